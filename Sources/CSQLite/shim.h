@@ -1,0 +1,7 @@
+#ifndef TRIPBOARD_CSQLITE_SHIM_H
+#define TRIPBOARD_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a cast macro that does not import into Swift.
+static inline sqlite3_destructor_type tripboard_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+#endif

@@ -1,0 +1,57 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var preferenceCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["prefs", "list"], usage: "prefs list [--json]",
+                        summary: "Lists every preference with its value; defaults are marked.", run: listPreferences),
+            CommandSpec(words: ["prefs", "get"], usage: "prefs get KEY",
+                        summary: "Prints one preference's value.", run: getPreference),
+            CommandSpec(words: ["prefs", "set"], usage: "prefs set KEY VALUE",
+                        summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
+                        run: setPreference),
+        ]
+    }
+
+    /// Loads the preferences, printing any warning about the file once.
+    static func loadPreferences(_ context: CommandContext) throws -> (PreferencesFile, Preferences) {
+        var file = try PreferencesFile(container: try context.container())
+        let preferences = try file.load()
+        for warning in file.warnings { context.console.warning(warning) }
+        return (file, preferences)
+    }
+
+    static func preferenceKey(_ text: String) throws -> PreferenceKey {
+        guard let key = PreferenceKey(rawValue: text) else {
+            throw CommandLineError.usage("unknown preference '\(text.prefix(40))': use one of \(PreferenceKey.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return key
+    }
+
+    static func listPreferences(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let (_, preferences) = try loadPreferences(context)
+        if json {
+            return try context.console.printJSON(Dictionary(uniqueKeysWithValues: PreferenceKey.allCases.map { ($0.rawValue, preferences[$0]) }))
+        }
+        context.console.printTable(header: ["KEY", "VALUE", ""], rows: PreferenceKey.allCases.map { key in
+            [key.rawValue, preferences[key].description, preferences.isSet(key) ? "" : "(default)"]
+        })
+    }
+
+    static func getPreference(_ context: CommandContext) throws {
+        let key = try preferenceKey(try context.arguments.positional("preference KEY"))
+        try context.finishArguments()
+        let (_, preferences) = try loadPreferences(context)
+        context.console.print(preferences[key].description)
+    }
+
+    static func setPreference(_ context: CommandContext) throws {
+        let key = try preferenceKey(try context.arguments.positional("preference KEY"))
+        let value = try key.parse(try context.arguments.positional("VALUE for \(key.rawValue)"))
+        try context.finishArguments()
+        var (file, _) = try loadPreferences(context)
+        try file.set(key, to: value)
+    }
+}

@@ -1,0 +1,51 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var syncCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["sync", "pending"], usage: "sync pending [--json]",
+                        summary: "Lists the records the server has not confirmed (pendingUpload, pendingDeletion, failed).",
+                        run: listPending),
+            CommandSpec(words: ["sync", "ack"], usage: "sync ack ID --version N [--if-updated-at STAMP]",
+                        summary: """
+                        Records that the server accepted record ID at version N: it becomes synchronized, or a \
+                        tombstone is removed. --if-updated-at refuses (exit 75) when the record changed after that stamp.
+                        """, run: acknowledge),
+            CommandSpec(words: ["sync", "fail"], usage: "sync fail ID",
+                        summary: "Records that the server rejected the upload of record ID (it stays pending, as failed).",
+                        run: markFailed),
+        ]
+    }
+
+    static func listPending(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let pending = try context.store().pendingChanges()
+        if json { return try context.console.printJSON(pending) }
+        if pending.isEmpty { return context.console.print("Everything is synchronized.") }
+        context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"], rows: pending.map { change in
+            [change.kind.rawValue, change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]
+        })
+    }
+
+    static func acknowledge(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("record ID")
+        let versionText = try context.arguments.requiredOption("--version")
+        let expectedUpdatedAt = try context.arguments.option("--if-updated-at")
+        try context.finishArguments()
+        guard let version = Int64(versionText), version >= 1 else {
+            throw CommandLineError.usage("--version must be a positive integer")
+        }
+        let store = try context.store()
+        let (kind, id) = try store.resolveAnyID(reference)
+        try store.acknowledge(kind: kind, id: id, remoteVersion: version, expectedUpdatedAt: expectedUpdatedAt)
+    }
+
+    static func markFailed(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("record ID")
+        try context.finishArguments()
+        let store = try context.store()
+        let (kind, id) = try store.resolveAnyID(reference)
+        try store.markFailed(kind: kind, id: id)
+    }
+}

@@ -1,0 +1,69 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var transferCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["export"], usage: "export [--output FILE]",
+                        summary: """
+                        Writes every trip, place, booking (with sync metadata) and the preferences you set as one JSON \
+                        document, to stdout or atomically to FILE (mode 0600). Secrets and caches are never exported.
+                        """, run: export),
+            CommandSpec(words: ["import"], usage: "import FILE|- [--json]",
+                        summary: """
+                        Adds the records of an export (or of a hand-written document of the same shape) in one \
+                        transaction: all or nothing. Existing ids are refused, never overwritten.
+                        """, run: importDocument),
+        ]
+    }
+
+    static func export(_ context: CommandContext) throws {
+        let output = try context.arguments.option("--output")
+        try context.finishArguments()
+        let container = try context.container()
+        let (_, preferences) = try loadPreferences(context)
+        let bytes = try Console.json(try container.store.exportDocument(preferences: preferences)) + [0x0a]
+        guard let output else { return context.console.write(bytes) }
+        let (directoryPath, fileName) = splitPath(output)
+        guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name") }
+        let directory = try Directory.open(path: directoryPath)
+        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+    }
+
+    static func importDocument(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let source = try context.arguments.positional("FILE to import (or - for stdin)")
+        try context.finishArguments()
+        let limit = 1 << 30
+        let bytes: [UInt8]
+        if source == "-" {
+            bytes = try StandardStream.input.readToEnd(limit: limit)
+        } else {
+            let (directoryPath, fileName) = splitPath(source)
+            bytes = try Directory.open(path: directoryPath).openFileForReading(fileName).readToEnd(limit: limit)
+        }
+        let document = try ImportDocument.parse(bytes)
+        var preferenceValues: [PreferenceKey: PreferenceValue] = [:]
+        for (name, value) in document.preferences ?? [:] {
+            do {
+                preferenceValues[try preferenceKey(name)] = try preferenceKey(name).validate(value)
+            } catch {
+                throw CommandLineError(.dataError, "the import's preference \(name.prefix(40)) is not valid: \(errorMessage(for: error)); nothing was imported")
+            }
+        }
+        let container = try context.container()
+        let summary = try container.store.importRecords(document)
+        if !preferenceValues.isEmpty {
+            var file = try PreferencesFile(container: container)
+            try file.update(preferenceValues)
+        }
+        if json { return try context.console.printJSON(summary) }
+        context.console.diagnostic("imported \(summary.trips) trips, \(summary.places) places, \(summary.bookings) bookings")
+    }
+
+    /// Splits `a/b/c.json` into (`a/b`, `c.json`); a bare name is in the current directory.
+    static func splitPath(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+}

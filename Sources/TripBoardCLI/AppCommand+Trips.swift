@@ -1,0 +1,98 @@
+import FoundationEssentials
+import TripBoardStorage
+
+extension AppCommand {
+    static var tripCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["trip", "add"], usage: "trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD [--notes TEXT]",
+                        summary: "Creates a trip and prints its id.", run: addTrip),
+            CommandSpec(words: ["trip", "list"], usage: "trip list [--json]",
+                        summary: "Lists the trips, soonest first (deleted ones waiting for sync are hidden).", run: listTrips),
+            CommandSpec(words: ["trip", "show"], usage: "trip show ID [--json]",
+                        summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
+            CommandSpec(words: ["trip", "edit"], usage: "trip edit ID [--name N] [--start D] [--end D] [--notes T]",
+                        summary: """
+                        Changes the given fields in one transaction. With no field flags, opens $EDITOR (or $VISUAL, \
+                        else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
+                        """, run: editTrip),
+            CommandSpec(words: ["trip", "delete"], usage: "trip delete ID",
+                        summary: "Deletes a trip with its places and bookings (kept as a tombstone until sync if it was uploaded).",
+                        run: deleteTrip),
+        ]
+    }
+
+    static func addTrip(_ context: CommandContext) throws {
+        let name = try context.arguments.requiredOption("--name")
+        let start = try context.arguments.requiredDate("--start")
+        let end = try context.arguments.requiredDate("--end")
+        let notes = try context.arguments.option("--notes") ?? ""
+        try context.finishArguments()
+        let trip = try context.store().addTrip(TripDraft(name: name, startDate: start, endDate: end, notes: notes))
+        context.console.print(trip.id)
+    }
+
+    static func listTrips(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let trips = try context.store().trips()
+        if json { return try context.console.printJSON(trips) }
+        if trips.isEmpty { return context.console.print("No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD") }
+        context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"], rows: trips.map { trip in
+            [String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
+             String(trip.dayCount), trip.syncState.rawValue]
+        })
+    }
+
+    static func showTrip(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let reference = try context.arguments.positional("trip ID")
+        try context.finishArguments()
+        let store = try context.store()
+        let (trip, places, bookings) = try store.connection.readTransaction {
+            let id = try store.resolveID(.trip, reference)
+            return (try store.trip(id: id), try store.places(tripId: id), try store.bookings(tripId: id))
+        }
+        if json { return try context.console.printJSON(trip) }
+        let console = context.console
+        console.print("\(trip.name)")
+        console.print("  id:       \(trip.id)")
+        console.print("  dates:    \(trip.startDate) → \(trip.endDate) (\(trip.dayCount) day\(trip.dayCount == 1 ? "" : "s"))")
+        if !trip.notes.isEmpty { console.print("  notes:    " + trip.notes.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n            ")) }
+        console.print("  sync:     \(trip.syncState.rawValue)\(trip.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(trip.updatedAt)")
+        console.print("  places:   \(places.isEmpty ? "none" : "")")
+        for place in places {
+            console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.prefix(8)))")
+        }
+        console.print("  bookings: \(bookings.isEmpty ? "none" : "")")
+        for booking in bookings {
+            let when = booking.startsAt ?? "no date"
+            console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
+        }
+    }
+
+    static func editTrip(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("trip ID")
+        let changes = TripChanges(name: try context.arguments.option("--name"),
+                                  startDate: try context.arguments.date("--start"),
+                                  endDate: try context.arguments.date("--end"),
+                                  notes: try context.arguments.option("--notes"))
+        try context.finishArguments()
+        let store = try context.store()
+        let id = try store.resolveID(.trip, reference)
+        if !changes.isEmpty {
+            try store.editTrip(id: id, changes: changes)
+            return
+        }
+        try TripEditor(context: context).edit(tripId: id)
+    }
+
+    static func deleteTrip(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("trip ID")
+        try context.finishArguments()
+        let store = try context.store()
+        let outcome = try store.deleteTrip(id: try store.resolveID(.trip, reference))
+        if outcome == .tombstoned {
+            context.console.diagnostic("deleted; the server will be told at the next sync")
+        }
+    }
+}

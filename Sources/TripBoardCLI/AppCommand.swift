@@ -1,0 +1,90 @@
+import TripBoardStorage
+
+/// One `app` subcommand: the words that select it, its usage line, and what it does.
+struct CommandSpec {
+    let words: [String]
+    let usage: String
+    let summary: String
+    let run: (CommandContext) throws -> Void
+}
+
+/// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
+public enum AppCommand {
+    static let version = "TripBoard app 1.0 (store schema \(1), layout \(ContainerLayout.version))"
+
+    static var commands: [CommandSpec] {
+        tripCommands + childCommands + preferenceCommands + transferCommands + syncCommands + containerCommands
+    }
+
+    /// Runs `app` with `arguments` (without the program name) and returns the exit status.
+    public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
+        defer { console.flush() }
+        do {
+            try run(arguments: arguments, environment: environment, console: console)
+            return ExitStatus.success.rawValue
+        } catch {
+            console.diagnostic("error: " + errorMessage(for: error))
+            return exitStatus(for: error).rawValue
+        }
+    }
+
+    static func run(arguments words: [String], environment: [String: String], console: Console) throws {
+        var arguments = Arguments(words)
+        let explicitContainer = try arguments.option("--container")
+        let wantsHelp = arguments.wantsHelp()
+        if arguments.flag("--version") {
+            console.print(version)
+            return
+        }
+        var selected: [String] = []
+        var candidates = commands
+        while let next = candidates.first(where: { $0.words.count > selected.count }), !next.words.isEmpty {
+            let copy = arguments
+            guard let word = arguments.nextPositional() else { break }
+            let narrowed = candidates.filter { $0.words.count > selected.count && $0.words[selected.count] == word }
+            if narrowed.isEmpty {
+                arguments = copy
+                if wantsHelp { break }
+                let known = Set(candidates.compactMap { $0.words.count > selected.count ? $0.words[selected.count] : nil })
+                throw CommandLineError.usage("unknown command '\((selected + [word]).joined(separator: " ").prefix(60))'; try one of: \(known.sorted().joined(separator: ", "))")
+            }
+            selected.append(word)
+            candidates = narrowed
+            if candidates.count == 1 && candidates[0].words.count == selected.count { break }
+        }
+        guard candidates.count == 1, candidates[0].words == selected else {
+            if wantsHelp || selected.isEmpty {
+                printHelp(console: console, commands: selected.isEmpty ? commands : candidates)
+                if !wantsHelp && selected.isEmpty { throw CommandLineError.usage("missing command") }
+                return
+            }
+            throw CommandLineError.usage("incomplete command '\(selected.joined(separator: " "))'; try: "
+                + candidates.map { $0.words.joined(separator: " ") }.joined(separator: ", "))
+        }
+        let command = candidates[0]
+        if wantsHelp {
+            console.print("usage: app [--container DIR] \(command.usage)")
+            console.print()
+            console.print(command.summary)
+            return
+        }
+        let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
+        let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
+        try command.run(context)
+    }
+
+    static func printHelp(console: Console, commands: [CommandSpec]) {
+        console.print("usage: app [--container DIR] COMMAND [OPTIONS]")
+        console.print()
+        console.print("TripBoard: trips, places, bookings and preferences in the shared container.")
+        console.print("The container is --container DIR, else $TRIPBOARD_CONTAINER, else $XDG_DATA_HOME/tripboard/shared-container.")
+        console.print()
+        console.print("commands:")
+        for command in commands {
+            console.print("  app " + command.usage)
+        }
+        console.print()
+        console.print("`app COMMAND --help` describes one command. Exit statuses: 0 ok, 64 usage, 65 bad data,")
+        console.print("66 not found, 73 cannot create, 74 I/O error, 75 busy (try again). See docs/cli.md.")
+    }
+}

@@ -1,0 +1,92 @@
+import TripBoardStorage
+
+/// A cursor over the command line: options are taken by name wherever they stand, then the
+/// positional words in order; whatever is left at the end is an error, never silently ignored.
+public struct Arguments {
+    private(set) var words: [String]
+
+    public init(_ words: [String]) { self.words = words }
+
+    /// True (and consumed) when `--help` or `-h` is present.
+    mutating func wantsHelp() -> Bool {
+        let before = words.count
+        words.removeAll { $0 == "--help" || $0 == "-h" }
+        return words.count != before
+    }
+
+    /// Takes `--name VALUE` or `--name=VALUE`; the last occurrence wins.
+    mutating func option(_ name: String) throws -> String? {
+        var value: String?
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            if word == name {
+                guard index + 1 < words.count else { throw CommandLineError.usage("\(name) needs a value") }
+                value = words[index + 1]
+                words.removeSubrange(index...(index + 1))
+            } else if word.hasPrefix(name + "=") {
+                value = String(word.dropFirst(name.count + 1))
+                words.remove(at: index)
+            } else if word == "--" {
+                break
+            } else {
+                index += 1
+            }
+        }
+        return value
+    }
+
+    /// Takes a boolean `--name`.
+    mutating func flag(_ name: String) -> Bool {
+        guard let index = words.firstIndex(of: name) else { return false }
+        if let end = words.firstIndex(of: "--"), end < index { return false }
+        words.remove(at: index)
+        return true
+    }
+
+    /// Takes the next positional word, or `nil` when there is none.
+    mutating func nextPositional() -> String? {
+        if let first = words.first, first == "--" { words.removeFirst() }
+        guard let index = words.firstIndex(where: { !$0.hasPrefix("--") || $0 == "--" }) else { return nil }
+        if words[index] == "--" {
+            guard index + 1 < words.count else { return nil }
+            return words.remove(at: index + 1)
+        }
+        return words.remove(at: index)
+    }
+
+    /// Takes the next positional word, which must be there.
+    mutating func positional(_ what: String) throws -> String {
+        guard let word = nextPositional() else { throw CommandLineError.usage("missing \(what)") }
+        return word
+    }
+
+    /// Fails on anything not consumed.
+    func finish() throws {
+        guard let first = words.first(where: { $0 != "--" }) else { return }
+        if first.hasPrefix("-") && first != "-" {
+            throw CommandLineError.usage("unknown option \(first.prefix(60))")
+        }
+        throw CommandLineError.usage("unexpected argument '\(first.prefix(60))'")
+    }
+
+    // MARK: - Typed values
+
+    mutating func date(_ name: String) throws -> CivilDate? {
+        guard let text = try option(name) else { return nil }
+        guard let date = CivilDate(text) else {
+            throw CommandLineError.usage("\(name) '\(text.prefix(40))' is not a date: use YYYY-MM-DD, e.g. 2026-12-12")
+        }
+        return date
+    }
+
+    mutating func requiredOption(_ name: String) throws -> String {
+        guard let value = try option(name) else { throw CommandLineError.usage("missing \(name)") }
+        return value
+    }
+
+    mutating func requiredDate(_ name: String) throws -> CivilDate {
+        guard let date = try date(name) else { throw CommandLineError.usage("missing \(name) YYYY-MM-DD") }
+        return date
+    }
+}

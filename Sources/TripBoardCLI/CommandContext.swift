@@ -1,0 +1,54 @@
+import TripBoardStorage
+
+/// What every command gets: its arguments, the environment, the console, and the container,
+/// opened on first use (so `--help` and usage errors never touch the disk).
+final class CommandContext {
+    var arguments: Arguments
+    let environment: [String: String]
+    let console: Console
+    let containerPath: String
+    private var openedContainer: Container?
+
+    init(arguments: Arguments, environment: [String: String], console: Console, containerPath: String) {
+        self.arguments = arguments
+        self.environment = environment
+        self.console = console
+        self.containerPath = containerPath
+    }
+
+    /// The container, opened for writing with the shared lock held from here to the end.
+    func container() throws -> Container {
+        if let openedContainer { return openedContainer }
+        let container = try Container.openForWriting(at: containerPath, options: try containerOptions())
+        openedContainer = container
+        return container
+    }
+
+    func store() throws -> Store { try container().store }
+
+    /// Releases the container and its lock (before a long wait such as `$EDITOR`).
+    func closeContainer() { openedContainer = nil }
+
+    func containerOptions() throws -> ContainerOptions {
+        var options = ContainerOptions()
+        if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
+                throw CommandLineError.usage("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")
+            }
+            options.lockTimeout = seconds
+        }
+        if let text = environment["TRIPBOARD_DURABILITY"], !text.isEmpty {
+            guard let durability = Durability(rawValue: text) else {
+                throw CommandLineError.usage("TRIPBOARD_DURABILITY must be normal or full")
+            }
+            options.durability = durability
+        }
+        return options
+    }
+
+    /// Takes `--json`.
+    func wantsJSON() -> Bool { arguments.flag("--json") }
+
+    /// Fails on unconsumed arguments; call before doing any work.
+    func finishArguments() throws { try arguments.finish() }
+}

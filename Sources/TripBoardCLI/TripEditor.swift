@@ -1,0 +1,75 @@
+import FoundationEssentials
+import TripBoardStorage
+
+/// `trip edit ID` without field flags: the trip's editable fields as JSON in `$VISUAL`/`$EDITOR`.
+///
+/// The container lock is released while the editor runs (a person may take minutes, and a
+/// migration must not wait on them); the change is then applied only if nobody else changed the
+/// trip meanwhile (optimistic check on `updatedAt`).
+struct TripEditor {
+    let context: CommandContext
+
+    /// The fields a person may edit; anything else in the file is refused.
+    struct EditableTrip: Codable, Equatable {
+        var name: String
+        var startDate: String
+        var endDate: String
+        var notes: String
+    }
+
+    func edit(tripId: String) throws {
+        let container = try context.container()
+        let trip = try container.store.trip(id: tripId)
+        let original = EditableTrip(name: trip.name, startDate: trip.startDate.description,
+                                    endDate: trip.endDate.description, notes: trip.notes)
+        let staging = try container.stagingDirectory()
+        let fileName = "edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let filePath = staging.childPath(fileName)
+        try staging.writeAtomically(try Console.json(original) + [0x0a], to: fileName, staging: staging)
+        defer { try? staging.removeFile(fileName) }
+
+        let editor = [context.environment["VISUAL"], context.environment["EDITOR"]]
+            .compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
+        context.closeContainer()
+        let status = try ProcessSetup.runShellCommand(editor, argument: filePath)
+        guard status == 0 else {
+            throw CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
+        }
+
+        let edited = try parse(try staging.openFileForReading(fileName).readToEnd(limit: 1 << 20))
+        guard edited != original else {
+            context.console.diagnostic("no changes")
+            return
+        }
+        guard let start = CivilDate(edited.startDate), let end = CivilDate(edited.endDate) else {
+            throw CommandLineError(.dataError, "startDate and endDate must be dates in YYYY-MM-DD form; nothing was changed")
+        }
+        let changes = TripChanges(name: edited.name, startDate: start, endDate: end, notes: edited.notes)
+        try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
+    }
+
+    private func parse(_ bytes: [UInt8]) throws -> EditableTrip {
+        let refused = CommandLineError(.dataError, "the edited trip is not a JSON object with exactly name, startDate, endDate and notes; nothing was changed")
+        guard let object = try? JSONDecoder().decode(ObjectKeys.self, from: Data(bytes)),
+              object.keys == ["name", "startDate", "endDate", "notes"],
+              let edited = try? JSONDecoder().decode(EditableTrip.self, from: Data(bytes))
+        else { throw refused }
+        return edited
+    }
+}
+
+/// The key names of a JSON object, whatever their values.
+struct ObjectKeys: Decodable {
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    let keys: Set<String>
+
+    init(from decoder: any Decoder) throws {
+        keys = Set(try decoder.container(keyedBy: Key.self).allKeys.map(\.stringValue))
+    }
+}

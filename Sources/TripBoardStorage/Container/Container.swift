@@ -1,0 +1,236 @@
+import Glibc
+
+/// How hard a commit is pushed to disk.
+public enum Durability: String, Sendable, CaseIterable {
+    /// `synchronous=NORMAL` in WAL: a commit survives the process being killed at any point; the
+    /// last commits before a power loss or kernel crash may be rolled back (never corrupted).
+    case normal
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged; survives power loss.
+    case full
+}
+
+/// Options for opening a container.
+public struct ContainerOptions: Sendable {
+    /// How long to wait for the container lock before failing with `LockBusyError`.
+    public var lockTimeout: Double
+    public var durability: Durability
+    /// Stamps `updatedAt`; tests inject a fixed clock.
+    public var clock: @Sendable () -> Timestamp
+    /// Recorded in the manifest of a container this process creates.
+    public var processName: String
+
+    public init(lockTimeout: Double = 5, durability: Durability = .normal,
+                clock: @escaping @Sendable () -> Timestamp = Timestamp.now, processName: String = "app") {
+        self.lockTimeout = lockTimeout
+        self.durability = durability
+        self.clock = clock
+        self.processName = processName
+    }
+}
+
+/// The shared container, opened by a writer: the directory, its lock (held shared for as long as
+/// this object lives) and the store, schema up to date.
+///
+/// Opening follows architecture §4: the shared lock for ordinary work; setup and schema migration
+/// only under the exclusive lock, taken after dropping the shared one (flock cannot upgrade
+/// atomically), after which everything decided before is checked again.
+public final class Container {
+    public let path: String
+    let root: Directory
+    let lock: FileLock
+    public let store: Store
+    public let options: ContainerOptions
+
+    private init(path: String, root: Directory, lock: FileLock, store: Store, options: ContainerOptions) {
+        self.path = path
+        self.root = root
+        self.lock = lock
+        self.store = store
+        self.options = options
+    }
+
+    deinit { lock.unlock() }
+
+    /// Opens the container at `path` for reading and writing, creating it (and its store) if it
+    /// does not exist yet. Holds the shared lock until released.
+    public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
+        let root = try prepareRoot(path)
+        let lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600)
+        let lock = FileLock(descriptor: lockFile)
+        for _ in 0..<3 {
+            try lock.lock(.shared, timeout: options.lockTimeout)
+            if let connection = try openReadyStore(root: root, options: options) {
+                return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
+                                 options: options)
+            }
+            lock.unlock()
+            try lock.lock(.exclusive, timeout: options.lockTimeout)
+            defer { lock.unlock() }
+            try setUp(root: root, options: options)
+        }
+        throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+    }
+
+    /// Runs `body` with the container lock held exclusively (maintenance: migration, restore,
+    /// repair), then returns to the shared lock.
+    public func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
+        lock.unlock()
+        defer {
+            lock.unlock()
+            // Best effort: if the shared lock cannot be had back, the next operation reports busy.
+            try? lock.lock(.shared, timeout: options.lockTimeout)
+        }
+        try lock.lock(.exclusive, timeout: options.lockTimeout)
+        return try body()
+    }
+
+    /// An open subdirectory of the container (symbolic links refused).
+    public func directory(_ relativePath: String) throws -> Directory {
+        var directory = root
+        for component in relativePath.split(separator: "/") {
+            directory = try directory.openDirectory(String(component))
+        }
+        return directory
+    }
+
+    /// The container's staging directory, for temp files that are renamed into place.
+    public func stagingDirectory() throws -> Directory { try directory(ContainerLayout.stagingDirectory) }
+
+    /// The manifest as it is on disk.
+    public func manifest() throws -> Manifest? { try Manifest.read(from: root) }
+
+    /// The status of a file or directory inside the container (`nil` when absent).
+    public func status(of relativePath: String) throws -> FileStatus? {
+        let components = relativePath.split(separator: "/").map(String.init)
+        var directory = root
+        for component in components.dropLast() {
+            guard (try directory.status(of: component))?.kind == .directory else { return nil }
+            directory = try directory.openDirectory(component)
+        }
+        return try directory.status(of: components.last ?? ".")
+    }
+
+    // MARK: - Opening
+
+    /// Creates the root directory if needed and checks that we may use it.
+    static func prepareRoot(_ path: String) throws -> Directory {
+        let root: Directory
+        do {
+            root = try Directory.create(path: path, mode: 0o700)
+        } catch {
+            // (A `catch … where` on a typed error crashes the 6.3 compiler here.)
+            if error.code == .notADirectory || error.code == .alreadyExists {
+                throw ContainerError.unusable(path: path, reason: "it is not a directory")
+            }
+            throw error
+        }
+        let status = try root.status()
+        guard status.ownerUserID == geteuid() else {
+            throw ContainerError.unusable(path: path, reason: "it belongs to another user (uid \(status.ownerUserID))")
+        }
+        if status.permissions & 0o077 != 0 {
+            // Our own directory: tighten it to 0700 rather than leave the data readable by others.
+            if fchmod(root.descriptor.rawValue, 0o700) != 0 { throw FileSystemError.fromErrno("fchmod", path: path) }
+        }
+        return root
+    }
+
+    /// Opens the store if the container is fully set up at the current schema; `nil` when setup or
+    /// migration is needed (which takes the exclusive lock). Throws for a store that must not be
+    /// touched (corrupt, newer, missing).
+    static func openReadyStore(root: Directory, options: ContainerOptions) throws -> Connection? {
+        guard let manifest = try Manifest.read(from: root), manifest.layoutVersion == ContainerLayout.version,
+              manifest.storeCreated,
+              let storeDirectory = try? root.openDirectory(ContainerLayout.storeDirectory),
+              try storeDirectory.status(of: ContainerLayout.storeFile) != nil
+        else { return nil }
+        let connection = try openStoreConnection(storeDirectory: storeDirectory)
+        let version = try schemaVersion(of: connection)
+        guard version == Schema.currentVersion else { return nil }
+        try configure(connection, durability: options.durability)
+        return connection
+    }
+
+    /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs
+    /// under the exclusive lock, so it re-reads everything.
+    static func setUp(root: Directory, options: ContainerOptions) throws {
+        for name in ContainerLayout.directories {
+            var directory = root
+            for component in name.split(separator: "/") {
+                directory = try directory.openDirectory(String(component), create: true)
+            }
+        }
+        let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
+        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        let existing = try Manifest.read(from: root)
+        let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
+        switch try storeDirectory.status(of: ContainerLayout.storeFile)?.kind {
+        case nil:
+            if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
+            // Created here, before SQLite opens it, so that the store (and the -wal and -shm that
+            // SQLite gives the same mode) is 0600 whatever the umask.
+            _ = try storeDirectory.openFile(ContainerLayout.storeFile, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        case .regular?:
+            break
+        default:
+            throw ContainerError.unusable(path: storePath, reason: "the store is not a regular file")
+        }
+        let connection = try openStoreConnection(storeDirectory: storeDirectory)
+        // Read the version before anything writes: a foreign or damaged file fails here untouched.
+        _ = try schemaVersion(of: connection)
+        do {
+            try connection.enableWriteAheadLog()
+            try connection.persistWriteAheadLog()
+            try connection.execute("PRAGMA foreign_keys = ON")
+            try Schema.migrate(connection)
+        } catch let error as SQLiteError where error.isCorruption {
+            throw StoreError.corrupt(path: storePath, detail: error.message)
+        }
+        if existing?.storeCreated != true || existing?.layoutVersion != ContainerLayout.version {
+            let manifest = Manifest(layoutVersion: ContainerLayout.version,
+                                    createdAt: existing?.createdAt ?? options.clock().utcStamp,
+                                    createdBy: existing?.createdBy ?? options.processName, storeCreated: true)
+            try manifest.write(to: root, staging: staging)
+        }
+    }
+
+    static func openStoreConnection(storeDirectory: Directory) throws -> Connection {
+        let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
+        let connection: Connection
+        do {
+            connection = try Connection(path: storePath, mode: .readWrite)
+        } catch let error as SQLiteError {
+            throw StoreError.unreadable(path: storePath, detail: error.message)
+        }
+        if connection.isReadOnly {
+            throw StoreError.unreadable(path: storePath, detail: "the file is not writable")
+        }
+        return connection
+    }
+
+    /// `user_version`, with damage and newer schemas turned into store errors.
+    static func schemaVersion(of connection: Connection) throws -> Int64 {
+        let version: Int64
+        do {
+            version = try connection.userVersion()
+        } catch let error as SQLiteError where error.isCorruption {
+            throw StoreError.corrupt(path: connection.path, detail: error.message)
+        } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
+            throw StoreError.unreadable(path: connection.path, detail: error.message)
+        }
+        if version > Schema.currentVersion {
+            throw StoreError.newerSchema(path: connection.path, found: version, supported: Schema.currentVersion)
+        }
+        return version
+    }
+
+    /// Per-connection settings for a writer (architecture §4.2).
+    static func configure(_ connection: Connection, durability: Durability) throws {
+        try connection.persistWriteAheadLog()
+        try connection.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        let journalMode = try connection.text("PRAGMA journal_mode")
+        guard journalMode?.lowercased() == "wal" else {
+            throw StoreError.corrupt(path: connection.path, detail: "journal mode is \(journalMode ?? "unknown"), not wal")
+        }
+    }
+}

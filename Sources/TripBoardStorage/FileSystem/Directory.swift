@@ -1,0 +1,148 @@
+import Glibc
+
+/// An open directory; every operation is relative to it (`openat`, `renameat`, …) and refuses to
+/// follow a symbolic link in the final component, so nothing planted inside the container can
+/// redirect a read or a write elsewhere.
+public final class Directory: Sendable {
+    let descriptor: FileDescriptor
+    /// The directory's path, for messages and for composing child paths.
+    public var path: String { descriptor.path }
+
+    init(descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    /// Opens an existing directory at an absolute or relative `path` (the path itself may be a
+    /// symbolic link: that is the user's choice of location, not something inside the container).
+    public static func open(path: String) throws(FileSystemError) -> Directory {
+        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        if fd < 0 { throw .fromErrno("open", path: path) }
+        return Directory(descriptor: FileDescriptor(rawValue: fd, path: path))
+    }
+
+    /// Creates `path` and any missing parents with `mode`, then opens it.
+    public static func create(path: String, mode: UInt32 = 0o700) throws(FileSystemError) -> Directory {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if Glibc.mkdir(prefix, mode_t(mode)) != 0 && errno != EEXIST {
+                throw .fromErrno("mkdir", path: prefix)
+            }
+            prefix += "/"
+        }
+        return try open(path: path)
+    }
+
+    /// The path of `name` inside this directory.
+    public func childPath(_ name: String) -> String {
+        path.hasSuffix("/") ? path + name : path + "/" + name
+    }
+
+    /// Opens the subdirectory `name`, refusing symbolic links; creates it with mode 0700 first when
+    /// `create` is set.
+    public func openDirectory(_ name: String, create: Bool = false) throws(FileSystemError) -> Directory {
+        if create && mkdirat(descriptor.rawValue, name, 0o700) != 0 && errno != EEXIST {
+            throw .fromErrno("mkdirat", path: childPath(name))
+        }
+        let fd = retryingOnInterrupt {
+            openat(descriptor.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        if fd < 0 { throw .fromErrno("openat", path: childPath(name)) }
+        return Directory(descriptor: FileDescriptor(rawValue: fd, path: childPath(name)))
+    }
+
+    /// Opens the file `name` for reading, refusing symbolic links.
+    public func openFileForReading(_ name: String) throws(FileSystemError) -> FileDescriptor {
+        try openFile(name, flags: O_RDONLY)
+    }
+
+    /// Opens `name` with `flags` (always adding `O_NOFOLLOW | O_CLOEXEC`); new files get `mode`.
+    public func openFile(_ name: String, flags: Int32, mode: UInt32 = 0o600) throws(FileSystemError) -> FileDescriptor {
+        let fd = retryingOnInterrupt {
+            openat(descriptor.rawValue, name, flags | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        }
+        if fd < 0 { throw .fromErrno("openat", path: childPath(name)) }
+        return FileDescriptor(rawValue: fd, path: childPath(name))
+    }
+
+    /// The status of `name` without following a symbolic link; `nil` when it does not exist.
+    public func status(of name: String) throws(FileSystemError) -> FileStatus? {
+        var info = stat()
+        if fstatat(descriptor.rawValue, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+            if errno == ENOENT { return nil }
+            throw .fromErrno("fstatat", path: childPath(name))
+        }
+        return FileStatus(info)
+    }
+
+    /// The status of this directory itself.
+    public func status() throws(FileSystemError) -> FileStatus { try descriptor.status() }
+
+    /// Atomically replaces (or creates) `name` in `destination` with this directory's `name`.
+    public func rename(_ name: String, to destination: Directory, as newName: String) throws(FileSystemError) {
+        // rename(2): "If newpath already exists, it will be atomically replaced, so that there is
+        // no point at which another process attempting to access newpath will find it missing."
+        if renameat(descriptor.rawValue, name, destination.descriptor.rawValue, newName) != 0 {
+            throw .fromErrno("renameat", path: destination.childPath(newName))
+        }
+    }
+
+    /// Removes the file `name`; a missing file is not an error when `missingIsFine`.
+    public func removeFile(_ name: String, missingIsFine: Bool = true) throws(FileSystemError) {
+        if unlinkat(descriptor.rawValue, name, 0) != 0 {
+            if errno == ENOENT && missingIsFine { return }
+            throw .fromErrno("unlinkat", path: childPath(name))
+        }
+    }
+
+    /// Removes the empty subdirectory `name`.
+    public func removeDirectory(_ name: String, missingIsFine: Bool = true) throws(FileSystemError) {
+        if unlinkat(descriptor.rawValue, name, AT_REMOVEDIR) != 0 {
+            if errno == ENOENT && missingIsFine { return }
+            throw .fromErrno("unlinkat", path: childPath(name))
+        }
+    }
+
+    /// Persists this directory's entries: `fsync` of a file does not persist its name.
+    public func synchronize() throws(FileSystemError) { try descriptor.synchronize() }
+
+    /// The names in this directory, without `.` and `..`.
+    public func entries() throws(FileSystemError) -> [String] {
+        let fd = retryingOnInterrupt { openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        if fd < 0 { throw .fromErrno("openat", path: path) }
+        guard let stream = fdopendir(fd) else {
+            let error = FileSystemError.fromErrno("fdopendir", path: path)
+            _ = Glibc.close(fd)
+            throw error
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Writes `bytes` to `name` so that a reader sees either the old file or the whole new one,
+    /// and the new one survives a crash once this returns: temp file in `staging` (same
+    /// filesystem), write, `fsync`, `rename` over `name`, `fsync` this directory.
+    public func writeAtomically(_ bytes: [UInt8], to name: String, staging: Directory) throws(FileSystemError) {
+        let temporaryName = Self.uniqueTemporaryName(for: name)
+        do {
+            let file = try staging.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            try file.write(all: bytes)
+            try file.synchronize()
+            try staging.rename(temporaryName, to: self, as: name)
+            try synchronize()
+        } catch {
+            try? staging.removeFile(temporaryName)
+            throw error
+        }
+    }
+
+    /// A name no other process will pick: the process id, a counter and random bits.
+    static func uniqueTemporaryName(for name: String) -> String {
+        "\(name).\(getpid()).\(UInt64.random(in: 0 ... .max) & 0xffff_ffff).tmp"
+    }
+}

@@ -1,0 +1,111 @@
+import Glibc
+
+/// The one owner of an open file descriptor; closes it when released.
+///
+/// Every descriptor TripBoard opens is `O_CLOEXEC`, so a child process (an `$EDITOR`, a PDF parser)
+/// never inherits a lock or a file.
+public final class FileDescriptor: Sendable {
+    let rawValue: Int32
+    /// The path the descriptor was opened with, for error messages.
+    public let path: String
+
+    init(rawValue: Int32, path: String) {
+        self.rawValue = rawValue
+        self.path = path
+    }
+
+    deinit {
+        // close(2): "the file descriptor is released early in close() ... retrying after EINTR
+        // is the wrong thing to do on Linux".
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Writes every byte of `bytes`, retrying short writes and `EINTR`.
+    public func write<Bytes: Collection<UInt8>>(all bytes: Bytes) throws(FileSystemError) {
+        let contiguous = Array(bytes)
+        var offset = 0
+        while offset < contiguous.count {
+            let written = contiguous.withUnsafeBytes { buffer in
+                retryingOnInterrupt {
+                    Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset)
+                }
+            }
+            if written < 0 { throw .fromErrno("write", path: path) }
+            offset += written
+        }
+    }
+
+    /// Reads up to `maximumCount` bytes; an empty result means end of file.
+    public func read(upTo maximumCount: Int) throws(FileSystemError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: maximumCount)
+        let count = buffer.withUnsafeMutableBytes { raw in
+            retryingOnInterrupt { Glibc.read(rawValue, raw.baseAddress, maximumCount) }
+        }
+        if count < 0 { throw .fromErrno("read", path: path) }
+        buffer.removeLast(maximumCount - count)
+        return buffer
+    }
+
+    /// Reads to the end of the file; refuses files larger than `limit` bytes.
+    public func readToEnd(limit: Int = 64 << 20) throws(FileSystemError) -> [UInt8] {
+        var result: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: 64 << 10)
+            if chunk.isEmpty { return result }
+            result += chunk
+            if result.count > limit {
+                throw FileSystemError(code: .invalid, systemCall: "read", path: path,
+                                      detail: "larger than \(limit) bytes")
+            }
+        }
+    }
+
+    /// Flushes the file's data and metadata to stable storage. A failure is final for this write:
+    /// after a failed `fsync` the kernel may have dropped the dirty pages, so retrying proves nothing.
+    public func synchronize() throws(FileSystemError) {
+        if retryingOnInterrupt({ fsync(rawValue) }) != 0 { throw .fromErrno("fsync", path: path) }
+    }
+
+    /// The file's metadata (`fstat`).
+    public func status() throws(FileSystemError) -> FileStatus {
+        var info = stat()
+        if fstat(rawValue, &info) != 0 { throw .fromErrno("fstat", path: path) }
+        return FileStatus(info)
+    }
+
+    /// Shortens or extends the file (`ftruncate`).
+    public func truncate(to size: Int64) throws(FileSystemError) {
+        if retryingOnInterrupt({ ftruncate(rawValue, off_t(size)) }) != 0 {
+            throw .fromErrno("ftruncate", path: path)
+        }
+    }
+}
+
+/// The parts of `struct stat` TripBoard looks at.
+public struct FileStatus: Sendable, Equatable {
+    public enum Kind: Sendable { case regular, directory, symbolicLink, other }
+    public let kind: Kind
+    public let size: Int64
+    /// Permission bits only (`st_mode & 0o7777`).
+    public let permissions: UInt32
+    public let ownerUserID: UInt32
+    public let inode: UInt64
+    public let device: UInt64
+    /// Modification time, whole seconds since 1970.
+    public let modificationTime: Int64
+
+    init(_ info: stat) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        default: kind = .other
+        }
+        size = Int64(info.st_size)
+        permissions = UInt32(info.st_mode & 0o7777)
+        ownerUserID = UInt32(info.st_uid)
+        inode = UInt64(info.st_ino)
+        device = UInt64(info.st_dev)
+        modificationTime = Int64(info.st_mtim.tv_sec)
+    }
+}

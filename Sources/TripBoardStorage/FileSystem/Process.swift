@@ -1,0 +1,85 @@
+import Glibc
+
+/// The standard streams and the few process-level calls the executables need, so that the CLI
+/// layer never touches Glibc itself.
+public enum StandardStream: Sendable {
+    case input, output, error
+
+    var rawValue: Int32 {
+        switch self {
+        case .input: 0
+        case .output: 1
+        case .error: 2
+        }
+    }
+
+    /// Writes all of `bytes`; returns false when the reader has gone (EPIPE) or the write failed.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                retryingOnInterrupt { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
+            if written <= 0 { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// Reads the stream to its end, refusing more than `limit` bytes.
+    public func readToEnd(limit: Int) throws(FileSystemError) -> [UInt8] {
+        let borrowed = FileDescriptor(rawValue: dup(rawValue), path: "standard input")
+        return try borrowed.readToEnd(limit: limit)
+    }
+
+    /// True when the stream is a terminal.
+    public var isTerminal: Bool { isatty(rawValue) == 1 }
+}
+
+/// Process-wide settings every TripBoard executable applies first.
+public enum ProcessSetup {
+    /// Files this process creates are private (0600/0700) whatever the caller's umask, and a
+    /// closed pipe on stdout is an EPIPE to handle, not a signal that kills us mid-transaction.
+    public static func applyDefaults() {
+        umask(0o077)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Ends the process with `status`.
+    public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
+
+    /// The environment as a dictionary.
+    public static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    /// Runs `command` through `/bin/sh -c` with `argument` as `$1`, sharing our terminal, and
+    /// returns its exit status (128 + signal when killed). Used for `$EDITOR`, which may carry its
+    /// own arguments (`code --wait`).
+    public static func runShellCommand(_ command: String, argument: String) throws -> Int32 {
+        let arguments = ["/bin/sh", "-c", command + " \"$1\"", "sh", argument]
+        var cArguments = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, &cArguments, environ)
+        if spawned != 0 {
+            throw FileSystemError(systemCall: "posix_spawn", path: "/bin/sh", errorNumber: spawned)
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            if errno != EINTR { throw FileSystemError.fromErrno("waitpid", path: "/bin/sh") }
+        }
+        let signalNumber = status & 0x7f
+        return signalNumber == 0 ? (status >> 8) & 0xff : 128 + signalNumber
+    }
+}

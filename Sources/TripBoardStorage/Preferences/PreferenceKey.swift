@@ -1,0 +1,111 @@
+/// The typed preferences. Unknown keys and values of the wrong type are refused.
+public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
+    /// ISO 4217 code, e.g. `EUR`.
+    case currency
+    /// `system`, `light` or `dark`.
+    case theme
+    /// `standard`, `satellite` or `hybrid`.
+    case mapStyle
+    /// `true` or `false`.
+    case showsVisitedPlaces
+
+    /// The value used until the user sets one.
+    public var defaultValue: PreferenceValue {
+        switch self {
+        case .currency: .text("EUR")
+        case .theme: .text("system")
+        case .mapStyle: .text("standard")
+        case .showsVisitedPlaces: .flag(true)
+        }
+    }
+
+    /// What values the key takes, for messages and `prefs list`.
+    public var allowedValues: String {
+        switch self {
+        case .currency: "an ISO 4217 currency code such as EUR, USD, JPY"
+        case .theme: "system, light or dark"
+        case .mapStyle: "standard, satellite or hybrid"
+        case .showsVisitedPlaces: "true or false"
+        }
+    }
+
+    /// Parses a value typed by the user (`prefs set`) or found in a file.
+    public func parse(_ text: String) throws -> PreferenceValue {
+        let refused = StoreError.invalidArgument("'\(text.prefix(40))' is not a valid \(rawValue): use \(allowedValues)")
+        switch self {
+        case .currency:
+            let code = text.uppercased()
+            guard Currency.isoCodes.contains(code) else { throw refused }
+            return .text(code)
+        case .theme:
+            guard ["system", "light", "dark"].contains(text) else { throw refused }
+            return .text(text)
+        case .mapStyle:
+            guard ["standard", "satellite", "hybrid"].contains(text) else { throw refused }
+            return .text(text)
+        case .showsVisitedPlaces:
+            switch text.lowercased() {
+            case "true", "yes", "on", "1": return .flag(true)
+            case "false", "no", "off", "0": return .flag(false)
+            default: throw refused
+            }
+        }
+    }
+
+    /// Checks a value read from a file or an import: the right type and an allowed value.
+    public func validate(_ value: PreferenceValue) throws -> PreferenceValue {
+        switch (self, value) {
+        case (.showsVisitedPlaces, .flag): return value
+        case (.showsVisitedPlaces, .text(let text)): return try parse(text)
+        case (_, .text(let text)): return try parse(text)
+        case (_, .flag(let flag)): return try parse(String(flag))
+        }
+    }
+}
+
+/// A preference value: text or a flag.
+public enum PreferenceValue: Sendable, Equatable, Codable, CustomStringConvertible {
+    case text(String)
+    case flag(Bool)
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let flag = try? container.decode(Bool.self) {
+            self = .flag(flag)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .text(let text): try container.encode(text)
+        case .flag(let flag): try container.encode(flag)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .text(let text): text
+        case .flag(let flag): String(flag)
+        }
+    }
+}
+
+enum Currency {
+    /// ISO 4217 active codes (list 1, 2024), funds and precious-metal codes excluded.
+    static let isoCodes: Set<String> = [
+        "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT", "BGN", "BHD",
+        "BIF", "BMD", "BND", "BOB", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD", "CDF", "CHF", "CLP", "CNY",
+        "COP", "CRC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP",
+        "GBP", "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR",
+        "IQD", "IRR", "ISK", "JMD", "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT",
+        "LAK", "LBP", "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRU", "MUR",
+        "MVR", "MWK", "MXN", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK",
+        "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD",
+        "SHP", "SLE", "SOS", "SRD", "SSP", "STN", "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY",
+        "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VED", "VES", "VND", "VUV", "WST", "XAF", "XCD",
+        "XCG", "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
+    ]
+}

@@ -1,0 +1,99 @@
+import FoundationEssentials
+import Glibc
+
+/// The typed preferences with their defaults filled in.
+public struct Preferences: Sendable, Equatable {
+    /// Values the user has set; the others read as their default.
+    public private(set) var explicitValues: [PreferenceKey: PreferenceValue]
+
+    public init(explicitValues: [PreferenceKey: PreferenceValue] = [:]) { self.explicitValues = explicitValues }
+
+    public subscript(key: PreferenceKey) -> PreferenceValue { explicitValues[key] ?? key.defaultValue }
+
+    public func isSet(_ key: PreferenceKey) -> Bool { explicitValues[key] != nil }
+
+    mutating func set(_ key: PreferenceKey, _ value: PreferenceValue) { explicitValues[key] = value }
+}
+
+/// `preferences/preferences.json`: a flat JSON object, replaced atomically on every change.
+/// Read-modify-write holds an exclusive `flock` on the `preferences/` directory, so two processes
+/// setting different keys at once both keep their change.
+public struct PreferencesFile {
+    let directory: Directory
+    let staging: Directory
+    let clock: @Sendable () -> Timestamp
+
+    /// Warnings about the file, meant for stderr once (e.g. it was corrupt and moved aside).
+    public private(set) var warnings: [String] = []
+
+    public init(container: Container) throws {
+        directory = try container.directory(ContainerLayout.preferencesDirectory)
+        staging = try container.stagingDirectory()
+        clock = container.options.clock
+    }
+
+    public var path: String { directory.childPath(ContainerLayout.preferencesFile) }
+
+    /// The current preferences. A file that cannot be parsed is moved aside
+    /// (`preferences.json.corrupt-<time>`) and the defaults are used; a key with a bad value
+    /// reads as its default. Both are reported in `warnings`.
+    public mutating func load() throws -> Preferences {
+        try withDirectoryLock { try read() }
+    }
+
+    /// Sets one key (value already validated by `PreferenceKey.parse`), keeping the others and any
+    /// key a newer TripBoard wrote.
+    public mutating func set(_ key: PreferenceKey, to value: PreferenceValue) throws {
+        try update([key: value])
+    }
+
+    /// Sets several keys in one atomic replace.
+    public mutating func update(_ values: [PreferenceKey: PreferenceValue]) throws {
+        try withDirectoryLock {
+            _ = try read()
+            var raw = try readRawObject() ?? [:]
+            for (key, value) in values { raw[key.rawValue] = try key.validate(value) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try directory.writeAtomically(Array(try encoder.encode(raw)) + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
+        }
+    }
+
+    private mutating func read() throws -> Preferences {
+        guard let raw = try readRawObject() else { return Preferences() }
+        var preferences = Preferences()
+        for (name, value) in raw {
+            guard let key = PreferenceKey(rawValue: name) else { continue }  // a newer build's key: kept, not used
+            do {
+                preferences.set(key, try key.validate(value))
+            } catch {
+                warnings.append("preference \(name) in \(path) has an invalid value; using the default \(key.defaultValue)")
+            }
+        }
+        return preferences
+    }
+
+    /// The file as a flat object, or `nil` when there is none (or it was corrupt and moved aside).
+    private mutating func readRawObject() throws -> [String: PreferenceValue]? {
+        let bytes: [UInt8]
+        do {
+            bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: 1 << 20)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        if let object = try? JSONDecoder().decode([String: PreferenceValue].self, from: Data(bytes)) { return object }
+        let asideName = ContainerLayout.preferencesFile + ".corrupt-" + clock().utcStamp.filter { $0 != ":" && $0 != "-" }
+        try directory.rename(ContainerLayout.preferencesFile, to: directory, as: asideName)
+        try directory.synchronize()
+        warnings.append("\(path) could not be read and was moved aside to \(asideName); using the default preferences")
+        return nil
+    }
+
+    private func withDirectoryLock<T>(_ body: () throws -> T) throws -> T {
+        let lock = FileLock(descriptor: directory.descriptor)
+        try lock.lock(.exclusive, timeout: 5)
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,163 @@
+/// Where a record stands with the sync server. Changed in the same transaction as the edit.
+public enum SyncState: String, Sendable, Codable, CaseIterable {
+    /// The server has this exact version (`remoteVersion`).
+    case synchronized
+    /// Edited locally since the last upload (every local edit lands here).
+    case pendingUpload
+    /// Deleted locally after having been uploaded: a tombstone, hidden from every list until the
+    /// server acknowledges the deletion.
+    case pendingDeletion
+    /// The last upload attempt was rejected; retried with the pending ones.
+    case failed
+}
+
+/// The kinds of booking a trip can hold.
+public enum BookingKind: String, Sendable, Codable, CaseIterable {
+    case flight, train, hotel, car, event, other
+}
+
+/// A trip: the unit the widget shows and everything else hangs from.
+public struct Trip: Sendable, Equatable, Codable {
+    public var id: String
+    public var name: String
+    public var startDate: CivilDate
+    public var endDate: CivilDate
+    public var notes: String
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    /// UTC, to the millisecond: `2026-11-30T23:12:17.123Z`.
+    public var updatedAt: String
+
+    public init(id: String, name: String, startDate: CivilDate, endDate: CivilDate, notes: String,
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: String) {
+        self.id = id
+        self.name = name
+        self.startDate = startDate
+        self.endDate = endDate
+        self.notes = notes
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+    }
+
+    /// Number of calendar days the trip spans, both ends included.
+    public var dayCount: Int { startDate.days(until: endDate) + 1 }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt
+    }
+
+    // Written by hand so that absent values are `null`, not missing keys: the JSON keys are a
+    // documented, stable contract (docs/cli.md).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(startDate, forKey: .startDate)
+        try container.encode(endDate, forKey: .endDate)
+        try container.encode(notes, forKey: .notes)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// A place to see on a trip.
+public struct Place: Sendable, Equatable, Codable {
+    public var id: String
+    public var tripId: String
+    public var name: String
+    public var city: String?
+    public var visited: Bool
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    public var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, tripId, name, city, visited, syncState, remoteVersion, updatedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(tripId, forKey: .tripId)
+        try container.encode(name, forKey: .name)
+        try container.encode(city, forKey: .city)
+        try container.encode(visited, forKey: .visited)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// A flight, train, hotel, … booked for a trip.
+public struct Booking: Sendable, Equatable, Codable {
+    public var id: String
+    public var tripId: String
+    public var kind: BookingKind
+    public var title: String
+    /// ISO 8601 with the offset it was entered in: `2026-12-12T07:35:00+00:00`.
+    public var startsAt: String?
+    public var reference: String?
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    public var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, tripId, kind, title, startsAt, reference, syncState, remoteVersion, updatedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(tripId, forKey: .tripId)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(title, forKey: .title)
+        try container.encode(startsAt, forKey: .startsAt)
+        try container.encode(reference, forKey: .reference)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// The record types the store holds, as named in messages and in `sync pending`.
+public enum RecordKind: String, Sendable, Codable, CaseIterable {
+    case trip, place, booking
+
+    var table: String {
+        switch self {
+        case .trip: "trips"
+        case .place: "places"
+        case .booking: "bookings"
+        }
+    }
+}
+
+/// A record waiting for the sync server.
+public struct PendingChange: Sendable, Equatable, Codable {
+    public var kind: RecordKind
+    public var id: String
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    public var updatedAt: String
+
+    enum CodingKeys: String, CodingKey { case kind, id, syncState, remoteVersion, updatedAt }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(id, forKey: .id)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+/// What a delete did.
+public enum DeletionOutcome: Sendable, Equatable {
+    /// Never uploaded: the row is gone.
+    case removed
+    /// Uploaded before: a `pendingDeletion` tombstone waits for the server.
+    case tombstoned
+}

@@ -1,0 +1,93 @@
+/// The store's schema, versioned by `PRAGMA user_version`. Migrations run only under the exclusive
+/// container lock, each in one `BEGIN IMMEDIATE` transaction with the version bump.
+enum Schema {
+    /// The version this build writes and understands.
+    static let currentVersion: Int64 = 1
+
+    /// `migrations[n]` takes the store from version n to n + 1.
+    static let migrations: [String] = [
+        // 0 → 1
+        """
+        CREATE TABLE trips (
+            id TEXT NOT NULL PRIMARY KEY,
+            name TEXT NOT NULL CHECK (length(name) > 0),
+            start_date TEXT NOT NULL,
+            end_date TEXT NOT NULL,
+            notes TEXT NOT NULL DEFAULT '',
+            sync_state TEXT NOT NULL DEFAULT 'pendingUpload'
+                CHECK (sync_state IN ('synchronized', 'pendingUpload', 'pendingDeletion', 'failed')),
+            remote_version INTEGER,
+            updated_at TEXT NOT NULL,
+            CHECK (end_date >= start_date)
+        );
+        -- The widget's two lookups: upcoming by start date, and the longest live trip, which bounds
+        -- the search for a trip in progress (see docs/performance.md).
+        CREATE INDEX trips_live_by_start ON trips (start_date) WHERE sync_state <> 'pendingDeletion';
+        CREATE INDEX trips_live_by_length ON trips (julianday(end_date) - julianday(start_date))
+            WHERE sync_state <> 'pendingDeletion';
+        CREATE INDEX trips_unsynchronized ON trips (sync_state) WHERE sync_state <> 'synchronized';
+
+        CREATE TABLE places (
+            id TEXT NOT NULL PRIMARY KEY,
+            trip_id TEXT NOT NULL REFERENCES trips (id) ON DELETE CASCADE,
+            name TEXT NOT NULL CHECK (length(name) > 0),
+            city TEXT,
+            visited INTEGER NOT NULL DEFAULT 0 CHECK (visited IN (0, 1)),
+            sync_state TEXT NOT NULL DEFAULT 'pendingUpload'
+                CHECK (sync_state IN ('synchronized', 'pendingUpload', 'pendingDeletion', 'failed')),
+            remote_version INTEGER,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX places_by_trip ON places (trip_id);
+        CREATE INDEX places_unsynchronized ON places (sync_state) WHERE sync_state <> 'synchronized';
+
+        CREATE TABLE bookings (
+            id TEXT NOT NULL PRIMARY KEY,
+            trip_id TEXT NOT NULL REFERENCES trips (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('flight', 'train', 'hotel', 'car', 'event', 'other')),
+            title TEXT NOT NULL CHECK (length(title) > 0),
+            starts_at TEXT,
+            starts_at_epoch INTEGER,
+            reference TEXT,
+            sync_state TEXT NOT NULL DEFAULT 'pendingUpload'
+                CHECK (sync_state IN ('synchronized', 'pendingUpload', 'pendingDeletion', 'failed')),
+            remote_version INTEGER,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX bookings_by_trip ON bookings (trip_id, starts_at_epoch);
+        CREATE INDEX bookings_unsynchronized ON bookings (sync_state) WHERE sync_state <> 'synchronized';
+
+        CREATE TABLE attachments (
+            id TEXT NOT NULL PRIMARY KEY,
+            booking_id TEXT NOT NULL REFERENCES bookings (id) ON DELETE CASCADE,
+            original_filename TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            byte_count INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            page_count INTEGER,
+            relative_path TEXT NOT NULL UNIQUE,
+            state TEXT NOT NULL DEFAULT 'present' CHECK (state IN ('present', 'missing', 'deleting')),
+            created_at TEXT NOT NULL,
+            sync_state TEXT NOT NULL DEFAULT 'pendingUpload'
+                CHECK (sync_state IN ('synchronized', 'pendingUpload', 'pendingDeletion', 'failed')),
+            remote_version INTEGER,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX attachments_by_booking ON attachments (booking_id);
+        """,
+    ]
+
+    /// Brings `connection` to `currentVersion`. The caller holds the exclusive container lock.
+    static func migrate(_ connection: Connection) throws {
+        while true {
+            let applied = try connection.writeTransaction { () throws -> Bool in
+                let version = try connection.userVersion()
+                guard version < currentVersion else { return false }
+                try connection.execute(migrations[Int(version)])
+                try connection.execute("PRAGMA user_version = \(version + 1)")
+                return true
+            }
+            if !applied { return }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// The fields of a new booking.
+public struct BookingDraft: Sendable, Equatable {
+    public var tripId: String
+    public var kind: BookingKind
+    public var title: String
+    public var startsAt: Timestamp?
+    public var reference: String?
+
+    public init(tripId: String, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
+        self.tripId = tripId
+        self.kind = kind
+        self.title = title
+        self.startsAt = startsAt
+        self.reference = reference
+    }
+}
+
+extension Store {
+    static let placeColumns = "id, trip_id, name, city, visited, sync_state, remote_version, updated_at"
+    static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at"
+
+    static func place(from row: Statement) -> Place {
+        Place(id: row.text(0), tripId: row.text(1), name: row.text(2), city: row.optionalText(3),
+              visited: row.integer(4) != 0, syncState: SyncState(rawValue: row.text(5)) ?? .failed,
+              remoteVersion: row.optionalInteger(6), updatedAt: row.text(7))
+    }
+
+    static func booking(from row: Statement) -> Booking {
+        Booking(id: row.text(0), tripId: row.text(1), kind: BookingKind(rawValue: row.text(2)) ?? .other,
+                title: row.text(3), startsAt: row.optionalText(4), reference: row.optionalText(5),
+                syncState: SyncState(rawValue: row.text(6)) ?? .failed, remoteVersion: row.optionalInteger(7),
+                updatedAt: row.text(8))
+    }
+
+    // MARK: - Places
+
+    /// Adds a place to a live trip.
+    public func addPlace(tripId: String, name: String, city: String?) throws -> Place {
+        let place = Place(id: Identifier.make(), tripId: tripId, name: try Validation.singleLine(name, field: "name"),
+                          city: try Validation.optionalSingleLine(city, field: "city"), visited: false,
+                          syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        try connection.writeTransaction {
+            _ = try trip(id: tripId)
+            try insert(place)
+        }
+        return place
+    }
+
+    func insert(_ place: Place) throws {
+        try connection.statement("INSERT INTO places (\(Self.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
+            .text(place.id), .text(place.tripId), .text(place.name), .optional(place.city),
+            .integer(place.visited ? 1 : 0), .text(place.syncState.rawValue), .optional(place.remoteVersion),
+            .text(place.updatedAt),
+        ])
+    }
+
+    /// The live places of a live trip, in the order they were added.
+    public func places(tripId: String) throws -> [Place] {
+        try connection.readTransaction {
+            _ = try trip(id: tripId)
+            return try connection.statement("""
+                SELECT \(Self.placeColumns) FROM places WHERE trip_id = ? AND sync_state <> 'pendingDeletion' ORDER BY rowid
+                """).rows([.text(tripId)], Self.place(from:))
+        }
+    }
+
+    /// Marks a place visited (or not); a change makes it pendingUpload.
+    @discardableResult
+    public func setVisited(placeId: String, _ visited: Bool = true) throws -> Place {
+        try connection.writeTransaction {
+            let rows = try connection.statement(
+                "SELECT \(Self.placeColumns) FROM places WHERE id = ? AND sync_state <> 'pendingDeletion'"
+            ).rows([.text(placeId)], Self.place(from:))
+            guard var place = rows.first else { throw StoreError.notFound(kind: .place, id: placeId) }
+            guard place.visited != visited else { return place }
+            place.visited = visited
+            place.syncState = .pendingUpload
+            place.updatedAt = stamp()
+            try connection.statement("UPDATE places SET visited = ?, sync_state = ?, updated_at = ? WHERE id = ?")
+                .run([.integer(visited ? 1 : 0), .text(place.syncState.rawValue), .text(place.updatedAt), .text(placeId)])
+            return place
+        }
+    }
+
+    /// Deletes a place: removed when never uploaded, else tombstoned.
+    @discardableResult
+    public func deletePlace(id: String) throws -> DeletionOutcome { try deleteChild(.place, id: id) }
+
+    // MARK: - Bookings
+
+    /// Adds a booking to a live trip.
+    public func addBooking(_ draft: BookingDraft) throws -> Booking {
+        let booking = Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind,
+                              title: try Validation.singleLine(draft.title, field: "title"),
+                              startsAt: draft.startsAt?.iso8601(),
+                              reference: try Validation.optionalSingleLine(draft.reference, field: "reference", maxLength: 100),
+                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        try connection.writeTransaction {
+            _ = try trip(id: draft.tripId)
+            try insert(booking)
+        }
+        return booking
+    }
+
+    func insert(_ booking: Booking) throws {
+        let epoch = booking.startsAt.flatMap { Timestamp(iso8601: $0) }.map { SQLValue.integer($0.secondsSinceEpoch) } ?? .null
+        try connection.statement("""
+            INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+            .text(booking.id), .text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title),
+            .optional(booking.startsAt), epoch, .optional(booking.reference), .text(booking.syncState.rawValue),
+            .optional(booking.remoteVersion), .text(booking.updatedAt),
+        ])
+    }
+
+    /// The live bookings of a live trip, earliest first; undated ones last.
+    public func bookings(tripId: String) throws -> [Booking] {
+        try connection.readTransaction {
+            _ = try trip(id: tripId)
+            return try connection.statement("""
+                SELECT \(Self.bookingColumns) FROM bookings WHERE trip_id = ? AND sync_state <> 'pendingDeletion'
+                ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
+                """).rows([.text(tripId)], Self.booking(from:))
+        }
+    }
+
+    /// Deletes a booking: removed when never uploaded, else tombstoned.
+    @discardableResult
+    public func deleteBooking(id: String) throws -> DeletionOutcome { try deleteChild(.booking, id: id) }
+}

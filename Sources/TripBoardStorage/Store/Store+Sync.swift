@@ -1,0 +1,55 @@
+extension Store {
+    /// Every record the server has not confirmed: pendingUpload, pendingDeletion and failed, oldest
+    /// change first.
+    public func pendingChanges() throws -> [PendingChange] {
+        let select = { (kind: RecordKind) in
+            "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE sync_state <> 'synchronized'"
+        }
+        return try connection.statement(
+            RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2"
+        ).rows { row in
+            PendingChange(kind: RecordKind(rawValue: row.text(0)) ?? .trip, id: row.text(1),
+                          syncState: SyncState(rawValue: row.text(2)) ?? .failed,
+                          remoteVersion: row.optionalInteger(3), updatedAt: row.text(4))
+        }
+    }
+
+    /// The server accepted record `id` at `remoteVersion`. A tombstone is then removed for good;
+    /// any other record becomes synchronized. With `expectedUpdatedAt`, refuses (`.conflict`) when
+    /// the record was edited after the version the server received.
+    public func acknowledge(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws {
+        guard remoteVersion >= 1 else { throw StoreError.invalidArgument("the remote version must be a positive integer") }
+        try connection.writeTransaction {
+            let rows = try connection.statement(
+                "SELECT sync_state, remote_version, updated_at FROM \(kind.table) WHERE id = ?"
+            ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2)) }
+            guard let (state, current, updatedAt) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
+            if let expectedUpdatedAt, expectedUpdatedAt != updatedAt {
+                throw StoreError.conflict("\(kind.rawValue) \(id) changed at \(updatedAt), after the uploaded version; it stays pending")
+            }
+            if let current, remoteVersion < current {
+                throw StoreError.invalidData("\(kind.rawValue) \(id) is already at remote version \(current); refusing to go back to \(remoteVersion)")
+            }
+            if state == .pendingDeletion {
+                try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
+            } else {
+                try connection.statement(
+                    "UPDATE \(kind.table) SET sync_state = 'synchronized', remote_version = ? WHERE id = ?"
+                ).run([.integer(remoteVersion), .text(id)])
+            }
+        }
+    }
+
+    /// The server rejected the upload of record `id`: it stays pending, marked failed.
+    public func markFailed(kind: RecordKind, id: String) throws {
+        try connection.writeTransaction {
+            try connection.statement(
+                "UPDATE \(kind.table) SET sync_state = 'failed' WHERE id = ? AND sync_state = 'pendingUpload'"
+            ).run([.text(id)])
+            if connection.changes == 0 {
+                _ = try resolveID(kind, id, includingTombstones: true)
+                throw StoreError.invalidData("\(kind.rawValue) \(id) is not waiting for upload")
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// The fields of a new trip.
+public struct TripDraft: Sendable, Equatable {
+    public var name: String
+    public var startDate: CivilDate
+    public var endDate: CivilDate
+    public var notes: String
+
+    public init(name: String, startDate: CivilDate, endDate: CivilDate, notes: String = "") {
+        self.name = name
+        self.startDate = startDate
+        self.endDate = endDate
+        self.notes = notes
+    }
+}
+
+/// A partial edit: `nil` leaves a field as it is.
+public struct TripChanges: Sendable, Equatable {
+    public var name: String?
+    public var startDate: CivilDate?
+    public var endDate: CivilDate?
+    public var notes: String?
+
+    public init(name: String? = nil, startDate: CivilDate? = nil, endDate: CivilDate? = nil, notes: String? = nil) {
+        self.name = name
+        self.startDate = startDate
+        self.endDate = endDate
+        self.notes = notes
+    }
+
+    public var isEmpty: Bool { name == nil && startDate == nil && endDate == nil && notes == nil }
+}
+
+extension Store {
+    static let tripColumns = "id, name, start_date, end_date, notes, sync_state, remote_version, updated_at"
+
+    static func trip(from row: Statement) -> Trip {
+        Trip(id: row.text(0), name: row.text(1),
+             startDate: CivilDate(row.text(2)) ?? CivilDate(daysSinceEpoch: 0),
+             endDate: CivilDate(row.text(3)) ?? CivilDate(daysSinceEpoch: 0),
+             notes: row.text(4), syncState: SyncState(rawValue: row.text(5)) ?? .failed,
+             remoteVersion: row.optionalInteger(6), updatedAt: row.text(7))
+    }
+
+    /// Creates a trip (pendingUpload) and returns it.
+    public func addTrip(_ draft: TripDraft) throws -> Trip {
+        let name = try Validation.singleLine(draft.name, field: "name")
+        let notes = try Validation.notes(draft.notes)
+        try Validation.dateRange(start: draft.startDate, end: draft.endDate)
+        let trip = Trip(id: Identifier.make(), name: name, startDate: draft.startDate, endDate: draft.endDate,
+                        notes: notes, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        try connection.writeTransaction { try insert(trip) }
+        return trip
+    }
+
+    func insert(_ trip: Trip) throws {
+        try connection.statement("INSERT INTO trips (\(Self.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
+            .text(trip.id), .text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description),
+            .text(trip.notes), .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt),
+        ])
+    }
+
+    /// Live trips, soonest first.
+    public func trips() throws -> [Trip] {
+        try connection.statement("""
+            SELECT \(Self.tripColumns) FROM trips WHERE sync_state <> 'pendingDeletion'
+            ORDER BY start_date, end_date, name, id
+            """).rows(Self.trip(from:))
+    }
+
+    /// The live trip with exactly this id.
+    public func trip(id: String) throws -> Trip {
+        let rows = try connection.statement(
+            "SELECT \(Self.tripColumns) FROM trips WHERE id = ? AND sync_state <> 'pendingDeletion'"
+        ).rows([.text(id)], Self.trip(from:))
+        guard let trip = rows.first else { throw StoreError.notFound(kind: .trip, id: id) }
+        return trip
+    }
+
+    /// Applies `changes` in one transaction. With `expectedUpdatedAt`, refuses (`.conflict`) when
+    /// another process has changed the trip since it was read. Unchanged fields are not rewritten,
+    /// and an edit that changes nothing leaves the sync state alone.
+    @discardableResult
+    public func editTrip(id: String, changes: TripChanges, expectedUpdatedAt: String? = nil) throws -> Trip {
+        try connection.writeTransaction {
+            let current = try trip(id: id)
+            if let expectedUpdatedAt, current.updatedAt != expectedUpdatedAt {
+                throw StoreError.conflict("trip \(id) was changed by another process while you were editing it (at \(current.updatedAt)); nothing was changed")
+            }
+            var updated = current
+            if let name = changes.name { updated.name = try Validation.singleLine(name, field: "name") }
+            if let startDate = changes.startDate { updated.startDate = startDate }
+            if let endDate = changes.endDate { updated.endDate = endDate }
+            if let notes = changes.notes { updated.notes = try Validation.notes(notes) }
+            try Validation.dateRange(start: updated.startDate, end: updated.endDate)
+            guard updated != current else { return current }
+            updated.syncState = .pendingUpload
+            updated.updatedAt = stamp()
+            try connection.statement("""
+                UPDATE trips SET name = ?, start_date = ?, end_date = ?, notes = ?, sync_state = ?, updated_at = ?
+                WHERE id = ?
+                """).run([
+                .text(updated.name), .text(updated.startDate.description), .text(updated.endDate.description),
+                .text(updated.notes), .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
+            ])
+            return updated
+        }
+    }
+
+    /// Deletes a trip with its places and bookings. Records never uploaded are removed; uploaded
+    /// ones become `pendingDeletion` tombstones, hidden from lists until the server acknowledges.
+    @discardableResult
+    public func deleteTrip(id: String) throws -> DeletionOutcome {
+        try connection.writeTransaction {
+            let trip = try trip(id: id)
+            guard trip.remoteVersion != nil else {
+                // ON DELETE CASCADE removes its places and bookings in the same statement.
+                try connection.statement("DELETE FROM trips WHERE id = ?").run([.text(id)])
+                return .removed
+            }
+            let now = stamp()
+            for table in ["places", "bookings"] {
+                try connection.statement("DELETE FROM \(table) WHERE trip_id = ? AND remote_version IS NULL").run([.text(id)])
+                try connection.statement("""
+                    UPDATE \(table) SET sync_state = 'pendingDeletion', updated_at = ?
+                    WHERE trip_id = ? AND sync_state <> 'pendingDeletion'
+                    """).run([.text(now), .text(id)])
+            }
+            try markDeleted(.trip, id: id, at: now)
+            return .tombstoned
+        }
+    }
+
+    /// Turns a live record into a tombstone.
+    func markDeleted(_ kind: RecordKind, id: String, at stamp: String) throws {
+        try connection.statement(
+            "UPDATE \(kind.table) SET sync_state = 'pendingDeletion', updated_at = ? WHERE id = ?"
+        ).run([.text(stamp), .text(id)])
+    }
+
+    /// Deletes one place or booking: removed when never uploaded, else tombstoned.
+    func deleteChild(_ kind: RecordKind, id: String) throws -> DeletionOutcome {
+        try connection.writeTransaction {
+            let rows = try connection.statement(
+                "SELECT remote_version FROM \(kind.table) WHERE id = ? AND sync_state <> 'pendingDeletion'"
+            ).rows([.text(id)]) { $0.optionalInteger(0) }
+            guard let remoteVersion = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
+            if remoteVersion == nil {
+                try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
+                return .removed
+            }
+            try markDeleted(kind, id: id, at: stamp())
+            return .tombstoned
+        }
+    }
+}

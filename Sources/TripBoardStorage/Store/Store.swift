@@ -1,0 +1,98 @@
+/// The domain store: trips, places, bookings and their sync metadata in one SQLite database.
+///
+/// Every write runs in `BEGIN IMMEDIATE` and sets the record's sync metadata in the same
+/// transaction as the edit. Obtain one from `Container.openForWriting` (which holds the shared
+/// container lock and has brought the schema up to date) or, in tests, from `Store(connection:)`.
+public final class Store {
+    /// The connection, configured for this store. Exposed for the container layer and tests.
+    public let connection: Connection
+    let clock: @Sendable () -> Timestamp
+
+    /// Wraps a connection whose schema is current. `clock` stamps `updatedAt`; tests inject one.
+    public init(connection: Connection, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) {
+        self.connection = connection
+        self.clock = clock
+    }
+
+    /// The `updatedAt` stamp for a change made now.
+    func stamp() -> String { clock().utcStamp }
+
+    /// Resolves a user-typed id or unique prefix to a full id of a live record of `kind`.
+    /// Tombstones count as absent unless `includingTombstones` is set.
+    public func resolveID(_ kind: RecordKind, _ text: String, includingTombstones: Bool = false) throws -> String {
+        guard let prefix = Identifier.normalizedPrefix(text) else {
+            throw StoreError.invalidArgument("'\(text.prefix(40))' is not a \(kind.rawValue) id (a UUID or a prefix of one)")
+        }
+        let liveOnly = includingTombstones ? "" : " AND sync_state <> 'pendingDeletion'"
+        // ids are lowercase hex and '-', all below '~', so [prefix, prefix~) is exactly the prefix range.
+        let matches = try connection.statement(
+            "SELECT id FROM \(kind.table) WHERE id >= ?1 AND id < ?2\(liveOnly) ORDER BY id LIMIT 6"
+        ).rows([.text(prefix), .text(prefix + "~")]) { $0.text(0) }
+        switch matches.count {
+        case 0: throw StoreError.notFound(kind: kind, id: text)
+        case 1: return matches[0]
+        default:
+            if matches.contains(prefix) { return prefix }
+            throw StoreError.ambiguous(kind: kind, prefix: text, candidates: matches.prefix(5) + (matches.count > 5 ? ["…"] : []))
+        }
+    }
+
+    /// Finds which kind of record an id (or unique prefix) names, tombstones included.
+    public func resolveAnyID(_ text: String) throws -> (kind: RecordKind, id: String) {
+        var found: [(RecordKind, String)] = []
+        for kind in RecordKind.allCases {
+            do {
+                found.append((kind, try resolveID(kind, text, includingTombstones: true)))
+            } catch StoreError.notFound {
+                continue
+            }
+        }
+        guard let first = found.first else { throw StoreError.noRecord(id: text) }
+        if found.count > 1 {
+            throw StoreError.ambiguous(kind: first.0, prefix: text, candidates: found.map { "\($0.0.rawValue) \($0.1)" })
+        }
+        return first
+    }
+
+    /// Live record counts, tombstones and records waiting for the server.
+    public func counts() throws -> StoreCounts {
+        func count(_ sql: String) throws -> Int { Int(try connection.integer(sql)) }
+        return try connection.readTransaction {
+            StoreCounts(
+                trips: try count("SELECT count(*) FROM trips WHERE sync_state <> 'pendingDeletion'"),
+                places: try count("SELECT count(*) FROM places WHERE sync_state <> 'pendingDeletion'"),
+                bookings: try count("SELECT count(*) FROM bookings WHERE sync_state <> 'pendingDeletion'"),
+                attachments: try count("SELECT count(*) FROM attachments WHERE sync_state <> 'pendingDeletion'"),
+                tombstones: try count("""
+                    SELECT (SELECT count(*) FROM trips WHERE sync_state = 'pendingDeletion')
+                         + (SELECT count(*) FROM places WHERE sync_state = 'pendingDeletion')
+                         + (SELECT count(*) FROM bookings WHERE sync_state = 'pendingDeletion')
+                    """),
+                pendingChanges: try count("""
+                    SELECT (SELECT count(*) FROM trips WHERE sync_state <> 'synchronized')
+                         + (SELECT count(*) FROM places WHERE sync_state <> 'synchronized')
+                         + (SELECT count(*) FROM bookings WHERE sync_state <> 'synchronized')
+                    """)
+            )
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check` and `foreign_key_check`; returns the problems found (empty when clean).
+    public func integrityProblems() throws -> [String] {
+        var problems = try connection.statement("PRAGMA integrity_check").rows { $0.text(0) }.filter { $0 != "ok" }
+        problems += try connection.statement("PRAGMA foreign_key_check").rows { row in
+            "foreign key violation in \(row.text(0)) row \(row.integer(1)) → \(row.text(2))"
+        }
+        return problems
+    }
+}
+
+/// How many records the store holds.
+public struct StoreCounts: Sendable, Equatable, Codable {
+    public var trips: Int
+    public var places: Int
+    public var bookings: Int
+    public var attachments: Int
+    public var tombstones: Int
+    public var pendingChanges: Int
+}

@@ -1,0 +1,49 @@
+/// Why the store refused a request. Messages are one line, name what and where, and never include
+/// secret values.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No live record of `kind` matches `id` (tombstones count as absent).
+    case notFound(kind: RecordKind, id: String)
+    /// No record of any kind, tombstones included, matches `id`.
+    case noRecord(id: String)
+    /// A prefix matches several records.
+    case ambiguous(kind: RecordKind, prefix: String, candidates: [String])
+    /// The input is malformed: not an id, a bad value for a field.
+    case invalidArgument(String)
+    /// The input is well-formed but breaks a rule (end before start, conflicting import).
+    case invalidData(String)
+    /// Another process changed the record while this one was editing it.
+    case conflict(String)
+    /// The store file is not a database or is damaged. Left byte-for-byte as it was.
+    case corrupt(path: String, detail: String)
+    /// The store was written by a newer TripBoard. Left as it was.
+    case newerSchema(path: String, found: Int64, supported: Int64)
+    /// The store exists but cannot be opened for reading and writing (permissions, not a file).
+    case unreadable(path: String, detail: String)
+    /// The manifest says a store existed, but the file is gone: refusing to create an empty one.
+    case missing(path: String)
+    /// A reader found a store that a writer has not finished setting up or migrating.
+    case notReady(path: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let kind, let id):
+            "no \(kind.rawValue) with id \(id)"
+        case .noRecord(let id):
+            "no trip, place or booking with id \(id)"
+        case .ambiguous(let kind, let prefix, let candidates):
+            "id prefix '\(prefix)' matches several \(kind.rawValue)s: \(candidates.joined(separator: ", ")); give more characters"
+        case .invalidArgument(let message), .invalidData(let message), .conflict(let message):
+            message
+        case .corrupt(let path, let detail):
+            "the store at \(path) cannot be read (\(detail)); it was left untouched: restore it from a backup or an export, or move it aside to start over"
+        case .newerSchema(let path, let found, let supported):
+            "the store at \(path) has schema version \(found), newer than this build understands (\(supported)); update TripBoard. The file was left untouched"
+        case .unreadable(let path, let detail):
+            "the store at \(path) cannot be opened (\(detail)); check its permissions. Nothing was changed"
+        case .missing(let path):
+            "the store \(path) is missing although this container had one; refusing to create an empty store in its place. Restore it from a backup, or remove container.json to start a new container"
+        case .notReady(let path):
+            "the store at \(path) is being set up or updated by another process"
+        }
+    }
+}
