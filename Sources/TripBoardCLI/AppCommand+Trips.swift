@@ -59,11 +59,11 @@ extension AppCommand {
         console.print("  dates:    \(trip.startDate) → \(trip.endDate) (\(trip.dayCount) day\(trip.dayCount == 1 ? "" : "s"))")
         if !trip.notes.isEmpty { console.print("  notes:    " + trip.notes.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n            ")) }
         console.print("  sync:     \(trip.syncState.rawValue)\(trip.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(trip.updatedAt)")
-        console.print("  places:   \(places.isEmpty ? "none" : "")")
+        console.print(places.isEmpty ? "  places:   none" : "  places:")
         for place in places {
             console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.prefix(8)))")
         }
-        console.print("  bookings: \(bookings.isEmpty ? "none" : "")")
+        console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")
         for booking in bookings {
             let when = booking.startsAt ?? "no date"
             console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
