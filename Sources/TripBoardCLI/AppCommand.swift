@@ -32,7 +32,7 @@ public enum AppCommand {
         var arguments = Arguments(words)
         let explicitContainer = try arguments.option("--container")
         let wantsHelp = arguments.wantsHelp()
-        if arguments.flag("--version") {
+        if words == ["--version"] {
             console.print(version)
             return
         }
@@ -53,11 +53,10 @@ public enum AppCommand {
             if candidates.count == 1 && candidates[0].words.count == selected.count { break }
         }
         guard candidates.count == 1, candidates[0].words == selected else {
-            if wantsHelp || selected.isEmpty {
-                printHelp(console: console, commands: selected.isEmpty ? commands : candidates)
-                if !wantsHelp && selected.isEmpty { throw CommandLineError.usage("missing command") }
-                return
+            if wantsHelp {
+                return printHelp(console: console, commands: selected.isEmpty ? commands : candidates)
             }
+            if selected.isEmpty { throw CommandLineError.usage("missing command; `app --help` lists them") }
             throw CommandLineError.usage("incomplete command '\(selected.joined(separator: " "))'; try: "
                 + candidates.map { $0.words.joined(separator: " ") }.joined(separator: ", "))
         }

@@ -45,7 +45,14 @@ public final class Directory: Sendable {
         let fd = retryingOnInterrupt {
             openat(descriptor.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
-        if fd < 0 { throw .fromErrno("openat", path: childPath(name)) }
+        if fd < 0 {
+            // O_NOFOLLOW with O_DIRECTORY reports a symbolic link as ENOTDIR: say what it really is.
+            let failure = errno
+            if failure == ENOTDIR, (try? status(of: name))?.kind == .symbolicLink {
+                throw FileSystemError(systemCall: "openat", path: childPath(name), errorNumber: ELOOP)
+            }
+            throw FileSystemError(systemCall: "openat", path: childPath(name), errorNumber: failure)
+        }
         return Directory(descriptor: FileDescriptor(rawValue: fd, path: childPath(name)))
     }
 

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// A fresh, empty temp directory per test, with helpers to run the executables against a
+/// container inside it. Removed when released.
+final class TestContainer: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let root: URL
+    let path: String
+    let extraEnvironment: [String: String]
+
+    init(extraEnvironment: [String: String] = [:], base: String? = nil) throws {
+        let baseURL = URL(fileURLWithPath: base ?? NSTemporaryDirectory())
+        root = baseURL.appendingPathComponent("tripboard-test-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        path = root.appendingPathComponent("container").path
+        self.extraEnvironment = extraEnvironment
+    }
+
+    deinit {
+        _ = try? ProcessRunner.run("/bin/chmod", ["-R", "u+rwX", root.path], environment: ProcessRunner.environment(container: nil))
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    var storePath: String { path + "/store/TripBoard.sqlite" }
+
+    var environment: [String: String] { ProcessRunner.environment(container: path, extra: extraEnvironment) }
+
+    func environment(_ extra: [String: String]) -> [String: String] { environment.merging(extra) { $1 } }
+
+    /// Runs `app ARGS` on this container.
+    @discardableResult
+    func app(_ arguments: String..., stdin: String? = nil, environment extra: [String: String] = [:]) throws -> ProcessResult {
+        try app(arguments: arguments, stdin: stdin, environment: extra)
+    }
+
+    @discardableResult
+    func app(arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> ProcessResult {
+        try ProcessRunner.run("app", arguments, environment: environment(extra), stdin: stdin.map { Array($0.utf8) })
+    }
+
+    /// Runs `app ARGS`, requiring exit 0, and returns trimmed stdout.
+    @discardableResult
+    func appOK(_ arguments: String..., stdin: String? = nil) throws -> String {
+        let result = try app(arguments: arguments, stdin: stdin)
+        #expect(result.status == 0, "app \(arguments.joined(separator: " ")): \(result)")
+        return result.trimmedStdout
+    }
+
+    /// Adds a trip and returns its id.
+    @discardableResult
+    func addTrip(_ name: String = "Lisbon", start: String = "2026-12-12", end: String = "2026-12-15") throws -> String {
+        try appOK("trip", "add", "--name", name, "--start", start, "--end", end)
+    }
+
+    /// Runs the sqlite3 CLI on the store (a foreign process, as a user or tool would). It keeps
+    /// `-wal` and `-shm` when it closes last, as TripBoard's writers do, so that looking at the
+    /// store does not change which files exist.
+    func sqlite(_ sql: String, readOnly: Bool = false) throws -> ProcessResult {
+        let keepWAL = ["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1", "-cmd", ".output stdout"]
+        return try ProcessRunner.run("/usr/bin/sqlite3", keepWAL + (readOnly ? ["-readonly"] : []) + [storePath, sql],
+                                     environment: ProcessRunner.environment(container: nil))
+    }
+
+    /// `integrity_check` and `foreign_key_check` through the sqlite3 CLI: "ok" when clean.
+    func integrity() throws -> String {
+        let result = try sqlite("PRAGMA integrity_check; PRAGMA foreign_key_check;")
+        return result.trimmedStdout
+    }
+
+    /// What a user could lose: every path below the root (with size and content hash, except the
+    /// store's files, whose bytes move between `-wal` and the main file on checkpoints) and the
+    /// store's logical content. Compare before/after to prove a command wrote nothing.
+    func state() throws -> ContainerState {
+        var files: [String: String] = [:]
+        if let enumerator = FileManager.default.enumerator(atPath: root.path) {
+            while let relative = enumerator.nextObject() as? String {
+                let full = root.path + "/" + relative
+                var isDirectory: ObjCBool = false
+                _ = FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory)
+                if isDirectory.boolValue || relative.contains("/store/") {
+                    files[relative] = "present"
+                } else {
+                    let data = (try? Data(contentsOf: URL(fileURLWithPath: full))) ?? Data()
+                    files[relative] = "\(data.count) \(fnv1a(data))"
+                }
+            }
+        }
+        let dump = FileManager.default.fileExists(atPath: storePath) ? (try sqlite(".dump")).stdout : ""
+        return ContainerState(files: files, storeDump: dump)
+    }
+
+    /// The bytes of a file inside the root.
+    func bytes(_ relative: String) throws -> Data {
+        try Data(contentsOf: root.appendingPathComponent(relative))
+    }
+}
+
+/// See `TestContainer.state()`.
+struct ContainerState: Equatable, CustomStringConvertible {
+    let files: [String: String]
+    let storeDump: String
+
+    var description: String {
+        files.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "\n") + "\n" + storeDump
+    }
+}
+
+/// FNV-1a over the bytes: a stable content fingerprint (Data.hashValue is seeded per run).
+func fnv1a(_ data: Data) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in data {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    return hash
+}
