@@ -3,12 +3,28 @@ import PackageDescription
 
 /// Release binaries are the shipping binaries: plain `swift build -c release` must produce exactly what
 /// `tools/bench` measures, so the link settings live here rather than in a script.
-let staticStdlib: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+/// FoundationEssentials' own dependencies are not in its autolink entries, so a static link must
+/// name them (they resolve the references left open by the `--start-group` of the objects).
+let foundationEssentialsDependencies = ["-l_FoundationCollections", "-l_FoundationCShims", "-lswiftSynchronization"]
+
+let staticStdlib: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib"] + foundationEssentialsDependencies, .when(configuration: .release)),
+]
+
+/// The widget starts often and must start fast: a fully static executable (Swift runtime,
+/// FoundationEssentials, glibc and Debian's libsqlite3.a) skips the dynamic loader's work.
+/// Measured in docs/performance.md. The linker's note that `dlopen` in a static glibc program needs
+/// the same glibc at run time is expected: nothing here loads plug-ins.
+let fullyStatic: [SwiftSetting] = [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+let fullyStaticLink: [LinkerSetting] = [
+    .unsafeFlags(["-static-executable"] + foundationEssentialsDependencies, .when(configuration: .release)),
+]
 
 let package = Package(
     name: "TripBoard",
     products: [
         .executable(name: "app", targets: ["app"]),
+        .executable(name: "widget", targets: ["widget"]),
     ],
     targets: [
         .systemLibrary(
@@ -16,9 +32,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(name: "CSystem"),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["CSQLite"]
+            dependencies: ["CSQLite", "CSystem"]
         ),
         .target(
             name: "TripBoardCLI",
@@ -28,6 +45,12 @@ let package = Package(
             name: "app",
             dependencies: ["TripBoardCLI"],
             linkerSettings: staticStdlib
+        ),
+        .executableTarget(
+            name: "widget",
+            dependencies: ["TripBoardCLI"],
+            swiftSettings: fullyStatic,
+            linkerSettings: fullyStaticLink
         ),
         .testTarget(
             name: "TripBoardStorageTests",
@@ -47,5 +70,10 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
+    // The regex runtime (_StringProcessing, _RegexParser) is 1.1 MB of code that a static
+    // executable would page in for nothing: TripBoard does not use regexes, so do not import it.
+    if target.type != .test {
+        settings.append(.unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"]))
+    }
     target.swiftSettings = settings
 }

@@ -4,4 +4,9 @@
 
 /// SQLITE_TRANSIENT is a cast macro that does not import into Swift.
 static inline sqlite3_destructor_type tripboard_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+/// sqlite3_db_config is variadic, which Swift cannot call: one fixed-argument form for the
+/// integer options (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE and the like).
+static inline int tripboard_sqlite_db_config_int(sqlite3 *db, int option, int value, int *current) {
+    return sqlite3_db_config(db, option, value, current);
+}
 #endif

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import TripBoardStorage
 
 extension AppCommand {

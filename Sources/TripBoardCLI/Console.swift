@@ -1,4 +1,3 @@
-import FoundationEssentials
 import TripBoardStorage
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
@@ -46,9 +45,7 @@ public final class Console {
     }
 
     static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(value))
+        try JSON.encode(value, pretty: pretty)
     }
 
     /// Prints rows as aligned columns under a header.

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import TripBoardStorage
 
 /// `trip edit ID` without field flags: the trip's editable fields as JSON in `$VISUAL`/`$EDITOR`.
@@ -50,26 +49,10 @@ struct TripEditor {
 
     private func parse(_ bytes: [UInt8]) throws -> EditableTrip {
         let refused = CommandLineError(.dataError, "the edited trip is not a JSON object with exactly name, startDate, endDate and notes; nothing was changed")
-        guard let object = try? JSONDecoder().decode(ObjectKeys.self, from: Data(bytes)),
-              object.keys == ["name", "startDate", "endDate", "notes"],
-              let edited = try? JSONDecoder().decode(EditableTrip.self, from: Data(bytes))
+        guard case .object(let members)? = try? JSONValue.parse(bytes),
+              Set(members.map(\.key)) == ["name", "startDate", "endDate", "notes"], members.count == 4,
+              let edited = try? JSON.decode(EditableTrip.self, from: bytes)
         else { throw refused }
         return edited
-    }
-}
-
-/// The key names of a JSON object, whatever their values.
-struct ObjectKeys: Decodable {
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    let keys: Set<String>
-
-    init(from decoder: any Decoder) throws {
-        keys = Set(try decoder.container(keyedBy: Key.self).allKeys.map(\.stringValue))
     }
 }

@@ -180,7 +180,6 @@ public final class Container {
         _ = try schemaVersion(of: connection)
         do {
             try connection.enableWriteAheadLog()
-            try connection.persistWriteAheadLog()
             try connection.execute("PRAGMA foreign_keys = ON")
             try Schema.migrate(connection)
         } catch let error as SQLiteError where error.isCorruption {
@@ -205,6 +204,10 @@ public final class Container {
         if connection.isReadOnly {
             throw StoreError.unreadable(path: storePath, detail: "the file is not writable")
         }
+        // Before anything reads the file: if it is refused (damaged, newer), closing must neither
+        // checkpoint into it nor delete its -wal and -shm. `configure` turns checkpoints back on.
+        try connection.persistWriteAheadLog()
+        try connection.setCheckpointOnClose(false)
         return connection
     }
 
@@ -226,8 +229,14 @@ public final class Container {
 
     /// Per-connection settings for a writer (architecture §4.2).
     static func configure(_ connection: Connection, durability: Durability) throws {
-        try connection.persistWriteAheadLog()
-        try connection.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        try connection.setCheckpointOnClose(true)
+        // journal_size_limit >= 0 with a persistent WAL makes the last connection to close
+        // truncate the -wal to zero bytes after its checkpoint (sqlite3WalClose), so a reader that
+        // opens next has no stale frames to scan when it rebuilds the WAL index.
+        try connection.execute("""
+            PRAGMA foreign_keys = ON; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
+            PRAGMA journal_size_limit = 4194304
+            """)
         let journalMode = try connection.text("PRAGMA journal_mode")
         guard journalMode?.lowercased() == "wal" else {
             throw StoreError.corrupt(path: connection.path, detail: "journal mode is \(journalMode ?? "unknown"), not wal")

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// `container.json`: what a writer records about the container. Replaced atomically, never edited
 /// in place.
 public struct Manifest: Codable, Sendable, Equatable {
@@ -24,7 +22,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         let bytes = try file.readToEnd(limit: 1 << 20)
         let manifest: Manifest
         do {
-            manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
+            manifest = try JSON.decode(Manifest.self, from: bytes)
         } catch {
             throw ContainerError.badManifest(path: path, reason: "not valid JSON of the expected shape")
         }
@@ -35,8 +33,6 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     func write(to root: Directory, staging: Directory) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try root.writeAtomically(Array(try encoder.encode(self)) + [0x0a], to: ContainerLayout.manifestFile, staging: staging)
+        try root.writeAtomically(try JSON.encode(self) + [0x0a], to: ContainerLayout.manifestFile, staging: staging)
     }
 }

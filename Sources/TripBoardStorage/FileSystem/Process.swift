@@ -49,6 +49,15 @@ public enum ProcessSetup {
     /// Ends the process with `status`.
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
 
+    /// The values of just `names` from the environment (cheaper than the whole of it at start-up).
+    public static func environment(_ names: [String]) -> [String: String] {
+        var result: [String: String] = [:]
+        for name in names {
+            if let value = getenv(name) { result[name] = String(cString: value) }
+        }
+        return result
+    }
+
     /// The environment as a dictionary.
     public static func environment() -> [String: String] {
         var result: [String: String] = [:]

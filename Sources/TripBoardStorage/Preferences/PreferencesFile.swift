@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 
 /// The typed preferences with their defaults filled in.
@@ -53,9 +52,7 @@ public struct PreferencesFile {
             _ = try read()
             var raw = try readRawObject() ?? [:]
             for (key, value) in values { raw[key.rawValue] = try key.validate(value) }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try directory.writeAtomically(Array(try encoder.encode(raw)) + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
+            try directory.writeAtomically(try JSON.encode(raw) + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
         }
     }
 
@@ -82,7 +79,7 @@ public struct PreferencesFile {
             if error.code == .notFound { return nil }
             throw error
         }
-        if let object = try? JSONDecoder().decode([String: PreferenceValue].self, from: Data(bytes)) { return object }
+        if let object = try? JSON.decode([String: PreferenceValue].self, from: bytes) { return object }
         let asideName = ContainerLayout.preferencesFile + ".corrupt-" + clock().utcStamp.filter { $0 != ":" && $0 != "-" }
         try directory.rename(ContainerLayout.preferencesFile, to: directory, as: asideName)
         try directory.synchronize()

@@ -21,8 +21,9 @@ public final class Connection {
     private var statementCache: [String: Statement] = [:]
 
     /// Opens `path`. Opening is lazy in SQLite: a file of garbage opens fine and fails on first read.
-    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000) throws {
-        var flags = SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX
+    /// `uri`: `path` is a `file:` URI (e.g. with `immutable=1`).
+    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, uri: Bool = false) throws {
+        var flags = SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0)
         switch mode {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
@@ -137,6 +138,14 @@ public final class Connection {
     public func persistWriteAheadLog() throws {
         var enabled: Int32 = 1
         let code = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &enabled)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+    }
+
+    /// Whether the last connection to close checkpoints the WAL into the main file. Off until a
+    /// store has been verified, so that refusing a damaged or newer store changes none of its bytes.
+    public func setCheckpointOnClose(_ enabled: Bool) throws {
+        var current: Int32 = 0
+        let code = tripboard_sqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &current)
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
     }
 

@@ -4,8 +4,11 @@ internal import CSQLite
 /// index. Misusing an index is a programmer error and traps.
 public final class Statement {
     let handle: OpaquePointer
-    /// Kept so the connection outlives its statements.
-    let connection: Connection
+    /// The database handle, for error details. Not the `Connection`: the connection caches its
+    /// statements, and a strong reference back would keep both alive forever, so the database
+    /// would never be closed (and never checkpointed on close). `sqlite3_close_v2` keeps the handle
+    /// valid until its last statement is finalized.
+    let database: OpaquePointer
     public let sql: String
 
     init(connection: Connection, sql: String) throws {
@@ -15,7 +18,7 @@ public final class Statement {
             throw SQLiteError(connection: connection.handle, code: code, sql: sql)
         }
         self.handle = handle
-        self.connection = connection
+        self.database = connection.handle
         self.sql = sql
     }
 
@@ -45,7 +48,7 @@ public final class Statement {
                 sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), tripboard_sqlite_transient())
             }
         }
-        if code != SQLITE_OK { throw SQLiteError(connection: connection.handle, code: code, sql: sql) }
+        if code != SQLITE_OK { throw SQLiteError(connection: database, code: code, sql: sql) }
     }
 
     /// Advances to the next row; `false` when done. A finished statement is reset so that it
@@ -59,7 +62,7 @@ public final class Statement {
             return false
         default:
             sqlite3_reset(handle)
-            throw SQLiteError(connection: connection.handle, code: code, sql: sql)
+            throw SQLiteError(connection: database, code: code, sql: sql)
         }
     }
 

@@ -22,7 +22,7 @@ enum Schema {
         );
         -- The widget's two lookups: upcoming by start date, and the longest live trip, which bounds
         -- the search for a trip in progress (see docs/performance.md).
-        CREATE INDEX trips_live_by_start ON trips (start_date) WHERE sync_state <> 'pendingDeletion';
+        CREATE INDEX trips_live_by_start ON trips (start_date, end_date, id) WHERE sync_state <> 'pendingDeletion';
         CREATE INDEX trips_live_by_length ON trips (julianday(end_date) - julianday(start_date))
             WHERE sync_state <> 'pendingDeletion';
         CREATE INDEX trips_unsynchronized ON trips (sync_state) WHERE sync_state <> 'synchronized';

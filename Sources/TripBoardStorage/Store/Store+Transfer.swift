@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// `app export` / `app import`: everything but secrets and caches, as one JSON document.
 public struct ExportDocument: Sendable, Codable, Equatable {
     public static let formatName = "tripboard-export"
@@ -63,7 +61,9 @@ public struct ImportDocument: Sendable, Decodable {
     public static func parse(_ bytes: [UInt8]) throws -> ImportDocument {
         let document: ImportDocument
         do {
-            document = try JSONDecoder().decode(ImportDocument.self, from: Data(bytes))
+            document = try JSON.decode(ImportDocument.self, from: bytes)
+        } catch let error as JSONSyntaxError {
+            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
         } catch let error as DecodingError {
             throw StoreError.invalidData("the import is not a valid TripBoard export: \(describe(error)); nothing was imported")
         }

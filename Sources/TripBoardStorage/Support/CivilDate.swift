@@ -95,7 +95,8 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
         return value
     }
 
-    static func pad(_ value: Int, _ width: Int) -> String {
+    /// `value` in decimal, zero-padded to `width` digits.
+    public static func pad(_ value: Int, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }

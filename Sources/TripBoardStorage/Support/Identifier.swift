@@ -1,13 +1,34 @@
-import FoundationEssentials
-
 /// Record ids: lowercase UUID strings, accepted on the command line by unique prefix.
 public enum Identifier {
-    /// A new random (version 4) id.
-    public static func make() -> String { UUID().uuidString.lowercased() }
+    /// A new random (version 4, RFC 9562) id, from the system's CSPRNG (getrandom).
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0 ... .max, using: &generator) }
+        bytes[6] = (bytes[6] & 0x0f) | 0x40
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 
-    /// True for a full lowercase or uppercase UUID string.
+    /// True for a UUID string in the 8-4-4-4-12 form, any case, any version.
     public static func isValid(_ text: String) -> Bool {
-        UUID(uuidString: text) != nil
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
+            }
+        }
+        return true
     }
 
     /// Normalizes a user-typed id or prefix: lowercase hex digits and dashes, 1…36 characters.

@@ -89,13 +89,13 @@ enum ProcessRunner {
         process.environment = environment
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("out-\(UUID().uuidString)")
         let errorURL = FileManager.default.temporaryDirectory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
         if let stdin {
             let inputURL = FileManager.default.temporaryDirectory.appendingPathComponent("in-\(UUID().uuidString)")
-            FileManager.default.createFile(atPath: inputURL.path, contents: Data(stdin))
+            _ = FileManager.default.createFile(atPath: inputURL.path, contents: Data(stdin))
             process.standardInput = try FileHandle(forReadingFrom: inputURL)
             try? FileManager.default.removeItem(at: inputURL)  // the open handle keeps the bytes
         } else {

@@ -1,0 +1,125 @@
+import TripBoardStorage
+
+/// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never
+/// blocks the app: it waits at most ~250 ms for the container lock, then shows a placeholder.
+public enum WidgetCommand {
+    static let usage = """
+        usage: widget [--container DIR] [--json] [--now ISO8601] [--watch]
+
+        Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that
+        starts soonest, with its next booking. --now pretends the current time is ISO8601. --watch
+        prints again whenever the answer changes, until interrupted. Exit statuses: 0 ok (including
+        "No upcoming trips"), 64 usage, 65 corrupt or newer store, 66 store missing, 75 updating.
+        """
+
+    /// The environment variables the widget reads; it looks at no others.
+    public static let environmentNames = ["TRIPBOARD_CONTAINER", "XDG_DATA_HOME", "HOME", "LC_ALL", "LC_CTYPE", "LANG",
+                                          "NO_COLOR", "TERM", "TZ"]
+
+    /// How long the widget waits for the shared lock before showing "updating".
+    static let lockTimeout = 0.25
+
+    /// Runs `widget` with `arguments` (without the program name) and returns the exit status.
+    public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
+                            isTerminal: Bool? = nil) -> Int32 {
+        defer { console.flush() }
+        do {
+            var arguments = Arguments(arguments)
+            if arguments.wantsHelp() {
+                console.print(usage)
+                return ExitStatus.success.rawValue
+            }
+            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+            let json = arguments.flag("--json")
+            let watch = arguments.flag("--watch")
+            let fixedNow = try arguments.option("--now").map { text in
+                guard let now = Timestamp(iso8601: text) else {
+                    throw CommandLineError.usage("--now '\(text.prefix(40))' is not an ISO 8601 date and time, e.g. 2026-12-12T08:00+00:00")
+                }
+                return now
+            }
+            try arguments.finish()
+            let style = WidgetStyle(environment: environment, isTerminal: isTerminal ?? StandardStream.output.isTerminal)
+            let widget = Widget(containerPath: containerPath, fixedNow: fixedNow)
+            if watch {
+                return try widget.watch(console: console, json: json, style: style).rawValue
+            }
+            let answer = try widget.answer()
+            try console.write(WidgetRenderer.render(answer, json: json, style: style))
+            return answer.exitStatus.rawValue
+        } catch {
+            console.diagnostic("error: " + errorMessage(for: error))
+            return exitStatus(for: error).rawValue
+        }
+    }
+}
+
+/// What the widget shows.
+struct WidgetAnswer: Equatable {
+    enum Status: String { case ongoing, upcoming, noTrip = "none", updating }
+    var status: Status
+    var next: NextTrip?
+
+    var exitStatus: ExitStatus { status == .updating ? .temporaryFailure : .success }
+}
+
+/// One widget: a container path and the clock it reads.
+final class Widget {
+    let containerPath: String
+    let fixedNow: Timestamp?
+    private var container: ReadOnlyContainer?
+
+    init(containerPath: String, fixedNow: Timestamp?) {
+        self.containerPath = containerPath
+        self.fixedNow = fixedNow
+    }
+
+    /// Computes the answer now. Opens the container lazily; nothing is created if it is absent.
+    func answer() throws -> WidgetAnswer {
+        if container == nil {
+            container = try ReadOnlyContainer.open(at: containerPath, lockTimeout: WidgetCommand.lockTimeout)
+        }
+        guard let container else { return WidgetAnswer(status: .noTrip) }
+        let now = fixedNow ?? Timestamp.now()
+        let today = now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
+        let (availability, found) = try container.read { connection in
+            try NextTrip.find(in: connection, today: today, now: now)
+        }
+        switch availability {
+        case .empty: return WidgetAnswer(status: .noTrip)
+        case .updating: return WidgetAnswer(status: .updating)
+        case .ready:
+            guard let next = found ?? nil else { return WidgetAnswer(status: .noTrip) }
+            return WidgetAnswer(status: next.status == .ongoing ? .ongoing : .upcoming, next: next)
+        }
+    }
+
+    /// `--watch`: prints the answer, then again each time it changes, until SIGINT or SIGTERM.
+    /// Woken by inotify on the container and store directories (a hint), confirmed by
+    /// `PRAGMA data_version` (the truth); re-checks every 30 s anyway (the date rolls over, a
+    /// watch could not be set).
+    func watch(console: Console, json: Bool, style: WidgetStyle) throws -> ExitStatus {
+        let watcher = try ChangeWatcher()
+        var shown: WidgetAnswer?
+        var seenVersion: Int64?
+        var wake = ChangeWatcher.Wake.changed
+        while wake != .terminated {
+            watcher.watch(directory: containerPath)
+            watcher.watch(directory: containerPath + "/" + ContainerLayout.storeDirectory)
+            let version = try container?.dataVersion()
+            // A wake with an unchanged data_version is someone else's file activity: skip the query.
+            if wake == .timedOut || shown == nil || shown?.status == .updating || shown?.status == .noTrip
+                || version == nil || version != seenVersion || container?.isImmutableSnapshot == true {
+                let answer = try self.answer()
+                seenVersion = try container?.dataVersion()
+                if answer != shown {
+                    try console.write(WidgetRenderer.render(answer, json: json, style: style, compactJSON: true))
+                    console.flush()
+                    shown = answer
+                }
+            }
+            wake = watcher.wait(timeout: 30)
+        }
+        return .success
+    }
+}

@@ -1,0 +1,106 @@
+import TripBoardStorage
+
+/// How the terminal can show text.
+struct WidgetStyle {
+    var unicode: Bool
+    var colour: Bool
+
+    init(unicode: Bool, colour: Bool) {
+        self.unicode = unicode
+        self.colour = colour
+    }
+
+    /// UTF-8 when the locale says so (LC_ALL › LC_CTYPE › LANG); colour only on a terminal
+    /// without NO_COLOR (https://no-color.org) and not TERM=dumb.
+    init(environment: [String: String], isTerminal: Bool) {
+        let locale = [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]]
+            .compactMap { $0 }.first { !$0.isEmpty } ?? ""
+        let lowered = locale.lowercased()
+        unicode = lowered.includes("utf-8") || lowered.includes("utf8")
+        colour = isTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+}
+
+/// Turns a `WidgetAnswer` into the text or JSON the widget prints.
+enum WidgetRenderer {
+    static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func render(_ answer: WidgetAnswer, json: Bool, style: WidgetStyle, compactJSON: Bool = false) throws -> [UInt8] {
+        if json { return try Console.json(WidgetJSON(answer), pretty: !compactJSON) + [0x0a] }
+        return Array(text(answer, style: style).utf8)
+    }
+
+    static func text(_ answer: WidgetAnswer, style: WidgetStyle) -> String {
+        let dash = style.unicode ? " — " : " - "
+        let dot = style.unicode ? " · " : " - "
+        switch answer.status {
+        case .noTrip: return "No upcoming trips\n"
+        case .updating: return style.unicode ? "TripBoard is updating…\n" : "TripBoard is updating...\n"
+        case .ongoing, .upcoming: break
+        }
+        guard let next = answer.next else { return "No upcoming trips\n" }
+        let trip = next.trip
+        let name = style.colour ? "\u{1B}[1m\(trip.name)\u{1B}[0m" : trip.name
+        var line = name + dash
+        if let day = next.dayOfTrip {
+            line += "day \(day) of \(trip.dayCount)"
+        } else if let days = next.daysUntilStart {
+            line += (days == 1 ? "tomorrow" : "in \(days) days") + dot + range(trip.startDate, trip.endDate, style: style)
+        }
+        var text = line + "\n"
+        if let booking = next.nextBooking {
+            var parts = [icon(booking.kind, style: style) + " " + booking.title]
+            if let startsAt = booking.startsAt.flatMap({ Timestamp(iso8601: $0) }) {
+                let (hour, minute) = startsAt.localTime
+                parts.append(day(startsAt.localDate) + " " + CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2))
+            }
+            if let reference = booking.reference { parts.append("ref " + reference) }
+            text += parts.joined(separator: dot) + "\n"
+        }
+        return text
+    }
+
+    /// `Sat 12 Dec`.
+    static func day(_ date: CivilDate) -> String {
+        "\(weekdays[date.weekday]) \(date.day) \(months[date.month - 1])"
+    }
+
+    /// `Sat 12 Dec → Tue 15 Dec 2026`, or with both years when they differ.
+    static func range(_ start: CivilDate, _ end: CivilDate, style: WidgetStyle) -> String {
+        let arrow = style.unicode ? " → " : " -> "
+        if start.year == end.year { return day(start) + arrow + day(end) + " \(end.year)" }
+        return day(start) + " \(start.year)" + arrow + day(end) + " \(end.year)"
+    }
+
+    static func icon(_ kind: BookingKind, style: WidgetStyle) -> String {
+        guard style.unicode else { return "[\(kind.rawValue)]" }
+        switch kind {
+        case .flight: return "✈"
+        case .train: return "🚆"
+        case .hotel: return "🏨"
+        case .car: return "🚗"
+        case .event: return "🎫"
+        case .other: return "•"
+        }
+    }
+}
+
+/// `widget --json`; keys documented in docs/cli.md.
+struct WidgetJSON: Encodable {
+    let answer: WidgetAnswer
+
+    init(_ answer: WidgetAnswer) { self.answer = answer }
+
+    enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(answer.status.rawValue, forKey: .status)
+        try container.encode(answer.next?.trip, forKey: .trip)
+        try container.encode(answer.next?.daysUntilStart, forKey: .daysUntilStart)
+        try container.encode(answer.next?.dayOfTrip, forKey: .dayOfTrip)
+        try container.encode(answer.next?.trip.dayCount, forKey: .tripLength)
+        try container.encode(answer.next?.nextBooking, forKey: .nextBooking)
+    }
+}

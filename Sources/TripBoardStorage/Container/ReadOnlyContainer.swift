@@ -1,0 +1,142 @@
+import Glibc
+
+/// The container as the widget sees it: never creates, writes, migrates or repairs anything.
+///
+/// It opens `container.lock` read-only (flock works on any descriptor), takes the shared lock only
+/// for as long as a read lasts, and reads the store through a `SQLITE_OPEN_READONLY` connection.
+public final class ReadOnlyContainer {
+    /// What was found at the container path.
+    public enum Availability {
+        /// No container (or no store) yet: nothing to show, and nothing was created.
+        case empty
+        /// A writer holds the exclusive lock (setup, migration, repair), or the store is at an
+        /// older schema that a writer has still to migrate.
+        case updating
+        /// Ready to read.
+        case ready
+    }
+
+    public let path: String
+    let root: Directory
+    let lock: FileLock
+    private var connection: Connection?
+    private var openedStoreInode: UInt64?
+    /// True when the store's `-wal`/`-shm` were missing and the store was opened immutable.
+    public private(set) var isImmutableSnapshot = false
+    let lockTimeout: Double
+
+    private init(path: String, root: Directory, lock: FileLock, lockTimeout: Double) {
+        self.path = path
+        self.root = root
+        self.lock = lock
+        self.lockTimeout = lockTimeout
+    }
+
+    /// Opens the container directory and its lock file if they exist; `nil` when there is no
+    /// container (nothing is created).
+    public static func open(at path: String, lockTimeout: Double) throws -> ReadOnlyContainer? {
+        let root: Directory
+        do {
+            root = try Directory.open(path: path)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        let lockFile: FileDescriptor
+        do {
+            lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDONLY)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        return ReadOnlyContainer(path: path, root: root, lock: FileLock(descriptor: lockFile), lockTimeout: lockTimeout)
+    }
+
+    /// Runs `body` on the store inside one read transaction, holding the shared container lock.
+    /// Returns `.empty` or `.updating` without calling `body` when there is nothing to read.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> (Availability, T?) {
+        do {
+            try lock.lock(.shared, timeout: lockTimeout)
+        } catch {
+            return (.updating, nil)
+        }
+        defer { lock.unlock() }
+        guard let connection = try currentConnection() else { return (.empty, nil) }
+        let version: Int64
+        do {
+            version = try Container.schemaVersion(of: connection)
+        } catch let error as SQLiteError where error.isBusy {
+            return (.updating, nil)
+        }
+        guard version == Schema.currentVersion else { return (version == 0 ? .empty : .updating, nil) }
+        do {
+            let value = try connection.readTransaction { try body(connection) }
+            return (.ready, value)
+        } catch let error as SQLiteError where error.isCorruption {
+            throw StoreError.corrupt(path: connection.path, detail: error.message)
+        }
+    }
+
+    /// The open connection, (re)opened when the store appeared or was replaced; `nil` when there
+    /// is no store.
+    private func currentConnection() throws -> Connection? {
+        // The manifest is read only when the store is absent: the common path is two stats.
+        let storeDirectory: Directory
+        do {
+            storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            if try Manifest.read(from: root)?.storeCreated == true {
+                throw StoreError.missing(path: root.childPath(ContainerLayout.storeDirectory))
+            }
+            return nil
+        }
+        let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
+        guard let status = try storeDirectory.status(of: ContainerLayout.storeFile) else {
+            if try Manifest.read(from: root)?.storeCreated == true { throw StoreError.missing(path: storePath) }
+            return nil
+        }
+        guard status.kind == .regular else {
+            throw ContainerError.unusable(path: storePath, reason: "the store is not a regular file")
+        }
+        let walMissing = try storeDirectory.status(of: ContainerLayout.storeFile + "-wal") == nil
+            || storeDirectory.status(of: ContainerLayout.storeFile + "-shm") == nil
+        if let connection, openedStoreInode == status.inode, isImmutableSnapshot == walMissing, !walMissing {
+            return connection
+        }
+        self.connection = nil
+        // TripBoard's writers keep -wal and -shm (SQLITE_FCNTL_PERSIST_WAL). If a foreign tool
+        // removed them on close, a read-only connection would have to create them; instead read the
+        // main file as immutable: with no -wal there is no committed data outside it.
+        let connection: Connection
+        do {
+            connection = try Connection(path: walMissing ? "file:\(Self.uriEscaped(storePath))?immutable=1" : storePath,
+                                        mode: .readOnly, busyTimeoutMilliseconds: 250, uri: walMissing)
+        } catch let error as SQLiteError {
+            throw StoreError.unreadable(path: storePath, detail: error.message)
+        }
+        self.connection = connection
+        openedStoreInode = status.inode
+        isImmutableSnapshot = walMissing
+        return connection
+    }
+
+    /// The store's directory path, for change notification.
+    public var storeDirectoryPath: String { root.childPath(ContainerLayout.storeDirectory) }
+
+    /// `PRAGMA data_version` of the long-lived connection: changes when another connection commits.
+    public func dataVersion() throws -> Int64? { try connection?.dataVersion() }
+
+    static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0x80...0xff:
+                escaped += "%" + String(byte, radix: 16, uppercase: true)
+            default:
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return escaped
+    }
+}
