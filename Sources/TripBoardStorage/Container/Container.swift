@@ -142,13 +142,27 @@ public final class Container {
         guard let manifest = try Manifest.read(from: root), manifest.layoutVersion == ContainerLayout.version,
               manifest.storeCreated,
               let storeDirectory = try? root.openDirectory(ContainerLayout.storeDirectory),
-              try storeDirectory.status(of: ContainerLayout.storeFile) != nil
+              try storeFileKind(in: storeDirectory) != nil
         else { return nil }
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         let version = try schemaVersion(of: connection)
         guard version == Schema.currentVersion else { return nil }
         try configure(connection, durability: options.durability)
         return connection
+    }
+
+    /// `.regular` when the store file exists, `nil` when it does not; anything else (a symbolic
+    /// link, a directory) is refused.
+    static func storeFileKind(in storeDirectory: Directory) throws -> FileStatus.Kind? {
+        guard let status = try storeDirectory.status(of: ContainerLayout.storeFile) else { return nil }
+        let path = storeDirectory.childPath(ContainerLayout.storeFile)
+        switch status.kind {
+        case .regular: return .regular
+        case .symbolicLink:
+            throw ContainerError.unusable(path: path, reason: "the store is a symbolic link, and links are not followed inside the container")
+        default:
+            throw ContainerError.unusable(path: path, reason: "the store is not a regular file")
+        }
     }
 
     /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs
@@ -164,20 +178,20 @@ public final class Container {
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         let existing = try Manifest.read(from: root)
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
-        switch try storeDirectory.status(of: ContainerLayout.storeFile)?.kind {
-        case nil:
+        if try storeFileKind(in: storeDirectory) == nil {
             if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
             // Created here, before SQLite opens it, so that the store (and the -wal and -shm that
             // SQLite gives the same mode) is 0600 whatever the umask.
             _ = try storeDirectory.openFile(ContainerLayout.storeFile, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
-        case .regular?:
-            break
-        default:
-            throw ContainerError.unusable(path: storePath, reason: "the store is not a regular file")
         }
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         // Read the version before anything writes: a foreign or damaged file fails here untouched.
-        _ = try schemaVersion(of: connection)
+        let version = try schemaVersion(of: connection)
+        if version == 0 && existing?.storeCreated == true {
+            // The manifest says this container had a store: an empty one now means the data was
+            // lost (a truncated or replaced file). Migrating it would hide that.
+            throw StoreError.corrupt(path: storePath, detail: "the store is empty although this container had one")
+        }
         do {
             try connection.enableWriteAheadLog()
             try connection.execute("PRAGMA foreign_keys = ON")
@@ -195,6 +209,19 @@ public final class Container {
 
     static func openStoreConnection(storeDirectory: Directory) throws -> Connection {
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
+        if try storeDirectory.status(of: ContainerLayout.storeFile + "-wal") == nil {
+            // Opening a WAL store without its -wal creates one. Look first, through an immutable
+            // connection that creates nothing, so a refused store is left exactly as it was
+            // (with no -wal, everything committed is in the main file, so this read is complete).
+            let preflight: Connection
+            do {
+                preflight = try Connection(path: "file:\(ReadOnlyContainer.uriEscaped(storePath))?immutable=1",
+                                           mode: .readOnly, uri: true)
+            } catch let error as SQLiteError {
+                throw StoreError.unreadable(path: storePath, detail: error.message)
+            }
+            _ = try schemaVersion(of: preflight, path: storePath)
+        }
         let connection: Connection
         do {
             connection = try Connection(path: storePath, mode: .readWrite)
@@ -212,17 +239,18 @@ public final class Container {
     }
 
     /// `user_version`, with damage and newer schemas turned into store errors.
-    static func schemaVersion(of connection: Connection) throws -> Int64 {
+    static func schemaVersion(of connection: Connection, path: String? = nil) throws -> Int64 {
+        let path = path ?? connection.path
         let version: Int64
         do {
             version = try connection.userVersion()
         } catch let error as SQLiteError where error.isCorruption {
-            throw StoreError.corrupt(path: connection.path, detail: error.message)
+            throw StoreError.corrupt(path: path, detail: error.message)
         } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
-            throw StoreError.unreadable(path: connection.path, detail: error.message)
+            throw StoreError.unreadable(path: path, detail: error.message)
         }
         if version > Schema.currentVersion {
-            throw StoreError.newerSchema(path: connection.path, found: version, supported: Schema.currentVersion)
+            throw StoreError.newerSchema(path: path, found: version, supported: Schema.currentVersion)
         }
         return version
     }

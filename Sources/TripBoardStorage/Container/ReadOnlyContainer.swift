@@ -21,6 +21,7 @@ public final class ReadOnlyContainer {
     let lock: FileLock
     private var connection: Connection?
     private var openedStoreInode: UInt64?
+    private var storePath = ""
     /// True when the store's `-wal`/`-shm` were missing and the store was opened immutable.
     public private(set) var isImmutableSnapshot = false
     let lockTimeout: Double
@@ -64,7 +65,7 @@ public final class ReadOnlyContainer {
         guard let connection = try currentConnection() else { return (.empty, nil) }
         let version: Int64
         do {
-            version = try Container.schemaVersion(of: connection)
+            version = try Container.schemaVersion(of: connection, path: storePath)
         } catch let error as SQLiteError where error.isBusy {
             return (.updating, nil)
         }
@@ -73,7 +74,7 @@ public final class ReadOnlyContainer {
             let value = try connection.readTransaction { try body(connection) }
             return (.ready, value)
         } catch let error as SQLiteError where error.isCorruption {
-            throw StoreError.corrupt(path: connection.path, detail: error.message)
+            throw StoreError.corrupt(path: storePath, detail: error.message)
         }
     }
 
@@ -116,6 +117,7 @@ public final class ReadOnlyContainer {
             throw StoreError.unreadable(path: storePath, detail: error.message)
         }
         self.connection = connection
+        self.storePath = storePath
         openedStoreInode = status.inode
         isImmutableSnapshot = walMissing
         return connection

@@ -49,10 +49,10 @@ public struct PreferencesFile {
     /// Sets several keys in one atomic replace.
     public mutating func update(_ values: [PreferenceKey: PreferenceValue]) throws {
         try withDirectoryLock {
-            _ = try read()
             var raw = try readRawObject() ?? [:]
-            for (key, value) in values { raw[key.rawValue] = try key.validate(value) }
-            try directory.writeAtomically(try JSON.encode(raw) + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
+            for (key, value) in values { raw[key.rawValue] = try JSON.makeValue(try key.validate(value)) }
+            let document = JSONValue.object(raw.map { (key: $0.key, value: $0.value) })
+            try directory.writeAtomically(document.serialized() + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
         }
     }
 
@@ -62,7 +62,7 @@ public struct PreferencesFile {
         for (name, value) in raw {
             guard let key = PreferenceKey(rawValue: name) else { continue }  // a newer build's key: kept, not used
             do {
-                preferences.set(key, try key.validate(value))
+                preferences.set(key, try key.validate(try JSON.decode(PreferenceValue.self, from: value)))
             } catch {
                 warnings.append("preference \(name) in \(path) has an invalid value; using the default \(key.defaultValue)")
             }
@@ -70,8 +70,9 @@ public struct PreferencesFile {
         return preferences
     }
 
-    /// The file as a flat object, or `nil` when there is none (or it was corrupt and moved aside).
-    private mutating func readRawObject() throws -> [String: PreferenceValue]? {
+    /// The file as a flat object, or `nil` when there is none (or it was not a JSON object and was
+    /// moved aside). Values are kept as they are: one odd value never costs the others.
+    private mutating func readRawObject() throws -> [String: JSONValue]? {
         let bytes: [UInt8]
         do {
             bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: 1 << 20)
@@ -79,7 +80,9 @@ public struct PreferencesFile {
             if error.code == .notFound { return nil }
             throw error
         }
-        if let object = try? JSON.decode([String: PreferenceValue].self, from: bytes) { return object }
+        if case .object(let members)? = try? JSONValue.parse(bytes) {
+            return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+        }
         let asideName = ContainerLayout.preferencesFile + ".corrupt-" + clock().utcStamp.filter { $0 != ":" && $0 != "-" }
         try directory.rename(ContainerLayout.preferencesFile, to: directory, as: asideName)
         try directory.synchronize()

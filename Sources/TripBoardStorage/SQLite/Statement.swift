@@ -42,7 +42,18 @@ public final class Statement {
         case .null: code = sqlite3_bind_null(handle, index)
         case .integer(let number): code = sqlite3_bind_int64(handle, index, number)
         case .real(let number): code = sqlite3_bind_double(handle, index, number)
-        case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, tripboard_sqlite_transient())
+        case .text(let text):
+            // The byte count, not -1: a NUL inside the text must not cut it short.
+            var text = text
+            if text.isEmpty {
+                code = sqlite3_bind_text(handle, index, "", 0, tripboard_sqlite_transient())
+            } else {
+                code = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { characters in
+                        sqlite3_bind_text(handle, index, characters.baseAddress, Int32(bytes.count), tripboard_sqlite_transient())
+                    }
+                }
+            }
         case .blob(let bytes):
             code = bytes.withUnsafeBytes { buffer in
                 sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), tripboard_sqlite_transient())

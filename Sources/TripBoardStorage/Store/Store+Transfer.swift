@@ -141,8 +141,11 @@ extension Store {
         }
         func checked<T>(_ what: String, _ body: () throws -> T) throws -> T {
             do { return try body() } catch let error as StoreError {
-                if case .invalidArgument(let message) = error { throw StoreError.invalidData("\(what): \(message); nothing was imported") }
-                throw error
+                switch error {
+                case .invalidArgument(let message), .invalidData(let message):
+                    throw StoreError.invalidData("\(what): \(message); nothing was imported")
+                default: throw error
+                }
             }
         }
 
@@ -186,6 +189,7 @@ extension Store {
 
         do {
             try connection.writeTransaction {
+                try refuseChildrenOfDeletedTrips(places: places, bookings: bookings, importedTrips: Set(trips.map(\.id)))
                 for trip in trips { try insert(trip) }
                 for place in places { try insert(place) }
                 for booking in bookings { try insert(booking) }
@@ -195,6 +199,21 @@ extension Store {
             throw StoreError.invalidData(try explainConstraintFailure(trips: trips, places: places, bookings: bookings))
         }
         return ImportSummary(trips: trips.count, places: places.count, bookings: bookings.count)
+    }
+
+    /// A place or booking may not join a trip that is deleted (a tombstone waiting for sync): the
+    /// foreign key would accept it, and the server's acknowledgement would then silently drop it.
+    private func refuseChildrenOfDeletedTrips(places: [Place], bookings: [Booking], importedTrips: Set<String>) throws {
+        let children = places.map { ("place", $0.id, $0.tripId) } + bookings.map { ("booking", $0.id, $0.tripId) }
+        var checked: [String: Bool] = [:]
+        for (kind, id, tripId) in children where !importedTrips.contains(tripId) {
+            let deleted = try checked[tripId] ?? (connection.integer(
+                "SELECT count(*) FROM trips WHERE id = ? AND sync_state = 'pendingDeletion'", [.text(tripId)]) > 0)
+            checked[tripId] = deleted
+            if deleted {
+                throw StoreError.invalidData("\(kind) \(id) belongs to trip \(tripId), which is deleted; nothing was imported")
+            }
+        }
     }
 
     /// After a constraint failure and its rollback, finds which record broke which rule, for a

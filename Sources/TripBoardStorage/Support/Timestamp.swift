@@ -141,6 +141,17 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { iso8601() }
 
+    /// Timestamps are equal when they name the same instant, whatever offset each is written in
+    /// (07:35Z == 08:35+01:00), consistent with `<`.
+    public static func == (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        (lhs.secondsSinceEpoch, lhs.milliseconds) == (rhs.secondsSinceEpoch, rhs.milliseconds)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(secondsSinceEpoch)
+        hasher.combine(milliseconds)
+    }
+
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         (lhs.secondsSinceEpoch, lhs.milliseconds) < (rhs.secondsSinceEpoch, rhs.milliseconds)
     }

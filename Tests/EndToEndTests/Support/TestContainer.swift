@@ -72,6 +72,14 @@ final class TestContainer: @unchecked Sendable {
     /// store's files, whose bytes move between `-wal` and the main file on checkpoints) and the
     /// store's logical content. Compare before/after to prove a command wrote nothing.
     func state() throws -> ContainerState {
+        let files = files()
+        let dump = FileManager.default.fileExists(atPath: storePath) ? (try sqlite(".dump")).stdout : ""
+        return ContainerState(files: files, storeDump: dump)
+    }
+
+    /// Every path below the root with size and content fingerprint (store files: presence only).
+    /// Unlike `state()`, runs no process, so it cannot change what it looks at.
+    func files() -> [String: String] {
         var files: [String: String] = [:]
         if let enumerator = FileManager.default.enumerator(atPath: root.path) {
             while let relative = enumerator.nextObject() as? String {
@@ -86,8 +94,7 @@ final class TestContainer: @unchecked Sendable {
                 }
             }
         }
-        let dump = FileManager.default.fileExists(atPath: storePath) ? (try sqlite(".dump")).stdout : ""
-        return ContainerState(files: files, storeDump: dump)
+        return files
     }
 
     /// The bytes of a file inside the root.
