@@ -3,22 +3,13 @@ import PackageDescription
 
 /// Release binaries are the shipping binaries: plain `swift build -c release` must produce exactly what
 /// `tools/bench` measures, so the link settings live here rather than in a script.
-/// FoundationEssentials' own dependencies are not in its autolink entries, so a static link must
-/// name them (they resolve the references left open by the `--start-group` of the objects).
-let foundationEssentialsDependencies = ["-l_FoundationCollections", "-l_FoundationCShims", "-lswiftSynchronization"]
-
-let staticStdlib: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"] + foundationEssentialsDependencies, .when(configuration: .release)),
-]
-
-/// The widget starts often and must start fast: a fully static executable (Swift runtime,
-/// FoundationEssentials, glibc and Debian's libsqlite3.a) skips the dynamic loader's work.
-/// Measured in docs/performance.md. The linker's note that `dlopen` in a static glibc program needs
-/// the same glibc at run time is expected: nothing here loads plug-ins.
+///
+/// The executables start often and must start fast: a fully static executable (Swift runtime,
+/// glibc and Debian's libsqlite3.a; no Foundation anywhere) skips the dynamic loader's work.
+/// Measured in docs/performance.md. The linker's note that `dlopen` in a static glibc program
+/// needs the same glibc at run time is expected: nothing here loads plug-ins.
 let fullyStatic: [SwiftSetting] = [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
-let fullyStaticLink: [LinkerSetting] = [
-    .unsafeFlags(["-static-executable"] + foundationEssentialsDependencies, .when(configuration: .release)),
-]
+let fullyStaticLink: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
 
 let package = Package(
     name: "TripBoard",
@@ -44,7 +35,8 @@ let package = Package(
         .executableTarget(
             name: "app",
             dependencies: ["TripBoardCLI"],
-            linkerSettings: staticStdlib
+            swiftSettings: fullyStatic,
+            linkerSettings: fullyStaticLink
         ),
         .executableTarget(
             name: "widget",

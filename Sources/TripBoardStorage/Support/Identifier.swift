@@ -3,7 +3,9 @@ public enum Identifier {
     /// A new random (version 4, RFC 9562) id, from the system's CSPRNG (getrandom).
     public static func make() -> String {
         var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0 ... .max, using: &generator) }
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        var bytes = (0..<16).map { UInt8(truncatingIfNeeded: ($0 < 8 ? high : low) >> (8 * UInt64($0 % 8))) }
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
         let hex = Array("0123456789abcdef".utf8)
