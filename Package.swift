@@ -9,7 +9,17 @@ import PackageDescription
 /// Measured in docs/performance.md. The linker's note that `dlopen` in a static glibc program
 /// needs the same glibc at run time is expected: nothing here loads plug-ins.
 let fullyStatic: [SwiftSetting] = [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
-let fullyStaticLink: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+
+/// Links `executable` fully static with lld, placing the functions listed in
+/// `Sources/<executable>/startup-order.txt` (made by `tools/startup-order`) next to each other:
+/// code that runs together shares pages, so start-up faults in fewer of them (the widget's peak RSS
+/// falls by about a fifth). Names missing from the binary are skipped without a warning.
+func fullyStaticLink(_ executable: String) -> [LinkerSetting] {
+    let order = Context.packageDirectory + "/Sources/\(executable)/startup-order.txt"
+    return [.unsafeFlags(["-static-executable", "-use-ld=lld",
+                          "-Xlinker", "--symbol-ordering-file=\(order)", "-Xlinker", "--no-warn-symbol-ordering"],
+                         .when(configuration: .release))]
+}
 
 let package = Package(
     name: "TripBoard",
@@ -35,14 +45,16 @@ let package = Package(
         .executableTarget(
             name: "app",
             dependencies: ["TripBoardCLI"],
+            exclude: ["startup-order.txt"],
             swiftSettings: fullyStatic,
-            linkerSettings: fullyStaticLink
+            linkerSettings: fullyStaticLink("app")
         ),
         .executableTarget(
             name: "widget",
             dependencies: ["TripBoardCLI"],
+            exclude: ["startup-order.txt"],
             swiftSettings: fullyStatic,
-            linkerSettings: fullyStaticLink
+            linkerSettings: fullyStaticLink("widget")
         ),
         .testTarget(
             name: "TripBoardStorageTests",

@@ -187,6 +187,10 @@ extension Store {
             }
         }
 
+        // A large import touches more index pages than the default 2 MB cache holds; spilling
+        // them to the WAL mid-transaction costs more than the memory.
+        try connection.execute("PRAGMA cache_size = -65536")
+        defer { try? connection.execute("PRAGMA cache_size = -2000") }
         do {
             try connection.writeTransaction {
                 try refuseChildrenOfDeletedTrips(places: places, bookings: bookings, importedTrips: Set(trips.map(\.id)))
