@@ -75,6 +75,9 @@ public final class ReadOnlyContainer {
             return (.ready, value)
         } catch let error as SQLiteError where error.isCorruption {
             throw StoreError.corrupt(path: storePath, detail: error.message)
+        } catch let error as SQLiteError where error.isBusy {
+            // Past the 250 ms busy timeout (a WAL recovery or exclusive checkpoint in progress).
+            return (.updating, nil)
         }
     }
 
