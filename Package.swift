@@ -33,10 +33,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         .systemLibrary(name: "CSystem"),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["CSQLite", "CSystem"]
+            dependencies: ["CSQLite", "CSodium", "CSystem"]
         ),
         .target(
             name: "TripBoardCLI",

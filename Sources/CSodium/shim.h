@@ -1,0 +1,4 @@
+#ifndef TRIPBOARD_CSODIUM_SHIM_H
+#define TRIPBOARD_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif
