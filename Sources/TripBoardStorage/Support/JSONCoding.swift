@@ -48,6 +48,11 @@ final class EncodingNode {
         case let value as UInt64: return .number(String(value))
         case let value as UInt32: return .number(String(value))
         case let value as UInt: return .number(String(value))
+        case let value as Int16: return .number(String(value))
+        case let value as Int8: return .number(String(value))
+        case let value as UInt16: return .number(String(value))
+        case let value as UInt8: return .number(String(value))
+        case let value as Float: return try scalar(Double(value), path: path)
         case let value as Double:
             guard value.isFinite else {
                 throw EncodingError.invalidValue(value, .init(codingPath: path, debugDescription: "JSON has no NaN or infinity"))
@@ -329,6 +334,9 @@ struct SingleValueContainer: SingleValueDecodingContainer {
 
     func decode(_ type: Double.Type) throws -> Double {
         guard case .number(let text) = value, let number = Double(text) else { throw failure(type, "a number") }
+        guard number.isFinite else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "\(text.prefix(30)) is out of range"))
+        }
         return number
     }
 
