@@ -58,7 +58,7 @@ extension AppCommand {
         let reference = try context.arguments.positional("place ID")
         try context.finishArguments()
         let store = try context.store()
-        try store.deletePlace(id: try store.resolveID(.place, reference))
+        reportDeletion(try store.deletePlace(id: try store.resolveID(.place, reference)), context)
     }
 
     static func addBooking(_ context: CommandContext) throws {
@@ -101,6 +101,6 @@ extension AppCommand {
         let reference = try context.arguments.positional("booking ID")
         try context.finishArguments()
         let store = try context.store()
-        try store.deleteBooking(id: try store.resolveID(.booking, reference))
+        reportDeletion(try store.deleteBooking(id: try store.resolveID(.booking, reference)), context)
     }
 }

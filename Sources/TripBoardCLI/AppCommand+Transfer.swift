@@ -19,13 +19,15 @@ extension AppCommand {
     static func export(_ context: CommandContext) throws {
         let output = try context.arguments.option("--output")
         try context.finishArguments()
+        let destination = try output.map { output in
+            let (directoryPath, fileName) = splitPath(output)
+            guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name, not a directory") }
+            return (try Directory.open(path: directoryPath), fileName)
+        }
         let container = try context.container()
         let (_, preferences) = try loadPreferences(context)
         let bytes = try Console.json(try container.store.exportDocument(preferences: preferences)) + [0x0a]
-        guard let output else { return context.console.write(bytes) }
-        let (directoryPath, fileName) = splitPath(output)
-        guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name") }
-        let directory = try Directory.open(path: directoryPath)
+        guard let (directory, fileName) = destination else { return context.console.write(bytes) }
         try directory.writeAtomically(bytes, to: fileName, staging: directory)
     }
 
@@ -38,8 +40,8 @@ extension AppCommand {
         if source == "-" {
             bytes = try StandardStream.input.readToEnd(limit: limit)
         } else {
-            let (directoryPath, fileName) = splitPath(source)
-            bytes = try Directory.open(path: directoryPath).openFileForReading(fileName).readToEnd(limit: limit)
+            // A file the user names outside the container: symbolic links are followed, as any tool would.
+            bytes = try FileDescriptor.openForReading(path: source).readToEnd(limit: limit)
         }
         let document = try ImportDocument.parse(bytes)
         var preferenceValues: [PreferenceKey: PreferenceValue] = [:]

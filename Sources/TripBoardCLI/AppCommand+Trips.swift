@@ -11,7 +11,7 @@ extension AppCommand {
                         summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
             CommandSpec(words: ["trip", "edit"], usage: "trip edit ID [--name N] [--start D] [--end D] [--notes T]",
                         summary: """
-                        Changes the given fields in one transaction. With no field flags, opens $EDITOR (or $VISUAL, \
+                        Changes the given fields in one transaction. With no field flags, opens $VISUAL (else $EDITOR, \
                         else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
                         """, run: editTrip),
             CommandSpec(words: ["trip", "delete"], usage: "trip delete ID",
@@ -89,9 +89,11 @@ extension AppCommand {
         let reference = try context.arguments.positional("trip ID")
         try context.finishArguments()
         let store = try context.store()
-        let outcome = try store.deleteTrip(id: try store.resolveID(.trip, reference))
-        if outcome == .tombstoned {
-            context.console.diagnostic("deleted; the server will be told at the next sync")
-        }
+        reportDeletion(try store.deleteTrip(id: try store.resolveID(.trip, reference)), context)
+    }
+
+    /// A tombstone is worth a word: the record is gone from lists but not yet from the server.
+    static func reportDeletion(_ outcome: DeletionOutcome, _ context: CommandContext) {
+        if outcome == .tombstoned { context.console.diagnostic("deleted; the server will be told at the next sync") }
     }
 }

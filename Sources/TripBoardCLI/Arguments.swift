@@ -36,12 +36,12 @@ public struct Arguments {
         return value
     }
 
-    /// Takes a boolean `--name`.
+    /// Takes a boolean `--name` (every occurrence before `--`).
     mutating func flag(_ name: String) -> Bool {
-        guard let index = words.firstIndex(of: name) else { return false }
-        if let end = words.firstIndex(of: "--"), end < index { return false }
-        words.remove(at: index)
-        return true
+        let end = words.firstIndex(of: "--") ?? words.count
+        let before = words.count
+        words = words[..<end].filter { $0 != name } + words[end...]
+        return words.count != before
     }
 
     /// Takes the next positional word, or `nil` when there is none.

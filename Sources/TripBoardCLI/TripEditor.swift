@@ -44,7 +44,12 @@ struct TripEditor {
             throw CommandLineError(.dataError, "startDate and endDate must be dates in YYYY-MM-DD form; nothing was changed")
         }
         let changes = TripChanges(name: edited.name, startDate: start, endDate: end, notes: edited.notes)
-        try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
+        do {
+            try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
+        } catch StoreError.invalidArgument(let message) {
+            // In the edited file, a bad value is bad data, not a bad command line.
+            throw CommandLineError(.dataError, message + "; nothing was changed")
+        }
     }
 
     private func parse(_ bytes: [UInt8]) throws -> EditableTrip {

@@ -10,14 +10,14 @@ struct WidgetStyle {
         self.colour = colour
     }
 
-    /// UTF-8 when the locale says so (LC_ALL › LC_CTYPE › LANG); colour only on a terminal
-    /// without NO_COLOR (https://no-color.org) and not TERM=dumb.
+    /// UTF-8 when the locale says so (LC_ALL › LC_CTYPE › LANG); colour only on a terminal,
+    /// without a non-empty NO_COLOR (https://no-color.org) and not TERM=dumb.
     init(environment: [String: String], isTerminal: Bool) {
         let locale = [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]]
             .compactMap { $0 }.first { !$0.isEmpty } ?? ""
         let lowered = locale.lowercased()
         unicode = lowered.includes("utf-8") || lowered.includes("utf8")
-        colour = isTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        colour = isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     }
 }
 

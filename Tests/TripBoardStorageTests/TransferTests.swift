@@ -151,7 +151,7 @@ struct TransferTests {
             {"trips": [{"id": "\(Self.tripID)", "name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02"}],
              "places": [{"tripId": "\(Self.tripID)", "name": "Fine"},
                         {"id": "\(Self.placeID)", "tripId": "\(missingTrip)", "name": "Orphan"}]}
-            """, ["place \(Self.placeID)", "trip \(missingTrip)", "neither in the import nor in the store"], fixture: fixture)
+            """, ["places[1] belongs to trip \(missingTrip)", "neither in the import nor in the store"], fixture: fixture)
         for table in ["trips", "places", "bookings"] { #expect(try fixture.rowCount(table) == 0) }
     }
 
@@ -179,7 +179,7 @@ struct TransferTests {
         let fixture = try StoreFixture()
         try expectRefused("""
             {"bookings": [{"id": "\(Self.bookingID)", "tripId": "\(Self.tripID)", "kind": "hotel", "title": "Hotel"}]}
-            """, ["booking \(Self.bookingID) belongs to trip \(Self.tripID)"], fixture: fixture)
+            """, ["bookings[0] belongs to trip \(Self.tripID)"], fixture: fixture)
     }
 
     @Test(arguments: [

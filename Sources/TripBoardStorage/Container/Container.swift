@@ -146,7 +146,8 @@ public final class Container {
         else { return nil }
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         let version = try schemaVersion(of: connection)
-        guard version == Schema.currentVersion else { return nil }
+        // A foreign tool may have switched the store out of WAL: setup switches it back.
+        guard version == Schema.currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
         try configure(connection, durability: options.durability)
         return connection
     }
@@ -168,6 +169,11 @@ public final class Container {
     /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs
     /// under the exclusive lock, so it re-reads everything.
     static func setUp(root: Directory, options: ContainerOptions) throws {
+        let existing = try Manifest.read(from: root)
+        if existing?.storeCreated == true, try root.status(of: ContainerLayout.storeDirectory) == nil {
+            // Checked before anything is created: an empty store/ would hide the loss.
+            throw StoreError.missing(path: root.childPath(ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile))
+        }
         for name in ContainerLayout.directories {
             var directory = root
             for component in name.split(separator: "/") {
@@ -176,7 +182,6 @@ public final class Container {
         }
         let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
-        let existing = try Manifest.read(from: root)
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
         if try storeFileKind(in: storeDirectory) == nil {
             if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
@@ -193,7 +198,11 @@ public final class Container {
             throw StoreError.corrupt(path: storePath, detail: "the store is empty although this container had one")
         }
         do {
-            try connection.enableWriteAheadLog()
+            do {
+                try connection.enableWriteAheadLog()
+            } catch let error as SQLiteError where !error.isCorruption && !error.isBusy {
+                throw ContainerError.unusable(path: storePath, reason: "SQLite cannot use its write-ahead log here (\(error.message)); the container needs a local filesystem with shared memory and file locking")
+            }
             try connection.execute("PRAGMA foreign_keys = ON")
             try Schema.migrate(connection)
         } catch let error as SQLiteError where error.isCorruption {

@@ -18,7 +18,9 @@ public final class ReadOnlyContainer {
 
     public let path: String
     let root: Directory
-    let lock: FileLock
+    /// `nil` when `container.lock` is missing although the container exists (it is never deleted
+    /// by TripBoard; a writer recreates it). SQLite's own locking still keeps reads consistent.
+    let lock: FileLock?
     private var connection: Connection?
     private var openedStoreInode: UInt64?
     private var storePath = ""
@@ -26,7 +28,7 @@ public final class ReadOnlyContainer {
     public private(set) var isImmutableSnapshot = false
     let lockTimeout: Double
 
-    private init(path: String, root: Directory, lock: FileLock, lockTimeout: Double) {
+    private init(path: String, root: Directory, lock: FileLock?, lockTimeout: Double) {
         self.path = path
         self.root = root
         self.lock = lock
@@ -41,27 +43,45 @@ public final class ReadOnlyContainer {
             root = try Directory.open(path: path)
         } catch {
             if error.code == .notFound { return nil }
+            if error.code == .notADirectory { throw ContainerError.unusable(path: path, reason: "it is not a directory") }
             throw error
         }
-        let lockFile: FileDescriptor
+        var lock: FileLock?
         do {
-            lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDONLY)
+            lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, flags: O_RDONLY))
         } catch {
-            if error.code == .notFound { return nil }
-            throw error
+            guard error.code == .notFound else { throw error }
+            // No lock file: a container that was never set up (nothing to show) — unless a store
+            // is there, which is read without the container lock rather than hidden.
+            guard try root.status(of: ContainerLayout.manifestFile) != nil else { return nil }
         }
-        return ReadOnlyContainer(path: path, root: root, lock: FileLock(descriptor: lockFile), lockTimeout: lockTimeout)
+        return ReadOnlyContainer(path: path, root: root, lock: lock, lockTimeout: lockTimeout)
     }
 
     /// Runs `body` on the store inside one read transaction, holding the shared container lock.
     /// Returns `.empty` or `.updating` without calling `body` when there is nothing to read.
     public func read<T>(_ body: (Connection) throws -> T) throws -> (Availability, T?) {
         do {
-            try lock.lock(.shared, timeout: lockTimeout)
+            try lock?.lock(.shared, timeout: lockTimeout)
         } catch {
             return (.updating, nil)
         }
-        defer { lock.unlock() }
+        defer { lock?.unlock() }
+        let first = try readOnce(body)
+        // An immutable read takes no SQLite locks. If a writer appeared meanwhile (it recreates
+        // -wal first), a checkpoint may have changed the main file under the read: read again,
+        // now through an ordinary read-only connection, which the new -wal and -shm allow.
+        guard isImmutableSnapshot, try walFilesExist() else { return first }
+        return try readOnce(body)
+    }
+
+    private func walFilesExist() throws -> Bool {
+        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        return try storeDirectory.status(of: ContainerLayout.storeFile + "-wal") != nil
+            && storeDirectory.status(of: ContainerLayout.storeFile + "-shm") != nil
+    }
+
+    private func readOnce<T>(_ body: (Connection) throws -> T) throws -> (Availability, T?) {
         guard let connection = try currentConnection() else { return (.empty, nil) }
         let version: Int64
         do {
@@ -69,11 +89,16 @@ public final class ReadOnlyContainer {
         } catch let error as SQLiteError where error.isBusy {
             return (.updating, nil)
         }
+        if version == 0, try Manifest.read(from: root)?.storeCreated == true {
+            throw StoreError.corrupt(path: storePath, detail: "the store is empty although this container had one")
+        }
         guard version == Schema.currentVersion else { return (version == 0 ? .empty : .updating, nil) }
         do {
             let value = try connection.readTransaction { try body(connection) }
             return (.ready, value)
         } catch let error as SQLiteError where error.isCorruption {
+            // An immutable read racing a checkpoint can see a torn file: retry once normally.
+            if isImmutableSnapshot, try walFilesExist() { return try readOnce(body) }
             throw StoreError.corrupt(path: storePath, detail: error.message)
         } catch let error as SQLiteError where error.isBusy {
             // Past the 250 ms busy timeout (a WAL recovery or exclusive checkpoint in progress).

@@ -14,6 +14,13 @@ public final class FileDescriptor: Sendable {
         self.path = path
     }
 
+    /// Opens a file the user named, outside any container, for reading (symbolic links followed).
+    public static func openForReading(path: String) throws(FileSystemError) -> FileDescriptor {
+        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 { throw .fromErrno("open", path: path) }
+        return FileDescriptor(rawValue: fd, path: path)
+    }
+
     deinit {
         // close(2): "the file descriptor is released early in close() ... retrying after EINTR
         // is the wrong thing to do on Linux".

@@ -97,19 +97,33 @@ enum LockHolders {
               let locks = try? Directory.open(path: "/proc").openFileForReading("locks").readToEnd(limit: 4 << 20)
         else { return [] }
         let me = getpid()
-        let inodeSuffix = ":\(info.inode)"
+        // /proc/locks names the file as MAJOR:MINOR:INODE, the device numbers in hex (glibc's
+        // major()/minor() encoding of st_dev).
+        let major = ((info.device >> 8) & 0xfff) | ((info.device >> 32) & ~UInt64(0xfff))
+        let minor = (info.device & 0xff) | ((info.device >> 12) & ~UInt64(0xff))
+        let fileID = String(major, radix: 16) + ":" + String(minor, radix: 16) + ":\(info.inode)"
         var holders: [LockHolder] = []
         for line in String(decoding: locks, as: UTF8.self).split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" (blocked waiters have "->").
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[1] == "FLOCK", fields[1] != "->",
-                  fields[5].hasSuffix(inodeSuffix), let pid = Int32(fields[4]), pid != me
+            guard fields.count >= 6, fields[1] == "FLOCK", Self.sameFile(String(fields[5]), fileID),
+                  let pid = Int32(fields[4]), pid != me
             else { continue }
             let command = try? Directory.open(path: "/proc/\(pid)").openFileForReading("comm").readToEnd(limit: 256)
             let name = command.map { String(decoding: $0, as: UTF8.self).trimmingTrailingNewlines() }
             holders.append(LockHolder(processID: pid, command: name, isExclusive: fields[3] == "WRITE"))
         }
         return holders
+    }
+}
+
+extension LockHolders {
+    /// Compares /proc/locks file ids, whose device numbers may be zero-padded ("00:2a:17").
+    static func sameFile(_ listed: String, _ expected: String) -> Bool {
+        let a = listed.split(separator: ":"), b = expected.split(separator: ":")
+        guard a.count == 3, b.count == 3 else { return false }
+        return UInt64(a[0], radix: 16) == UInt64(b[0], radix: 16) && UInt64(a[1], radix: 16) == UInt64(b[1], radix: 16)
+            && a[2] == b[2]
     }
 }
 

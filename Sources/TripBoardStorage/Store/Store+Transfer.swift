@@ -132,11 +132,15 @@ extension Store {
             if let version, version < 1 {
                 throw StoreError.invalidData("\(what): remoteVersion must be positive; nothing was imported")
             }
-            return (state ?? .pendingUpload, version, stamp)
+            let state = state ?? .pendingUpload
+            if version == nil && (state == .synchronized || state == .pendingDeletion) {
+                throw StoreError.invalidData("\(what): a \(state.rawValue) record needs its remoteVersion; nothing was imported")
+            }
+            return (state, version, stamp)
         }
         func identifier(_ id: String?, _ what: String) throws -> String {
             guard let id else { return Identifier.make() }
-            guard Identifier.isValid(id) else { throw StoreError.invalidData("\(what): '\(id.prefix(40))' is not a UUID; nothing was imported") }
+            guard Identifier.isValid(id) else { throw StoreError.invalidArgument("'\(id.prefix(40))' is not a UUID") }
             return id.lowercased()
         }
         func checked<T>(_ what: String, _ body: () throws -> T) throws -> T {
@@ -231,11 +235,11 @@ extension Store {
             }
         }
         let tripIds = Set(trips.map(\.id))
-        for (kind, records) in [("place", places.map { ($0.id, $0.tripId) }), ("booking", bookings.map { ($0.id, $0.tripId) })] {
-            for (id, tripId) in records where !tripIds.contains(tripId) {
-                if try connection.integer("SELECT count(*) FROM trips WHERE id = ?", [.text(tripId)]) == 0 {
-                    return "\(kind) \(id) belongs to trip \(tripId), which is neither in the import nor in the store" + suffix
-                }
+        let children = places.enumerated().map { ("places[\($0.offset)]", $0.element.tripId) }
+            + bookings.enumerated().map { ("bookings[\($0.offset)]", $0.element.tripId) }
+        for (what, tripId) in children where !tripIds.contains(tripId) {
+            if try connection.integer("SELECT count(*) FROM trips WHERE id = ?", [.text(tripId)]) == 0 {
+                return "\(what) belongs to trip \(tripId), which is neither in the import nor in the store" + suffix
             }
         }
         for kind in RecordKind.allCases {

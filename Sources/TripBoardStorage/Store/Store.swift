@@ -49,7 +49,8 @@ public final class Store {
         }
         guard let first = found.first else { throw StoreError.noRecord(id: text) }
         if found.count > 1 {
-            throw StoreError.ambiguous(kind: first.0, prefix: text, candidates: found.map { "\($0.0.rawValue) \($0.1)" })
+            throw StoreError.invalidArgument("id prefix '\(text)' matches several records: "
+                + found.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + "; give more characters")
         }
         return first
     }
