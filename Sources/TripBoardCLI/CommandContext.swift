@@ -26,6 +26,15 @@ final class CommandContext {
 
     func store() throws -> Store { try container().store }
 
+    /// This device's key (outside the container; created on first use).
+    func deviceKey() throws -> DeviceKey {
+        try DeviceKey.load(directory: try DeviceKey.directory(environment: environment),
+                           machineIDFile: environment["TRIPBOARD_MACHINE_ID_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/machine-id")
+    }
+
+    /// The container's keychain, opened for this device.
+    func keychain() throws -> Keychain { try Keychain(container: try container(), device: try deviceKey()) }
+
     /// Releases the container and its lock (before a long wait such as `$EDITOR`).
     func closeContainer() { openedContainer = nil }
 

@@ -50,6 +50,14 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         }
     case is LockBusyError:
         return .temporaryFailure
+    case let error as KeychainError:
+        switch error {
+        case .notFound: return .noInput
+        case .locked, .noRecoveryPassphrase: return .unavailable
+        case .dataCorrupted, .wrongPassphrase, .badDeviceKey: return .dataError
+        case .insecureDeviceKey: return .cannotCreate
+        case .noDeviceDirectory, .invalidArgument: return .usage
+        }
     case let error as ContainerError:
         switch error {
         case .noLocation: return .usage

@@ -216,9 +216,9 @@ public final class Container {
         }
     }
 
-    static func openStoreConnection(storeDirectory: Directory) throws -> Connection {
-        let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
-        if try storeDirectory.status(of: ContainerLayout.storeFile + "-wal") == nil {
+    static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile) throws -> Connection {
+        let storePath = storeDirectory.childPath(fileName)
+        if try storeDirectory.status(of: fileName + "-wal") == nil {
             // Opening a WAL store without its -wal creates one. Look first, through an immutable
             // connection that creates nothing, so a refused store is left exactly as it was
             // (with no -wal, everything committed is in the main file, so this read is complete).
@@ -248,7 +248,7 @@ public final class Container {
     }
 
     /// `user_version`, with damage and newer schemas turned into store errors.
-    static func schemaVersion(of connection: Connection, path: String? = nil) throws -> Int64 {
+    static func schemaVersion(of connection: Connection, path: String? = nil, supported: Int64 = Schema.currentVersion) throws -> Int64 {
         let path = path ?? connection.path
         let version: Int64
         do {
@@ -258,8 +258,8 @@ public final class Container {
         } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
             throw StoreError.unreadable(path: path, detail: error.message)
         }
-        if version > Schema.currentVersion {
-            throw StoreError.newerSchema(path: path, found: version, supported: Schema.currentVersion)
+        if version > supported {
+            throw StoreError.newerSchema(path: path, found: version, supported: supported)
         }
         return version
     }

@@ -92,6 +92,17 @@ public final class Directory: Sendable {
         }
     }
 
+    /// Gives the file `name` a second name, `newName`, unless `newName` exists: `false` then.
+    /// link(2) never replaces its target, which makes it a race-free "create if absent" for a
+    /// file written completely under a temporary name first.
+    public func linkUnlessExists(_ name: String, as newName: String) throws(FileSystemError) -> Bool {
+        if linkat(descriptor.rawValue, name, descriptor.rawValue, newName, 0) != 0 {
+            if errno == EEXIST { return false }
+            throw .fromErrno("linkat", path: childPath(newName))
+        }
+        return true
+    }
+
     /// Removes the file `name`; a missing file is not an error when `missingIsFine`.
     public func removeFile(_ name: String, missingIsFine: Bool = true) throws(FileSystemError) {
         if unlinkat(descriptor.rawValue, name, 0) != 0 {

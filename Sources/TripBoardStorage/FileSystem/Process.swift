@@ -27,6 +27,70 @@ public enum StandardStream: Sendable {
         return true
     }
 
+    /// Writes raw bytes (a secret's buffer) without copying them into a Swift array.
+    @discardableResult
+    public func write(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let written = retryingOnInterrupt { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
+            if written <= 0 { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// Reads a secret to the end of the stream into one buffer allocated up front (so no
+    /// reallocation leaves copies behind); the caller wipes it (`SecureBytes(wiping:)`).
+    public func readSecret(limit: Int) throws(FileSystemError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: limit + 1)
+        var count = 0
+        while count <= limit {
+            let read = buffer.withUnsafeMutableBytes { raw in
+                retryingOnInterrupt { Glibc.read(rawValue, raw.baseAddress! + count, raw.count - count) }
+            }
+            if read < 0 {
+                let error = FileSystemError.fromErrno("read", path: "standard input")
+                for index in buffer.indices { buffer[index] = 0 }
+                throw error
+            }
+            if read == 0 { break }
+            count += read
+        }
+        guard count <= limit else {
+            for index in buffer.indices { buffer[index] = 0 }
+            throw FileSystemError(code: .invalid, systemCall: "read", path: "standard input", detail: "longer than \(limit) bytes")
+        }
+        buffer.removeLast(buffer.count - count)  // shrinks in place: no copy
+        return buffer
+    }
+
+    /// Prompts on stderr and reads one line from the terminal with echo off (a passphrase typed
+    /// by a person). The line is returned without its newline; the caller wipes it.
+    public func readLineWithoutEcho(prompt: String) throws(FileSystemError) -> [UInt8] {
+        StandardStream.error.write(Array(prompt.utf8))
+        var saved = termios()
+        let isTerminal = tcgetattr(rawValue, &saved) == 0
+        if isTerminal {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            _ = tcsetattr(rawValue, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if isTerminal { _ = tcsetattr(rawValue, TCSAFLUSH, &saved) }
+            StandardStream.error.write([0x0a])
+        }
+        var line: [UInt8] = []
+        line.reserveCapacity(1024)
+        var byte: UInt8 = 0
+        while line.count < 1024 {
+            let read = retryingOnInterrupt { Glibc.read(rawValue, &byte, 1) }
+            if read < 0 { throw .fromErrno("read", path: "terminal") }
+            if read == 0 || byte == 0x0a { break }
+            line.append(byte)
+        }
+        return line
+    }
+
     /// Reads the stream to its end, refusing more than `limit` bytes.
     public func readToEnd(limit: Int) throws(FileSystemError) -> [UInt8] {
         let borrowed = FileDescriptor(rawValue: dup(rawValue), path: "standard input")

@@ -1,0 +1,202 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static let accessTokenService = "tripboard.auth.access-token"
+    static let refreshTokenService = "tripboard.auth.refresh-token"
+    /// Secrets and passphrases larger than this are refused (a token is a few KiB at most).
+    static let secretLimit = 64 << 10
+
+    static var keychainCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["keychain", "set"], usage: "keychain set SERVICE ACCOUNT [--accessibility this-device-only|migratable]",
+                        summary: """
+                        Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
+                        asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
+                        """, run: setItem),
+            CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
+                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem),
+            CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
+                        summary: "Lists the items: service, account, accessibility and status — never values.", run: listItems),
+            CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
+                        summary: "Deletes one item.", run: deleteItem),
+            CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
+                        summary: "Deletes every item, or every item of one service.", run: deleteAllItems),
+            CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
+                        summary: """
+                        Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
+                        terminal, asked for twice without echo, so migratable items can be recovered on another device.
+                        """, run: setRecoveryPassphrase),
+            CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
+                        summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
+                        run: recover),
+            CommandSpec(words: ["auth", "login"], usage: "auth login --account EMAIL",
+                        summary: """
+                        Signs in: reads the access token and the refresh token, one per line, from standard input \
+                        (asked for on a terminal) and keeps them in the keychain, this device only.
+                        """, run: login),
+            CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
+                        summary: "Says which account is signed in.", run: authStatus),
+            CommandSpec(words: ["auth", "logout"], usage: "auth logout",
+                        summary: "Signs out: deletes the tokens.", run: logout),
+        ]
+    }
+
+    /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. One trailing
+    /// newline is dropped; an empty secret is refused.
+    static func readSecret(_ what: String, confirm: Bool = false) throws -> SecureBytes {
+        var bytes: [UInt8]
+        if StandardStream.input.isTerminal {
+            bytes = try StandardStream.input.readLineWithoutEcho(prompt: "\(what): ")
+            if confirm {
+                var again = try StandardStream.input.readLineWithoutEcho(prompt: "\(what) again: ")
+                let twice = try SecureBytes(wiping: &again)
+                let first = try SecureBytes(copying: bytes)
+                guard first == twice else {
+                    for index in bytes.indices { bytes[index] = 0 }
+                    throw KeychainError.invalidArgument("the two entries differ; nothing was changed")
+                }
+            }
+        } else {
+            bytes = try StandardStream.input.readSecret(limit: secretLimit)
+            if bytes.last == 0x0a { bytes.removeLast() }
+            if bytes.last == 0x0d { bytes.removeLast() }
+        }
+        guard !bytes.isEmpty else {
+            throw KeychainError.invalidArgument("the \(what) on standard input is empty; nothing was changed")
+        }
+        return try SecureBytes(wiping: &bytes)
+    }
+
+    static func accessibility(_ text: String?) throws -> KeychainAccessibility {
+        switch text {
+        case nil, "this-device-only": return .thisDeviceOnly
+        case "migratable": return .migratable
+        default: throw CommandLineError.usage("unknown accessibility '\(text!.prefix(40))': use this-device-only or migratable")
+        }
+    }
+
+    static func setItem(_ context: CommandContext) throws {
+        let accessibility = try accessibility(try context.arguments.option("--accessibility"))
+        let service = try context.arguments.positional("SERVICE")
+        let account = try context.arguments.positional("ACCOUNT")
+        if context.arguments.nextPositional() != nil {
+            // Most likely the secret itself: never echo it back.
+            throw CommandLineError.usage("keychain set takes the secret on standard input, never on the command line (where `ps` shows it)")
+        }
+        try context.finishArguments()
+        let keychain = try context.keychain()
+        try keychain.set(service: service, account: account, value: try readSecret("secret"), accessibility: accessibility)
+    }
+
+    static func getItem(_ context: CommandContext) throws {
+        let service = try context.arguments.positional("SERVICE")
+        let account = try context.arguments.positional("ACCOUNT")
+        try context.finishArguments()
+        let value = try context.keychain().get(service: service, account: account)
+        context.console.flush()
+        _ = value.withUnsafeBytes { StandardStream.output.write($0) }
+        if StandardStream.output.isTerminal { StandardStream.output.write([0x0a]) }
+    }
+
+    static func listItems(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let items = try context.keychain().list()
+        if json { return try context.console.printJSON(items) }
+        if items.isEmpty { return context.console.print("The keychain is empty.") }
+        context.console.printTable(header: ["SERVICE", "ACCOUNT", "ACCESSIBILITY", "STATUS", "UPDATED"], rows: items.map {
+            [$0.service, $0.account, $0.accessibility.rawValue, $0.status, $0.updatedAt]
+        })
+    }
+
+    static func deleteItem(_ context: CommandContext) throws {
+        let service = try context.arguments.positional("SERVICE")
+        let account = try context.arguments.positional("ACCOUNT")
+        try context.finishArguments()
+        try context.keychain().delete(service: service, account: account)
+    }
+
+    static func deleteAllItems(_ context: CommandContext) throws {
+        let service = try context.arguments.option("--service")
+        try context.finishArguments()
+        let count = try context.keychain().deleteAll(service: service)
+        context.console.diagnostic("deleted \(count) item\(count == 1 ? "" : "s")")
+    }
+
+    static func setRecoveryPassphrase(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let keychain = try context.keychain()
+        try keychain.setRecoveryPassphrase(try readSecret("recovery passphrase", confirm: true))
+    }
+
+    static func recover(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let keychain = try context.keychain()
+        try keychain.recover(passphrase: try readSecret("recovery passphrase"))
+        context.console.diagnostic("migratable items are readable on this device")
+    }
+
+    static func login(_ context: CommandContext) throws {
+        let account = try context.arguments.requiredOption("--account")
+        try context.finishArguments()
+        guard account.includes("@"), !account.unicodeScalars.contains(where: { $0.properties.isWhitespace }) else {
+            throw CommandLineError.usage("--account must be an email address")
+        }
+        let keychain = try context.keychain()
+        let (access, refresh) = try readTokens()
+        try keychain.deleteAll(service: accessTokenService)
+        try keychain.deleteAll(service: refreshTokenService)
+        try keychain.set(service: accessTokenService, account: account, value: access)
+        try keychain.set(service: refreshTokenService, account: account, value: refresh)
+    }
+
+    /// Two lines: the access token, then the refresh token.
+    static func readTokens() throws -> (SecureBytes, SecureBytes) {
+        if StandardStream.input.isTerminal {
+            return (try readSecret("access token"), try readSecret("refresh token"))
+        }
+        var bytes = try StandardStream.input.readSecret(limit: secretLimit)
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map { line in
+            line.last == 0x0d ? Array(line.dropLast()) : Array(line)
+        }
+        defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
+        guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
+            throw KeychainError.invalidArgument("standard input must hold two lines: the access token, then the refresh token; nothing was changed")
+        }
+        return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
+    }
+
+    struct AuthStatus: Encodable {
+        var signedIn: Bool
+        var account: String?
+        var hasRefreshToken: Bool
+
+        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(signedIn, forKey: .signedIn)
+            try container.encode(account, forKey: .account)
+            try container.encode(hasRefreshToken, forKey: .hasRefreshToken)
+        }
+    }
+
+    static func authStatus(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let items = try context.keychain().list()
+        let account = items.first { $0.service == accessTokenService }?.account
+        let status = AuthStatus(signedIn: account != nil, account: account,
+                                hasRefreshToken: items.contains { $0.service == refreshTokenService && $0.account == account })
+        if json { return try context.console.printJSON(status) }
+        context.console.print(account.map { "Signed in as \($0)" } ?? "Not signed in")
+    }
+
+    static func logout(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let keychain = try context.keychain()
+        let removed = try keychain.deleteAll(service: accessTokenService) + keychain.deleteAll(service: refreshTokenService)
+        context.console.diagnostic(removed > 0 ? "signed out" : "not signed in")
+    }
+}

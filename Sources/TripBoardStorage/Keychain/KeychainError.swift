@@ -1,0 +1,45 @@
+/// Why a keychain request failed. Descriptions never contain a secret value or key material.
+public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No item for (service, account) on this device. Items sealed for another device read as
+    /// not found, like an iOS restore onto new hardware.
+    case notFound(service: String, account: String)
+    /// A migratable item whose container key has not been unlocked on this device yet.
+    case locked(service: String, account: String)
+    /// The ciphertext does not authenticate: changed, truncated, or moved to another row.
+    case dataCorrupted(service: String, account: String)
+    /// The recovery passphrase does not open the container key.
+    case wrongPassphrase
+    /// `keychain recover` with no recovery passphrase ever set.
+    case noRecoveryPassphrase
+    /// The device key file is unusable: wrong size, not a file.
+    case badDeviceKey(path: String, reason: String)
+    /// The device key file or its directory could be read by others, or is not ours.
+    case insecureDeviceKey(path: String, reason: String)
+    /// Neither `TRIPBOARD_DEVICE_DIR`, `XDG_STATE_HOME` nor `HOME` says where device state lives.
+    case noDeviceDirectory
+    /// A malformed request (empty value, bad name).
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let service, let account):
+            "no keychain item for service '\(service)' and account '\(account)' on this device"
+        case .locked(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is locked on this device: run `app keychain recover` with the recovery passphrase"
+        case .dataCorrupted(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is corrupted (it does not authenticate); delete it and store it again"
+        case .wrongPassphrase:
+            "the recovery passphrase is wrong"
+        case .noRecoveryPassphrase:
+            "no recovery passphrase was ever set for this container's keychain, so its migratable items cannot be recovered here"
+        case .badDeviceKey(let path, let reason):
+            "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
+        case .insecureDeviceKey(let path, let reason):
+            "refusing to use the device key \(path): \(reason)"
+        case .noDeviceDirectory:
+            "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
+        case .invalidArgument(let message):
+            message
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Glibc
+
+/// `keychain/Keychain.sqlite`: the sealed items and the wrapped container key. A database of its
+/// own, apart from the store, so that exports and store backups never hold even ciphertext, and
+/// the widget, which never opens the keychain, cannot.
+enum KeychainSchema {
+    static let directory = ContainerLayout.keychainDirectory
+    static let fileName = "Keychain.sqlite"
+    static let currentVersion: Int64 = 1
+
+    static let migrations = [
+        """
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            service TEXT NOT NULL,
+            account TEXT NOT NULL,
+            accessibility TEXT NOT NULL CHECK (accessibility IN ('thisDeviceOnly', 'migratable')),
+            key_id TEXT NOT NULL,
+            nonce BLOB NOT NULL,
+            ciphertext BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (service, account)
+        );
+        CREATE TABLE container_key_wraps (
+            id INTEGER PRIMARY KEY,
+            container_key_id TEXT NOT NULL,
+            wrapped_by TEXT NOT NULL CHECK (wrapped_by IN ('device', 'passphrase')),
+            wrapping_key_id TEXT NOT NULL,
+            password_hash_parameters TEXT,
+            nonce BLOB NOT NULL,
+            ciphertext BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (wrapped_by, wrapping_key_id)
+        );
+        """,
+    ]
+
+    /// Opens the keychain database, creating or migrating it under the exclusive container lock
+    /// when needed. Same settings as the store: WAL, NOFOLLOW, BEGIN IMMEDIATE, 0600.
+    static func open(in container: Container) throws -> Connection {
+        if let ready = try openIfReady(container) { return ready }
+        try container.withExclusiveLock {
+            let directory = try container.directory(directory)
+            if try directory.status(of: fileName) == nil {
+                _ = try directory.openFile(fileName, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+            }
+            let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+            try connection.enableWriteAheadLog()
+            while true {
+                let applied = try connection.writeTransaction { () throws -> Bool in
+                    let version = try connection.userVersion()
+                    guard version < currentVersion else { return false }
+                    try connection.execute(migrations[Int(version)])
+                    try connection.execute("PRAGMA user_version = \(version + 1)")
+                    return true
+                }
+                if !applied { break }
+            }
+        }
+        guard let connection = try openIfReady(container) else {
+            throw StoreError.notReady(path: container.path + "/" + directory + "/" + fileName)
+        }
+        return connection
+    }
+
+    private static func openIfReady(_ container: Container) throws -> Connection? {
+        let directory = try container.directory(directory)
+        guard try directory.status(of: fileName) != nil else { return nil }
+        let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+        let version = try Container.schemaVersion(of: connection, path: directory.childPath(fileName), supported: currentVersion)
+        guard version == currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
+        try Container.configure(connection, durability: .full)
+        return connection
+    }
+}
