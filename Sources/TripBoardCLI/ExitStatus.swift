@@ -53,7 +53,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
     case let error as KeychainError:
         switch error {
         case .notFound: return .noInput
-        case .locked, .noRecoveryPassphrase: return .unavailable
+        case .locked, .containerKeyLocked, .noRecoveryPassphrase: return .unavailable
         case .dataCorrupted, .wrongPassphrase, .badDeviceKey: return .dataError
         case .insecureDeviceKey: return .cannotCreate
         case .noDeviceDirectory, .invalidArgument: return .usage

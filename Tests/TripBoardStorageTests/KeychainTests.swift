@@ -110,6 +110,20 @@ struct KeychainTests {
         #expect(Self.text(try home.get(service: "sync", account: "bob")) == "shared", "the first device still reads it")
     }
 
+    @Test func storingMigratableItemsNeedsTheContainerKeyUnlockedHere() throws {
+        let fixture = try Fixture()
+        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        let away = try fixture.keychain(try fixture.device("new-device"))
+        #expect(throws: KeychainError.containerKeyLocked) {
+            try away.set(service: "sync", account: "carol", value: try Self.secret("more"), accessibility: .migratable)
+        }
+        #expect(throws: KeychainError.containerKeyLocked) {
+            try away.setRecoveryPassphrase(try Self.secret("long enough passphrase"), parameters: .fastForTesting())
+        }
+        // This-device-only items need no container key.
+        try away.set(service: "api", account: "alice", value: try Self.secret("token"))
+    }
+
     @Test func recoveryWithoutAPassphraseSaysSo() throws {
         let fixture = try Fixture()
         #expect(throws: KeychainError.noRecoveryPassphrase) { try fixture.keychain().recover(passphrase: try Self.secret("anything at all")) }

@@ -80,7 +80,7 @@ public final class Keychain {
                 throw KeychainError.locked(service: service, account: account)
             }
             key = current
-        } catch KeychainError.locked {
+        } catch KeychainError.containerKeyLocked {
             throw KeychainError.locked(service: service, account: account)
         }
         do {
@@ -147,7 +147,7 @@ public final class Keychain {
             return (try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 1, context: "TBitems1"), Self.deviceKeyID(device))
         case .migratable:
             guard let containerKey = try containerKey(creating: creatingContainerKey) else {
-                throw KeychainError.locked(service: "", account: "")
+                throw KeychainError.containerKeyLocked
             }
             return (try KeyDerivation.deriveSubkey(from: containerKey.key, subkeyID: 1, context: "TBitems1"), "container:" + containerKey.id)
         }
@@ -172,7 +172,7 @@ public final class Keychain {
             return (key, id)
         }
         if try connection.integer("SELECT count(*) FROM container_key_wraps") > 0 {
-            throw KeychainError.locked(service: "", account: "")
+            throw KeychainError.containerKeyLocked
         }
         guard creating else { return nil }
         let key = try SecureBytes(randomCount: 32)

@@ -5,6 +5,9 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(service: String, account: String)
     /// A migratable item whose container key has not been unlocked on this device yet.
     case locked(service: String, account: String)
+    /// The container key exists but is not unlocked on this device (storing a migratable item
+    /// or setting the recovery passphrase needs it).
+    case containerKeyLocked
     /// The ciphertext does not authenticate: changed, truncated, or moved to another row.
     case dataCorrupted(service: String, account: String)
     /// The recovery passphrase does not open the container key.
@@ -28,6 +31,8 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             "the keychain item for service '\(service)' and account '\(account)' is locked on this device: run `app keychain recover` with the recovery passphrase"
         case .dataCorrupted(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' is corrupted (it does not authenticate); delete it and store it again"
+        case .containerKeyLocked:
+            "this container's migratable items are locked on this device: run `app keychain recover` with the recovery passphrase first"
         case .wrongPassphrase:
             "the recovery passphrase is wrong"
         case .noRecoveryPassphrase:
