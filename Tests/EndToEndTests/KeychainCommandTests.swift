@@ -165,6 +165,30 @@ import Testing
         #expect(try container.app(arguments: ["auth", "status"], environment: environment).trimmedStdout == "Not signed in")
     }
 
+    /// On a terminal the secret is asked for without echo: the transcript of a real pty (made by
+    /// `script`) holds the prompts but never what was typed. The typing waits until the prompt is
+    /// up, since a terminal echoes at input time.
+    @Test func terminalInputIsNotEchoed() throws {
+        let container = try Self.makeContainer()
+        let environment = container.environment(Self.deviceEnvironment(container))
+        let app = ProcessRunner.executable("app")
+        let session = """
+            (sleep 0.5; printf 'typed-passphrase-1\r'; sleep 0.3; printf 'typed-passphrase-1\r') \
+              | script -qec "'\(app)' keychain set-recovery-passphrase" /dev/null
+            """
+        let result = try ProcessRunner.run("/bin/sh", ["-c", session], environment: environment)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("recovery passphrase:") && result.stdout.contains("recovery passphrase again:"), "\(result)")
+        #expect(!result.stdout.contains("typed-passphrase"), "the passphrase was echoed: \(result)")
+        let listed = try container.app(arguments: ["keychain", "list"], environment: Self.deviceEnvironment(container))
+        #expect(listed.status == 0)
+        // The passphrase took: recovery on another device works with it.
+        let copy = container.root.appendingPathComponent("copy").path
+        #expect(try ProcessRunner.run("/bin/cp", ["-a", container.path, copy], environment: environment).status == 0)
+        let other = Self.deviceEnvironment(container, device: "other").merging(["TRIPBOARD_CONTAINER": copy]) { $1 }
+        #expect(try container.app(arguments: ["keychain", "recover"], stdin: "typed-passphrase-1\n", environment: other).status == 0)
+    }
+
     @Test func theWidgetNeverOpensTheKeychain() throws {
         let container = try Self.makeContainer()
         let environment = Self.deviceEnvironment(container)
