@@ -141,8 +141,10 @@ public final class Container {
     static func openReadyStore(root: Directory, options: ContainerOptions) throws -> Connection? {
         guard let manifest = try Manifest.read(from: root), manifest.layoutVersion == ContainerLayout.version,
               manifest.storeCreated,
-              let storeDirectory = try? root.openDirectory(ContainerLayout.storeDirectory),
-              try storeFileKind(in: storeDirectory) != nil
+              try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory
+        else { return nil }
+        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        guard try storeFileKind(in: storeDirectory) != nil
         else { return nil }
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         let version = try schemaVersion(of: connection)

@@ -6,7 +6,7 @@ import Glibc
 enum KeychainSchema {
     static let directory = ContainerLayout.keychainDirectory
     static let fileName = "Keychain.sqlite"
-    static let currentVersion: Int64 = 1
+    static var currentVersion: Int64 { Int64(migrations.count) }
 
     static let migrations = [
         """
@@ -47,16 +47,7 @@ enum KeychainSchema {
             }
             let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
             try connection.enableWriteAheadLog()
-            while true {
-                let applied = try connection.writeTransaction { () throws -> Bool in
-                    let version = try connection.userVersion()
-                    guard version < currentVersion else { return false }
-                    try connection.execute(migrations[Int(version)])
-                    try connection.execute("PRAGMA user_version = \(version + 1)")
-                    return true
-                }
-                if !applied { break }
-            }
+            try Schema.migrate(connection, steps: migrations)
         }
         guard let connection = try openIfReady(container) else {
             throw StoreError.notReady(path: container.path + "/" + directory + "/" + fileName)

@@ -2,7 +2,7 @@
 /// container lock, each in one `BEGIN IMMEDIATE` transaction with the version bump.
 enum Schema {
     /// The version this build writes and understands.
-    static let currentVersion: Int64 = 1
+    static var currentVersion: Int64 { Int64(migrations.count) }
 
     /// `migrations[n]` takes the store from version n to n + 1.
     static let migrations: [String] = [
@@ -77,12 +77,13 @@ enum Schema {
         """,
     ]
 
-    /// Brings `connection` to `currentVersion`. The caller holds the exclusive container lock.
-    static func migrate(_ connection: Connection) throws {
+    /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one
+    /// transaction with its version bump. The caller holds the exclusive container lock.
+    static func migrate(_ connection: Connection, steps migrations: [String] = migrations) throws {
         while true {
             let applied = try connection.writeTransaction { () throws -> Bool in
                 let version = try connection.userVersion()
-                guard version < currentVersion else { return false }
+                guard version < Int64(migrations.count) else { return false }
                 try connection.execute(migrations[Int(version)])
                 try connection.execute("PRAGMA user_version = \(version + 1)")
                 return true
