@@ -1,0 +1,81 @@
+/// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
+/// `relativePath`; this row is committed only after the file is durable there.
+public struct Attachment: Sendable, Equatable, Codable {
+    public var id: String
+    public var bookingId: String
+    public var originalFilename: String
+    public var contentType: String
+    public var byteCount: Int64
+    /// BLAKE2b-256 of the bytes, lowercase hex.
+    public var contentHash: String
+    public var pageCount: Int64?
+    public var relativePath: String
+    /// `present`; `missing` (its file was lost, e.g. before a migration); `deleting` (queued:
+    /// the file is being removed, then the row).
+    public var state: String
+    public var createdAt: String
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    public var updatedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, bookingId, originalFilename, contentType, byteCount, contentHash, pageCount, relativePath, state,
+             createdAt, syncState, remoteVersion, updatedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(bookingId, forKey: .bookingId)
+        try container.encode(originalFilename, forKey: .originalFilename)
+        try container.encode(contentType, forKey: .contentType)
+        try container.encode(byteCount, forKey: .byteCount)
+        try container.encode(contentHash, forKey: .contentHash)
+        try container.encode(pageCount, forKey: .pageCount)
+        try container.encode(relativePath, forKey: .relativePath)
+        try container.encode(state, forKey: .state)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+extension Store {
+    static let attachmentColumns = """
+        id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
+        created_at, sync_state, remote_version, updated_at
+        """
+
+    static func attachment(from row: Statement) -> Attachment {
+        Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
+                   byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
+                   relativePath: row.text(7), state: row.text(8), createdAt: row.text(9),
+                   syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
+                   updatedAt: row.text(12))
+    }
+
+    /// Inserts an attachment row; call inside the transaction that may also create its booking,
+    /// after the file is durable at `relativePath`.
+    func insert(_ attachment: Attachment) throws {
+        try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
+            .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
+            .integer(attachment.byteCount), .text(attachment.contentHash), .optional(attachment.pageCount),
+            .text(attachment.relativePath), .text(attachment.state), .text(attachment.createdAt),
+            .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
+        ])
+    }
+
+    /// The live attachment of `bookingId` with these exact bytes, if any (the same ticket shared twice).
+    public func attachment(bookingId: String, contentHash: String) throws -> Attachment? {
+        try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments
+            WHERE booking_id = ? AND content_hash = ? AND state <> 'deleting' AND sync_state <> 'pendingDeletion'
+            """).rows([.text(bookingId), .text(contentHash)], Self.attachment(from:)).first
+    }
+
+    /// Every attachment row, for integrity checks (all states).
+    public func allAttachments() throws -> [Attachment] {
+        try connection.statement("SELECT \(Self.attachmentColumns) FROM attachments ORDER BY created_at, id").rows(Self.attachment(from:))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import TripBoardStorage
+
+/// The file side of attachments: staged with a hash, published durably, checked, removed.
+struct AttachmentFilesTests {
+    struct Fixture {
+        let fixture: StoreFixture
+        let files: AttachmentFiles
+
+        init() throws {
+            fixture = try StoreFixture()
+            files = try AttachmentFiles(container: fixture.container)
+        }
+
+        func source(_ bytes: [UInt8]) throws -> FileDescriptor {
+            try fixture.temporary.write(bytes, to: "source.pdf")
+            return try FileDescriptor.openForReading(path: fixture.temporary.child("source.pdf"))
+        }
+
+        func stagingEntries() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: fixture.temporary.child("container/tmp"))
+        }
+    }
+
+    static let pdf = Array("%PDF-1.7\n".utf8) + (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+
+    @Test func stagingStreamsHashesAndKeepsTheHead() throws {
+        let fixture = try Fixture()
+        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1 << 20)
+        #expect(staged.byteCount == Int64(Self.pdf.count))
+        #expect(staged.contentHash == Sodium.hexString(blake2b(Self.pdf)))
+        #expect(staged.head == Array(Self.pdf.prefix(1024)))
+        #expect(try fixture.fixture.temporary.bytes("container/tmp/" + staged.stagingName) == Self.pdf)
+    }
+
+    @Test func tooLargeLeavesNothingStaged() throws {
+        let fixture = try Fixture()
+        #expect(throws: AttachmentError.self) {
+            try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1000)
+        }
+        #expect(try fixture.stagingEntries().isEmpty)
+    }
+
+    @Test func publishedFilesAreShardedPrivateAndVerifiable() throws {
+        let fixture = try Fixture()
+        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1 << 20)
+        let id = Identifier.make()
+        let path = try fixture.files.publish(staged, id: id, fileExtension: "pdf")
+        #expect(path == "attachments/\(id.prefix(2))/\(id).pdf")
+        #expect(try fixture.stagingEntries().isEmpty)
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.fixture.temporary.child("container/" + path))
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: staged.contentHash) == .ok)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount + 1, contentHash: staged.contentHash) == .wrongSize)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: String(repeating: "0", count: 64)) == .wrongHash)
+        #expect(try fixture.files.allFiles().map(\.relativePath) == [path])
+        try fixture.files.remove(relativePath: path)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: staged.contentHash) == .missing)
+    }
+
+    @Test(arguments: ["attachments/../store/TripBoard.sqlite", "store/TripBoard.sqlite", "attachments/ab", "attachments/./x/y"])
+    func pathsOutsideTheAttachmentsAreRefused(path: String) throws {
+        let fixture = try Fixture()
+        #expect(throws: AttachmentError.invalidPath(path)) { try fixture.files.remove(relativePath: path) }
+    }
+
+    @Test func attachmentRowsFindTheSameBytesForABooking() throws {
+        let fixture = try Fixture()
+        let store = fixture.fixture.store
+        let trip = try fixture.fixture.addTrip()
+        let booking = try store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
+        let attachment = Attachment(id: Identifier.make(), bookingId: booking.id, originalFilename: "ticket.pdf",
+                                    contentType: "application/pdf", byteCount: 10, contentHash: "abc", pageCount: 1,
+                                    relativePath: "attachments/aa/x.pdf", state: "present", createdAt: "2026-01-01T00:00:00.000Z",
+                                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-01-01T00:00:00.000Z")
+        try store.connection.writeTransaction { try store.insert(attachment) }
+        #expect(try store.attachment(bookingId: booking.id, contentHash: "abc") == attachment)
+        #expect(try store.attachment(bookingId: booking.id, contentHash: "other") == nil)
+        #expect(try store.allAttachments() == [attachment])
+    }
+}
