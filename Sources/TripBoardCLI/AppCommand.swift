@@ -13,8 +13,8 @@ public enum AppCommand {
     static let version = "TripBoard app 1.0 (store schema \(1), layout \(ContainerLayout.version))"
 
     static var commands: [CommandSpec] {
-        tripCommands + childCommands + preferenceCommands + transferCommands + syncCommands + keychainCommands
-            + containerCommands
+        tripCommands + childCommands + attachmentCommands + preferenceCommands + transferCommands + syncCommands
+            + keychainCommands + containerCommands
     }
 
     /// Runs `app` with `arguments` (without the program name) and returns the exit status.

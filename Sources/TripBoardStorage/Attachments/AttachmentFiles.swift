@@ -104,6 +104,23 @@ public struct AttachmentFiles {
         return Sodium.hexString(hasher.finalize()) == contentHash ? .ok : .wrongHash
     }
 
+    /// The whole file at `relativePath`, refused unless its size and hash match the record: an
+    /// export never hands out damaged bytes as if they were the ticket.
+    public func read(relativePath: String, byteCount: Int64, contentHash: String) throws -> [UInt8] {
+        let (directory, name) = try parent(of: relativePath)
+        let file = try directory.openFileForReading(name)
+        var bytes: [UInt8] = []
+        while Int64(bytes.count) <= byteCount {  // one byte past the record is enough to know
+            let chunk = try file.read(upTo: 64 << 10)
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        guard Int64(bytes.count) == byteCount, Sodium.hexString(blake2b(bytes)) == contentHash else {
+            throw StoreError.corrupt(path: directory.childPath(name), detail: "the file does not match its recorded size and hash")
+        }
+        return bytes
+    }
+
     /// Every regular file under `attachments/` (relative paths) with its modification time.
     public func allFiles() throws -> [(relativePath: String, modificationTime: Int64)] {
         var files: [(String, Int64)] = []

@@ -123,13 +123,14 @@ public struct Booking: Sendable, Equatable, Codable {
 
 /// The record types the store holds, as named in messages and in `sync pending`.
 public enum RecordKind: String, Sendable, Codable, CaseIterable {
-    case trip, place, booking
+    case trip, place, booking, attachment
 
     var table: String {
         switch self {
         case .trip: "trips"
         case .place: "places"
         case .booking: "bookings"
+        case .attachment: "attachments"
         }
     }
 }

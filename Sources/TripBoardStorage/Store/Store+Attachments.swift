@@ -79,3 +79,58 @@ extension Store {
         try connection.statement("SELECT \(Self.attachmentColumns) FROM attachments ORDER BY created_at, id").rows(Self.attachment(from:))
     }
 }
+
+extension Store {
+    /// Live attachments, of one trip or all, oldest first.
+    public func attachments(tripId: String? = nil) throws -> [Attachment] {
+        let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
+        if let tripId {
+            _ = try trip(id: tripId)
+            return try connection.statement("""
+                SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
+                WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' ORDER BY a.created_at, a.id
+                """).rows([.text(tripId)], Self.attachment(from:))
+        }
+        return try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments
+            WHERE state <> 'deleting' AND sync_state <> 'pendingDeletion' ORDER BY created_at, id
+            """).rows(Self.attachment(from:))
+    }
+
+    /// The live attachment with exactly this id.
+    public func attachment(id: String) throws -> Attachment {
+        guard let found = try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND state <> 'deleting' AND sync_state <> 'pendingDeletion'
+            """).rows([.text(id)], Self.attachment(from:)).first else {
+            throw StoreError.notFound(kind: .attachment, id: id)
+        }
+        return found
+    }
+
+    /// Step 1 of a deletion: queue it. The row stays, marked `deleting`, until its file is gone.
+    public func queueAttachmentDeletion(id: String) throws {
+        try connection.writeTransaction {
+            _ = try attachment(id: id)
+            try connection.statement("UPDATE attachments SET state = 'deleting', updated_at = ? WHERE id = ?").run([.text(stamp()), .text(id)])
+        }
+    }
+
+    /// Step 3 of a deletion, once the file is gone: the row is removed, or kept as a tombstone
+    /// for the sync server when the attachment was uploaded.
+    public func finishAttachmentDeletion(id: String) throws {
+        try connection.writeTransaction {
+            try connection.statement("DELETE FROM attachments WHERE id = ? AND state = 'deleting' AND remote_version IS NULL").run([.text(id)])
+            try connection.statement("""
+                UPDATE attachments SET sync_state = 'pendingDeletion', updated_at = ? WHERE id = ? AND state = 'deleting'
+                """).run([.text(stamp()), .text(id)])
+        }
+    }
+
+    /// Records that an attachment's file is gone (never invented again): the row stays, `missing`.
+    public func markAttachmentMissing(id: String) throws {
+        try connection.writeTransaction {
+            try connection.statement("UPDATE attachments SET state = 'missing', updated_at = ? WHERE id = ? AND state = 'present'")
+                .run([.text(stamp()), .text(id)])
+        }
+    }
+}

@@ -247,6 +247,7 @@ extension Store {
             case .trip: trips.map(\.id)
             case .place: places.map(\.id)
             case .booking: bookings.map(\.id)
+            case .attachment: []
             }
             for id in ids where try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ?", [.text(id)]) > 0 {
                 return "\(kind.rawValue) \(id) already exists in the store" + suffix

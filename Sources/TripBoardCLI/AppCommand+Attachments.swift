@@ -1,0 +1,88 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var attachmentCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["attachment", "list"], usage: "attachment list [--trip ID] [--json]",
+                        summary: "Lists attachments (of one trip), oldest first.", run: listAttachments),
+            CommandSpec(words: ["attachment", "export"], usage: "attachment export ID DEST",
+                        summary: """
+                        Copies an attachment's file to DEST (a file, or a directory to put it in under its original \
+                        name), verifying its hash on the way; written atomically, mode 0600.
+                        """, run: exportAttachment),
+            CommandSpec(words: ["attachment", "delete"], usage: "attachment delete ID",
+                        summary: "Deletes an attachment and its file (resumable: see container check --repair).",
+                        run: deleteAttachment),
+            CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--json]",
+                        summary: """
+                        Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
+                        with the right size and hash; reports orphan files and staging leftovers older than an hour and \
+                        unfinished deletions. --repair finishes deletions, removes orphans and leftovers, and marks rows \
+                        whose file is gone as missing; damaged files are reported, never removed. Exit 65 when problems remain.
+                        """, run: checkContainer),
+        ]
+    }
+
+    static func listAttachments(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let tripReference = try context.arguments.option("--trip")
+        try context.finishArguments()
+        let store = try context.store()
+        let attachments = try store.attachments(tripId: try tripReference.map { try store.resolveID(.trip, $0) })
+        if json { return try context.console.printJSON(attachments) }
+        if attachments.isEmpty { return context.console.print("No attachments.") }
+        context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE"], rows: attachments.map {
+            [String($0.id.prefix(8)), $0.originalFilename, $0.contentType, String($0.byteCount),
+             $0.pageCount.map(String.init) ?? "", $0.state]
+        })
+    }
+
+    static func exportAttachment(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("attachment ID")
+        let destination = try context.arguments.positional("DEST")
+        try context.finishArguments()
+        let container = try context.container()
+        let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+        let files = try AttachmentFiles(container: container)
+        let bytes = try files.read(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
+                                   contentHash: attachment.contentHash)
+        var (directoryPath, fileName) = splitPath(destination)
+        if (try? Directory.open(path: destination)) != nil {
+            (directoryPath, fileName) = (destination, attachment.originalFilename)  // like cp FILE DIR
+        }
+        guard !fileName.isEmpty else { throw CommandLineError.usage("DEST needs a file name") }
+        let directory = try Directory.open(path: directoryPath)
+        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+        context.console.diagnostic("wrote \(directory.childPath(fileName))")
+    }
+
+    static func deleteAttachment(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("attachment ID")
+        try context.finishArguments()
+        let container = try context.container()
+        try AttachmentDeletion.delete(id: try container.store.resolveID(.attachment, reference), container: container)
+    }
+
+    static func checkContainer(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let repair = context.arguments.flag("--repair")
+        try context.finishArguments()
+        let report = try ContainerCheck.run(container: try context.container(), repair: repair)
+        if json {
+            try context.console.printJSON(report)
+        } else {
+            let console = context.console
+            for line in report.repairs { console.print("repaired: " + line) }
+            for line in report.storeProblems { console.print("store: " + line) }
+            for line in report.missingFiles { console.print("missing file: " + line) }
+            for line in report.damagedFiles { console.print("damaged file: " + line) }
+            for line in report.orphanFiles { console.print("orphan file: " + line) }
+            for line in report.stagingLeftovers { console.print("staging leftover: " + line) }
+            for line in report.unfinishedDeletions { console.print("unfinished deletion: attachment " + line) }
+            if report.isClean { console.print("The container is consistent.") }
+        }
+        if !report.isClean {
+            throw CommandLineError(.dataError, "the container needs attention" + (repair ? " (what remains cannot be repaired safely)" : "; run `app container check --repair`"))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import TripBoardStorage
+
+/// `container check [--repair]` and the attachment commands on attachments placed by hand (as an
+/// import leaves them: the file first, then its row).
+@Suite struct ContainerCheckTests {
+    struct Placed {
+        let id: String
+        let path: String
+        let bytes: Data
+    }
+
+    /// Writes a file under attachments/ and, unless `withRow` is false, its row.
+    static func place(_ container: TestContainer, bytes: Data = Data("%PDF-1.7 ticket".utf8), withRow: Bool = true,
+                      state: String = "present", ageSeconds: Double = 0) throws -> Placed {
+        let id = Identifier.make()
+        let relative = "attachments/\(id.prefix(2))/\(id).pdf"
+        let full = container.path + "/" + relative
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try bytes.write(to: URL(fileURLWithPath: full))
+        if ageSeconds > 0 {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-ageSeconds)], ofItemAtPath: full)
+        }
+        if withRow {
+            let trip = try container.addTrip()
+            let booking = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "TP 1351")
+            let hash = Sodium.hexString(blake2b(Array(bytes)))
+            let insert = """
+                INSERT INTO attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, page_count,
+                relative_path, state, created_at, updated_at) VALUES ('\(id)', '\(booking)', 'ticket.pdf', 'application/pdf',
+                \(bytes.count), '\(hash)', 1, '\(relative)', '\(state)', '2026-12-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z')
+                """
+            #expect(try container.sqlite(insert).status == 0)
+        }
+        return Placed(id: id, path: relative, bytes: bytes)
+    }
+
+    @Test func aConsistentContainerChecksClean() throws {
+        let container = try TestContainer()
+        _ = try Self.place(container)
+        let result = try container.app("container", "check")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.trimmedStdout == "The container is consistent.")
+    }
+
+    @Test func missingFileIsReportedThenMarkedMissing() throws {
+        let container = try TestContainer()
+        let placed = try Self.place(container)
+        try FileManager.default.removeItem(atPath: container.path + "/" + placed.path)
+        let check = try container.app("container", "check", "--json")
+        #expect(check.status == 65, "\(check)")
+        #expect(check.stdout.contains(placed.id))
+        let repair = try container.app("container", "check", "--repair")
+        #expect(repair.status == 0, "\(repair)")
+        #expect(repair.stdout.contains("marked attachment \(placed.id) missing"))
+        #expect(try container.sqlite("SELECT state FROM attachments").trimmedStdout == "missing", "the row stays: nothing invented")
+        #expect(try container.app("container", "check").status == 0)
+    }
+
+    @Test func oldOrphansAndLeftoversAreRemovedYoungOnesLeftAlone() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let old = try Self.place(container, withRow: false, ageSeconds: 7200)
+        let young = try Self.place(container, withRow: false)
+        let leftover = container.path + "/tmp/import.123.456.tmp"
+        try Data("half".utf8).write(to: URL(fileURLWithPath: leftover))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: leftover)
+        let check = try container.app("container", "check")
+        #expect(check.status == 65)
+        #expect(check.stdout.contains("orphan file: \(old.path)") && !check.stdout.contains(young.path), "\(check)")
+        #expect(check.stdout.contains("staging leftover: tmp/import.123.456.tmp"))
+        #expect(try container.app("container", "check", "--repair").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: container.path + "/" + old.path))
+        #expect(FileManager.default.fileExists(atPath: container.path + "/" + young.path), "may belong to an import in flight")
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
+
+    @Test func damagedFilesAreReportedAndNeverRemoved() throws {
+        let container = try TestContainer()
+        let placed = try Self.place(container)
+        try Data("%PDF-1.7 tampered".utf8).write(to: URL(fileURLWithPath: container.path + "/" + placed.path))
+        let repair = try container.app("container", "check", "--repair")
+        #expect(repair.status == 65, "\(repair)")
+        #expect(repair.stdout.contains("damaged file: \(placed.id)"))
+        #expect(FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
+        let export = try container.app("attachment", "export", placed.id, container.root.path + "/out.pdf")
+        #expect(export.status == 65, "an export never hands out damaged bytes: \(export)")
+    }
+
+    @Test func interruptedDeletionIsFinishedByRepair() throws {
+        let container = try TestContainer()
+        let placed = try Self.place(container, state: "deleting")
+        let check = try container.app("container", "check")
+        #expect(check.stdout.contains("unfinished deletion: attachment \(placed.id)"))
+        #expect(try container.app("container", "check", "--repair").status == 0)
+        #expect(try container.sqlite("SELECT count(*) FROM attachments").trimmedStdout == "0")
+        #expect(!FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
+    }
+
+    @Test func attachmentsListExportAndDelete() throws {
+        let container = try TestContainer()
+        let placed = try Self.place(container)
+        #expect(try container.appOK("attachment", "list").contains("ticket.pdf"))
+        let out = container.root.appendingPathComponent("exported")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        #expect(try container.app("attachment", "export", String(placed.id.prefix(8)), out.path).status == 0)
+        #expect(try Data(contentsOf: out.appendingPathComponent("ticket.pdf")) == placed.bytes)
+        #expect(try container.app("attachment", "delete", placed.id).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
+        #expect(try container.appOK("attachment", "list") == "No attachments.")
+        #expect(try container.app("attachment", "delete", placed.id).status == 66)
+    }
+}
