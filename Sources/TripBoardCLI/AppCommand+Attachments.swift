@@ -13,6 +13,8 @@ extension AppCommand {
             CommandSpec(words: ["attachment", "delete"], usage: "attachment delete ID",
                         summary: "Deletes an attachment and its file (resumable: see container check --repair).",
                         run: deleteAttachment),
+            CommandSpec(words: ["cache", "clear"], usage: "cache clear",
+                        summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache),
             CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--json]",
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
@@ -84,5 +86,11 @@ extension AppCommand {
         if !report.isClean {
             throw CommandLineError(.dataError, "the container needs attention" + (repair ? " (what remains cannot be repaired safely)" : "; run `app container check --repair`"))
         }
+    }
+
+    static func clearCache(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let count = try ThumbnailCache(container: try context.container()).clear()
+        context.console.diagnostic("removed \(count) thumbnail\(count == 1 ? "" : "s")")
     }
 }

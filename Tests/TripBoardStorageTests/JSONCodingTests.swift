@@ -227,7 +227,7 @@ struct JSONCodingTests {
         (#"{"format": "tripboard-export"}"#, .keyNotFound("formatVersion"), []),
         (#"{"format": "tripboard-export", "formatVersion": 1, "exportedAt": "x", "trips": [], "places": {}, "bookings": [], "preferences": {}}"#,
          .typeMismatch, ["places"]),
-        (#"{"format": "tripboard-export", "formatVersion": 1, "exportedAt": "x", "trips": [], "places": [], "bookings": [], "preferences": {"theme": 1}}"#,
+        (#"{"format": "tripboard-export", "formatVersion": 1, "exportedAt": "x", "trips": [], "places": [], "bookings": [], "preferences": {"theme": [1]}}"#,
          .typeMismatch, ["preferences", "theme"]),
     ])
     func documentOfTheWrongShapeIsADecodingError(json: String, failure: Failure, path: [String]) throws {

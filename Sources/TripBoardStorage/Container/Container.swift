@@ -18,6 +18,10 @@ public struct ContainerOptions: Sendable {
     public var clock: @Sendable () -> Timestamp
     /// Recorded in the manifest of a container this process creates.
     public var processName: String
+    /// Whether this process may create the container and its store, or migrate the schema. The
+    /// app may; an extension may not: it refuses (`ContainerError.notFound`, `StoreError.notReady`)
+    /// and leaves setup to the app, so it never creates an empty store anywhere.
+    public var mayCreate = true
 
     public init(lockTimeout: Double = 5, durability: Durability = .normal,
                 clock: @escaping @Sendable () -> Timestamp = Timestamp.now, processName: String = "app") {
@@ -54,6 +58,11 @@ public final class Container {
     /// Opens the container at `path` for reading and writing, creating it (and its store) if it
     /// does not exist yet. Holds the shared lock until released.
     public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
+        if !options.mayCreate {
+            guard (try? Directory.open(path: path).status(of: ContainerLayout.manifestFile)) != nil else {
+                throw ContainerError.notFound(path: path)
+            }
+        }
         let root = try prepareRoot(path)
         let lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600)
         let lock = FileLock(descriptor: lockFile)
@@ -64,6 +73,7 @@ public final class Container {
                                  options: options)
             }
             lock.unlock()
+            guard options.mayCreate else { throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory)) }
             try lock.lock(.exclusive, timeout: options.lockTimeout)
             defer { lock.unlock() }
             try setUp(root: root, options: options)

@@ -103,6 +103,14 @@ public final class Directory: Sendable {
         return true
     }
 
+    /// Sets the modification time of `name` to now (without following a symbolic link): the
+    /// "last used" mark of a least-recently-used cache (access times are unreliable with relatime).
+    public func touch(_ name: String) throws(FileSystemError) {
+        if utimensat(descriptor.rawValue, name, nil, AT_SYMLINK_NOFOLLOW) != 0 {
+            throw .fromErrno("utimensat", path: childPath(name))
+        }
+    }
+
     /// Removes the file `name`; a missing file is not an error when `missingIsFine`.
     public func removeFile(_ name: String, missingIsFine: Bool = true) throws(FileSystemError) {
         if unlinkat(descriptor.rawValue, name, 0) != 0 {

@@ -8,6 +8,8 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
     case mapStyle
     /// `true` or `false`.
     case showsVisitedPlaces
+    /// The thumbnail cache's size limit in MiB (1…10000); least recently used thumbnails go first.
+    case cacheLimitMB
 
     /// The value used until the user sets one.
     public var defaultValue: PreferenceValue {
@@ -16,6 +18,7 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
         case .theme: .text("system")
         case .mapStyle: .text("standard")
         case .showsVisitedPlaces: .flag(true)
+        case .cacheLimitMB: .number(100)
         }
     }
 
@@ -26,6 +29,7 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
         case .theme: "system, light or dark"
         case .mapStyle: "standard, satellite or hybrid"
         case .showsVisitedPlaces: "true or false"
+        case .cacheLimitMB: "a whole number of MiB from 1 to 10000"
         }
     }
 
@@ -49,6 +53,9 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
             case "false", "no", "off", "0": return .flag(false)
             default: throw refused
             }
+        case .cacheLimitMB:
+            guard let number = Int(text), (1...10_000).contains(number) else { throw refused }
+            return .number(number)
         }
     }
 
@@ -56,9 +63,9 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
     public func validate(_ value: PreferenceValue) throws -> PreferenceValue {
         switch (self, value) {
         case (.showsVisitedPlaces, .flag): return value
-        case (.showsVisitedPlaces, .text(let text)): return try parse(text)
         case (_, .text(let text)): return try parse(text)
         case (_, .flag(let flag)): return try parse(String(flag))
+        case (_, .number(let number)): return try parse(String(number))
         }
     }
 }
@@ -67,11 +74,14 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
 public enum PreferenceValue: Sendable, Equatable, Codable, CustomStringConvertible {
     case text(String)
     case flag(Bool)
+    case number(Int)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let flag = try? container.decode(Bool.self) {
             self = .flag(flag)
+        } else if let number = try? container.decode(Int.self) {
+            self = .number(number)
         } else {
             self = .text(try container.decode(String.self))
         }
@@ -82,6 +92,7 @@ public enum PreferenceValue: Sendable, Equatable, Codable, CustomStringConvertib
         switch self {
         case .text(let text): try container.encode(text)
         case .flag(let flag): try container.encode(flag)
+        case .number(let number): try container.encode(number)
         }
     }
 
@@ -89,6 +100,7 @@ public enum PreferenceValue: Sendable, Equatable, Codable, CustomStringConvertib
         switch self {
         case .text(let text): text
         case .flag(let flag): String(flag)
+        case .number(let number): String(number)
         }
     }
 }
