@@ -94,6 +94,13 @@ final class Widget {
         }
     }
 
+    static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
     /// `--watch`: prints the answer, then again each time it changes, until SIGINT or SIGTERM.
     /// Woken by inotify on the container and store directories (a hint), confirmed by
     /// `PRAGMA data_version` (the truth); re-checks every 30 s anyway (the date rolls over, a
@@ -104,6 +111,8 @@ final class Widget {
         var seenVersion: Int64?
         var wake = ChangeWatcher.Wake.changed
         while wake != .terminated {
+            // The parent too, so that a container created after the watch began is noticed at once.
+            watcher.watch(directory: Self.parentDirectory(of: containerPath))
             watcher.watch(directory: containerPath)
             watcher.watch(directory: containerPath + "/" + ContainerLayout.storeDirectory)
             let version = try container?.dataVersion()

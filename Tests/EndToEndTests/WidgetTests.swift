@@ -240,6 +240,24 @@ import Testing
         #expect(result.status == 0 && !result.wasSignaled, "\(result)")
     }
 
+    @Test func watchNoticesAContainerCreatedAfterItStarted() throws {
+        let container = try TestContainer()
+        let watcher = try ProcessRunner.start("widget", ["--watch", "--json", "--now", "2026-12-01T00:00:00Z"],
+                                              environment: container.environment)
+        defer { watcher.kill() }
+        func lines() throws -> [String] {
+            try String(contentsOf: watcher.outputURL, encoding: .utf8).split(separator: "\n").map(String.init)
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while try lines().isEmpty && Date() < deadline { usleep(20_000) }
+        #expect(try lines().first?.contains("\"status\":\"none\"") == true)
+        try container.addTrip("Lisbon")
+        let seen = Date().addingTimeInterval(3)
+        while try lines().count < 2 && Date() < seen { usleep(20_000) }
+        #expect(try lines().count == 2, "the new container was noticed well before the 30 s fallback")
+        #expect(try lines().last?.contains("Lisbon") == true)
+    }
+
     func cpuTicks(_ pid: Int32) throws -> Int {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
