@@ -50,6 +50,8 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         }
     case is LockBusyError:
         return .temporaryFailure
+    case let error as CryptoError:
+        return error == .authenticationFailed ? .dataError : .internalError
     case let error as KeychainError:
         switch error {
         case .notFound: return .noInput

@@ -124,6 +124,14 @@ struct KeychainTests {
         try away.set(service: "api", account: "alice", value: try Self.secret("token"))
     }
 
+    @Test func aTamperedContainerKeyWrapIsDataCorrupted() throws {
+        let fixture = try Fixture()
+        let keychain = try fixture.keychain()
+        try keychain.set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        try keychain.connection.execute("UPDATE container_key_wraps SET ciphertext = zeroblob(length(ciphertext))")
+        #expect(throws: KeychainError.dataCorrupted(service: "sync", account: "bob")) { try keychain.get(service: "sync", account: "bob") }
+    }
+
     @Test func recoveryWithoutAPassphraseSaysSo() throws {
         let fixture = try Fixture()
         #expect(throws: KeychainError.noRecoveryPassphrase) { try fixture.keychain().recover(passphrase: try Self.secret("anything at all")) }

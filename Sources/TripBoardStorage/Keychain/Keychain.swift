@@ -82,6 +82,9 @@ public final class Keychain {
             key = current
         } catch KeychainError.containerKeyLocked {
             throw KeychainError.locked(service: service, account: account)
+        } catch is CryptoError {
+            // The wrapped container key does not authenticate: as corrupted as the item itself.
+            throw KeychainError.dataCorrupted(service: service, account: account)
         }
         do {
             return try XChaCha20Poly1305.open(
