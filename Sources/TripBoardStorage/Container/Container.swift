@@ -59,9 +59,15 @@ public final class Container {
     /// does not exist yet. Holds the shared lock until released.
     public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
         if !options.mayCreate {
-            guard (try? Directory.open(path: path).status(of: ContainerLayout.manifestFile)) != nil else {
-                throw ContainerError.notFound(path: path)
+            // Only absence means "no container"; a permission error or a file in the way is reported as itself.
+            let manifest: FileStatus?
+            do {
+                manifest = try Directory.open(path: path).status(of: ContainerLayout.manifestFile)
+            } catch {
+                if error.code != .notFound { throw error }
+                manifest = nil
             }
+            guard manifest != nil else { throw ContainerError.notFound(path: path) }
         }
         let root = try prepareRoot(path)
         let lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600)
