@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .executable(name: "app", targets: ["app"]),
         .executable(name: "widget", targets: ["widget"]),
+        .executable(name: "pdf-worker", targets: ["pdf-worker"]),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +40,11 @@ let package = Package(
             providers: [.apt(["libsodium-dev"])]
         ),
         .systemLibrary(name: "CSystem"),
+        .systemLibrary(
+            name: "CPoppler",
+            pkgConfig: "poppler-glib cairo",
+            providers: [.apt(["libpoppler-glib-dev", "libcairo2-dev"])]
+        ),
         .target(
             name: "TripBoardStorage",
             dependencies: ["CSQLite", "CSodium", "CSystem"]
@@ -60,6 +66,22 @@ let package = Package(
             exclude: ["startup-order.txt"],
             swiftSettings: fullyStatic,
             linkerSettings: fullyStaticLink("widget")
+        ),
+        // PDF parsing lives in its own process: untrusted files are parsed by `pdf-worker` under
+        // memory and CPU limits, so nothing else links poppler (which has no static library).
+        .target(
+            name: "TicketImport",
+            dependencies: ["CPoppler", "TripBoardStorage"]
+        ),
+        .executableTarget(
+            name: "pdf-worker",
+            dependencies: ["TicketImport", "TripBoardStorage"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+        ),
+        .testTarget(
+            name: "TicketImportTests",
+            // CPoppler: the tests draw their fixture PDFs with cairo's PDF surface.
+            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",

@@ -2,4 +2,11 @@
 #define TRIPBOARD_CSYSTEM_SHIM_H
 /* Linux headers that Swift's Glibc module does not cover. */
 #include <sys/signalfd.h>
+#include <spawn.h>
+
+/* GNU extensions (glibc >= 2.34) that Swift's Glibc module hides because it is built without
+   _GNU_SOURCE; same prototypes as <unistd.h> and <spawn.h>. ChildProcess needs both: a pipe that is
+   close-on-exec from birth, and a child that inherits no descriptor above stderr. */
+int pipe2(int pipefd[2], int flags);
+int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 #endif

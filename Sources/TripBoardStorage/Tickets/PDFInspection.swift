@@ -1,0 +1,132 @@
+// The JSON contract between `pdf-worker` (which links poppler) and the processes that spawn it
+// (which must not). The worker prints exactly one of these two documents on stdout:
+//
+//     {"pageCount": 1, "text": "BOARDING PASS…", "thumbnail": {"height": 200, "path": "…", "width": 141}, "thumbnailError": null}
+//     {"error": "encrypted", "message": "the PDF is protected by a password"}
+//
+// Keys are stable; new keys may be added, so readers ignore keys they do not know.
+
+/// What `pdf-worker inspect` found in a PDF it could read.
+public struct PDFInspection: Codable, Sendable, Equatable {
+    /// Pages in the document (at least 1: a PDF without pages is reported as damaged).
+    public var pageCount: Int
+    /// The text of the first pages asked for, pages separated by a form feed (U+000C) as
+    /// `pdftotext` does; cut at `PDFWorkerLimits.textBytes` bytes.
+    public var text: String
+    /// The thumbnail of page 1 when one was asked for and written.
+    public var thumbnail: PDFThumbnail?
+    /// Why the thumbnail asked for was not written; a thumbnail never fails an inspection.
+    public var thumbnailError: String?
+
+    public init(pageCount: Int, text: String, thumbnail: PDFThumbnail? = nil, thumbnailError: String? = nil) {
+        self.pageCount = pageCount
+        self.text = text
+        self.thumbnail = thumbnail
+        self.thumbnailError = thumbnailError
+    }
+
+    private enum CodingKeys: String, CodingKey { case pageCount, text, thumbnail, thumbnailError }
+
+    // Written by hand so that an absent thumbnail is an explicit `null`, not a missing key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(pageCount, forKey: .pageCount)
+        try container.encode(text, forKey: .text)
+        if let thumbnail { try container.encode(thumbnail, forKey: .thumbnail) } else { try container.encodeNil(forKey: .thumbnail) }
+        if let thumbnailError { try container.encode(thumbnailError, forKey: .thumbnailError) } else { try container.encodeNil(forKey: .thumbnailError) }
+    }
+}
+
+/// A PNG rendering of page 1 on white, scaled to fit a square box.
+public struct PDFThumbnail: Codable, Sendable, Equatable {
+    /// Where the worker wrote the PNG (the path it was given).
+    public var path: String
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+
+    public init(path: String, width: Int, height: Int) {
+        self.path = path
+        self.width = width
+        self.height = height
+    }
+}
+
+/// The document `pdf-worker` prints when it cannot inspect a file.
+public struct PDFInspectionFailure: Error, Codable, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong; each kind has its own exit status.
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// The worker was called wrongly (a bug in the caller).
+        case usage
+        /// The file could not be opened or read (missing, a directory, no permission).
+        case unreadable
+        /// The file is larger than `PDFWorkerLimits.fileBytes`.
+        case tooLarge
+        /// No `%PDF-` in the first 1024 bytes.
+        case notPDF
+        /// Opening it needs a user password. Files with only an owner password open fine.
+        case encrypted
+        /// It looks like a PDF but poppler cannot make a document with pages of it.
+        case damaged
+
+        /// The worker's exit status for this kind. 64 and 66 keep their sysexits(3) meaning; the
+        /// verdicts about the PDF itself use 80–84, outside the sysexits range, so that no status
+        /// claims a meaning it does not have. 0 is success, 1 an internal error.
+        public var exitStatus: Int32 {
+            switch self {
+            case .usage: 64
+            case .unreadable: 66
+            case .notPDF: 80
+            case .encrypted: 81
+            case .damaged: 82
+            case .tooLarge: 83
+            }
+        }
+
+        /// The kind whose exit status is `status`, if any.
+        public init?(exitStatus status: Int32) {
+            guard let kind = Kind.allCases.first(where: { $0.exitStatus == status }) else { return nil }
+            self = kind
+        }
+    }
+
+    /// What went wrong (the JSON key is `error`).
+    public var kind: Kind
+    /// One line, safe to show: never any of the file's contents.
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind = "error"
+        case message
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// The limits `pdf-worker` runs under, shared so that the parent's messages quote the real values.
+public enum PDFWorkerLimits {
+    /// Address space (RLIMIT_AS). A crafted 420 KB PDF needed 577 MB to render a 200-px
+    /// thumbnail (pitfalls.md); ordinary tickets need 40–80 MB including poppler itself.
+    public static let memoryBytes = 512 << 20
+    /// CPU seconds (RLIMIT_CPU soft limit: SIGXCPU). A backstop for a worker whose parent died
+    /// before its wall-clock timeout; the hard limit, 2 s later, is SIGKILL.
+    public static let cpuSeconds = 10
+    /// Largest file the worker writes (RLIMIT_FSIZE): a thumbnail PNG is a few tens of KB.
+    public static let writtenFileBytes = 16 << 20
+    /// Largest PDF the worker opens: tickets are far smaller, and every byte is parsed by hand-made C++.
+    public static let fileBytes = 64 << 20
+    /// Most UTF-8 bytes of text reported (the parent reads at most a few times this much).
+    public static let textBytes = 1 << 20
+    /// Bytes the worker searches for `%PDF-` (poppler accepts junk before the header, so do we).
+    public static let headerSearchBytes = 1024
+    /// Largest thumbnail box the worker accepts (`--thumbnail-size`).
+    public static let thumbnailPixels = 2048
+    /// Most pages of text the worker accepts (`--text-pages`).
+    public static let textPages = 100
+}

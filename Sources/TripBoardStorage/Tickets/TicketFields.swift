@@ -1,0 +1,120 @@
+/// Booking details read from the text of a ticket's first pages, as poppler extracts it from a
+/// boarding pass, a train e-ticket or a hotel confirmation.
+///
+/// Every field is a guess for the user to confirm, so the scanners prefer leaving a field empty
+/// to filling it wrongly: an issue date is never taken for the departure, a seat `12A` or a year
+/// `2026` never for a flight number. The text is read as tokens (see `TicketText`), not with
+/// regular expressions, which TripBoard does not link.
+public struct TicketFields: Sendable, Equatable, Codable {
+    /// Flight, train or hotel; other for anything else found (a bus, a concert); nil when nothing
+    /// booking-like was found.
+    public var kind: BookingKind?
+    /// The booking reference, PNR or confirmation code: `X7K2QP`.
+    public var reference: String?
+    /// The flight or train number, normalized: `TP 1351`, `U2 1234`, `ICE 123`, `Eurostar 9014`.
+    public var number: String?
+    /// An IATA code (`LIS`) when one is printed, else the place's name (`Lisboa Santa Apolónia`).
+    public var origin: String?
+    /// An IATA code (`CDG`) when one is printed, else the place's name (`Porto Campanhã`).
+    public var destination: String?
+    /// The departure date (for a hotel, the check-in date), in the departure's own calendar.
+    public var departureDate: CivilDate?
+    /// The departure (or check-in) time, local to the departure station.
+    public var departureTime: TimeOfDay?
+
+    public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
+                destination: String? = nil, departureDate: CivilDate? = nil, departureTime: TimeOfDay? = nil) {
+        self.kind = kind
+        self.reference = reference
+        self.number = number
+        self.origin = origin
+        self.destination = destination
+        self.departureDate = departureDate
+        self.departureTime = departureTime
+    }
+
+    /// Reads the fields from a ticket's text (its first 100,000 characters); fields that cannot be
+    /// found are nil.
+    public static func extract(from text: String) -> TicketFields {
+        let ticket = TicketText(text)
+        let service = ticket.serviceNumber()
+        let route = ticket.route()
+        let likelyKind = ticket.likelyKind(service: service)
+        let departure = ticket.departure(forHotel: likelyKind == .hotel)
+        var fields = TicketFields(reference: ticket.bookingReference(), number: service?.text, origin: route?.origin,
+                                  destination: route?.destination, departureDate: departure.date,
+                                  departureTime: departure.time)
+        fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
+        return fields
+    }
+
+    /// A title for the booking: `TP 1351 LIS → CDG`, `ICE 123`, `Lisbon → Madrid`, `Train to Porto`,
+    /// `Hotel booking X7K2QP`, `Flight`; nil when nothing was found.
+    public var suggestedTitle: String? {
+        let route = origin.flatMap { origin in destination.map { origin + " → " + $0 } }
+        switch (number, route) {
+        case let (number?, route?): return number + " " + route
+        case let (number?, nil): return destination.map { number + " to " + $0 } ?? number
+        case let (nil, route?): return route
+        case (nil, nil): break
+        }
+        let noun = Self.noun(for: kind)
+        if let destination { return (noun ?? "Trip") + " to " + destination }
+        if let origin { return (noun ?? "Trip") + " from " + origin }
+        if let reference { return noun.map { $0 + " booking " + reference } ?? "Booking " + reference }
+        return kind.map { _ in noun ?? "Booking" }
+    }
+
+    /// What to call a booking of `kind` in a title; nil when the kind says nothing.
+    private static func noun(for kind: BookingKind?) -> String? {
+        switch kind {
+        case .flight: "Flight"
+        case .train: "Train"
+        case .hotel: "Hotel"
+        case .car: "Car rental"
+        case .event: "Event"
+        case .other, nil: nil
+        }
+    }
+}
+
+// MARK: - Kind
+
+extension TicketText {
+    /// The kind the text's words point to most: a flight or train number counts most, then names
+    /// like "boarding pass" or "SNCF", then common words like "gate" or "room". Buses, which
+    /// `BookingKind` does not have, count as `.other` so that "coach" alone does not make a train.
+    func likelyKind(service: ServiceNumber?) -> BookingKind? {
+        var best: (kind: BookingKind, score: Int)?
+        for (kind, keywords) in Self.kindKeywords {
+            var score = service?.kind == kind ? 4 : 0
+            for (labels, weight) in keywords where firstLabel(labels) != nil { score += weight }
+            // Ties go to the earlier row: flight, train, hotel, bus.
+            if score > 0, score > best?.score ?? 0 { best = (kind, score) }
+        }
+        return best?.kind
+    }
+
+    private static let kindKeywords: [(BookingKind, [(TicketLabels, Int)])] = [
+        (.flight, [
+            (TicketLabels("boarding pass", "bordkarte", "carte d'embarquement", "cartão de embarque"), 3),
+            (TicketLabels("airline", "airlines", "airways", "air lines"), 2),
+            (TicketLabels("flight", "flights"), 1), (TicketLabels("gate"), 1), (TicketLabels("airport"), 1),
+        ]),
+        (.train, [
+            (TicketLabels("sncf", "deutsche bahn", "db fernverkehr", "eurostar", "cp comboios", "comboios de portugal",
+                          "renfe", "trenitalia", "sbb", "öbb"), 3),
+            (TicketLabels("train", "trains"), 1), (TicketLabels("coach"), 1), (TicketLabels("carriage"), 1),
+            (TicketLabels("platform"), 1), (TicketLabels("rail", "railway", "railways"), 1),
+        ]),
+        (.hotel, [
+            (TicketLabels("hotel"), 3), (TicketLabels("check-in", "checkin"), 1),
+            (TicketLabels("check-out", "checkout"), 1), (TicketLabels("nights", "night"), 1),
+            (TicketLabels("room", "rooms"), 1),
+        ]),
+        (.other, [
+            (TicketLabels("flixbus", "alsa", "national express", "bus station", "coach station"), 3),
+            (TicketLabels("bus"), 2),
+        ]),
+    ]
+}

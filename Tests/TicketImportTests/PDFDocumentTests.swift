@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import TicketImport
+
+/// The poppler wrapper, in this process (no worker, no limits): what it opens, refuses, reads and renders.
+struct PDFDocumentTests {
+    // MARK: - Opening
+
+    @Test(arguments: [Fixture.ticket, .junkBeforeHeader, .linearized, .ownerPasswordOnly])
+    func opensTicketVariantsAndReadsTheirText(_ fixture: Fixture) throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(fixture))
+
+        #expect(document.pageCount == 1)
+        let text = document.text()
+        for line in TicketText.lines {
+            #expect(text.contains(line), "\(fixture): missing \(line) in \(text.debugDescription)")
+        }
+    }
+
+    @Test func refusesAFileThatNeedsAUserPassword() throws {
+        let fixtures = try Fixtures()
+        let path = try fixtures.path(.userPassword)
+
+        #expect(throws: PDFDocumentError.encrypted(path: path)) { try PDFDocument(path: path) }
+    }
+
+    @Test(arguments: [Fixture.truncated, .empty, .pngRenamed, .randomBytes, .noPages])
+    func reportsFilesThatAreNotReadablePDFsAsDamaged(_ fixture: Fixture) throws {
+        let fixtures = try Fixtures()
+        let path = try fixtures.path(fixture)
+
+        let error = try #require(throws: PDFDocumentError.self) { try PDFDocument(path: path) }
+        guard case .damaged(let reportedPath, _) = error else {
+            Issue.record("\(fixture): expected damaged, got \(error)")
+            return
+        }
+        #expect(reportedPath == path)
+    }
+
+    @Test func reportsAMissingFileAsUnreadable() throws {
+        let fixtures = try Fixtures()
+        let path = fixtures.directory.child("no such ticket.pdf")
+
+        let error = try #require(throws: PDFDocumentError.self) { try PDFDocument(path: path) }
+        guard case .unreadable = error else {
+            Issue.record("expected unreadable, got \(error)")
+            return
+        }
+        #expect(error.description.hasPrefix(path + ": "))
+    }
+
+    @Test func repairsABrokenCrossReferenceTable() throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(.noisy))
+
+        #expect(document.pageCount == 1)
+    }
+
+    // MARK: - Paths poppler would misread as URIs
+
+    @Test(arguments: ["a b.pdf", "100%.pdf", "%20.pdf", "hash#tag.pdf", "what?.pdf", "é → ü.pdf", "semi;colon&amp.pdf"])
+    func opensFilesWhoseNamesNeedEscapingInAURI(_ name: String) throws {
+        let fixtures = try Fixtures()
+        try fixtures.directory.write(try fixtures.bytes(.ticket), to: name)
+
+        let document = try PDFDocument(path: fixtures.directory.child(name))
+
+        #expect(document.pageCount == 1)
+    }
+
+    @Test func fileURIsAreAbsoluteAndEscapeEverythingButUnreservedCharactersAndSlashes() {
+        #expect(FileURI.make(path: "/tmp/a b/ticket.pdf", currentDirectory: "/ignored") == "file:///tmp/a%20b/ticket.pdf")
+        #expect(FileURI.make(path: "t%#?.pdf", currentDirectory: "/home/ana") == "file:///home/ana/t%25%23%3F.pdf")
+        #expect(FileURI.make(path: "x.pdf", currentDirectory: "/") == "file:///x.pdf")
+        #expect(FileURI.make(path: "/é", currentDirectory: "/") == "file:///%C3%A9")
+        #expect(FileURI.make(path: "/A-Z_a.z~0-9", currentDirectory: "/") == "file:///A-Z_a.z~0-9")
+    }
+
+    // MARK: - Text
+
+    @Test func textCoversTheFirstPagesSeparatedByFormFeeds() throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(.manyPages))
+
+        #expect(document.pageCount == Fixture.pageCount)
+        let pages = document.text(firstPages: 3).split(separator: "\u{0C}", omittingEmptySubsequences: false)
+        #expect(pages.count == 3)
+        for (index, page) in pages.enumerated() {
+            #expect(page.contains("Page \(index + 1) of \(Fixture.pageCount)"))
+        }
+        #expect(document.text().split(separator: "\u{0C}").count == 2, "two pages by default")
+        #expect(document.text(firstPages: 0) == "")
+        #expect(document.text(firstPages: 1000).split(separator: "\u{0C}").count == Fixture.pageCount)
+    }
+
+    @Test func textIsCutToTheLimitOnACharacterBoundary() throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(.ticket))
+
+        let cut = document.text(limit: 28)
+        #expect(cut == "BOARDING PASS\nTP 1351\nLIS ", "26 bytes: '→' takes 3 and is not split: \(cut.debugDescription)")
+        #expect(PDFDocument.prefix(of: "→→", utf8Limit: 5) == "→")
+        #expect(PDFDocument.prefix(of: "🇵🇹x", utf8Limit: 7) == "", "a flag is one character of 8 bytes")
+        #expect(PDFDocument.prefix(of: "abc", utf8Limit: 3) == "abc")
+    }
+
+    // MARK: - Thumbnail
+
+    @Test(arguments: [(Fixture.ticket, 200, 141, 200), (.landscape, 200, 200, 141), (.ticket, 64, 45, 64), (.ticket, 1, 1, 1)])
+    func thumbnailFitsTheBoxOnWhite(_ fixture: Fixture, box: Int, width: Int, height: Int) throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(fixture))
+
+        let image = try document.renderThumbnail(fittingIn: box)
+
+        #expect((image.width, image.height) == (width, height))
+        #expect(Array(image.bytes.prefix(8)) == [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "PNG signature")
+        try fixtures.directory.write(image.bytes, to: "thumbnail.png")
+        let pixels = try PNGPixels(path: fixtures.directory.child("thumbnail.png"))
+        #expect((pixels.width, pixels.height) == (width, height))
+        for (x, y) in pixels.corners {
+            #expect(pixels.isWhite(x: x, y: y), "corner (\(x), \(y)) is not white")
+        }
+        if box >= 64 { #expect(pixels.inkedPixelCount > 0, "the ticket's text is drawn") }
+    }
+
+    @Test func thumbnailOfTheOwnerPasswordOnlyFileIsDrawnToo() throws {
+        let fixtures = try Fixtures()
+        let document = try PDFDocument(path: try fixtures.path(.ownerPasswordOnly))
+
+        let image = try document.renderThumbnail()
+        try fixtures.directory.write(image.bytes, to: "thumbnail.png")
+
+        #expect(try PNGPixels(path: fixtures.directory.child("thumbnail.png")).inkedPixelCount > 0)
+    }
+}
