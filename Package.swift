@@ -14,11 +14,11 @@ let fullyStatic: [SwiftSetting] = [.unsafeFlags(["-static-executable"], .when(co
 /// `Sources/<executable>/startup-order.txt` (made by `tools/startup-order`) next to each other:
 /// code that runs together shares pages, so start-up faults in fewer of them (the widget's peak RSS
 /// falls by about a fifth). Names missing from the binary are skipped without a warning.
-func fullyStaticLink(_ executable: String) -> [LinkerSetting] {
+/// Without `ordered`, just the static link (an executable whose start-up has not been profiled).
+func fullyStaticLink(_ executable: String, ordered: Bool = true) -> [LinkerSetting] {
     let order = Context.packageDirectory + "/Sources/\(executable)/startup-order.txt"
-    return [.unsafeFlags(["-static-executable", "-use-ld=lld",
-                          "-Xlinker", "--symbol-ordering-file=\(order)", "-Xlinker", "--no-warn-symbol-ordering"],
-                         .when(configuration: .release))]
+    let ordering = ordered ? ["-Xlinker", "--symbol-ordering-file=\(order)", "-Xlinker", "--no-warn-symbol-ordering"] : []
+    return [.unsafeFlags(["-static-executable", "-use-ld=lld"] + ordering, .when(configuration: .release))]
 }
 
 let package = Package(
@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .executable(name: "app", targets: ["app"]),
         .executable(name: "widget", targets: ["widget"]),
+        .executable(name: "share-extension", targets: ["share-extension"]),
         .executable(name: "pdf-worker", targets: ["pdf-worker"]),
     ],
     targets: [
@@ -66,6 +67,12 @@ let package = Package(
             exclude: ["startup-order.txt"],
             swiftSettings: fullyStatic,
             linkerSettings: fullyStaticLink("widget")
+        ),
+        .executableTarget(
+            name: "share-extension",
+            dependencies: ["TripBoardCLI"],
+            swiftSettings: fullyStatic,
+            linkerSettings: fullyStaticLink("share-extension", ordered: false)
         ),
         // PDF parsing lives in its own process: untrusted files are parsed by `pdf-worker` under
         // memory and CPU limits, so nothing else links poppler (which has no static library).

@@ -3,10 +3,10 @@ public import TripBoardStorage
 
 /// `pdf-worker`: inspects one untrusted PDF under resource limits and prints one JSON object.
 ///
-///     pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--] FILE
+///     pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
 ///
 /// Options may come before or after FILE; `--` ends them. Defaults: `--text-pages 2` (0–100),
-/// `--thumbnail-size 200` (1–2048); no thumbnail unless `--thumbnail` names a file that does not
+/// `--thumbnail-size 200` (1–2048), `--max-size` 64 MiB (at most 1 GiB); no thumbnail unless `--thumbnail` names a file that does not
 /// exist yet (created 0600 with O_EXCL).
 ///
 /// stdout carries exactly one JSON object and a newline (keys sorted; see `PDFInspection`):
@@ -31,12 +31,17 @@ public enum WorkerCommand {
         public var thumbnailSize: Int
         /// How many pages' text to report (from the first).
         public var textPages: Int
+        /// The largest file accepted, in bytes (`PDFWorkerLimits.fileBytes` unless the caller,
+        /// which has its own cap, says otherwise; never above `PDFWorkerLimits.maximumFileBytes`).
+        public var maximumBytes: Int
 
-        public init(file: String, thumbnailPath: String? = nil, thumbnailSize: Int = 200, textPages: Int = 2) {
+        public init(file: String, thumbnailPath: String? = nil, thumbnailSize: Int = 200, textPages: Int = 2,
+                    maximumBytes: Int = PDFWorkerLimits.fileBytes) {
             self.file = file
             self.thumbnailPath = thumbnailPath
             self.thumbnailSize = thumbnailSize
             self.textPages = textPages
+            self.maximumBytes = maximumBytes
         }
     }
 
@@ -48,7 +53,7 @@ public enum WorkerCommand {
 
     /// What `--help` prints.
     public static let usage = """
-        usage: pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--] FILE
+        usage: pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
         Prints one JSON object: {"pageCount","text","thumbnail","thumbnailError"} or {"error","message"}.
         Exit status: 0 ok, 1 internal, 64 usage, 66 unreadable, 80 notPDF, 81 encrypted, 82 damaged, 83 tooLarge.
 
@@ -92,6 +97,8 @@ public enum WorkerCommand {
                 options.thumbnailSize = try number(of: argument, from: &remaining, in: 1...PDFWorkerLimits.thumbnailPixels)
             case "--text-pages":
                 options.textPages = try number(of: argument, from: &remaining, in: 0...PDFWorkerLimits.textPages)
+            case "--max-size":
+                options.maximumBytes = try number(of: argument, from: &remaining, in: 1...PDFWorkerLimits.maximumFileBytes)
             default:
                 if argument.hasPrefix("-") && argument != "-" { throw PDFInspectionFailure(.usage, "unknown option '\(argument)'") }
                 files.append(argument)
@@ -106,7 +113,7 @@ public enum WorkerCommand {
 
     /// Inspects `options.file` in this process, with no limits: the worker's logic, testable in-process.
     public static func inspect(_ options: Options) throws(PDFInspectionFailure) -> PDFInspection {
-        try checkFile(options.file)
+        try checkFile(options.file, maximumBytes: options.maximumBytes)
         let document: PDFDocument
         do {
             document = try PDFDocument(path: options.file)
@@ -134,7 +141,7 @@ public enum WorkerCommand {
     /// regular file (a FIFO would block `fopen` forever), a file over the size cap, and a file
     /// with no `%PDF-` in its first 1024 bytes (poppler accepts junk before the header, and so
     /// do we, but it also "repairs" files that are not PDFs at all).
-    static func checkFile(_ path: String) throws(PDFInspectionFailure) {
+    static func checkFile(_ path: String, maximumBytes: Int = PDFWorkerLimits.fileBytes) throws(PDFInspectionFailure) {
         var info = stat()
         if stat(path, &info) != 0 { throw PDFInspectionFailure(.unreadable, String(cString: strerror(errno))) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw PDFInspectionFailure(.unreadable, "not a regular file") }
@@ -147,21 +154,12 @@ public enum WorkerCommand {
         } catch {
             throw PDFInspectionFailure(.unreadable, error.description)
         }
-        guard size <= PDFWorkerLimits.fileBytes else {
-            throw PDFInspectionFailure(.tooLarge, "\(size) bytes, more than the \(PDFWorkerLimits.fileBytes >> 20) MiB limit")
+        guard size <= maximumBytes else {
+            throw PDFInspectionFailure(.tooLarge, "\(size) bytes, more than the limit of \(maximumBytes) bytes")
         }
         guard !prefix.isEmpty else { throw PDFInspectionFailure(.notPDF, "the file is empty") }
-        guard hasPDFHeader(prefix) else {
+        guard PDFWorkerLimits.hasHeader(prefix) else {
             throw PDFInspectionFailure(.notPDF, "no %PDF- header in the first \(PDFWorkerLimits.headerSearchBytes) bytes")
-        }
-    }
-
-    /// True when `%PDF-` occurs in `bytes`.
-    static func hasPDFHeader(_ bytes: [UInt8]) -> Bool {
-        let signature = Array("%PDF-".utf8)
-        guard bytes.count >= signature.count else { return false }
-        return (0...(bytes.count - signature.count)).contains { start in
-            bytes[start..<(start + signature.count)].elementsEqual(signature)
         }
     }
 

@@ -10,16 +10,21 @@ extension AppCommand {
                         Copies an attachment's file to DEST (a file, or a directory to put it in under its original \
                         name), verifying its hash on the way; written atomically, mode 0600.
                         """, run: exportAttachment),
+            CommandSpec(words: ["attachment", "thumbnail"], usage: "attachment thumbnail ID",
+                        summary: """
+                        Prints the path of the attachment's thumbnail (a PNG of page 1), rendering it again if it is \
+                        not cached.
+                        """, run: showThumbnail),
             CommandSpec(words: ["attachment", "delete"], usage: "attachment delete ID",
                         summary: "Deletes an attachment and its file (resumable: see container check --repair).",
                         run: deleteAttachment),
             CommandSpec(words: ["cache", "clear"], usage: "cache clear",
                         summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache),
-            CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--json]",
+            CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--grace SECONDS] [--json]",
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
-                        with the right size and hash; reports orphan files and staging leftovers older than an hour and \
-                        unfinished deletions. --repair finishes deletions, removes orphans and leftovers, and marks rows \
+                        with the right size and hash; reports orphan files and staging leftovers older than the grace \
+                        period (--grace, default 3600 s; an edit in $EDITOR keeps its copy in tmp/) and unfinished deletions. --repair finishes deletions, removes orphans and leftovers, and marks rows \
                         whose file is gone as missing; damaged files are reported, never removed. Exit 65 when problems remain.
                         """, run: checkContainer),
         ]
@@ -58,6 +63,16 @@ extension AppCommand {
         context.console.diagnostic("wrote \(directory.childPath(fileName))")
     }
 
+    static func showThumbnail(_ context: CommandContext) throws {
+        let reference = try context.arguments.positional("attachment ID")
+        try context.finishArguments()
+        let container = try context.container()
+        let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+        let path = try ThumbnailCache(container: container).thumbnail(
+            of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
+        context.console.print(path)
+    }
+
     static func deleteAttachment(_ context: CommandContext) throws {
         let reference = try context.arguments.positional("attachment ID")
         try context.finishArguments()
@@ -68,8 +83,14 @@ extension AppCommand {
     static func checkContainer(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         let repair = context.arguments.flag("--repair")
+        let grace = try context.arguments.option("--grace").map { text in
+            guard let seconds = Int64(text), seconds >= 0 else {
+                throw CommandLineError.usage("--grace '\(text.prefix(40))' is not a whole number of seconds")
+            }
+            return seconds
+        } ?? ContainerCheck.defaultGracePeriod
         try context.finishArguments()
-        let report = try ContainerCheck.run(container: try context.container(), repair: repair)
+        let report = try ContainerCheck.run(container: try context.container(), repair: repair, gracePeriod: grace)
         if json {
             try context.console.printJSON(report)
         } else {

@@ -7,6 +7,10 @@ final class CommandContext {
     let environment: [String: String]
     let console: Console
     let containerPath: String
+    /// False for the extensions: they refuse a container the app has not set up or migrated.
+    var mayCreateContainer = true
+    /// Recorded in the manifest of a container this process creates.
+    var processName = "app"
     private var openedContainer: Container?
 
     init(arguments: Arguments, environment: [String: String], console: Console, containerPath: String) {
@@ -39,7 +43,8 @@ final class CommandContext {
     func closeContainer() { openedContainer = nil }
 
     func containerOptions() throws -> ContainerOptions {
-        var options = ContainerOptions()
+        var options = ContainerOptions(processName: processName)
+        options.mayCreate = mayCreateContainer
         if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
             guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
                 throw CommandLineError.usage("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")

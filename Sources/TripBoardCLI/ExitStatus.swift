@@ -67,6 +67,20 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         case .notFound: return .noInput
         case .unusable: return .cannotCreate
         }
+    case let error as PDFImportError:
+        switch error.kind {
+        case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: return .dataError
+        case .unreadable: return .noInput
+        case .workerMissing: return .unavailable
+        case .workerFailed: return .internalError
+        }
+    case let error as TicketImportError:
+        switch error {
+        case .empty: return .dataError
+        case .tripNeeded, .bookingNotInTrip: return .usage
+        }
+    case is AttachmentError:
+        return .dataError
     case let error as FileSystemError:
         switch error.code {
         case .notFound: return .noInput

@@ -57,11 +57,11 @@ struct WorkerCommandTests {
 
     @Test func findsTheHeaderAnywhereInTheFirstKibibyteOnly() {
         let header = Array("%PDF-1.7\n".utf8)
-        #expect(WorkerCommand.hasPDFHeader(header))
-        #expect(WorkerCommand.hasPDFHeader(Array(repeating: 0x20, count: 1015) + header.prefix(5)))
-        #expect(!WorkerCommand.hasPDFHeader(Array("%PDF".utf8)))
-        #expect(!WorkerCommand.hasPDFHeader(Array("%!PS-Adobe-3.0 %PDF".utf8)))
-        #expect(!WorkerCommand.hasPDFHeader([]))
+        #expect(PDFWorkerLimits.hasHeader(header))
+        #expect(PDFWorkerLimits.hasHeader(Array(repeating: 0x20, count: 1015) + header.prefix(5)))
+        #expect(!PDFWorkerLimits.hasHeader(Array("%PDF".utf8)))
+        #expect(!PDFWorkerLimits.hasHeader(Array("%!PS-Adobe-3.0 %PDF".utf8)))
+        #expect(!PDFWorkerLimits.hasHeader([]))
     }
 
     @Test func refusesAPDFWhoseHeaderComesTooLate() throws {

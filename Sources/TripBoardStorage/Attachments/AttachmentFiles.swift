@@ -71,8 +71,12 @@ public struct AttachmentFiles {
     }
 
     /// Removes a staged file that will not be published.
-    public func discard(_ file: StagedFile) {
-        try? staging.removeFile(file.stagingName)
+    public func discard(_ file: StagedFile) { discard(stagedName: file.stagingName) }
+
+    /// Removes a file from `tmp/` if it is there. Best effort: what stays is a leftover that
+    /// `container check --repair` removes after the grace period.
+    public func discard(stagedName: String) {
+        try? staging.removeFile(stagedName)
     }
 
     /// Removes a published file (deletion, or a publish whose row was never committed).
@@ -80,6 +84,12 @@ public struct AttachmentFiles {
         let (directory, name) = try parent(of: relativePath)
         try directory.removeFile(name)
         try directory.synchronize()
+    }
+
+    /// The path of an attachment's file, for a reader in another process (the PDF worker).
+    public func path(of relativePath: String) throws -> String {
+        let (directory, name) = try parent(of: relativePath)
+        return directory.childPath(name)
     }
 
     /// Compares the file at `relativePath` with its recorded size and hash.
@@ -163,9 +173,17 @@ public enum AttachmentError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .tooLarge(let path, let limit):
-            "\(path) is larger than \(limit / (1 << 20)) MiB; nothing was stored (raise the limit with --max-size)"
+            "\(path) is larger than the limit of \(Self.describe(bytes: limit)); nothing was stored (raise it with --max-size)"
         case .invalidPath(let path):
             "\(path.prefix(80)) is not an attachment path"
         }
+    }
+
+    /// `50 MiB`, `512 KiB`, `100 bytes`: whole units when the size is a multiple of one.
+    static func describe(bytes: Int64) -> String {
+        for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
     }
 }

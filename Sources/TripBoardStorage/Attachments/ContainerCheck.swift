@@ -74,7 +74,7 @@ public enum ContainerCheck {
         }
 
         let named = Set(rows.map(\.relativePath))
-        for file in try files.allFiles() where !named.contains(file.relativePath) && file.modificationTime < cutoff {
+        for file in try files.allFiles() where !named.contains(file.relativePath) && file.modificationTime <= cutoff {
             if repair {
                 try files.remove(relativePath: file.relativePath)
                 report.repairs.append("removed orphan file \(file.relativePath)")
@@ -82,7 +82,7 @@ public enum ContainerCheck {
                 report.orphanFiles.append(file.relativePath)
             }
         }
-        for leftover in try files.stagedLeftovers() where leftover.modificationTime < cutoff {
+        for leftover in try files.stagedLeftovers() where leftover.modificationTime <= cutoff {
             if repair {
                 try files.removeStaged(name: leftover.name)
                 report.repairs.append("removed staging leftover tmp/\(leftover.name)")

@@ -21,6 +21,13 @@ public final class FileDescriptor: Sendable {
         return FileDescriptor(rawValue: fd, path: path)
     }
 
+    /// A descriptor of its own for standard input (a duplicate, so closing it leaves fd 0 alone).
+    public static func standardInput() throws(FileSystemError) -> FileDescriptor {
+        let fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+        if fd < 0 { throw .fromErrno("dup", path: "standard input") }
+        return FileDescriptor(rawValue: fd, path: "standard input")
+    }
+
     deinit {
         // close(2): "the file descriptor is released early in close() ... retrying after EINTR
         // is the wrong thing to do on Linux".

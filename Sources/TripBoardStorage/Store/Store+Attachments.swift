@@ -134,3 +134,16 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// The live attachment of any live booking of `tripId` with these exact bytes, if any.
+    public func attachment(tripId: String, contentHash: String) throws -> Attachment? {
+        let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
+        return try connection.statement("""
+            SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
+            WHERE b.trip_id = ? AND a.content_hash = ? AND b.sync_state <> 'pendingDeletion'
+              AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion'
+            ORDER BY a.created_at, a.id LIMIT 1
+            """).rows([.text(tripId), .text(contentHash)], Self.attachment(from:)).first
+    }
+}

@@ -125,6 +125,16 @@ extension Store {
         }
     }
 
+    /// The live booking with exactly this id.
+    public func booking(id: String) throws -> Booking {
+        guard let found = try connection.statement("""
+            SELECT \(Self.bookingColumns) FROM bookings WHERE id = ? AND sync_state <> 'pendingDeletion'
+            """).rows([.text(id)], Self.booking(from:)).first else {
+            throw StoreError.notFound(kind: .booking, id: id)
+        }
+        return found
+    }
+
     /// Deletes a booking: removed when never uploaded, else tombstoned.
     @discardableResult
     public func deleteBooking(id: String) throws -> DeletionOutcome { try deleteChild(.booking, id: id) }

@@ -67,6 +67,24 @@ extension Store {
             """).rows(Self.trip(from:))
     }
 
+    /// The live trips whose dates contain `date`, earliest first.
+    public func trips(containing date: CivilDate) throws -> [Trip] {
+        try connection.statement("""
+            SELECT \(Self.tripColumns) FROM trips
+            WHERE sync_state <> 'pendingDeletion' AND start_date <= ?1 AND end_date >= ?1
+            ORDER BY start_date, end_date, id
+            """).rows([.text(date.description)], Self.trip(from:))
+    }
+
+    /// Up to `limit` live trips that have not ended by `date`, earliest first.
+    public func trips(endingOnOrAfter date: CivilDate, limit: Int) throws -> [Trip] {
+        try connection.statement("""
+            SELECT \(Self.tripColumns) FROM trips
+            WHERE sync_state <> 'pendingDeletion' AND end_date >= ?1
+            ORDER BY start_date, end_date, id LIMIT ?2
+            """).rows([.text(date.description), .integer(Int64(limit))], Self.trip(from:))
+    }
+
     /// The live trip with exactly this id.
     public func trip(id: String) throws -> Trip {
         let rows = try connection.statement(

@@ -121,10 +121,22 @@ public enum PDFWorkerLimits {
     public static let writtenFileBytes = 16 << 20
     /// Largest PDF the worker opens: tickets are far smaller, and every byte is parsed by hand-made C++.
     public static let fileBytes = 64 << 20
+    /// The most a caller may raise `fileBytes` to (`pdf-worker --max-size`).
+    public static let maximumFileBytes = 1 << 30
     /// Most UTF-8 bytes of text reported (the parent reads at most a few times this much).
     public static let textBytes = 1 << 20
     /// Bytes the worker searches for `%PDF-` (poppler accepts junk before the header, so do we).
     public static let headerSearchBytes = 1024
+
+    /// True when `%PDF-` occurs in `bytes` (the first `headerSearchBytes` of a file): PDF readers
+    /// accept junk before the header, and so do we.
+    public static func hasHeader(_ bytes: [UInt8]) -> Bool {
+        let signature = Array("%PDF-".utf8)
+        guard bytes.count >= signature.count else { return false }
+        return (0...(bytes.count - signature.count)).contains { start in
+            bytes[start..<(start + signature.count)].elementsEqual(signature)
+        }
+    }
     /// Largest thumbnail box the worker accepts (`--thumbnail-size`).
     public static let thumbnailPixels = 2048
     /// Most pages of text the worker accepts (`--text-pages`).

@@ -44,10 +44,13 @@ public struct PDFWorker: Sendable {
     /// Inspects `file`: page count, the text of its first `textPages` pages and, when `thumbnail`
     /// names a file that does not exist yet, a PNG of page 1 fitting a `thumbnailSize`-pixel
     /// square. The worker creates the thumbnail with `O_EXCL` and mode 0600 and does not fsync it
-    /// (a cache): write it to a fresh temporary name and rename it into place.
+    /// (a cache): write it to a fresh temporary name and rename it into place. Errors name the
+    /// file as `displayName` when given (the user's name for a staged copy).
     public func inspect(file: String, thumbnail: String? = nil, thumbnailSize: Int = 200,
-                        textPages: Int = 2) throws(PDFImportError) -> PDFInspection {
+                        textPages: Int = 2, maximumBytes: Int = PDFWorkerLimits.fileBytes,
+                        displayName: String? = nil) throws(PDFImportError) -> PDFInspection {
         var arguments = ["inspect", "--text-pages", String(textPages)]
+        if maximumBytes != PDFWorkerLimits.fileBytes { arguments += ["--max-size", String(maximumBytes)] }
         if let thumbnail { arguments += ["--thumbnail", thumbnail, "--thumbnail-size", String(thumbnailSize)] }
         arguments += ["--", file]
         let outcome: ChildProcess.Outcome
@@ -59,13 +62,14 @@ public struct PDFWorker: Sendable {
             // ENOENT, EACCES, or ENOEXEC (8: a file that is not a program): not there, for our purposes.
             throw .workerMissing(path: executablePath, detail: error.description)
         } catch {
-            throw .workerFailed(file: file, detail: error.description)
+            throw .workerFailed(file: displayName ?? file, detail: error.description)
         }
-        return try interpret(outcome, file: file)
+        return try interpret(outcome, file: displayName ?? file, maximumBytes: maximumBytes)
     }
 
     /// The one mapping from how the worker ended to a result or a typed error.
-    func interpret(_ outcome: ChildProcess.Outcome, file: String) throws(PDFImportError) -> PDFInspection {
+    func interpret(_ outcome: ChildProcess.Outcome, file: String,
+                   maximumBytes: Int = PDFWorkerLimits.fileBytes) throws(PDFImportError) -> PDFInspection {
         if outcome.timedOut { throw .tooComplex(file: file, limit: .wallClock(seconds: timeout)) }
         if outcome.exceededOutputLimit { throw .workerFailed(file: file, detail: "it printed more than expected") }
         switch outcome.termination {
@@ -88,7 +92,7 @@ public struct PDFWorker: Sendable {
             case .encrypted: throw .encrypted(file: file)
             case .damaged: throw .damaged(file: file, detail: detail)
             case .unreadable: throw .unreadable(file: file, detail: detail)
-            case .tooLarge: throw .tooLarge(file: file, limitBytes: PDFWorkerLimits.fileBytes)
+            case .tooLarge: throw .tooLarge(file: file, limitBytes: maximumBytes)
             case .usage: throw .workerFailed(file: file, detail: "usage: \(detail)")
             }
         }

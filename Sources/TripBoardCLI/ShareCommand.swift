@@ -1,0 +1,144 @@
+import TripBoardStorage
+
+/// The `share-extension` executable: files one PDF ticket into the shared container, the way a
+/// share extension receives a file from Mail. It never creates or migrates a container (that is
+/// the app's job) and runs poppler only in `pdf-worker`, under limits.
+public enum ShareCommand {
+    static let usage = """
+        usage: share-extension [--container DIR] FILE|- [--name FILENAME] [--trip ID] [--booking ID]
+                               [--max-size SIZE] [--json]
+
+        Imports the PDF ticket FILE (or standard input, `-`) as an attachment. The booking is --booking,
+        or one created from what the ticket shows (kind, reference, flight or train number, route, date
+        and time) in --trip, or in the trip whose dates contain the ticket's date. The same bytes
+        attached twice are reported, not stored again. --name is the file name kept (default: FILE's
+        name; `ticket.pdf` for standard input). --max-size caps the file (default 50M; K, M, G suffixes;
+        at most 1G). Exit statuses: 0 attached or already attached, 64 usage (incl. no trip found:
+        use --trip), 65 not a PDF, damaged, encrypted, too large or too complex, 66 missing file,
+        unknown trip or booking, or no container, 69 the PDF reader cannot run, 74 I/O error,
+        75 busy, or the app has an update to finish.
+        """
+
+    /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
+    public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
+        defer { console.flush() }
+        do {
+            var arguments = Arguments(words)
+            if arguments.wantsHelp() {
+                console.print(usage)
+                return ExitStatus.success.rawValue
+            }
+            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+            let json = arguments.flag("--json")
+            let name = try arguments.option("--name")
+            let tripReference = try arguments.option("--trip")
+            let bookingReference = try arguments.option("--booking")
+            let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketImportRequest.defaultMaximumBytes
+            let sourcePath = try arguments.positional("FILE (or - for standard input)")
+            try arguments.finish()
+
+            let source = try openSource(sourcePath)
+            let request = TicketImportRequest(
+                sourceName: sourcePath == "-" ? "standard input" : sourcePath,
+                originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
+                tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes)
+            let context = CommandContext(arguments: Arguments([]), environment: environment, console: console,
+                                         containerPath: containerPath)
+            context.mayCreateContainer = false
+            let container = try context.container()
+            let worker = try PDFWorker.locate(environment: environment)
+            let result = try TicketImporter(container: container, worker: worker).run(source: source, request: request)
+            if let warning = result.thumbnailError { console.warning(warning) }
+            if json {
+                try console.printJSON(result)
+            } else {
+                describe(result, console: console)
+            }
+            return ExitStatus.success.rawValue
+        } catch {
+            console.diagnostic("error: " + message(for: error))
+            return exitStatus(for: error).rawValue
+        }
+    }
+
+    /// The file to import, opened before the container is touched; a directory is refused here
+    /// (reading one fails only later, with a less helpful error).
+    static func openSource(_ path: String) throws -> FileDescriptor {
+        let source = path == "-" ? try FileDescriptor.standardInput() : try FileDescriptor.openForReading(path: path)
+        if try source.status().kind == .directory {
+            throw CommandLineError(.noInput, "\(path) is a directory, not a PDF file")
+        }
+        return source
+    }
+
+    /// `50M`, `100MiB`, `1G`, `512K`, or bytes; 1 byte … 1 GiB.
+    static func parseSize(_ text: String) throws -> Int64 {
+        var digits = Substring(text)
+        var shift: Int64 = 0
+        for (suffixes, bits) in [(["KiB", "KB", "K", "k"], 10), (["MiB", "MB", "M", "m"], 20), (["GiB", "GB", "G", "g"], 30)] {
+            if let suffix = suffixes.first(where: { text.hasSuffix($0) }) {
+                digits = digits.dropLast(suffix.count)
+                shift = Int64(bits)
+            }
+        }
+        let limit = Int64(PDFWorkerLimits.maximumFileBytes)
+        guard let value = Int64(digits), value > 0, value <= limit >> shift else {
+            throw CommandLineError.usage("--max-size '\(text.prefix(40))' is not a size from 1 byte to 1G, e.g. 50M")
+        }
+        return value << shift
+    }
+
+    static func checkedFilename(_ name: String) throws -> String {
+        guard !name.isEmpty, !name.includes("/"), name != ".", name != ".." else {
+            throw CommandLineError.usage("--name must be a file name, without '/'")
+        }
+        return name
+    }
+
+    static func lastComponent(of path: String) -> String {
+        String(path.split(separator: "/").last ?? Substring(path))
+    }
+
+    /// The extension's own words for the container's states; the rest as everywhere.
+    static func message(for error: any Error) -> String {
+        switch error {
+        case ContainerError.notFound(let path):
+            "no TripBoard container at \(path); open the app once to set it up"
+        case StoreError.notReady:
+            "TripBoard is being updated; open the app to finish updating, then share the ticket again"
+        default:
+            errorMessage(for: error)
+        }
+    }
+
+    static func describe(_ result: TicketImportResult, console: Console) {
+        let booking = "\"\(result.booking.title)\"" + (result.bookingCreated ? " (new \(result.booking.kind.rawValue) booking)" : "")
+        switch result.outcome {
+        case .attached:
+            console.print("Attached \(result.attachment.originalFilename) to \(booking) in \(result.tripName).")
+        case .alreadyAttached:
+            console.print("Already attached: these bytes are \(result.attachment.originalFilename) of \(booking) in \(result.tripName); nothing new was stored.")
+        }
+        console.print("  detected:   " + detectedSummary(result.detected))
+        let pages = result.pageCount == 1 ? "1 page" : "\(result.pageCount) pages"
+        console.print("  attachment: \(result.attachment.id) (\(pages), \(result.attachment.byteCount) bytes)")
+        console.print("  booking:    \(result.booking.id)" + (result.booking.startsAt.map { ", starts \($0)" } ?? ""))
+        if let thumbnail = result.thumbnail { console.print("  thumbnail:  " + thumbnail) }
+    }
+
+    static func detectedSummary(_ fields: TicketFields) -> String {
+        var parts: [String] = []
+        if let kind = fields.kind { parts.append(kind.rawValue) }
+        if let number = fields.number { parts.append(number) }
+        if let origin = fields.origin, let destination = fields.destination {
+            parts.append(origin + " → " + destination)
+        } else if let place = fields.destination ?? fields.origin {
+            parts.append(place)
+        }
+        if let date = fields.departureDate {
+            parts.append(date.description + (fields.departureTime.map { " " + $0.description } ?? ""))
+        }
+        if let reference = fields.reference { parts.append("reference " + reference) }
+        return parts.isEmpty ? "nothing (the booking is named after the file)" : parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,285 @@
+import Glibc
+
+/// What to import and where: the share extension's command line, checked.
+public struct TicketImportRequest: Sendable {
+    /// How messages name the source: its path, or `standard input`.
+    public var sourceName: String
+    /// The name the attachment keeps (`--name`, else the source's file name).
+    public var originalFilename: String
+    /// `--trip`: an id or unique prefix.
+    public var tripReference: String?
+    /// `--booking`: an id or unique prefix.
+    public var bookingReference: String?
+    /// The size cap (`--max-size`).
+    public var maximumBytes: Int64
+    /// The thumbnail's square box, in pixels.
+    public var thumbnailSize: Int
+    /// Today, for the trips offered when no trip contains the ticket's date.
+    public var today: CivilDate
+
+    public static let defaultMaximumBytes: Int64 = 50 << 20
+
+    public init(sourceName: String, originalFilename: String, tripReference: String? = nil, bookingReference: String? = nil,
+                maximumBytes: Int64 = TicketImportRequest.defaultMaximumBytes, thumbnailSize: Int = 200,
+                today: CivilDate = Timestamp.now().localDate) {
+        self.sourceName = sourceName
+        self.originalFilename = originalFilename
+        self.tripReference = tripReference
+        self.bookingReference = bookingReference
+        self.maximumBytes = maximumBytes
+        self.thumbnailSize = thumbnailSize
+        self.today = today
+    }
+}
+
+/// What an import did. `--json` prints this object.
+public struct TicketImportResult: Sendable, Equatable, Encodable {
+    public enum Outcome: String, Sendable, Encodable {
+        /// A new attachment was stored.
+        case attached
+        /// These exact bytes were already attached to the booking (or, when the booking was to be
+        /// created from the ticket, to a booking of the trip): nothing new was stored.
+        case alreadyAttached
+    }
+
+    public var outcome: Outcome
+    public var attachment: Attachment
+    public var booking: Booking
+    /// True when the booking was created from the ticket's fields by this import.
+    public var bookingCreated: Bool
+    public var tripId: String
+    public var tripName: String
+    /// What was read from the ticket.
+    public var detected: TicketFields
+    public var pageCount: Int
+    /// The cached thumbnail's path; nil when none could be made (`thumbnailError` says why).
+    public var thumbnail: String?
+    public var thumbnailError: String?
+
+    enum CodingKeys: String, CodingKey {
+        case outcome, attachment, booking, bookingCreated, tripId, tripName, detected, pageCount, thumbnail, thumbnailError
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(attachment, forKey: .attachment)
+        try container.encode(booking, forKey: .booking)
+        try container.encode(bookingCreated, forKey: .bookingCreated)
+        try container.encode(tripId, forKey: .tripId)
+        try container.encode(tripName, forKey: .tripName)
+        try container.encode(detected, forKey: .detected)
+        try container.encode(pageCount, forKey: .pageCount)
+        try container.encode(thumbnail, forKey: .thumbnail)
+        try container.encode(thumbnailError, forKey: .thumbnailError)
+    }
+}
+
+/// Why a ticket could not be filed (beyond a bad PDF, `PDFImportError`, and a bad reference,
+/// `StoreError`). One line each; nothing was stored.
+public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The source has no bytes.
+    case empty(source: String)
+    /// No single trip contains the ticket's date (or it has none): the user must say which.
+    case tripNeeded(date: CivilDate?, candidates: [Trip])
+    /// `--booking` names a booking of another trip than `--trip`.
+    case bookingNotInTrip(bookingId: String, tripId: String)
+
+    public var description: String {
+        switch self {
+        case .empty(let source):
+            return "\(source) is empty; nothing was imported"
+        case .tripNeeded(let date, let candidates):
+            let reason = switch (date, candidates.count) {
+            case (nil, _): "the ticket shows no date"
+            case (let date?, 0): "no trip contains \(date) and there is no upcoming trip"
+            case (let date?, _) where candidates.allSatisfy({ $0.startDate <= date && date <= $0.endDate }):
+                "\(candidates.count) trips contain \(date)"
+            case (let date?, _): "no trip contains \(date)"
+            }
+            let listed = candidates.prefix(5).map { "\($0.id.prefix(8)) \($0.name) (\($0.startDate)–\($0.endDate))" }
+            let more = candidates.count > 5 ? ", …" : ""
+            return "\(reason); choose one with --trip" + (listed.isEmpty ? "" : ": " + listed.joined(separator: ", ") + more)
+        case .bookingNotInTrip(let bookingId, let tripId):
+            return "booking \(bookingId.prefix(8)) belongs to another trip than \(tripId.prefix(8)); drop --trip or pick a booking of that trip"
+        }
+    }
+}
+
+/// Files a PDF ticket into the container (issue: share extension), in the order that keeps every
+/// instant consistent (architecture §4.4):
+///
+/// 1. references checked (unknown trip or booking: refused before a byte is written);
+/// 2. the bytes streamed into `tmp/`, hashed with BLAKE2b, capped, fsynced;
+/// 3. `%PDF-` checked, then the staged copy parsed by `pdf-worker` (limits, timeout), which also
+///    renders the thumbnail into `tmp/`;
+/// 4. the booking chosen (`--booking`) or built from the ticket's fields, in `--trip` or the trip
+///    whose dates contain the ticket's date; the same bytes already there → reported, not stored;
+/// 5. the file renamed to `attachments/<xx>/<id>.pdf` and both directories fsynced;
+/// 6. one transaction: the booking it creates and the attachment row;
+/// 7. the thumbnail moved into the cache and the cache trimmed — a failure here is reported, never fatal.
+///
+/// Killed anywhere, it leaves at most a file in `tmp/` (steps 2–5) or an unreferenced file under
+/// `attachments/` (between 5 and 6), both removed by `container check --repair`; never a row
+/// without its file. Crash points: `import.staged`, `import.inspected`, `import.published`,
+/// `import.committed`.
+public struct TicketImporter {
+    let container: Container
+    let worker: PDFWorker
+
+    public init(container: Container, worker: PDFWorker) {
+        self.container = container
+        self.worker = worker
+    }
+
+    /// Imports the bytes of `source`. Warnings (the thumbnail could not be made or cached) are in
+    /// the result; everything else that goes wrong throws with nothing stored.
+    public func run(source: FileDescriptor, request: TicketImportRequest) throws -> TicketImportResult {
+        let store = container.store
+        let requestedTrip = try request.tripReference.map { try store.trip(id: try store.resolveID(.trip, $0)) }
+        let requestedBooking = try request.bookingReference.map { try store.booking(id: try store.resolveID(.booking, $0)) }
+        if let requestedBooking, let requestedTrip, requestedBooking.tripId != requestedTrip.id {
+            throw TicketImportError.bookingNotInTrip(bookingId: requestedBooking.id, tripId: requestedTrip.id)
+        }
+        let originalFilename = try Validation.singleLine(request.originalFilename, field: "name", maxLength: 255)
+
+        let files = try AttachmentFiles(container: container)
+        let staged = try files.stage(from: source, maximumBytes: request.maximumBytes)
+        var stagedFileIsOurs = true
+        defer { if stagedFileIsOurs { files.discard(staged) } }
+        let thumbnailName = Directory.uniqueTemporaryName(for: "thumbnail") + ".png"
+        defer { files.discard(stagedName: thumbnailName) }
+        CrashPoint.reach("import.staged")
+
+        guard staged.byteCount > 0 else { throw TicketImportError.empty(source: request.sourceName) }
+        guard PDFWorkerLimits.hasHeader(staged.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+        let inspection = try worker.inspect(
+            file: files.stagedPath(staged), thumbnail: files.staging.childPath(thumbnailName),
+            thumbnailSize: request.thumbnailSize, textPages: 2,
+            maximumBytes: Int(clamping: request.maximumBytes), displayName: request.sourceName)
+        CrashPoint.reach("import.inspected")
+        let detected = TicketFields.extract(from: inspection.text)
+
+        let trip: Trip
+        if let requestedBooking {
+            trip = try requestedTrip ?? store.trip(id: requestedBooking.tripId)
+        } else if let requestedTrip {
+            trip = requestedTrip
+        } else {
+            trip = try tripContaining(detected.departureDate, today: request.today)
+        }
+        let plannedBooking = try requestedBooking ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
+        var result = TicketImportResult(
+            outcome: .attached, attachment: Attachment(
+                id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
+                contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
+                pageCount: Int64(inspection.pageCount), relativePath: "", state: "present", createdAt: store.stamp(),
+                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
+            booking: plannedBooking, bookingCreated: requestedBooking == nil, tripId: trip.id, tripName: trip.name,
+            detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
+
+        if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: trip.id) {
+            try reportAlreadyAttached(existing, in: &result)
+        } else {
+            result.attachment.relativePath = try files.publish(staged, id: result.attachment.id, fileExtension: "pdf")
+            stagedFileIsOurs = false
+            CrashPoint.reach("import.published")
+            try commit(&result, files: files)
+            CrashPoint.reach("import.committed")
+        }
+        if inspection.thumbnail != nil {
+            cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &result)
+        }
+        return result
+    }
+
+    /// The one trip whose dates contain `date`; otherwise the error lists the candidates.
+    func tripContaining(_ date: CivilDate?, today: CivilDate) throws -> Trip {
+        let store = container.store
+        if let date {
+            let containing = try store.trips(containing: date)
+            if containing.count == 1 { return containing[0] }
+            if !containing.isEmpty { throw TicketImportError.tripNeeded(date: date, candidates: containing) }
+        }
+        throw TicketImportError.tripNeeded(date: date, candidates: try store.trips(endingOnOrAfter: today, limit: 6))
+    }
+
+    /// The booking the ticket describes. A date without a time starts at midnight; times are local
+    /// (TZ), as with `app booking add --starts-at` without an offset.
+    func newBooking(from fields: TicketFields, tripId: String, filename: String) throws -> Booking {
+        let store = container.store
+        var startsAt: String?
+        if let date = fields.departureDate {
+            let time = fields.departureTime?.description ?? "00:00"
+            startsAt = Timestamp(iso8601: date.description + "T" + time)?.iso8601()
+        }
+        let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
+        return Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
+                       title: try Validation.singleLine(fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
+                                                        field: "title"),
+                       startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
+                       updatedAt: store.stamp())
+    }
+
+    /// The live attachment already holding these bytes: in `booking`, or in any booking of the
+    /// trip when the booking is to be created from the ticket (sharing a ticket twice).
+    func existingCopy(of contentHash: String, booking: Booking?, tripId: String) throws -> Attachment? {
+        if let booking { return try container.store.attachment(bookingId: booking.id, contentHash: contentHash) }
+        return try container.store.attachment(tripId: tripId, contentHash: contentHash)
+    }
+
+    func reportAlreadyAttached(_ existing: Attachment, in result: inout TicketImportResult) throws {
+        result.outcome = .alreadyAttached
+        result.attachment = existing
+        result.booking = try container.store.booking(id: existing.bookingId)
+        result.bookingCreated = false
+    }
+
+    /// Step 6: the booking (when new) and the attachment row in one transaction, after checking
+    /// again what may have changed since step 1 (another process deleted the trip, or filed the
+    /// same bytes first). On failure or a duplicate, the published file is removed again.
+    func commit(_ result: inout TicketImportResult, files: AttachmentFiles) throws {
+        let store = container.store
+        var duplicate: Attachment?
+        do {
+            try store.connection.writeTransaction {
+                duplicate = nil
+                _ = try store.trip(id: result.tripId)
+                if !result.bookingCreated { _ = try store.booking(id: result.booking.id) }
+                if let existing = try existingCopy(of: result.attachment.contentHash,
+                                                   booking: result.bookingCreated ? nil : result.booking, tripId: result.tripId) {
+                    duplicate = existing
+                    return
+                }
+                if result.bookingCreated { try store.insert(result.booking) }
+                try store.insert(result.attachment)
+            }
+        } catch {
+            try? files.remove(relativePath: result.attachment.relativePath)  // else an orphan for container check --repair
+            throw error
+        }
+        if let duplicate {
+            try files.remove(relativePath: result.attachment.relativePath)
+            try reportAlreadyAttached(duplicate, in: &result)
+        }
+    }
+
+    /// Step 7: the thumbnail joins the cache (for the attachment that holds the bytes, also when
+    /// they were already attached) and the cache is trimmed to `cacheLimitMB`.
+    func cacheThumbnail(stagedName: String, staging: Directory, into result: inout TicketImportResult) {
+        do {
+            let cache = try ThumbnailCache(container: container)
+            let id = result.attachment.id
+            result.thumbnail = try cache.cachedPath(for: id) ?? cache.store(stagedName: stagedName, in: staging, for: id)
+            try cache.trim(container: container, keeping: id)
+        } catch {
+            result.thumbnailError = "the thumbnail could not be cached: " + errorDescription(error)
+        }
+    }
+}
+
+/// One line for an error of any type.
+func errorDescription(_ error: any Error) -> String {
+    ((error as? any CustomStringConvertible)?.description ?? String(describing: error))
+        .split(whereSeparator: \.isNewline).joined(separator: " ")
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+
+/// `share-extension` on bad input and in a bad container: a one-line error, the documented exit
+/// status, and nothing written — no file in `attachments/` or `tmp/`, no row, no new directory.
+@Suite struct ShareExtensionFailureTests {
+    struct BadCase: CustomStringConvertible, Sendable {
+        let name: String
+        let status: Int32
+        let message: String
+        var description: String { name }
+    }
+
+    static let badCases: [BadCase] = [
+        BadCase(name: "missing file", status: 66, message: "No such file"),
+        BadCase(name: "directory", status: 66, message: "is a directory"),
+        BadCase(name: "empty file", status: 65, message: "is empty; nothing was imported"),
+        BadCase(name: "PNG named .pdf", status: 65, message: "not a PDF file"),
+        BadCase(name: "random bytes", status: 65, message: "not a PDF file"),
+        BadCase(name: "truncated", status: 65, message: "damaged"),
+        BadCase(name: "encrypted", status: 65, message: "password-protected"),
+        BadCase(name: "too large", status: 65, message: "larger than the limit of 1 KiB"),
+        BadCase(name: "unknown trip", status: 66, message: "no trip"),
+        BadCase(name: "malformed trip id", status: 64, message: "is not a trip id"),
+        BadCase(name: "unknown booking", status: 66, message: "no booking"),
+        BadCase(name: "booking of another trip", status: 64, message: "belongs to another trip"),
+        BadCase(name: "bad --max-size", status: 64, message: "--max-size"),
+        BadCase(name: "--name with a slash", status: 64, message: "--name must be a file name"),
+        BadCase(name: "no FILE", status: 64, message: "missing FILE"),
+        BadCase(name: "two FILEs", status: 64, message: "unexpected argument"),
+        BadCase(name: "unknown option", status: 64, message: "unknown option --frobnicate"),
+        BadCase(name: "PDF reader missing", status: 69, message: "cannot be run"),
+    ]
+
+    @Test(arguments: badCases)
+    func badInputWritesNothing(_ bad: BadCase) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let otherTrip = try container.addTrip("Other")
+        let booking = try container.appOK("booking", "add", "--trip", otherTrip, "--kind", "train", "--title", "Train")
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        var environment: [String: String] = [:]
+        let arguments: [String]
+        switch bad.name {
+        case "missing file": arguments = [container.root.path + "/nowhere.pdf", "--trip", trip]
+        case "directory":
+            try FileManager.default.createDirectory(atPath: container.root.path + "/folder.pdf", withIntermediateDirectories: false)
+            arguments = [container.root.path + "/folder.pdf", "--trip", trip]
+        case "empty file": arguments = [try container.input(Data(), as: "empty.pdf"), "--trip", trip]
+        case "PNG named .pdf":
+            arguments = [try container.input(Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) + Data(count: 200), as: "photo.pdf"), "--trip", trip]
+        case "random bytes":
+            arguments = [try container.input(Data((0..<4096).map { _ in UInt8.random(in: 0...255) }), as: "noise.pdf"), "--trip", trip]
+        case "truncated":
+            let whole = TicketPDF.make(lines: TicketPDF.boardingPass)
+            arguments = [try container.input(whole.prefix(whole.count / 2), as: "cut.pdf"), "--trip", trip]
+        case "encrypted":
+            try TicketPDF.tool("qpdf", ["--encrypt", "user", "owner", "256", "--", ticket, container.root.path + "/locked.pdf"])
+            arguments = [container.root.path + "/locked.pdf", "--trip", trip]
+        case "too large":
+            let large = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass, padding: 4000), as: "large.pdf")
+            arguments = [large, "--trip", trip, "--max-size", "1K"]
+        case "unknown trip": arguments = [ticket, "--trip", UUID().uuidString.lowercased()]
+        case "malformed trip id": arguments = [ticket, "--trip", "Lisbon!"]
+        case "unknown booking": arguments = [ticket, "--booking", UUID().uuidString.lowercased()]
+        case "booking of another trip": arguments = [ticket, "--trip", trip, "--booking", booking]
+        case "bad --max-size": arguments = [ticket, "--max-size", "lots"]
+        case "--name with a slash": arguments = [ticket, "--name", "../../etc/passwd"]
+        case "no FILE": arguments = ["--trip", trip]
+        case "two FILEs": arguments = [ticket, ticket, "--trip", trip]
+        case "unknown option": arguments = [ticket, "--frobnicate"]
+        case "PDF reader missing":
+            arguments = [ticket, "--trip", trip]
+            environment["TRIPBOARD_PDF_WORKER"] = container.root.path + "/no-such-worker"
+        default: Issue.record("no arguments for \(bad.name)"); return
+        }
+        let before = try container.state()
+        let result = try container.share(arguments, environment: environment)
+        #expect(result.status == bad.status, "\(bad.name): \(result)")
+        #expect(result.stdout.isEmpty, "\(bad.name): \(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("error: "), "\(bad.name): one line: \(result)")
+        #expect(result.stderr.contains(bad.message), "\(bad.name): \(result)")
+        #expect(try container.state() == before, "\(bad.name) changed the container")
+        #expect(container.regularFiles(under: "attachments").isEmpty && container.regularFiles(under: "tmp").isEmpty)
+    }
+
+    @Test func withoutAContainerItCreatesNothing() throws {
+        let container = try TestContainer()
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let result = try container.share([ticket])
+        #expect(result.status == 66, "\(result)")
+        #expect(result.stderr.contains("open the app once to set it up"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: container.path), "the extension must never create a container")
+    }
+
+    @Test func aContainerTheAppHasNotFinishedAsksForTheApp() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        // A store at schema 0: set up, but not yet migrated by the app.
+        #expect(try container.sqlite("PRAGMA user_version = 0").status == 0)
+        let before = try container.state()
+        let result = try container.share([ticket])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("open the app to finish updating"), "\(result)")
+        #expect(try container.state() == before)
+    }
+
+    @Test func lockedContainerIsBusyWithinItsDeadline() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let holder = try ProcessRunner.start("/usr/bin/flock", ["-x", container.path + "/container.lock", "sleep", "5"],
+                                             environment: ProcessRunner.environment(container: nil))
+        defer { holder.kill(); _ = holder.wait() }
+        usleep(200_000)
+        let before = container.files()
+        let result = try container.share([ticket], environment: ["TRIPBOARD_LOCK_TIMEOUT": "0.5"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("busy"), "\(result)")
+        #expect(container.files() == before)
+    }
+
+    @Test(arguments: ["corrupt", "newer"])
+    func aDamagedStoreIsRefusedAndLeftAlone(_ damage: String) throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        if damage == "corrupt" {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: container.storePath))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(repeating: 0x41, count: 8192))
+            try handle.close()
+        } else {
+            #expect(try container.sqlite("PRAGMA user_version = 99").status == 0)
+        }
+        let before = container.files()
+        let result = try container.share([ticket])
+        #expect(result.status == 65, "\(result)")
+        #expect(container.files() == before)
+    }
+
+    @Test func aThumbnailThatCannotBeCachedDoesNotFailTheImport() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        try FileManager.default.createDirectory(atPath: container.path + "/caches", withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: container.path + "/caches/thumbnails")
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: container.path + "/caches/thumbnails"))
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let result = try container.share([ticket, "--trip", trip])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.hasPrefix("warning: the thumbnail could not be cached"), "\(result)")
+        #expect(container.regularFiles(under: "attachments").count == 1)
+        #expect(try container.appOK("container", "check") == "The container is consistent.")
+    }
+
+    @Test func aMissingThumbnailIsRenderedAgainAndTheCacheKeepsItsLimit() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let imported = try container.shareOK(try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "t.pdf"), "--trip", trip)
+        let id = try #require((imported["attachment"] as? [String: Any])?["id"] as? String)
+        let cached = try #require(imported["thumbnail"] as? String)
+        let original = try Data(contentsOf: URL(fileURLWithPath: cached))
+        try FileManager.default.removeItem(atPath: cached)
+        #expect(try container.appOK("attachment", "thumbnail", String(id.prefix(8))) == cached)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: cached)) == original, "the same page renders to the same PNG")
+        #expect(try container.appOK("attachment", "thumbnail", id) == cached)
+
+        // Two stale 600 KB entries and a 1 MiB limit: importing another ticket evicts the oldest first.
+        try container.appOK("prefs", "set", "cacheLimitMB", "1")
+        for (index, age) in [(1, 7200.0), (2, 3600.0)] {
+            let path = container.path + "/caches/thumbnails/stale-\(index).png"
+            try Data(count: 600_000).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: path)
+        }
+        let second = try container.shareOK(try container.input(TicketPDF.make(lines: ["Second", "12 DEC 2026"]), as: "u.pdf"), "--trip", trip)
+        let names = try FileManager.default.contentsOfDirectory(atPath: container.path + "/caches/thumbnails").sorted()
+        #expect(!names.contains("stale-1.png") && names.contains("stale-2.png"), "\(names)")
+        #expect(names.contains(((second["attachment"] as? [String: Any])?["id"] as? String ?? "?") + ".png"), "\(names)")
+        #expect(try container.appOK("cache", "clear").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/caches/thumbnails").isEmpty)
+    }
+}
