@@ -9,4 +9,8 @@
    close-on-exec from birth, and a child that inherits no descriptor above stderr. */
 int pipe2(int pipefd[2], int flags);
 int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/* <fcntl.h>, GNU: start writeback of a range now (SYNC_FILE_RANGE_WRITE = 2), so that a large
+   copy's final fsync finds little left to write. Not a durability guarantee by itself. */
+int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
 #endif

@@ -27,10 +27,17 @@ public struct AttachmentFiles {
         attachments = try container.directory(ContainerLayout.attachmentsDirectory)
     }
 
-    /// Copies `source` into `tmp/`, streaming in 64 KiB chunks (never the whole file in memory),
+    /// The copy's buffer: large enough that system calls cost little, small enough that memory
+    /// stays flat whatever the file's size.
+    static let chunkBytes = 256 << 10
+    /// How much is written before writeback of it is started (see `FileDescriptor.startWriteBack`).
+    static let writeBackBytes: Int64 = 8 << 20
+
+    /// Copies `source` into `tmp/`, streaming in 256 KiB chunks (never the whole file in memory),
     /// hashing as it goes, and refusing more than `maximumBytes`. The copy is fsynced before this
-    /// returns. On any failure nothing is left in `tmp/`.
-    public func stage(from source: FileDescriptor, maximumBytes: Int64) throws -> StagedFile {
+    /// returns, unless `synchronize` is false: then the caller must call `synchronize(_:)` before
+    /// publishing (to overlap the fsync with other work). On any failure nothing is left in `tmp/`.
+    public func stage(from source: FileDescriptor, maximumBytes: Int64, synchronize: Bool = true) throws -> StagedFile {
         let name = Directory.uniqueTemporaryName(for: "import")
         var staged = false
         defer { if !staged { try? staging.removeFile(name) } }
@@ -38,8 +45,9 @@ public struct AttachmentFiles {
         let hasher = Blake2bHasher()
         var total: Int64 = 0
         var head: [UInt8] = []
+        var writtenBack: Int64 = 0
         while true {
-            let chunk = try source.read(upTo: 64 << 10)
+            let chunk = try source.read(upTo: Self.chunkBytes)
             if chunk.isEmpty { break }
             total += Int64(chunk.count)
             guard total <= maximumBytes else {
@@ -48,10 +56,19 @@ public struct AttachmentFiles {
             if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
             hasher.update(chunk)
             try file.write(all: chunk)
+            if total - writtenBack >= Self.writeBackBytes {
+                file.startWriteBack(offset: writtenBack, count: total - writtenBack)
+                writtenBack = total
+            }
         }
-        try file.synchronize()
+        if synchronize { try file.synchronize() }
         staged = true
         return StagedFile(stagingName: name, byteCount: total, contentHash: Sodium.hexString(hasher.finalize()), head: head)
+    }
+
+    /// Makes a staged file durable (`fsync`); see `stage(from:maximumBytes:synchronize:)`.
+    public func synchronize(_ file: StagedFile) throws(FileSystemError) {
+        try staging.openFile(file.stagingName, flags: O_WRONLY).synchronize()
     }
 
     /// The staged file's path, for a reader such as the PDF worker.

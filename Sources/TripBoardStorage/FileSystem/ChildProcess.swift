@@ -59,15 +59,20 @@ public enum ChildProcess {
     /// Throws only when the child could not be started (`posix_spawn` failed: `ENOENT` when the
     /// executable is missing, `EACCES` when it is not executable) or the pipe failed; a child that
     /// crashes, times out or prints too much is an `Outcome`.
+    ///
+    /// `whileRunning` runs in this process right after the child starts, before its output is
+    /// read (work that overlaps the child's, such as an fsync); `timeout` counts from its end. If
+    /// it throws, the child is killed and reaped and the error rethrown.
     public static func run(
         executable: String,
         arguments: [String],
         environment: [String: String],
         timeout: Double,
         outputLimit: Int = 16 << 20,
-        standardError: ErrorDestination = .discarded
+        standardError: ErrorDestination = .discarded,
+        whileRunning: () throws(FileSystemError) -> Void = {}
     ) throws(FileSystemError) -> Outcome {
-        let start = MonotonicClock.now()
+        var start = MonotonicClock.now()
         var pipeEnds: [Int32] = [-1, -1]
         if pipe2(&pipeEnds, O_CLOEXEC) != 0 { throw .fromErrno("pipe2", path: executable) }
         let readEnd = FileDescriptor(rawValue: pipeEnds[0], path: "\(executable) (stdout)")
@@ -78,6 +83,14 @@ public enum ChildProcess {
             pid = try spawn(executable: executable, arguments: arguments, environment: environment,
                             standardOutput: pipeEnds[1], standardError: standardError)
         }
+        do {
+            try whileRunning()
+        } catch {
+            _ = kill(pid, SIGKILL)
+            _ = try? reap(pid, executable: executable)
+            throw error
+        }
+        start = MonotonicClock.now()
 
         let deadline = start + max(0, timeout)
         let drained = drain(readEnd, until: deadline, limit: outputLimit)

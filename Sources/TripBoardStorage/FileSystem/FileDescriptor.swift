@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// The one owner of an open file descriptor; closes it when released.
@@ -78,6 +79,14 @@ public final class FileDescriptor: Sendable {
     /// after a failed `fsync` the kernel may have dropped the dirty pages, so retrying proves nothing.
     public func synchronize() throws(FileSystemError) {
         if retryingOnInterrupt({ fsync(rawValue) }) != 0 { throw .fromErrno("fsync", path: path) }
+    }
+
+    /// Starts writing back `count` bytes from `offset` without waiting (`sync_file_range` with
+    /// `SYNC_FILE_RANGE_WRITE`): a long copy calls it as it goes, so the disk works while the copy
+    /// continues and the closing `synchronize()` has little left to do. It guarantees nothing on
+    /// its own (no metadata, no cache flush); a failure is left to that `synchronize()` to report.
+    public func startWriteBack(offset: Int64, count: Int64) {
+        _ = CSystem.sync_file_range(rawValue, offset, count, 2)
     }
 
     /// The file's metadata (`fstat`).

@@ -45,10 +45,12 @@ public struct PDFWorker: Sendable {
     /// names a file that does not exist yet, a PNG of page 1 fitting a `thumbnailSize`-pixel
     /// square. The worker creates the thumbnail with `O_EXCL` and mode 0600 and does not fsync it
     /// (a cache): write it to a fresh temporary name and rename it into place. Errors name the
-    /// file as `displayName` when given (the user's name for a staged copy).
+    /// file as `displayName` when given (the user's name for a staged copy). `whileRunning` is
+    /// work of ours that overlaps the worker's (see `ChildProcess.run`); it reports its own errors.
     public func inspect(file: String, thumbnail: String? = nil, thumbnailSize: Int = 200,
                         textPages: Int = 2, maximumBytes: Int = PDFWorkerLimits.fileBytes,
-                        displayName: String? = nil) throws(PDFImportError) -> PDFInspection {
+                        displayName: String? = nil,
+                        whileRunning: () -> Void = {}) throws(PDFImportError) -> PDFInspection {
         var arguments = ["inspect", "--text-pages", String(textPages)]
         if maximumBytes != PDFWorkerLimits.fileBytes { arguments += ["--max-size", String(maximumBytes)] }
         if let thumbnail { arguments += ["--thumbnail", thumbnail, "--thumbnail-size", String(thumbnailSize)] }
@@ -57,7 +59,7 @@ public struct PDFWorker: Sendable {
         do {
             outcome = try ChildProcess.run(
                 executable: executablePath, arguments: arguments, environment: Self.childEnvironment(),
-                timeout: timeout, outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10))
+                timeout: timeout, outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10), whileRunning: whileRunning)
         } catch where error.code == .notFound || error.code == .permissionDenied || error.errorNumber == 8 {
             // ENOENT, EACCES, or ENOEXEC (8: a file that is not a program): not there, for our purposes.
             throw .workerMissing(path: executablePath, detail: error.description)

@@ -110,9 +110,9 @@ public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertib
 /// instant consistent (architecture §4.4):
 ///
 /// 1. references checked (unknown trip or booking: refused before a byte is written);
-/// 2. the bytes streamed into `tmp/`, hashed with BLAKE2b, capped, fsynced;
+/// 2. the bytes streamed into `tmp/`, hashed with BLAKE2b, capped;
 /// 3. `%PDF-` checked, then the staged copy parsed by `pdf-worker` (limits, timeout), which also
-///    renders the thumbnail into `tmp/`;
+///    renders the thumbnail into `tmp/`, while this process fsyncs the staged copy;
 /// 4. the booking chosen (`--booking`) or built from the ticket's fields, in `--trip` or the trip
 ///    whose dates contain the ticket's date; the same bytes already there → reported, not stored;
 /// 5. the file renamed to `attachments/<xx>/<id>.pdf` and both directories fsynced;
@@ -144,7 +144,7 @@ public struct TicketImporter {
         let originalFilename = try Validation.singleLine(request.originalFilename, field: "name", maxLength: 255)
 
         let files = try AttachmentFiles(container: container)
-        let staged = try files.stage(from: source, maximumBytes: request.maximumBytes)
+        let staged = try files.stage(from: source, maximumBytes: request.maximumBytes, synchronize: false)
         var stagedFileIsOurs = true
         defer { if stagedFileIsOurs { files.discard(staged) } }
         let thumbnailName = Directory.uniqueTemporaryName(for: "thumbnail") + ".png"
@@ -153,10 +153,14 @@ public struct TicketImporter {
 
         guard staged.byteCount > 0 else { throw TicketImportError.empty(source: request.sourceName) }
         guard PDFWorkerLimits.hasHeader(staged.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+        // The staged copy's fsync overlaps the worker's parse: both must finish before publishing.
+        var synchronization: Result<Void, FileSystemError> = .success(())
         let inspection = try worker.inspect(
             file: files.stagedPath(staged), thumbnail: files.staging.childPath(thumbnailName),
             thumbnailSize: request.thumbnailSize, textPages: 2,
-            maximumBytes: Int(clamping: request.maximumBytes), displayName: request.sourceName)
+            maximumBytes: Int(clamping: request.maximumBytes), displayName: request.sourceName,
+            whileRunning: { synchronization = Result { () throws(FileSystemError) in try files.synchronize(staged) } })
+        try synchronization.get()
         CrashPoint.reach("import.inspected")
         let detected = TicketFields.extract(from: inspection.text)
 
