@@ -42,7 +42,8 @@ public struct AttachmentFiles {
         var staged = false
         defer { if !staged { try? staging.removeFile(name) } }
         let file = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-        let hasher = Blake2bHasher()
+        let hasher = BackgroundHasher()
+        defer { hasher.finish() }
         var total: Int64 = 0
         var head: [UInt8] = []
         var writtenBack: Int64 = 0
@@ -54,7 +55,7 @@ public struct AttachmentFiles {
                 throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
             }
             if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
-            hasher.update(chunk)
+            hasher.submit(chunk)
             try file.write(all: chunk)
             if total - writtenBack >= Self.writeBackBytes {
                 file.startWriteBack(offset: writtenBack, count: total - writtenBack)
@@ -63,7 +64,7 @@ public struct AttachmentFiles {
         }
         if synchronize { try file.synchronize() }
         staged = true
-        return StagedFile(stagingName: name, byteCount: total, contentHash: Sodium.hexString(hasher.finalize()), head: head)
+        return StagedFile(stagingName: name, byteCount: total, contentHash: Sodium.hexString(hasher.finish()), head: head)
     }
 
     /// Makes a staged file durable (`fsync`); see `stage(from:maximumBytes:synchronize:)`.

@@ -1,0 +1,35 @@
+import Testing
+@testable import TripBoardStorage
+
+/// The hashing thread gives exactly the digest of the bytes, whatever the chunking and the queue.
+@Suite struct BackgroundHasherTests {
+    @Test(arguments: [(0, 1), (1, 1), (1000, 7), (300_000, 65_536), (1 << 20, 4096)])
+    func matchesTheOneShotDigest(size: Int, chunk: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let hasher = BackgroundHasher(capacity: 2)
+        var offset = 0
+        while offset < bytes.count {
+            hasher.submit(Array(bytes[offset..<min(offset + chunk, bytes.count)]))
+            offset += chunk
+        }
+        #expect(hasher.finish() == blake2b(bytes))
+        #expect(hasher.finish() == blake2b(bytes), "a second finish returns the same digest")
+    }
+
+    @Test func manyHashersAtOnce() async {
+        await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let bytes = [UInt8](repeating: UInt8(index), count: 100_000 + index)
+                    let hasher = BackgroundHasher()
+                    for start in stride(from: 0, to: bytes.count, by: 10_000) {
+                        hasher.submit(Array(bytes[start..<min(start + 10_000, bytes.count)]))
+                    }
+                    return hasher.finish() == blake2b(bytes)
+                }
+            }
+            for await matched in group { #expect(matched) }
+        }
+    }
+}
