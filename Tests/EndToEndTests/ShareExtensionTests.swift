@@ -202,10 +202,19 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
             }),
             ("cairo.pdf", 1, { try TicketPDF.tool("pdftocairo", ["-pdf", plain, directory.path + "/cairo.pdf"]) }),
             ("owner-only.pdf", 1, { try TicketPDF.tool("qpdf", ["--encrypt", "", "owner", "256", "--", plain, directory.path + "/owner-only.pdf"]) }),
+            // Every cross-reference offset off by 7 bytes and an undefined font: poppler repairs and
+            // draws it, printing "Syntax Error: Unknown font tag 'F9'" and more on its stderr.
+            ("noisy.pdf", 1, {
+                let whole = try #require(String(data: TicketPDF.make(lines: ["Noisy ticket", "12 DEC 2026"]), encoding: .isoLatin1))
+                let noisy = try #require(whole.replacingOccurrences(of: "/F1 14 Tf", with: "/F9 14 Tf").data(using: .isoLatin1))
+                try container.input(noisy.prefix(9) + Data("       ".utf8) + noisy.dropFirst(9), as: "noisy.pdf")
+            }),
         ]
         for (name, pages, make) in shapes {
             try make()
-            let result = try container.shareOK(directory.path + "/" + name, "--trip", trip)
+            let run = try container.share([directory.path + "/" + name, "--trip", trip, "--json"])
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(name): poppler's warnings must not reach the terminal: \(run)")
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
             #expect(result["outcome"] as? String == "attached", "\(name)")
             #expect(result["pageCount"] as? Int == pages, "\(name)")
             #expect(result["thumbnail"] is String, "\(name): \(result)")
