@@ -51,15 +51,14 @@ extension AppCommand {
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let files = try AttachmentFiles(container: container)
-        let bytes = try files.read(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
-                                   contentHash: attachment.contentHash)
         var (directoryPath, fileName) = splitPath(destination)
         if (try? Directory.open(path: destination)) != nil {
             (directoryPath, fileName) = (destination, attachment.originalFilename)  // like cp FILE DIR
         }
         guard !fileName.isEmpty else { throw CommandLineError.usage("DEST needs a file name") }
         let directory = try Directory.open(path: directoryPath)
-        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+        try files.export(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
+                         contentHash: attachment.contentHash, to: directory, as: fileName)
         context.console.diagnostic("wrote \(directory.childPath(fileName))")
     }
 

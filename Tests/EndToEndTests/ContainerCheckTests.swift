@@ -86,6 +86,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
         let export = try container.app("attachment", "export", placed.id, container.root.path + "/out.pdf")
         #expect(export.status == 65, "an export never hands out damaged bytes: \(export)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: container.root.path).filter { $0.hasPrefix("out.pdf") }
+        #expect(left.isEmpty, "nor half a file: \(left)")
     }
 
     @Test func interruptedDeletionIsFinishedByRepair() throws {

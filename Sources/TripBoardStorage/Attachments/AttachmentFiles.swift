@@ -132,21 +132,35 @@ public struct AttachmentFiles {
         return Sodium.hexString(hasher.finalize()) == contentHash ? .ok : .wrongHash
     }
 
-    /// The whole file at `relativePath`, refused unless its size and hash match the record: an
-    /// export never hands out damaged bytes as if they were the ticket.
-    public func read(relativePath: String, byteCount: Int64, contentHash: String) throws -> [UInt8] {
-        let (directory, name) = try parent(of: relativePath)
-        let file = try directory.openFileForReading(name)
-        var bytes: [UInt8] = []
-        while Int64(bytes.count) <= byteCount {  // one byte past the record is enough to know
-            let chunk = try file.read(upTo: 64 << 10)
+    /// Copies the file at `relativePath` to `destination/name`, streaming (memory stays flat) and
+    /// hashing on the way: written to a temporary name beside the destination, and renamed into
+    /// place (then fsynced) only if the bytes match the recorded size and hash — an export never
+    /// hands out damaged bytes as if they were the ticket, and never leaves half a file.
+    public func export(relativePath: String, byteCount: Int64, contentHash: String,
+                       to destination: Directory, as name: String) throws {
+        let (directory, sourceName) = try parent(of: relativePath)
+        let source = try directory.openFileForReading(sourceName)
+        let temporaryName = Directory.uniqueTemporaryName(for: name)
+        let output = try destination.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        var exported = false
+        defer { if !exported { try? destination.removeFile(temporaryName) } }
+        let hasher = BackgroundHasher()
+        defer { hasher.finish() }
+        var total: Int64 = 0
+        while total <= byteCount {  // one byte past the record is enough to know
+            let chunk = try source.read(upTo: Self.chunkBytes)
             if chunk.isEmpty { break }
-            bytes += chunk
+            total += Int64(chunk.count)
+            hasher.submit(chunk)
+            try output.write(all: chunk)
         }
-        guard Int64(bytes.count) == byteCount, Sodium.hexString(blake2b(bytes)) == contentHash else {
-            throw StoreError.corrupt(path: directory.childPath(name), detail: "the file does not match its recorded size and hash")
+        guard total == byteCount, Sodium.hexString(hasher.finish()) == contentHash else {
+            throw StoreError.corrupt(path: directory.childPath(sourceName), detail: "the file does not match its recorded size and hash")
         }
-        return bytes
+        try output.synchronize()
+        try destination.rename(temporaryName, to: destination, as: name)
+        try destination.synchronize()
+        exported = true
     }
 
     /// Every regular file under `attachments/` (relative paths) with its modification time.
