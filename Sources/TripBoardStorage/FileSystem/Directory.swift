@@ -127,6 +127,14 @@ public final class Directory: Sendable {
         }
     }
 
+    /// Bytes an unprivileged writer may still use on this directory's filesystem (`f_bavail` ×
+    /// `f_frsize`). The corresponding C function is `fstatvfs`.
+    public func availableBytes() throws(FileSystemError) -> Int64 {
+        var info = statvfs()
+        if fstatvfs(descriptor.rawValue, &info) != 0 { throw .fromErrno("fstatvfs", path: path) }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
     /// Persists this directory's entries: `fsync` of a file does not persist its name.
     public func synchronize() throws(FileSystemError) { try descriptor.synchronize() }
 
