@@ -103,6 +103,13 @@ public final class Directory: Sendable {
         return true
     }
 
+    /// Sets the permission bits of the file `name` (not following a symbolic link: the file is
+    /// opened `O_NOFOLLOW` and changed through its descriptor).
+    public func setPermissions(of name: String, to mode: UInt32) throws(FileSystemError) {
+        let file = try openFile(name, flags: O_RDONLY)
+        if fchmod(file.rawValue, mode_t(mode)) != 0 { throw .fromErrno("fchmod", path: childPath(name)) }
+    }
+
     /// Sets the modification time of `name` to now (without following a symbolic link): the
     /// "last used" mark of a least-recently-used cache (access times are unreliable with relatime).
     public func touch(_ name: String) throws(FileSystemError) {

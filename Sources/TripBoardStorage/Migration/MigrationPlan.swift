@@ -133,7 +133,7 @@ struct MigrationPlanner {
         let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
         return MigrationPlan(
             legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
-            sameFilesystem: try containerRoot.map { try $0.status().device == sourceDevice } ?? false,
+            sameFilesystem: try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice,
             storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection), attachments: attachments, missing: missing, recovered: recovered,
             preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign)
     }
@@ -182,6 +182,22 @@ struct MigrationPlanner {
         guard let containerRoot else { return }
         for file in files where try Self.status(of: file.destination, in: containerRoot) != nil {
             throw MigrationError.destinationConflict(path: containerRoot.childPath(file.destination))
+        }
+    }
+
+    /// The directory at `path`, or its nearest ancestor that exists (where it would be created).
+    static func nearestExistingDirectory(of path: String) throws -> Directory {
+        var candidate = path
+        while true {
+            do {
+                return try Directory.open(path: candidate)
+            } catch {
+                guard error.code == .notFound, let slash = candidate.lastIndex(of: "/") else {
+                    if error.code == .notFound { return try Directory.open(path: ".") }
+                    throw error
+                }
+                candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
+            }
         }
     }
 

@@ -33,6 +33,8 @@ extension MigrationRun {
             if !crossDevice {
                 do {
                     try source.rename(file.source, to: directory, as: name)
+                    // The same inode keeps version 1's mode: make it private like every container file.
+                    try directory.setPermissions(of: name, to: 0o600)
                     continue
                 } catch {
                     guard error.code == .crossDevice else { throw error }
