@@ -170,7 +170,6 @@ public enum ContainerMigration {
         if trips > 0 && !options.merge {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
-        try legacy.checkpoint()
         let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
                                         merge: options.merge, migratedAt: options.container.clock().utcStamp,
                                         destinationStore: destinationStore, progress: options.progress).make()
@@ -179,6 +178,9 @@ public enum ContainerMigration {
         if available < needed {
             throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
         }
+        // The first write anywhere, once every refusal is behind: committed frames move from the
+        // legacy -wal into its main file (the backup API would read them either way).
+        try legacy.checkpoint()
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
         try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
         try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)

@@ -70,13 +70,22 @@ final class LegacyStore {
             throw MigrationError.notLegacyStore(path: path, reason: "it is not a regular file")
         }
         do {
-            connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+            if try directory.status(of: fileName + "-wal") == nil {
+                // Everything committed is in the main file: read it through an immutable connection,
+                // which creates no -wal or -shm, so a refused store is left exactly as it was.
+                connection = try Connection(path: "file:\(ReadOnlyContainer.uriEscaped(path))?immutable=1", mode: .readOnly, uri: true)
+            } else {
+                // Committed transactions may be only in -wal: SQLite reads them when it opens the store.
+                connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+            }
             let version = try Container.schemaVersion(of: connection, path: path, supported: LegacyLayout.schemaVersion)
             guard version == LegacyLayout.schemaVersion else {
                 throw MigrationError.notLegacyStore(path: path, reason: "its user_version is \(version), not 1")
             }
         } catch StoreError.corrupt(_, let detail) {
             throw MigrationError.legacyCorrupt(path: path, detail: detail)
+        } catch let error as SQLiteError where error.isCorruption {
+            throw MigrationError.legacyCorrupt(path: path, detail: error.message)
         }
         for sql in Self.queries.values {
             do {
@@ -121,6 +130,7 @@ final class LegacyStore {
     /// Moves every committed frame from `-wal` into the main file (`wal_checkpoint(TRUNCATE)`).
     /// Only after `check()`: a refused store is not written to.
     func checkpoint() throws {
+        guard !connection.isReadOnly else { return }  // no -wal: nothing to checkpoint
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
