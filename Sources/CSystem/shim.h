@@ -9,4 +9,6 @@
    close-on-exec from birth, and a child that inherits no descriptor above stderr. */
 int pipe2(int pipefd[2], int flags);
 int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+/* Also a GNU extension (<unistd.h>): the container migration makes a filesystem's renames durable at once. */
+int syncfs(int fd);
 #endif

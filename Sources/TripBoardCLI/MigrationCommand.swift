@@ -44,13 +44,7 @@ public enum MigrationCommand {
             var options = try migrationOptions(context, legacyPath: legacyPath, explicit: from != nil)
             options.merge = merge
             options.dryRun = dryRun
-            let bar = ProgressBar()
-            options.progress = bar.update
-            let summary: MigrationSummary
-            do {
-                defer { bar.finish() }
-                summary = try ContainerMigration.run(options)
-            }
+            let summary = try runWithProgressBar(options)
             if json {
                 try console.printJSON(summary)
             } else {
@@ -81,15 +75,17 @@ public enum MigrationCommand {
         let console = context.console
         console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(context.containerPath)…"
                                                 : "migrating TripBoard 1's data from \(legacyPath) into \(context.containerPath)…")
-        var options = try migrationOptions(context, legacyPath: legacyPath, explicit: false)
+        let summary = try runWithProgressBar(try migrationOptions(context, legacyPath: legacyPath, explicit: false))
+        for line in describe(summary) { console.diagnostic(line) }
+    }
+
+    /// Runs the migration with a progress bar on stderr (on a terminal), cleared at the end.
+    static func runWithProgressBar(_ options: MigrationOptions) throws -> MigrationSummary {
+        var options = options
         let bar = ProgressBar()
         options.progress = bar.update
-        let summary: MigrationSummary
-        do {
-            defer { bar.finish() }
-            summary = try ContainerMigration.run(options)
-        }
-        for line in describe(summary) { console.diagnostic(line) }
+        defer { bar.finish() }
+        return try ContainerMigration.run(options)
     }
 
     /// The summary for people, one fact a line.

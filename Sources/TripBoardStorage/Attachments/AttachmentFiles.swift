@@ -29,7 +29,7 @@ public struct AttachmentFiles {
         attachments = try container.directory(ContainerLayout.attachmentsDirectory)
     }
 
-    /// Copies `source` into `tmp/`, streaming in 64 KiB chunks (never the whole file in memory),
+    /// Copies `source` into `tmp/`, streaming in 1 MiB chunks through one buffer (never the whole file in memory),
     /// hashing as it goes, and refusing more than `maximumBytes`. The copy is fsynced before this
     /// returns. On any failure nothing is left in `tmp/`.
     public func stage(from source: FileDescriptor, maximumBytes: Int64) throws -> StagedFile {
@@ -40,16 +40,19 @@ public struct AttachmentFiles {
         let hasher = Blake2bHasher()
         var total: Int64 = 0
         var head: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let chunk = try source.read(upTo: 64 << 10)
-            if chunk.isEmpty { break }
-            total += Int64(chunk.count)
+            let count = try source.read(into: buffer)
+            if count == 0 { break }
+            total += Int64(count)
             guard total <= maximumBytes else {
                 throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
             }
+            let chunk = UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
             if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
             hasher.update(chunk)
-            try file.write(all: chunk)
+            try file.write(all: UnsafeRawBufferPointer(chunk))
         }
         try file.synchronize()
         staged = true
@@ -104,12 +107,15 @@ public struct AttachmentFiles {
     public static func contentHash(of file: FileDescriptor, progress: (Int) -> Void = { _ in }) throws -> (byteCount: Int64, hash: String) {
         let hasher = Blake2bHasher()
         var total: Int64 = 0
+        // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let chunk = try file.read(upTo: 1 << 20)
-            if chunk.isEmpty { break }
-            hasher.update(chunk)
-            total += Int64(chunk.count)
-            progress(chunk.count)
+            let count = try file.read(into: buffer)
+            if count == 0 { break }
+            hasher.update(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+            total += Int64(count)
+            progress(count)
         }
         return (total, Sodium.hexString(hasher.finalize()))
     }

@@ -1,4 +1,5 @@
 import Glibc
+internal import CSystem
 
 /// An open directory; every operation is relative to it (`openat`, `renameat`, …) and refuses to
 /// follow a symbolic link in the final component, so nothing planted inside the container can
@@ -144,6 +145,12 @@ public final class Directory: Sendable {
 
     /// Persists this directory's entries: `fsync` of a file does not persist its name.
     public func synchronize() throws(FileSystemError) { try descriptor.synchronize() }
+
+    /// Persists everything written to this directory's filesystem (`syncfs`): one journal commit
+    /// instead of one per directory, for work that renamed files in hundreds of directories.
+    public func synchronizeFileSystem() throws(FileSystemError) {
+        if syncfs(descriptor.rawValue) != 0 { throw .fromErrno("syncfs", path: path) }
+    }
 
     /// The names in this directory, without `.` and `..`.
     public func entries() throws(FileSystemError) -> [String] {

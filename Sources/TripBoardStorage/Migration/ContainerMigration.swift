@@ -127,9 +127,7 @@ public enum ContainerMigration {
     private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
         switch try state(containerPath: options.containerPath) {
         case .finished:
-            var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
-            summary.note = "the container was migrated already"
-            return summary
+            return nothingToMigrate(options, "the container was migrated already")
         case .unfinished:
             if options.dryRun {
                 var summary = MigrationSummary(outcome: "dry run", from: options.legacyPath, container: options.containerPath)
@@ -142,9 +140,7 @@ public enum ContainerMigration {
         }
         guard try legacyDirectoryExists(at: options.legacyPath) else {
             if options.legacyPathIsExplicit { throw MigrationError.legacyNotFound(path: options.legacyPath) }
-            var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
-            summary.note = "there is no version-1 directory at \(options.legacyPath)"
-            return summary
+            return nothingToMigrate(options, "there is no version-1 directory at \(options.legacyPath)")
         }
         let legacyRoot = try Directory.open(path: options.legacyPath)
         // Checked before the destination is touched: a refused store changes nothing anywhere.
@@ -156,9 +152,7 @@ public enum ContainerMigration {
         // Decided again under the lock: another run may have started or finished meanwhile.
         switch try state(containerPath: options.containerPath) {
         case .finished:
-            var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
-            summary.note = "the container was migrated already"
-            return summary
+            return nothingToMigrate(options, "the container was migrated already")
         case .unfinished:
             lock.unlock()
             return try resume(options)
@@ -191,6 +185,12 @@ public enum ContainerMigration {
         return try run.finish()
     }
 
+    private static func nothingToMigrate(_ options: MigrationOptions, _ note: String) -> MigrationSummary {
+        var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
+        summary.note = note
+        return summary
+    }
+
     /// Continues the migration the journal records, from the location the plan names.
     private static func resume(_ options: MigrationOptions) throws -> MigrationSummary {
         let (root, lock) = try Container.lockExclusively(at: options.containerPath, options: options.container)
@@ -198,9 +198,7 @@ public enum ContainerMigration {
               let record = try MigrationJournal.read(MigrationJournal.Record.self, MigrationJournal.journalFile, in: directory)
         else {
             // Finished by another run while this one waited for the lock.
-            var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
-            summary.note = "the container was migrated already"
-            return summary
+            return nothingToMigrate(options, "the container was migrated already")
         }
         guard let plan = try MigrationJournal.read(MigrationPlan.self, MigrationJournal.planFile, in: directory) else {
             throw MigrationError.damagedJournal(path: directory.childPath(MigrationJournal.planFile))

@@ -25,9 +25,11 @@ extension MigrationRun {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
             }
         }
+        var directories: [String: Directory] = [:]
         for file in plan.attachments + plan.recovered {
             let components = file.destination.split(separator: "/").map(String.init)
-            let directory = try container.directory(components[0] + "/" + components[1])
+            let directory = try directories[components[1]] ?? container.directory(components[0] + "/" + components[1])
+            directories[components[1]] = directory
             guard try isInPlace(file, directory: directory, name: components[2]) else {
                 throw MigrationError.verificationFailed(detail: "\(file.destination) is missing")
             }
