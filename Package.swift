@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "widget", targets: ["widget"]),
         .executable(name: "share-extension", targets: ["share-extension"]),
         .executable(name: "pdf-worker", targets: ["pdf-worker"]),
+        .executable(name: "container-migration", targets: ["container-migration"]),
     ],
     targets: [
         .systemLibrary(
@@ -84,6 +85,13 @@ let package = Package(
             name: "pdf-worker",
             dependencies: ["TicketImport", "TripBoardStorage"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+        ),
+        // Runs once per device: a static link like the others, without a start-up symbol order.
+        .executableTarget(
+            name: "container-migration",
+            dependencies: ["TripBoardCLI"],
+            swiftSettings: fullyStatic,
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
         .testTarget(
             name: "TicketImportTests",

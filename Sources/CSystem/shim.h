@@ -13,4 +13,6 @@ int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions
 /* <fcntl.h>, GNU: start writeback of a range now (SYNC_FILE_RANGE_WRITE = 2), so that a large
    copy's final fsync finds little left to write. Not a durability guarantee by itself. */
 int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
+/* Also a GNU extension (<unistd.h>): the container migration makes a filesystem's renames durable at once. */
+int syncfs(int fd);
 #endif

@@ -1,8 +1,8 @@
 import TripBoardStorage
 
 extension AppCommand {
-    static let accessTokenService = "tripboard.auth.access-token"
-    static let refreshTokenService = "tripboard.auth.refresh-token"
+    static let accessTokenService = Keychain.accessTokenService
+    static let refreshTokenService = Keychain.refreshTokenService
     /// Secrets and passphrases larger than this are refused (a token is a few KiB at most).
     static let secretLimit = 64 << 10
 
@@ -144,10 +144,7 @@ extension AppCommand {
         }
         let keychain = try context.keychain()
         let (access, refresh) = try readTokens()
-        try keychain.deleteAll(service: accessTokenService)
-        try keychain.deleteAll(service: refreshTokenService)
-        try keychain.set(service: accessTokenService, account: account, value: access)
-        try keychain.set(service: refreshTokenService, account: account, value: refresh)
+        try keychain.signIn(account: account, accessToken: access, refreshToken: refresh)
     }
 
     /// Two lines: the access token, then the refresh token.

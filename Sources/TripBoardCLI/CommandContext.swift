@@ -20,9 +20,11 @@ final class CommandContext {
         self.containerPath = containerPath
     }
 
-    /// The container, opened for writing with the shared lock held from here to the end.
+    /// The container, opened for writing with the shared lock held from here to the end — after
+    /// migrating TripBoard 1's data into it, the first time (see `MigrationCommand.runOnFirstLaunch`).
     func container() throws -> Container {
         if let openedContainer { return openedContainer }
+        try MigrationCommand.runOnFirstLaunch(self)
         let container = try Container.openForWriting(at: containerPath, options: try containerOptions())
         openedContainer = container
         return container

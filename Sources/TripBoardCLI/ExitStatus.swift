@@ -50,6 +50,14 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         }
     case is LockBusyError:
         return .temporaryFailure
+    case let error as MigrationError:
+        switch error {
+        case .legacyNotFound: return .noInput
+        case .insufficientSpace: return .ioError
+        case .otherMigrationUnfinished: return .usage
+        case .notLegacyStore, .legacyCorrupt, .invalidLegacyRecord, .destinationHasTrips, .sourceChanged, .destinationConflict,
+             .damagedJournal, .verificationFailed: return .dataError
+        }
     case let error as CryptoError:
         return error == .authenticationFailed ? .dataError : .internalError
     case let error as KeychainError:

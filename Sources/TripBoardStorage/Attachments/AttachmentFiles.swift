@@ -21,6 +21,8 @@ public enum AttachmentFileState: String, Sendable, Codable {
 public struct AttachmentFiles {
     let staging: Directory
     let attachments: Directory
+    /// `attachments/recovered/`: files the container migration found with no row naming them.
+    public static let recoveredDirectory = "recovered"
 
     public init(container: Container) throws {
         staging = try container.stagingDirectory()
@@ -122,14 +124,25 @@ public struct AttachmentFiles {
         guard let status = try directory.status(of: name) else { return .missing }
         guard status.kind == .regular else { return .notAFile }
         guard status.size == byteCount else { return .wrongSize }
-        let file = try directory.openFileForReading(name)
+        return try Self.contentHash(of: directory.openFileForReading(name)).hash == contentHash ? .ok : .wrongHash
+    }
+
+    /// The size and BLAKE2b-256 (lowercase hex) of what `file` holds from its current offset,
+    /// read in 1 MiB chunks (memory stays flat whatever the size); `progress` is told each chunk's size.
+    public static func contentHash(of file: FileDescriptor, progress: (Int) -> Void = { _ in }) throws -> (byteCount: Int64, hash: String) {
         let hasher = Blake2bHasher()
+        var total: Int64 = 0
+        // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
         while true {
-            let chunk = try file.read(upTo: 64 << 10)
-            if chunk.isEmpty { break }
-            hasher.update(chunk)
+            let count = try file.read(into: buffer)
+            if count == 0 { break }
+            hasher.update(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+            total += Int64(count)
+            progress(count)
         }
-        return Sodium.hexString(hasher.finalize()) == contentHash ? .ok : .wrongHash
+        return (total, Sodium.hexString(hasher.finalize()))
     }
 
     /// Copies the file at `relativePath` to `destination/name`, streaming (memory stays flat) and
@@ -163,10 +176,11 @@ public struct AttachmentFiles {
         exported = true
     }
 
-    /// Every regular file under `attachments/` (relative paths) with its modification time.
+    /// Every regular file under `attachments/` (relative paths) with its modification time;
+    /// `attachments/recovered/` (files a migration found without a row, kept for the user) excepted.
     public func allFiles() throws -> [(relativePath: String, modificationTime: Int64)] {
         var files: [(String, Int64)] = []
-        for shard in try attachments.entries() {
+        for shard in try attachments.entries() where shard != Self.recoveredDirectory {
             guard try attachments.status(of: shard)?.kind == .directory else { continue }
             let directory = try attachments.openDirectory(shard)
             for name in try directory.entries() {

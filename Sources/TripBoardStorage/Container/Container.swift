@@ -62,8 +62,11 @@ public final class Container {
             // Only absence means "no container"; a permission error or a file in the way is reported as itself.
             let manifest: FileStatus?
             do {
-                manifest = try Directory.open(path: path).status(of: ContainerLayout.manifestFile)
-            } catch {
+                let root = try Directory.open(path: path)
+                // A container migration that has not finished: the app finishes it, not an extension.
+                if try MigrationJournal.isUnfinished(in: root) { throw StoreError.notReady(path: path) }
+                manifest = try root.status(of: ContainerLayout.manifestFile)
+            } catch let error as FileSystemError {
                 if error.code != .notFound { throw error }
                 manifest = nil
             }
@@ -74,6 +77,12 @@ public final class Container {
         let lock = FileLock(descriptor: lockFile)
         for _ in 0..<3 {
             try lock.lock(.shared, timeout: options.lockTimeout)
+            if try MigrationJournal.isUnfinished(in: root) {
+                // Only `container-migration` (or the app's first launch, which runs it) may open the
+                // container until the migration's commit marker is written.
+                lock.unlock()
+                throw StoreError.notReady(path: path)
+            }
             if let connection = try openReadyStore(root: root, options: options) {
                 return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
                                  options: options)
@@ -90,6 +99,8 @@ public final class Container {
     /// Runs `body` with the container lock held exclusively (maintenance: migration, restore,
     /// repair), then returns to the shared lock.
     public func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
+        // Already exclusive (a container opened for the migration): keep it so.
+        if lock.mode == .exclusive { return try body() }
         lock.unlock()
         defer {
             lock.unlock()
@@ -98,6 +109,26 @@ public final class Container {
         }
         try lock.lock(.exclusive, timeout: options.lockTimeout)
         return try body()
+    }
+
+    /// The container root and its lock, held exclusively, without setting anything up: for the
+    /// container migration, which records its journal before the layout and store exist.
+    static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
+        let root = try prepareRoot(path)
+        let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600))
+        try lock.lock(.exclusive, timeout: options.lockTimeout)
+        return (root, lock)
+    }
+
+    /// Sets up the container whose exclusive lock the caller holds (see `lockExclusively`) and
+    /// opens its store. The lock stays exclusive for as long as the returned container lives.
+    static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
+        precondition(lock.mode == .exclusive, "setUpHoldingExclusiveLock needs the exclusive lock")
+        try setUp(root: root, options: options)
+        guard let connection = try openReadyStore(root: root, options: options) else {
+            throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+        }
+        return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock), options: options)
     }
 
     /// An open subdirectory of the container (symbolic links refused).

@@ -9,8 +9,8 @@ public final class ReadOnlyContainer {
     public enum Availability {
         /// No container (or no store) yet: nothing to show, and nothing was created.
         case empty
-        /// A writer holds the exclusive lock (setup, migration, repair), or the store is at an
-        /// older schema that a writer has still to migrate.
+        /// A writer holds the exclusive lock (setup, migration, repair), the store is at an
+        /// older schema that a writer has still to migrate, or a container migration is unfinished.
         case updating
         /// Ready to read.
         case ready
@@ -67,6 +67,9 @@ public final class ReadOnlyContainer {
             return (.updating, nil)
         }
         defer { lock?.unlock() }
+        // A container migration that has not reached its commit marker: the store may be empty or
+        // half-filled, so show nothing rather than a partial answer.
+        if try MigrationJournal.isUnfinished(in: root) { return (.updating, nil) }
         let first = try readOnce(body)
         // An immutable read takes no SQLite locks. If a writer appeared meanwhile (it recreates
         // -wal first), a checkpoint may have changed the main file under the read: read again,

@@ -1,4 +1,5 @@
 import Glibc
+internal import CSystem
 
 /// An open directory; every operation is relative to it (`openat`, `renameat`, …) and refuses to
 /// follow a symbolic link in the final component, so nothing planted inside the container can
@@ -103,6 +104,13 @@ public final class Directory: Sendable {
         return true
     }
 
+    /// Sets the permission bits of the file `name` (not following a symbolic link: the file is
+    /// opened `O_NOFOLLOW` and changed through its descriptor).
+    public func setPermissions(of name: String, to mode: UInt32) throws(FileSystemError) {
+        let file = try openFile(name, flags: O_RDONLY)
+        if fchmod(file.rawValue, mode_t(mode)) != 0 { throw .fromErrno("fchmod", path: childPath(name)) }
+    }
+
     /// Sets the modification time of `name` to now (without following a symbolic link): the
     /// "last used" mark of a least-recently-used cache (access times are unreliable with relatime).
     public func touch(_ name: String) throws(FileSystemError) {
@@ -127,8 +135,22 @@ public final class Directory: Sendable {
         }
     }
 
+    /// Bytes an unprivileged writer may still use on this directory's filesystem (`f_bavail` ×
+    /// `f_frsize`). The corresponding C function is `fstatvfs`.
+    public func availableBytes() throws(FileSystemError) -> Int64 {
+        var info = statvfs()
+        if fstatvfs(descriptor.rawValue, &info) != 0 { throw .fromErrno("fstatvfs", path: path) }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
     /// Persists this directory's entries: `fsync` of a file does not persist its name.
     public func synchronize() throws(FileSystemError) { try descriptor.synchronize() }
+
+    /// Persists everything written to this directory's filesystem (`syncfs`): one journal commit
+    /// instead of one per directory, for work that renamed files in hundreds of directories.
+    public func synchronizeFileSystem() throws(FileSystemError) {
+        if syncfs(descriptor.rawValue) != 0 { throw .fromErrno("syncfs", path: path) }
+    }
 
     /// The names in this directory, without `.` and `..`.
     public func entries() throws(FileSystemError) -> [String] {

@@ -38,13 +38,18 @@ public final class FileDescriptor: Sendable {
     /// Writes every byte of `bytes`, retrying short writes and `EINTR`.
     public func write<Bytes: Collection<UInt8>>(all bytes: Bytes) throws(FileSystemError) {
         let contiguous = Array(bytes)
+        var failure: FileSystemError?
+        contiguous.withUnsafeBytes { buffer in
+            do throws(FileSystemError) { try write(all: buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes every byte of `buffer` without copying it, retrying short writes and `EINTR`.
+    public func write(all buffer: UnsafeRawBufferPointer) throws(FileSystemError) {
         var offset = 0
-        while offset < contiguous.count {
-            let written = contiguous.withUnsafeBytes { buffer in
-                retryingOnInterrupt {
-                    Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset)
-                }
-            }
+        while offset < buffer.count {
+            let written = retryingOnInterrupt { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
             if written < 0 { throw .fromErrno("write", path: path) }
             offset += written
         }
@@ -59,6 +64,14 @@ public final class FileDescriptor: Sendable {
         if count < 0 { throw .fromErrno("read", path: path) }
         buffer.removeLast(maximumCount - count)
         return buffer
+    }
+
+    /// Reads up to `buffer.count` bytes into `buffer` (no allocation: for streaming large files);
+    /// returns how many, 0 at the end of the file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+        let count = retryingOnInterrupt { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+        if count < 0 { throw .fromErrno("read", path: path) }
+        return count
     }
 
     /// Reads to the end of the file; refuses files larger than `limit` bytes.

@@ -136,8 +136,9 @@ extension String {
 }
 
 /// Monotonic time, immune to wall-clock changes.
-enum MonotonicClock {
-    static func now() -> Double {
+public enum MonotonicClock {
+    /// Seconds on `CLOCK_MONOTONIC`.
+    public static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

@@ -37,6 +37,18 @@ public final class Keychain {
 
     // MARK: - Items
 
+    /// The keychain services of the sign-in tokens; the account is the signed-in email.
+    public static let accessTokenService = "tripboard.auth.access-token"
+    public static let refreshTokenService = "tripboard.auth.refresh-token"
+
+    /// Signs `account` in: replaces any earlier tokens with these, as this-device-only items.
+    public func signIn(account: String, accessToken: SecureBytes?, refreshToken: SecureBytes?) throws {
+        try deleteAll(service: Self.accessTokenService)
+        try deleteAll(service: Self.refreshTokenService)
+        if let accessToken { try set(service: Self.accessTokenService, account: account, value: accessToken) }
+        if let refreshToken { try set(service: Self.refreshTokenService, account: account, value: refreshToken) }
+    }
+
     /// Stores `value` for (service, account), replacing any earlier value.
     public func set(service: String, account: String, value: SecureBytes,
                     accessibility: KeychainAccessibility = .thisDeviceOnly) throws {

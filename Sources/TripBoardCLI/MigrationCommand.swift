@@ -1,0 +1,137 @@
+import TripBoardStorage
+
+/// The `container-migration` executable: moves TripBoard version 1's private directory into the
+/// shared container (docs/migration.md). `main.swift` calls `MigrationCommand.main`.
+public enum MigrationCommand {
+    static let usage = """
+        usage: container-migration [--from DIR] [--container DIR] [--dry-run] [--merge] [--json]
+
+        Moves TripBoard version 1's private data — its store, attachments and preferences, and the
+        sign-in tokens it kept in its preferences — into the shared container, then deletes the old
+        location. Interrupted, it resumes where it stopped when run again; once done, running it
+        again prints "Nothing to migrate". The old location is --from DIR, else $TRIPBOARD_LEGACY_DIR,
+        else ~/.tripboard.
+
+          --dry-run   plan and report what would be migrated; change nothing
+          --merge     the container holds trips already: add the version-1 records whose ids it lacks
+          --json      print the summary as JSON (docs/migration.md has the keys)
+
+        Exit statuses: 0 migrated or nothing to migrate, 64 usage, 65 damaged or unsuitable data
+        (or a container that holds trips, without --merge), 66 --from DIR does not exist, 73 cannot
+        create, 74 I/O error or not enough space, 75 the container is busy.
+        """
+
+    /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
+    public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
+        defer { console.flush() }
+        do {
+            var arguments = Arguments(arguments)
+            if arguments.wantsHelp() {
+                console.print(usage)
+                return ExitStatus.success.rawValue
+            }
+            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+            let from = try arguments.option("--from")
+            let dryRun = arguments.flag("--dry-run")
+            let merge = arguments.flag("--merge")
+            let json = arguments.flag("--json")
+            try arguments.finish()
+            if let from, from.isEmpty { throw CommandLineError.usage("--from needs a directory") }
+            guard let legacyPath = LegacyLayout.resolve(explicit: from, environment: environment) else {
+                throw CommandLineError.usage("cannot tell where TripBoard 1's data is: pass --from DIR (HOME is not set)")
+            }
+            let context = CommandContext(arguments: Arguments([]), environment: environment, console: console, containerPath: containerPath)
+            var options = try migrationOptions(context, legacyPath: legacyPath, explicit: from != nil)
+            options.merge = merge
+            options.dryRun = dryRun
+            let summary = try runWithProgressBar(options)
+            if json {
+                try console.printJSON(summary)
+            } else {
+                for line in describe(summary) { console.print(line) }
+            }
+            return ExitStatus.success.rawValue
+        } catch {
+            console.diagnostic("error: " + errorMessage(for: error))
+            return exitStatus(for: error).rawValue
+        }
+    }
+
+    static func migrationOptions(_ context: CommandContext, legacyPath: String, explicit: Bool) throws -> MigrationOptions {
+        var options = MigrationOptions(legacyPath: legacyPath, legacyPathIsExplicit: explicit, containerPath: context.containerPath,
+                                       deviceKey: context.deviceKey)
+        options.container.lockTimeout = try context.containerOptions().lockTimeout
+        return options
+    }
+
+    /// The app's first launch: finishes an interrupted migration, or runs one when a version-1
+    /// directory exists and the container has never been migrated. Progress on stderr.
+    static func runOnFirstLaunch(_ context: CommandContext) throws {
+        // An extension never migrates: it refuses an unfinished migration and leaves it to the app.
+        guard try context.containerOptions().mayCreate else { return }
+        let state = try ContainerMigration.state(containerPath: context.containerPath)
+        guard state != .finished, let legacyPath = LegacyLayout.resolve(explicit: nil, environment: context.environment) else { return }
+        if state == .notStarted, try !ContainerMigration.legacyDirectoryExists(at: legacyPath) { return }
+        let console = context.console
+        console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(context.containerPath)…"
+                                                : "migrating TripBoard 1's data from \(legacyPath) into \(context.containerPath)…")
+        let summary = try runWithProgressBar(try migrationOptions(context, legacyPath: legacyPath, explicit: false))
+        for line in describe(summary) { console.diagnostic(line) }
+    }
+
+    /// Runs the migration with a progress bar on stderr (on a terminal), cleared at the end.
+    static func runWithProgressBar(_ options: MigrationOptions) throws -> MigrationSummary {
+        var options = options
+        let bar = ProgressBar()
+        options.progress = bar.update
+        defer { bar.finish() }
+        return try ContainerMigration.run(options)
+    }
+
+    /// The summary for people, one fact a line.
+    static func describe(_ summary: MigrationSummary) -> [String] {
+        switch summary.outcome {
+        case "nothing to migrate":
+            return ["Nothing to migrate: \(summary.note)."]
+        case "dry run" where !summary.note.isEmpty:
+            return ["Dry run: \(summary.note)."]
+        default:
+            break
+        }
+        let counts = summary.outcome == "dry run" ? summary.legacyCounts : summary.added
+        var lines = [summary.outcome == "dry run"
+                     ? "Dry run: would migrate \(summary.from) into \(summary.container):"
+                     : "Migrated \(summary.from) into \(summary.container) in \(summary.durationSeconds) s\(summary.resumed ? " (resumed)" : ""):"]
+        lines.append("  \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
+        if summary.added != summary.legacyCounts && summary.outcome != "dry run" {
+            let legacy = summary.legacyCounts
+            lines.append("  already in the container, kept as they were: \(legacy.trips - counts.trips) trips, \(legacy.places - counts.places) places, \(legacy.bookings - counts.bookings) bookings, \(legacy.attachments - counts.attachments) attachments")
+        }
+        lines.append("  store \(ProgressBar.bytes(summary.storeBytes)); files \(ProgressBar.bytes(summary.attachmentBytes)), "
+                     + (summary.sameFilesystem ? "renamed (same filesystem)" : "copied (another filesystem)"))
+        if !summary.missing.isEmpty {
+            lines.append("  attachments whose file was missing (kept, marked missing): \(summary.missing.count)")
+            lines += summary.missing.map { "    " + $0 }
+        }
+        if !summary.recovered.isEmpty {
+            lines.append("  files with no attachment row, kept in the container: \(summary.recovered.count)")
+            lines += summary.recovered.map { "    " + $0 }
+        }
+        if summary.bookingKindsChangedToOther > 0 {
+            lines.append("  bookings of a kind this version does not know, now 'other': \(summary.bookingKindsChangedToOther)")
+        }
+        let preferences = [("migrated", summary.preferencesMigrated), ("refused (invalid value, skipped)", summary.preferencesRefused),
+                           ("kept the container's value", summary.preferencesKept), ("unknown, skipped", summary.preferencesUnknown)]
+        for (what, names) in preferences where !names.isEmpty {
+            lines.append("  preferences \(what): \(names.joined(separator: ", "))")
+        }
+        if summary.tokensMoved > 0 { lines.append("  sign-in tokens moved into the keychain: \(summary.tokensMoved)") }
+        if summary.tokensDiscarded > 0 {
+            lines.append("  sign-in tokens not moved (the container is signed in already) and removed: \(summary.tokensDiscarded)")
+        }
+        if !summary.leftBehind.isEmpty {
+            lines.append("  left in the old location (not TripBoard's): \(summary.leftBehind.joined(separator: ", "))")
+        }
+        return lines
+    }
+}

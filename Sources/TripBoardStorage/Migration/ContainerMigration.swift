@@ -1,0 +1,264 @@
+/// How far a long step has got, for a progress bar.
+public struct MigrationProgress: Sendable, Equatable {
+    /// `planning`, `store`, `attachments`, `finishing`.
+    public var step: String
+    public var done: Int64
+    public var total: Int64
+}
+
+/// What to migrate where.
+public struct MigrationOptions {
+    /// The version-1 directory (`LegacyLayout.resolve`).
+    public var legacyPath: String
+    /// True for `--from DIR`: a missing directory is an error, not "nothing to migrate".
+    public var legacyPathIsExplicit: Bool
+    public var containerPath: String
+    /// Add the legacy records whose ids the destination does not have, instead of refusing a
+    /// destination that already holds trips.
+    public var merge = false
+    /// Plan and report; change nothing.
+    public var dryRun = false
+    public var container = ContainerOptions(durability: .full, processName: "container-migration")
+    /// This device's key, for the tokens; called only when there are tokens to move.
+    public var deviceKey: () throws -> DeviceKey
+    public var progress: (MigrationProgress) -> Void = { _ in }
+
+    public init(legacyPath: String, legacyPathIsExplicit: Bool, containerPath: String, deviceKey: @escaping () throws -> DeviceKey) {
+        self.legacyPath = legacyPath
+        self.legacyPathIsExplicit = legacyPathIsExplicit
+        self.containerPath = containerPath
+        self.deviceKey = deviceKey
+    }
+}
+
+/// What a run did (or, for a dry run, would do). The `--json` summary; keys documented in
+/// docs/migration.md.
+public struct MigrationSummary: Sendable, Codable, Equatable {
+    /// `migrated`, `nothing to migrate`, `dry run`.
+    public var outcome: String
+    /// Why there was nothing to do, or what a dry run found in progress; empty otherwise.
+    public var note = ""
+    public var from: String
+    public var container: String
+    /// Rows in the legacy store.
+    public var legacyCounts = MigrationCounts()
+    /// Rows added to the destination (fewer than `legacyCounts` only with `--merge`).
+    public var added = MigrationCounts()
+    public var storeBytes: Int64 = 0
+    /// Bytes of attachment and recovered files moved or copied.
+    public var attachmentBytes: Int64 = 0
+    public var sameFilesystem = false
+    public var durationSeconds = 0.0
+    /// True when this run finished a migration that an earlier, interrupted run had started.
+    public var resumed = false
+    /// Attachment rows whose file was missing: `<id> <legacy path>`; migrated as `missing`.
+    public var missing: [String] = []
+    /// Files with no row, moved to `attachments/recovered/`: their paths in the container.
+    public var recovered: [String] = []
+    public var preferencesMigrated: [String] = []
+    /// Legacy preferences whose value the typed key refused (names only).
+    public var preferencesRefused: [String] = []
+    /// Legacy preferences the destination had set already: its values were kept.
+    public var preferencesKept: [String] = []
+    public var preferencesUnknown: [String] = []
+    /// Tokens moved into the keychain (0, 1 or 2).
+    public var tokensMoved = 0
+    /// Tokens found but not stored, because the destination was signed in already.
+    public var tokensDiscarded = 0
+    public var bookingKindsChangedToOther = 0
+    /// What was left in the old location because version 1 did not write it.
+    public var leftBehind: [String] = []
+
+    init(outcome: String, from: String, container: String) {
+        self.outcome = outcome
+        self.from = from
+        self.container = container
+    }
+}
+
+/// The one-shot, resumable move of a version-1 directory into the shared container
+/// (docs/migration.md): plan → store → attachments → preferences and tokens → verify → commit
+/// marker → delete the old location, under the container's exclusive lock, with a journal in
+/// `migration/` that a re-run resumes from.
+public enum ContainerMigration {
+    /// What a container says about the migration.
+    public enum State: Sendable, Equatable {
+        /// No journal and no commit marker.
+        case notStarted
+        /// A journal: a run stopped before finishing (or one is running now).
+        case unfinished
+        /// The commit marker and no journal: nothing left to do.
+        case finished
+    }
+
+    /// Two `fstatat`s when the container has no `migration/` directory; creates nothing.
+    public static func state(containerPath: String) throws -> State {
+        let root: Directory
+        do {
+            root = try Directory.open(path: containerPath)
+        } catch {
+            if error.code == .notFound { return .notStarted }
+            throw error
+        }
+        guard let directory = try MigrationJournal.openDirectory(in: root) else { return .notStarted }
+        if try directory.status(of: MigrationJournal.journalFile) != nil { return .unfinished }
+        return try directory.status(of: MigrationJournal.commitMarkerFile) != nil ? .finished : .notStarted
+    }
+
+    /// True when the directory at `path` exists (the app's cheap first-launch check).
+    public static func legacyDirectoryExists(at path: String) throws -> Bool {
+        do {
+            _ = try Directory.open(path: path)
+            return true
+        } catch {
+            if error.code == .notFound { return false }
+            throw error
+        }
+    }
+
+    /// Runs (or resumes, or with `dryRun` plans) the migration.
+    public static func run(_ options: MigrationOptions) throws -> MigrationSummary {
+        let started = MonotonicClock.now()
+        var summary = try runSteps(options)
+        summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+        return summary
+    }
+
+    private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
+        switch try state(containerPath: options.containerPath) {
+        case .finished:
+            return nothingToMigrate(options, "the container was migrated already")
+        case .unfinished:
+            if options.dryRun {
+                var summary = MigrationSummary(outcome: "dry run", from: options.legacyPath, container: options.containerPath)
+                summary.note = "an interrupted migration is recorded in the container; running container-migration finishes it"
+                return summary
+            }
+            return try resume(options)
+        case .notStarted:
+            break
+        }
+        guard try legacyDirectoryExists(at: options.legacyPath) else {
+            if options.legacyPathIsExplicit { throw MigrationError.legacyNotFound(path: options.legacyPath) }
+            return nothingToMigrate(options, "there is no version-1 directory at \(options.legacyPath)")
+        }
+        let legacyRoot = try Directory.open(path: options.legacyPath)
+        // Checked before the destination is touched: a refused store changes nothing anywhere.
+        let legacy = try LegacyStore(directory: legacyRoot)
+        try legacy.check()
+        if options.dryRun { return try dryRun(options, legacy: legacy, legacyRoot: legacyRoot) }
+
+        let (root, lock) = try Container.lockExclusively(at: options.containerPath, options: options.container)
+        // Decided again under the lock: another run may have started or finished meanwhile.
+        switch try state(containerPath: options.containerPath) {
+        case .finished:
+            return nothingToMigrate(options, "the container was migrated already")
+        case .unfinished:
+            lock.unlock()
+            return try resume(options)
+        case .notStarted:
+            break
+        }
+        let destinationStore = try Self.destinationStore(root: root)
+        let trips = try destinationStore.map { try Int($0.integer("SELECT count(*) FROM trips")) } ?? 0
+        if trips > 0 && !options.merge {
+            throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
+        }
+        let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
+                                        merge: options.merge, migratedAt: options.container.clock().utcStamp,
+                                        destinationStore: destinationStore, progress: options.progress).make()
+        let needed = plan.storeBytes * 3 + (plan.sameFilesystem ? 0 : plan.fileBytes) + (1 << 20)
+        let available = try root.availableBytes()
+        if available < needed {
+            throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
+        }
+        // The first write anywhere, once every refusal is behind: committed frames move from the
+        // legacy -wal into its main file (the backup API would read them either way).
+        try legacy.checkpoint()
+        let directory = try MigrationJournal.openDirectory(in: root, create: true)!
+        try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
+        try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
+        try root.synchronize()
+        CrashPoint.reach("migration.plan")
+        let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
+                               legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
+        return try run.finish()
+    }
+
+    private static func nothingToMigrate(_ options: MigrationOptions, _ note: String) -> MigrationSummary {
+        var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
+        summary.note = note
+        return summary
+    }
+
+    /// Continues the migration the journal records, from the location the plan names.
+    private static func resume(_ options: MigrationOptions) throws -> MigrationSummary {
+        let (root, lock) = try Container.lockExclusively(at: options.containerPath, options: options.container)
+        guard let directory = try MigrationJournal.openDirectory(in: root),
+              let record = try MigrationJournal.read(MigrationJournal.Record.self, MigrationJournal.journalFile, in: directory)
+        else {
+            // Finished by another run while this one waited for the lock.
+            return nothingToMigrate(options, "the container was migrated already")
+        }
+        guard let plan = try MigrationJournal.read(MigrationPlan.self, MigrationJournal.planFile, in: directory) else {
+            throw MigrationError.damagedJournal(path: directory.childPath(MigrationJournal.planFile))
+        }
+        if options.legacyPathIsExplicit, try !samePlace(options.legacyPath, plan.legacyPath) {
+            throw MigrationError.otherMigrationUnfinished(container: options.containerPath, recorded: plan.legacyPath,
+                                                          requested: options.legacyPath)
+        }
+        let committed = try directory.status(of: MigrationJournal.commitMarkerFile) != nil
+        var legacyRoot: Directory?
+        var legacy: LegacyStore?
+        if !committed {
+            // Until the commit marker, the old location is complete: it must still be there.
+            legacyRoot = try Directory.open(path: plan.legacyPath)
+            legacy = try LegacyStore(directory: legacyRoot!)
+        } else if try legacyDirectoryExists(at: plan.legacyPath) {
+            legacyRoot = try Directory.open(path: plan.legacyPath)
+        }
+        let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
+                               legacyRoot: legacyRoot, legacy: legacy, record: record)
+        if committed { run.record.finished = .committed }
+        run.resumed = true
+        return try run.finish()
+    }
+
+    /// Whether two paths name the same directory (same device and inode), or the same text.
+    private static func samePlace(_ first: String, _ second: String) throws -> Bool {
+        if first == second { return true }
+        guard try legacyDirectoryExists(at: first), try legacyDirectoryExists(at: second) else { return false }
+        let a = try Directory.open(path: first).status(), b = try Directory.open(path: second).status()
+        return a.device == b.device && a.inode == b.inode
+    }
+
+    /// The destination store for reading, if there is one; under the exclusive lock.
+    private static func destinationStore(root: Directory) throws -> Connection? {
+        guard try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory else { return nil }
+        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        guard try Container.storeFileKind(in: storeDirectory) != nil else { return nil }
+        let connection = try Container.openStoreConnection(storeDirectory: storeDirectory)
+        return try Container.schemaVersion(of: connection) == 0 ? nil : connection
+    }
+
+    /// Plans without taking the lock or writing anything, and reports what a run would do.
+    private static func dryRun(_ options: MigrationOptions, legacy: LegacyStore, legacyRoot: Directory) throws -> MigrationSummary {
+        var trips = 0
+        var root: Directory?
+        if let container = try ReadOnlyContainer.open(at: options.containerPath, lockTimeout: options.container.lockTimeout) {
+            trips = Int(try container.read { try $0.integer("SELECT count(*) FROM trips") }.1 ?? 0)
+            root = container.root
+        }
+        if trips > 0 && !options.merge {
+            throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
+        }
+        let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
+                                        merge: options.merge, migratedAt: options.container.clock().utcStamp,
+                                        destinationStore: nil, progress: options.progress).make()
+        var summary = MigrationRun.summary(plan: plan, outcome: "dry run")
+        summary.added = plan.counts
+        summary.preferencesMigrated = plan.preferences.values.keys.map(\.rawValue).sorted()
+        summary.tokensMoved = plan.preferences.tokens
+        return summary
+    }
+}

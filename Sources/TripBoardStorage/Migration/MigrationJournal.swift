@@ -1,0 +1,73 @@
+/// The container migration's durable state in the destination container, `migration/`:
+///
+/// - `plan.json`: what the plan step found (written once, before anything else changes);
+/// - `journal.json`: the last step finished; present from the plan until the old location is gone;
+/// - `committed.json`: the commit marker. From the moment it exists the migration is done, whatever
+///   is left of the old location; it is never removed.
+///
+/// Each file is replaced atomically (`Directory.writeAtomically`: temp file, fsync, rename, fsync).
+public enum MigrationJournal {
+    static let directory = "migration"
+    static let journalFile = "journal.json"
+    static let planFile = "plan.json"
+    static let commitMarkerFile = "committed.json"
+    /// The backup-API copy of the legacy store, deleted once the store is published.
+    static let stagingStoreFile = "legacy-copy.sqlite"
+
+    /// The steps, in order. The journal names the last one finished.
+    public enum Step: String, Sendable, Codable, CaseIterable, Comparable {
+        case planned, storePublished, attachmentsMoved, preferencesMerged, verified, committed
+
+        public static func < (lhs: Step, rhs: Step) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+    }
+
+    /// What `journal.json` holds.
+    struct Record: Codable, Equatable {
+        var finished: Step
+        /// What the store step added, recorded when it finished.
+        var added: MigrationCounts?
+        /// What the preferences step did, recorded when it finished.
+        var tokensMoved: Int?
+        var tokensDiscarded: Int?
+        var preferencesKept: [String]?
+    }
+
+    /// True while a migration has recorded its plan but not its commit marker: the store may be
+    /// empty or half-filled, so readers show "updating" and extensions refuse. One `fstatat` when
+    /// there is no `migration/` directory (the usual case).
+    public static func isUnfinished(in root: Directory) throws -> Bool {
+        guard let status = try root.status(of: directory) else { return false }
+        guard status.kind == .directory else {
+            throw ContainerError.unusable(path: root.childPath(directory), reason: "it is not a directory")
+        }
+        let migration = try root.openDirectory(directory)
+        return try migration.status(of: journalFile) != nil && migration.status(of: commitMarkerFile) == nil
+    }
+
+    /// The `migration/` directory, if it exists.
+    static func openDirectory(in root: Directory, create: Bool = false) throws -> Directory? {
+        if !create, try root.status(of: directory) == nil { return nil }
+        return try root.openDirectory(directory, create: create)
+    }
+
+    static func read<T: Decodable>(_ type: T.Type, _ name: String, in directory: Directory) throws -> T? {
+        let bytes: [UInt8]
+        do {
+            bytes = try directory.openFileForReading(name).readToEnd(limit: 256 << 20)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        do {
+            return try JSON.decode(T.self, from: bytes)
+        } catch {
+            throw MigrationError.damagedJournal(path: directory.childPath(name))
+        }
+    }
+
+    static func write<T: Encodable>(_ value: T, _ name: String, in directory: Directory) throws {
+        try directory.writeAtomically(try JSON.encode(value, pretty: false) + [0x0a], to: name, staging: directory)
+    }
+}

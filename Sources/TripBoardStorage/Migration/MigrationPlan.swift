@@ -1,0 +1,260 @@
+/// A file the migration moves: an attachment's file, or a file with no row (to `recovered/`).
+struct PlannedFile: Codable, Equatable {
+    /// The name in the legacy `Attachments/`.
+    var source: String
+    /// Where it goes, relative to the container.
+    var destination: String
+    var byteCount: Int64
+    /// BLAKE2b-256, lowercase hex, of the bytes the plan read.
+    var contentHash: String
+    /// The source's identity: a destination with the same device and inode is the same file,
+    /// renamed there by an earlier attempt.
+    var device: UInt64
+    var inode: UInt64
+    /// The attachment row's id; absent for a file without a row.
+    var attachmentID: String?
+}
+
+/// The legacy preferences, sorted out: values the typed keys accept, and the names (never the
+/// values) of those refused or unknown.
+struct PreferencePlan: Codable, Equatable {
+    var values: [PreferenceKey: PreferenceValue] = [:]
+    var refused: [String] = []
+    var unknown: [String] = []
+    /// How many of `accessToken` and `refreshToken` the file holds (their values stay there).
+    var tokens = 0
+
+    static let renamed = ["preferredCurrency": PreferenceKey.currency, "theme": .theme, "mapStyle": .mapStyle,
+                          "showsVisitedPlaces": .showsVisitedPlaces]
+    static let tokenKeys = ["accessToken", "refreshToken"]
+    /// Used as the keychain account of the tokens when present (`app auth login` uses the email).
+    static let accountKeys = ["email", "accountEmail"]
+}
+
+/// What the plan step found, written to `migration/plan.json` before anything else changes, and
+/// read back by a resumed run: the migration never re-decides what it is moving.
+struct MigrationPlan: Codable {
+    var legacyPath: String
+    var containerPath: String
+    /// The `updatedAt` of migrated records that had none in version 1.
+    var migratedAt: String
+    var merge: Bool
+    var sameFilesystem: Bool
+    /// Size of the legacy store and its `-wal` before the checkpoint.
+    var storeBytes: Int64
+    var counts: MigrationCounts
+    var attachments: [PlannedFile]
+    /// Attachment rows whose file is missing: `<id> <legacy relative path>`.
+    var missing: [String]
+    var recovered: [PlannedFile]
+    var preferences: PreferencePlan
+    var bookingKindsChangedToOther: Int
+    /// Entries of the old location that version 1 did not write: reported, left where they are.
+    var foreign: [String]
+
+    var fileBytes: Int64 { (attachments + recovered).reduce(0) { $0 + $1.byteCount } }
+}
+
+/// Builds a plan: reads every legacy row through the converter (so a record the new store would
+/// refuse stops the migration before it starts), finds each attachment's file, hashes every file.
+struct MigrationPlanner {
+    let legacy: LegacyStore
+    let legacyRoot: Directory
+    let containerRoot: Directory?
+    let containerPath: String
+    let merge: Bool
+    let migratedAt: String
+    /// The destination store, to skip (with `--merge`) attachments whose id it already has.
+    let destinationStore: Connection?
+    let progress: (MigrationProgress) -> Void
+
+    func make() throws -> MigrationPlan {
+        let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
+        try legacy.forEachRow("trips") { _ = try converter.trip($0) }
+        try legacy.forEachRow("places") { _ = try converter.place($0) }
+        var kindsChanged = 0
+        try legacy.forEachRow("bookings") { if try converter.booking($0).kindChanged { kindsChanged += 1 } }
+
+        let attachmentsDirectory = try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
+            ? try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory) : nil
+        var unclaimed = Set(try attachmentsDirectory?.entries() ?? [])
+        var attachments: [PlannedFile] = []
+        var recovered: [PlannedFile] = []
+        var missing: [String] = []
+        var foreign: [String] = []
+        for row in try legacy.attachmentRows() {
+            let components = row.relativePath.split(separator: "/", omittingEmptySubsequences: false)
+            var file: PlannedFile?
+            if components.count == 2, components[0] == Substring(LegacyLayout.attachmentsDirectory), let attachmentsDirectory,
+               components[1] != ".", components[1] != "..", !components[1].isEmpty,
+               let status = try attachmentsDirectory.status(of: String(components[1])), status.kind == .regular {
+                let id = row.id.lowercased()
+                file = PlannedFile(source: String(components[1]),
+                                   destination: LegacyConverter.destination(attachmentID: id, legacyPath: row.relativePath),
+                                   byteCount: status.size, contentHash: "", device: status.device, inode: status.inode,
+                                   attachmentID: id)
+                unclaimed.remove(String(components[1]))
+            }
+            _ = try converter.attachment(row, file: file)
+            guard var file else {
+                missing.append("\(row.id.lowercased()) \(row.relativePath)")
+                continue
+            }
+            if merge, let destinationStore,
+               try destinationStore.integer("SELECT count(*) FROM attachments WHERE id = ?", [.text(file.attachmentID!)]) > 0 {
+                // The destination has this attachment already: its row stays; the file is kept aside.
+                file.attachmentID = nil
+                recovered.append(file)
+            } else {
+                attachments.append(file)
+            }
+        }
+        for name in unclaimed.sorted() {
+            guard let attachmentsDirectory, let status = try attachmentsDirectory.status(of: name) else { continue }
+            guard status.kind == .regular else {
+                foreign.append(LegacyLayout.attachmentsDirectory + "/" + name)
+                continue
+            }
+            recovered.append(PlannedFile(source: name, destination: "", byteCount: status.size, contentHash: "",
+                                         device: status.device, inode: status.inode, attachmentID: nil))
+        }
+        try assignRecoveredNames(&recovered)
+        try checkDestinationsAreFree(attachments)
+        foreign += try legacyRoot.entries().filter { !LegacyLayout.ownNames.contains($0) }
+
+        let total = (attachments + recovered).reduce(0) { $0 + $1.byteCount }
+        var done: Int64 = 0
+        for index in attachments.indices { try hash(&attachments[index], in: attachmentsDirectory!, done: &done, total: total) }
+        for index in recovered.indices { try hash(&recovered[index], in: attachmentsDirectory!, done: &done, total: total) }
+
+        let storeBytes = try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) {
+            $0 + (try legacyRoot.status(of: $1)?.size ?? 0)
+        }
+        let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
+        return MigrationPlan(
+            legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
+            sameFilesystem: try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice,
+            storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection), attachments: attachments, missing: missing, recovered: recovered,
+            preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign)
+    }
+
+    private func hash(_ file: inout PlannedFile, in directory: Directory, done: inout Int64, total: Int64) throws {
+        let descriptor = try directory.openFileForReading(file.source)
+        var counted: Int64 = 0
+        let (byteCount, hash) = try AttachmentFiles.contentHash(of: descriptor) { chunk in
+            counted += Int64(chunk)
+            progress(MigrationProgress(step: "planning", done: done + counted, total: total))
+        }
+        done += byteCount
+        file.byteCount = byteCount
+        file.contentHash = hash
+    }
+
+    /// `attachments/recovered/<name>`, with `-2`, `-3`, … before the extension when the name is
+    /// taken (by an earlier migration, or twice here).
+    private func assignRecoveredNames(_ files: inout [PlannedFile]) throws {
+        var taken = Set<String>()
+        if let containerRoot, try containerRoot.status(of: ContainerLayout.attachmentsDirectory) != nil {
+            let attachments = try containerRoot.openDirectory(ContainerLayout.attachmentsDirectory)
+            if try attachments.status(of: AttachmentFiles.recoveredDirectory) != nil {
+                taken = Set(try attachments.openDirectory(AttachmentFiles.recoveredDirectory).entries())
+            }
+        }
+        for index in files.indices {
+            let name = files[index].source
+            var candidate = name
+            var number = 2
+            while taken.contains(candidate) {
+                if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+                    candidate = name[..<dot] + "-\(number)" + name[dot...]
+                } else {
+                    candidate = name + "-\(number)"
+                }
+                number += 1
+            }
+            taken.insert(candidate)
+            files[index].destination = ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + candidate
+        }
+    }
+
+    /// A file already at an attachment's destination is not ours to replace.
+    private func checkDestinationsAreFree(_ files: [PlannedFile]) throws {
+        guard let containerRoot else { return }
+        for file in files where try Self.status(of: file.destination, in: containerRoot) != nil {
+            throw MigrationError.destinationConflict(path: containerRoot.childPath(file.destination))
+        }
+    }
+
+    /// The directory at `path`, or its nearest ancestor that exists (where it would be created).
+    static func nearestExistingDirectory(of path: String) throws -> Directory {
+        var candidate = path
+        while true {
+            do {
+                return try Directory.open(path: candidate)
+            } catch {
+                guard error.code == .notFound, let slash = candidate.lastIndex(of: "/") else {
+                    if error.code == .notFound { return try Directory.open(path: ".") }
+                    throw error
+                }
+                candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
+            }
+        }
+    }
+
+    /// The status of `relativePath` under `root`, `nil` when it or a parent is absent.
+    static func status(of relativePath: String, in root: Directory) throws -> FileStatus? {
+        var directory = root
+        let components = relativePath.split(separator: "/").map(String.init)
+        for component in components.dropLast() {
+            guard try directory.status(of: component)?.kind == .directory else { return nil }
+            directory = try directory.openDirectory(component)
+        }
+        return try directory.status(of: components.last ?? ".")
+    }
+
+    /// Sorts the legacy `preferences.json` into values the typed keys accept, refused and
+    /// unknown names, and the tokens (counted, not copied).
+    static func preferences(in legacyRoot: Directory) throws -> PreferencePlan {
+        var plan = PreferencePlan()
+        guard let members = try LegacyPreferences.read(in: legacyRoot) else { return plan }
+        for (name, value) in members {
+            if name == LegacyLayout.preferencesFile {
+                plan.refused.append(name)  // the whole file: not a JSON object
+            } else if PreferencePlan.tokenKeys.contains(name) {
+                plan.tokens += 1
+            } else if PreferencePlan.accountKeys.contains(name) {
+                continue
+            } else if let key = PreferencePlan.renamed[name] {
+                do {
+                    plan.values[key] = try key.validate(try JSON.decode(PreferenceValue.self, from: value))
+                } catch {
+                    plan.refused.append(name)
+                }
+            } else {
+                plan.unknown.append(name)
+            }
+        }
+        plan.refused.sort()
+        plan.unknown.sort()
+        return plan
+    }
+}
+
+/// The legacy `preferences.json`: a flat JSON object.
+enum LegacyPreferences {
+    /// The members, or `nil` when there is no file. A file that is not a JSON object is refused
+    /// as a whole (reported, nothing taken from it).
+    static func read(in legacyRoot: Directory) throws -> [(key: String, value: JSONValue)]? {
+        let bytes: [UInt8]
+        do {
+            bytes = try legacyRoot.openFileForReading(LegacyLayout.preferencesFile).readToEnd(limit: 1 << 20)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        guard case .object(let members)? = try? JSONValue.parse(bytes) else {
+            return [(key: LegacyLayout.preferencesFile, value: .null)]
+        }
+        return members
+    }
+}

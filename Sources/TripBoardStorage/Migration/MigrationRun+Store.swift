@@ -1,0 +1,73 @@
+import Glibc
+
+extension MigrationRun {
+    /// The store step: the legacy store is copied through SQLite's online backup API (which reads
+    /// what is still only in its `-wal`) into `migration/legacy-copy.sqlite`; the copy's records,
+    /// converted to the current schema, are added to the destination store in one transaction that
+    /// also checks them, so its commit publishes all of them at once. Repeating the step adds
+    /// nothing twice: records whose id is present are left as they are.
+    func publishStore() throws -> MigrationCounts {
+        let (legacy, _) = try legacySource()
+        let store = try container().store
+        try removeStagingCopy()
+        let copyName = MigrationJournal.stagingStoreFile
+        // Created here with mode 0600, before SQLite opens it, as the container's own store is.
+        _ = try migrationDirectory.openFile(copyName, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        report("store", done: 0, total: plan.storeBytes)
+        try legacy.connection.backup(to: migrationDirectory.childPath(copyName))
+        CrashPoint.reach("migration.store-staged")
+        let added = try insertRecords(from: try LegacyStore(directory: migrationDirectory, fileName: copyName), into: store)
+        try removeStagingCopy()
+        report("store", done: plan.storeBytes, total: plan.storeBytes)
+        return added
+    }
+
+    /// The copy and its SQLite companions, left by an earlier attempt or by this one.
+    func removeStagingCopy() throws {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try migrationDirectory.removeFile(MigrationJournal.stagingStoreFile + suffix)
+        }
+    }
+
+    private func insertRecords(from copy: LegacyStore, into store: Store) throws -> MigrationCounts {
+        let converter = LegacyConverter(storePath: copy.path, migratedAt: plan.migratedAt)
+        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
+        let attachmentRows = try copy.attachmentRows()
+        let connection = store.connection
+        let expected = try MigrationCounts(counting: copy.connection)
+        // A large store touches more index pages than the default 2 MB cache holds.
+        try connection.execute("PRAGMA cache_size = -65536")
+        defer { try? connection.execute("PRAGMA cache_size = -2000") }
+        return try connection.writeTransaction {
+            var added = MigrationCounts()
+            func absent(_ table: String, _ id: String) throws -> Bool {
+                try connection.integer("SELECT count(*) FROM \(table) WHERE id = ?", [.text(id)]) == 0
+            }
+            try copy.forEachRow("trips") { row in
+                let trip = try converter.trip(row)
+                if try absent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
+            }
+            try copy.forEachRow("places") { row in
+                let place = try converter.place(row)
+                if try absent("places", place.id) { try store.insert(place); added.places += 1 }
+            }
+            try copy.forEachRow("bookings") { row in
+                let booking = try converter.booking(row).booking
+                if try absent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
+            }
+            for row in attachmentRows where try absent("attachments", row.id.lowercased()) {
+                try store.insert(try converter.attachment(row, file: files[row.id.lowercased()]))
+                added.attachments += 1
+            }
+            // Checked before the commit, which is the publication.
+            let after = try MigrationCounts(counting: connection)
+            if let problem = try connection.statement("PRAGMA foreign_key_check").rows({ "\($0.text(0)) row \($0.integer(1))" }).first {
+                throw MigrationError.verificationFailed(detail: "the new store has a dangling reference in \(problem)")
+            }
+            if plan.merge ? after.trips < expected.trips : after != expected {
+                throw MigrationError.verificationFailed(detail: "the new store holds \(after) records, the copy \(expected)")
+            }
+            return added
+        }
+    }
+}

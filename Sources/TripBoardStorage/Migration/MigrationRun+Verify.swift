@@ -1,0 +1,67 @@
+extension MigrationRun {
+    /// Verifies everything before the commit marker: the store's integrity; every legacy record
+    /// present in the destination (and, unless merging, equal to its conversion); every file at its
+    /// destination with the planned size and the planned inode or hash; the preferences and tokens.
+    func verify() throws {
+        let (legacy, _) = try legacySource()
+        let container = try container()
+        let store = container.store
+        report("finishing", done: 0, total: 1)
+        if let problem = try store.integrityProblems().first {
+            throw MigrationError.verificationFailed(detail: "the store: \(problem)")
+        }
+        let converter = LegacyConverter(storePath: legacy.path, migratedAt: plan.migratedAt)
+        try compare("trips", Store.tripColumns, Store.trip(from:), \.id, in: legacy) { try converter.trip($0) }
+        try compare("places", Store.placeColumns, Store.place(from:), \.id, in: legacy) { try converter.place($0) }
+        try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
+        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
+        let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
+        for row in try legacy.attachmentRows() {
+            let expected = try converter.attachment(row, file: files[row.id.lowercased()])
+            guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
+                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
+            }
+            if files[expected.id] != nil || !plan.merge, found != expected {
+                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
+            }
+        }
+        var directories: [String: Directory] = [:]
+        for file in plan.attachments + plan.recovered {
+            let components = file.destination.split(separator: "/").map(String.init)
+            let directory = try directories[components[1]] ?? container.directory(components[0] + "/" + components[1])
+            directories[components[1]] = directory
+            guard try isInPlace(file, directory: directory, name: components[2]) else {
+                throw MigrationError.verificationFailed(detail: "\(file.destination) is missing")
+            }
+        }
+        var preferences = try PreferencesFile(container: container)
+        let merged = try preferences.load()
+        if let absent = plan.preferences.values.keys.first(where: { !merged.isSet($0) }) {
+            throw MigrationError.verificationFailed(detail: "the preference \(absent.rawValue) was not set")
+        }
+        if (record.tokensMoved ?? 0) > 0 {
+            let items = try Keychain(container: container, device: try options.deviceKey()).list()
+            guard items.contains(where: { $0.service == Keychain.accessTokenService || $0.service == Keychain.refreshTokenService }) else {
+                throw MigrationError.verificationFailed(detail: "the keychain holds no token")
+            }
+        }
+        report("finishing", done: 1, total: 1)
+    }
+
+    /// Every row of the legacy `table` is in the destination; unless merging (where a record
+    /// that was there first is kept as it was), equal to its conversion.
+    private func compare<Record: Equatable>(_ table: String, _ columns: String, _ read: @escaping (Statement) -> Record,
+                                            _ id: KeyPath<Record, String>, in legacy: LegacyStore,
+                                            convert: (Statement) throws -> Record) throws {
+        let lookup = try container().store.connection.statement("SELECT \(columns) FROM \(table) WHERE id = ?")
+        try legacy.forEachRow(table) { row in
+            let expected = try convert(row)
+            guard let found = try lookup.rows([.text(expected[keyPath: id])], read).first else {
+                throw MigrationError.verificationFailed(detail: "\(table) row \(expected[keyPath: id]) is not in the new store")
+            }
+            if !plan.merge && found != expected {
+                throw MigrationError.verificationFailed(detail: "\(table) row \(expected[keyPath: id]) differs from the version-1 record")
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+/// One run of the step machine, from whatever step the journal says was finished last. Every
+/// step can be repeated: a step's work is recorded in the journal only once it is durable, and a
+/// step that finds its work already done (rows present, files in place) does not do it again.
+final class MigrationRun {
+    let options: MigrationOptions
+    let plan: MigrationPlan
+    let root: Directory
+    /// The exclusive container lock, held from the plan to the end; handed to the container once
+    /// it is set up (which keeps it exclusive until it is released).
+    let lock: FileLock
+    let migrationDirectory: Directory
+    var legacyRoot: Directory?
+    /// The legacy store; closed before the old location is deleted.
+    var legacy: LegacyStore?
+    var record: MigrationJournal.Record
+    var resumed = false
+    private var openedContainer: Container?
+    /// Destination files whose hash this run has checked (copies) — not re-read by the verification.
+    var verifiedFiles = Set<String>()
+
+    init(options: MigrationOptions, plan: MigrationPlan, root: Directory, lock: FileLock, migrationDirectory: Directory,
+         legacyRoot: Directory?, legacy: LegacyStore?, record: MigrationJournal.Record) {
+        self.options = options
+        self.plan = plan
+        self.root = root
+        self.lock = lock
+        self.migrationDirectory = migrationDirectory
+        self.legacyRoot = legacyRoot
+        self.legacy = legacy
+        self.record = record
+    }
+
+    /// The destination, set up (layout, store, manifest) under the lock this run holds.
+    func container() throws -> Container {
+        if let openedContainer { return openedContainer }
+        var containerOptions = options.container
+        containerOptions.durability = .full  // every commit of the migration is on disk before the journal says so
+        let container = try Container.setUpHoldingExclusiveLock(path: options.containerPath, root: root, lock: lock,
+                                                                options: containerOptions)
+        openedContainer = container
+        return container
+    }
+
+    /// The legacy store and directory, which every step before the commit marker needs.
+    func legacySource() throws -> (LegacyStore, Directory) {
+        guard let legacy, let legacyRoot else { throw MigrationError.legacyNotFound(path: plan.legacyPath) }
+        return (legacy, legacyRoot)
+    }
+
+    func finish() throws -> MigrationSummary {
+        if record.finished < .storePublished {
+            record.added = try publishStore()
+            CrashPoint.reach("migration.store")
+            try save(.storePublished)
+        }
+        if record.finished < .attachmentsMoved {
+            try moveFiles()
+            CrashPoint.reach("migration.attachments")
+            try save(.attachmentsMoved)
+        }
+        if record.finished < .preferencesMerged {
+            try mergePreferences()
+            CrashPoint.reach("migration.preferences")
+            try save(.preferencesMerged)
+        }
+        if record.finished < .verified {
+            try verify()
+            CrashPoint.reach("migration.verify")
+            try save(.verified)
+        }
+        if record.finished < .committed {
+            // The decision point: from here on the destination is the copy, whatever happens next.
+            try MigrationJournal.write(Self.summary(plan: plan, outcome: "migrated"), MigrationJournal.commitMarkerFile,
+                                       in: migrationDirectory)
+            CrashPoint.reach("migration.commit")
+            record.finished = .committed
+        }
+        let leftBehind = try deleteOldLocation()
+        try migrationDirectory.removeFile(MigrationJournal.journalFile)
+        try migrationDirectory.removeFile(MigrationJournal.planFile)
+        try migrationDirectory.synchronize()
+
+        var summary = Self.summary(plan: plan, outcome: "migrated")
+        summary.resumed = resumed
+        summary.added = record.added ?? MigrationCounts()
+        summary.tokensMoved = record.tokensMoved ?? 0
+        summary.tokensDiscarded = record.tokensDiscarded ?? 0
+        summary.preferencesKept = record.preferencesKept ?? []
+        let kept = Set(summary.preferencesKept)
+        summary.preferencesMigrated = plan.preferences.values.keys.map(\.rawValue).filter { !kept.contains($0) }.sorted()
+        summary.leftBehind = leftBehind
+        return summary
+    }
+
+    /// Records `step` as finished: journal replaced atomically and durably.
+    private func save(_ step: MigrationJournal.Step) throws {
+        record.finished = step
+        try MigrationJournal.write(record, MigrationJournal.journalFile, in: migrationDirectory)
+    }
+
+    /// The parts of the summary that come from the plan alone.
+    static func summary(plan: MigrationPlan, outcome: String) -> MigrationSummary {
+        var summary = MigrationSummary(outcome: outcome, from: plan.legacyPath, container: plan.containerPath)
+        summary.legacyCounts = plan.counts
+        summary.storeBytes = plan.storeBytes
+        summary.attachmentBytes = plan.fileBytes
+        summary.sameFilesystem = plan.sameFilesystem
+        summary.missing = plan.missing
+        summary.recovered = plan.recovered.map(\.destination)
+        summary.preferencesRefused = plan.preferences.refused
+        summary.preferencesUnknown = plan.preferences.unknown
+        summary.bookingKindsChangedToOther = plan.bookingKindsChangedToOther
+        summary.leftBehind = plan.foreign.map { plan.legacyPath + "/" + $0 }
+        return summary
+    }
+
+    func report(_ step: String, done: Int64, total: Int64) {
+        options.progress(MigrationProgress(step: step, done: done, total: total))
+    }
+}

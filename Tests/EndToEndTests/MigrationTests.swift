@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// `container-migration` as a process, on version-1 directories written by Python's sqlite3.
+@Suite struct MigrationTests {
+    @Test func migratesEverythingAndDeletesTheOldLocation() throws {
+        let setup = try MigrationSetup()
+        #expect(FileManager.default.fileExists(atPath: setup.legacy + "/TripBoard.sqlite-wal"), "half the rows are only in -wal")
+        let result = try setup.migrate(["--json"])
+        #expect(result.status == 0, "\(result)")
+        #expect(try setup.problems(final: true) == [])
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(summary["outcome"] as? String == "migrated")
+        #expect((summary["added"] as? [String: Int]) == ["trips": 3, "places": 3, "bookings": 3, "attachments": 6])
+        #expect((summary["missing"] as? [String])?.count == 1)
+        #expect((summary["recovered"] as? [String]) == ["attachments/recovered/stray-photo.png"])
+        #expect(summary["tokensMoved"] as? Int == 2)
+        #expect(summary["preferencesRefused"] as? [String] == ["mapStyle"])
+        #expect(summary["preferencesUnknown"] as? [String] == ["foo"])
+        #expect(summary["bookingKindsChangedToOther"] as? Int == 1)
+        #expect(summary["sameFilesystem"] as? Bool == true)
+        #expect(!result.stdout.contains(LegacyFixture.accessToken) && !result.stderr.contains(LegacyFixture.accessToken))
+        // The container is an ordinary one now: the app and the widget use it, `container check` is clean.
+        let check = try setup.container.app(arguments: ["container", "check"], environment: setup.environment)
+        #expect(check.status == 0 && check.stdout.contains("consistent"), "a row marked missing is known, not a problem: \(check)")
+        let widget = try ProcessRunner.run("widget", ["--now", "2026-12-01T08:00:00Z"], environment: setup.environment)
+        #expect(widget.status == 0 && widget.stdout.contains("Trip 0"), "\(widget)")
+    }
+
+    @Test func runningAgainAfterCompletionHasNothingToMigrate() throws {
+        let setup = try MigrationSetup()
+        #expect(try setup.migrate().status == 0)
+        let before = setup.container.files()
+        let again = try setup.migrate()
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("Nothing to migrate"), "\(again)")
+        #expect(setup.container.files() == before)
+        let json = try setup.migrate(["--json"], from: false)
+        #expect(json.status == 0 && json.stdout.contains(#""outcome" : "nothing to migrate""#), "\(json)")
+    }
+
+    @Test func dryRunReportsAndChangesNothing() throws {
+        let setup = try MigrationSetup()
+        let before = try setup.legacySnapshot()
+        let result = try setup.migrate(["--dry-run"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("Dry run: would migrate"), "\(result)")
+        #expect(result.stdout.contains("3 trips, 3 places, 3 bookings, 6 attachments"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: setup.container.path), "a dry run creates no container")
+        #expect(try setup.legacySnapshot().keys == before.keys)
+    }
+
+    @Test func theAppMigratesOnFirstLaunch() throws {
+        let setup = try MigrationSetup()
+        let list = try setup.container.app(arguments: ["trip", "list"], environment: setup.environment)
+        #expect(list.status == 0, "\(list)")
+        #expect(list.stderr.contains("migrating TripBoard 1's data"), "progress on stderr: \(list)")
+        #expect(list.stdout.contains("Trip 0") && list.stdout.contains("pendingUpload"), "\(list)")
+        #expect(try setup.problems(final: true) == [])
+        let again = try setup.container.app(arguments: ["trip", "list"], environment: setup.environment)
+        #expect(again.status == 0 && again.stderr.isEmpty, "the second launch migrates nothing: \(again)")
+    }
+
+    /// Crash at every named point (SIGKILL, no cleanup), check that one complete copy of
+    /// everything exists, that the widget shows "updating" until the commit marker, then re-run.
+    @Test(arguments: ["plan", "store-staged", "store", "attachments-partial", "attachments", "preferences-partial",
+                      "preferences", "verify", "commit", "delete-partial"], [false, true])
+    func crashAtEachStepThenResume(point: String, crossDevice: Bool) throws {
+        let setup = try MigrationSetup(crossDevice: crossDevice)
+        let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration." + point])
+        #expect(crashed.wasSignaled && crashed.status == SIGKILL, "\(point): \(crashed)")
+        #expect(try setup.problems(final: false) == [], "after a crash at \(point)")
+        let committed = ["commit", "delete-partial"].contains(point)
+        let widget = try ProcessRunner.run("widget", ["--now", "2026-12-01T08:00:00Z"], environment: setup.environment)
+        #expect(widget.status == (committed ? 0 : 75), "\(point): \(widget)")
+        let resumed = try setup.migrate(["--json"])
+        #expect(resumed.status == 0, "\(point): \(resumed)")
+        #expect(resumed.stdout.contains(#""resumed" : true"#), "\(point): \(resumed)")
+        #expect(try setup.problems(final: true) == [], "after resuming from \(point)")
+    }
+
+    /// The same fixture across filesystems: `rename` fails with EXDEV, every file is copied,
+    /// hashed and fsynced, and the originals go only after the commit marker.
+    @Test func migratesAcrossFilesystems() throws {
+        let setup = try MigrationSetup(crossDevice: true)
+        let result = try setup.migrate(["--json"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains(#""sameFilesystem" : false"#), "\(result)")
+        #expect(try setup.problems(final: true) == [])
+    }
+
+    /// kill -9 at random moments, on one filesystem and across two: whatever the moment, the
+    /// interrupted state holds a complete copy and a re-run finishes the migration. Each round
+    /// starts from a copy of one fixture per filesystem.
+    @Test func killedAtRandomMomentsThenResumed() throws {
+        let fixture = LegacyFixture.standard(trips: 2, fileSize: 2000)
+        let templates = try [false, true].map { try MigrationSetup(fixture, crossDevice: $0) }
+        var generator = SystemRandomNumberGenerator()
+        var killed = 0
+        for round in 0..<100 {
+            let template = templates[round % 3 == 0 ? 1 : 0]
+            let setup = try MigrationSetup(fixture, crossDevice: round % 3 == 0, template: template.legacy)
+            let migration = try setup.startMigration()
+            usleep(UInt32.random(in: 0...30_000, using: &generator))
+            migration.kill()
+            let first = migration.wait()
+            if first.wasSignaled {
+                killed += 1
+                #expect(try setup.problems(final: false) == [], "round \(round)")
+                let resumed = try setup.migrate()
+                #expect(resumed.status == 0, "round \(round): \(resumed)")
+            } else {
+                #expect(first.status == 0, "round \(round): \(first)")
+            }
+            #expect(try setup.problems(final: true, checkingKeychain: round % 10 == 0) == [], "round \(round)")
+        }
+        #expect(killed > 20, "the kill must land mid-run often enough to mean something (killed \(killed) of 100)")
+    }
+}

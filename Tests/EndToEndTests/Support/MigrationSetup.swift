@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// A temp container, a version-1 directory beside it (or on another filesystem), and this
+/// device's key directory: what a `container-migration` test needs.
+final class MigrationSetup: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let container: TestContainer
+    let fixture: LegacyFixture
+    /// The version-1 directory.
+    let legacy: String
+    /// Where the legacy directory lives when it is on another filesystem (removed at the end).
+    private let legacyBase: String?
+
+    /// `crossDevice`: the legacy directory goes to `/dev/shm` (tmpfs) while the container stays
+    /// under the temp directory, so `rename` fails with `EXDEV`. `template`: a copy of this
+    /// directory, already written from `fixture` (quicker than running Python again).
+    init(_ fixture: LegacyFixture = .standard(), crossDevice: Bool = false, containerBase: String? = nil, template: String? = nil) throws {
+        container = try TestContainer(base: containerBase)
+        self.fixture = fixture
+        if crossDevice {
+            let base = "/dev/shm/tripboard-legacy-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+            legacyBase = base
+            legacy = base + "/legacy"
+        } else {
+            legacyBase = nil
+            legacy = container.root.appendingPathComponent("legacy").path
+        }
+        try Data("machine-one\n".utf8).write(to: container.root.appendingPathComponent("machine-id"))
+        if let template {
+            try FileManager.default.copyItem(atPath: template, toPath: legacy)
+        } else {
+            try fixture.write(to: legacy)
+        }
+    }
+
+    deinit {
+        if let legacyBase { try? FileManager.default.removeItem(atPath: legacyBase) }
+    }
+
+    /// The device key and machine id for the keychain, and the legacy directory for the app.
+    var environment: [String: String] {
+        container.environment(["TRIPBOARD_DEVICE_DIR": container.root.appendingPathComponent("device").path,
+                               "TRIPBOARD_MACHINE_ID_FILE": container.root.appendingPathComponent("machine-id").path,
+                               "TRIPBOARD_LEGACY_DIR": legacy])
+    }
+
+    /// Runs `container-migration ARGS` (with `--from` the legacy directory unless told otherwise).
+    @discardableResult
+    func migrate(_ arguments: [String] = [], from: Bool = true, environment extra: [String: String] = [:]) throws -> ProcessResult {
+        try ProcessRunner.run("container-migration", (from ? ["--from", legacy] : []) + arguments,
+                              environment: environment.merging(extra) { $1 })
+    }
+
+    /// Starts `container-migration` without waiting (to kill it).
+    func startMigration(environment extra: [String: String] = [:]) throws -> RunningProcess {
+        try ProcessRunner.start("container-migration", ["--from", legacy], environment: environment.merging(extra) { $1 })
+    }
+
+    /// The invariants; `final` after a finished migration, else those of an interrupted one.
+    func problems(final: Bool, checkingKeychain: Bool = true) throws -> [String] {
+        var problems = try fixture.problems(container: container.path, legacy: legacy, searchRoot: container.root.path, final: final)
+        if final && checkingKeychain {
+            let token = try ProcessRunner.run("app", ["keychain", "get", "tripboard.auth.access-token", "traveller@example.com"], environment: environment)
+            if token.stdout != LegacyFixture.accessToken { problems.append("the access token is not in the keychain: \(token)") }
+            if let legacyBase { problems += try fixture.problems(container: container.path, legacy: legacy, searchRoot: legacyBase, final: true) }
+        }
+        return problems
+    }
+
+    /// Every file under the legacy directory with its bytes: to prove a refusal changed nothing.
+    func legacySnapshot() throws -> [String: Data] {
+        var snapshot: [String: Data] = [:]
+        guard let enumerator = FileManager.default.enumerator(atPath: legacy) else { return snapshot }
+        while let relative = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: legacy + "/" + relative, isDirectory: &isDirectory)
+            // -shm is SQLite's shared-memory index, rebuilt by any reader: not content.
+            if !isDirectory.boolValue && !relative.hasSuffix("-shm") {
+                snapshot[relative] = try Data(contentsOf: URL(fileURLWithPath: legacy + "/" + relative))
+            }
+        }
+        return snapshot
+    }
+}
