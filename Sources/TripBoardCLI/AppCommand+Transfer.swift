@@ -55,8 +55,17 @@ extension AppCommand {
         let container = try context.container()
         let summary = try container.store.importRecords(document)
         if !preferenceValues.isEmpty {
-            var file = try PreferencesFile(container: container)
-            try file.update(preferenceValues)
+            // The records are committed: a failure now must say so, or a retry would add them twice.
+            do {
+                var file = try PreferencesFile(container: container)
+                try file.update(preferenceValues)
+            } catch {
+                throw CommandLineError(exitStatus(for: error), """
+                    imported \(summary.trips) trips, \(summary.places) places, \(summary.bookings) bookings, but the \
+                    preferences could not be written (\(errorMessage(for: error))); do not import the file again: set them \
+                    with `app prefs set`
+                    """)
+            }
         }
         if json { return try context.console.printJSON(summary) }
         context.console.diagnostic("imported \(summary.trips) trips, \(summary.places) places, \(summary.bookings) bookings")

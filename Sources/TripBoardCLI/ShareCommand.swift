@@ -103,7 +103,7 @@ public enum ShareCommand {
     static func message(for error: any Error) -> String {
         switch error {
         case ContainerError.notFound(let path):
-            "no TripBoard container at \(path); open the app once to set it up"
+            terminalSafe("no TripBoard container at \(path); open the app once to set it up")
         case StoreError.notReady:
             "TripBoard is being updated; open the app to finish updating, then share the ticket again"
         default:

@@ -97,4 +97,31 @@ import Testing
         #expect(result.stderr.contains("matches several trips"))
         #expect(group.value.prefix(2).allSatisfy { result.stderr.contains($0) })
     }
+
+    /// An argument's control characters are shown escaped in the error, never sent raw to the
+    /// terminal (an ESC sequence could recolour or rewrite the screen).
+    @Test(arguments: ["app", "widget", "share-extension"])
+    func errorsNeverEchoControlCharacters(_ executable: String) throws {
+        let container = try TestContainer()
+        let result = try ProcessRunner.run(executable, ["a\u{1B}[31mRED\u{7}"], environment: container.environment)
+        #expect(result.status == (executable == "share-extension" ? 66 : 64), "\(result)")
+        #expect(!result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result)")
+        #expect(result.stderr.contains("\\u{1B}[31mRED\\u{07}"), "\(result)")
+    }
+
+    /// When the records of an import are committed but its preferences cannot be written, the
+    /// error says the records were imported, so that nobody imports them twice.
+    @Test func anImportWhosePreferencesFailSaysTheRecordsAreIn() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let preferences = container.path + "/preferences"
+        try FileManager.default.removeItem(atPath: preferences)
+        try FileManager.default.createSymbolicLink(atPath: preferences, withDestinationPath: container.root.path)
+        let document = #"{"trips": [{"name": "Imported", "startDate": "2027-01-01", "endDate": "2027-01-02"}], "preferences": {"theme": "dark"}}"#
+        let result = try container.app("import", "-", stdin: document)
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.contains("imported 1 trips, 0 places, 0 bookings, but the preferences could not be written"), "\(result)")
+        #expect(result.stderrLines.count == 1)
+        #expect(try container.sqlite("SELECT count(*) FROM trips WHERE name = 'Imported'").trimmedStdout == "1")
+    }
 }

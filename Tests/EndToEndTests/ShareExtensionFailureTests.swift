@@ -106,6 +106,26 @@ import Testing
         #expect(try container.state() == before)
     }
 
+    /// A store the manifest says existed, now gone or emptied, is data loss — as `app` and `widget`
+    /// report it — never "being updated" (which would make the user wait for nothing).
+    @Test(arguments: ["deleted", "emptied"])
+    func aLostStoreIsReportedAsLost(_ loss: String) throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: container.storePath + suffix) }
+        if loss == "deleted" {
+            try FileManager.default.removeItem(atPath: container.storePath)
+        } else {
+            try Data().write(to: URL(fileURLWithPath: container.storePath))
+        }
+        let before = container.files()
+        let result = try container.share([ticket])
+        #expect(result.status == (loss == "deleted" ? 66 : 65), "\(result)")
+        #expect(!result.stderr.contains("being updated"), "\(result)")
+        #expect(container.files() == before, "nothing is created in its place")
+    }
+
     @Test func lockedContainerIsBusyWithinItsDeadline() throws {
         let container = try TestContainer()
         try container.addTrip()

@@ -87,13 +87,34 @@ public final class Container {
                 return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
                                  options: options)
             }
+            guard options.mayCreate else {
+                defer { lock.unlock() }
+                throw try whyNotReady(root: root)
+            }
             lock.unlock()
-            guard options.mayCreate else { throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory)) }
             try lock.lock(.exclusive, timeout: options.lockTimeout)
             defer { lock.unlock() }
             try setUp(root: root, options: options)
         }
         throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+    }
+
+    /// Why a store that is not ready cannot be used by a process that may not set it up, found
+    /// without changing anything: lost (the manifest says a store was created, and it is gone or
+    /// emptied — the app would say the same), else not ready yet (the app has setup or a schema
+    /// migration to do).
+    static func whyNotReady(root: Directory) throws -> StoreError {
+        let storeDirectoryPath = root.childPath(ContainerLayout.storeDirectory)
+        let storePath = storeDirectoryPath + "/" + ContainerLayout.storeFile
+        guard try Manifest.read(from: root)?.storeCreated == true else { return .notReady(path: storeDirectoryPath) }
+        guard try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory else { return .missing(path: storePath) }
+        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
+        guard let store = try storeDirectory.status(of: ContainerLayout.storeFile) else { return .missing(path: storePath) }
+        let walBytes = try storeDirectory.status(of: ContainerLayout.storeFile + "-wal")?.size ?? 0
+        if store.kind == .regular && store.size == 0 && walBytes == 0 {
+            return .corrupt(path: storePath, detail: "the store is empty although this container had one")
+        }
+        return .notReady(path: storeDirectoryPath)
     }
 
     /// Runs `body` with the container lock held exclusively (maintenance: migration, restore,
