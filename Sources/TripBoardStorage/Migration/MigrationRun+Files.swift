@@ -16,6 +16,7 @@ extension MigrationRun {
         var directories: [String: Directory] = [:]
         var touched: [String: Directory] = [:]
         var crossDevice = false
+        var copies: [(StagedFile, Directory, String, String)] = []
         var done: Int64 = 0
         let total = plan.fileBytes
         for (index, file) in files.enumerated() {
@@ -44,9 +45,12 @@ extension MigrationRun {
                     crossDevice = true  // rename(2): EXDEV — every later file is copied
                 }
             }
+            // Copied into tmp/ and checked against the plan's hash now; made durable and renamed
+            // into place in one batch below (one syncfs instead of an fsync per file).
             let staged: StagedFile
             do {
-                staged = try attachmentFiles.stage(from: try source.openFileForReading(file.source), maximumBytes: file.byteCount)
+                staged = try attachmentFiles.stage(from: try source.openFileForReading(file.source), maximumBytes: file.byteCount,
+                                                   synchronize: false)
             } catch is AttachmentError {
                 throw MigrationError.sourceChanged(path: source.childPath(file.source))
             }
@@ -54,9 +58,10 @@ extension MigrationRun {
                 attachmentFiles.discard(staged)
                 throw MigrationError.sourceChanged(path: source.childPath(file.source))
             }
-            try staging.rename(staged.stagingName, to: directory, as: name)
-            verifiedFiles.insert(file.destination)
+            copies.append((staged, directory, name, file.destination))
+            if copies.count >= Self.copyBatch { try publishCopies(&copies, staging: staging) }
         }
+        try publishCopies(&copies, staging: staging)
         // fsync(2) of a file does not persist its name: every directory that gained or lost a name
         // is made durable before the journal records the step — with one syncfs(2) per filesystem
         // rather than an fsync per directory (up to 256 shards, each fsync a journal commit).
@@ -66,6 +71,23 @@ extension MigrationRun {
             try attachments.synchronizeFileSystem()
             if crossDevice { try source.synchronizeFileSystem() }
         }
+    }
+
+    /// Copies (across filesystems) are published in batches of this many files.
+    static let copyBatch = 500
+
+    /// Makes a batch of copies durable with one `syncfs(2)` of the container's filesystem — the
+    /// data of every file before any of them gets its final name — then renames them into place.
+    /// Until then they are only in `tmp/`: a crash leaves leftovers, never a name on a partial
+    /// file. The renames are made durable with the step's closing syncfs.
+    private func publishCopies(_ copies: inout [(StagedFile, Directory, String, String)], staging: Directory) throws {
+        guard !copies.isEmpty else { return }
+        try staging.synchronizeFileSystem()
+        for (staged, directory, name, destination) in copies {
+            try staging.rename(staged.stagingName, to: directory, as: name)
+            verifiedFiles.insert(destination)
+        }
+        copies.removeAll()
     }
 
     /// True when `name` in `directory` is already the planned file; throws when something else
