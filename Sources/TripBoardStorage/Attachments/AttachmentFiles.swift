@@ -64,7 +64,13 @@ public struct AttachmentFiles {
                 writtenBack = total
             }
         }
-        if synchronize { try file.synchronize() }
+        if synchronize {
+            try file.synchronize()
+        } else if total > writtenBack {
+            // The caller makes it durable later (its own fsync, or one syncfs for many files):
+            // start the disk on the rest now, so that the wait then is short.
+            file.startWriteBack(offset: writtenBack, count: total - writtenBack)
+        }
         staged = true
         return StagedFile(stagingName: name, byteCount: total, contentHash: Sodium.hexString(hasher.finish()), head: head)
     }
