@@ -79,6 +79,20 @@ import Testing
         #expect(try setup.problems(final: true) == [], "after resuming from \(point)")
     }
 
+    /// The verification reads the container's store back and compares it with what the store step
+    /// converted: a record changed in between (here by hand, after a crash) stops the migration
+    /// before its commit marker, with the old location still complete.
+    @Test func aRecordChangedBeforeTheVerificationIsCaught() throws {
+        let setup = try MigrationSetup(crossDevice: false)
+        let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration.attachments"])
+        #expect(crashed.wasSignaled, "\(crashed)")
+        #expect(try setup.container.sqlite("UPDATE trips SET name = name || ' (changed)' WHERE rowid = 1").status == 0)
+        let resumed = try setup.migrate()
+        #expect(resumed.status == 65, "\(resumed)")
+        #expect(resumed.stderr.contains("differ"), "\(resumed)")
+        #expect(try setup.problems(final: false) == [], "the old location is still complete")
+    }
+
     /// The same fixture across filesystems: `rename` fails with EXDEV, every file is copied,
     /// hashed and fsynced, and the originals go only after the commit marker.
     @Test func migratesAcrossFilesystems() throws {

@@ -28,6 +28,9 @@ public enum MigrationJournal {
         var finished: Step
         /// What the store step added, recorded when it finished.
         var added: MigrationCounts?
+        /// The `MigrationDigest` of every record the store step converted (present or added), in
+        /// order: what the verification expects to read back (absent in a journal from before it).
+        var storeDigest: String?
         /// What the preferences step did, recorded when it finished.
         var tokensMoved: Int?
         var tokensDiscarded: Int?

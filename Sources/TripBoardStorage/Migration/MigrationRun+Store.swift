@@ -6,7 +6,7 @@ extension MigrationRun {
     /// converted to the current schema, are added to the destination store in one transaction that
     /// also checks them, so its commit publishes all of them at once. Repeating the step adds
     /// nothing twice: records whose id is present are left as they are.
-    func publishStore() throws -> MigrationCounts {
+    func publishStore() throws -> (added: MigrationCounts, digest: String) {
         let (legacy, _) = try legacySource()
         let store = try container().store
         try removeStagingCopy()
@@ -29,7 +29,7 @@ extension MigrationRun {
         }
     }
 
-    private func insertRecords(from copy: LegacyStore, into store: Store) throws -> MigrationCounts {
+    private func insertRecords(from copy: LegacyStore, into store: Store) throws -> (added: MigrationCounts, digest: String) {
         let converter = LegacyConverter(storePath: copy.path, migratedAt: plan.migratedAt)
         let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
         let attachmentRows = try copy.attachmentRows()
@@ -48,21 +48,26 @@ extension MigrationRun {
                 if empty { return true }
                 return try connection.integer("SELECT count(*) FROM \(table) WHERE id = ?", [.text(id)]) == 0
             }
+            var digest = MigrationDigest()
             try copy.forEachRow("trips") { row in
                 let trip = try converter.trip(row)
+                digest.add(trip)
                 if try absent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
             }
             try copy.forEachRow("places") { row in
                 let place = try converter.place(row)
+                digest.add(place)
                 if try absent("places", place.id) { try store.insert(place); added.places += 1 }
             }
             try copy.forEachRow("bookings") { row in
                 let booking = try converter.booking(row).booking
+                digest.add(booking)
                 if try absent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
             }
-            for row in attachmentRows where try absent("attachments", row.id.lowercased()) {
-                try store.insert(try converter.attachment(row, file: files[row.id.lowercased()]))
-                added.attachments += 1
+            for row in attachmentRows {
+                let attachment = try converter.attachment(row, file: files[row.id.lowercased()])
+                digest.add(attachment)
+                if try absent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
             }
             // Checked before the commit, which is the publication.
             let after = try MigrationCounts(counting: connection)
@@ -72,7 +77,7 @@ extension MigrationRun {
             if plan.merge ? after.trips < expected.trips : after != expected {
                 throw MigrationError.verificationFailed(detail: "the new store holds \(after) records, the copy \(expected)")
             }
-            return added
+            return (added, digest.finish())
         }
     }
 }

@@ -10,20 +10,10 @@ extension MigrationRun {
         if let problem = try store.integrityProblems().first {
             throw MigrationError.verificationFailed(detail: "the store: \(problem)")
         }
-        let converter = LegacyConverter(storePath: legacy.path, migratedAt: plan.migratedAt)
-        try compare("trips", Store.tripColumns, Store.trip(from:), \.id, in: legacy) { try converter.trip($0) }
-        try compare("places", Store.placeColumns, Store.place(from:), \.id, in: legacy) { try converter.place($0) }
-        try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
-        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
-        let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
-        for row in try legacy.attachmentRows() {
-            let expected = try converter.attachment(row, file: files[row.id.lowercased()])
-            guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
-                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
-            }
-            if files[expected.id] != nil || !plan.merge, found != expected {
-                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
-            }
+        if !plan.merge, let expected = record.storeDigest {
+            try verifyByDigest(expected, store: store, legacy: legacy)
+        } else {
+            try verifyRecordByRecord(store: store, legacy: legacy)
         }
         var directories: [String: Directory] = [:]
         for file in plan.attachments + plan.recovered {
@@ -46,6 +36,54 @@ extension MigrationRun {
             }
         }
         report("finishing", done: 1, total: 1)
+    }
+
+    /// Without a merge the container's store holds exactly the migrated records, in the order the
+    /// store step inserted them: the legacy store's counts must match, and one scan of the store
+    /// must give the digest the store step took of the records it converted.
+    private func verifyByDigest(_ expected: String, store: Store, legacy: LegacyStore) throws {
+        let counts = try MigrationCounts(counting: store.connection)
+        let legacyCounts = try MigrationCounts(counting: legacy.connection)
+        guard counts == legacyCounts else {
+            throw MigrationError.verificationFailed(detail: "the new store holds \(counts) records, version 1 \(legacyCounts)")
+        }
+        var digest = MigrationDigest()
+        let connection = store.connection
+        /// Streams the rows of `table` in rowid order (never the whole table in memory).
+        func scan(_ table: String, _ columns: String, _ body: (Statement) -> Void) throws {
+            let statement = try connection.statement("SELECT \(columns) FROM \(table) ORDER BY rowid")
+            try statement.bind([])
+            defer { statement.reset() }
+            while try statement.step() { body(statement) }
+        }
+        try connection.readTransaction {
+            try scan("trips", Store.tripColumns) { digest.add(Store.trip(from: $0)) }
+            try scan("places", Store.placeColumns) { digest.add(Store.place(from: $0)) }
+            try scan("bookings", Store.bookingColumns) { digest.add(Store.booking(from: $0)) }
+            try scan("attachments", Store.attachmentColumns) { digest.add(Store.attachment(from: $0)) }
+        }
+        guard digest.finish() == expected else {
+            throw MigrationError.verificationFailed(detail: "the new store's records differ from those converted from version 1")
+        }
+    }
+
+    /// Every legacy record, converted again, is in the destination and (unless merging) equal.
+    private func verifyRecordByRecord(store: Store, legacy: LegacyStore) throws {
+        let converter = LegacyConverter(storePath: legacy.path, migratedAt: plan.migratedAt)
+        try compare("trips", Store.tripColumns, Store.trip(from:), \.id, in: legacy) { try converter.trip($0) }
+        try compare("places", Store.placeColumns, Store.place(from:), \.id, in: legacy) { try converter.place($0) }
+        try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
+        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
+        let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
+        for row in try legacy.attachmentRows() {
+            let expected = try converter.attachment(row, file: files[row.id.lowercased()])
+            guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
+                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
+            }
+            if files[expected.id] != nil || !plan.merge, found != expected {
+                throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
+            }
+        }
     }
 
     /// Every row of the legacy `table` is in the destination; unless merging (where a record

@@ -49,7 +49,7 @@ final class MigrationRun {
 
     func finish() throws -> MigrationSummary {
         if record.finished < .storePublished {
-            record.added = try publishStore()
+            (record.added, record.storeDigest) = try publishStore()
             CrashPoint.reach("migration.store")
             try save(.storePublished)
         }
