@@ -23,14 +23,7 @@ public enum MigrationCommand {
 
     /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        defer { console.flush() }
-        do {
-            var arguments = Arguments(arguments)
-            if arguments.wantsHelp() {
-                console.print(usage)
-                return ExitStatus.success.rawValue
-            }
-            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, usage: usage) { arguments, containerPath in
             let from = try arguments.option("--from")
             let dryRun = arguments.flag("--dry-run")
             let merge = arguments.flag("--merge")
@@ -51,9 +44,6 @@ public enum MigrationCommand {
                 for line in describe(summary) { console.print(line) }
             }
             return ExitStatus.success.rawValue
-        } catch {
-            console.diagnostic("error: " + errorMessage(for: error))
-            return exitStatus(for: error).rawValue
         }
     }
 

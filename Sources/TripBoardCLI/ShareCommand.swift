@@ -21,14 +21,7 @@ public enum ShareCommand {
 
     /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        defer { console.flush() }
-        do {
-            var arguments = Arguments(words)
-            if arguments.wantsHelp() {
-                console.print(usage)
-                return ExitStatus.success.rawValue
-            }
-            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+        SingleCommand.main(arguments: words, environment: environment, console: console, usage: usage, message: message(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let name = try arguments.option("--name")
             let tripReference = try arguments.option("--trip")
@@ -55,9 +48,6 @@ public enum ShareCommand {
                 describe(result, console: console)
             }
             return ExitStatus.success.rawValue
-        } catch {
-            console.diagnostic("error: " + message(for: error))
-            return exitStatus(for: error).rawValue
         }
     }
 

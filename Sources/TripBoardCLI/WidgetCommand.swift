@@ -22,14 +22,7 @@ public enum WidgetCommand {
     /// Runs `widget` with `arguments` (without the program name) and returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
                             isTerminal: Bool? = nil) -> Int32 {
-        defer { console.flush() }
-        do {
-            var arguments = Arguments(arguments)
-            if arguments.wantsHelp() {
-                console.print(usage)
-                return ExitStatus.success.rawValue
-            }
-            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, usage: usage) { arguments, containerPath in
             let json = arguments.flag("--json")
             let watch = arguments.flag("--watch")
             let fixedNow = try arguments.option("--now").map { text in
@@ -47,9 +40,6 @@ public enum WidgetCommand {
             let answer = try widget.answer()
             try console.write(WidgetRenderer.render(answer, json: json, style: style))
             return answer.exitStatus.rawValue
-        } catch {
-            console.diagnostic("error: " + errorMessage(for: error))
-            return exitStatus(for: error).rawValue
         }
     }
 }
