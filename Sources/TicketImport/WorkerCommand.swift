@@ -129,7 +129,7 @@ public enum WorkerCommand {
                 try write(image.bytes, to: thumbnailPath)
                 inspection.thumbnail = PDFThumbnail(path: thumbnailPath, width: image.width, height: image.height)
             } catch {
-                inspection.thumbnailError = errorMessage(error)
+                inspection.thumbnailError = errorMessage(for: error)
             }
         }
         return inspection
@@ -211,11 +211,5 @@ public enum WorkerCommand {
             throw PDFInspectionFailure(.usage, "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return number
-    }
-
-    /// One line, safe to print (errors carry the file's path, never its contents).
-    private static func errorMessage(_ error: any Error) -> String {
-        let text = (error as? any CustomStringConvertible)?.description ?? String(describing: error)
-        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }

@@ -42,7 +42,7 @@ public struct AttachmentFiles {
     public func stage(from source: FileDescriptor, maximumBytes: Int64, synchronize: Bool = true) throws -> StagedFile {
         let name = Directory.uniqueTemporaryName(for: "import")
         var staged = false
-        defer { if !staged { try? staging.removeFile(name) } }
+        defer { if !staged { discard(stagedName: name) } }
         let file = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         let hasher = BackgroundHasher()
         defer { hasher.finish() }

@@ -35,49 +35,48 @@ extension MigrationRun {
         let attachmentRows = try copy.attachmentRows()
         let connection = store.connection
         let expected = try MigrationCounts(counting: copy.connection)
-        // A large store touches more index pages than the default 2 MB cache holds; 16 MiB keeps
-        // the migration's memory flat whatever the store's size.
-        try connection.execute("PRAGMA cache_size = -16384")
-        defer { try? connection.execute("PRAGMA cache_size = -2000") }
-        return try connection.writeTransaction {
-            var added = MigrationCounts()
-            // Into a store with no trips (no merge), every record is new: no lookup per row.
-            let empty = try connection.integer("SELECT count(*) FROM trips") == 0
-                && connection.integer("SELECT count(*) FROM attachments") == 0
-            func absent(_ table: String, _ id: String) throws -> Bool {
-                if empty { return true }
-                return try connection.integer("SELECT count(*) FROM \(table) WHERE id = ?", [.text(id)]) == 0
+        // 16 MiB of page cache keeps the migration's memory flat whatever the store's size.
+        return try connection.withPageCache(kibibytes: 16 << 10) {
+            try connection.writeTransaction {
+                var added = MigrationCounts()
+                // Into a store with no trips (no merge), every record is new: no lookup per row.
+                let empty = try connection.integer("SELECT count(*) FROM trips") == 0
+                    && connection.integer("SELECT count(*) FROM attachments") == 0
+                func absent(_ table: String, _ id: String) throws -> Bool {
+                    if empty { return true }
+                    return try connection.integer("SELECT count(*) FROM \(table) WHERE id = ?", [.text(id)]) == 0
+                }
+                var digest = MigrationDigest()
+                try copy.forEachRow("trips") { row in
+                    let trip = try converter.trip(row)
+                    digest.add(trip)
+                    if try absent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
+                }
+                try copy.forEachRow("places") { row in
+                    let place = try converter.place(row)
+                    digest.add(place)
+                    if try absent("places", place.id) { try store.insert(place); added.places += 1 }
+                }
+                try copy.forEachRow("bookings") { row in
+                    let booking = try converter.booking(row).booking
+                    digest.add(booking)
+                    if try absent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
+                }
+                for row in attachmentRows {
+                    let attachment = try converter.attachment(row, file: files[row.id.lowercased()])
+                    digest.add(attachment)
+                    if try absent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
+                }
+                // Checked before the commit, which is the publication.
+                let after = try MigrationCounts(counting: connection)
+                if let problem = try connection.statement("PRAGMA foreign_key_check").rows({ "\($0.text(0)) row \($0.integer(1))" }).first {
+                    throw MigrationError.verificationFailed(detail: "the new store has a dangling reference in \(problem)")
+                }
+                if plan.merge ? after.trips < expected.trips : after != expected {
+                    throw MigrationError.verificationFailed(detail: "the new store holds \(after) records, the copy \(expected)")
+                }
+                return (added, digest.finish())
             }
-            var digest = MigrationDigest()
-            try copy.forEachRow("trips") { row in
-                let trip = try converter.trip(row)
-                digest.add(trip)
-                if try absent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
-            }
-            try copy.forEachRow("places") { row in
-                let place = try converter.place(row)
-                digest.add(place)
-                if try absent("places", place.id) { try store.insert(place); added.places += 1 }
-            }
-            try copy.forEachRow("bookings") { row in
-                let booking = try converter.booking(row).booking
-                digest.add(booking)
-                if try absent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
-            }
-            for row in attachmentRows {
-                let attachment = try converter.attachment(row, file: files[row.id.lowercased()])
-                digest.add(attachment)
-                if try absent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
-            }
-            // Checked before the commit, which is the publication.
-            let after = try MigrationCounts(counting: connection)
-            if let problem = try connection.statement("PRAGMA foreign_key_check").rows({ "\($0.text(0)) row \($0.integer(1))" }).first {
-                throw MigrationError.verificationFailed(detail: "the new store has a dangling reference in \(problem)")
-            }
-            if plan.merge ? after.trips < expected.trips : after != expected {
-                throw MigrationError.verificationFailed(detail: "the new store holds \(after) records, the copy \(expected)")
-            }
-            return (added, digest.finish())
         }
     }
 }

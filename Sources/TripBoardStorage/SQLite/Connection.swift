@@ -54,6 +54,16 @@ public final class Connection {
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code, sql: sql) }
     }
 
+    /// Runs `body` with SQLite's page cache raised to `kibibytes` (a large transaction touches more
+    /// index pages than the default 2 MB holds, and spilling them to the WAL mid-transaction costs
+    /// more than the memory), then puts the default back.
+    public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+        try execute("PRAGMA cache_size = -\(kibibytes)")
+        // Best effort: failing to shrink the cache again costs memory, not correctness.
+        defer { try? execute("PRAGMA cache_size = -2000") }
+        return try body()
+    }
+
     /// Prepares `sql`; the statement is kept for reuse by later calls with the same text.
     public func statement(_ sql: String) throws -> Statement {
         if let cached = statementCache[sql] { return cached }

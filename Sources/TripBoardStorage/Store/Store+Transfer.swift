@@ -191,20 +191,19 @@ extension Store {
             }
         }
 
-        // A large import touches more index pages than the default 2 MB cache holds; spilling
-        // them to the WAL mid-transaction costs more than the memory.
-        try connection.execute("PRAGMA cache_size = -65536")
-        defer { try? connection.execute("PRAGMA cache_size = -2000") }
-        do {
-            try connection.writeTransaction {
-                try refuseChildrenOfDeletedTrips(places: places, bookings: bookings, importedTrips: Set(trips.map(\.id)))
-                for trip in trips { try insert(trip) }
-                for place in places { try insert(place) }
-                for booking in bookings { try insert(booking) }
+        // A large import: a 64 MiB page cache for its transaction.
+        try connection.withPageCache(kibibytes: 64 << 10) {
+            do {
+                try connection.writeTransaction {
+                    try refuseChildrenOfDeletedTrips(places: places, bookings: bookings, importedTrips: Set(trips.map(\.id)))
+                    for trip in trips { try insert(trip) }
+                    for place in places { try insert(place) }
+                    for booking in bookings { try insert(booking) }
+                }
+            } catch let error as SQLiteError where error.primaryCode == SQLiteError.constraint {
+                // Rolled back by now, so the store is as it was: find the record to name.
+                throw StoreError.invalidData(try explainConstraintFailure(trips: trips, places: places, bookings: bookings))
             }
-        } catch let error as SQLiteError where error.primaryCode == SQLiteError.constraint {
-            // Rolled back by now, so the store is as it was: find the record to name.
-            throw StoreError.invalidData(try explainConstraintFailure(trips: trips, places: places, bookings: bookings))
         }
         return ImportSummary(trips: trips.count, places: places.count, bookings: bookings.count)
     }

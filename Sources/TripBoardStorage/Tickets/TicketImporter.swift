@@ -277,13 +277,7 @@ public struct TicketImporter {
             result.thumbnail = try cache.cachedPath(for: id) ?? cache.store(stagedName: stagedName, in: staging, for: id)
             try cache.trim(container: container, keeping: id)
         } catch {
-            result.thumbnailError = "the thumbnail could not be cached: " + errorDescription(error)
+            result.thumbnailError = "the thumbnail could not be cached: " + errorMessage(for: error)
         }
     }
-}
-
-/// One line for an error of any type.
-func errorDescription(_ error: any Error) -> String {
-    ((error as? any CustomStringConvertible)?.description ?? String(describing: error))
-        .split(whereSeparator: \.isNewline).joined(separator: " ")
 }
