@@ -27,6 +27,58 @@ import Testing
         #expect(widget.status == 0 && widget.stdout.contains("Trip 0"), "\(widget)")
     }
 
+    /// The store step converts inside SQLite (`LegacySQLConversion`, calling the converter's Swift
+    /// code for dates, timestamps and kinds) and the verification compares the result with the
+    /// plan's digest of the Swift conversion: awkward values must come out the same both ways,
+    /// or the migration would stop at the verification.
+    @Test func awkwardValuesConvertTheSameInSQLiteAsInTheConverter() throws {
+        var fixture = LegacyFixture.standard()
+        fixture.trips[1].updated_at = "2026-01-05T10:00:00+02:00"
+        fixture.trips[2].notes = ""
+        fixture.bookings[0].starts_at = nil
+        fixture.bookings[2].kind = "HOTEL"
+        fixture.bookings[2].starts_at = "2027-03-02T07:35:00.250-03:30"
+        fixture.attachments[2].created_at = "2026-01-01T11:00:00.500+05:45"
+        fixture.attachments[3].relative_path = fixture.attachments[3].relative_path.replacingOccurrences(of: ".jpg", with: ".JPG")
+        let setup = try MigrationSetup(fixture)
+        try FileManager.default.moveItem(atPath: setup.legacy + "/" + fixture.attachments[3].relative_path.replacingOccurrences(of: ".JPG", with: ".jpg"),
+                                         toPath: setup.legacy + "/" + fixture.attachments[3].relative_path)
+        let result = try setup.migrate(["--json"])
+        #expect(result.status == 0, "\(result)")
+        func value(_ sql: String) throws -> String { try setup.container.sqlite(sql, readOnly: true).trimmedStdout }
+        #expect(try value("SELECT updated_at FROM trips WHERE id = '\(fixture.trips[1].id)'") == "2026-01-05T08:00:00.000Z")
+        #expect(try value("SELECT starts_at IS NULL AND starts_at_epoch IS NULL FROM bookings WHERE id = '\(fixture.bookings[0].id)'") == "1")
+        #expect(try value("SELECT kind, starts_at, starts_at_epoch FROM bookings WHERE id = '\(fixture.bookings[2].id)'")
+                == "hotel|2027-03-02T07:35:00-03:30|1803985500")
+        #expect(try value("SELECT created_at FROM attachments WHERE id = '\(fixture.attachments[2].id)'") == "2026-01-01T05:15:00.500Z")
+        #expect(try value("SELECT relative_path FROM attachments WHERE id = '\(fixture.attachments[3].id)'").hasSuffix(".jpg"))
+        #expect(try setup.container.integrity() == "ok")
+    }
+
+    /// A container that the app set up before the migration has an empty store: the migrated
+    /// store is published into it (the backup API, one transaction) rather than renamed over it.
+    @Test func aContainerWithAnEmptyStoreTakesTheMigratedRecords() throws {
+        let setup = try MigrationSetup()
+        let created = try setup.container.app("trip", "list")
+        #expect(created.status == 0 && FileManager.default.fileExists(atPath: setup.container.storePath), "\(created)")
+        let inode = try FileManager.default.attributesOfItem(atPath: setup.container.storePath)[.systemFileNumber] as? Int
+        let result = try setup.migrate(["--json"])
+        #expect(result.status == 0, "\(result)")
+        #expect(try setup.problems(final: true) == [])
+        #expect(try FileManager.default.attributesOfItem(atPath: setup.container.storePath)[.systemFileNumber] as? Int == inode,
+                "the same file, not a replacement")
+    }
+
+    /// `--json` reports the wall time of each step the run performed.
+    @Test func theSummaryTimesEachStep() throws {
+        let setup = try MigrationSetup()
+        let result = try setup.migrate(["--json"])
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let steps = try #require(summary["steps"] as? [[String: Any]])
+        #expect(steps.compactMap { $0["step"] as? String } == ["plan", "store", "attachments", "preferences", "verify", "commit", "delete"])
+        #expect(steps.allSatisfy { ($0["seconds"] as? Double ?? -1) >= 0 })
+    }
+
     @Test func runningAgainAfterCompletionHasNothingToMigrate() throws {
         let setup = try MigrationSetup()
         #expect(try setup.migrate().status == 0)

@@ -31,6 +31,17 @@ public struct MigrationOptions {
     }
 }
 
+/// How long one step of a run took.
+public struct MigrationStepTime: Sendable, Codable, Equatable {
+    public var step: String
+    public var seconds: Double
+
+    init(_ step: String, since started: Double) {
+        self.step = step
+        seconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+    }
+}
+
 /// What a run did (or, for a dry run, would do). The `--json` summary; keys documented in
 /// docs/migration.md.
 public struct MigrationSummary: Sendable, Codable, Equatable {
@@ -49,6 +60,9 @@ public struct MigrationSummary: Sendable, Codable, Equatable {
     public var attachmentBytes: Int64 = 0
     public var sameFilesystem = false
     public var durationSeconds = 0.0
+    /// Wall time of each step this run performed, in order (`plan`, `store`, `attachments`,
+    /// `preferences`, `verify`, `commit`, `delete`); a resumed run lists only the steps it did.
+    public var steps: [MigrationStepTime] = []
     /// True when this run finished a migration that an earlier, interrupted run had started.
     public var resumed = false
     /// Attachment rows whose file was missing: `<id> <legacy path>`; migrated as `missing`.
@@ -164,6 +178,7 @@ public enum ContainerMigration {
         if trips > 0 && !options.merge {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
+        let planStarted = MonotonicClock.now()
         let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
                                         merge: options.merge, migratedAt: options.container.clock().utcStamp,
                                         destinationStore: destinationStore, progress: options.progress).make()
@@ -182,6 +197,7 @@ public enum ContainerMigration {
         CrashPoint.reach("migration.plan")
         let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
                                legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
+        run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
         return try run.finish()
     }
 

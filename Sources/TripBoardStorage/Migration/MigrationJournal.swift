@@ -13,6 +13,8 @@ public enum MigrationJournal {
     static let commitMarkerFile = "committed.json"
     /// The backup-API copy of the legacy store, deleted once the store is published.
     static let stagingStoreFile = "legacy-copy.sqlite"
+    /// The new store, built from the copy before it is published into the container's store.
+    static let builtStoreFile = "new-store.sqlite"
 
     /// The steps, in order. The journal names the last one finished.
     public enum Step: String, Sendable, Codable, CaseIterable, Comparable {

@@ -51,6 +51,9 @@ struct MigrationPlan: Codable {
     var bookingKindsChangedToOther: Int
     /// Entries of the old location that version 1 did not write: reported, left where they are.
     var foreign: [String]
+    /// `MigrationDigest` of every legacy record as `LegacyConverter` converts it, in rowid order;
+    /// the store built inside SQLite must hold exactly these. Absent in plans written before it.
+    var recordDigest: String?
 
     var fileBytes: Int64 { (attachments + recovered).reduce(0) { $0 + $1.byteCount } }
 }
@@ -70,10 +73,15 @@ struct MigrationPlanner {
 
     func make() throws -> MigrationPlan {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
-        try legacy.forEachRow("trips") { _ = try converter.trip($0) }
-        try legacy.forEachRow("places") { _ = try converter.place($0) }
+        var digest = MigrationDigest()
+        try legacy.forEachRow("trips") { digest.add(try converter.trip($0)) }
+        try legacy.forEachRow("places") { digest.add(try converter.place($0)) }
         var kindsChanged = 0
-        try legacy.forEachRow("bookings") { if try converter.booking($0).kindChanged { kindsChanged += 1 } }
+        try legacy.forEachRow("bookings") {
+            let (booking, kindChanged) = try converter.booking($0)
+            digest.add(booking)
+            if kindChanged { kindsChanged += 1 }
+        }
 
         let attachmentsDirectory = try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
             ? try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory) : nil
@@ -125,6 +133,11 @@ struct MigrationPlanner {
         if let attachmentsDirectory {
             try hash(&attachments, &recovered, in: attachmentsDirectory)
         }
+        // The attachment records need the files' sizes and hashes: digested once they are known.
+        let files = Dictionary(uniqueKeysWithValues: attachments.map { ($0.attachmentID ?? "", $0) })
+        for row in try legacy.attachmentRows() {
+            digest.add(try converter.attachment(row, file: files[row.id.lowercased()]))
+        }
 
         let storeBytes = try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) {
             $0 + (try legacyRoot.status(of: $1)?.size ?? 0)
@@ -134,7 +147,8 @@ struct MigrationPlanner {
             legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
             sameFilesystem: try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice,
             storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection), attachments: attachments, missing: missing, recovered: recovered,
-            preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign)
+            preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
+            recordDigest: digest.finish())
     }
 
     /// Every planned file's size and BLAKE2b-256, read on two threads (reading and hashing 1 GB of

@@ -14,9 +14,11 @@ final class MigrationRun {
     var legacy: LegacyStore?
     var record: MigrationJournal.Record
     var resumed = false
-    private var openedContainer: Container?
+    private(set) var openedContainer: Container?
     /// Destination files whose hash this run has checked (copies) — not re-read by the verification.
     var verifiedFiles = Set<String>()
+    /// What each step of this run took, for the summary.
+    var stepTimes: [MigrationStepTime] = []
 
     init(options: MigrationOptions, plan: MigrationPlan, root: Directory, lock: FileLock, migrationDirectory: Directory,
          legacyRoot: Directory?, legacy: LegacyStore?, record: MigrationJournal.Record) {
@@ -49,36 +51,41 @@ final class MigrationRun {
 
     func finish() throws -> MigrationSummary {
         if record.finished < .storePublished {
-            (record.added, record.storeDigest) = try publishStore()
+            try timed("store") { (record.added, record.storeDigest) = try publishStore() }
             CrashPoint.reach("migration.store")
             try save(.storePublished)
         }
         if record.finished < .attachmentsMoved {
-            try moveFiles()
+            try timed("attachments") { try moveFiles() }
             CrashPoint.reach("migration.attachments")
             try save(.attachmentsMoved)
         }
         if record.finished < .preferencesMerged {
-            try mergePreferences()
+            try timed("preferences") { try mergePreferences() }
             CrashPoint.reach("migration.preferences")
             try save(.preferencesMerged)
         }
         if record.finished < .verified {
-            try verify()
+            try timed("verify") { try verify() }
             CrashPoint.reach("migration.verify")
             try save(.verified)
         }
         if record.finished < .committed {
             // The decision point: from here on the destination is the copy, whatever happens next.
-            try MigrationJournal.write(Self.summary(plan: plan, outcome: "migrated"), MigrationJournal.commitMarkerFile,
-                                       in: migrationDirectory)
+            try timed("commit") {
+                try MigrationJournal.write(Self.summary(plan: plan, outcome: "migrated"), MigrationJournal.commitMarkerFile,
+                                           in: migrationDirectory)
+            }
             CrashPoint.reach("migration.commit")
             record.finished = .committed
         }
-        let leftBehind = try deleteOldLocation()
-        try migrationDirectory.removeFile(MigrationJournal.journalFile)
-        try migrationDirectory.removeFile(MigrationJournal.planFile)
-        try migrationDirectory.synchronize()
+        let leftBehind = try timed("delete") {
+            let leftBehind = try deleteOldLocation()
+            try migrationDirectory.removeFile(MigrationJournal.journalFile)
+            try migrationDirectory.removeFile(MigrationJournal.planFile)
+            try migrationDirectory.synchronize()
+            return leftBehind
+        }
 
         var summary = Self.summary(plan: plan, outcome: "migrated")
         summary.resumed = resumed
@@ -89,7 +96,15 @@ final class MigrationRun {
         let kept = Set(summary.preferencesKept)
         summary.preferencesMigrated = plan.preferences.values.keys.map(\.rawValue).filter { !kept.contains($0) }.sorted()
         summary.leftBehind = leftBehind
+        summary.steps = stepTimes
         return summary
+    }
+
+    /// Runs one step and records its wall time.
+    private func timed<Result>(_ step: String, _ body: () throws -> Result) rethrows -> Result {
+        let started = MonotonicClock.now()
+        defer { stepTimes.append(MigrationStepTime(step, since: started)) }
+        return try body()
     }
 
     /// Records `step` as finished: journal replaced atomically and durably.

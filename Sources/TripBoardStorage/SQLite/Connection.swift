@@ -163,10 +163,27 @@ public final class Connection {
     /// connection.
     public func dataVersion() throws -> Int64 { try integer("PRAGMA data_version") }
 
+    /// The C signature of a scalar SQL function.
+    typealias ScalarFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
+    /// Makes `function` callable from SQL on this connection as `name`, deterministic, with
+    /// `argumentCount` arguments.
+    func defineFunction(_ name: String, argumentCount: Int32, _ function: ScalarFunction) throws {
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function,
+                                              nil, nil, nil)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+    }
+
     /// Copies the whole database into `destinationPath` through the online backup API, which
     /// reads a consistent snapshot including what is still only in the `-wal` file.
     public func backup(to destinationPath: String) throws {
-        let destination = try Connection(path: destinationPath, mode: .readWriteCreate)
+        try backup(into: Connection(path: destinationPath, mode: .readWriteCreate))
+    }
+
+    /// Replaces every page of `destination` with this database's, in one write transaction of
+    /// `destination` (a reader sees all of it or none; in WAL mode the pages go through its
+    /// `-wal` and the file stays in WAL mode). The page sizes must match when it is in WAL mode.
+    public func backup(into destination: Connection) throws {
         guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
             throw SQLiteError(connection: destination.handle, code: sqlite3_errcode(destination.handle))
         }

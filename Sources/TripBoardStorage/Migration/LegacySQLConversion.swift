@@ -1,0 +1,105 @@
+internal import CSQLite
+
+/// The store step's conversion inside SQLite: one `INSERT … SELECT` per table from the attached
+/// legacy copy into the new store, in the legacy rowid order. Every field conversion that is not a
+/// plain copy or `lower()` of an ASCII id calls the Swift code `LegacyConverter` uses, registered
+/// as SQL functions, so the two cannot drift apart; and the verification step compares a digest
+/// of what the store then holds with the one the plan took through `LegacyConverter` itself.
+enum LegacySQLConversion {
+    /// `?1` is the migration's `migratedAt`, the `updated_at` of records version 1 had none for.
+    static let statements = [
+        """
+        INSERT INTO main.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
+        SELECT lower(id), name, tripboard_date(start_date), tripboard_date(end_date), coalesce(notes, ''), 'pendingUpload',
+               NULL, tripboard_stamp(updated_at)
+        FROM legacy.trips ORDER BY rowid
+        """,
+        """
+        INSERT INTO main.places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at)
+        SELECT lower(id), lower(trip_id), name, city, CAST(coalesce(visited, 0) AS INTEGER) <> 0, 'pendingUpload', NULL, ?1
+        FROM legacy.places ORDER BY rowid
+        """,
+        """
+        INSERT INTO main.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
+        SELECT lower(id), lower(trip_id), tripboard_kind(kind), title, tripboard_instant(starts_at),
+               tripboard_epoch(tripboard_instant(starts_at)), reference, 'pendingUpload', NULL, ?1
+        FROM legacy.bookings ORDER BY rowid
+        """,
+        """
+        INSERT INTO main.attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, page_count,
+                                      relative_path, state, created_at, sync_state, remote_version, updated_at)
+        SELECT lower(a.id), lower(a.booking_id), a.filename, a.content_type, coalesce(f.byte_count, 0), coalesce(f.content_hash, ''),
+               NULL, coalesce(f.destination, tripboard_destination(lower(a.id), a.relative_path)),
+               CASE WHEN f.id IS NULL THEN 'missing' ELSE 'present' END, tripboard_stamp(a.created_at), 'pendingUpload', NULL, ?1
+        FROM legacy.attachments AS a LEFT JOIN temp.planned_files AS f ON f.id = lower(a.id) ORDER BY a.rowid
+        """,
+    ]
+
+    /// Converts every record of the legacy store at `copyPath` into `connection`'s (empty) tables.
+    /// `files` are the plan's attachment files, by attachment id.
+    static func convert(legacyCopy copyPath: String, files: [PlannedFile], migratedAt: String, into connection: Connection) throws {
+        try register(on: connection)
+        try connection.statement("ATTACH DATABASE ?1 AS legacy").run([.text(copyPath)])
+        defer { try? connection.execute("DETACH DATABASE legacy") }
+        try connection.execute("CREATE TEMP TABLE planned_files (id TEXT PRIMARY KEY, byte_count INTEGER NOT NULL, content_hash TEXT NOT NULL, destination TEXT NOT NULL)")
+        defer { try? connection.execute("DROP TABLE temp.planned_files") }
+        let insert = try connection.statement("INSERT INTO temp.planned_files VALUES (?, ?, ?, ?)")
+        for file in files {
+            guard let id = file.attachmentID else { continue }
+            try insert.run([.text(id), .integer(file.byteCount), .text(file.contentHash), .text(file.destination)])
+        }
+        for (index, sql) in statements.enumerated() {
+            try connection.statement(sql).run(index == 0 ? [] : [.text(migratedAt)])  // trips keep their own updated_at
+        }
+    }
+
+    private static func register(on connection: Connection) throws {
+        try connection.defineFunction("tripboard_date", argumentCount: 1) { context, _, values in
+            LegacySQLConversion.resultText(context, values) { CivilDate($0)?.description }
+        }
+        try connection.defineFunction("tripboard_stamp", argumentCount: 1) { context, _, values in
+            LegacySQLConversion.resultText(context, values) { Timestamp(iso8601: $0)?.utcStamp }
+        }
+        try connection.defineFunction("tripboard_instant", argumentCount: 1) { context, _, values in
+            LegacySQLConversion.resultText(context, values) { Timestamp(iso8601: $0)?.iso8601() }
+        }
+        try connection.defineFunction("tripboard_epoch", argumentCount: 1) { context, _, values in
+            guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
+            guard let timestamp = Timestamp(iso8601: text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
+            sqlite3_result_int64(context, timestamp.secondsSinceEpoch)
+        }
+        try connection.defineFunction("tripboard_kind", argumentCount: 1) { context, _, values in
+            LegacySQLConversion.resultText(context, values) { (BookingKind(rawValue: $0.lowercased()) ?? .other).rawValue }
+        }
+        try connection.defineFunction("tripboard_destination", argumentCount: 2) { context, _, values in
+            guard let id = LegacySQLConversion.argument(values, 0), let legacyPath = LegacySQLConversion.argument(values, 1) else { return sqlite3_result_null(context) }
+            LegacySQLConversion.setText(context, LegacyConverter.destination(attachmentID: id, legacyPath: legacyPath))
+        }
+    }
+
+    /// Argument `index` as text (SQLite's text form of any value, every byte kept); `nil` for NULL.
+    private static func argument(_ values: UnsafeMutablePointer<OpaquePointer?>?, _ index: Int) -> String? {
+        guard let value = values?[index], sqlite3_value_type(value) != SQLITE_NULL,
+              let pointer = sqlite3_value_text(value) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+    }
+
+    /// NULL for NULL; `transform` of the text, or an error (which fails the statement) when it
+    /// refuses the value — the plan accepted every row, so this means the copy differs from it.
+    private static func resultText(_ context: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>?,
+                                   _ transform: (String) -> String?) {
+        guard let text = argument(values, 0) else { return sqlite3_result_null(context) }
+        guard let converted = transform(text) else { return sqlite3_result_error(context, "a value the plan accepted cannot be converted", -1) }
+        setText(context, converted)
+    }
+
+    private static func setText(_ context: OpaquePointer?, _ text: String) {
+        guard !text.isEmpty else { return sqlite3_result_text(context, "", 0, tripboard_sqlite_transient()) }
+        var text = text
+        text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_result_text(context, $0.baseAddress, Int32($0.count), tripboard_sqlite_transient())
+            }
+        }
+    }
+}
