@@ -129,6 +129,7 @@ import Testing
         #expect(resumed.status == 0, "\(point): \(resumed)")
         #expect(resumed.stdout.contains(#""resumed" : true"#), "\(point): \(resumed)")
         #expect(try setup.problems(final: true) == [], "after resuming from \(point)")
+        #expect(try setup.leftovers() == [], "after resuming from \(point)")
     }
 
     /// The verification reads the container's store back and compares it with what the store step
@@ -153,6 +154,7 @@ import Testing
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains(#""sameFilesystem" : false"#), "\(result)")
         #expect(try setup.problems(final: true) == [])
+        #expect(try setup.leftovers() == [], "the copies made while the store step ran were all published")
     }
 
     /// kill -9 at random moments, on one filesystem and across two: whatever the moment, the
@@ -179,6 +181,8 @@ import Testing
                 #expect(first.status == 0, "round \(round): \(first)")
             }
             #expect(try setup.problems(final: true, checkingKeychain: round % 10 == 0) == [], "round \(round)")
+            let left = try setup.leftovers()
+            #expect(left == [], "round \(round): \(left)")
         }
         #expect(killed > 20, "the kill must land mid-run often enough to mean something (killed \(killed) of 100)")
     }

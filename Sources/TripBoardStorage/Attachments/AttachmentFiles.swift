@@ -40,9 +40,16 @@ public struct AttachmentFiles {
     /// returns, unless `synchronize` is false: then the caller must call `synchronize(_:)` before
     /// publishing (to overlap the fsync with other work). On any failure nothing is left in `tmp/`.
     public func stage(from source: FileDescriptor, maximumBytes: Int64, synchronize: Bool = true) throws -> StagedFile {
+        try Self.stage(from: source, into: staging, maximumBytes: maximumBytes, synchronize: synchronize)
+    }
+
+    /// `stage(from:maximumBytes:synchronize:)` into any directory of the container (the
+    /// migration stages its copies in `migration/staged/`).
+    static func stage(from source: FileDescriptor, into staging: Directory, maximumBytes: Int64,
+                      synchronize: Bool) throws -> StagedFile {
         let name = Directory.uniqueTemporaryName(for: "import")
         var staged = false
-        defer { if !staged { discard(stagedName: name) } }
+        defer { if !staged { discard(stagedName: name, in: staging) } }
         let file = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         let hasher = BackgroundHasher()
         defer { hasher.finish() }
@@ -101,7 +108,9 @@ public struct AttachmentFiles {
 
     /// Removes a file from `tmp/` if it is there. Best effort: what stays is a leftover that
     /// `container check --repair` removes after the grace period.
-    public func discard(stagedName: String) {
+    public func discard(stagedName: String) { Self.discard(stagedName: stagedName, in: staging) }
+
+    static func discard(stagedName: String, in staging: Directory) {
         try? staging.removeFile(stagedName)
     }
 

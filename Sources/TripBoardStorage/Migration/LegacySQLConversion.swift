@@ -36,13 +36,12 @@ enum LegacySQLConversion {
     ]
 
     /// Converts every record of the legacy store at `copyPath` into `connection`'s (empty) tables.
-    /// `files` are the plan's attachment files, by attachment id.
+    /// `files` are the plan's attachment files, by attachment id. The copy stays attached and
+    /// `temp.planned_files` stays: the connection is the built store's, closed when it is published.
     static func convert(legacyCopy copyPath: String, files: [PlannedFile], migratedAt: String, into connection: Connection) throws {
         try register(on: connection)
         try connection.statement("ATTACH DATABASE ?1 AS legacy").run([.text(copyPath)])
-        defer { try? connection.execute("DETACH DATABASE legacy") }
         try connection.execute("CREATE TEMP TABLE planned_files (id TEXT PRIMARY KEY, byte_count INTEGER NOT NULL, content_hash TEXT NOT NULL, destination TEXT NOT NULL)")
-        defer { try? connection.execute("DROP TABLE temp.planned_files") }
         let insert = try connection.statement("INSERT INTO temp.planned_files VALUES (?, ?, ?, ?)")
         for file in files {
             guard let id = file.attachmentID else { continue }

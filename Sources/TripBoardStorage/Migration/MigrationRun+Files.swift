@@ -1,18 +1,28 @@
 extension MigrationRun {
     /// The attachments step: each planned file goes to its destination — `rename(2)` when the old
-    /// location is on the same filesystem (the same inode, nothing copied), else a copy into the
-    /// container's `tmp/`, hashed on the way and fsynced, then renamed into place; the old file
-    /// stays until the commit marker. A file already at its destination counts as done only if it
-    /// is the planned file (same inode) or has the planned hash.
+    /// location is on the same filesystem (the same inode, nothing copied), else a copy into
+    /// `migration/staged/`, hashed on the way and checked against the plan (most were made while
+    /// the store step ran: `copyingFilesAlongside`), made durable, then renamed into place; the old
+    /// file stays until the commit marker. A file already at its destination counts as done only
+    /// if it is the planned file (same inode) or has the planned hash. After a failure the
+    /// unpublished copies are deleted rather than left to take space until the next attempt.
     func moveFiles() throws {
+        do {
+            try placeFiles()
+        } catch {
+            discardStagedCopies()
+            throw error
+        }
+    }
+
+    private func placeFiles() throws {
         let files = plan.attachments + plan.recovered
         guard !files.isEmpty else { return }
         let (_, legacyRoot) = try legacySource()
         let container = try container()
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
         let attachments = try container.directory(ContainerLayout.attachmentsDirectory)
-        let staging = try container.stagingDirectory()
-        let attachmentFiles = try AttachmentFiles(container: container)
+        var staging = copiedAhead.isEmpty ? nil : try migrationDirectory.openDirectory(Self.stagedDirectory)
         var directories: [String: Directory] = [:]
         var touched: [String: Directory] = [:]
         var crossDevice = false
@@ -45,23 +55,37 @@ extension MigrationRun {
                     crossDevice = true  // rename(2): EXDEV — every later file is copied
                 }
             }
-            // Copied into tmp/ and checked against the plan's hash now; made durable and renamed
-            // into place in one batch below (one syncfs instead of an fsync per file).
+            // Copied into migration/staged/ and checked against the plan's hash; made durable and
+            // renamed into place in batches below (one syncfs instead of an fsync per file).
+            let stagingDirectory = try staging ?? emptyStagedDirectory()
+            staging = stagingDirectory
             let staged: StagedFile
-            do {
-                staged = try attachmentFiles.stage(from: try source.openFileForReading(file.source), maximumBytes: file.byteCount,
-                                                   synchronize: false)
-            } catch is AttachmentError {
-                throw MigrationError.sourceChanged(path: source.childPath(file.source))
-            }
-            guard staged.byteCount == file.byteCount, staged.contentHash == file.contentHash else {
-                attachmentFiles.discard(staged)
-                throw MigrationError.sourceChanged(path: source.childPath(file.source))
+            if let copy = copiedAhead.removeValue(forKey: file.destination) {
+                staged = copy
+            } else {
+                do {
+                    staged = try AttachmentFiles.stage(from: try source.openFileForReading(file.source), into: stagingDirectory,
+                                                       maximumBytes: file.byteCount, synchronize: false)
+                } catch is AttachmentError {
+                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
+                }
+                guard staged.byteCount == file.byteCount, staged.contentHash == file.contentHash else {
+                    AttachmentFiles.discard(stagedName: staged.stagingName, in: stagingDirectory)
+                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
+                }
             }
             copies.append((staged, directory, name, file.destination))
-            if copies.count >= Self.copyBatch { try publishCopies(&copies, staging: staging) }
+            if copies.count >= Self.copyBatch { try publishCopies(&copies, staging: stagingDirectory) }
         }
-        try publishCopies(&copies, staging: staging)
+        if staging == nil, try migrationDirectory.status(of: Self.stagedDirectory) != nil {
+            staging = try emptyStagedDirectory()  // what an interrupted attempt left
+        }
+        if let staging {
+            try publishCopies(&copies, staging: staging)
+            for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.stagingName, in: staging) }
+            copiedAhead = [:]
+            try migrationDirectory.removeDirectory(Self.stagedDirectory)
+        }
         // fsync(2) of a file does not persist its name: every directory that gained or lost a name
         // is made durable before the journal records the step — with one syncfs(2) per filesystem
         // rather than an fsync per directory (up to 256 shards, each fsync a journal commit).
@@ -71,6 +95,78 @@ extension MigrationRun {
             try attachments.synchronizeFileSystem()
             if crossDevice { try source.synchronizeFileSystem() }
         }
+    }
+
+    /// Where copies across filesystems wait, in `migration/`, until they are renamed into place.
+    static let stagedDirectory = "staged"
+
+    /// Runs `body` (the store step) on this thread while, when the old location is on another
+    /// filesystem, a second thread copies every planned file into `migration/staged/`, hashed
+    /// and checked against the plan, its writeback started: the store step is CPU work, the copy
+    /// mostly the kernel's and the disk's, and the attachments step then only publishes. A copy
+    /// that fails or differs stops the copying ahead; the attachments step copies what is left
+    /// itself, and reports what fails then.
+    func copyingFilesAlongside<Result>(_ body: () throws -> Result) throws -> Result {
+        let files = plan.attachments + plan.recovered
+        guard !plan.sameFilesystem, !files.isEmpty, let legacyRoot,
+              try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
+        else { return try body() }
+        let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
+        let staging = try emptyStagedDirectory()
+        var result: Result?
+        var copies: [String: StagedFile] = [:]
+        // Worker 0 (this thread) runs index 0, worker 1 index 1; errors are rethrown after both end.
+        do {
+            try ParallelLoop.run(count: 2, threads: 2) { _, index in
+                if index == 0 {
+                    result = try body()
+                } else {
+                    copies = Self.copyAhead(files, from: source, into: staging)
+                }
+            }
+        } catch {
+            discardStagedCopies()
+            throw error
+        }
+        copiedAhead = copies
+        return result!
+    }
+
+    private static func copyAhead(_ files: [PlannedFile], from source: Directory, into staging: Directory) -> [String: StagedFile] {
+        var copies: [String: StagedFile] = [:]
+        for file in files {
+            let copy: StagedFile
+            do {
+                copy = try AttachmentFiles.stage(from: source.openFileForReading(file.source), into: staging,
+                                                 maximumBytes: file.byteCount, synchronize: false)
+            } catch {
+                break  // left to the attachments step, which copies the rest and reports this
+            }
+            guard copy.byteCount == file.byteCount, copy.contentHash == file.contentHash else {
+                AttachmentFiles.discard(stagedName: copy.stagingName, in: staging)
+                break
+            }
+            copies[file.destination] = copy
+        }
+        return copies
+    }
+
+    /// Best effort, after a failure: what stays is emptied by the next attempt anyway.
+    private func discardStagedCopies() {
+        copiedAhead = [:]
+        do {
+            guard try migrationDirectory.status(of: Self.stagedDirectory) != nil else { return }
+            _ = try emptyStagedDirectory()
+        } catch {
+            // Left for the next attempt, which empties the directory before it copies.
+        }
+    }
+
+    /// `migration/staged/`, emptied of what an interrupted attempt left there.
+    private func emptyStagedDirectory() throws -> Directory {
+        let staging = try migrationDirectory.openDirectory(Self.stagedDirectory, create: true)
+        for name in try staging.entries() { try staging.removeFile(name) }
+        return staging
     }
 
     /// Copies (across filesystems) are published in batches of this many files.

@@ -17,6 +17,9 @@ final class MigrationRun {
     private(set) var openedContainer: Container?
     /// Destination files whose hash this run has checked (copies) — not re-read by the verification.
     var verifiedFiles = Set<String>()
+    /// Copies made in `migration/staged/` while the store step ran (across filesystems), by
+    /// destination; the attachments step publishes them.
+    var copiedAhead: [String: StagedFile] = [:]
     /// What each step of this run took, for the summary.
     var stepTimes: [MigrationStepTime] = []
 
@@ -51,7 +54,7 @@ final class MigrationRun {
 
     func finish() throws -> MigrationSummary {
         if record.finished < .storePublished {
-            try timed("store") { (record.added, record.storeDigest) = try publishStore() }
+            try timed("store") { (record.added, record.storeDigest) = try copyingFilesAlongside { try publishStore() } }
             CrashPoint.reach("migration.store")
             try save(.storePublished)
         }
@@ -83,6 +86,10 @@ final class MigrationRun {
             let leftBehind = try deleteOldLocation()
             try migrationDirectory.removeFile(MigrationJournal.journalFile)
             try migrationDirectory.removeFile(MigrationJournal.planFile)
+            // Temporary files of an atomic write of the journal, plan or marker that a kill cut short.
+            for name in try migrationDirectory.entries() where name.hasSuffix(".tmp") {
+                try migrationDirectory.removeFile(name)
+            }
             try migrationDirectory.synchronize()
             return leftBehind
         }

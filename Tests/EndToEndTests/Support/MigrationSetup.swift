@@ -35,6 +35,15 @@ final class MigrationSetup: @unchecked Sendable {
         }
     }
 
+    /// What a finished migration must not leave in the container: anything in `migration/` but
+    /// the commit marker (copies, built stores, journal), anything in `tmp/`.
+    func leftovers() throws -> [String] {
+        let files = FileManager.default
+        let migration = (try? files.contentsOfDirectory(atPath: container.path + "/migration")) ?? []
+        let staging = (try? files.contentsOfDirectory(atPath: container.path + "/tmp")) ?? []
+        return migration.filter { $0 != "committed.json" }.map { "migration/" + $0 } + staging.map { "tmp/" + $0 }
+    }
+
     deinit {
         if let legacyBase { try? FileManager.default.removeItem(atPath: legacyBase) }
     }
