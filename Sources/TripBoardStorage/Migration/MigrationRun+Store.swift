@@ -141,8 +141,10 @@ extension MigrationRun {
         }
     }
 
-    /// 16 MiB of page cache keeps the migration's memory flat whatever the store's size.
-    static let pageCacheKibibytes = 16 << 10
+    /// The page cache of the store step, whatever the store's size: the migration's memory stays
+    /// flat. 4 MiB holds the primary-key indexes the rows go into (the other indexes are built
+    /// after them); 16 MiB measured no faster on 10,000 attachments and a 117 MB store.
+    static let pageCacheKibibytes = 4 << 10
 
     /// Converts every record of the copy, in rowid order, and inserts those `isAbsent` accepts;
     /// returns what was added and the digest of every converted record (`MigrationDigest`).
