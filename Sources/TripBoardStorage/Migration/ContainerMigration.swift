@@ -179,17 +179,26 @@ public enum ContainerMigration {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
         let planStarted = MonotonicClock.now()
-        let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
-                                        merge: options.merge, migratedAt: options.container.clock().utcStamp,
-                                        destinationStore: destinationStore, progress: options.progress).make()
-        let needed = plan.storeBytes * 3 + (plan.sameFilesystem ? 0 : plan.fileBytes) + (1 << 20)
-        let available = try root.availableBytes()
-        if available < needed {
-            throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
+        var planner = MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
+                                       merge: options.merge, migratedAt: options.container.clock().utcStamp,
+                                       destinationStore: destinationStore, progress: options.progress)
+        planner.stagingDirectory = { try MigrationRun.emptyStagedDirectory(in: MigrationJournal.openDirectory(in: root, create: true)!) }
+        let plan: MigrationPlan
+        let copies: [String: StagedFile]
+        do {
+            (plan, copies) = try planner.makeStaging()
+            let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
+            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.byteCount }
+            if available < needed {
+                throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
+            }
+            // Once every refusal is behind, the first write outside migration/: committed frames
+            // move from the legacy -wal into its main file (the backup API would read them either way).
+            try legacy.checkpoint()
+        } catch {
+            MigrationRun.discardStagedCopies(in: root)
+            throw error
         }
-        // The first write anywhere, once every refusal is behind: committed frames move from the
-        // legacy -wal into its main file (the backup API would read them either way).
-        try legacy.checkpoint()
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
         try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
         try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
@@ -197,6 +206,7 @@ public enum ContainerMigration {
         CrashPoint.reach("migration.plan")
         let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
                                legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
+        run.copiedAhead = copies
         run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
         return try run.finish()
     }

@@ -70,8 +70,15 @@ struct MigrationPlanner {
     /// The destination store, to skip (with `--merge`) attachments whose id it already has.
     let destinationStore: Connection?
     let progress: (MigrationProgress) -> Void
+    /// For a real run (not a dry run): the container's `migration/staged/`, emptied, made when
+    /// the old location is on another filesystem — the hash pass then also copies each file there,
+    /// so every byte is read once (`copies`).
+    var stagingDirectory: (() throws -> Directory)? = nil
 
-    func make() throws -> MigrationPlan {
+    /// The plan, and the copies the hash pass made (by destination; empty on one filesystem).
+    func make() throws -> MigrationPlan { try makeStaging().plan }
+
+    func makeStaging() throws -> (plan: MigrationPlan, copies: [String: StagedFile]) {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         var digest = MigrationDigest()
         try legacy.forEachRow("trips") { digest.add(try converter.trip($0)) }
@@ -130,8 +137,25 @@ struct MigrationPlanner {
         try checkDestinationsAreFree(attachments)
         foreign += try legacyRoot.entries().filter { !LegacyLayout.ownNames.contains($0) }
 
+        let storeBytes = try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) {
+            $0 + (try legacyRoot.status(of: $1)?.size ?? 0)
+        }
+        let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
+        let sameFilesystem = try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice
+        var copies: [String: StagedFile] = [:]
         if let attachmentsDirectory {
-            try hash(&attachments, &recovered, in: attachmentsDirectory)
+            var staging: Directory?
+            if !sameFilesystem, let stagingDirectory, let containerRoot {
+                // The space is checked before the first copy (and again, with the final sizes, by the caller).
+                let needed = Self.neededBytes(storeBytes: storeBytes, fileBytes: (attachments + recovered).reduce(0) { $0 + $1.byteCount },
+                                              sameFilesystem: false)
+                let available = try containerRoot.availableBytes()
+                if available < needed {
+                    throw MigrationError.insufficientSpace(path: containerPath, needed: needed, available: available)
+                }
+                staging = try stagingDirectory()
+            }
+            copies = try hash(&attachments, &recovered, in: attachmentsDirectory, copyingInto: staging)
         }
         // The attachment records need the files' sizes and hashes: digested once they are known.
         let files = Dictionary(uniqueKeysWithValues: attachments.map { ($0.attachmentID ?? "", $0) })
@@ -139,42 +163,60 @@ struct MigrationPlanner {
             digest.add(try converter.attachment(row, file: files[row.id.lowercased()]))
         }
 
-        let storeBytes = try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) {
-            $0 + (try legacyRoot.status(of: $1)?.size ?? 0)
-        }
-        let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
-        return MigrationPlan(
+        let plan = MigrationPlan(
             legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
-            sameFilesystem: try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice,
+            sameFilesystem: sameFilesystem,
             storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection), attachments: attachments, missing: missing, recovered: recovered,
             preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
             recordDigest: digest.finish())
+        return (plan, copies)
+    }
+
+    /// Free space a migration needs in the container: three times the store (the copy, the built
+    /// store, the published one), the files when they are copied, and 1 MiB of slack.
+    static func neededBytes(storeBytes: Int64, fileBytes: Int64, sameFilesystem: Bool) -> Int64 {
+        storeBytes * 3 + (sameFilesystem ? 0 : fileBytes) + (1 << 20)
     }
 
     /// Every planned file's size and BLAKE2b-256, read on two threads (reading and hashing 1 GB of
-    /// small files is CPU work that one core would do alone). Progress is reported by the calling
-    /// thread, from the bytes both have hashed.
-    private func hash(_ attachments: inout [PlannedFile], _ recovered: inout [PlannedFile], in directory: Directory) throws {
+    /// small files is CPU work that one core would do alone). With `staging`, each file is copied
+    /// there as it is read and hashed (`AttachmentFiles.stage`, writeback started, not fsynced):
+    /// the attachments step publishes these copies. Progress is reported by the calling thread,
+    /// from the bytes both have hashed.
+    private func hash(_ attachments: inout [PlannedFile], _ recovered: inout [PlannedFile], in directory: Directory,
+                      copyingInto staging: Directory?) throws -> [String: StagedFile] {
         var files = attachments + recovered
         let total = files.reduce(Int64(0)) { $0 + $1.byteCount }
         let threads = 2
         var hashed = [Int64](repeating: 0, count: threads)
+        var copies = [StagedFile?](repeating: nil, count: files.count)
         try files.withUnsafeMutableBufferPointer { files in
             try hashed.withUnsafeMutableBufferPointer { hashed in
-                try ParallelLoop.run(count: files.count, threads: threads) { worker, index in
-                    let (byteCount, hash) = try AttachmentFiles.contentHash(of: directory.openFileForReading(files[index].source))
-                    files[index].byteCount = byteCount
-                    files[index].contentHash = hash
-                    hashed[worker] += byteCount
-                    // Only the calling thread reports, estimating the other's share as its own.
-                    if worker == 0 {
-                        progress(MigrationProgress(step: "planning", done: min(total, hashed[0] * Int64(threads)), total: total))
+                try copies.withUnsafeMutableBufferPointer { copies in
+                    try ParallelLoop.run(count: files.count, threads: threads) { worker, index in
+                        let source = try directory.openFileForReading(files[index].source)
+                        if let staging {
+                            let copy = try AttachmentFiles.stage(from: source, into: staging, maximumBytes: .max, synchronize: false)
+                            copies[index] = copy
+                            files[index].byteCount = copy.byteCount
+                            files[index].contentHash = copy.contentHash
+                        } else {
+                            (files[index].byteCount, files[index].contentHash) = try AttachmentFiles.contentHash(of: source)
+                        }
+                        hashed[worker] += files[index].byteCount
+                        // Only the calling thread reports, estimating the other's share as its own.
+                        if worker == 0 {
+                            progress(MigrationProgress(step: "planning", done: min(total, hashed[0] * Int64(threads)), total: total))
+                        }
                     }
                 }
             }
         }
         attachments = Array(files[..<attachments.count])
         recovered = Array(files[attachments.count...])
+        var byDestination: [String: StagedFile] = [:]
+        for (file, copy) in zip(files, copies) { if let copy { byDestination[file.destination] = copy } }
+        return byDestination
     }
 
     /// `attachments/recovered/<name>`, with `-2`, `-3`, … before the extension when the name is

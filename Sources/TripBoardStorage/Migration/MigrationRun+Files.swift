@@ -108,7 +108,7 @@ extension MigrationRun {
     /// itself, and reports what fails then.
     func copyingFilesAlongside<Result>(_ body: () throws -> Result) throws -> Result {
         let files = plan.attachments + plan.recovered
-        guard !plan.sameFilesystem, !files.isEmpty, let legacyRoot,
+        guard copiedAhead.isEmpty, !plan.sameFilesystem, !files.isEmpty, let legacyRoot,
               try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
         else { return try body() }
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
@@ -151,20 +151,28 @@ extension MigrationRun {
         return copies
     }
 
-    /// Best effort, after a failure: what stays is emptied by the next attempt anyway.
     private func discardStagedCopies() {
         copiedAhead = [:]
+        Self.discardStagedCopies(in: root)
+    }
+
+    /// Best effort, after a failure: empties `migration/staged/` if it exists (what stays is
+    /// emptied by the next attempt anyway).
+    static func discardStagedCopies(in root: Directory) {
         do {
-            guard try migrationDirectory.status(of: Self.stagedDirectory) != nil else { return }
-            _ = try emptyStagedDirectory()
+            guard let migration = try MigrationJournal.openDirectory(in: root),
+                  try migration.status(of: stagedDirectory) != nil else { return }
+            _ = try emptyStagedDirectory(in: migration)
         } catch {
             // Left for the next attempt, which empties the directory before it copies.
         }
     }
 
+    private func emptyStagedDirectory() throws -> Directory { try Self.emptyStagedDirectory(in: migrationDirectory) }
+
     /// `migration/staged/`, emptied of what an interrupted attempt left there.
-    private func emptyStagedDirectory() throws -> Directory {
-        let staging = try migrationDirectory.openDirectory(Self.stagedDirectory, create: true)
+    static func emptyStagedDirectory(in migrationDirectory: Directory) throws -> Directory {
+        let staging = try migrationDirectory.openDirectory(stagedDirectory, create: true)
         for name in try staging.entries() { try staging.removeFile(name) }
         return staging
     }
