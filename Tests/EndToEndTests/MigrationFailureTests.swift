@@ -12,6 +12,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: setup.container.path))
     }
 
+    /// A record the new store would refuse is found by the plan, after the lock was taken and
+    /// while the new store was already being built beside it: refused with nothing left behind.
+    @Test func aRecordTheNewStoreWouldRefuseStopsThePlanAndLeavesNothing() throws {
+        var fixture = LegacyFixture.standard()
+        fixture.trips[1].end_date = "2027-02-01"  // before its start
+        let setup = try MigrationSetup(fixture)
+        let before = try setup.legacySnapshot()
+        let result = try setup.migrate()
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("ends before it starts"), "\(result)")
+        #expect(try setup.legacySnapshot() == before)
+        for name in ["migration", "store", "attachments"] {
+            #expect(!FileManager.default.fileExists(atPath: setup.container.path + "/" + name), "\(name) was left")
+        }
+    }
+
     @Test func withoutAnyVersionOneDataThereIsNothingToMigrate() throws {
         let setup = try MigrationSetup()
         let result = try setup.migrate(from: false, environment: ["TRIPBOARD_LEGACY_DIR": setup.legacy + "-nowhere"])

@@ -179,14 +179,44 @@ public enum ContainerMigration {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
         let planStarted = MonotonicClock.now()
+        let migratedAt = options.container.clock().utcStamp
         var planner = MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
-                                       merge: options.merge, migratedAt: options.container.clock().utcStamp,
+                                       merge: options.merge, migratedAt: migratedAt,
                                        destinationStore: destinationStore, progress: options.progress)
         planner.stagingDirectory = { try MigrationRun.emptyStagedDirectory(in: MigrationJournal.openDirectory(in: root, create: true)!) }
-        let plan: MigrationPlan
-        let copies: [String: StagedFile]
+        // Into a container with no record, the new store is built whole: its trips, places and
+        // bookings are converted on a second thread while the plan reads and hashes the files.
+        let buildsWhole = try destinationStore.map(MigrationRun.holdsNoRecord) ?? true
+        if buildsWhole {
+            // Checked before the store is copied and built (the files, when copied, are checked by the plan).
+            let needed = MigrationPlanner.neededBytes(storeBytes: try MigrationPlanner.storeBytes(in: legacyRoot), fileBytes: 0,
+                                                      sameFilesystem: true)
+            let available = try root.availableBytes()
+            if available < needed {
+                throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
+            }
+        }
+        var plan: MigrationPlan?
+        var copies: [String: StagedFile] = [:]
+        var prebuilt: MigrationStoreBuilder?
         do {
-            (plan, copies) = try planner.makeStaging()
+            if buildsWhole {
+                let migrationDirectory = try MigrationJournal.openDirectory(in: root, create: true)!
+                try ParallelLoop.run(count: 2, threads: 2) { _, index in
+                    if index == 0 {
+                        (plan, copies) = try planner.makeStaging()
+                    } else {
+                        // Its own connection to the legacy store: the planner's is in use on the other thread.
+                        let builder = try MigrationStoreBuilder(legacy: LegacyStore(directory: legacyRoot).connection,
+                                                                migrationDirectory: migrationDirectory)
+                        try builder.convertRecordsBeforeFiles(migratedAt: migratedAt)
+                        prebuilt = builder
+                    }
+                }
+            } else {
+                (plan, copies) = try planner.makeStaging()
+            }
+            guard let plan else { preconditionFailure("the plan ran") }
             let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
             let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.byteCount }
             if available < needed {
@@ -196,9 +226,11 @@ public enum ContainerMigration {
             // move from the legacy -wal into its main file (the backup API would read them either way).
             try legacy.checkpoint()
         } catch {
-            MigrationRun.discardStagedCopies(in: root)
+            prebuilt = nil
+            MigrationRun.discardStaging(in: root)
             throw error
         }
+        guard let plan else { preconditionFailure("the plan ran") }
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
         try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
         try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
@@ -207,6 +239,7 @@ public enum ContainerMigration {
         let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
                                legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
         run.copiedAhead = copies
+        run.prebuilt = prebuilt
         run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
         return try run.finish()
     }

@@ -35,21 +35,30 @@ enum LegacySQLConversion {
         """,
     ]
 
-    /// Converts every record of the legacy store at `copyPath` into `connection`'s (empty) tables.
-    /// `files` are the plan's attachment files, by attachment id. The copy stays attached and
-    /// `temp.planned_files` stays: the connection is the built store's, closed when it is published.
-    static func convert(legacyCopy copyPath: String, files: [PlannedFile], migratedAt: String, into connection: Connection) throws {
+    /// Registers the conversion functions on `connection` and attaches the legacy copy at
+    /// `copyPath` as `legacy`. It stays attached: the connection is the built store's, closed when
+    /// the store is published.
+    static func attach(legacyCopy copyPath: String, to connection: Connection) throws {
         try register(on: connection)
         try connection.statement("ATTACH DATABASE ?1 AS legacy").run([.text(copyPath)])
+    }
+
+    /// Trips, places and bookings (they need nothing from the plan but `migratedAt`).
+    static func convertTripsPlacesAndBookings(migratedAt: String, in connection: Connection) throws {
+        try connection.statement(statements[0]).run([])  // trips keep their own updated_at
+        try connection.statement(statements[1]).run([.text(migratedAt)])
+        try connection.statement(statements[2]).run([.text(migratedAt)])
+    }
+
+    /// The attachments, with the plan's files (by attachment id) in `temp.planned_files`.
+    static func convertAttachments(files: [PlannedFile], migratedAt: String, in connection: Connection) throws {
         try connection.execute("CREATE TEMP TABLE planned_files (id TEXT PRIMARY KEY, byte_count INTEGER NOT NULL, content_hash TEXT NOT NULL, destination TEXT NOT NULL)")
         let insert = try connection.statement("INSERT INTO temp.planned_files VALUES (?, ?, ?, ?)")
         for file in files {
             guard let id = file.attachmentID else { continue }
             try insert.run([.text(id), .integer(file.byteCount), .text(file.contentHash), .text(file.destination)])
         }
-        for (index, sql) in statements.enumerated() {
-            try connection.statement(sql).run(index == 0 ? [] : [.text(migratedAt)])  // trips keep their own updated_at
-        }
+        try connection.statement(statements[3]).run([.text(migratedAt)])
     }
 
     private static func register(on connection: Connection) throws {

@@ -137,9 +137,7 @@ struct MigrationPlanner {
         try checkDestinationsAreFree(attachments)
         foreign += try legacyRoot.entries().filter { !LegacyLayout.ownNames.contains($0) }
 
-        let storeBytes = try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) {
-            $0 + (try legacyRoot.status(of: $1)?.size ?? 0)
-        }
+        let storeBytes = try Self.storeBytes(in: legacyRoot)
         let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
         let sameFilesystem = try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice
         var copies: [String: StagedFile] = [:]
@@ -170,6 +168,11 @@ struct MigrationPlanner {
             preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
             recordDigest: digest.finish())
         return (plan, copies)
+    }
+
+    /// The legacy store and its `-wal`.
+    static func storeBytes(in legacyRoot: Directory) throws -> Int64 {
+        try [LegacyLayout.storeFile, LegacyLayout.storeFile + "-wal"].reduce(Int64(0)) { $0 + (try legacyRoot.status(of: $1)?.size ?? 0) }
     }
 
     /// Free space a migration needs in the container: three times the store (the copy, the built

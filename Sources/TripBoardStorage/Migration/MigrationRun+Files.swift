@@ -168,6 +168,20 @@ extension MigrationRun {
         }
     }
 
+    /// Best effort, after a plan that failed: the staged copies and the store being built go (the
+    /// next attempt would delete them anyway).
+    static func discardStaging(in root: Directory) {
+        discardStagedCopies(in: root)
+        do {
+            guard let migration = try MigrationJournal.openDirectory(in: root) else { return }
+            try MigrationStoreBuilder.removeFiles(in: migration)
+            try migration.removeDirectory(stagedDirectory)
+            try root.removeDirectory(MigrationJournal.directory)  // fails, and stays, if it holds anything else
+        } catch {
+            // Left for the next attempt, which deletes them before it builds.
+        }
+    }
+
     private func emptyStagedDirectory() throws -> Directory { try Self.emptyStagedDirectory(in: migrationDirectory) }
 
     /// `migration/staged/`, emptied of what an interrupted attempt left there.

@@ -20,6 +20,9 @@ final class MigrationRun {
     /// Copies made in `migration/staged/` while the store step ran (across filesystems), by
     /// destination; the attachments step publishes them.
     var copiedAhead: [String: StagedFile] = [:]
+    /// The new store, started while the plan hashed the files (a fresh run into a container with
+    /// no record); the store step finishes and publishes it.
+    var prebuilt: MigrationStoreBuilder?
     /// What each step of this run took, for the summary.
     var stepTimes: [MigrationStepTime] = []
 
