@@ -147,13 +147,12 @@ final class LegacyStore {
         }
     }
 
-    func attachmentRows() throws -> [LegacyAttachmentRow] {
-        var rows: [LegacyAttachmentRow] = []
+    /// Calls `body` with each attachment row, streaming (never the whole table in memory).
+    func forEachAttachmentRow(_ body: (LegacyAttachmentRow) throws -> Void) throws {
         try forEachRow("attachments") { row in
-            rows.append(LegacyAttachmentRow(id: row.text(0), bookingId: row.text(1), filename: row.text(2),
-                                            relativePath: row.text(3), contentType: row.text(4), createdAt: row.text(5)))
+            try body(LegacyAttachmentRow(id: row.text(0), bookingId: row.text(1), filename: row.text(2),
+                                         relativePath: row.text(3), contentType: row.text(4), createdAt: row.text(5)))
         }
-        return rows
     }
 }
 

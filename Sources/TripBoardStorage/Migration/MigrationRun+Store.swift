@@ -141,7 +141,7 @@ extension MigrationRun {
             digest.add(booking)
             if try isAbsent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
         }
-        for row in try copy.attachmentRows() {
+        try copy.forEachAttachmentRow { row in
             let attachment = try converter.attachment(row, file: files[row.id.lowercased()])
             digest.add(attachment)
             if try isAbsent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }

@@ -83,7 +83,7 @@ extension MigrationRun {
         try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
         let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
         let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
-        for row in try legacy.attachmentRows() {
+        try legacy.forEachAttachmentRow { row in
             let expected = try converter.attachment(row, file: files[row.id.lowercased()])
             guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
