@@ -180,8 +180,11 @@ import Testing
             } else {
                 #expect(first.status == 0, "round \(round): \(first)")
             }
-            #expect(try setup.problems(final: true, checkingKeychain: round % 10 == 0) == [], "round \(round)")
-            let left = try setup.leftovers()
+            let problems = try setup.problems(final: true, checkingKeychain: round % 10 == 0)
+            #expect(problems == [], "round \(round): \(problems)")
+            // A kill inside an atomic write (the manifest, the preferences) leaves its temporary
+            // file in tmp/, as it would for any process; `container check --repair` removes it.
+            let left = try setup.leftovers().filter { !($0.hasPrefix("tmp/") && $0.hasSuffix(".tmp")) }
             #expect(left == [], "round \(round): \(left)")
         }
         #expect(killed > 20, "the kill must land mid-run often enough to mean something (killed \(killed) of 100)")

@@ -61,13 +61,20 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         var killed = 0
         var completed = 0
+        // The kills land anywhere in an import as long as this machine takes for one: measured
+        // first, so that a faster machine does not see most imports finish before the kill.
+        let calibration = TicketPDF.make(lines: ["Calibration", "12 DEC 2026"], padding: 2_000_000, salt: "calibration")
+        tickets.insert(blake2bHex(calibration))
+        let started = Date()
+        _ = try container.shareOK(try container.input(calibration, as: "calibration.pdf"), "--trip", trip)
+        let importMicroseconds = UInt32(max(20_000, Date().timeIntervalSince(started) * 1_000_000))
         for round in 0..<60 {
             // 2 MB each, so that the copy, the hash and the fsync take long enough to be hit.
             let pdf = TicketPDF.make(lines: ["Ticket \(round)", "12 DEC 2026"], padding: 2_000_000, salt: "round \(round)")
             tickets.insert(blake2bHex(pdf))
             let file = try container.input(pdf, as: "ticket-\(round).pdf")
             let importer = try ProcessRunner.start("share-extension", [file, "--trip", trip], environment: container.environment)
-            usleep(UInt32.random(in: 0...150_000, using: &generator))
+            usleep(UInt32.random(in: 0...importMicroseconds, using: &generator))
             importer.kill()
             let result = importer.wait()
             if result.wasSignaled { killed += 1 } else {
