@@ -91,6 +91,20 @@ import Testing
         #expect(json.status == 0 && json.stdout.contains(#""outcome" : "nothing to migrate""#), "\(json)")
     }
 
+    /// The last run removes journal.json, then plan.json and the temporary files of interrupted
+    /// atomic writes: killed in between, a later run finds those and removes them.
+    @Test func leftoversOfAFinishedMigrationAreRemovedByTheNextRun() throws {
+        let setup = try MigrationSetup()
+        #expect(try setup.migrate().status == 0)
+        let migration = setup.container.path + "/migration/"
+        try Data(#"{"left": "behind"}"#.utf8).write(to: URL(fileURLWithPath: migration + "plan.json"))
+        try Data("{".utf8).write(to: URL(fileURLWithPath: migration + "journal.json.123.456.tmp"))
+        let again = try setup.migrate(["--json"])
+        #expect(again.status == 0 && again.stdout.contains("nothing to migrate"), "\(again)")
+        #expect(try setup.leftovers() == [])
+        #expect(try setup.problems(final: true) == [])
+    }
+
     @Test func dryRunReportsAndChangesNothing() throws {
         let setup = try MigrationSetup()
         let before = try setup.legacySnapshot()

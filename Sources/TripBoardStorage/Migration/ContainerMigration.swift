@@ -141,6 +141,7 @@ public enum ContainerMigration {
     private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
         switch try state(containerPath: options.containerPath) {
         case .finished:
+            if !options.dryRun { removeLeftovers(containerPath: options.containerPath) }
             return nothingToMigrate(options, "the container was migrated already")
         case .unfinished:
             if options.dryRun {
@@ -242,6 +243,20 @@ public enum ContainerMigration {
         run.prebuilt = prebuilt
         run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
         return try run.finish()
+    }
+
+    /// A finished migration's last run removes journal.json (from then on it is finished), then
+    /// plan.json and the temporary files of interrupted atomic writes; killed in between, those
+    /// stay until a later run finds them here. Best effort: they are never read again.
+    private static func removeLeftovers(containerPath: String) {
+        do {
+            guard let directory = try MigrationJournal.openDirectory(in: Directory.open(path: containerPath)) else { return }
+            for name in try directory.entries() where name == MigrationJournal.planFile || name.hasSuffix(".tmp") {
+                try directory.removeFile(name)
+            }
+        } catch {
+            // Left for the next run; nothing reads them.
+        }
     }
 
     private static func nothingToMigrate(_ options: MigrationOptions, _ note: String) -> MigrationSummary {

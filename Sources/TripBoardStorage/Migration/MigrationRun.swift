@@ -87,9 +87,11 @@ final class MigrationRun {
         }
         let leftBehind = try timed("delete") {
             let leftBehind = try deleteOldLocation()
+            // The journal first: from then on the migration is finished for everyone. Then the
+            // plan, and the temporary files of atomic writes a kill cut short (a later run removes
+            // any of these that a kill here leaves: `ContainerMigration.removeLeftovers`).
             try migrationDirectory.removeFile(MigrationJournal.journalFile)
             try migrationDirectory.removeFile(MigrationJournal.planFile)
-            // Temporary files of an atomic write of the journal, plan or marker that a kill cut short.
             for name in try migrationDirectory.entries() where name.hasSuffix(".tmp") {
                 try migrationDirectory.removeFile(name)
             }
