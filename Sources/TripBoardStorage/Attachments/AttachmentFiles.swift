@@ -53,13 +53,17 @@ public struct AttachmentFiles {
         let file = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         let hasher = BackgroundHasher()
         defer { hasher.finish() }
+        // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
         var total: Int64 = 0
         var head: [UInt8] = []
         var writtenBack: Int64 = 0
         while true {
-            let chunk = try source.read(upTo: Self.chunkBytes)
-            if chunk.isEmpty { break }
-            total += Int64(chunk.count)
+            let count = try source.read(into: buffer)
+            if count == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            total += Int64(count)
             guard total <= maximumBytes else {
                 throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
             }
