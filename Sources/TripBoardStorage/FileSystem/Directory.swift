@@ -176,10 +176,20 @@ public final class Directory: Sendable {
     /// and the new one survives a crash once this returns: temp file in `staging` (same
     /// filesystem), write, `fsync`, `rename` over `name`, `fsync` this directory.
     public func writeAtomically(_ bytes: [UInt8], to name: String, staging: Directory) throws(FileSystemError) {
+        try writeAtomically(to: name, staging: staging) { output throws(FileSystemError) in try output.append(bytes) }
+    }
+
+    /// `writeAtomically(_:to:staging:)` for a document produced piece by piece: `produce` appends
+    /// to a 64 KiB buffer that is written out whenever it fills, so a large document is never
+    /// whole in memory.
+    func writeAtomically(to name: String, staging: Directory,
+                         _ produce: (inout BufferedOutput) throws(FileSystemError) -> Void) throws(FileSystemError) {
         let temporaryName = Self.uniqueTemporaryName(for: name)
         do {
             let file = try staging.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            try file.write(all: bytes)
+            var output = BufferedOutput(file: file)
+            try produce(&output)
+            try output.flush()
             try file.synchronize()
             try staging.rename(temporaryName, to: self, as: name)
             try synchronize()
@@ -192,5 +202,28 @@ public final class Directory: Sendable {
     /// A name no other process will pick: the process id, a counter and random bits.
     static func uniqueTemporaryName(for name: String) -> String {
         "\(name).\(getpid()).\(UInt64.random(in: 0 ... .max) & 0xffff_ffff).tmp"
+    }
+}
+
+/// Bytes on their way to a file, written out 64 KiB at a time (`Directory.writeAtomically`).
+struct BufferedOutput {
+    let file: FileDescriptor
+    private(set) var buffer: [UInt8] = []
+    static let capacity = 64 << 10
+
+    init(file: FileDescriptor) {
+        self.file = file
+        buffer.reserveCapacity(Self.capacity)
+    }
+
+    mutating func append(_ bytes: [UInt8]) throws(FileSystemError) {
+        buffer += bytes
+        if buffer.count >= Self.capacity { try flush() }
+    }
+
+    mutating func flush() throws(FileSystemError) {
+        guard !buffer.isEmpty else { return }
+        try file.write(all: buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 }

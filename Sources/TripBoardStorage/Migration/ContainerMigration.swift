@@ -233,7 +233,7 @@ public enum ContainerMigration {
         }
         guard let plan else { preconditionFailure("the plan ran") }
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
-        try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
+        try MigrationJournal.writePlan(plan, in: directory)
         try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
         try root.synchronize()
         CrashPoint.reach("migration.plan")

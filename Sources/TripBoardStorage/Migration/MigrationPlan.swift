@@ -43,8 +43,12 @@ extension PlannedFile {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode([source, destination, String(byteCount), contentHash, String(device), String(inode), attachmentID ?? ""]
-            .joined(separator: "\u{0}"))
+        try container.encode(packed)
+    }
+
+    /// The one string that stands for this file in `plan.json`.
+    var packed: String {
+        [source, destination, String(byteCount), contentHash, String(device), String(inode), attachmentID ?? ""].joined(separator: "\u{0}")
     }
 }
 
