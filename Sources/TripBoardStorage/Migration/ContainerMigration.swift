@@ -198,7 +198,7 @@ public enum ContainerMigration {
             }
         }
         var plan: MigrationPlan?
-        var copies: [String: StagedFile] = [:]
+        var copies: [String: StagedCopy] = [:]
         var prebuilt: MigrationStoreBuilder?
         do {
             if buildsWhole {
@@ -219,7 +219,7 @@ public enum ContainerMigration {
             }
             guard let plan else { preconditionFailure("the plan ran") }
             let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
-            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.byteCount }
+            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.file.byteCount }
             if available < needed {
                 throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
             }

@@ -108,14 +108,14 @@ struct MigrationPlanner {
     let destinationStore: Connection?
     let progress: (MigrationProgress) -> Void
     /// For a real run (not a dry run): the container's `migration/staged/`, emptied, made when
-    /// the old location is on another filesystem — the hash pass then also copies each file there,
-    /// so every byte is read once (`copies`).
+    /// the old location is on another filesystem — the hash pass then also copies each file into
+    /// it (each thread into its own directory there), so every byte is read once (`copies`).
     var stagingDirectory: (() throws -> Directory)? = nil
 
     /// The plan, and the copies the hash pass made (by destination; empty on one filesystem).
     func make() throws -> MigrationPlan { try makeStaging().plan }
 
-    func makeStaging() throws -> (plan: MigrationPlan, copies: [String: StagedFile]) {
+    func makeStaging() throws -> (plan: MigrationPlan, copies: [String: StagedCopy]) {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         var digest = MigrationDigest()
         try legacy.forEachRow("trips") { digest.add(try converter.trip($0)) }
@@ -177,7 +177,7 @@ struct MigrationPlanner {
         let storeBytes = try Self.storeBytes(in: legacyRoot)
         let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
         let sameFilesystem = try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice
-        var copies: [String: StagedFile] = [:]
+        var copies: [String: StagedCopy] = [:]
         if let attachmentsDirectory {
             var staging: Directory?
             if !sameFilesystem, let stagingDirectory, let containerRoot {
@@ -221,23 +221,27 @@ struct MigrationPlanner {
     /// Every planned file's size and BLAKE2b-256, read on two threads (reading and hashing 1 GB of
     /// small files is CPU work that one core would do alone). With `staging`, each file is copied
     /// there as it is read and hashed (`AttachmentFiles.stage`, writeback started, not fsynced):
-    /// the attachments step publishes these copies. Progress is reported by the calling thread,
-    /// from the bytes both have hashed.
+    /// the attachments step publishes these copies. Each thread copies into its own directory
+    /// (`migration/staged/<thread>/`): creating a file takes its directory's lock, and in one
+    /// directory the two threads' creations queue behind each other. Progress is reported by the
+    /// calling thread, from the bytes both have hashed.
     private func hash(_ attachments: inout [PlannedFile], _ recovered: inout [PlannedFile], in directory: Directory,
-                      copyingInto staging: Directory?) throws -> [String: StagedFile] {
+                      copyingInto staging: Directory?) throws -> [String: StagedCopy] {
         var files = attachments + recovered
         let total = files.reduce(Int64(0)) { $0 + $1.byteCount }
         let threads = 2
+        let stagingDirectories = try staging.map { staging in try (0..<threads).map { try MigrationRun.workerDirectory($0, in: staging) } }
         var hashed = [Int64](repeating: 0, count: threads)
-        var copies = [StagedFile?](repeating: nil, count: files.count)
+        var copies = [StagedCopy?](repeating: nil, count: files.count)
         try files.withUnsafeMutableBufferPointer { files in
             try hashed.withUnsafeMutableBufferPointer { hashed in
                 try copies.withUnsafeMutableBufferPointer { copies in
                     try ParallelLoop.run(count: files.count, threads: threads) { worker, index in
                         let source = try directory.openFileForReading(files[index].source)
-                        if let staging {
-                            let copy = try AttachmentFiles.stage(from: source, into: staging, maximumBytes: .max, synchronize: false)
-                            copies[index] = copy
+                        if let stagingDirectories {
+                            let copy = try AttachmentFiles.stage(from: source, into: stagingDirectories[worker], maximumBytes: .max,
+                                                                 synchronize: false)
+                            copies[index] = StagedCopy(file: copy, directory: stagingDirectories[worker])
                             files[index].byteCount = copy.byteCount
                             files[index].contentHash = copy.contentHash
                         } else {
@@ -254,7 +258,7 @@ struct MigrationPlanner {
         }
         attachments = Array(files[..<attachments.count])
         recovered = Array(files[attachments.count...])
-        var byDestination: [String: StagedFile] = [:]
+        var byDestination: [String: StagedCopy] = [:]
         for (file, copy) in zip(files, copies) { if let copy { byDestination[file.destination] = copy } }
         return byDestination
     }

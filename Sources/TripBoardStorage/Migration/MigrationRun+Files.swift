@@ -22,11 +22,15 @@ extension MigrationRun {
         let container = try container()
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
         let attachments = try container.directory(ContainerLayout.attachmentsDirectory)
-        var staging = copiedAhead.isEmpty ? nil : try migrationDirectory.openDirectory(Self.stagedDirectory)
+        // Where this step's own copies go, made with the first: beside the copies made ahead
+        // (copiedAhead, the plan's or the store step's), or else in a staged directory emptied
+        // of what an interrupted attempt left.
+        var staging: Directory?
+        let besideCopiesAhead = !copiedAhead.isEmpty
         var directories: [String: Directory] = [:]
         var touched: [String: Directory] = [:]
         var crossDevice = false
-        var copies: [(StagedFile, Directory, String, String)] = []
+        var copies: [(StagedCopy, Directory, String, String)] = []
         var done: Int64 = 0
         let total = plan.fileBytes
         for (index, file) in files.enumerated() {
@@ -57,33 +61,35 @@ extension MigrationRun {
             }
             // Copied into migration/staged/ and checked against the plan's hash; made durable and
             // renamed into place in batches below (one syncfs instead of an fsync per file).
-            let stagingDirectory = try staging ?? emptyStagedDirectory()
-            staging = stagingDirectory
-            let staged: StagedFile
+            let staged: StagedCopy
             if let copy = copiedAhead.removeValue(forKey: file.destination) {
                 staged = copy
             } else {
+                let stagingDirectory = try staging ?? (besideCopiesAhead
+                    ? Self.workerDirectory(0, in: migrationDirectory.openDirectory(Self.stagedDirectory)) : ownStagingDirectory())
+                staging = stagingDirectory
+                let copy: StagedFile
                 do {
-                    staged = try AttachmentFiles.stage(from: try source.openFileForReading(file.source), into: stagingDirectory,
-                                                       maximumBytes: file.byteCount, synchronize: false)
+                    copy = try AttachmentFiles.stage(from: try source.openFileForReading(file.source), into: stagingDirectory,
+                                                     maximumBytes: file.byteCount, synchronize: false)
                 } catch is AttachmentError {
                     throw MigrationError.sourceChanged(path: source.childPath(file.source))
                 }
-                guard staged.byteCount == file.byteCount, staged.contentHash == file.contentHash else {
-                    AttachmentFiles.discard(stagedName: staged.stagingName, in: stagingDirectory)
+                guard copy.byteCount == file.byteCount, copy.contentHash == file.contentHash else {
+                    AttachmentFiles.discard(stagedName: copy.stagingName, in: stagingDirectory)
                     throw MigrationError.sourceChanged(path: source.childPath(file.source))
                 }
+                staged = StagedCopy(file: copy, directory: stagingDirectory)
             }
             copies.append((staged, directory, name, file.destination))
-            if copies.count >= Self.copyBatch { try publishCopies(&copies, staging: stagingDirectory) }
+            if copies.count >= Self.copyBatch { try publishCopies(&copies) }
         }
-        if staging == nil, try migrationDirectory.status(of: Self.stagedDirectory) != nil {
-            staging = try emptyStagedDirectory()  // what an interrupted attempt left
-        }
-        if let staging {
-            try publishCopies(&copies, staging: staging)
-            for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.stagingName, in: staging) }
-            copiedAhead = [:]
+        try publishCopies(&copies)
+        for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.file.stagingName, in: copy.directory) }
+        copiedAhead = [:]
+        // The staged directory goes, with what an interrupted attempt may have left there.
+        if try migrationDirectory.status(of: Self.stagedDirectory) != nil {
+            _ = try emptyStagedDirectory()
             try migrationDirectory.removeDirectory(Self.stagedDirectory)
         }
         // fsync(2) of a file does not persist its name: every directory that gained or lost a name
@@ -112,9 +118,9 @@ extension MigrationRun {
               try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
         else { return try body() }
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
-        let staging = try emptyStagedDirectory()
+        let staging = try ownStagingDirectory()
         var result: Result?
-        var copies: [String: StagedFile] = [:]
+        var copies: [String: StagedCopy] = [:]
         // Worker 0 (this thread) runs index 0, worker 1 index 1; errors are rethrown after both end.
         do {
             try ParallelLoop.run(count: 2, threads: 2) { _, index in
@@ -132,8 +138,8 @@ extension MigrationRun {
         return result!
     }
 
-    private static func copyAhead(_ files: [PlannedFile], from source: Directory, into staging: Directory) -> [String: StagedFile] {
-        var copies: [String: StagedFile] = [:]
+    private static func copyAhead(_ files: [PlannedFile], from source: Directory, into staging: Directory) -> [String: StagedCopy] {
+        var copies: [String: StagedCopy] = [:]
         for file in files {
             let copy: StagedFile
             do {
@@ -146,7 +152,7 @@ extension MigrationRun {
                 AttachmentFiles.discard(stagedName: copy.stagingName, in: staging)
                 break
             }
-            copies[file.destination] = copy
+            copies[file.destination] = StagedCopy(file: copy, directory: staging)
         }
         return copies
     }
@@ -184,12 +190,30 @@ extension MigrationRun {
 
     private func emptyStagedDirectory() throws -> Directory { try Self.emptyStagedDirectory(in: migrationDirectory) }
 
-    /// `migration/staged/`, emptied of what an interrupted attempt left there.
+    /// `migration/staged/`, emptied of what an interrupted attempt left there: its per-thread
+    /// directories with their files (and files directly in it, where earlier versions staged).
     static func emptyStagedDirectory(in migrationDirectory: Directory) throws -> Directory {
         let staging = try migrationDirectory.openDirectory(stagedDirectory, create: true)
-        for name in try staging.entries() { try staging.removeFile(name) }
+        for name in try staging.entries() {
+            guard try staging.status(of: name)?.kind == .directory else {
+                try staging.removeFile(name)
+                continue
+            }
+            let worker = try staging.openDirectory(name)
+            for file in try worker.entries() { try worker.removeFile(file) }
+            try staging.removeDirectory(name)
+        }
         return staging
     }
+
+    /// `migration/staged/<worker>/`: the copies of one thread (see `MigrationPlanner.hash`).
+    static func workerDirectory(_ worker: Int, in staging: Directory) throws -> Directory {
+        try staging.openDirectory(String(worker), create: true)
+    }
+
+    /// Where a step copies on its own thread: `migration/staged/0/`, in a staged directory
+    /// emptied of earlier attempts' copies.
+    private func ownStagingDirectory() throws -> Directory { try Self.workerDirectory(0, in: emptyStagedDirectory()) }
 
     /// Copies (across filesystems) are published in batches of this many files.
     static let copyBatch = 500
@@ -198,11 +222,11 @@ extension MigrationRun {
     /// data of every file before any of them gets its final name — then renames them into place.
     /// Until then they are only in `tmp/`: a crash leaves leftovers, never a name on a partial
     /// file. The renames are made durable with the step's closing syncfs.
-    private func publishCopies(_ copies: inout [(StagedFile, Directory, String, String)], staging: Directory) throws {
+    private func publishCopies(_ copies: inout [(StagedCopy, Directory, String, String)]) throws {
         guard !copies.isEmpty else { return }
-        try staging.synchronizeFileSystem()
+        try migrationDirectory.synchronizeFileSystem()
         for (staged, directory, name, destination) in copies {
-            try staging.rename(staged.stagingName, to: directory, as: name)
+            try staged.directory.rename(staged.file.stagingName, to: directory, as: name)
             verifiedFiles.insert(destination)
         }
         copies.removeAll()
@@ -281,4 +305,10 @@ extension MigrationRun {
             guard error.code == .alreadyExists else { throw error }
         }
     }
+}
+
+/// A copy waiting in one of `migration/staged/`'s directories to be renamed into place.
+struct StagedCopy {
+    let file: StagedFile
+    let directory: Directory
 }

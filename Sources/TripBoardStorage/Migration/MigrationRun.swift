@@ -17,9 +17,9 @@ final class MigrationRun {
     private(set) var openedContainer: Container?
     /// Destination files whose hash this run has checked (copies) — not re-read by the verification.
     var verifiedFiles = Set<String>()
-    /// Copies made in `migration/staged/` while the store step ran (across filesystems), by
-    /// destination; the attachments step publishes them.
-    var copiedAhead: [String: StagedFile] = [:]
+    /// Copies made in `migration/staged/` by the plan or while the store step ran (across
+    /// filesystems), by destination; the attachments step publishes them.
+    var copiedAhead: [String: StagedCopy] = [:]
     /// The new store, started while the plan hashed the files (a fresh run into a container with
     /// no record); the store step finishes and publishes it.
     var prebuilt: MigrationStoreBuilder?
