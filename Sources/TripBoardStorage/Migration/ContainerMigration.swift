@@ -219,7 +219,7 @@ public enum ContainerMigration {
             }
             guard let plan else { preconditionFailure("the plan ran") }
             let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
-            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.file.byteCount }
+            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.byteCount }
             if available < needed {
                 throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
             }

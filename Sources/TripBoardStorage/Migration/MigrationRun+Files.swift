@@ -16,8 +16,7 @@ extension MigrationRun {
     }
 
     private func placeFiles() throws {
-        let files = plan.attachments + plan.recovered
-        guard !files.isEmpty else { return }
+        guard plan.fileCount > 0 else { return }
         let (_, legacyRoot) = try legacySource()
         let container = try container()
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
@@ -33,8 +32,8 @@ extension MigrationRun {
         var copies: [(StagedCopy, Directory, String, String)] = []
         var done: Int64 = 0
         let total = plan.fileBytes
-        for (index, file) in files.enumerated() {
-            if index == files.count / 2 { CrashPoint.reach("migration.attachments-partial") }
+        for (index, file) in plan.files.enumerated() {
+            if index == plan.fileCount / 2 { CrashPoint.reach("migration.attachments-partial") }
             let components = file.destination.split(separator: "/").map(String.init)  // attachments/<shard>/<name>
             let directory = try directories[components[1]] ?? attachments.openDirectory(components[1], create: true)
             directories[components[1]] = directory
@@ -79,13 +78,13 @@ extension MigrationRun {
                     AttachmentFiles.discard(stagedName: copy.stagingName, in: stagingDirectory)
                     throw MigrationError.sourceChanged(path: source.childPath(file.source))
                 }
-                staged = StagedCopy(file: copy, directory: stagingDirectory)
+                staged = StagedCopy(copy, in: stagingDirectory)
             }
             copies.append((staged, directory, name, file.destination))
             if copies.count >= Self.copyBatch { try publishCopies(&copies) }
         }
         try publishCopies(&copies)
-        for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.file.stagingName, in: copy.directory) }
+        for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.name, in: copy.directory) }
         copiedAhead = [:]
         // The staged directory goes, with what an interrupted attempt may have left there.
         if try migrationDirectory.status(of: Self.stagedDirectory) != nil {
@@ -113,8 +112,7 @@ extension MigrationRun {
     /// that fails or differs stops the copying ahead; the attachments step copies what is left
     /// itself, and reports what fails then.
     func copyingFilesAlongside<Result>(_ body: () throws -> Result) throws -> Result {
-        let files = plan.attachments + plan.recovered
-        guard copiedAhead.isEmpty, !plan.sameFilesystem, !files.isEmpty, let legacyRoot,
+        guard copiedAhead.isEmpty, !plan.sameFilesystem, plan.fileCount > 0, let legacyRoot,
               try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
         else { return try body() }
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
@@ -127,7 +125,7 @@ extension MigrationRun {
                 if index == 0 {
                     result = try body()
                 } else {
-                    copies = Self.copyAhead(files, from: source, into: staging)
+                    copies = Self.copyAhead(plan.files, from: source, into: staging)
                 }
             }
         } catch {
@@ -138,7 +136,7 @@ extension MigrationRun {
         return result!
     }
 
-    private static func copyAhead(_ files: [PlannedFile], from source: Directory, into staging: Directory) -> [String: StagedCopy] {
+    private static func copyAhead(_ files: some Sequence<PlannedFile>, from source: Directory, into staging: Directory) -> [String: StagedCopy] {
         var copies: [String: StagedCopy] = [:]
         for file in files {
             let copy: StagedFile
@@ -152,7 +150,7 @@ extension MigrationRun {
                 AttachmentFiles.discard(stagedName: copy.stagingName, in: staging)
                 break
             }
-            copies[file.destination] = StagedCopy(file: copy, directory: staging)
+            copies[file.destination] = StagedCopy(copy, in: staging)
         }
         return copies
     }
@@ -226,7 +224,7 @@ extension MigrationRun {
         guard !copies.isEmpty else { return }
         try migrationDirectory.synchronizeFileSystem()
         for (staged, directory, name, destination) in copies {
-            try staged.directory.rename(staged.file.stagingName, to: directory, as: name)
+            try staged.directory.rename(staged.name, to: directory, as: name)
             verifiedFiles.insert(destination)
         }
         copies.removeAll()
@@ -307,8 +305,17 @@ extension MigrationRun {
     }
 }
 
-/// A copy waiting in one of `migration/staged/`'s directories to be renamed into place.
+/// A copy waiting in one of `migration/staged/`'s directories to be renamed into place, already
+/// checked against the plan. Only its name and size are kept: 10,000 of them are held at once,
+/// and a `StagedFile` also carries the file's first kilobyte (for the import's format check).
 struct StagedCopy {
-    let file: StagedFile
+    let name: String
+    let byteCount: Int64
     let directory: Directory
+
+    init(_ file: StagedFile, in directory: Directory) {
+        name = file.stagingName
+        byteCount = file.byteCount
+        self.directory = directory
+    }
 }

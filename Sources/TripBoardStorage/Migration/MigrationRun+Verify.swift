@@ -24,7 +24,7 @@ extension MigrationRun {
             try verifyRecordByRecord(store: store, legacy: legacy)
         }
         var directories: [String: Directory] = [:]
-        for file in plan.attachments + plan.recovered {
+        for file in plan.files {
             let components = file.destination.split(separator: "/").map(String.init)
             let directory = try directories[components[1]] ?? container.directory(components[0] + "/" + components[1])
             directories[components[1]] = directory
