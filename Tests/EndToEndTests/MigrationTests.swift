@@ -146,6 +146,21 @@ import Testing
         #expect(try setup.leftovers() == [], "after resuming from \(point)")
     }
 
+    /// Killed between renaming a file into place and making it private, an attempt leaves version
+    /// 1's mode on it (100 random kills found this once): the next run makes it 0600.
+    @Test func aFileRenamedButNotYetPrivateIsMadePrivateByTheNextRun() throws {
+        let setup = try MigrationSetup(crossDevice: false)
+        let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration.attachments-partial"])
+        #expect(crashed.wasSignaled, "\(crashed)")
+        let attachments = setup.container.path + "/attachments"
+        let moved = try #require(FileManager.default.subpaths(atPath: attachments)?
+            .filter { $0.hasSuffix(".pdf") || $0.hasSuffix(".jpg") }.sorted().first, "a file was moved before the crash")
+        #expect(chmod(attachments + "/" + moved, 0o644) == 0)
+        let resumed = try setup.migrate()
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(try setup.problems(final: true) == [])
+    }
+
     /// The verification reads the container's store back and compares it with what the store step
     /// converted: a record changed in between (here by hand, after a crash) stops the migration
     /// before its commit marker, with the old location still complete.
@@ -169,6 +184,21 @@ import Testing
         #expect(result.stdout.contains(#""sameFilesystem" : false"#), "\(result)")
         #expect(try setup.problems(final: true) == [])
         #expect(try setup.leftovers() == [], "the copies made while the store step ran were all published")
+    }
+
+    /// Across filesystems with an `Attachments/` that holds nothing to move: no copying directory
+    /// is made, and none is left.
+    @Test func anEmptyAttachmentsDirectoryAcrossFilesystemsLeavesNothing() throws {
+        var fixture = LegacyFixture.standard()
+        fixture.attachments = []
+        fixture.files = [:]
+        let setup = try MigrationSetup(fixture, crossDevice: true)
+        try FileManager.default.createDirectory(atPath: setup.legacy + "/Attachments", withIntermediateDirectories: true)
+        let result = try setup.migrate(["--json"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains(#""sameFilesystem" : false"#), "\(result)")
+        #expect(try setup.leftovers() == [])
+        #expect(!FileManager.default.fileExists(atPath: setup.legacy), "the old location is gone")
     }
 
     /// kill -9 at random moments, on one filesystem and across two: whatever the moment, the

@@ -217,8 +217,12 @@ struct BufferedOutput {
     }
 
     mutating func append(_ bytes: [UInt8]) throws(FileSystemError) {
+        if buffer.count + bytes.count > Self.capacity {
+            try flush()
+            // Bigger than the buffer: written as it is rather than copied into it.
+            if bytes.count >= Self.capacity { return try file.write(all: bytes) }
+        }
         buffer += bytes
-        if buffer.count >= Self.capacity { try flush() }
     }
 
     mutating func flush() throws(FileSystemError) {

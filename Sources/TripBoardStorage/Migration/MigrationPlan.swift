@@ -184,7 +184,7 @@ struct MigrationPlanner {
         var copies: [String: StagedCopy] = [:]
         if let attachmentsDirectory {
             var staging: Directory?
-            if !sameFilesystem, let stagingDirectory, let containerRoot {
+            if !sameFilesystem, !attachments.isEmpty || !recovered.isEmpty, let stagingDirectory, let containerRoot {
                 // The space is checked before the first copy (and again, with the final sizes, by the caller).
                 let needed = Self.neededBytes(storeBytes: storeBytes, fileBytes: (attachments + recovered).reduce(0) { $0 + $1.byteCount },
                                               sameFilesystem: false)

@@ -16,7 +16,7 @@ extension MigrationRun {
     }
 
     private func placeFiles() throws {
-        guard plan.fileCount > 0 else { return }
+        guard plan.fileCount > 0 else { return try removeStagedDirectory() }
         let (_, legacyRoot) = try legacySource()
         let container = try container()
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
@@ -42,7 +42,14 @@ extension MigrationRun {
                 done += file.byteCount
                 report("attachments", done: done, total: total)
             }
-            if try isInPlace(file, directory: directory, name: name) { continue }
+            if try isInPlace(file, directory: directory, name: name) {
+                // Killed between a rename and its chmod, an earlier attempt left version 1's mode.
+                if try directory.status(of: name)?.permissions != 0o600 {
+                    try directory.setPermissions(of: name, to: 0o600)
+                    touched[directory.path] = directory
+                }
+                continue
+            }
             guard let status = try source.status(of: file.source), status.kind == .regular, status.size == file.byteCount else {
                 throw MigrationError.sourceChanged(path: source.childPath(file.source))
             }
@@ -86,11 +93,7 @@ extension MigrationRun {
         try publishCopies(&copies)
         for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.name, in: copy.directory) }
         copiedAhead = [:]
-        // The staged directory goes, with what an interrupted attempt may have left there.
-        if try migrationDirectory.status(of: Self.stagedDirectory) != nil {
-            _ = try emptyStagedDirectory()
-            try migrationDirectory.removeDirectory(Self.stagedDirectory)
-        }
+        try removeStagedDirectory()
         // fsync(2) of a file does not persist its name: every directory that gained or lost a name
         // is made durable before the journal records the step — with one syncfs(2) per filesystem
         // rather than an fsync per directory (up to 256 shards, each fsync a journal commit).
@@ -188,6 +191,13 @@ extension MigrationRun {
 
     private func emptyStagedDirectory() throws -> Directory { try Self.emptyStagedDirectory(in: migrationDirectory) }
 
+    /// Removes `migration/staged/` with what an interrupted attempt may have left there.
+    private func removeStagedDirectory() throws {
+        guard try migrationDirectory.status(of: Self.stagedDirectory) != nil else { return }
+        _ = try emptyStagedDirectory()
+        try migrationDirectory.removeDirectory(Self.stagedDirectory)
+    }
+
     /// `migration/staged/`, emptied of what an interrupted attempt left there: its per-thread
     /// directories with their files (and files directly in it, where earlier versions staged).
     static func emptyStagedDirectory(in migrationDirectory: Directory) throws -> Directory {
@@ -218,7 +228,7 @@ extension MigrationRun {
 
     /// Makes a batch of copies durable with one `syncfs(2)` of the container's filesystem — the
     /// data of every file before any of them gets its final name — then renames them into place.
-    /// Until then they are only in `tmp/`: a crash leaves leftovers, never a name on a partial
+    /// Until then they are only in `migration/staged/`: a crash leaves leftovers, never a name on a partial
     /// file. The renames are made durable with the step's closing syncfs.
     private func publishCopies(_ copies: inout [(StagedCopy, Directory, String, String)]) throws {
         guard !copies.isEmpty else { return }

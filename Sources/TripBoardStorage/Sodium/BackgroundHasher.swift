@@ -60,7 +60,7 @@ final class BackgroundHasher: @unchecked Sendable {
     /// Like `submit(_:)` for bytes in a buffer the caller reuses: hashed at once on the first
     /// call, copied into the queue after.
     func submit(_ bytes: UnsafeRawBufferPointer) {
-        guard startThreadIfNeeded() else { return hasher.update(bytes.assumingMemoryBound(to: UInt8.self)) }
+        guard startThreadIfNeeded() else { return bytes.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
         enqueue(Array(bytes))
     }
 
