@@ -23,8 +23,8 @@ import random
 FILE_SIZE = 100_000
 
 
-def write_legacy(path, attachments, store_megabytes, seed=11):
-    """A version-1 directory: `attachments` files of FILE_SIZE bytes, one booking each, and
+def write_legacy(path, attachments, store_megabytes, seed=11, file_size=FILE_SIZE):
+    """A version-1 directory: `attachments` files of `file_size` bytes, one booking each, and
     trips whose notes bring the store to about `store_megabytes`."""
     rng = random.Random(seed)
     shutil.rmtree(path, ignore_errors=True)
@@ -50,7 +50,7 @@ def write_legacy(path, attachments, store_megabytes, seed=11):
         db.execute("INSERT INTO trips VALUES (?, ?, '2027-03-01', '2027-03-09', ?, '2026-01-01T10:00:00Z')",
                    (trip, f"Trip {index}", notes[index % 100:] + str(index)))
         db.execute("INSERT INTO places VALUES (?, ?, ?, 'Lisbon', 0)", (uid(), trip, f"Place {index}"))
-    payload = rng.randbytes(FILE_SIZE)
+    payload = rng.randbytes(file_size)
     for index in range(attachments):
         booking, attachment = uid(), uid()
         db.execute("INSERT INTO bookings VALUES (?, ?, 'train', ?, '2027-03-01T07:35:00+00:00', 'X7K2QP')",
