@@ -135,28 +135,24 @@ def bench(args, release, work, alternate, Result):
         # which makes every file creation — most of `cp -a`'s time — several times slower. This
         # order keeps the group's own deletions out of the copy comparison; deletions just before
         # the benchmark (an earlier run's clean-up) still weigh on it: see docs/performance.md.
-        legacy_shm = os.path.join(shm, "legacy")
+        def compare(template, legacy, script, title, baseline, note, target_exists=False):
+            """Our migration of `template` against `script` (with $1 the old location, $2 the target)."""
+            def by_hand():
+                fresh_copy(template, legacy, target)
+                if target_exists:
+                    os.makedirs(target)
+                return timed_run(["sh", "-c", script, "sh", legacy, target], work)
 
-        def copy():
-            fresh_copy(template_shm, legacy_shm, target)
-            script = 'cp -a "$1" "$2" && sync && rm -rf "$1"'
-            return timed_run(["sh", "-c", script, "sh", legacy_shm, target], work)
+            a, b = alternate(runs, lambda: ours(template, legacy, container), by_hand)
+            results.append(Result(title, "container-migration", baseline, a, b, "≤ 1.3×", note))
 
-        a, b = alternate(runs, lambda: ours(template_shm, legacy_shm, container), copy)
-        results.append(Result(f"`container-migration` across filesystems (/dev/shm → disk): {attachments:,} attachments",
-                              "container-migration", "cp -a + sync + rm -rf", a, b, "≤ 1.3×",
-                              "rename fails with EXDEV: every file is copied, hashed and fsynced"))
-
-        def mv():
-            fresh_copy(template_disk, legacy, target)
-            os.makedirs(target)
-            script = 'mv "$1"/Attachments/* "$1"/TripBoard.sqlite* "$1"/preferences.json "$2"/ && sync'
-            return timed_run(["sh", "-c", script, "sh", legacy, target], work)
-
-        a, b = alternate(runs, lambda: ours(template_disk, legacy, container), mv)
-        results.append(Result(f"`container-migration`, same filesystem: {attachments:,} attachments ({size / 1e9:.2f} GB in all)",
-                              "container-migration", "mv of every file + sync", a, b, "≤ 1.3×",
-                              "fresh `cp -a` + `sync` of the version-1 directory before each run (untimed)"))
+        compare(template_shm, os.path.join(shm, "legacy"), 'cp -a "$1" "$2" && sync && rm -rf "$1"',
+                f"`container-migration` across filesystems (/dev/shm → disk): {attachments:,} attachments",
+                "cp -a + sync + rm -rf", "rename fails with EXDEV: every file is copied, hashed and fsynced")
+        compare(template_disk, legacy, 'mv "$1"/Attachments/* "$1"/TripBoard.sqlite* "$1"/preferences.json "$2"/ && sync',
+                f"`container-migration`, same filesystem: {attachments:,} attachments ({size / 1e9:.2f} GB in all)",
+                "mv of every file + sync", "fresh `cp -a` + `sync` of the version-1 directory before each run (untimed)",
+                target_exists=True)
 
         a, b = alternate(runs, lambda: ours(template_disk, legacy, container),
                          lambda: ours(small_template, legacy, container))
