@@ -128,13 +128,7 @@ def bench(args, release, work, alternate, Result):
     try:
         legacy, container = os.path.join(disk, "legacy"), os.path.join(disk, "container")
         target = os.path.join(disk, "moved")
-        # Across filesystems first: the same-filesystem runs delete 10,000 files on the disk each
-        # (the migration's last step). For minutes after a mass deletion, ext4 without a journal
-        # (this machine's root) checks each free inode it considers against the inode table and
-        # passes over those deleted in the last 60–360 s (`recently_deleted` in fs/ext4/ialloc.c),
-        # which makes every file creation — most of `cp -a`'s time — several times slower. This
-        # order keeps the group's own deletions out of the copy comparison; deletions just before
-        # the benchmark (an earlier run's clean-up) still weigh on it: see docs/performance.md.
+
         def compare(template, legacy, script, title, baseline, note, target_exists=False):
             """Our migration of `template` against `script` (with $1 the old location, $2 the target)."""
             def by_hand():
@@ -146,6 +140,13 @@ def bench(args, release, work, alternate, Result):
             a, b = alternate(runs, lambda: ours(template, legacy, container), by_hand)
             results.append(Result(title, "container-migration", baseline, a, b, "≤ 1.3×", note))
 
+        # Across filesystems first: the same-filesystem runs delete 10,000 files on the disk each
+        # (the migration's last step). For minutes after a mass deletion, ext4 without a journal
+        # (this machine's root) checks each free inode it considers against the inode table and
+        # passes over those deleted in the last 60–360 s (`recently_deleted` in fs/ext4/ialloc.c),
+        # which makes every file creation — most of `cp -a`'s time — several times slower. This
+        # order keeps the group's own deletions out of the copy comparison; deletions just before
+        # the benchmark (an earlier run's clean-up) still weigh on it: see docs/performance.md.
         compare(template_shm, os.path.join(shm, "legacy"), 'cp -a "$1" "$2" && sync && rm -rf "$1"',
                 f"`container-migration` across filesystems (/dev/shm → disk): {attachments:,} attachments",
                 "cp -a + sync + rm -rf", "rename fails with EXDEV: every file is copied, hashed and fsynced")
