@@ -77,9 +77,9 @@ public enum MigrationJournal {
     }
 
     /// Writes `plan.json` — the document `write` would write, its keys in encoding order rather
-    /// than sorted — without the whole document in memory: the planned
-    /// files (10,000 in a large migration, about 250 bytes each) are serialized one at a time
-    /// into the output's buffer; only the rest of the plan is built as a JSON value first.
+    /// than sorted — without the whole document in memory: the planned files (10,000 in a large
+    /// migration, about 250 bytes each) are serialized one at a time into the output's buffer;
+    /// only the rest of the plan is built as a JSON value first.
     static func writePlan(_ plan: MigrationPlan, in directory: Directory) throws {
         var rest = plan
         rest.attachments = []

@@ -228,8 +228,8 @@ extension MigrationRun {
 
     /// Makes a batch of copies durable with one `syncfs(2)` of the container's filesystem — the
     /// data of every file before any of them gets its final name — then renames them into place.
-    /// Until then they are only in `migration/staged/`: a crash leaves leftovers, never a name on a partial
-    /// file. The renames are made durable with the step's closing syncfs.
+    /// Until then they are only in `migration/staged/`: a crash leaves leftovers, never a name on
+    /// a partial file. The renames are made durable with the step's closing syncfs.
     private func publishCopies(_ copies: inout [(StagedCopy, Directory, String, String)]) throws {
         guard !copies.isEmpty else { return }
         try migrationDirectory.synchronizeFileSystem()
