@@ -206,15 +206,13 @@ public final class Directory: Sendable {
 }
 
 /// Bytes on their way to a file, written out 64 KiB at a time (`Directory.writeAtomically`).
+/// The buffer grows as it is filled: a small document (most are) costs no 64 KiB allocation.
 struct BufferedOutput {
     let file: FileDescriptor
-    private(set) var buffer: [UInt8] = []
+    private var buffer: [UInt8] = []
     static let capacity = 64 << 10
 
-    init(file: FileDescriptor) {
-        self.file = file
-        buffer.reserveCapacity(Self.capacity)
-    }
+    init(file: FileDescriptor) { self.file = file }
 
     mutating func append(_ bytes: [UInt8]) throws(FileSystemError) {
         if buffer.count + bytes.count > Self.capacity {
