@@ -15,4 +15,6 @@ int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions
 int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
 /* Also a GNU extension (<unistd.h>): the container migration makes a filesystem's renames durable at once. */
 int syncfs(int fd);
+/* <stdio.h>, GNU: rename that fails with EEXIST instead of replacing (RENAME_NOREPLACE = 1). */
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 #endif

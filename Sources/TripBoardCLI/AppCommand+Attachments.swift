@@ -24,15 +24,18 @@ extension AppCommand {
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
                         with the right size and hash; reports orphan files and staging leftovers older than the grace \
-                        period (--grace, default 3600 s; an edit in $EDITOR keeps its copy in tmp/) and unfinished deletions. --repair finishes deletions, removes orphans and leftovers, and marks rows \
-                        whose file is gone as missing; damaged files are reported, never removed. Exit 65 when problems remain.
+                        period (--grace, default 3600 s; an edit in $EDITOR keeps its copy in tmp/), anything that is not a \
+                        regular file where one belongs, stale thumbnails and unfinished deletions. --repair finishes \
+                        deletions, moves orphans and misplaced entries into attachments/recovered/ (never deleting them), \
+                        removes tmp/ leftovers and stale cache entries, and marks rows whose file is gone as missing; \
+                        damaged files are reported, never removed. Exit 65 when problems remain.
                         """, run: checkContainer),
         ]
     }
 
     static func listAttachments(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let tripReference = try context.arguments.option("--trip")
+        let tripReference = try context.arguments.recordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
         let attachments = try store.attachments(tripId: try tripReference.map { try store.resolveID(.trip, $0) })
@@ -45,25 +48,30 @@ extension AppCommand {
     }
 
     static func exportAttachment(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("attachment ID")
+        let reference = try context.arguments.recordID("attachment")
         let destination = try context.arguments.positional("DEST")
         try context.finishArguments()
+        // Where it goes is settled before the container is opened: a bad DEST touches nothing.
+        let directory: Directory
+        var fileName: String?
+        if let existing = try? Directory.open(path: destination) {
+            directory = existing  // like cp FILE DIR: the attachment's own name, decided below
+        } else {
+            let (directoryPath, name) = splitPath(destination)
+            guard !name.isEmpty else { throw CommandLineError.usage("DEST needs a file name") }
+            (directory, fileName) = (try Directory.open(path: directoryPath), name)
+        }
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let files = try AttachmentFiles(container: container)
-        var (directoryPath, fileName) = splitPath(destination)
-        if (try? Directory.open(path: destination)) != nil {
-            (directoryPath, fileName) = (destination, attachment.originalFilename)  // like cp FILE DIR
-        }
-        guard !fileName.isEmpty else { throw CommandLineError.usage("DEST needs a file name") }
-        let directory = try Directory.open(path: directoryPath)
+        let name = fileName ?? attachment.originalFilename
         try files.export(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
-                         contentHash: attachment.contentHash, to: directory, as: fileName)
-        context.console.diagnostic("wrote \(directory.childPath(fileName))")
+                         contentHash: attachment.contentHash, to: directory, as: name)
+        context.console.diagnostic("wrote \(directory.childPath(name))")
     }
 
     static func showThumbnail(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("attachment ID")
+        let reference = try context.arguments.recordID("attachment")
         try context.finishArguments()
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
@@ -73,7 +81,7 @@ extension AppCommand {
     }
 
     static func deleteAttachment(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("attachment ID")
+        let reference = try context.arguments.recordID("attachment")
         try context.finishArguments()
         let container = try context.container()
         try AttachmentDeletion.delete(id: try container.store.resolveID(.attachment, reference), container: container)
@@ -99,7 +107,10 @@ extension AppCommand {
             for line in report.missingFiles { console.print("missing file: " + line) }
             for line in report.damagedFiles { console.print("damaged file: " + line) }
             for line in report.orphanFiles { console.print("orphan file: " + line) }
+            for line in report.misplacedEntries { console.print("not a regular file: " + line) }
             for line in report.stagingLeftovers { console.print("staging leftover: " + line) }
+            for line in report.staleCacheEntries { console.print("stale cache entry: " + line) }
+            for line in report.returnedFiles { console.print("file back for a missing attachment: " + line) }
             for line in report.unfinishedDeletions { console.print("unfinished deletion: attachment " + line) }
             if report.isClean { console.print("The container is consistent.") }
         }

@@ -25,7 +25,7 @@ extension AppCommand {
     }
 
     static func addPlace(_ context: CommandContext) throws {
-        let tripReference = try context.arguments.requiredOption("--trip")
+        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         let name = try context.arguments.requiredOption("--name")
         let city = try context.arguments.option("--city")
         try context.finishArguments()
@@ -36,7 +36,7 @@ extension AppCommand {
 
     static func listPlaces(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let tripReference = try context.arguments.requiredOption("--trip")
+        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
         let places = try store.places(tripId: try store.resolveID(.trip, tripReference))
@@ -48,21 +48,21 @@ extension AppCommand {
 
     static func visitPlace(_ context: CommandContext) throws {
         let undo = context.arguments.flag("--undo")
-        let reference = try context.arguments.positional("place ID")
+        let reference = try context.arguments.recordID("place")
         try context.finishArguments()
         let store = try context.store()
         try store.setVisited(placeId: try store.resolveID(.place, reference), !undo)
     }
 
     static func deletePlace(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("place ID")
+        let reference = try context.arguments.recordID("place")
         try context.finishArguments()
         let store = try context.store()
         reportDeletion(try store.deletePlace(id: try store.resolveID(.place, reference)), context)
     }
 
     static func addBooking(_ context: CommandContext) throws {
-        let tripReference = try context.arguments.requiredOption("--trip")
+        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         let kindText = try context.arguments.requiredOption("--kind")
         let title = try context.arguments.requiredOption("--title")
         let startsAtText = try context.arguments.option("--starts-at")
@@ -86,7 +86,7 @@ extension AppCommand {
 
     static func listBookings(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let tripReference = try context.arguments.requiredOption("--trip")
+        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
         let bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
@@ -98,7 +98,7 @@ extension AppCommand {
     }
 
     static func deleteBooking(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("booking ID")
+        let reference = try context.arguments.recordID("booking")
         try context.finishArguments()
         let store = try context.store()
         reportDeletion(try store.deleteBooking(id: try store.resolveID(.booking, reference)), context)

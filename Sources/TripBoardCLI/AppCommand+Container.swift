@@ -13,6 +13,9 @@ struct ContainerInfo: Encodable {
         var preferences: Int64
     }
 
+    /// The container path as it was given (`--container`, the environment or the default); the
+    /// paths above are canonical (symbolic links resolved), which is what is opened.
+    var location: String
     var paths: Paths
     var layoutVersion: Int
     var schemaVersion: Int64
@@ -30,7 +33,24 @@ extension AppCommand {
             CommandSpec(words: ["container", "info"], usage: "container info [--json]",
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
                         run: containerInfo),
+            CommandSpec(words: ["container", "init"], usage: "container init [DIR]",
+                        summary: """
+                        Creates a container at DIR (else where --container and the environment say), and prints its \
+                        path. DIR must not exist yet or be empty; an existing container is left as it is.
+                        """, run: initContainer, createsContainer: true),
         ]
+    }
+
+    static func initContainer(_ context: CommandContext) throws {
+        let directory = context.arguments.nextPositional()
+        try context.finishArguments()
+        if let directory {
+            guard !directory.isEmpty else { throw CommandLineError.usage("DIR must not be empty") }
+            context.containerPath = directory
+        }
+        let container = try context.container()
+        if !container.wasCreated { context.console.diagnostic(terminalSafe("a TripBoard container is already at \(container.path)")) }
+        context.console.print(container.path)
     }
 
     static func containerInfo(_ context: CommandContext) throws {
@@ -43,6 +63,7 @@ extension AppCommand {
         let store = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
         let preferences = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
         let info = ContainerInfo(
+            location: context.containerPath,
             paths: .init(container: container.path, lock: path(ContainerLayout.lockFile), manifest: path(ContainerLayout.manifestFile),
                          store: path(store), preferences: path(preferences), attachments: path(ContainerLayout.attachmentsDirectory),
                          thumbnails: path(ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory),
@@ -57,7 +78,8 @@ extension AppCommand {
             counts: try container.store.counts())
         if json { return try context.console.printJSON(info) }
         let console = context.console
-        console.print("container:   \(info.paths.container)")
+        let given = info.location == info.paths.container ? "" : " (given as \(info.location))"
+        console.print("container:   \(info.paths.container)" + given)
         console.print("created:     \(info.createdAt) by \(info.createdBy)")
         console.print("layout:      version \(info.layoutVersion); store schema \(info.schemaVersion); SQLite \(info.sqliteVersion)")
         console.print("durability:  \(info.durability)")

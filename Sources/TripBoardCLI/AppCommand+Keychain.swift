@@ -12,7 +12,7 @@ extension AppCommand {
                         summary: """
                         Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
-                        """, run: setItem),
+                        """, run: setItem, createsContainer: true),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
                         summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
@@ -25,7 +25,7 @@ extension AppCommand {
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
-                        """, run: setRecoveryPassphrase),
+                        """, run: setRecoveryPassphrase, createsContainer: true),
             CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
                         summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
                         run: recover),
@@ -33,7 +33,7 @@ extension AppCommand {
                         summary: """
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
-                        """, run: login),
+                        """, run: login, createsContainer: true),
             CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
                         summary: "Says which account is signed in.", run: authStatus),
             CommandSpec(words: ["auth", "logout"], usage: "auth logout",

@@ -9,7 +9,7 @@ extension AppCommand {
                         summary: "Prints one preference's value.", run: getPreference),
             CommandSpec(words: ["prefs", "set"], usage: "prefs set KEY VALUE",
                         summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
-                        run: setPreference),
+                        run: setPreference, createsContainer: true),
         ]
     }
 

@@ -29,7 +29,7 @@ extension AppCommand {
     }
 
     static func acknowledge(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("record ID")
+        let reference = try context.arguments.recordID("record")
         let versionText = try context.arguments.requiredOption("--version")
         let expectedUpdatedAt = try context.arguments.option("--if-updated-at")
         try context.finishArguments()
@@ -42,7 +42,7 @@ extension AppCommand {
     }
 
     static func markFailed(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("record ID")
+        let reference = try context.arguments.recordID("record")
         try context.finishArguments()
         let store = try context.store()
         let (kind, id) = try store.resolveAnyID(reference)

@@ -12,7 +12,7 @@ extension AppCommand {
                         summary: """
                         Adds the records of an export (or of a hand-written document of the same shape) in one \
                         transaction: all or nothing. Existing ids are refused, never overwritten.
-                        """, run: importDocument),
+                        """, run: importDocument, createsContainer: true),
         ]
     }
 

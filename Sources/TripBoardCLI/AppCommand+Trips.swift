@@ -4,7 +4,7 @@ extension AppCommand {
     static var tripCommands: [CommandSpec] {
         [
             CommandSpec(words: ["trip", "add"], usage: "trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD [--notes TEXT]",
-                        summary: "Creates a trip and prints its id.", run: addTrip),
+                        summary: "Creates a trip and prints its id.", run: addTrip, createsContainer: true),
             CommandSpec(words: ["trip", "list"], usage: "trip list [--json]",
                         summary: "Lists the trips, soonest first (deleted ones waiting for sync are hidden).", run: listTrips),
             CommandSpec(words: ["trip", "show"], usage: "trip show ID [--json]",
@@ -44,7 +44,7 @@ extension AppCommand {
 
     static func showTrip(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let reference = try context.arguments.positional("trip ID")
+        let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
         let store = try context.store()
         let (trip, places, bookings) = try store.connection.readTransaction {
@@ -70,7 +70,7 @@ extension AppCommand {
     }
 
     static func editTrip(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("trip ID")
+        let reference = try context.arguments.recordID("trip")
         let changes = TripChanges(name: try context.arguments.option("--name"),
                                   startDate: try context.arguments.date("--start"),
                                   endDate: try context.arguments.date("--end"),
@@ -86,7 +86,7 @@ extension AppCommand {
     }
 
     static func deleteTrip(_ context: CommandContext) throws {
-        let reference = try context.arguments.positional("trip ID")
+        let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
         let store = try context.store()
         reportDeletion(try store.deleteTrip(id: try store.resolveID(.trip, reference)), context)

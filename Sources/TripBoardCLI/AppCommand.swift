@@ -6,6 +6,9 @@ struct CommandSpec {
     let usage: String
     let summary: String
     let run: (CommandContext) throws -> Void
+    /// Whether the command may create the container when there is none: only commands that add
+    /// something new do; the others say there is no container and create nothing.
+    var createsContainer = false
 }
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
@@ -24,9 +27,17 @@ public enum AppCommand {
             try run(arguments: arguments, environment: environment, console: console)
             return ExitStatus.success.rawValue
         } catch {
-            console.diagnostic("error: " + errorMessage(for: error))
+            console.diagnostic("error: " + message(for: error))
             return exitStatus(for: error).rawValue
         }
+    }
+
+    /// The app's own words where it can say what to do next; the rest as everywhere.
+    static func message(for error: any Error) -> String {
+        if case ContainerError.notFound(let path) = error {
+            return terminalSafe("no TripBoard container at \(path); `app container init` creates one, and so does a command that adds something (such as `app trip add`)")
+        }
+        return errorMessage(for: error)
     }
 
     static func run(arguments words: [String], environment: [String: String], console: Console) throws {
@@ -70,6 +81,7 @@ public enum AppCommand {
         }
         let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
         let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
+        context.createsContainer = command.createsContainer
         try command.run(context)
     }
 

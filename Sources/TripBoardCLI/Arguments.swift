@@ -72,6 +72,30 @@ public struct Arguments {
 
     // MARK: - Typed values
 
+    /// Takes the next positional word as the id (or id prefix) of a `kind` record. Its form is
+    /// checked here, with the rest of the command line, so that a command refused for its
+    /// arguments never reaches the disk (the store then finds the record).
+    mutating func recordID(_ kind: String) throws -> String {
+        try Self.checkedRecordID(try positional("\(kind) ID"), kind)
+    }
+
+    /// `--name ID` (optional) holding the id or id prefix of a `kind` record, checked as `recordID`.
+    mutating func recordIDOption(_ name: String, _ kind: String) throws -> String? {
+        try option(name).map { try Self.checkedRecordID($0, kind) }
+    }
+
+    /// `--name ID`, required, checked as `recordID`.
+    mutating func requiredRecordIDOption(_ name: String, _ kind: String) throws -> String {
+        try Self.checkedRecordID(try requiredOption(name), kind)
+    }
+
+    static func checkedRecordID(_ text: String, _ kind: String) throws -> String {
+        guard Identifier.normalizedPrefix(text) != nil else {
+            throw CommandLineError.usage("'\(text.prefix(40))' is not a \(kind) id (a UUID or a prefix of one)")
+        }
+        return text
+    }
+
     mutating func date(_ name: String) throws -> CivilDate? {
         guard let text = try option(name) else { return nil }
         guard let date = CivilDate(text) else {

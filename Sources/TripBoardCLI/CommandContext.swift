@@ -6,9 +6,12 @@ final class CommandContext {
     var arguments: Arguments
     let environment: [String: String]
     let console: Console
-    let containerPath: String
+    /// Where the container is (`container init DIR` may name another place before it is opened).
+    var containerPath: String
     /// False for the extensions: they refuse a container the app has not set up or migrated.
     var mayCreateContainer = true
+    /// Whether this command may create a container where there is none (`CommandSpec.createsContainer`).
+    var createsContainer = true
     /// Recorded in the manifest of a container this process creates.
     var processName = "app"
     private var openedContainer: Container?
@@ -26,6 +29,7 @@ final class CommandContext {
         if let openedContainer { return openedContainer }
         try MigrationCommand.runOnFirstLaunch(self)
         let container = try Container.openForWriting(at: containerPath, options: try containerOptions())
+        if container.wasCreated { console.diagnostic(terminalSafe("created a new TripBoard container at \(container.path)")) }
         openedContainer = container
         return container
     }
@@ -47,6 +51,7 @@ final class CommandContext {
     func containerOptions() throws -> ContainerOptions {
         var options = ContainerOptions(processName: processName)
         options.mayCreate = mayCreateContainer
+        options.createsContainer = createsContainer
         if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
             guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
                 throw CommandLineError.usage("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")

@@ -92,7 +92,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
     case let error as FileSystemError:
         switch error.code {
         case .notFound: return .noInput
-        case .permissionDenied, .readOnlyFileSystem, .symbolicLink: return .cannotCreate
+        case .permissionDenied, .readOnlyFileSystem, .symbolicLink, .notRegularFile: return .cannotCreate
         default: return .ioError
         }
     case let error as SQLiteError:

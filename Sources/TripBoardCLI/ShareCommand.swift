@@ -24,8 +24,8 @@ public enum ShareCommand {
         SingleCommand.main(arguments: words, environment: environment, console: console, usage: usage, message: message(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let name = try arguments.option("--name")
-            let tripReference = try arguments.option("--trip")
-            let bookingReference = try arguments.option("--booking")
+            let tripReference = try arguments.recordIDOption("--trip", "trip")
+            let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketImportRequest.defaultMaximumBytes
             let sourcePath = try arguments.positional("FILE (or - for standard input)")
             try arguments.finish()

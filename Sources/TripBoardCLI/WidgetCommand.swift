@@ -9,7 +9,8 @@ public enum WidgetCommand {
         Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that
         starts soonest, with its next booking. --now pretends the current time is ISO8601. --watch
         prints again whenever the answer changes, until interrupted. Exit statuses: 0 ok (including
-        "No upcoming trips"), 64 usage, 65 corrupt or newer store, 66 store missing, 75 updating.
+        "No upcoming trips"), 64 usage, 65 corrupt or newer store, 66 store missing, 73 the container
+        path is not a directory (or its lock is not a regular file), 75 updating.
         """
 
     /// The environment variables the widget reads; it looks at no others.

@@ -82,6 +82,7 @@ import Testing
 
     @Test func preferencesAreTypedWithDefaults() throws {
         let container = try TestContainer()
+        try container.appOK("container", "init")
         #expect(try container.appOK("prefs", "get", "currency") == "EUR")
         try container.appOK("prefs", "set", "currency", "jpy")
         try container.appOK("prefs", "set", "showsVisitedPlaces", "false")

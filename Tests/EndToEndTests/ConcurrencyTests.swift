@@ -62,7 +62,7 @@ import Testing
     /// keeps both changes.
     @Test func concurrentPreferenceWritesKeepEveryKey() throws {
         let container = try TestContainer()
-        try container.appOK("prefs", "list")
+        try container.appOK("container", "init")
         for round in 0..<10 {
             let theme = round % 2 == 0 ? "dark" : "light"
             let style = round % 2 == 0 ? "satellite" : "hybrid"

@@ -134,6 +134,7 @@ import Testing
     @Test func insecureOrDamagedDeviceKeysAreRefused() throws {
         let container = try Self.makeContainer()
         let environment = Self.deviceEnvironment(container)
+        try container.appOK("container", "init")
         #expect(try container.app(arguments: ["keychain", "list"], environment: environment).status == 0)
         let keyPath = container.root.appendingPathComponent("device/device.key").path
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyPath)
@@ -150,6 +151,7 @@ import Testing
     @Test func authLoginStatusLogout() throws {
         let container = try Self.makeContainer()
         let environment = Self.deviceEnvironment(container)
+        try container.appOK("container", "init")
         #expect(try container.app(arguments: ["auth", "status"], environment: environment).trimmedStdout == "Not signed in")
         let login = try container.app(arguments: ["auth", "login", "--account", "ana@example.com"], stdin: "access-1\nrefresh-1\n",
                                       environment: environment)

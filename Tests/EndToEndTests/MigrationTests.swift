@@ -59,7 +59,7 @@ import Testing
     /// store is published into it (the backup API, one transaction) rather than renamed over it.
     @Test func aContainerWithAnEmptyStoreTakesTheMigratedRecords() throws {
         let setup = try MigrationSetup()
-        let created = try setup.container.app("trip", "list")
+        let created = try setup.container.app("container", "init")
         #expect(created.status == 0 && FileManager.default.fileExists(atPath: setup.container.storePath), "\(created)")
         let inode = try FileManager.default.attributesOfItem(atPath: setup.container.storePath)[.systemFileNumber] as? Int
         let result = try setup.migrate(["--json"])

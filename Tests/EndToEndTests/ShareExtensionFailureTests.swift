@@ -171,6 +171,9 @@ import Testing
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.hasPrefix("warning: the thumbnail could not be cached"), "\(result)")
         #expect(container.regularFiles(under: "attachments").count == 1)
+        let check = try container.app("container", "check")
+        #expect(check.status == 65 && check.stdout.contains("caches/thumbnails (a regular file where the cache's directory belongs)"), "\(check)")
+        #expect(try container.app("container", "check", "--repair").status == 0)
         #expect(try container.appOK("container", "check") == "The container is consistent.")
     }
 

@@ -119,12 +119,42 @@ struct ContainerTests {
         #expect(try reopened.manifest()?.createdBy == "app")
     }
 
-    @Test func tightensAnExistingRootThatOthersCouldRead() throws {
+    /// An empty directory the user made is theirs: used, never chmod'ed (a 1777 directory would
+    /// lose its sticky bit); what the container puts in it is 0700 and 0600 all the same.
+    @Test func anExistingEmptyRootKeepsItsModeAndItsEntriesArePrivate() throws {
         let temporary = try TemporaryDirectory()
         try #require(mkdir(temporary.child("container"), 0o755) == 0)
-        try #require(chmod(temporary.child("container"), 0o755) == 0)
+        try #require(chmod(temporary.child("container"), 0o1777) == 0)
         _ = try Container.openForWriting(at: temporary.child("container"), options: options())
-        #expect(try temporary.permissions("container") == 0o700)
+        #expect(try temporary.permissions("container") == 0o1777)
+        for name in ["store", "keychain", "attachments", "preferences", "caches", "tmp"] {
+            #expect(try temporary.permissions("container/" + name) == 0o700, "\(name)")
+        }
+        #expect(try temporary.permissions("container/store/TripBoard.sqlite") == 0o600)
+        #expect(try temporary.permissions("container/container.lock") == 0o600)
+    }
+
+    /// A first setup that fails after creating the store (here SQLite cannot make its `-wal`,
+    /// a directory stands in its place) takes back the store and the directories it made, so no
+    /// empty store is left to pass for a real one; what was there before stays.
+    @Test func aFailedFirstSetUpLeavesNoStore() throws {
+        let temporary = try TemporaryDirectory()
+        try temporary.makeDirectory("container")
+        try temporary.makeDirectory("container/store")
+        try temporary.makeDirectory("container/store/TripBoard.sqlite-wal")
+        #expect(throws: (any Error).self) { try Container.openForWriting(at: temporary.child("container"), options: options()) }
+        #expect(try temporary.entries("container") == ["container.lock", "store"])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite-wal"])
+        var readOnly = options()
+        readOnly.createsContainer = false
+        #expect(throws: ContainerError.self) { try Container.openForWriting(at: temporary.child("container"), options: readOnly) }
+    }
+
+    @Test func aRootTripBoardCreatesIsPrivate() throws {
+        let temporary = try TemporaryDirectory()
+        _ = try Container.openForWriting(at: temporary.child("new/container"), options: options())
+        #expect(try temporary.permissions("new") == 0o700)
+        #expect(try temporary.permissions("new/container") == 0o700)
     }
 
     @Test func directoryAndStatusReachInsideTheContainer() throws {

@@ -195,30 +195,50 @@ public struct AttachmentFiles {
         exported = true
     }
 
-    /// Every regular file under `attachments/` (relative paths) with its modification time;
-    /// `attachments/recovered/` (files a migration found without a row, kept for the user) excepted.
-    public func allFiles() throws -> [(relativePath: String, modificationTime: Int64)] {
-        var files: [(String, Int64)] = []
+    /// An entry found by `inventory()` or `stagedEntries()`.
+    public struct Entry: Sendable, Equatable {
+        /// Relative to the container (`attachments/ab/<id>.pdf`), or a name in `tmp/`.
+        public var path: String
+        public var status: FileStatus
+    }
+
+    /// Every regular file under `attachments/<xx>/` (relative paths, with status), and every
+    /// entry that is not what belongs there: a shard that is not a directory, or anything but a
+    /// regular file inside a shard. `attachments/recovered/` (files kept for the user) is left out.
+    public func inventory() throws -> (files: [Entry], misplaced: [Entry]) {
+        var files: [Entry] = []
+        var misplaced: [Entry] = []
         for shard in try attachments.entries() where shard != Self.recoveredDirectory {
-            guard try attachments.status(of: shard)?.kind == .directory else { continue }
+            guard let shardStatus = try attachments.status(of: shard) else { continue }
+            let shardPath = ContainerLayout.attachmentsDirectory + "/" + shard
+            guard shardStatus.kind == .directory else {
+                misplaced.append(Entry(path: shardPath, status: shardStatus))
+                continue
+            }
             let directory = try attachments.openDirectory(shard)
             for name in try directory.entries() {
-                guard let status = try directory.status(of: name), status.kind == .regular else { continue }
-                files.append((ContainerLayout.attachmentsDirectory + "/" + shard + "/" + name, status.modificationTime))
+                guard let status = try directory.status(of: name) else { continue }
+                let entry = Entry(path: shardPath + "/" + name, status: status)
+                if status.kind == .regular { files.append(entry) } else { misplaced.append(entry) }
             }
         }
-        return files
+        return (files, misplaced)
     }
 
-    /// Staged files left by interrupted imports, with their modification times.
-    public func stagedLeftovers() throws -> [(name: String, modificationTime: Int64)] {
-        try staging.entries().compactMap { name in
-            guard let status = try staging.status(of: name), status.kind == .regular else { return nil }
-            return (name, status.modificationTime)
-        }
+    /// Every regular file under `attachments/` (relative paths) with its modification time.
+    public func allFiles() throws -> [(relativePath: String, modificationTime: Int64)] {
+        try inventory().files.map { ($0.path, $0.status.modificationTime) }
     }
 
-    public func removeStaged(name: String) throws { try staging.removeFile(name) }
+    /// What `tmp/` holds: leftovers of interrupted imports and writes, by name, with status.
+    public func stagedEntries() throws -> [Entry] {
+        try staging.entries().compactMap { name in try staging.status(of: name).map { Entry(path: name, status: $0) } }
+    }
+
+    /// Removes `tmp/<name>`: a file, FIFO, socket or link (the link itself), or an empty directory.
+    public func removeStaged(name: String, isDirectory: Bool = false) throws {
+        if isDirectory { try staging.removeDirectory(name) } else { try staging.removeFile(name) }
+    }
 
     private func parent(of relativePath: String) throws -> (Directory, String) {
         let components = relativePath.split(separator: "/").map(String.init)

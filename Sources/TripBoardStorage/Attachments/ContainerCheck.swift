@@ -10,8 +10,18 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     public var damagedFiles: [String] = []
     /// Files under attachments/ that no row names, older than the grace period.
     public var orphanFiles: [String] = []
+    /// What stands where a regular file belongs — a FIFO, socket, device, link or directory in an
+    /// attachment shard, in `tmp/` or in the thumbnail cache, or an attachment shard that is not a
+    /// directory: `<path> (<what it is>)`.
+    public var misplacedEntries: [String] = []
     /// Files in tmp/ older than the grace period (interrupted imports and writes).
     public var stagingLeftovers: [String] = []
+    /// Thumbnails of no attachment (older than the grace period), and names the cache never makes.
+    public var staleCacheEntries: [String] = []
+    /// Rows marked `missing` whose file is back — at its place, or found in
+    /// `attachments/recovered/` by size and hash: `<id> <path> (<where>)`; `--repair` puts it in
+    /// place and marks the row `present`.
+    public var returnedFiles: [String] = []
     /// Deletions that were queued but not finished: attachment ids.
     public var unfinishedDeletions: [String] = []
     /// What --repair changed, one line each.
@@ -19,14 +29,16 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
 
     /// True when nothing needs attention (after repairs, if any were made).
     public var isClean: Bool {
-        storeProblems.isEmpty && missingFiles.isEmpty && damagedFiles.isEmpty && orphanFiles.isEmpty
-            && stagingLeftovers.isEmpty && unfinishedDeletions.isEmpty
+        storeProblems.isEmpty && missingFiles.isEmpty && damagedFiles.isEmpty && orphanFiles.isEmpty && misplacedEntries.isEmpty
+            && stagingLeftovers.isEmpty && staleCacheEntries.isEmpty && returnedFiles.isEmpty && unfinishedDeletions.isEmpty
     }
 }
 
-/// Verifies that every attachment row has its file with the right size and hash, finds orphans
-/// and unfinished work, and with `repair` finishes or removes what can be safely removed —
-/// never user data that a row still names.
+/// Verifies that every attachment row has its file with the right size and hash, finds orphans,
+/// misplaced entries and unfinished work, and with `repair` finishes or tidies what can be safely
+/// tidied. Nothing that may be user data is ever deleted: a file no row names, and anything that
+/// stands where an attachment belongs, is moved into `attachments/recovered/` (quarantined);
+/// only `tmp/` leftovers and cache entries are removed.
 public enum ContainerCheck {
     /// Files younger than this may belong to an import in flight (file published, row not yet
     /// committed) and are left alone.
@@ -34,19 +46,39 @@ public enum ContainerCheck {
 
     public static func run(container: Container, repair: Bool, gracePeriod: Int64 = defaultGracePeriod) throws -> ContainerCheckReport {
         // Repairs take the exclusive lock: no import is between publishing a file and committing
-        // its row while orphans are removed.
+        // its row while orphans are moved.
         if repair { return try container.withExclusiveLock { try check(container: container, repair: true, gracePeriod: gracePeriod) } }
         return try check(container: container, repair: false, gracePeriod: gracePeriod)
     }
 
-    static func check(container: Container, repair: Bool, gracePeriod: Int64) throws -> ContainerCheckReport {
+    /// One pass of the check; `cutoff` is the newest modification time that counts as old.
+    struct Pass {
+        let container: Container
+        let files: AttachmentFiles
+        let repair: Bool
+        let cutoff: Int64
         var report = ContainerCheckReport()
-        let store = container.store
-        let files = try AttachmentFiles(container: container)
-        let cutoff = Timestamp.now().secondsSinceEpoch - gracePeriod
-        report.storeProblems = try store.integrityProblems()
+    }
 
-        let rows = try store.allAttachments()
+    static func check(container: Container, repair: Bool, gracePeriod: Int64) throws -> ContainerCheckReport {
+        var pass = Pass(container: container, files: try AttachmentFiles(container: container), repair: repair,
+                        cutoff: Timestamp.now().secondsSinceEpoch - gracePeriod)
+        pass.report.storeProblems = try container.store.integrityProblems()
+        let rows = try container.store.allAttachments()
+        try pass.checkRows(rows)
+        try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
+        try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
+        try pass.checkStaging()
+        try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" }.map(\.id)))
+        return pass.report
+    }
+}
+
+extension ContainerCheck.Pass {
+    /// Each row against its file: deletions finished, lost files marked missing, and something
+    /// that is not a regular file at a row's path quarantined (the row is then missing too).
+    mutating func checkRows(_ rows: [Attachment]) throws {
+        let store = container.store
         for row in rows {
             if row.state == "deleting" {
                 if repair {
@@ -67,30 +99,131 @@ public enum ContainerCheck {
                 } else {
                     report.missingFiles.append("\(row.id) \(row.relativePath)")
                 }
+            case .notAFile where repair:
+                let moved = try files.quarantine(relativePath: row.relativePath)
+                try store.markAttachmentMissing(id: row.id)
+                report.repairs.append("moved \(row.relativePath), which is not a regular file, to \(moved); marked attachment \(row.id) missing")
             case let state:
                 // Never removed or replaced: the bytes may still be the user's only copy.
                 report.damagedFiles.append("\(row.id) \(row.relativePath) \(state.rawValue)")
             }
         }
+    }
 
-        let named = Set(rows.map(\.relativePath))
-        for file in try files.allFiles() where !named.contains(file.relativePath) && file.modificationTime <= cutoff {
+    /// Rows marked `missing` whose bytes came back: at the row's place (put back by hand), or in
+    /// `attachments/recovered/` (quarantined by an earlier repair, or found by the migration),
+    /// recognised by size and BLAKE2b — never by name alone.
+    mutating func checkReturnedFiles(_ missing: [Attachment]) throws {
+        guard !missing.isEmpty else { return }
+        var recovered = try files.recoveredFiles()
+        for row in missing {
+            if try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash) == .ok {
+                try markReturned(row, how: "in place")
+                continue
+            }
+            guard let index = try recovered.firstIndex(where: { candidate in
+                guard candidate.size == row.byteCount else { return false }  // the hash only for files of the right size
+                return try files.recoveredFile(candidate.name, matches: row.byteCount, row.contentHash)
+            }) else { continue }
+            let name = recovered.remove(at: index).name
+            let found = ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + name
+            guard repair else {
+                report.returnedFiles.append("\(row.id) \(row.relativePath) (found as \(found))")
+                continue
+            }
+            if try files.restoreRecovered(name, to: row.relativePath) { try markReturned(row, how: "moved back from \(found)") }
+        }
+    }
+
+    private mutating func markReturned(_ row: Attachment, how: String) throws {
+        guard repair else { return report.returnedFiles.append("\(row.id) \(row.relativePath) (\(how))") }
+        try container.store.markAttachmentPresent(id: row.id)
+        report.repairs.append("attachment \(row.id) is present again: its file \(row.relativePath) is back (\(how))")
+    }
+
+    /// Files no row names (old enough not to be an import in flight) and entries that are not
+    /// regular files: reported, or with `repair` moved into `attachments/recovered/`.
+    mutating func checkAttachmentTree(named: Set<String>) throws {
+        let (found, misplaced) = try files.inventory()
+        for file in found where !named.contains(file.path) && file.status.modificationTime <= cutoff {
             if repair {
-                try files.remove(relativePath: file.relativePath)
-                report.repairs.append("removed orphan file \(file.relativePath)")
+                report.repairs.append("moved orphan file \(file.path) to \(try files.quarantine(relativePath: file.path))")
             } else {
-                report.orphanFiles.append(file.relativePath)
+                report.orphanFiles.append(file.path)
             }
         }
-        for leftover in try files.stagedLeftovers() where leftover.modificationTime <= cutoff {
+        for entry in misplaced where !named.contains(entry.path) {
             if repair {
-                try files.removeStaged(name: leftover.name)
-                report.repairs.append("removed staging leftover tmp/\(leftover.name)")
+                let moved = try files.quarantine(relativePath: entry.path)
+                report.repairs.append("moved \(entry.path) (\(entry.status.kindDescription)) to \(moved)")
             } else {
-                report.stagingLeftovers.append("tmp/" + leftover.name)
+                report.misplacedEntries.append("\(entry.path) (\(entry.status.kindDescription))")
             }
         }
-        return report
+    }
+
+    /// `tmp/`: old leftovers, and anything that is not a regular file (whatever its age: TripBoard
+    /// stages only regular files) — removed by `repair`, a non-empty directory excepted.
+    mutating func checkStaging() throws {
+        for entry in try files.stagedEntries() {
+            let path = ContainerLayout.stagingDirectory + "/" + entry.path
+            if entry.status.kind == .regular {
+                guard entry.status.modificationTime <= cutoff else { continue }
+                if repair {
+                    try files.removeStaged(name: entry.path)
+                    report.repairs.append("removed staging leftover \(path)")
+                } else {
+                    report.stagingLeftovers.append(path)
+                }
+            } else if repair, try isRemovable(entry.status, at: path) {
+                try files.removeStaged(name: entry.path, isDirectory: entry.status.kind == .directory)
+                report.repairs.append("removed \(path) (\(entry.status.kindDescription))")
+            } else {
+                report.misplacedEntries.append("\(path) (\(entry.status.kindDescription))" + (repair ? ": not empty, left in place" : ""))
+            }
+        }
+    }
+
+    /// The thumbnail cache: a thumbnail whose attachment is gone, a name the cache never makes,
+    /// or anything but a regular file — all removable (a cache rebuilds itself).
+    mutating func checkCache(liveIDs: Set<String>) throws {
+        // The cache's directories themselves: something else in their place is removed (the
+        // cache makes them again), so that the entries below can be looked at.
+        for path in [ContainerLayout.cachesDirectory, ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory] {
+            guard let status = try container.status(of: path), status.kind != .directory else { continue }
+            let what = "\(status.kindDescription) where the cache's directory belongs"
+            guard repair else {
+                report.staleCacheEntries.append("\(path) (\(what))")
+                return
+            }
+            let (parent, name) = path.splitAtLastSlash
+            try (parent.isEmpty ? container.root : container.directory(parent)).removeFile(name)
+            report.repairs.append("removed stale cache entry \(path) (\(what))")
+        }
+        let cache = try ThumbnailCache(container: container)
+        for entry in try cache.entries() {
+            let path = ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory + "/" + entry.name
+            let isThumbnail = entry.status.kind == .regular && entry.attachmentID != nil
+            if isThumbnail && (liveIDs.contains(entry.attachmentID!) || entry.status.modificationTime > cutoff) { continue }
+            let what = isThumbnail ? "the thumbnail of no attachment" : entry.status.kindDescription
+            if repair, try isRemovable(entry.status, at: path) {
+                try cache.remove(entry.name, isDirectory: entry.status.kind == .directory)
+                report.repairs.append("removed stale cache entry \(path) (\(what))")
+            } else {
+                report.staleCacheEntries.append("\(path) (\(what))" + (repair ? ": not empty, left in place" : ""))
+            }
+        }
+    }
+
+    /// Anything but a directory may be removed (a link is removed itself, never followed); a
+    /// directory only when empty: what a full one holds is not known to be TripBoard's.
+    func isRemovable(_ status: FileStatus, at relativePath: String) throws -> Bool {
+        guard status.kind == .directory else { return true }
+        return try isEmptyDirectory(relativePath)
+    }
+
+    func isEmptyDirectory(_ relativePath: String) throws -> Bool {
+        try container.directory(relativePath).entries().isEmpty
     }
 }
 
@@ -113,5 +246,13 @@ public enum AttachmentDeletion {
             // Already gone (a previous attempt got this far).
         }
         try store.finishAttachmentDeletion(id: row.id)
+    }
+}
+
+private extension String {
+    /// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`).
+    var splitAtLastSlash: (String, String) {
+        guard let slash = lastIndex(of: "/") else { return ("", self) }
+        return (String(self[..<slash]), String(self[index(after: slash)...]))
     }
 }

@@ -4,9 +4,9 @@
 public struct ThumbnailCache {
     let directory: Directory
 
-    /// Opens the cache directory, creating it if it was deleted (it is only a cache).
+    /// Opens the cache directory, creating it (and `caches/`) if it was deleted (it is only a cache).
     public init(container: Container) throws {
-        directory = try container.directory(ContainerLayout.cachesDirectory)
+        directory = try container.root.openDirectory(ContainerLayout.cachesDirectory, create: true)
             .openDirectory(ContainerLayout.thumbnailsDirectory, create: true)
     }
 
@@ -20,9 +20,13 @@ public struct ThumbnailCache {
         return directory.childPath(name)
     }
 
-    /// Moves a rendered PNG from the staging directory into the cache (atomically).
+    /// Moves a rendered PNG from the staging directory into the cache (atomically). Whatever
+    /// else holds the name — a FIFO, a link, an empty directory — is replaced or removed first (a
+    /// cache entry is never user data); the path returned is always a regular file's.
     public func store(stagedName: String, in staging: Directory, for attachmentID: String) throws -> String {
         let name = Self.fileName(for: attachmentID)
+        // rename(2) replaces a file, FIFO or link, but not a directory (EISDIR).
+        if let status = try directory.status(of: name), status.kind == .directory { try directory.removeDirectory(name) }
         try staging.rename(stagedName, to: directory, as: name)
         return directory.childPath(name)
     }
@@ -47,6 +51,21 @@ public struct ThumbnailCache {
             evicted.append(id)
         }
         return evicted
+    }
+
+    /// Every entry of the cache directory with its status, and the attachment id a thumbnail
+    /// entry is named after (`nil` for a name the cache never makes).
+    func entries() throws -> [(name: String, attachmentID: String?, status: FileStatus)] {
+        try directory.entries().compactMap { name in
+            guard let status = try directory.status(of: name) else { return nil }
+            let id = name.hasSuffix(".png") ? String(name.dropLast(4)) : nil
+            return (name, id.flatMap { Identifier.isValid($0) ? $0 : nil }, status)
+        }
+    }
+
+    /// Removes the cache entry `name` (a link itself, never its target; a directory only if empty).
+    func remove(_ name: String, isDirectory: Bool) throws {
+        if isDirectory { try directory.removeDirectory(name) } else { try directory.removeFile(name) }
     }
 
     /// Removes every thumbnail; returns how many.

@@ -22,6 +22,11 @@ public struct ContainerOptions: Sendable {
     /// app may; an extension may not: it refuses (`ContainerError.notFound`, `StoreError.notReady`)
     /// and leaves setup to the app, so it never creates an empty store anywhere.
     public var mayCreate = true
+    /// Whether a container may be created where there is none (no directory, or an empty one):
+    /// true for the commands that write something new; false for the ones that only read or
+    /// change existing records, which then fail with `ContainerError.notFound` and create
+    /// nothing, so a mistyped `--container` does not leave a new container behind.
+    public var createsContainer = true
 
     public init(lockTimeout: Double = 5, durability: Durability = .normal,
                 clock: @escaping @Sendable () -> Timestamp = Timestamp.now, processName: String = "app") {
@@ -44,6 +49,8 @@ public final class Container {
     let lock: FileLock
     public let store: Store
     public let options: ContainerOptions
+    /// True when this process created the container (its manifest) while opening it.
+    public private(set) var wasCreated = false
 
     private init(path: String, root: Directory, lock: FileLock, store: Store, options: ContainerOptions) {
         self.path = path
@@ -58,34 +65,32 @@ public final class Container {
     /// Opens the container at `path` for reading and writing, creating it (and its store) if it
     /// does not exist yet. Holds the shared lock until released.
     public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
+        let root = try prepareRoot(path, creating: options.mayCreate && options.createsContainer)
         if !options.mayCreate {
-            // Only absence means "no container"; a permission error or a file in the way is reported as itself.
-            let manifest: FileStatus?
-            do {
-                let root = try Directory.open(path: path)
-                // A container migration that has not finished: the app finishes it, not an extension.
-                if try MigrationJournal.isUnfinished(in: root) { throw StoreError.notReady(path: path) }
-                manifest = try root.status(of: ContainerLayout.manifestFile)
-            } catch let error as FileSystemError {
-                if error.code != .notFound { throw error }
-                manifest = nil
-            }
-            guard manifest != nil else { throw ContainerError.notFound(path: path) }
+            // A container migration that has not finished: the app finishes it, not an extension.
+            if try MigrationJournal.isUnfinished(in: root) { throw StoreError.notReady(path: root.path) }
+            guard try root.status(of: ContainerLayout.manifestFile) != nil else { throw ContainerError.notFound(path: root.path) }
+        } else if !options.createsContainer, try !hasManifestOrStore(root) {
+            // Never set up (a first setup that failed leaves only its lock file): only a command
+            // that may create a container sets it up.
+            throw ContainerError.notFound(path: root.path)
         }
-        let root = try prepareRoot(path)
         let lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600)
         let lock = FileLock(descriptor: lockFile)
+        var created = false
         for _ in 0..<3 {
             try lock.lock(.shared, timeout: options.lockTimeout)
             if try MigrationJournal.isUnfinished(in: root) {
                 // Only `container-migration` (or the app's first launch, which runs it) may open the
                 // container until the migration's commit marker is written.
                 lock.unlock()
-                throw StoreError.notReady(path: path)
+                throw StoreError.notReady(path: root.path)
             }
             if let connection = try openReadyStore(root: root, options: options) {
-                return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
-                                 options: options)
+                let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
+                                          options: options)
+                container.wasCreated = created
+                return container
             }
             guard options.mayCreate else {
                 defer { lock.unlock() }
@@ -94,7 +99,7 @@ public final class Container {
             lock.unlock()
             try lock.lock(.exclusive, timeout: options.lockTimeout)
             defer { lock.unlock() }
-            try setUp(root: root, options: options)
+            if try setUp(root: root, options: options) { created = true }
         }
         throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
     }
@@ -135,7 +140,7 @@ public final class Container {
     /// The container root and its lock, held exclusively, without setting anything up: for the
     /// container migration, which records its journal before the layout and store exist.
     static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
-        let root = try prepareRoot(path)
+        let root = try prepareRoot(path, creating: true)
         let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600))
         try lock.lock(.exclusive, timeout: options.lockTimeout)
         return (root, lock)
@@ -145,11 +150,11 @@ public final class Container {
     /// opens its store. The lock stays exclusive for as long as the returned container lives.
     static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
         precondition(lock.mode == .exclusive, "setUpHoldingExclusiveLock needs the exclusive lock")
-        try setUp(root: root, options: options)
+        _ = try setUp(root: root, options: options)
         guard let connection = try openReadyStore(root: root, options: options) else {
             throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
         }
-        return Container(path: path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock), options: options)
+        return Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock), options: options)
     }
 
     /// An open subdirectory of the container (symbolic links refused).
@@ -168,7 +173,9 @@ public final class Container {
     public func manifest() throws -> Manifest? { try Manifest.read(from: root) }
 
     /// The status of a file or directory inside the container (`nil` when absent).
-    public func status(of relativePath: String) throws -> FileStatus? {
+    public func status(of relativePath: String) throws -> FileStatus? { try Self.status(of: relativePath, in: root) }
+
+    static func status(of relativePath: String, in root: Directory) throws -> FileStatus? {
         let components = relativePath.split(separator: "/").map(String.init)
         var directory = root
         for component in components.dropLast() {
@@ -180,27 +187,61 @@ public final class Container {
 
     // MARK: - Opening
 
-    /// Creates the root directory if needed and checks that we may use it.
-    static func prepareRoot(_ path: String) throws -> Directory {
+    /// Opens the root directory — creating it (and missing parents, 0700) when `creating` and
+    /// there is none — and checks that we may use it: ours, and either a container already, or
+    /// empty. The root is named by its canonical path from here on (see `openResolvingLinks`),
+    /// so a container reached through a symbolic link (a linked `$HOME`, say) works while links
+    /// *inside* it are still refused. A directory TripBoard did not create keeps its mode: the
+    /// container's own entries are 0700 and 0600 whatever the root's mode is.
+    static func prepareRoot(_ path: String, creating: Bool) throws -> Directory {
         let root: Directory
+        var created = false
         do {
-            root = try Directory.create(path: path, mode: 0o700)
+            if creating, try Directory.createIfAbsent(path: path, mode: 0o700) { created = true }
+            root = try Directory.openResolvingLinks(path: path)
         } catch {
             // (A `catch … where` on a typed error crashes the 6.3 compiler here.)
             if error.code == .notADirectory || error.code == .alreadyExists {
                 throw ContainerError.unusable(path: path, reason: "it is not a directory")
             }
+            if error.code == .notFound { throw ContainerError.notFound(path: path) }
             throw error
         }
         let status = try root.status()
         guard status.ownerUserID == geteuid() else {
-            throw ContainerError.unusable(path: path, reason: "it belongs to another user (uid \(status.ownerUserID))")
+            throw ContainerError.unusable(path: root.path, reason: "it belongs to another user (uid \(status.ownerUserID))")
         }
-        if status.permissions & 0o077 != 0 {
-            // Our own directory: tighten it to 0700 rather than leave the data readable by others.
-            if fchmod(root.descriptor.rawValue, 0o700) != 0 { throw FileSystemError.fromErrno("fchmod", path: path) }
+        if !created {
+            switch try presence(in: root) {
+            case .container: break
+            case .emptyDirectory: if !creating { throw ContainerError.notFound(path: root.path) }
+            case .foreignDirectory:
+                throw ContainerError.unusable(path: root.path, reason: "it is a directory with other files in it and no TripBoard container; choose a new or empty directory")
+            }
         }
         return root
+    }
+
+    /// True when the container has been set up: a manifest, or a store (one copied into an empty
+    /// directory, or a container whose manifest was removed, is set up again around it).
+    static func hasManifestOrStore(_ root: Directory) throws -> Bool {
+        if try root.status(of: ContainerLayout.manifestFile) != nil { return true }
+        return try status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root) != nil
+    }
+
+    /// What an existing directory holds, judged by names alone (nothing is opened).
+    enum Presence { case container, emptyDirectory, foreignDirectory }
+
+    /// The names only a TripBoard container has: one of them makes a directory a container,
+    /// even one whose manifest was removed or that holds a store copied into it.
+    static let ownEntries: Set<String> = [ContainerLayout.manifestFile, ContainerLayout.lockFile, ContainerLayout.storeDirectory,
+                                          ContainerLayout.keychainDirectory, ContainerLayout.attachmentsDirectory,
+                                          MigrationJournal.directory]
+
+    static func presence(in root: Directory) throws -> Presence {
+        let entries = try root.entries()
+        if entries.isEmpty { return .emptyDirectory }
+        return entries.contains(where: ownEntries.contains) ? .container : .foreignDirectory
     }
 
     /// Opens the store if the container is fully set up at the current schema; `nil` when setup or
@@ -233,56 +274,6 @@ public final class Container {
             throw ContainerError.unusable(path: path, reason: "the store is a symbolic link, and links are not followed inside the container")
         default:
             throw ContainerError.unusable(path: path, reason: "the store is not a regular file")
-        }
-    }
-
-    /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs
-    /// under the exclusive lock, so it re-reads everything.
-    static func setUp(root: Directory, options: ContainerOptions) throws {
-        let existing = try Manifest.read(from: root)
-        if existing?.storeCreated == true, try root.status(of: ContainerLayout.storeDirectory) == nil {
-            // Checked before anything is created: an empty store/ would hide the loss.
-            throw StoreError.missing(path: root.childPath(ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile))
-        }
-        for name in ContainerLayout.directories {
-            var directory = root
-            for component in name.split(separator: "/") {
-                directory = try directory.openDirectory(String(component), create: true)
-            }
-        }
-        let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
-        let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
-        let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
-        if try storeFileKind(in: storeDirectory) == nil {
-            if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
-            // Created here, before SQLite opens it, so that the store (and the -wal and -shm that
-            // SQLite gives the same mode) is 0600 whatever the umask.
-            _ = try storeDirectory.openFile(ContainerLayout.storeFile, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
-        }
-        let connection = try openStoreConnection(storeDirectory: storeDirectory)
-        // Read the version before anything writes: a foreign or damaged file fails here untouched.
-        let version = try schemaVersion(of: connection)
-        if version == 0 && existing?.storeCreated == true {
-            // The manifest says this container had a store: an empty one now means the data was
-            // lost (a truncated or replaced file). Migrating it would hide that.
-            throw StoreError.corrupt(path: storePath, detail: "the store is empty although this container had one")
-        }
-        do {
-            do {
-                try connection.enableWriteAheadLog()
-            } catch let error as SQLiteError where !error.isCorruption && !error.isBusy {
-                throw ContainerError.unusable(path: storePath, reason: "SQLite cannot use its write-ahead log here (\(error.message)); the container needs a local filesystem with shared memory and file locking")
-            }
-            try connection.execute("PRAGMA foreign_keys = ON")
-            try Schema.migrate(connection)
-        } catch let error as SQLiteError where error.isCorruption {
-            throw StoreError.corrupt(path: storePath, detail: error.message)
-        }
-        if existing?.storeCreated != true || existing?.layoutVersion != ContainerLayout.version {
-            let manifest = Manifest(layoutVersion: ContainerLayout.version,
-                                    createdAt: existing?.createdAt ?? options.clock().utcStamp,
-                                    createdBy: existing?.createdBy ?? options.processName, storeCreated: true)
-            try manifest.write(to: root, staging: staging)
         }
     }
 

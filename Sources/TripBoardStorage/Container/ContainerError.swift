@@ -18,7 +18,7 @@ public enum ContainerError: Error, Sendable, CustomStringConvertible {
         case .badManifest(let path, let reason):
             "the container manifest \(path) is unusable (\(reason)); it was left untouched"
         case .notFound(let path):
-            "no container at \(path)"
+            "no TripBoard container at \(path)"
         }
     }
 }

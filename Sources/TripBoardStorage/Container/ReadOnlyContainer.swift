@@ -40,7 +40,8 @@ public final class ReadOnlyContainer {
     public static func open(at path: String, lockTimeout: Double) throws -> ReadOnlyContainer? {
         let root: Directory
         do {
-            root = try Directory.open(path: path)
+            // Named by its canonical path, as a writer names it (see `Container.prepareRoot`).
+            root = try Directory.openResolvingLinks(path: path)
         } catch {
             if error.code == .notFound { return nil }
             if error.code == .notADirectory { throw ContainerError.unusable(path: path, reason: "it is not a directory") }
@@ -55,7 +56,7 @@ public final class ReadOnlyContainer {
             // is there, which is read without the container lock rather than hidden.
             guard try root.status(of: ContainerLayout.manifestFile) != nil else { return nil }
         }
-        return ReadOnlyContainer(path: path, root: root, lock: lock, lockTimeout: lockTimeout)
+        return ReadOnlyContainer(path: root.path, root: root, lock: lock, lockTimeout: lockTimeout)
     }
 
     /// Runs `body` on the store inside one read transaction, holding the shared container lock.

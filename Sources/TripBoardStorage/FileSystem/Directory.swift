@@ -19,17 +19,39 @@ public final class Directory: Sendable {
         return Directory(descriptor: FileDescriptor(rawValue: fd, path: path))
     }
 
+    /// Opens an existing directory like `open(path:)`, and names it by its canonical absolute path
+    /// (`realpath`: no symbolic link, `.` or `..` anywhere in it), so that every path composed
+    /// from it can be handed to code that refuses links in *any* component — SQLite's
+    /// `SQLITE_OPEN_NOFOLLOW` does — and stays right if the current directory changes.
+    /// The corresponding C function is `realpath`.
+    public static func openResolvingLinks(path: String) throws(FileSystemError) -> Directory {
+        guard let resolved = realpath(path, nil) else { throw .fromErrno("realpath", path: path) }
+        let canonical = String(cString: resolved)
+        free(resolved)
+        // The canonical path has no link in it: O_NOFOLLOW refuses one swapped in since.
+        let fd = retryingOnInterrupt { Glibc.open(canonical, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        if fd < 0 { throw .fromErrno("open", path: path) }
+        return Directory(descriptor: FileDescriptor(rawValue: fd, path: canonical))
+    }
+
     /// Creates `path` and any missing parents with `mode`, then opens it.
     public static func create(path: String, mode: UInt32 = 0o700) throws(FileSystemError) -> Directory {
+        _ = try createIfAbsent(path: path, mode: mode)
+        return try open(path: path)
+    }
+
+    /// Creates `path` and any missing parents with `mode`; true when `path` itself was created
+    /// by this call (false when it existed already).
+    public static func createIfAbsent(path: String, mode: UInt32 = 0o700) throws(FileSystemError) -> Bool {
         var prefix = path.hasPrefix("/") ? "/" : ""
+        var createdLast = false
         for component in path.split(separator: "/") {
             prefix += component
-            if Glibc.mkdir(prefix, mode_t(mode)) != 0 && errno != EEXIST {
-                throw .fromErrno("mkdir", path: prefix)
-            }
+            createdLast = Glibc.mkdir(prefix, mode_t(mode)) == 0
+            if !createdLast && errno != EEXIST { throw .fromErrno("mkdir", path: prefix) }
             prefix += "/"
         }
-        return try open(path: path)
+        return createdLast
     }
 
     /// The path of `name` inside this directory.
@@ -62,13 +84,30 @@ public final class Directory: Sendable {
         try openFile(name, flags: O_RDONLY)
     }
 
-    /// Opens `name` with `flags` (always adding `O_NOFOLLOW | O_CLOEXEC`); new files get `mode`.
+    /// Opens the regular file `name` with `flags` (always adding `O_NOFOLLOW | O_CLOEXEC`); new
+    /// files get `mode`. Anything but a regular file is refused (`.notRegularFile`) without
+    /// waiting: the file is opened `O_NONBLOCK`, which clear again once `fstat` has shown a
+    /// regular file — open(2) of a FIFO for reading otherwise blocks until a writer appears, so a
+    /// FIFO planted in the container would hang every process that reads that name.
     public func openFile(_ name: String, flags: Int32, mode: UInt32 = 0o600) throws(FileSystemError) -> FileDescriptor {
         let fd = retryingOnInterrupt {
-            openat(descriptor.rawValue, name, flags | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            openat(descriptor.rawValue, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode_t(mode))
         }
-        if fd < 0 { throw .fromErrno("openat", path: childPath(name)) }
-        return FileDescriptor(rawValue: fd, path: childPath(name))
+        if fd < 0 {
+            let failure = errno
+            // O_NOFOLLOW reports a symbolic link as ELOOP; a socket gives ENXIO: say what it is.
+            if failure == ENXIO, let status = try? status(of: name), status.kind != .regular {
+                throw FileSystemError(code: .notRegularFile, systemCall: "openat", path: childPath(name), detail: status.kindDescription)
+            }
+            throw FileSystemError(systemCall: "openat", path: childPath(name), errorNumber: failure)
+        }
+        let file = FileDescriptor(rawValue: fd, path: childPath(name))
+        let status = try file.status()
+        guard status.kind == .regular else {
+            throw FileSystemError(code: .notRegularFile, systemCall: "openat", path: file.path, detail: status.kindDescription)
+        }
+        try file.setBlocking()
+        return file
     }
 
     /// The status of `name` without following a symbolic link; `nil` when it does not exist.
@@ -91,6 +130,17 @@ public final class Directory: Sendable {
         if renameat(descriptor.rawValue, name, destination.descriptor.rawValue, newName) != 0 {
             throw .fromErrno("renameat", path: destination.childPath(newName))
         }
+    }
+
+    /// Moves `name` (a file, a directory, a link itself — nothing is followed) to `destination`
+    /// as `newName` unless `newName` exists there: `false` then, and nothing moved.
+    /// The corresponding C function is `renameat2` with `RENAME_NOREPLACE`.
+    public func renameUnlessExists(_ name: String, to destination: Directory, as newName: String) throws(FileSystemError) -> Bool {
+        if CSystem.renameat2(descriptor.rawValue, name, destination.descriptor.rawValue, newName, 1) != 0 {
+            if errno == EEXIST { return false }
+            throw .fromErrno("renameat2", path: destination.childPath(newName))
+        }
+        return true
     }
 
     /// Gives the file `name` a second name, `newName`, unless `newName` exists: `false` then.

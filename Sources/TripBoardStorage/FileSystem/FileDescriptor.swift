@@ -16,10 +16,21 @@ public final class FileDescriptor: Sendable {
     }
 
     /// Opens a file the user named, outside any container, for reading (symbolic links followed).
+    /// A FIFO is accepted — `app import <(…)` reads one — but opened without waiting for a
+    /// writer (`O_NONBLOCK`, cleared once open): with no writer, reading it finds the end of the
+    /// input at once instead of hanging. (A directory opens, and reading it fails with `EISDIR`.)
     public static func openForReading(path: String) throws(FileSystemError) -> FileDescriptor {
-        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         if fd < 0 { throw .fromErrno("open", path: path) }
-        return FileDescriptor(rawValue: fd, path: path)
+        let file = FileDescriptor(rawValue: fd, path: path)
+        try file.setBlocking()
+        return file
+    }
+
+    /// Clears `O_NONBLOCK` (set to open a file without waiting on a FIFO), so reads wait for data.
+    func setBlocking() throws(FileSystemError) {
+        let flags = fcntl(rawValue, F_GETFL)
+        if flags < 0 || fcntl(rawValue, F_SETFL, flags & ~O_NONBLOCK) < 0 { throw .fromErrno("fcntl", path: path) }
     }
 
     /// A descriptor of its own for standard input (a duplicate, so closing it leaves fd 0 alone).
@@ -119,7 +130,7 @@ public final class FileDescriptor: Sendable {
 
 /// The parts of `struct stat` TripBoard looks at.
 public struct FileStatus: Sendable, Equatable {
-    public enum Kind: Sendable { case regular, directory, symbolicLink, other }
+    public enum Kind: Sendable { case regular, directory, symbolicLink, fifo, socket, device, other }
     public let kind: Kind
     public let size: Int64
     /// Permission bits only (`st_mode & 0o7777`).
@@ -135,6 +146,9 @@ public struct FileStatus: Sendable, Equatable {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory
         case S_IFLNK: kind = .symbolicLink
+        case S_IFIFO: kind = .fifo
+        case S_IFSOCK: kind = .socket
+        case S_IFCHR, S_IFBLK: kind = .device
         default: kind = .other
         }
         size = Int64(info.st_size)
@@ -143,5 +157,18 @@ public struct FileStatus: Sendable, Equatable {
         inode = UInt64(info.st_ino)
         device = UInt64(info.st_dev)
         modificationTime = Int64(info.st_mtim.tv_sec)
+    }
+
+    /// What the file is, in words for a message: "a FIFO", "a directory", ….
+    public var kindDescription: String {
+        switch kind {
+        case .regular: "a regular file"
+        case .directory: "a directory"
+        case .symbolicLink: "a symbolic link"
+        case .fifo: "a FIFO"
+        case .socket: "a socket"
+        case .device: "a device"
+        case .other: "not a regular file"
+        }
     }
 }

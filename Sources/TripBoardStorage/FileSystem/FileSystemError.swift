@@ -15,6 +15,8 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         public static let notADirectory = Code(name: "not a directory")
         public static let isADirectory = Code(name: "is a directory")
         public static let symbolicLink = Code(name: "refusing to follow a symbolic link")
+        /// A FIFO, socket, device or directory where TripBoard expects a regular file.
+        public static let notRegularFile = Code(name: "not a regular file")
         public static let noSpace = Code(name: "no space left on device")
         public static let crossDevice = Code(name: "cross-device link")
         public static let wouldBlock = Code(name: "would block")
@@ -81,6 +83,7 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
             text += code.name
         }
         if let detail { text += " (\(detail))" }
+        if code == .notRegularFile { text += "; TripBoard reads only regular files there: move it away" }
         text += " [\(systemCall)]"
         return text
     }

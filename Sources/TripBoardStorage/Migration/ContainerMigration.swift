@@ -112,6 +112,7 @@ public enum ContainerMigration {
             root = try Directory.open(path: containerPath)
         } catch {
             if error.code == .notFound { return .notStarted }
+            if error.code == .notADirectory { throw ContainerError.unusable(path: containerPath, reason: "it is not a directory") }
             throw error
         }
         guard let directory = try MigrationJournal.openDirectory(in: root) else { return .notStarted }

@@ -282,11 +282,7 @@ struct MigrationPlanner {
             var candidate = name
             var number = 2
             while taken.contains(candidate) {
-                if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-                    candidate = name[..<dot] + "-\(number)" + name[dot...]
-                } else {
-                    candidate = name + "-\(number)"
-                }
+                candidate = Quarantine.candidateName(for: name, number: number)
                 number += 1
             }
             taken.insert(candidate)

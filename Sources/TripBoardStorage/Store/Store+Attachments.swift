@@ -126,6 +126,14 @@ extension Store {
         }
     }
 
+    /// Records that a `missing` attachment's file is back in place with its recorded size and hash.
+    public func markAttachmentPresent(id: String) throws {
+        try connection.writeTransaction {
+            try connection.statement("UPDATE attachments SET state = 'present', updated_at = ? WHERE id = ? AND state = 'missing'")
+                .run([.text(stamp()), .text(id)])
+        }
+    }
+
     /// Records that an attachment's file is gone (never invented again): the row stays, `missing`.
     public func markAttachmentMissing(id: String) throws {
         try connection.writeTransaction {

@@ -34,7 +34,7 @@ public enum Identifier {
     }
 
     /// Normalizes a user-typed id or prefix: lowercase hex digits and dashes, 1…36 characters.
-    static func normalizedPrefix(_ text: String) -> String? {
+    public static func normalizedPrefix(_ text: String) -> String? {
         let lowered = text.lowercased()
         guard (1...36).contains(lowered.utf8.count),
               lowered.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || $0 == 0x2d })

@@ -1,0 +1,84 @@
+/// `attachments/recovered/`: where files that may be user data go when no row names them (an
+/// orphan, a file a migration found without a row) or when something that is not a regular file
+/// stands where an attachment belongs. Nothing is deleted by being quarantined: the entry is only
+/// renamed, never followed, and the user can look at it, re-attach it, or delete it.
+public enum Quarantine {
+    /// `name`, or with `-2`, `-3`, … before its extension: the `number`th candidate name for a
+    /// file that must not replace another (`ticket.pdf` → `ticket-2.pdf`).
+    public static func candidateName(for name: String, number: Int) -> String {
+        guard number > 1 else { return name }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return name[..<dot] + "-\(number)" + name[dot...]
+        }
+        return name + "-\(number)"
+    }
+
+    /// Moves `name` out of `directory` into `recovered` under the first free candidate of
+    /// `preferredName` (`renameat2(RENAME_NOREPLACE)`: an entry already there is never replaced);
+    /// returns the name it got. Same filesystem, so the move is one atomic rename; the two
+    /// directories are fsynced.
+    static func move(_ name: String, from directory: Directory, into recovered: Directory, as preferredName: String) throws -> String {
+        for number in 1...10_000 {
+            let candidate = candidateName(for: preferredName, number: number)
+            if try directory.renameUnlessExists(name, to: recovered, as: candidate) {
+                try recovered.synchronize()
+                try directory.synchronize()
+                return candidate
+            }
+        }
+        throw FileSystemError(code: .alreadyExists, systemCall: "renameat2", path: recovered.childPath(preferredName),
+                              detail: "10,000 names are taken")
+    }
+}
+
+extension AttachmentFiles {
+    /// `attachments/recovered/`, created (0700) when missing.
+    func recoveredDirectory() throws -> Directory {
+        try attachments.openDirectory(Self.recoveredDirectory, create: true)
+    }
+
+    /// Moves the entry at `relativePath` (`attachments/<xx>/<name>`, or `attachments/<xx>` itself
+    /// when that is not a directory) into `attachments/recovered/`; returns its new relative path.
+    public func quarantine(relativePath: String) throws -> String {
+        let components = relativePath.split(separator: "/").map(String.init)
+        guard components.first == ContainerLayout.attachmentsDirectory, (2...3).contains(components.count),
+              !components.contains(".."), !components.contains("."), components[1] != Self.recoveredDirectory else {
+            throw AttachmentError.invalidPath(relativePath)
+        }
+        let directory = components.count == 3 ? try attachments.openDirectory(components[1]) : attachments
+        let moved = try Quarantine.move(components.last!, from: directory, into: try recoveredDirectory(), as: components.last!)
+        return ContainerLayout.attachmentsDirectory + "/" + Self.recoveredDirectory + "/" + moved
+    }
+
+    /// The regular files in `attachments/recovered/` with their size (`[]` when there is none).
+    func recoveredFiles() throws -> [(name: String, size: Int64)] {
+        guard try attachments.status(of: Self.recoveredDirectory)?.kind == .directory else { return [] }
+        let recovered = try attachments.openDirectory(Self.recoveredDirectory)
+        return try recovered.entries().compactMap { name in
+            guard let status = try recovered.status(of: name), status.kind == .regular else { return nil }
+            return (name, status.size)
+        }
+    }
+
+    /// True when `attachments/recovered/<name>` holds exactly `byteCount` bytes hashing to `contentHash`.
+    func recoveredFile(_ name: String, matches byteCount: Int64, _ contentHash: String) throws -> Bool {
+        let file = try recoveredDirectory().openFileForReading(name)
+        let (count, hash) = try Self.contentHash(of: file)
+        return count == byteCount && hash == contentHash
+    }
+
+    /// Moves `attachments/recovered/<name>` back to an attachment's `relativePath` (never over
+    /// anything there); false when the place is taken.
+    func restoreRecovered(_ name: String, to relativePath: String) throws -> Bool {
+        let components = relativePath.split(separator: "/").map(String.init)
+        guard components.count == 3, components[0] == ContainerLayout.attachmentsDirectory, components[1] != Self.recoveredDirectory,
+              !components.contains(".."), !components.contains(".") else { throw AttachmentError.invalidPath(relativePath) }
+        let recovered = try recoveredDirectory()
+        let shard = try attachments.openDirectory(components[1], create: true)
+        guard try recovered.renameUnlessExists(name, to: shard, as: components[2]) else { return false }
+        try shard.synchronize()
+        try recovered.synchronize()
+        try attachments.synchronize()
+        return true
+    }
+}
