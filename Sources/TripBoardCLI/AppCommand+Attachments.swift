@@ -19,7 +19,7 @@ extension AppCommand {
                         summary: "Deletes an attachment and its file (resumable: see container check --repair).",
                         run: deleteAttachment),
             CommandSpec(words: ["cache", "clear"], usage: "cache clear",
-                        summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache),
+                        summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
             CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--grace SECONDS] [--json]",
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
@@ -29,7 +29,7 @@ extension AppCommand {
                         deletions, moves orphans and misplaced entries into attachments/recovered/ (never deleting them), \
                         removes tmp/ leftovers and stale cache entries, and marks rows whose file is gone as missing; \
                         damaged files are reported, never removed. Exit 65 when problems remain.
-                        """, run: checkContainer),
+                        """, run: checkContainer, store: .inspection),
         ]
     }
 

@@ -32,7 +32,7 @@ extension AppCommand {
         [
             CommandSpec(words: ["container", "info"], usage: "container info [--json]",
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
-                        run: containerInfo),
+                        run: containerInfo, store: .inspection),
             CommandSpec(words: ["container", "init"], usage: "container init [DIR]",
                         summary: """
                         Creates a container at DIR (else where --container and the environment say), and prints its \

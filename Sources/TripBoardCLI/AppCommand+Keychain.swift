@@ -12,32 +12,32 @@ extension AppCommand {
                         summary: """
                         Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
-                        """, run: setItem, createsContainer: true),
+                        """, run: setItem, createsContainer: true, store: .none),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
-                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem),
+                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem, store: .none),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
-                        summary: "Lists the items: service, account, accessibility and status — never values.", run: listItems),
+                        summary: "Lists the items: service, account, accessibility and status — never values.", run: listItems, store: .none),
             CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
-                        summary: "Deletes one item.", run: deleteItem),
+                        summary: "Deletes one item.", run: deleteItem, store: .none),
             CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
-                        summary: "Deletes every item, or every item of one service.", run: deleteAllItems),
+                        summary: "Deletes every item, or every item of one service.", run: deleteAllItems, store: .none),
             CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
-                        """, run: setRecoveryPassphrase, createsContainer: true),
+                        """, run: setRecoveryPassphrase, createsContainer: true, store: .none),
             CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
                         summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
-                        run: recover),
+                        run: recover, store: .none),
             CommandSpec(words: ["auth", "login"], usage: "auth login --account EMAIL",
                         summary: """
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
-                        """, run: login, createsContainer: true),
+                        """, run: login, createsContainer: true, store: .none),
             CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
-                        summary: "Says which account is signed in.", run: authStatus),
+                        summary: "Says which account is signed in.", run: authStatus, store: .none),
             CommandSpec(words: ["auth", "logout"], usage: "auth logout",
-                        summary: "Signs out: deletes the tokens.", run: logout),
+                        summary: "Signs out: deletes the tokens.", run: logout, store: .none),
         ]
     }
 

@@ -4,12 +4,12 @@ extension AppCommand {
     static var preferenceCommands: [CommandSpec] {
         [
             CommandSpec(words: ["prefs", "list"], usage: "prefs list [--json]",
-                        summary: "Lists every preference with its value; defaults are marked.", run: listPreferences),
+                        summary: "Lists every preference with its value; defaults are marked.", run: listPreferences, store: .none),
             CommandSpec(words: ["prefs", "get"], usage: "prefs get KEY",
-                        summary: "Prints one preference's value.", run: getPreference),
+                        summary: "Prints one preference's value.", run: getPreference, store: .none),
             CommandSpec(words: ["prefs", "set"], usage: "prefs set KEY VALUE",
                         summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
-                        run: setPreference, createsContainer: true),
+                        run: setPreference, createsContainer: true, store: .none),
         ]
     }
 

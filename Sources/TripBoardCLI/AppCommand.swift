@@ -9,6 +9,9 @@ struct CommandSpec {
     /// Whether the command may create the container when there is none: only commands that add
     /// something new do; the others say there is no container and create nothing.
     var createsContainer = false
+    /// What the command needs of the store: commands of the keychain, preferences and cache work
+    /// without it (a damaged store does not lock the user out of their secrets).
+    var store = StoreRequirement.required
 }
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
@@ -82,7 +85,13 @@ public enum AppCommand {
         let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
         let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
         context.createsContainer = command.createsContainer
-        try command.run(context)
+        context.storeRequirement = command.store
+        do {
+            try command.run(context)
+        } catch {
+            context.noteFailure(error)
+            throw error
+        }
     }
 
     static func printHelp(console: Console, commands: [CommandSpec]) {

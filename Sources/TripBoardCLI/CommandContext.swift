@@ -12,6 +12,8 @@ final class CommandContext {
     var mayCreateContainer = true
     /// Whether this command may create a container where there is none (`CommandSpec.createsContainer`).
     var createsContainer = true
+    /// What this command needs of the store (`CommandSpec.store`).
+    var storeRequirement = StoreRequirement.required
     /// Recorded in the manifest of a container this process creates.
     var processName = "app"
     private var openedContainer: Container?
@@ -45,6 +47,13 @@ final class CommandContext {
     /// The container's keychain, opened for this device.
     func keychain() throws -> Keychain { try Keychain(container: try container(), device: try deviceKey()) }
 
+    /// Called with the error a command failed with: a damaged page met in the store is recorded
+    /// (`Container.recordStoreDamage`), so that writers refuse the store until it is checked.
+    func noteFailure(_ error: any Error) {
+        guard let openedContainer, let error = error as? SQLiteError, error.isCorruption else { return }
+        openedContainer.recordStoreDamage(detail: error.message)
+    }
+
     /// Releases the container and its lock (before a long wait such as `$EDITOR`).
     func closeContainer() { openedContainer = nil }
 
@@ -52,6 +61,7 @@ final class CommandContext {
         var options = ContainerOptions(processName: processName)
         options.mayCreate = mayCreateContainer
         options.createsContainer = createsContainer
+        options.storeRequirement = storeRequirement
         if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
             guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
                 throw CommandLineError.usage("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")

@@ -44,9 +44,10 @@ public func exitStatus(for error: any Error) -> ExitStatus {
     case let error as StoreError:
         switch error {
         case .invalidArgument, .ambiguous: return .usage
-        case .invalidData, .corrupt, .newerSchema: return .dataError
+        case .invalidData, .corrupt, .newerSchema, .damaged: return .dataError
         case .notFound, .noRecord, .missing, .unreadable: return .noInput
         case .conflict, .notReady: return .temporaryFailure
+        case .notOpened: return .internalError
         }
     case is LockBusyError:
         return .temporaryFailure

@@ -11,12 +11,14 @@ import Testing
         try FileManager.default.removeItem(atPath: container.storePath + "-wal")
         try FileManager.default.removeItem(atPath: container.storePath + "-shm")
         try garbage.write(to: URL(fileURLWithPath: container.storePath))
-        for arguments in [["trip", "list"], ["trip", "add", "--name", "X", "--start", "2026-01-01", "--end", "2026-01-02"], ["prefs", "get", "theme"]] {
+        for arguments in [["trip", "list"], ["trip", "add", "--name", "X", "--start", "2026-01-01", "--end", "2026-01-02"], ["export"]] {
             let result = try container.app(arguments: arguments)
             #expect(result.status == 65, "\(result)")
             #expect(result.stderr.contains("cannot be read") && result.stderr.contains(container.storePath), "\(result)")
             #expect(result.stderrLines.count == 1)
         }
+        // Commands that do not need the store work without it, and leave it as it is.
+        #expect(try container.appOK("prefs", "get", "theme") == "system")
         #expect(try Data(contentsOf: URL(fileURLWithPath: container.storePath)) == garbage)
         #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/store") == ["TripBoard.sqlite"])
     }

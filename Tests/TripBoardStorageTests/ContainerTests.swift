@@ -86,7 +86,7 @@ struct ContainerTests {
     @Test func storeIsConfiguredForSharing() throws {
         let temporary = try TemporaryDirectory()
         let container = try Container.openForWriting(at: temporary.child("container"), options: options())
-        let connection = container.store.connection
+        let connection = try container.store.connection
         #expect(try connection.text("PRAGMA journal_mode") == "wal")
         #expect(try connection.integer("PRAGMA foreign_keys") == 1)
         #expect(try connection.userVersion() == Schema.currentVersion)

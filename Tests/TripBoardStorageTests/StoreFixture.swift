@@ -10,12 +10,13 @@ struct StoreFixture {
     let temporary: TemporaryDirectory
     let clock: TestClock
     let container: Container
-    var store: Store { container.store }
+    let store: Store
 
     init() throws {
         temporary = try TemporaryDirectory()
         clock = TestClock()
         container = try Container.openForWriting(at: temporary.child("container"), options: clock.options)
+        store = try container.store
     }
 
     @discardableResult

@@ -78,7 +78,7 @@ extension ContainerCheck.Pass {
     /// Each row against its file: deletions finished, lost files marked missing, and something
     /// that is not a regular file at a row's path quarantined (the row is then missing too).
     mutating func checkRows(_ rows: [Attachment]) throws {
-        let store = container.store
+        let store = try container.store
         for row in rows {
             if row.state == "deleting" {
                 if repair {

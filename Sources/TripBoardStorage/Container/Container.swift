@@ -22,6 +22,8 @@ public struct ContainerOptions: Sendable {
     /// app may; an extension may not: it refuses (`ContainerError.notFound`, `StoreError.notReady`)
     /// and leaves setup to the app, so it never creates an empty store anywhere.
     public var mayCreate = true
+    /// What the command needs of the store (see `StoreRequirement`).
+    public var storeRequirement = StoreRequirement.required
     /// Whether a container may be created where there is none (no directory, or an empty one):
     /// true for the commands that write something new; false for the ones that only read or
     /// change existing records, which then fail with `ContainerError.notFound` and create
@@ -37,6 +39,19 @@ public struct ContainerOptions: Sendable {
     }
 }
 
+/// What a command needs of the store when it opens the container.
+public enum StoreRequirement: Sendable {
+    /// A healthy store at the current schema: anything else fails the open (the default).
+    case required
+    /// Not the store at all (the keychain, preferences, the cache): the store is not opened, and
+    /// a store that is damaged, missing or newer does not stop the command.
+    case none
+    /// The store if it can be opened at all, a damage mark notwithstanding, and otherwise why
+    /// not (`Container.storeProblem`): for the commands that look at a store in trouble —
+    /// `container info`, `check`, `diagnose`, `salvage`.
+    case inspection
+}
+
 /// The shared container, opened by a writer: the directory, its lock (held shared for as long as
 /// this object lives) and the store, schema up to date.
 ///
@@ -47,17 +62,31 @@ public final class Container {
     public let path: String
     let root: Directory
     let lock: FileLock
-    public let store: Store
+    private let openedStore: Store?
+    /// Why the store is not open, for a container opened with `StoreRequirement.inspection` (or
+    /// `.none`, when setting the container up met it): damaged, newer, missing, unreadable.
+    public let storeProblem: (any Error)?
     public let options: ContainerOptions
     /// True when this process created the container (its manifest) while opening it.
     public private(set) var wasCreated = false
 
-    private init(path: String, root: Directory, lock: FileLock, store: Store, options: ContainerOptions) {
+    private init(path: String, root: Directory, lock: FileLock, store: Store?, storeProblem: (any Error)? = nil,
+                 options: ContainerOptions) {
         self.path = path
         self.root = root
         self.lock = lock
-        self.store = store
+        self.openedStore = store
+        self.storeProblem = storeProblem
         self.options = options
+    }
+
+    /// The store; for a container opened without one (`StoreRequirement.none`, or a store in
+    /// trouble under `.inspection`), the reason it is not there.
+    public var store: Store {
+        get throws {
+            if let openedStore { return openedStore }
+            throw storeProblem ?? StoreError.notOpened
+        }
     }
 
     deinit { lock.unlock() }
@@ -86,7 +115,20 @@ public final class Container {
                 lock.unlock()
                 throw StoreError.notReady(path: root.path)
             }
-            if let connection = try openReadyStore(root: root, options: options) {
+            let opened: Connection?
+            do {
+                if options.storeRequirement == .none, try isSetUp(root) {
+                    return Container(path: root.path, root: root, lock: lock, store: nil, options: options)
+                }
+                opened = try openReadyStore(root: root, options: options)
+            } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
+                return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
+            }
+            if let connection = opened {
+                if options.storeRequirement == .required, let damage = try Manifest.read(from: root)?.storeDamage {
+                    lock.unlock()
+                    throw StoreError.damaged(path: connection.path, foundAt: damage.foundAt, detail: damage.detail)
+                }
                 let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
                                           options: options)
                 container.wasCreated = created
@@ -98,10 +140,58 @@ public final class Container {
             }
             lock.unlock()
             try lock.lock(.exclusive, timeout: options.lockTimeout)
-            defer { lock.unlock() }
-            if try setUp(root: root, options: options) { created = true }
+            do {
+                defer { lock.unlock() }
+                if try setUp(root: root, options: options) { created = true }
+            } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
+                // Set up as far as the store: the keychain and preferences still work.
+                try lock.lock(.shared, timeout: options.lockTimeout)
+                return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
+            }
         }
         throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+    }
+
+    /// True when the manifest says the container is set up at this layout with a store.
+    static func isSetUp(_ root: Directory) throws -> Bool {
+        guard let manifest = try Manifest.read(from: root) else { return false }
+        return manifest.storeCreated && manifest.layoutVersion == ContainerLayout.version
+    }
+
+    /// True for an error that is about the store itself — damaged, newer, missing, unreadable,
+    /// not a regular file — as opposed to the container (its manifest, its lock, the disk).
+    static func isStoreProblem(_ error: any Error, root: Directory) -> Bool {
+        switch error {
+        case let error as StoreError:
+            if case .notReady = error { return false }
+            return true
+        case let error as SQLiteError:
+            return error.isCorruption
+        case ContainerError.unusable(let path, _):
+            return path.hasPrefix(root.childPath(ContainerLayout.storeDirectory) + "/")
+        default:
+            return false
+        }
+    }
+
+    /// Records in the manifest that a damaged page was met in the store, so that writers refuse
+    /// it from now on (`StoreError.damaged`) until `container check --repair` finds it sound or
+    /// `container salvage` replaces it. Best effort: the command that met the damage fails anyway.
+    public func recordStoreDamage(detail: String) {
+        do {
+            guard var manifest = try Manifest.read(from: root), manifest.storeDamage == nil else { return }
+            manifest.storeDamage = StoreDamage(foundAt: options.clock().utcStamp, detail: detail)
+            try manifest.write(to: root, staging: try stagingDirectory())
+        } catch {
+            // The command reports its own error; the next one that meets the damage tries again.
+        }
+    }
+
+    /// Removes the damage mark (the store passed `integrity_check`, or was salvaged).
+    func clearStoreDamage() throws {
+        guard var manifest = try Manifest.read(from: root), manifest.storeDamage != nil else { return }
+        manifest.storeDamage = nil
+        try manifest.write(to: root, staging: try stagingDirectory())
     }
 
     /// Why a store that is not ready cannot be used by a process that may not set it up, found
@@ -154,7 +244,8 @@ public final class Container {
         guard let connection = try openReadyStore(root: root, options: options) else {
             throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
         }
-        return Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock), options: options)
+        return Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
+                         options: options)
     }
 
     /// An open subdirectory of the container (symbolic links refused).

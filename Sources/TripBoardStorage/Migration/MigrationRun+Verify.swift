@@ -6,7 +6,7 @@ extension MigrationRun {
     func verify() throws {
         let (legacy, _) = try legacySource()
         let container = try container()
-        let store = container.store
+        let store = try container.store
         report("finishing", done: 0, total: 1)
         if !plan.merge, let expected = record.storeDigest {
             // Every page of every b-tree is sound (quick_check), and every record, read back in

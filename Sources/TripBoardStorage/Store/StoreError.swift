@@ -23,6 +23,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case missing(path: String)
     /// A reader found a store that a writer has not finished setting up or migrating.
     case notReady(path: String)
+    /// A command met a damaged page in this store earlier (`Manifest.storeDamage`): writers refuse it.
+    case damaged(path: String, foundAt: String, detail: String)
+    /// The container was opened without its store (`StoreRequirement.none`): a programming error
+    /// of the command that then asked for it.
+    case notOpened
 
     public var description: String {
         switch self {
@@ -44,6 +49,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the store \(path) is missing although this container had one; refusing to create an empty store in its place. Restore it from a backup, or remove container.json to start a new container"
         case .notReady(let path):
             "the store at \(path) is being set up or updated by another process"
+        case .damaged(let path, let foundAt, let detail):
+            "the store at \(path) has a damaged page (met at \(foundAt): \(detail)); nothing was written. Run `app container check`; if it finds damage, `app container salvage` copies what can be read into a new store"
+        case .notOpened:
+            "the store was not opened for this command"
         }
     }
 }

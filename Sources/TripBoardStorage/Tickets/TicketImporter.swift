@@ -135,7 +135,7 @@ public struct TicketImporter {
     /// Imports the bytes of `source`. Warnings (the thumbnail could not be made or cached) are in
     /// the result; everything else that goes wrong throws with nothing stored.
     public func run(source: FileDescriptor, request: TicketImportRequest) throws -> TicketImportResult {
-        let store = container.store
+        let store = try container.store
         let requestedTrip = try request.tripReference.map { try store.trip(id: try store.resolveID(.trip, $0)) }
         let requestedBooking = try request.bookingReference.map { try store.booking(id: try store.resolveID(.booking, $0)) }
         if let requestedBooking, let requestedTrip, requestedBooking.tripId != requestedTrip.id {
@@ -199,7 +199,7 @@ public struct TicketImporter {
 
     /// The one trip whose dates contain `date`; otherwise the error lists the candidates.
     func tripContaining(_ date: CivilDate?, today: CivilDate) throws -> Trip {
-        let store = container.store
+        let store = try container.store
         if let date {
             let containing = try store.trips(containing: date)
             if containing.count == 1 { return containing[0] }
@@ -211,7 +211,7 @@ public struct TicketImporter {
     /// The booking the ticket describes. A date without a time starts at midnight; times are local
     /// (TZ), as with `app booking add --starts-at` without an offset.
     func newBooking(from fields: TicketFields, tripId: String, filename: String) throws -> Booking {
-        let store = container.store
+        let store = try container.store
         var startsAt: String?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
@@ -243,7 +243,7 @@ public struct TicketImporter {
     /// again what may have changed since step 1 (another process deleted the trip, or filed the
     /// same bytes first). On failure or a duplicate, the published file is removed again.
     func commit(_ result: inout TicketImportResult, files: AttachmentFiles) throws {
-        let store = container.store
+        let store = try container.store
         var duplicate: Attachment?
         do {
             try store.connection.writeTransaction {
