@@ -12,7 +12,7 @@ extension AppCommand {
                         summary: """
                         Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
-                        """, run: setItem),
+                        """, run: takingSecrets(setItem)),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
                         summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
@@ -25,20 +25,29 @@ extension AppCommand {
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
-                        """, run: setRecoveryPassphrase),
+                        """, run: takingSecrets(setRecoveryPassphrase)),
             CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
                         summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
-                        run: recover),
+                        run: takingSecrets(recover)),
             CommandSpec(words: ["auth", "login"], usage: "auth login --account EMAIL",
                         summary: """
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
-                        """, run: login),
+                        """, run: takingSecrets(login)),
             CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
                         summary: "Says which account is signed in.", run: authStatus),
             CommandSpec(words: ["auth", "logout"], usage: "auth logout",
                         summary: "Signs out: deletes the tokens.", run: logout),
         ]
+    }
+
+    /// `run` for a command that reads a secret: its errors repeat none of its arguments (a word
+    /// it did not expect — `--value=…`, an extra positional — is most likely the secret itself).
+    static func takingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
+        { context in
+            context.arguments.redactsArguments = true
+            try run(context)
+        }
     }
 
     /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. One trailing
@@ -71,7 +80,8 @@ extension AppCommand {
         switch text {
         case nil, "this-device-only": return .thisDeviceOnly
         case "migratable": return .migratable
-        default: throw CommandLineError.usage("unknown accessibility '\(text!.prefix(40))': use this-device-only or migratable")
+        // Not echoed: `keychain set --accessibility=…` may hold a secret typed in the wrong place.
+        default: throw CommandLineError.usage("unknown accessibility (\(Arguments.redactionNote)): use this-device-only or migratable")
         }
     }
 
@@ -79,10 +89,6 @@ extension AppCommand {
         let accessibility = try accessibility(try context.arguments.option("--accessibility"))
         let service = try context.arguments.positional("SERVICE")
         let account = try context.arguments.positional("ACCOUNT")
-        if context.arguments.nextPositional() != nil {
-            // Most likely the secret itself: never echo it back.
-            throw CommandLineError.usage("keychain set takes the secret on standard input, never on the command line (where `ps` shows it)")
-        }
         try context.finishArguments()
         let keychain = try context.keychain()
         try keychain.set(service: service, account: account, value: try readSecret("secret"), accessibility: accessibility)

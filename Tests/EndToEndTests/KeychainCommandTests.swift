@@ -111,7 +111,7 @@ import Testing
     @Test(arguments: [
         (["keychain", "set", "api", "alice"], "", 64, "is empty"),
         (["keychain", "set", "api", "alice", "--accessibility", "everywhere"], "x", 64, "unknown accessibility"),
-        (["keychain", "set", "api", "alice", "hunter2-secret"], "x", 64, "never on the command line"),
+        (["keychain", "set", "api", "alice", "hunter2-secret"], "x", 64, "never from the command line"),
         (["keychain", "get", "api", "nobody"], "", 66, "no keychain item"),
         (["keychain", "delete", "api", "nobody"], "", 66, "no keychain item"),
         (["keychain", "recover"], "some passphrase", 69, "no recovery passphrase"),
