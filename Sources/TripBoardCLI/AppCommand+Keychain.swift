@@ -10,7 +10,7 @@ extension AppCommand {
         [
             CommandSpec(words: ["keychain", "set"], usage: "keychain set SERVICE ACCOUNT [--accessibility this-device-only|migratable]",
                         summary: """
-                        Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
+                        Stores a secret read from standard input (one final \\n or \\r\\n is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
                         """, run: takingSecrets(setItem)),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
@@ -50,8 +50,8 @@ extension AppCommand {
         }
     }
 
-    /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. One trailing
-    /// newline is dropped; an empty secret is refused.
+    /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. From stdin, one
+    /// final "\n" or "\r\n" is dropped and nothing else; an empty secret is refused.
     static func readSecret(_ what: String, confirm: Bool = false) throws -> SecureBytes {
         var bytes: [UInt8]
         if StandardStream.input.isTerminal {
@@ -66,14 +66,31 @@ extension AppCommand {
                 }
             }
         } else {
-            bytes = try StandardStream.input.readSecret(limit: secretLimit)
-            if bytes.last == 0x0a { bytes.removeLast() }
-            if bytes.last == 0x0d { bytes.removeLast() }
+            bytes = try readStandardInput(what, limit: secretLimit + 2)
+            if bytes.last == 0x0a {
+                bytes.removeLast()
+                if bytes.last == 0x0d { bytes.removeLast() }
+            }
+            try refuseLongerThanTheLimit(&bytes, what)
         }
         guard !bytes.isEmpty else {
             throw KeychainError.invalidArgument("the \(what) on standard input is empty; nothing was changed")
         }
         return try SecureBytes(wiping: &bytes)
+    }
+
+    /// Standard input, at most `limit` bytes (refused beyond, with the limit named).
+    static func readStandardInput(_ what: String, limit: Int) throws -> [UInt8] {
+        var bytes = try StandardStream.input.readSecret(limit: limit)
+        try refuseLongerThanTheLimit(&bytes, what, limit: limit)
+        return bytes
+    }
+
+    /// Refuses (and wipes) `bytes` when longer than `limit`: bad data (65), the limit named.
+    static func refuseLongerThanTheLimit(_ bytes: inout [UInt8], _ what: String, limit: Int = secretLimit) throws {
+        guard bytes.count > limit else { return }
+        for index in bytes.indices { bytes[index] = 0 }
+        throw CommandLineError(.dataError, "the \(what) on standard input is longer than 64 KiB (\(secretLimit) bytes), the limit for a secret; nothing was changed")
     }
 
     static func accessibility(_ text: String?) throws -> KeychainAccessibility {
@@ -158,15 +175,17 @@ extension AppCommand {
         if StandardStream.input.isTerminal {
             return (try readSecret("access token"), try readSecret("refresh token"))
         }
-        var bytes = try StandardStream.input.readSecret(limit: secretLimit)
+        var bytes = try readStandardInput("access token or the refresh token", limit: 2 * (secretLimit + 2))
         defer { for index in bytes.indices { bytes[index] = 0 } }
-        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map { line in
-            line.last == 0x0d ? Array(line.dropLast()) : Array(line)
-        }
+        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
         defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
+        // A line ended by "\n" may end in "\r\n"; what follows the last "\n" keeps every byte.
+        for index in lines.indices.dropLast() where lines[index].last == 0x0d { lines[index].removeLast() }
         guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
             throw KeychainError.invalidArgument("standard input must hold two lines: the access token, then the refresh token; nothing was changed")
         }
+        try refuseLongerThanTheLimit(&lines[0], "access token")
+        try refuseLongerThanTheLimit(&lines[1], "refresh token")
         return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
     }
 

@@ -46,4 +46,62 @@ import Testing
         #expect(result.status == 64)
         #expect(result.stderr.contains("unknown option --colour"), "\(result)")
     }
+
+    /// From standard input exactly one final "\n" or "\r\n" is dropped: a "\r" with no "\n"
+    /// after it, a second newline, a line break inside are all part of the secret.
+    @Test(arguments: [
+        ("abc", "abc"), ("abc\n", "abc"), ("abc\r\n", "abc"), ("abc\r", "abc\r"), ("abc\n\n", "abc\n"),
+        ("abc\r\r\n", "abc\r"), ("abc\n\r", "abc\n\r"), ("a\nb", "a\nb"), (" abc \t", " abc \t"),
+    ])
+    func onlyOneFinalLineBreakIsDropped(input: String, stored: String) throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        let set = try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: input, environment: environment)
+        #expect(set.status == 0, "\(set)")
+        let get = try container.app(arguments: ["keychain", "get", "api", "alice"], environment: environment)
+        #expect(Array(get.stdout.utf8) == Array(stored.utf8), "\(Array(input.utf8)) stored as \(Array(get.stdout.utf8))")
+    }
+
+    @Test func eachTokenLineLosesOnlyItsLineBreak() throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        let login = try container.app(arguments: ["auth", "login", "--account", "a@example.com"], stdin: "access\r\nrefresh\r",
+                                      environment: environment)
+        #expect(login.status == 0, "\(login)")
+        let access = try container.app(arguments: ["keychain", "get", "tripboard.auth.access-token", "a@example.com"], environment: environment)
+        let refresh = try container.app(arguments: ["keychain", "get", "tripboard.auth.refresh-token", "a@example.com"], environment: environment)
+        #expect(Array(access.stdout.utf8) == Array("access".utf8))
+        #expect(Array(refresh.stdout.utf8) == Array("refresh\r".utf8), "the last line has no newline: its \\r stays")
+    }
+
+    /// 64 KiB is the limit for a secret (its final line break aside); more is bad data (65) whose
+    /// message names the limit, and nothing is stored.
+    @Test(arguments: [
+        (["keychain", "set", "api", "alice"], String(repeating: "x", count: 65_537)),
+        (["keychain", "set", "api", "alice"], String(repeating: "x", count: 65_536) + "\r\ny"),
+        (["keychain", "set", "api", "alice"], String(repeating: "x", count: 1 << 20)),
+        (["keychain", "set-recovery-passphrase"], String(repeating: "x", count: 65_537)),
+        (["keychain", "recover"], String(repeating: "x", count: 65_537)),
+        (["auth", "login", "--account", "a@example.com"], "access\n" + String(repeating: "x", count: 65_537) + "\n"),
+        (["auth", "login", "--account", "a@example.com"], String(repeating: "x\n", count: 70_000)),
+    ])
+    func aSecretOverTheLimitIsBadDataNamingTheLimit(arguments: [String], input: String) throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        #expect(try container.app(arguments: ["keychain", "set", "keep", "me"], stdin: "kept", environment: environment).status == 0)
+        let before = try container.app(arguments: ["keychain", "list", "--json"], environment: environment).stdout
+        let result = try container.app(arguments: arguments, stdin: input, environment: environment)
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("64 KiB (65536 bytes)"), "\(result)")
+        #expect(try container.app(arguments: ["keychain", "list", "--json"], environment: environment).stdout == before)
+    }
+
+    @Test func aSecretOfExactlyTheLimitIsStored() throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        let value = String(repeating: "y", count: 65_536)
+        let set = try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: value + "\r\n", environment: environment)
+        #expect(set.status == 0, "\(set)")
+        #expect(try container.app(arguments: ["keychain", "get", "api", "alice"], environment: environment).stdout == value)
+    }
 }

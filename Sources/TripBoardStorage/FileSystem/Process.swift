@@ -40,7 +40,9 @@ public enum StandardStream: Sendable {
     }
 
     /// Reads a secret to the end of the stream into one buffer allocated up front (so no
-    /// reallocation leaves copies behind); the caller wipes it (`SecureBytes(wiping:)`).
+    /// reallocation leaves copies behind); the caller wipes it (`SecureBytes(wiping:)`). Stops
+    /// after `limit + 1` bytes, leaving the rest unread: a result longer than `limit` means the
+    /// stream holds more than `limit` bytes, for the caller to refuse as too long.
     public func readSecret(limit: Int) throws(FileSystemError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         var count = 0
@@ -55,10 +57,6 @@ public enum StandardStream: Sendable {
             }
             if read == 0 { break }
             count += read
-        }
-        guard count <= limit else {
-            for index in buffer.indices { buffer[index] = 0 }
-            throw FileSystemError(code: .invalid, systemCall: "read", path: "standard input", detail: "longer than \(limit) bytes")
         }
         buffer.removeLast(buffer.count - count)  // shrinks in place: no copy
         return buffer
