@@ -104,4 +104,44 @@ import Testing
         #expect(set.status == 0, "\(set)")
         #expect(try container.app(arguments: ["keychain", "get", "api", "alice"], environment: environment).stdout == value)
     }
+
+    /// Runs `app` with arguments written as printf(1) formats (`a\\377`), so that a test can pass
+    /// bytes that are not UTF-8: Foundation's `Process` takes only strings.
+    static func appWithBytes(_ container: TestContainer, _ formats: [String], stdin: String = "",
+                             environment: [String: String]) throws -> ProcessResult {
+        let words = formats.map { "\"$(printf -- '\($0)')\"" }.joined(separator: " ")
+        return try ProcessRunner.run("/bin/sh", ["-c", "exec \"$0\" " + words, ProcessRunner.executable("app")],
+                                     environment: container.environment(environment), stdin: Array(stdin.utf8))
+    }
+
+    /// Two services that differ only in bytes that are not UTF-8 used to become the same text
+    /// (each invalid byte repaired to U+FFFD), so the second `set` overwrote the first. Now any
+    /// argument that is not UTF-8 is refused (65) before anything is opened.
+    @Test(arguments: [
+        ["keychain", "set", "api\\377", "alice"],
+        ["keychain", "set", "api\\376", "alice"],
+        ["keychain", "set", "api", "al\\303ice"],
+        ["keychain", "get", "api\\377", "alice"],
+        ["trip", "add", "--name", "Lisb\\300\\257on", "--start", "2026-12-12", "--end", "2026-12-13"],
+    ])
+    func argumentsThatAreNotUTF8AreRefused(formats: [String]) throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        let result = try Self.appWithBytes(container, formats, stdin: "value", environment: environment)
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("is not valid UTF-8"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: container.path), "nothing was created")
+        #expect(!FileManager.default.fileExists(atPath: environment["TRIPBOARD_DEVICE_DIR"]!))
+    }
+
+    /// Names are stored as the bytes given: a precomposed and a decomposed "café" are two services.
+    @Test func namesAreStoredExactlyAsGiven() throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let environment = KeychainCommandTests.deviceEnvironment(container)
+        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(try container.app(arguments: ["keychain", "set", precomposed, "a"], stdin: "one", environment: environment).status == 0)
+        #expect(try container.app(arguments: ["keychain", "set", decomposed, "a"], stdin: "two", environment: environment).status == 0)
+        #expect(try Self.appWithBytes(container, ["keychain", "get", "caf\\303\\251", "a"], environment: environment).stdout == "one")
+        #expect(try Self.appWithBytes(container, ["keychain", "get", "cafe\\314\\201", "a"], environment: environment).stdout == "two")
+    }
 }

@@ -111,6 +111,16 @@ public enum ProcessSetup {
     /// Ends the process with `status`.
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
 
+    /// The command line's arguments, without the program name, as the bytes the kernel passed:
+    /// `CommandLine.arguments` has already replaced invalid UTF-8 with U+FFFD, which would make
+    /// two different arguments the same text.
+    public static func rawArguments() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
+        }
+    }
+
     /// The values of just `names` from the environment (cheaper than the whole of it at start-up).
     public static func environment(_ names: [String]) -> [String: String] {
         var result: [String: String] = [:]
