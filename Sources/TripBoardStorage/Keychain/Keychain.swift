@@ -235,9 +235,9 @@ public final class Keychain {
         let rows = try connection.statement("""
             SELECT container_key_id, password_hash_parameters, nonce, ciphertext FROM container_key_wraps
             WHERE wrapped_by = 'passphrase' AND wrapping_key_id = 'recovery'
-            """).rows { ($0.text(0), $0.text(1), $0.blob(2), $0.blob(3)) }
+            """).rows { ($0.text(0), $0.optionalText(1), $0.blob(2), $0.blob(3)) }
         guard let (id, parametersJSON, nonce, ciphertext) = rows.first else { throw KeychainError.noRecoveryPassphrase }
-        let parameters = try JSON.decode(PasswordHashParameters.self, from: Array(parametersJSON.utf8))
+        let parameters = try Self.storedParameters(parametersJSON)
         let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
         let key: SecureBytes
         do {
@@ -248,6 +248,20 @@ public final class Keychain {
         }
         try connection.writeTransaction {
             try storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint, wrappingKey: try deviceWrappingKey(), parameters: nil)
+        }
+    }
+
+    /// The recovery wrap's Argon2id parameters, refused (before Argon2id runs with them) when they
+    /// are not a valid document or ask for more than `PasswordHashParameters` accepts: a tampered
+    /// row could otherwise ask for hours of work or terabytes of memory.
+    static func storedParameters(_ json: String?) throws -> PasswordHashParameters {
+        do {
+            return try JSON.decode(PasswordHashParameters.self, from: Array((json ?? "").utf8))
+        } catch DecodingError.dataCorrupted(let context) {
+            // Our own reasons ("invalid password hash memory limit: must be …"): no secret in them.
+            throw KeychainError.damagedRecoveryParameters(reason: context.debugDescription)
+        } catch {
+            throw KeychainError.damagedRecoveryParameters(reason: json == nil ? "missing" : "not the expected JSON object")
         }
     }
 

@@ -14,6 +14,9 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     case wrongPassphrase
     /// `keychain recover` with no recovery passphrase ever set.
     case noRecoveryPassphrase
+    /// The recovery passphrase's stored Argon2id parameters are not a valid document or are out
+    /// of the accepted range (tampered or damaged): refused before any key derivation.
+    case damagedRecoveryParameters(reason: String)
     /// The device key file is unusable: wrong size, not a file.
     case badDeviceKey(path: String, reason: String)
     /// The device key file or its directory could be read by others, or is not ours.
@@ -37,6 +40,8 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             "the recovery passphrase is wrong"
         case .noRecoveryPassphrase:
             "no recovery passphrase was ever set for this container's keychain, so its migratable items cannot be recovered here"
+        case .damagedRecoveryParameters(let reason):
+            "the recovery passphrase's stored parameters are damaged (\(reason)), so the passphrase cannot be checked; nothing was changed. On a device that reads the migratable items, run `app keychain set-recovery-passphrase` again"
         case .badDeviceKey(let path, let reason):
             "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
         case .insecureDeviceKey(let path, let reason):
