@@ -14,13 +14,13 @@ extension AppCommand {
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
                         """, run: takingSecrets(setItem)),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
-                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem),
+                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: handlingSecrets(getItem)),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
-                        summary: "Lists the items: service, account, accessibility and status — never values.", run: listItems),
+                        summary: "Lists the items: service, account, accessibility and status — never values.", run: handlingSecrets(listItems)),
             CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
-                        summary: "Deletes one item.", run: deleteItem),
+                        summary: "Deletes one item.", run: handlingSecrets(deleteItem)),
             CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
-                        summary: "Deletes every item, or every item of one service.", run: deleteAllItems),
+                        summary: "Deletes every item, or every item of one service.", run: handlingSecrets(deleteAllItems)),
             CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
@@ -35,17 +35,26 @@ extension AppCommand {
                         (asked for on a terminal) and keeps them in the keychain, this device only.
                         """, run: takingSecrets(login)),
             CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
-                        summary: "Says which account is signed in.", run: authStatus),
+                        summary: "Says which account is signed in.", run: handlingSecrets(authStatus)),
             CommandSpec(words: ["auth", "logout"], usage: "auth logout",
-                        summary: "Signs out: deletes the tokens.", run: logout),
+                        summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout)),
         ]
     }
 
     /// `run` for a command that reads a secret: its errors repeat none of its arguments (a word
     /// it did not expect — `--value=…`, an extra positional — is most likely the secret itself).
     static func takingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
-        { context in
+        handlingSecrets { context in
             context.arguments.redactsArguments = true
+            try run(context)
+        }
+    }
+
+    /// `run` for a command that handles secret material (every keychain command loads the device
+    /// key): no core dump of this process may hold it, from before anything is read.
+    static func handlingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
+        { context in
+            try ProcessSetup.protectSecretsFromCoreDumps()
             try run(context)
         }
     }

@@ -1,3 +1,4 @@
+internal import CSystem
 import Glibc
 
 /// The standard streams and the few process-level calls the executables need, so that the CLI
@@ -106,6 +107,19 @@ public enum ProcessSetup {
     public static func applyDefaults() {
         umask(0o077)
         signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Keeps secrets out of core dumps, for a command about to handle secret material (the device
+    /// key, a token, a passphrase): no core file (`RLIMIT_CORE` 0, soft and hard, so nothing this
+    /// process runs can raise it again) and not dumpable (`prctl(PR_SET_DUMPABLE, 0)`), which also
+    /// keeps other processes of the same user from attaching a debugger or reading
+    /// /proc/PID/mem. Lasts until the process exits; an `exec` resets the dumpable flag only.
+    public static func protectSecretsFromCoreDumps() throws(FileSystemError) {
+        var none = rlimit(rlim_cur: 0, rlim_max: 0)
+        if setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none) != 0 {
+            throw .fromErrno("setrlimit", path: "RLIMIT_CORE")
+        }
+        if tripboard_set_dumpable(0) != 0 { throw .fromErrno("prctl", path: "PR_SET_DUMPABLE") }
     }
 
     /// Ends the process with `status`.
