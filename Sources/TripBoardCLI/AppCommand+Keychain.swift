@@ -64,9 +64,10 @@ extension AppCommand {
     static func readSecret(_ what: String, confirm: Bool = false) throws -> SecureBytes {
         var bytes: [UInt8]
         if StandardStream.input.isTerminal {
-            bytes = try StandardStream.input.readLineWithoutEcho(prompt: "\(what): ")
+            bytes = try StandardStream.input.readLineWithoutEcho(prompt: "\(what): ", limit: secretLimit)
+            try refuseLongerThanTheLimit(&bytes, what)
             if confirm {
-                var again = try StandardStream.input.readLineWithoutEcho(prompt: "\(what) again: ")
+                var again = try StandardStream.input.readLineWithoutEcho(prompt: "\(what) again: ", limit: secretLimit)
                 let twice = try SecureBytes(wiping: &again)
                 let first = try SecureBytes(copying: bytes)
                 guard first == twice else {

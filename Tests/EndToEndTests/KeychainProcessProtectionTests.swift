@@ -53,4 +53,40 @@ import Testing
         #expect(coreLimit.prefix(2) == ["0", "0"], "soft and hard RLIMIT_CORE: \(coreLimit)")
         #expect(userID != "0" && owner == 0, "not dumpable: /proc entry of uid \(userID ?? "?") owned by \(owner ?? -1)")
     }
+
+    /// Drives `app` on a pseudo-terminal (python3's os.openpty: the child's stdin and stderr are
+    /// the terminal, which is not its controlling one, so only `kill` sends it signals). Prints
+    /// how the child ended and whether the terminal echoes afterwards.
+    static let promptDriver = """
+        import os, select, signal, subprocess, sys, termios, time
+        app, number = sys.argv[1], int(sys.argv[2])
+        master, terminal = os.openpty()
+        # As from a shell: no signal blocked (the test runner's children inherit a mask blocking some).
+        child = subprocess.Popen([app, "keychain", "set-recovery-passphrase"], stdin=terminal, stderr=terminal,
+                                 stdout=subprocess.DEVNULL, preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, []))
+        deadline, seen = time.time() + 10, b""
+        # Up is the prompt, then echo goes off: wait for both before signalling.
+        while time.time() < deadline and (b"passphrase:" not in seen or termios.tcgetattr(terminal)[3] & termios.ECHO):
+            if select.select([master], [], [], 0.02)[0]:
+                seen += os.read(master, 1024)
+        echo_off_at_prompt = not termios.tcgetattr(terminal)[3] & termios.ECHO
+        os.write(master, b"half a passph")
+        time.sleep(0.1)
+        os.kill(child.pid, number)
+        status = child.wait(timeout=10)
+        echo_after = bool(termios.tcgetattr(terminal)[3] & termios.ECHO)
+        print(f"status={status} echo_off_at_prompt={echo_off_at_prompt} echo_after={echo_after}")
+        """
+
+    /// A passphrase prompt killed by a signal used to leave the terminal without echo (the shell
+    /// then showed nothing the user typed). Now the settings come back, and the process still
+    /// dies of that signal.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+    func aSignalAtTheSecretPromptLeavesTheTerminalEchoing(signalNumber: Int32) throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let result = try ProcessRunner.run("/usr/bin/python3", ["-c", Self.promptDriver, ProcessRunner.executable("app"), "\(signalNumber)"],
+                                           environment: container.environment(KeychainCommandTests.deviceEnvironment(container)))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.trimmedStdout == "status=-\(signalNumber) echo_off_at_prompt=True echo_after=True", "\(result)")
+    }
 }

@@ -63,33 +63,6 @@ public enum StandardStream: Sendable {
         return buffer
     }
 
-    /// Prompts on stderr and reads one line from the terminal with echo off (a passphrase typed
-    /// by a person). The line is returned without its newline; the caller wipes it.
-    public func readLineWithoutEcho(prompt: String) throws(FileSystemError) -> [UInt8] {
-        StandardStream.error.write(Array(prompt.utf8))
-        var saved = termios()
-        let isTerminal = tcgetattr(rawValue, &saved) == 0
-        if isTerminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            _ = tcsetattr(rawValue, TCSAFLUSH, &quiet)
-        }
-        defer {
-            if isTerminal { _ = tcsetattr(rawValue, TCSAFLUSH, &saved) }
-            StandardStream.error.write([0x0a])
-        }
-        var line: [UInt8] = []
-        line.reserveCapacity(1024)
-        var byte: UInt8 = 0
-        while line.count < 1024 {
-            let read = retryingOnInterrupt { Glibc.read(rawValue, &byte, 1) }
-            if read < 0 { throw .fromErrno("read", path: "terminal") }
-            if read == 0 || byte == 0x0a { break }
-            line.append(byte)
-        }
-        return line
-    }
-
     /// Reads the stream to its end, refusing more than `limit` bytes.
     public func readToEnd(limit: Int) throws(FileSystemError) -> [UInt8] {
         let borrowed = FileDescriptor(rawValue: dup(rawValue), path: "standard input")
