@@ -16,11 +16,20 @@ extension AppCommand {
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
                         summary: "Writes the secret to standard output (with a newline only on a terminal).", run: handlingSecrets(getItem)),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
-                        summary: "Lists the items: service, account, accessibility and status — never values.", run: handlingSecrets(listItems)),
+                        summary: """
+                        Lists the items this device sees: service, account, accessibility and status — never values — and \
+                        how many items belong to another device.
+                        """, run: handlingSecrets(listItems)),
             CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
                         summary: "Deletes one item.", run: handlingSecrets(deleteItem)),
             CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
-                        summary: "Deletes every item, or every item of one service.", run: handlingSecrets(deleteAllItems)),
+                        summary: "Deletes every item this device sees, or every such item of one service.",
+                        run: handlingSecrets(deleteAllItems)),
+            CommandSpec(words: ["keychain", "forget-other-devices"], usage: "keychain forget-other-devices",
+                        summary: """
+                        Removes the this-device-only items sealed on other devices (a copied or restored container, \
+                        another device key or machine id), which can never be read here. Nothing else removes them.
+                        """, run: handlingSecrets(forgetOtherDevices)),
             CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
@@ -131,12 +140,24 @@ extension AppCommand {
         if StandardStream.output.isTerminal { StandardStream.output.write([0x0a]) }
     }
 
+    /// `keychain list --json`: the items this device sees, and how many it does not.
+    struct Listing: Encodable {
+        var items: [KeychainItemInfo]
+        var otherDeviceItems: Int
+    }
+
     static func listItems(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let items = try context.keychain().list()
-        if json { return try context.console.printJSON(items) }
-        if items.isEmpty { return context.console.print("The keychain is empty.") }
+        let keychain = try context.keychain()
+        let items = try keychain.list()
+        let others = try keychain.otherDevicesItemCount()
+        if json { return try context.console.printJSON(Listing(items: items, otherDeviceItems: others)) }
+        if others > 0 {
+            context.console.diagnostic("\(others) item\(others == 1 ? "" : "s") belong\(others == 1 ? "s" : "") to another device "
+                + "(kept, unreadable here; `app keychain forget-other-devices` removes them)")
+        }
+        if items.isEmpty { return context.console.print(others > 0 ? "No items on this device." : "The keychain is empty.") }
         context.console.printTable(header: ["SERVICE", "ACCOUNT", "ACCESSIBILITY", "STATUS", "UPDATED"], rows: items.map {
             [$0.service, $0.account, $0.accessibility.rawValue, $0.status, $0.updatedAt]
         })
@@ -154,6 +175,12 @@ extension AppCommand {
         try context.finishArguments()
         let count = try context.keychain().deleteAll(service: service)
         context.console.diagnostic("deleted \(count) item\(count == 1 ? "" : "s")")
+    }
+
+    static func forgetOtherDevices(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let count = try context.keychain().forgetOtherDevices()
+        context.console.diagnostic("forgot \(count) item\(count == 1 ? "" : "s") sealed on other devices")
     }
 
     static func setRecoveryPassphrase(_ context: CommandContext) throws {
@@ -203,26 +230,33 @@ extension AppCommand {
         var signedIn: Bool
         var account: String?
         var hasRefreshToken: Bool
+        /// The keychain holds an access token sealed on another device.
+        var signedInOnAnotherDevice: Bool
 
-        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken }
+        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken, signedInOnAnotherDevice }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(signedIn, forKey: .signedIn)
             try container.encode(account, forKey: .account)
             try container.encode(hasRefreshToken, forKey: .hasRefreshToken)
+            try container.encode(signedInOnAnotherDevice, forKey: .signedInOnAnotherDevice)
         }
     }
 
     static func authStatus(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let items = try context.keychain().list()
+        let keychain = try context.keychain()
+        let items = try keychain.list()
         let account = items.first { $0.service == accessTokenService }?.account
         let status = AuthStatus(signedIn: account != nil, account: account,
-                                hasRefreshToken: items.contains { $0.service == refreshTokenService && $0.account == account })
+                                hasRefreshToken: items.contains { $0.service == refreshTokenService && $0.account == account },
+                                signedInOnAnotherDevice: try keychain.otherDevicesItemCount(service: accessTokenService) > 0)
         if json { return try context.console.printJSON(status) }
-        context.console.print(account.map { "Signed in as \($0)" } ?? "Not signed in")
+        if let account { return context.console.print("Signed in as \(account)") }
+        context.console.print(status.signedInOnAnotherDevice
+            ? "Not signed in on this device (the keychain holds a sign-in sealed on another device)" : "Not signed in")
     }
 
     static func logout(_ context: CommandContext) throws {

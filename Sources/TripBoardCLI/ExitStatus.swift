@@ -62,7 +62,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         return error == .authenticationFailed ? .dataError : .internalError
     case let error as KeychainError:
         switch error {
-        case .notFound: return .noInput
+        case .notFound, .sealedOnAnotherDevice, .noDeviceKey: return .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase: return .unavailable
         case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .badDeviceKey: return .dataError
         case .insecureDeviceKey: return .cannotCreate

@@ -102,8 +102,10 @@ import Testing
             #expect(result.status == 0, "\(result)")
         }
         let list = try container.app(arguments: ["keychain", "list", "--json"], environment: Self.deviceEnvironment(container))
-        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
-        #expect(items.count == 10, "every process sealed under the same device key, so none purged another's item")
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
+        let items = try #require(listing["items"] as? [[String: Any]])
+        #expect(items.count == 10, "every process sealed under the same device key: \(list)")
+        #expect(listing["otherDeviceItems"] as? Int == 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: container.root.appendingPathComponent("device").path)
         #expect(files == ["device.key"], "no temporary files left: \(files)")
     }
@@ -134,7 +136,7 @@ import Testing
     @Test func insecureOrDamagedDeviceKeysAreRefused() throws {
         let container = try Self.makeContainer()
         let environment = Self.deviceEnvironment(container)
-        #expect(try container.app(arguments: ["keychain", "list"], environment: environment).status == 0)
+        #expect(try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: "x", environment: environment).status == 0)
         let keyPath = container.root.appendingPathComponent("device/device.key").path
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyPath)
         let readable = try container.app(arguments: ["keychain", "list"], environment: environment)

@@ -1,8 +1,13 @@
 /// Why a keychain request failed. Descriptions never contain a secret value or key material.
 public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No item for (service, account) on this device. Items sealed for another device read as
-    /// not found, like an iOS restore onto new hardware.
+    /// No item for (service, account).
     case notFound(service: String, account: String)
+    /// A this-device-only item sealed on another device (another `device.key` or machine id): it
+    /// cannot be read here, and it is kept — only `forget-other-devices` removes it.
+    case sealedOnAnotherDevice(service: String, account: String)
+    /// `forget-other-devices` on a device that has no key yet: every item would count as another
+    /// device's.
+    case noDeviceKey(path: String)
     /// A migratable item whose container key has not been unlocked on this device yet.
     case locked(service: String, account: String)
     /// The container key exists but is not unlocked on this device (storing a migratable item
@@ -29,7 +34,11 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notFound(let service, let account):
-            "no keychain item for service '\(service)' and account '\(account)' on this device"
+            "no keychain item for service '\(service)' and account '\(account)'"
+        case .sealedOnAnotherDevice(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is not found on this device: it was sealed on another device (it is kept; `app keychain forget-other-devices` removes such items)"
+        case .noDeviceKey(let path):
+            "this device has no device key yet (\(path)), so every item sealed for a device would count as another device's; nothing was forgotten. If that is the right place, store a secret first; otherwise check TRIPBOARD_DEVICE_DIR, XDG_STATE_HOME and HOME"
         case .locked(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' is locked on this device: run `app keychain recover` with the recovery passphrase"
         case .dataCorrupted(let service, let account):
