@@ -30,6 +30,11 @@ extension AppCommand {
                         Removes the this-device-only items sealed on other devices (a copied or restored container, \
                         another device key or machine id), which can never be read here. Nothing else removes them.
                         """, run: handlingSecrets(forgetOtherDevices)),
+            CommandSpec(words: ["keychain", "accept-rollback"], usage: "keychain accept-rollback",
+                        summary: """
+                        Accepts the keychain as it is after an older copy of it was put back on purpose (other commands \
+                        refuse a keychain older than this device last saw it): it gets a new id and its generation is recorded.
+                        """, run: handlingSecrets(acceptRollback)),
             CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
@@ -181,6 +186,18 @@ extension AppCommand {
         try context.finishArguments()
         let count = try context.keychain().forgetOtherDevices()
         context.console.diagnostic("forgot \(count) item\(count == 1 ? "" : "s") sealed on other devices")
+    }
+
+    static func acceptRollback(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let location = try context.deviceLocation()
+        let keychain = try Keychain.openedToAcceptRollback(container: try context.container(), device: location,
+                                                           notice: context.console.warning)
+        guard let accepted = try keychain.acceptRollback() else {
+            return context.console.diagnostic("the keychain is not rolled back; nothing to accept")
+        }
+        let seen = accepted.recorded.map { "this device had seen generation \($0)" } ?? "this device's record of it was damaged"
+        context.console.diagnostic("accepted the keychain as it is, at generation \(accepted.found) (\(seen)); it has a new id from now on")
     }
 
     static func setRecoveryPassphrase(_ context: CommandContext) throws {

@@ -64,7 +64,8 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         switch error {
         case .notFound, .sealedOnAnotherDevice, .noDeviceKey: return .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase: return .unavailable
-        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .badDeviceKey: return .dataError
+        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord, .badDeviceKey:
+            return .dataError
         case .insecureDeviceKey: return .cannotCreate
         case .noDeviceDirectory, .invalidArgument: return .usage
         }

@@ -133,6 +133,30 @@ struct KeychainTests {
         #expect(throws: KeychainError.sealedOnAnotherDevice(service: "api", account: "alice")) { try moved.get(service: "api", account: "alice") }
     }
 
+    /// Every write advances the generation and this device's record follows; a keychain behind
+    /// its record is refused, except by the two ways of taking it on purpose: a restore (new
+    /// identity) and `acceptRollback`.
+    @Test func aRestoredKeychainIsNeverTakenForARollback() throws {
+        let fixture = try Fixture()
+        let device = try fixture.device()
+        let keychain = try fixture.keychain(device)
+        try keychain.set(service: "api", account: "alice", value: try Self.secret("one"))
+        try keychain.set(service: "api", account: "bob", value: try Self.secret("two"))
+        let before = try keychain.identity()
+        #expect(before.generation == 2)
+        #expect(try keychain.generations.recorded(for: before.id) == 2)
+        // What a restore of an older backup leaves: the same id, an earlier generation.
+        try keychain.connection.execute("UPDATE keychain_state SET generation = 1")
+        #expect(throws: KeychainError.rolledBack(path: keychain.connection.path, found: 1, recorded: 2)) { try fixture.keychain(device) }
+
+        let restored = try Keychain.openRestored(container: fixture.container, device: device)
+        let after = try restored.identity()
+        #expect(after.id != before.id && after.generation == 2)
+        #expect(try restored.generations.recorded(for: after.id) == 2)
+        #expect(Self.text(try fixture.keychain(device).get(service: "api", account: "bob")) == "two")
+        #expect(try fixture.keychain(device).rollback() == nil)
+    }
+
     @Test func migratableItemsAreLockedElsewhereUntilRecovered() throws {
         let fixture = try Fixture()
         let home = try fixture.keychain()

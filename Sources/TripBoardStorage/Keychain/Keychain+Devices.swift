@@ -63,7 +63,7 @@ extension Keychain {
     /// wrong `$HOME` on the device that sealed them.
     public func forgetOtherDevices() throws -> Int {
         guard let device else { throw KeychainError.noDeviceKey(path: location.directory + "/" + DeviceKey.fileName) }
-        return try connection.writeTransaction {
+        return try write {
             try connection.statement("DELETE FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id <> ?")
                 .run([.text(Self.deviceKeyID(device))])
             return connection.changes

@@ -73,7 +73,7 @@ extension Keychain {
         guard passphrase.count >= 8 else { throw KeychainError.invalidArgument("the recovery passphrase must be at least 8 bytes long") }
         let device = try deviceForWriting()
         let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
-        try connection.writeTransaction {
+        try write {
             guard let (key, id) = try containerKey(device: device, creating: true) else { return }
             try storeWrap(of: key, id: id, wrappedBy: "passphrase", wrappingKeyID: "recovery", wrappingKey: wrappingKey, parameters: parameters)
         }
@@ -97,7 +97,7 @@ extension Keychain {
             throw KeychainError.wrongPassphrase
         }
         let device = try deviceForWriting()
-        try connection.writeTransaction {
+        try write {
             try storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint,
                           wrappingKey: try Self.deviceWrappingKey(device), parameters: nil)
         }

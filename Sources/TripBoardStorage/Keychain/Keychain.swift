@@ -39,24 +39,46 @@ public final class Keychain {
     let notice: (String) -> Void
 
     /// Opens the container's keychain as the device at `location` sees it. Creates nothing outside
-    /// the container: if this device has no key yet, the first write makes one.
+    /// the container: if this device has no key yet, the first write makes one. A keychain older
+    /// than this device last saw it is refused (`.rolledBack`).
     public convenience init(container: Container, device location: DeviceLocation,
                             notice: @escaping (String) -> Void = { _ in }) throws {
-        try self.init(container: container, location: location, device: try DeviceKey.existing(at: location), notice: notice)
+        try self.init(container: container, location: location, device: try DeviceKey.existing(at: location),
+                      notice: notice, refusingRollback: true)
     }
 
-    /// Opens the container's keychain for `device`, loaded or created by the caller.
+    /// Opens the container's keychain for `device`, loaded or created by the caller (the
+    /// migration, a restore).
     public convenience init(container: Container, device: DeviceKey, notice: @escaping (String) -> Void = { _ in }) throws {
-        try self.init(container: container, location: device.location, device: device, notice: notice)
+        try self.init(container: container, location: device.location, device: device, notice: notice, refusingRollback: true)
     }
 
-    private init(container: Container, location: DeviceLocation, device: DeviceKey?, notice: @escaping (String) -> Void) throws {
+    /// Opens the keychain even when it is rolled back, for `acceptRollback` and nothing else.
+    public static func openedToAcceptRollback(container: Container, device location: DeviceLocation,
+                                              notice: @escaping (String) -> Void = { _ in }) throws -> Keychain {
+        try Keychain(container: container, location: location, device: try DeviceKey.existing(at: location),
+                     notice: notice, refusingRollback: false)
+    }
+
+    /// Opens a keychain that `app restore` has just put in place, and gives it a new identity
+    /// (recorded for `device`): a restored keychain — often older than the one it replaces, with
+    /// the same id — is never taken for a rollback.
+    public static func openRestored(container: Container, device: DeviceKey,
+                                    notice: @escaping (String) -> Void = { _ in }) throws -> Keychain {
+        let keychain = try Keychain(container: container, location: device.location, device: device, notice: notice, refusingRollback: false)
+        try keychain.renewIdentity()
+        return keychain
+    }
+
+    private init(container: Container, location: DeviceLocation, device: DeviceKey?, notice: @escaping (String) -> Void,
+                 refusingRollback: Bool) throws {
         connection = try KeychainSchema.open(in: container)
         self.location = location
         self.device = device
         clock = container.options.clock
         lockTimeout = container.options.lockTimeout
         self.notice = notice
+        if refusingRollback { try refuseIfRolledBack() }
         if let device, device.isNew { try warnIfOtherDevicesHoldItems(device) }
     }
 
@@ -71,7 +93,7 @@ public final class Keychain {
     public func signIn(account: String, accessToken: SecureBytes?, refreshToken: SecureBytes?) throws {
         let account = try Self.checkedName(account, "account")
         let device = try deviceForWriting()
-        let replaced = try connection.writeTransaction { () throws -> Bool in
+        let replaced = try write { () throws -> Bool in
             try deleteVisibleItems(service: Self.accessTokenService, device: device)
             try deleteVisibleItems(service: Self.refreshTokenService, device: device)
             var replaced = false
@@ -92,7 +114,7 @@ public final class Keychain {
         let account = try Self.checkedName(account, "account")
         guard value.count > 0 else { throw KeychainError.invalidArgument("the value is empty") }
         let device = try deviceForWriting()
-        let replaced = try connection.writeTransaction {
+        let replaced = try write {
             try store(value, service: service, account: account, accessibility: accessibility, device: device)
         }
         if replaced { notice("the item for service '\(service)' and account '\(account)' was sealed on another device; this device's value replaced it") }
@@ -180,7 +202,7 @@ public final class Keychain {
     /// Deletes (service, account); `.notFound` when there is no such item, `.sealedOnAnotherDevice`
     /// when it is another device's (only `forgetOtherDevices` removes those).
     public func delete(service: String, account: String) throws {
-        try connection.writeTransaction {
+        try write {
             try connection.statement("DELETE FROM items WHERE service = ?1 AND account = ?2 AND \(Self.visibleToDevice(parameter: 3))")
                 .run([.text(service), .text(account), .text(myKeyID)])
             guard connection.changes == 0 else { return }
@@ -195,7 +217,7 @@ public final class Keychain {
     /// devices' items are kept.
     @discardableResult
     public func deleteAll(service: String? = nil) throws -> Int {
-        try connection.writeTransaction { try deleteVisibleItems(service: service, device: device) }
+        try write { try deleteVisibleItems(service: service, device: device) }
     }
 
     static func checkedName(_ name: String, _ what: String) throws -> String {

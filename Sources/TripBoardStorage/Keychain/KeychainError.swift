@@ -22,6 +22,11 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The recovery passphrase's stored Argon2id parameters are not a valid document or are out
     /// of the accepted range (tampered or damaged): refused before any key derivation.
     case damagedRecoveryParameters(reason: String)
+    /// The keychain is at an older generation than this device recorded: an older copy was put
+    /// back, which would bring back old and deleted secrets.
+    case rolledBack(path: String, found: Int64, recorded: Int64)
+    /// This device's record of a keychain's generation is not a generation.
+    case damagedGenerationRecord(path: String)
     /// The device key file is unusable: wrong size, not a file.
     case badDeviceKey(path: String, reason: String)
     /// The device key file or its directory could be read by others, or is not ours.
@@ -51,6 +56,10 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             "no recovery passphrase was ever set for this container's keychain, so its migratable items cannot be recovered here"
         case .damagedRecoveryParameters(let reason):
             "the recovery passphrase's stored parameters are damaged (\(reason)), so the passphrase cannot be checked; nothing was changed. On a device that reads the migratable items, run `app keychain set-recovery-passphrase` again"
+        case .rolledBack(let path, let found, let recorded):
+            "the keychain \(path) is older than this device last saw it (generation \(found), this device recorded \(recorded)): an older copy was put back, which brings back old and deleted secrets; nothing was read or changed. If that copy was put back on purpose, run `app keychain accept-rollback`"
+        case .damagedGenerationRecord(let path):
+            "this device's record of the keychain's generation, \(path), is damaged; nothing was read or changed. Run `app keychain accept-rollback` to accept the keychain as it is"
         case .badDeviceKey(let path, let reason):
             "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
         case .insecureDeviceKey(let path, let reason):
