@@ -115,4 +115,24 @@ import Testing
         #expect(set.status == 0 && set.stderr.contains("this device's value replaced it"), "\(set)")
         #expect(try container.app(arguments: ["keychain", "get", "api", "alice"], environment: deviceB).stdout == "b-value")
     }
+
+    /// A write refused for its input creates no device key either: the key is made only when
+    /// something is about to be sealed with it.
+    @Test(arguments: [
+        (["keychain", "set", "api", "bob"], "", 64),
+        (["keychain", "set", "api", "bob"], String(repeating: "x", count: 70_000), 65),
+        (["keychain", "set-recovery-passphrase"], "short", 64),
+        (["keychain", "recover"], "not the passphrase", 65),
+        (["auth", "login", "--account", "b@example.com"], "one line only\n", 64),
+    ] as [([String], String, Int32)])
+    func aRefusedWriteCreatesNoDeviceKey(command: [String], stdin: String, status: Int32) throws {
+        let container = try Self.containerFilledByDeviceA()
+        let deviceA = KeychainCommandTests.deviceEnvironment(container, device: "device-a")
+        #expect(try container.app(arguments: ["keychain", "set-recovery-passphrase"], stdin: "correct horse battery",
+                                  environment: deviceA).status == 0)
+        let deviceB = KeychainCommandTests.deviceEnvironment(container, device: "device-b")
+        let result = try container.app(arguments: command, stdin: stdin, environment: deviceB)
+        #expect(result.status == status && result.stderrLines.count == 1, "\(result)")
+        #expect(Self.entries(container.root.appendingPathComponent("device-b").path) == nil, "no device directory")
+    }
 }
