@@ -17,4 +17,10 @@ int sync_file_range(int fd, long long offset, long long nbytes, unsigned int fla
 int syncfs(int fd);
 /* <stdio.h>, GNU: rename that fails with EEXIST instead of replacing (RENAME_NOREPLACE = 1). */
 int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+/* prctl(2) is variadic, which Swift cannot call: fixed-argument wrappers for the one setting
+   TripBoard changes. A process that is not dumpable leaves no core and cannot be attached to or
+   have its memory read (/proc/PID/mem) by other processes of the same user. */
+#include <sys/prctl.h>
+static inline int tripboard_set_dumpable(int dumpable) { return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL); }
+static inline int tripboard_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL); }
 #endif

@@ -10,45 +10,78 @@ extension AppCommand {
         [
             CommandSpec(words: ["keychain", "set"], usage: "keychain set SERVICE ACCOUNT [--accessibility this-device-only|migratable]",
                         summary: """
-                        Stores a secret read from standard input (one trailing newline is dropped; on a terminal it is \
+                        Stores a secret read from standard input (one final \\n or \\r\\n is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
-                        """, run: setItem, createsContainer: true, store: .none),
+                        """, run: takingSecrets(setItem), createsContainer: true, store: .none),
             CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
-                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: getItem, store: .none),
+                        summary: "Writes the secret to standard output (with a newline only on a terminal).", run: handlingSecrets(getItem), store: .none),
             CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
-                        summary: "Lists the items: service, account, accessibility and status — never values.", run: listItems, store: .none),
+                        summary: """
+                        Lists the items this device sees: service, account, accessibility and status — never values — and \
+                        how many items belong to another device.
+                        """, run: handlingSecrets(listItems), store: .none),
             CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
-                        summary: "Deletes one item.", run: deleteItem, store: .none),
+                        summary: "Deletes one item.", run: handlingSecrets(deleteItem), store: .none),
             CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
-                        summary: "Deletes every item, or every item of one service.", run: deleteAllItems, store: .none),
+                        summary: "Deletes every item this device sees, or every such item of one service.",
+                        run: handlingSecrets(deleteAllItems), store: .none),
+            CommandSpec(words: ["keychain", "forget-other-devices"], usage: "keychain forget-other-devices",
+                        summary: """
+                        Removes the this-device-only items sealed on other devices (a copied or restored container, \
+                        another device key or machine id), which can never be read here. Nothing else removes them.
+                        """, run: handlingSecrets(forgetOtherDevices), store: .none),
+            CommandSpec(words: ["keychain", "accept-rollback"], usage: "keychain accept-rollback",
+                        summary: """
+                        Accepts the keychain as it is after an older copy of it was put back on purpose (other commands \
+                        refuse a keychain older than this device last saw it): it gets a new id and its generation is recorded.
+                        """, run: handlingSecrets(acceptRollback), store: .none),
             CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
                         summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
-                        """, run: setRecoveryPassphrase, createsContainer: true, store: .none),
+                        """, run: takingSecrets(setRecoveryPassphrase), createsContainer: true, store: .none),
             CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
                         summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
-                        run: recover, store: .none),
+                        run: takingSecrets(recover), store: .none),
             CommandSpec(words: ["auth", "login"], usage: "auth login --account EMAIL",
                         summary: """
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
-                        """, run: login, createsContainer: true, store: .none),
+                        """, run: takingSecrets(login), createsContainer: true, store: .none),
             CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
-                        summary: "Says which account is signed in.", run: authStatus, store: .none),
+                        summary: "Says which account is signed in.", run: handlingSecrets(authStatus), store: .none),
             CommandSpec(words: ["auth", "logout"], usage: "auth logout",
-                        summary: "Signs out: deletes the tokens.", run: logout, store: .none),
+                        summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout), store: .none),
         ]
     }
 
-    /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. One trailing
-    /// newline is dropped; an empty secret is refused.
+    /// `run` for a command that reads a secret: its errors repeat none of its arguments (a word
+    /// it did not expect — `--value=…`, an extra positional — is most likely the secret itself).
+    static func takingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
+        handlingSecrets { context in
+            context.arguments.redactsArguments = true
+            try run(context)
+        }
+    }
+
+    /// `run` for a command that handles secret material (every keychain command loads the device
+    /// key): no core dump of this process may hold it, from before anything is read.
+    static func handlingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
+        { context in
+            try ProcessSetup.protectSecretsFromCoreDumps()
+            try run(context)
+        }
+    }
+
+    /// A secret from stdin (a pipe or file) or, on a terminal, typed without echo. From stdin, one
+    /// final "\n" or "\r\n" is dropped and nothing else; an empty secret is refused.
     static func readSecret(_ what: String, confirm: Bool = false) throws -> SecureBytes {
         var bytes: [UInt8]
         if StandardStream.input.isTerminal {
-            bytes = try StandardStream.input.readLineWithoutEcho(prompt: "\(what): ")
+            bytes = try StandardStream.input.readLineWithoutEcho(prompt: "\(what): ", limit: secretLimit)
+            try refuseLongerThanTheLimit(&bytes, what)
             if confirm {
-                var again = try StandardStream.input.readLineWithoutEcho(prompt: "\(what) again: ")
+                var again = try StandardStream.input.readLineWithoutEcho(prompt: "\(what) again: ", limit: secretLimit)
                 let twice = try SecureBytes(wiping: &again)
                 let first = try SecureBytes(copying: bytes)
                 guard first == twice else {
@@ -57,9 +90,12 @@ extension AppCommand {
                 }
             }
         } else {
-            bytes = try StandardStream.input.readSecret(limit: secretLimit)
-            if bytes.last == 0x0a { bytes.removeLast() }
-            if bytes.last == 0x0d { bytes.removeLast() }
+            bytes = try readStandardInput(what, limit: secretLimit + 2)
+            if bytes.last == 0x0a {
+                bytes.removeLast()
+                if bytes.last == 0x0d { bytes.removeLast() }
+            }
+            try refuseLongerThanTheLimit(&bytes, what)
         }
         guard !bytes.isEmpty else {
             throw KeychainError.invalidArgument("the \(what) on standard input is empty; nothing was changed")
@@ -67,11 +103,26 @@ extension AppCommand {
         return try SecureBytes(wiping: &bytes)
     }
 
+    /// Standard input, at most `limit` bytes (refused beyond, with the limit named).
+    static func readStandardInput(_ what: String, limit: Int) throws -> [UInt8] {
+        var bytes = try StandardStream.input.readSecret(limit: limit)
+        try refuseLongerThanTheLimit(&bytes, what, limit: limit)
+        return bytes
+    }
+
+    /// Refuses (and wipes) `bytes` when longer than `limit`: bad data (65), the limit named.
+    static func refuseLongerThanTheLimit(_ bytes: inout [UInt8], _ what: String, limit: Int = secretLimit) throws {
+        guard bytes.count > limit else { return }
+        for index in bytes.indices { bytes[index] = 0 }
+        throw CommandLineError(.dataError, "the \(what) on standard input is longer than 64 KiB (\(secretLimit) bytes), the limit for a secret; nothing was changed")
+    }
+
     static func accessibility(_ text: String?) throws -> KeychainAccessibility {
         switch text {
         case nil, "this-device-only": return .thisDeviceOnly
         case "migratable": return .migratable
-        default: throw CommandLineError.usage("unknown accessibility '\(text!.prefix(40))': use this-device-only or migratable")
+        // Not echoed: `keychain set --accessibility=…` may hold a secret typed in the wrong place.
+        default: throw CommandLineError.usage("unknown accessibility (\(Arguments.redactionNote)): use this-device-only or migratable")
         }
     }
 
@@ -79,10 +130,6 @@ extension AppCommand {
         let accessibility = try accessibility(try context.arguments.option("--accessibility"))
         let service = try context.arguments.positional("SERVICE")
         let account = try context.arguments.positional("ACCOUNT")
-        if context.arguments.nextPositional() != nil {
-            // Most likely the secret itself: never echo it back.
-            throw CommandLineError.usage("keychain set takes the secret on standard input, never on the command line (where `ps` shows it)")
-        }
         try context.finishArguments()
         let keychain = try context.keychain()
         try keychain.set(service: service, account: account, value: try readSecret("secret"), accessibility: accessibility)
@@ -98,12 +145,24 @@ extension AppCommand {
         if StandardStream.output.isTerminal { StandardStream.output.write([0x0a]) }
     }
 
+    /// `keychain list --json`: the items this device sees, and how many it does not.
+    struct Listing: Encodable {
+        var items: [KeychainItemInfo]
+        var otherDeviceItems: Int
+    }
+
     static func listItems(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let items = try context.keychain().list()
-        if json { return try context.console.printJSON(items) }
-        if items.isEmpty { return context.console.print("The keychain is empty.") }
+        let keychain = try context.keychain()
+        let items = try keychain.list()
+        let others = try keychain.otherDevicesItemCount()
+        if json { return try context.console.printJSON(Listing(items: items, otherDeviceItems: others)) }
+        if others > 0 {
+            context.console.diagnostic("\(others) item\(others == 1 ? "" : "s") belong\(others == 1 ? "s" : "") to another device "
+                + "(kept, unreadable here; `app keychain forget-other-devices` removes them)")
+        }
+        if items.isEmpty { return context.console.print(others > 0 ? "No items on this device." : "The keychain is empty.") }
         context.console.printTable(header: ["SERVICE", "ACCOUNT", "ACCESSIBILITY", "STATUS", "UPDATED"], rows: items.map {
             [$0.service, $0.account, $0.accessibility.rawValue, $0.status, $0.updatedAt]
         })
@@ -121,6 +180,24 @@ extension AppCommand {
         try context.finishArguments()
         let count = try context.keychain().deleteAll(service: service)
         context.console.diagnostic("deleted \(count) item\(count == 1 ? "" : "s")")
+    }
+
+    static func forgetOtherDevices(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let count = try context.keychain().forgetOtherDevices()
+        context.console.diagnostic("forgot \(count) item\(count == 1 ? "" : "s") sealed on other devices")
+    }
+
+    static func acceptRollback(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let location = try context.deviceLocation()
+        let keychain = try Keychain.openedToAcceptRollback(container: try context.container(), device: location,
+                                                           notice: context.console.warning)
+        guard let accepted = try keychain.acceptRollback() else {
+            return context.console.diagnostic("the keychain is not rolled back; nothing to accept")
+        }
+        let seen = accepted.recorded.map { "this device had seen generation \($0)" } ?? "this device's record of it was damaged"
+        context.console.diagnostic("accepted the keychain as it is, at generation \(accepted.found) (\(seen)); it has a new id from now on")
     }
 
     static func setRecoveryPassphrase(_ context: CommandContext) throws {
@@ -152,15 +229,17 @@ extension AppCommand {
         if StandardStream.input.isTerminal {
             return (try readSecret("access token"), try readSecret("refresh token"))
         }
-        var bytes = try StandardStream.input.readSecret(limit: secretLimit)
+        var bytes = try readStandardInput("access token or the refresh token", limit: 2 * (secretLimit + 2))
         defer { for index in bytes.indices { bytes[index] = 0 } }
-        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map { line in
-            line.last == 0x0d ? Array(line.dropLast()) : Array(line)
-        }
+        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
         defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
+        // A line ended by "\n" may end in "\r\n"; what follows the last "\n" keeps every byte.
+        for index in lines.indices.dropLast() where lines[index].last == 0x0d { lines[index].removeLast() }
         guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
             throw KeychainError.invalidArgument("standard input must hold two lines: the access token, then the refresh token; nothing was changed")
         }
+        try refuseLongerThanTheLimit(&lines[0], "access token")
+        try refuseLongerThanTheLimit(&lines[1], "refresh token")
         return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
     }
 
@@ -168,26 +247,33 @@ extension AppCommand {
         var signedIn: Bool
         var account: String?
         var hasRefreshToken: Bool
+        /// The keychain holds an access token sealed on another device.
+        var signedInOnAnotherDevice: Bool
 
-        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken }
+        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken, signedInOnAnotherDevice }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(signedIn, forKey: .signedIn)
             try container.encode(account, forKey: .account)
             try container.encode(hasRefreshToken, forKey: .hasRefreshToken)
+            try container.encode(signedInOnAnotherDevice, forKey: .signedInOnAnotherDevice)
         }
     }
 
     static func authStatus(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let items = try context.keychain().list()
+        let keychain = try context.keychain()
+        let items = try keychain.list()
         let account = items.first { $0.service == accessTokenService }?.account
         let status = AuthStatus(signedIn: account != nil, account: account,
-                                hasRefreshToken: items.contains { $0.service == refreshTokenService && $0.account == account })
+                                hasRefreshToken: items.contains { $0.service == refreshTokenService && $0.account == account },
+                                signedInOnAnotherDevice: try keychain.otherDevicesItemCount(service: accessTokenService) > 0)
         if json { return try context.console.printJSON(status) }
-        context.console.print(account.map { "Signed in as \($0)" } ?? "Not signed in")
+        if let account { return context.console.print("Signed in as \(account)") }
+        context.console.print(status.signedInOnAnotherDevice
+            ? "Not signed in on this device (the keychain holds a sign-in sealed on another device)" : "Not signed in")
     }
 
     static func logout(_ context: CommandContext) throws {

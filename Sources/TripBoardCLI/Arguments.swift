@@ -4,6 +4,11 @@ import TripBoardStorage
 /// positional words in order; whatever is left at the end is an error, never silently ignored.
 public struct Arguments {
     private(set) var words: [String]
+    /// Set by commands that take a secret (on standard input): their errors then repeat no
+    /// argument, since a word such a command did not expect is most likely the secret itself.
+    var redactsArguments = false
+    /// What a redacted error says instead of the argument.
+    static let redactionNote = "not shown: secrets are read only from standard input, never from the command line"
 
     public init(_ words: [String]) { self.words = words }
 
@@ -64,7 +69,11 @@ public struct Arguments {
     /// Fails on anything not consumed.
     func finish() throws {
         guard let first = words.first(where: { $0 != "--" }) else { return }
-        if first.hasPrefix("-") && first != "-" {
+        let isOption = first.hasPrefix("-") && first != "-"
+        if redactsArguments {
+            throw CommandLineError.usage("\(isOption ? "unknown option" : "unexpected argument") (\(Self.redactionNote))")
+        }
+        if isOption {
             throw CommandLineError.usage("unknown option \(first.prefix(60))")
         }
         throw CommandLineError.usage("unexpected argument '\(first.prefix(60))'")

@@ -38,14 +38,19 @@ final class CommandContext {
 
     func store() throws -> Store { try container().store }
 
-    /// This device's key (outside the container; created on first use).
-    func deviceKey() throws -> DeviceKey {
-        try DeviceKey.load(directory: try DeviceKey.directory(environment: environment),
-                           machineIDFile: environment["TRIPBOARD_MACHINE_ID_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/machine-id")
-    }
+    /// Where this device's key lives (outside the container), from the environment.
+    func deviceLocation() throws -> DeviceLocation { try DeviceLocation(environment: environment) }
 
-    /// The container's keychain, opened for this device.
-    func keychain() throws -> Keychain { try Keychain(container: try container(), device: try deviceKey()) }
+    /// This device's key, created if it has none: for a writer that needs it before it opens the
+    /// keychain (the migration, moving tokens in).
+    func deviceKey() throws -> DeviceKey { try DeviceKey.loadOrCreate(at: try deviceLocation()) }
+
+    /// The container's keychain as this device sees it (nothing is created outside the container
+    /// until a write needs the device key); its warnings go to stderr.
+    func keychain() throws -> Keychain {
+        let location = try deviceLocation()
+        return try Keychain(container: try container(), device: location, notice: console.warning)
+    }
 
     /// Called with the error a command failed with: a damaged page met in the store is recorded
     /// (`Container.recordStoreDamage`), so that writers refuse the store until it is checked.

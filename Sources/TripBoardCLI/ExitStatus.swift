@@ -63,9 +63,10 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         return error == .authenticationFailed ? .dataError : .internalError
     case let error as KeychainError:
         switch error {
-        case .notFound: return .noInput
+        case .notFound, .sealedOnAnotherDevice, .noDeviceKey: return .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase: return .unavailable
-        case .dataCorrupted, .wrongPassphrase, .badDeviceKey: return .dataError
+        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord, .badDeviceKey:
+            return .dataError
         case .insecureDeviceKey: return .cannotCreate
         case .noDeviceDirectory, .invalidArgument: return .usage
         }

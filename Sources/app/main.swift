@@ -2,4 +2,4 @@ import TripBoardCLI
 import TripBoardStorage
 
 ProcessSetup.applyDefaults()
-ProcessSetup.exit(AppCommand.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessSetup.environment()))
+ProcessSetup.exit(AppCommand.main(rawArguments: ProcessSetup.rawArguments(), environment: ProcessSetup.environment()))

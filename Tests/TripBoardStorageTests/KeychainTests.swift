@@ -15,8 +15,12 @@ struct KeychainTests {
             try temporary.write("machine-one\n", to: "machine-id")
         }
 
+        func location(_ name: String = "device", machineID: String = "machine-id") -> DeviceLocation {
+            DeviceLocation(directory: temporary.child(name), machineIDFile: temporary.child(machineID))
+        }
+
         func device(_ name: String = "device", machineID: String = "machine-id") throws -> DeviceKey {
-            try DeviceKey.load(directory: temporary.child(name), machineIDFile: temporary.child(machineID))
+            try DeviceKey.loadOrCreate(at: location(name, machineID: machineID))
         }
 
         func keychain(_ device: DeviceKey? = nil) throws -> Keychain {
@@ -79,12 +83,46 @@ struct KeychainTests {
         }
     }
 
-    @Test func anotherDeviceKeyFindsNothingAndPurgesThisDeviceItems() throws {
+    /// Another device sees nothing of this device's items — and destroys nothing: they stay, and
+    /// this device still reads them. Before, opening the keychain purged them.
+    @Test func anotherDeviceKeyFindsNothingAndKeepsTheItems() throws {
         let fixture = try Fixture()
         try fixture.keychain().set(service: "api", account: "alice", value: try Self.secret("token"))
         let other = try fixture.keychain(try fixture.device("other-device"))
-        #expect(throws: KeychainError.notFound(service: "api", account: "alice")) { try other.get(service: "api", account: "alice") }
-        #expect(try other.connection.integer("SELECT count(*) FROM items") == 0, "purged")
+        #expect(throws: KeychainError.sealedOnAnotherDevice(service: "api", account: "alice")) { try other.get(service: "api", account: "alice") }
+        #expect(try other.list().isEmpty)
+        #expect(try other.otherDevicesItemCount() == 1)
+        #expect(throws: KeychainError.sealedOnAnotherDevice(service: "api", account: "alice")) { try other.delete(service: "api", account: "alice") }
+        #expect(try other.deleteAll() == 0)
+        #expect(try other.connection.integer("SELECT count(*) FROM items") == 1, "kept")
+        #expect(Self.text(try fixture.keychain().get(service: "api", account: "alice")) == "token")
+    }
+
+    /// A device with no key yet (a read with the wrong `$HOME`) creates none and sees nothing.
+    @Test func aDeviceWithoutAKeyReadsWithoutCreatingOne() throws {
+        let fixture = try Fixture()
+        try fixture.keychain().set(service: "api", account: "alice", value: try Self.secret("token"))
+        let stranger = try Keychain(container: fixture.container, device: fixture.location("nowhere"))
+        #expect(throws: KeychainError.sealedOnAnotherDevice(service: "api", account: "alice")) { try stranger.get(service: "api", account: "alice") }
+        #expect(try stranger.list().isEmpty && stranger.otherDevicesItemCount() == 1)
+        #expect(throws: KeychainError.noDeviceKey(path: fixture.temporary.child("nowhere") + "/device.key")) { try stranger.forgetOtherDevices() }
+        #expect(!FileManager.default.fileExists(atPath: fixture.temporary.child("nowhere")))
+    }
+
+    /// The one way to remove other devices' items, and a write that creates a device key beside
+    /// them says so.
+    @Test func forgettingOtherDevicesRemovesOnlyTheirItems() throws {
+        let fixture = try Fixture()
+        try fixture.keychain().set(service: "api", account: "alice", value: try Self.secret("old device"))
+        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        var notices: [String] = []
+        let fresh = try Keychain(container: fixture.container, device: fixture.location("fresh")) { notices.append($0) }
+        try fresh.set(service: "api", account: "carol", value: try Self.secret("new device"))
+        #expect(notices.count == 1 && notices[0].includes("beside 1 item sealed on another device"), "\(notices)")
+        #expect(try fresh.forgetOtherDevices() == 1)
+        #expect(try fresh.otherDevicesItemCount() == 0)
+        #expect(try fresh.list().map(\.account) == ["carol", "bob"], "by service: api, then sync")
+        #expect(try fresh.connection.integer("SELECT count(*) FROM items") == 2, "carol's and the migratable item stay")
     }
 
     @Test func aChangedMachineIDIsAnotherDevice() throws {
@@ -92,7 +130,31 @@ struct KeychainTests {
         try fixture.keychain().set(service: "api", account: "alice", value: try Self.secret("token"))
         try fixture.temporary.write("machine-two\n", to: "other-machine-id")
         let moved = try fixture.keychain(try fixture.device(machineID: "other-machine-id"))
-        #expect(throws: KeychainError.notFound(service: "api", account: "alice")) { try moved.get(service: "api", account: "alice") }
+        #expect(throws: KeychainError.sealedOnAnotherDevice(service: "api", account: "alice")) { try moved.get(service: "api", account: "alice") }
+    }
+
+    /// Every write advances the generation and this device's record follows; a keychain behind
+    /// its record is refused, except by the two ways of taking it on purpose: a restore (new
+    /// identity) and `acceptRollback`.
+    @Test func aRestoredKeychainIsNeverTakenForARollback() throws {
+        let fixture = try Fixture()
+        let device = try fixture.device()
+        let keychain = try fixture.keychain(device)
+        try keychain.set(service: "api", account: "alice", value: try Self.secret("one"))
+        try keychain.set(service: "api", account: "bob", value: try Self.secret("two"))
+        let before = try keychain.identity()
+        #expect(before.generation == 2)
+        #expect(try keychain.generations.recorded(for: before.id) == 2)
+        // What a restore of an older backup leaves: the same id, an earlier generation.
+        try keychain.connection.execute("UPDATE keychain_state SET generation = 1")
+        #expect(throws: KeychainError.rolledBack(path: keychain.connection.path, found: 1, recorded: 2)) { try fixture.keychain(device) }
+
+        let restored = try Keychain.openRestored(container: fixture.container, device: device)
+        let after = try restored.identity()
+        #expect(after.id != before.id && after.generation == 2)
+        #expect(try restored.generations.recorded(for: after.id) == 2)
+        #expect(Self.text(try fixture.keychain(device).get(service: "api", account: "bob")) == "two")
+        #expect(try fixture.keychain(device).rollback() == nil)
     }
 
     @Test func migratableItemsAreLockedElsewhereUntilRecovered() throws {

@@ -1,3 +1,4 @@
+internal import CSystem
 import Glibc
 
 /// The standard streams and the few process-level calls the executables need, so that the CLI
@@ -40,7 +41,9 @@ public enum StandardStream: Sendable {
     }
 
     /// Reads a secret to the end of the stream into one buffer allocated up front (so no
-    /// reallocation leaves copies behind); the caller wipes it (`SecureBytes(wiping:)`).
+    /// reallocation leaves copies behind); the caller wipes it (`SecureBytes(wiping:)`). Stops
+    /// after `limit + 1` bytes, leaving the rest unread: a result longer than `limit` means the
+    /// stream holds more than `limit` bytes, for the caller to refuse as too long.
     public func readSecret(limit: Int) throws(FileSystemError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         var count = 0
@@ -56,39 +59,8 @@ public enum StandardStream: Sendable {
             if read == 0 { break }
             count += read
         }
-        guard count <= limit else {
-            for index in buffer.indices { buffer[index] = 0 }
-            throw FileSystemError(code: .invalid, systemCall: "read", path: "standard input", detail: "longer than \(limit) bytes")
-        }
         buffer.removeLast(buffer.count - count)  // shrinks in place: no copy
         return buffer
-    }
-
-    /// Prompts on stderr and reads one line from the terminal with echo off (a passphrase typed
-    /// by a person). The line is returned without its newline; the caller wipes it.
-    public func readLineWithoutEcho(prompt: String) throws(FileSystemError) -> [UInt8] {
-        StandardStream.error.write(Array(prompt.utf8))
-        var saved = termios()
-        let isTerminal = tcgetattr(rawValue, &saved) == 0
-        if isTerminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            _ = tcsetattr(rawValue, TCSAFLUSH, &quiet)
-        }
-        defer {
-            if isTerminal { _ = tcsetattr(rawValue, TCSAFLUSH, &saved) }
-            StandardStream.error.write([0x0a])
-        }
-        var line: [UInt8] = []
-        line.reserveCapacity(1024)
-        var byte: UInt8 = 0
-        while line.count < 1024 {
-            let read = retryingOnInterrupt { Glibc.read(rawValue, &byte, 1) }
-            if read < 0 { throw .fromErrno("read", path: "terminal") }
-            if read == 0 || byte == 0x0a { break }
-            line.append(byte)
-        }
-        return line
     }
 
     /// Reads the stream to its end, refusing more than `limit` bytes.
@@ -110,8 +82,31 @@ public enum ProcessSetup {
         signal(SIGPIPE, SIG_IGN)
     }
 
+    /// Keeps secrets out of core dumps, for a command about to handle secret material (the device
+    /// key, a token, a passphrase): no core file (`RLIMIT_CORE` 0, soft and hard, so nothing this
+    /// process runs can raise it again) and not dumpable (`prctl(PR_SET_DUMPABLE, 0)`), which also
+    /// keeps other processes of the same user from attaching a debugger or reading
+    /// /proc/PID/mem. Lasts until the process exits; an `exec` resets the dumpable flag only.
+    public static func protectSecretsFromCoreDumps() throws(FileSystemError) {
+        var none = rlimit(rlim_cur: 0, rlim_max: 0)
+        if setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none) != 0 {
+            throw .fromErrno("setrlimit", path: "RLIMIT_CORE")
+        }
+        if tripboard_set_dumpable(0) != 0 { throw .fromErrno("prctl", path: "PR_SET_DUMPABLE") }
+    }
+
     /// Ends the process with `status`.
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }
+
+    /// The command line's arguments, without the program name, as the bytes the kernel passed:
+    /// `CommandLine.arguments` has already replaced invalid UTF-8 with U+FFFD, which would make
+    /// two different arguments the same text.
+    public static func rawArguments() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
+        }
+    }
 
     /// The values of just `names` from the environment (cheaper than the whole of it at start-up).
     public static func environment(_ names: [String]) -> [String: String] {

@@ -1,12 +1,43 @@
 import Glibc
 
+/// Where this device's state lives, outside any container: its key (`device.key`) and its record
+/// of the generation each keychain has reached (`KeychainGenerations`).
+public struct DeviceLocation: Sendable, Equatable {
+    /// `TRIPBOARD_DEVICE_DIR` › `$XDG_STATE_HOME/tripboard` › `~/.local/state/tripboard`.
+    public var directory: String
+    /// The machine id mixed into the key (`/etc/machine-id`; `TRIPBOARD_MACHINE_ID_FILE` in tests).
+    public var machineIDFile: String
+
+    public init(directory: String, machineIDFile: String = "/etc/machine-id") {
+        self.directory = directory
+        self.machineIDFile = machineIDFile
+    }
+
+    /// The location the environment names.
+    public init(environment: [String: String]) throws {
+        let machineIDFile = environment["TRIPBOARD_MACHINE_ID_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/machine-id"
+        if let explicit = environment["TRIPBOARD_DEVICE_DIR"], !explicit.isEmpty {
+            self.init(directory: explicit, machineIDFile: machineIDFile)
+        } else if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
+            self.init(directory: stateHome + "/tripboard", machineIDFile: machineIDFile)
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            self.init(directory: home + "/.local/state/tripboard", machineIDFile: machineIDFile)
+        } else {
+            throw KeychainError.noDeviceDirectory
+        }
+    }
+}
+
 /// The key that makes this device this device: it never travels with the container.
 ///
-/// `device.key` (32 random bytes, 0600, in a 0700 directory outside the container:
-/// `TRIPBOARD_DEVICE_DIR` › `$XDG_STATE_HOME/tripboard` › `~/.local/state/tripboard`) is mixed
-/// with an app-specific keyed hash of `/etc/machine-id`, so neither a copied container nor a
-/// copied state directory carries the device to another machine. docs/security.md has the exact
-/// derivation.
+/// `device.key` (32 random bytes, 0600, in a 0700 directory outside the container, see
+/// `DeviceLocation`) is mixed with an app-specific keyed hash of `/etc/machine-id`, so neither a
+/// copied container nor a copied state directory carries the device to another machine.
+/// docs/security.md has the exact derivation.
+///
+/// Only a command that writes the keychain creates the key (`loadOrCreate`); reading commands
+/// use `existing`, which creates nothing, not even the directory: a read with the wrong
+/// `$HOME` must not leave a new device behind.
 public final class DeviceKey {
     /// The effective device key (never printed; see `SecureBytes`).
     let key: SecureBytes
@@ -14,6 +45,10 @@ public final class DeviceKey {
     public let fingerprint: String
     /// Where the key file is.
     public let path: String
+    /// Where this device's state lives.
+    public let location: DeviceLocation
+    /// True when this process created the key file (it did not exist).
+    public let isNew: Bool
 
     static let fileName = "device.key"
     static let keyLength = 32
@@ -21,40 +56,57 @@ public final class DeviceKey {
     /// (as systemd's sd_id128_get_machine_app_specific does): the raw id is never stored or used.
     static let machineIDHashKey: [UInt8] = Array("TripBoard app-specific machine id".utf8.prefix(32))
 
-    init(key: SecureBytes, path: String) throws {
-        self.key = key
-        self.path = path
+    private init(fileKey: inout [UInt8], location: DeviceLocation, isNew: Bool) throws {
+        let deviceKeyFile = try SecureBytes(wiping: &fileKey)
+        let machine = try Self.appSpecificMachineID(file: location.machineIDFile)
+        var effective = try blake2b(Array("tripboard device key v1".utf8) + machine, outputLength: Self.keyLength, key: deviceKeyFile)
+        key = try SecureBytes(wiping: &effective)
         fingerprint = Sodium.hexString(try blake2b(Array("tripboard key id v1".utf8), outputLength: 16, key: key))
+        path = location.directory.hasSuffix("/") ? location.directory + Self.fileName : location.directory + "/" + Self.fileName
+        self.location = location
+        self.isNew = isNew
     }
 
-    /// Where the device state lives, from the environment.
-    public static func directory(environment: [String: String]) throws -> String {
-        if let explicit = environment["TRIPBOARD_DEVICE_DIR"], !explicit.isEmpty { return explicit }
-        if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") { return stateHome + "/tripboard" }
-        guard let home = environment["HOME"], home.hasPrefix("/") else {
-            throw KeychainError.noDeviceDirectory
+    /// This device's key if it has one; `nil` when the directory or the key file does not exist.
+    /// Creates and changes nothing.
+    public static func existing(at location: DeviceLocation) throws -> DeviceKey? {
+        let directory: Directory
+        do {
+            directory = try Directory.open(path: location.directory)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
         }
-        return home + "/.local/state/tripboard"
+        try checkOwner(of: directory)
+        guard var fileKey = try readKeyFile(in: directory) else { return nil }
+        return try DeviceKey(fileKey: &fileKey, location: location, isNew: false)
     }
 
-    /// Loads this device's key, creating the key file on first use. Ten processes starting at
-    /// once end with one key: each writes a complete candidate under a temporary name and
-    /// `link`s it into place, which fails for all but the first.
-    public static func load(directory path: String, machineIDFile: String = "/etc/machine-id") throws -> DeviceKey {
-        let directory = try Directory.create(path: path, mode: 0o700)
+    /// This device's key, creating the directory (0700) and the key file on first use — for a
+    /// command that writes the keychain, or a restore. Ten processes starting at once end with one
+    /// key: each writes a complete candidate under a temporary name and `link`s it into place,
+    /// which fails for all but the first.
+    public static func loadOrCreate(at location: DeviceLocation) throws -> DeviceKey {
+        let directory = try Directory.create(path: location.directory, mode: 0o700)
+        let status = try checkOwner(of: directory)
+        if status.permissions & 0o077 != 0 && fchmod(directory.descriptor.rawValue, 0o700) != 0 {
+            throw FileSystemError.fromErrno("fchmod", path: location.directory)
+        }
+        if var fileKey = try readKeyFile(in: directory) {
+            return try DeviceKey(fileKey: &fileKey, location: location, isNew: false)
+        }
+        var (fileKey, created) = try createKeyFile(in: directory)
+        return try DeviceKey(fileKey: &fileKey, location: location, isNew: created)
+    }
+
+    /// Refuses a device directory that another user owns.
+    @discardableResult
+    static func checkOwner(of directory: Directory) throws -> FileStatus {
         let status = try directory.status()
         guard status.ownerUserID == geteuid() else {
-            throw KeychainError.insecureDeviceKey(path: path, reason: "the directory belongs to another user")
+            throw KeychainError.insecureDeviceKey(path: directory.path, reason: "the directory belongs to another user")
         }
-        if status.permissions & 0o077 != 0 && fchmod(directory.descriptor.rawValue, 0o700) != 0 {
-            throw FileSystemError.fromErrno("fchmod", path: path)
-        }
-        var fileKey = try readKeyFile(in: directory) ?? createKeyFile(in: directory)
-        let deviceKeyFile = try SecureBytes(wiping: &fileKey)
-        let machine = try appSpecificMachineID(file: machineIDFile)
-        let effective = try blake2b(Array("tripboard device key v1".utf8) + machine, outputLength: keyLength, key: deviceKeyFile)
-        var effectiveBytes = effective
-        return try DeviceKey(key: try SecureBytes(wiping: &effectiveBytes), path: directory.childPath(fileName))
+        return status
     }
 
     /// The key file's 32 bytes, or `nil` when there is none yet. Refuses a file that others can
@@ -84,7 +136,9 @@ public final class DeviceKey {
         return bytes
     }
 
-    static func createKeyFile(in directory: Directory) throws -> [UInt8] {
+    /// A new key file's bytes, or the bytes of the one another process created first (then
+    /// `created` is false).
+    static func createKeyFile(in directory: Directory) throws -> (bytes: [UInt8], created: Bool) {
         let temporaryName = Directory.uniqueTemporaryName(for: fileName)
         do {
             let file = try directory.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
@@ -95,7 +149,7 @@ public final class DeviceKey {
             let won = try directory.linkUnlessExists(temporaryName, as: fileName)
             try directory.removeFile(temporaryName)
             try directory.synchronize()
-            if won { return candidate }
+            if won { return (candidate, true) }
         } catch {
             try? directory.removeFile(temporaryName)
             throw error
@@ -104,7 +158,7 @@ public final class DeviceKey {
         guard let theirs = try readKeyFile(in: directory) else {
             throw KeychainError.badDeviceKey(path: directory.childPath(fileName), reason: "it vanished while being created")
         }
-        return theirs
+        return (theirs, false)
     }
 
     /// BLAKE2b-256 of the machine id under a fixed app key: stable per machine, useless elsewhere,

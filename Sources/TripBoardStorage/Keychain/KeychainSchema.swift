@@ -34,6 +34,16 @@ enum KeychainSchema {
             UNIQUE (wrapped_by, wrapping_key_id)
         );
         """,
+        // Version 2: the keychain's own random id and the generation it has reached (one more per
+        // write transaction), compared with this device's record to catch an older copy put back.
+        """
+        CREATE TABLE keychain_state (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            keychain_id TEXT NOT NULL,
+            generation INTEGER NOT NULL CHECK (generation >= 0)
+        );
+        INSERT INTO keychain_state (singleton, keychain_id, generation) VALUES (1, lower(hex(randomblob(16))), 0);
+        """,
     ]
 
     /// Opens the keychain database, creating or migrating it under the exclusive container lock

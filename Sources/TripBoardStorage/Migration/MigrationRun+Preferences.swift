@@ -26,6 +26,7 @@ extension MigrationRun {
         record.tokensMoved = 0
         record.tokensDiscarded = 0
         guard plan.preferences.tokens > 0 else { return }
+        try ProcessSetup.protectSecretsFromCoreDumps()
         let members = try LegacyPreferences.read(in: legacyRoot) ?? []
         var tokens: [String: SecureBytes] = [:]
         var account = "unknown"

@@ -81,8 +81,10 @@ enum ProcessRunner {
         return environment
     }
 
+    /// `stdinPipe`, when given, is the child's standard input instead of `stdin`'s bytes: the test
+    /// writes to it (and closes it) while the child runs, e.g. to look at a child waiting for input.
     static func start(_ executable: String, _ arguments: [String], environment: [String: String],
-                      stdin: [UInt8]? = nil) throws -> RunningProcess {
+                      stdin: [UInt8]? = nil, stdinPipe: Pipe? = nil) throws -> RunningProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : Self.executable(executable))
         process.arguments = arguments
@@ -93,7 +95,9 @@ enum ProcessRunner {
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
-        if let stdin {
+        if let stdinPipe {
+            process.standardInput = stdinPipe
+        } else if let stdin {
             let inputURL = FileManager.default.temporaryDirectory.appendingPathComponent("in-\(UUID().uuidString)")
             _ = FileManager.default.createFile(atPath: inputURL.path, contents: Data(stdin))
             process.standardInput = try FileHandle(forReadingFrom: inputURL)

@@ -23,6 +23,7 @@ final class TestContainer: @unchecked Sendable {
     }
 
     var storePath: String { path + "/store/TripBoard.sqlite" }
+    var keychainPath: String { path + "/keychain/Keychain.sqlite" }
 
     var environment: [String: String] { ProcessRunner.environment(container: path, extra: extraEnvironment) }
 
@@ -56,9 +57,10 @@ final class TestContainer: @unchecked Sendable {
     /// Runs the sqlite3 CLI on the store (a foreign process, as a user or tool would). It keeps
     /// `-wal` and `-shm` when it closes last, as TripBoard's writers do, so that looking at the
     /// store does not change which files exist.
-    func sqlite(_ sql: String, readOnly: Bool = false) throws -> ProcessResult {
+    /// `database` is another database of the container, e.g. `keychainPath`.
+    func sqlite(_ sql: String, readOnly: Bool = false, database: String? = nil) throws -> ProcessResult {
         let keepWAL = ["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1", "-cmd", ".output stdout"]
-        return try ProcessRunner.run("/usr/bin/sqlite3", keepWAL + (readOnly ? ["-readonly"] : []) + [storePath, sql],
+        return try ProcessRunner.run("/usr/bin/sqlite3", keepWAL + (readOnly ? ["-readonly"] : []) + [database ?? storePath, sql],
                                      environment: ProcessRunner.environment(container: nil))
     }
 
