@@ -112,7 +112,11 @@ extension AppCommand {
             for line in report.staleCacheEntries { console.print("stale cache entry: " + line) }
             for line in report.returnedFiles { console.print("file back for a missing attachment: " + line) }
             for line in report.unfinishedDeletions { console.print("unfinished deletion: attachment " + line) }
+            if let mark = report.staleDamageMark { console.print("damage mark: " + mark) }
             if report.isClean { console.print("The container is consistent.") }
+        }
+        if !report.storeProblems.isEmpty {
+            throw CommandLineError(.dataError, "the store is damaged: `app container salvage` copies what can be read into a new store (the damaged one is kept)")
         }
         if !report.isClean {
             throw CommandLineError(.dataError, "the container needs attention" + (repair ? " (what remains cannot be repaired safely)" : "; run `app container check --repair`"))

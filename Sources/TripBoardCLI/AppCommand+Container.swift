@@ -18,13 +18,19 @@ struct ContainerInfo: Encodable {
     var location: String
     var paths: Paths
     var layoutVersion: Int
-    var schemaVersion: Int64
+    /// `ok`, `damaged`, `corrupt`, `newerSchema`, `missing`, `unreadable` (`StoreHealth`).
+    var storeState: StoreHealth
+    /// Why the store is not `ok`, in one line; `null` when it is.
+    var storeProblem: String?
+    /// `null` when the store cannot be read.
+    var schemaVersion: Int64?
     var sqliteVersion: String
     var createdAt: String
     var createdBy: String
     var durability: String
     var sizes: Sizes
-    var counts: StoreCounts
+    /// `null` when the store cannot be read.
+    var counts: StoreCounts?
 }
 
 extension AppCommand {
@@ -33,12 +39,69 @@ extension AppCommand {
             CommandSpec(words: ["container", "info"], usage: "container info [--json]",
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
                         run: containerInfo, store: .inspection),
+            CommandSpec(words: ["container", "diagnose"], usage: "container diagnose [--output FILE]",
+                        summary: """
+                        Writes a report for support as JSON (to FILE atomically, mode 0600, or to stdout): versions, \
+                        layout and store states, sizes, page and record counts, integrity_check's verdict, lock \
+                        holders, the migration's state and the errors met — never a name, note, place, reference, \
+                        file name, id, path, preference value or secret. Works whatever state the store is in.
+                        """, run: diagnoseContainer, store: .inspection),
+            CommandSpec(words: ["container", "salvage"], usage: "container salvage [--json]",
+                        summary: """
+                        Copies what can still be read out of a damaged store into a new one — row by row around \
+                        damaged pages, counting what is lost — puts the new store in place and keeps the damaged one \
+                        in store/damaged-<stamp>/ (never deleted). Attachments stay where they are. Resumes an \
+                        interrupted salvage; on a sound store it changes nothing.
+                        """, run: salvageStore, store: .none),
             CommandSpec(words: ["container", "init"], usage: "container init [DIR]",
                         summary: """
                         Creates a container at DIR (else where --container and the environment say), and prints its \
                         path. DIR must not exist yet or be empty; an existing container is left as it is.
                         """, run: initContainer, createsContainer: true),
         ]
+    }
+
+    static func diagnoseContainer(_ context: CommandContext) throws {
+        let output = try context.arguments.option("--output")
+        try context.finishArguments()
+        let destination = try output.map { try outputDestination($0) }
+        let report = try ContainerDiagnosis.gather(container: try context.container(), tripboardVersion: version)
+        let bytes = try Console.json(report) + [0x0a]
+        guard let (directory, fileName) = destination else { return context.console.write(bytes) }
+        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+        context.console.diagnostic(terminalSafe("wrote \(directory.childPath(fileName))"))
+    }
+
+    static func salvageStore(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let container = try context.container()
+        let report = try StoreSalvage.run(container: container)
+        if json { return try context.console.printJSON(report) }
+        let console = context.console
+        switch report.outcome {
+        case "nothing to salvage":
+            return console.print("The store passed integrity_check: nothing to salvage, nothing changed.")
+        case "finished":
+            console.print("Finished an interrupted salvage: the salvaged store is in place.")
+        default:
+            console.print("Salvaged the store of \(container.path):")
+        }
+        for table in report.tables {
+            var line = "  \(table.table): \(table.copied) copied"
+            if !table.unreadableRanges.isEmpty {
+                line += "; unreadable rowids \(table.unreadableRanges.joined(separator: ", ")) (at most \(table.lostAtMost) rows lost)"
+            }
+            if table.refused > 0 { line += "; \(table.refused) damaged rows left out" }
+            console.print(line)
+        }
+        if !report.placeholders.isEmpty {
+            console.print("  recreated under their own ids so that what they held is kept: " + report.placeholders.joined(separator: ", "))
+        }
+        if let kept = report.damagedStoreKeptIn {
+            console.print("  the damaged store is kept in \(kept)/ (TripBoard never deletes it)")
+            console.print("  then run `app container check --repair`: files no row names any more go to attachments/recovered/")
+        }
     }
 
     static func initContainer(_ context: CommandContext) throws {
@@ -62,6 +125,7 @@ extension AppCommand {
         func size(_ relative: String) throws -> Int64 { try container.status(of: relative)?.size ?? 0 }
         let store = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
         let preferences = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
+        let (state, problem, schemaVersion, counts) = try storeSummary(container)
         let info = ContainerInfo(
             location: context.containerPath,
             paths: .init(container: container.path, lock: path(ContainerLayout.lockFile), manifest: path(ContainerLayout.manifestFile),
@@ -69,23 +133,41 @@ extension AppCommand {
                          thumbnails: path(ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory),
                          keychain: path(ContainerLayout.keychainDirectory), staging: path(ContainerLayout.stagingDirectory)),
             layoutVersion: manifest?.layoutVersion ?? ContainerLayout.version,
-            schemaVersion: try container.store.connection.userVersion(),
+            storeState: state, storeProblem: problem, schemaVersion: schemaVersion,
             sqliteVersion: sqliteLibraryVersion,
             createdAt: manifest?.createdAt ?? "", createdBy: manifest?.createdBy ?? "",
             durability: container.options.durability.rawValue,
             sizes: .init(store: try size(store), storeWAL: try size(store + "-wal"), storeSharedMemory: try size(store + "-shm"),
                          preferences: try size(preferences)),
-            counts: try container.store.counts())
+            counts: counts)
         if json { return try context.console.printJSON(info) }
         let console = context.console
         let given = info.location == info.paths.container ? "" : " (given as \(info.location))"
         console.print("container:   \(info.paths.container)" + given)
         console.print("created:     \(info.createdAt) by \(info.createdBy)")
-        console.print("layout:      version \(info.layoutVersion); store schema \(info.schemaVersion); SQLite \(info.sqliteVersion)")
+        console.print("layout:      version \(info.layoutVersion); store schema \(info.schemaVersion.map(String.init) ?? "unknown"); SQLite \(info.sqliteVersion)")
         console.print("durability:  \(info.durability)")
         console.print("store:       \(info.paths.store) (\(info.sizes.store) bytes, wal \(info.sizes.storeWAL), shm \(info.sizes.storeSharedMemory))")
+        if let problem = info.storeProblem { console.print("             \(info.storeState.rawValue.uppercased()): \(problem)") }
         console.print("preferences: \(info.paths.preferences) (\(info.sizes.preferences) bytes)")
-        console.print("records:     \(info.counts.trips) trips, \(info.counts.places) places, \(info.counts.bookings) bookings, \(info.counts.attachments) attachments")
-        console.print("sync:        \(info.counts.pendingChanges) pending (\(info.counts.tombstones) deletions)")
+        guard let counts = info.counts else { return console.print("records:     unknown (the store cannot be read)") }
+        console.print("records:     \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
+        console.print("sync:        \(counts.pendingChanges) pending (\(counts.tombstones) deletions)")
+    }
+
+    /// The store's state for a report; schema version and counts only when it can be read.
+    static func storeSummary(_ container: Container) throws -> (StoreHealth, String?, Int64?, StoreCounts?) {
+        var state = try StoreHealth(of: container)
+        var problem = container.storeProblem.map(errorMessage(for:))
+        if state == .damaged, problem == nil, let damage = try container.manifest()?.storeDamage {
+            problem = "a command met a damaged page at \(damage.foundAt) (\(damage.detail)); run `app container check`"
+        }
+        guard let store = try? container.store else { return (state, problem, nil, nil) }
+        do {
+            return (state, problem, try store.connection.userVersion(), try store.counts())
+        } catch let error as SQLiteError where error.isCorruption {
+            state = .corrupt
+            return (state, "reading it failed: \(error.message); run `app container check`", nil, nil)
+        }
     }
 }

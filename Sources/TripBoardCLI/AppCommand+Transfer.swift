@@ -19,11 +19,7 @@ extension AppCommand {
     static func export(_ context: CommandContext) throws {
         let output = try context.arguments.option("--output")
         try context.finishArguments()
-        let destination = try output.map { output in
-            let (directoryPath, fileName) = splitPath(output)
-            guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name, not a directory") }
-            return (try Directory.open(path: directoryPath), fileName)
-        }
+        let destination = try output.map { try outputDestination($0) }
         let container = try context.container()
         let (_, preferences) = try loadPreferences(context)
         let bytes = try Console.json(try container.store.exportDocument(preferences: preferences)) + [0x0a]
@@ -69,6 +65,13 @@ extension AppCommand {
         }
         if json { return try context.console.printJSON(summary) }
         context.console.diagnostic("imported \(summary.trips) trips, \(summary.places) places, \(summary.bookings) bookings")
+    }
+
+    /// Where `--output FILE` goes: its directory, opened now (before the container is), and its name.
+    static func outputDestination(_ output: String) throws -> (Directory, String) {
+        let (directoryPath, fileName) = splitPath(output)
+        guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name, not a directory") }
+        return (try Directory.open(path: directoryPath), fileName)
     }
 
     /// Splits `a/b/c.json` into (`a/b`, `c.json`); a bare name is in the current directory.

@@ -94,11 +94,11 @@ import Testing
         try Self.plantFIFO(base + "/caches/thumbnails/11111111-2222-4333-8444-555555555555.png")
         let check = try container.app("container", "check", "--json")
         #expect(check.status == 65, "\(check)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: [String]])
-        #expect(Set(report["misplacedEntries"] ?? []) == ["attachments/ab/planted.pdf (a FIFO)", "attachments/cd (a symbolic link)",
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any])
+        #expect(Set(report["misplacedEntries"] as? [String] ?? []) == ["attachments/ab/planted.pdf (a FIFO)", "attachments/cd (a symbolic link)",
                                                           "attachments/ef/folder.pdf (a directory)", "tmp/empty-dir (a directory)",
                                                           "tmp/import.fifo.tmp (a FIFO)"], "\(report)")
-        #expect(report["staleCacheEntries"] == ["caches/thumbnails/11111111-2222-4333-8444-555555555555.png (a FIFO)"])
+        #expect(report["staleCacheEntries"] as? [String] == ["caches/thumbnails/11111111-2222-4333-8444-555555555555.png (a FIFO)"])
         let repair = try container.app("container", "check", "--repair")
         #expect(repair.status == 0, "\(repair)")
         let recovered = try FileManager.default.contentsOfDirectory(atPath: base + "/attachments/recovered").sorted()

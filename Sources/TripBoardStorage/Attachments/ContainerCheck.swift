@@ -24,6 +24,9 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     public var returnedFiles: [String] = []
     /// Deletions that were queued but not finished: attachment ids.
     public var unfinishedDeletions: [String] = []
+    /// The store carries a damage mark (a command met a damaged page) but passes
+    /// `integrity_check` now: `--repair` removes the mark. `null` otherwise.
+    public var staleDamageMark: String?
     /// What --repair changed, one line each.
     public var repairs: [String] = []
 
@@ -31,6 +34,7 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     public var isClean: Bool {
         storeProblems.isEmpty && missingFiles.isEmpty && damagedFiles.isEmpty && orphanFiles.isEmpty && misplacedEntries.isEmpty
             && stagingLeftovers.isEmpty && staleCacheEntries.isEmpty && returnedFiles.isEmpty && unfinishedDeletions.isEmpty
+            && staleDamageMark == nil
     }
 }
 
@@ -63,14 +67,61 @@ public enum ContainerCheck {
     static func check(container: Container, repair: Bool, gracePeriod: Int64) throws -> ContainerCheckReport {
         var pass = Pass(container: container, files: try AttachmentFiles(container: container), repair: repair,
                         cutoff: Timestamp.now().secondsSinceEpoch - gracePeriod)
-        pass.report.storeProblems = try container.store.integrityProblems()
-        let rows = try container.store.allAttachments()
-        try pass.checkRows(rows)
-        try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
-        try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
+        // Without readable rows, nothing can be said of which file is whose: those checks (and
+        // their repairs) wait for a sound store; tmp/ and the cache never depend on rows.
+        if let rows = try pass.checkStore() {
+            try pass.checkRows(rows)
+            try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
+            try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
+            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" }.map(\.id)))
+        }
         try pass.checkStaging()
-        try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" }.map(\.id)))
         return pass.report
+    }
+}
+
+extension ContainerCheck.Pass {
+    /// The store: opened at all, `integrity_check` (a bounded list), the damage mark. Returns the
+    /// attachment rows, or `nil` when they cannot be read. Damage never stops the check: it is
+    /// the report.
+    mutating func checkStore() throws -> [Attachment]? {
+        let store: Store
+        do {
+            store = try container.store
+        } catch {
+            report.storeProblems.append(errorMessage(for: error))
+            report.storeProblems.append("the attachments were not checked: their rows cannot be read")
+            return nil
+        }
+        let damage = try container.manifest()?.storeDamage
+        do {
+            let problems = try store.integrityProblems()
+            report.storeProblems += problems
+            if problems.isEmpty, let damage { try clearDamageMark(damage) }
+            // A foreign-key violation is a wrong row, not a damaged page: only the latter is marked.
+            if let page = problems.first(where: { !$0.hasPrefix("foreign key violation") }), damage == nil, repair {
+                container.recordStoreDamage(detail: "integrity_check: " + page)
+                report.repairs.append("marked the store damaged: commands that need it refuse it until `app container salvage` replaces it")
+            }
+        } catch let error as SQLiteError where error.isCorruption {
+            report.storeProblems.append("integrity_check could not finish: \(error.message)")
+            if damage == nil, repair { container.recordStoreDamage(detail: error.message) }
+        }
+        do {
+            return try store.allAttachments()
+        } catch let error as SQLiteError where error.isCorruption {
+            report.storeProblems.append("the attachment rows cannot be read (\(error.message)): the attachments were not checked")
+            return nil
+        }
+    }
+
+    /// A damage mark on a store that `integrity_check` now finds sound (a page put right, a
+    /// store restored by hand): reported, and removed by `--repair`.
+    private mutating func clearDamageMark(_ damage: StoreDamage) throws {
+        let what = "the store was marked damaged at \(damage.foundAt) (\(damage.detail)), and integrity_check now finds no problem"
+        guard repair else { return report.staleDamageMark = what + ": --repair removes the mark" }
+        try container.clearStoreDamage()
+        report.repairs.append("removed the damage mark: " + what)
     }
 }
 

@@ -178,13 +178,15 @@ public final class Container {
     /// it from now on (`StoreError.damaged`) until `container check --repair` finds it sound or
     /// `container salvage` replaces it. Best effort: the command that met the damage fails anyway.
     public func recordStoreDamage(detail: String) {
-        do {
-            guard var manifest = try Manifest.read(from: root), manifest.storeDamage == nil else { return }
-            manifest.storeDamage = StoreDamage(foundAt: options.clock().utcStamp, detail: detail)
-            try manifest.write(to: root, staging: try stagingDirectory())
-        } catch {
-            // The command reports its own error; the next one that meets the damage tries again.
-        }
+        // The command reports its own error; the next one that meets the damage tries again.
+        try? markStoreDamaged(detail: detail)
+    }
+
+    /// Writes the damage mark (unless one is there already); throws when it cannot.
+    func markStoreDamaged(detail: String) throws {
+        guard var manifest = try Manifest.read(from: root), manifest.storeDamage == nil else { return }
+        manifest.storeDamage = StoreDamage(foundAt: options.clock().utcStamp, detail: detail)
+        try manifest.write(to: root, staging: try stagingDirectory())
     }
 
     /// Removes the damage mark (the store passed `integrity_check`, or was salvaged).

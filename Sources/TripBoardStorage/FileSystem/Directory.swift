@@ -147,9 +147,16 @@ public final class Directory: Sendable {
     /// link(2) never replaces its target, which makes it a race-free "create if absent" for a
     /// file written completely under a temporary name first.
     public func linkUnlessExists(_ name: String, as newName: String) throws(FileSystemError) -> Bool {
-        if linkat(descriptor.rawValue, name, descriptor.rawValue, newName, 0) != 0 {
+        try link(name, into: self, as: newName)
+    }
+
+    /// Gives the file `name` a second name, `newName` in `destination` (same filesystem), unless
+    /// that exists: `false` then. The file itself is not touched — a hard link keeps its bytes
+    /// under both names — which is how a file SQLite may still hold is set aside without opening it.
+    public func link(_ name: String, into destination: Directory, as newName: String) throws(FileSystemError) -> Bool {
+        if linkat(descriptor.rawValue, name, destination.descriptor.rawValue, newName, 0) != 0 {
             if errno == EEXIST { return false }
-            throw .fromErrno("linkat", path: childPath(newName))
+            throw .fromErrno("linkat", path: destination.childPath(newName))
         }
         return true
     }

@@ -99,6 +99,9 @@ public final class Statement {
 
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
+    /// How many columns a row of this statement has.
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
     public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     public func real(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }

@@ -1,0 +1,70 @@
+/// After a salvage copied what could be read, records whose parent was lost (a place or booking
+/// whose trip's row was on a damaged page, an attachment whose booking's was) would dangle. They
+/// are the user's, so they are kept: the lost parent is recreated under its own id as a
+/// placeholder named for what it is, with dates taken from its children, and the report lists
+/// it. The user can rename it, move what it holds, or delete it (to the trash).
+struct SalvagePlaceholders {
+    let connection: Connection
+    /// `updated_at` of the placeholders (UTC).
+    let stamp: String
+    static let tripName = "Recovered trip (its details were lost to damage)"
+    static let bookingTitle = "Recovered booking (its details were lost to damage)"
+    static let orphanTripName = "Recovered items (their trip was lost to damage)"
+
+    /// Recreates every lost parent; returns `trip <id>` / `booking <id>` for each.
+    func recreateLostParents() throws -> [String] {
+        var made: [String] = []
+        // Bookings first: a recreated booking needs a trip, which the trips step then finds.
+        for bookingID in try missingParents(child: "attachments", column: "booking_id", parent: "bookings") {
+            try connection.statement("""
+                INSERT INTO salvage.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
+                VALUES (?1, ?2, 'other', ?3, NULL, NULL, NULL, 'pendingUpload', NULL, ?4)
+                """).run([.text(bookingID), .text(try orphanTrip()), .text(Self.bookingTitle), .text(stamp)])
+            made.append("booking \(bookingID)")
+        }
+        var trips = Set(try missingParents(child: "places", column: "trip_id", parent: "trips"))
+        trips.formUnion(try missingParents(child: "bookings", column: "trip_id", parent: "trips"))
+        for tripID in trips.sorted() {
+            let (start, end) = try dates(ofChildrenOf: tripID)
+            try insertTrip(id: tripID, name: Self.tripName, start: start, end: end)
+            made.append("trip \(tripID)")
+        }
+        return made
+    }
+
+    /// Parent ids that children name and the new store lacks.
+    func missingParents(child: String, column: String, parent: String) throws -> [String] {
+        try connection.statement("""
+            SELECT DISTINCT c.\(column) FROM salvage.\(child) c
+            WHERE NOT EXISTS (SELECT 1 FROM salvage.\(parent) p WHERE p.id = c.\(column)) ORDER BY 1
+            """).rows { $0.text(0) }
+    }
+
+    /// The first and last day of a lost trip's bookings (their local dates), else today.
+    func dates(ofChildrenOf tripID: String) throws -> (String, String) {
+        let rows = try connection.statement("""
+            SELECT min(substr(starts_at, 1, 10)), max(substr(starts_at, 1, 10)) FROM salvage.bookings
+            WHERE trip_id = ?1 AND starts_at IS NOT NULL
+            """).rows([.text(tripID)]) { ($0.optionalText(0), $0.optionalText(1)) }
+        let today = String(stamp.prefix(10))
+        guard let (start, end) = rows.first, let start, let end else { return (today, today) }
+        return (start, end)
+    }
+
+    /// The one trip that holds recreated bookings (whose own trip is unknown), made on first use.
+    func orphanTrip() throws -> String {
+        if let existing = try connection.statement("SELECT id FROM salvage.trips WHERE name = ?1")
+            .rows([.text(Self.orphanTripName)], { $0.text(0) }).first { return existing }
+        let id = Identifier.make()
+        let today = String(stamp.prefix(10))
+        try insertTrip(id: id, name: Self.orphanTripName, start: today, end: today)
+        return id
+    }
+
+    func insertTrip(id: String, name: String, start: String, end: String) throws {
+        try connection.statement("""
+            INSERT INTO salvage.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
+            VALUES (?1, ?2, ?3, ?4, '', 'pendingUpload', NULL, ?5)
+            """).run([.text(id), .text(name), .text(start), .text(end), .text(stamp)])
+    }
+}
