@@ -43,7 +43,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         return error.status
     case let error as StoreError:
         switch error {
-        case .invalidArgument, .ambiguous: return .usage
+        case .invalidArgument, .invalidField, .ambiguous: return .usage
         case .invalidData, .corrupt, .newerSchema: return .dataError
         case .notFound, .noRecord, .missing, .unreadable: return .noInput
         case .conflict, .notReady: return .temporaryFailure

@@ -46,9 +46,10 @@ struct TripEditor {
         let changes = TripChanges(name: edited.name, startDate: start, endDate: end, notes: edited.notes)
         do {
             try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
-        } catch StoreError.invalidArgument(let message) {
+        } catch let error as StoreError {
             // In the edited file, a bad value is bad data, not a bad command line.
-            throw CommandLineError(.dataError, message + "; nothing was changed")
+            guard case .invalidField = error else { throw error }
+            throw CommandLineError(.dataError, error.description + "; nothing was changed")
         }
     }
 
