@@ -189,3 +189,23 @@ struct FieldRulesTests {
         #expect(refusal { try attachment.validated() }?.field == "pageCount")
     }
 }
+
+/// The migration's check that no two version-1 records share an id, whatever their kinds.
+struct IDRegisterTests {
+    @Test func distinctIdsPassAndARepeatedOneIsNamedAsWritten() throws {
+        var register = IDRegister()
+        let ids = (0..<1_000).map { _ in Identifier.make() }
+        for (index, id) in ids.enumerated() { register.add(id, index % 2 == 0 ? .trip : .place) }
+        try register.refuseRepeats(storePath: "/old/TripBoard.sqlite")
+
+        for (index, id) in ids.enumerated() { register.add(id, index % 2 == 0 ? .trip : .place) }
+        register.add(ids[7], .attachment)
+        let error = try #require(throws: MigrationError.self) { try register.refuseRepeats(storePath: "/old/TripBoard.sqlite") }
+        guard case .invalidLegacyRecord(_, let detail) = error else {
+            Issue.record("expected invalidLegacyRecord, got \(error)")
+            return
+        }
+        #expect(detail.contains("have the id \(ids[7])"), "\(detail)")
+        #expect(detail.contains("an attachment") && detail.contains("a place"), "\(detail)")
+    }
+}

@@ -6,14 +6,18 @@ extension Store {
     /// record by its id alone. The ids are the primary keys of the four tables, so this is four
     /// index probes.
     func requireUnusedID(_ id: String, for kind: RecordKind) throws {
-        let sql = RecordKind.allCases.map { "SELECT '\($0.rawValue)' FROM \($0.table) WHERE id = ?1" }.joined(separator: " UNION ALL ") + " LIMIT 1"
-        guard let holder = try connection.statement(sql).rows([.text(id)], { RecordKind(rawValue: $0.text(0)) }).first else { return }
+        guard let holder = try kindHolding(id: id) else { return }
         if holder == kind { throw StoreError.invalidData("\(kind.rawValue) \(id) already exists in the store") }
-        let holderName = holder.map { ($0 == .attachment ? "an " : "a ") + $0.rawValue } ?? "a record"
         throw StoreError.invalidData("""
-            \(kind.rawValue) \(id): \(holderName) in the store has this id; ids are unique across trips, places, bookings \
+            \(kind.rawValue) \(id): \(holder.withArticle) in the store has this id; ids are unique across trips, places, bookings \
             and attachments
             """)
+    }
+
+    /// The kind of the record, tombstones included, whose id is exactly `id`; `nil` when none has it.
+    func kindHolding(id: String) throws -> RecordKind? {
+        let sql = RecordKind.allCases.map { "SELECT '\($0.rawValue)' FROM \($0.table) WHERE id = ?1" }.joined(separator: " UNION ALL ") + " LIMIT 1"
+        return try connection.statement(sql).rows([.text(id)], { RecordKind(rawValue: $0.text(0)) }).first ?? nil
     }
 
     /// A place or booking of a deleted trip (a tombstone) must itself be a tombstone: the app
@@ -26,4 +30,9 @@ extension Store {
             throw StoreError.invalidData("\(kind.rawValue) \(id) is not deleted, but its trip \(tripId) is (a tombstone waiting for sync)")
         }
     }
+}
+
+extension RecordKind {
+    /// "a trip", "an attachment": for messages.
+    var withArticle: String { (self == .attachment ? "an " : "a ") + rawValue }
 }
