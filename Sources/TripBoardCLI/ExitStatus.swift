@@ -93,6 +93,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         switch error.code {
         case .notFound: return .noInput
         case .permissionDenied, .readOnlyFileSystem, .symbolicLink: return .cannotCreate
+        case .tooLarge: return .dataError
         default: return .ioError
         }
     case let error as SQLiteError:

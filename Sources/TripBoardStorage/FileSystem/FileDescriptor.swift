@@ -74,17 +74,20 @@ public final class FileDescriptor: Sendable {
         return count
     }
 
-    /// Reads to the end of the file; refuses files larger than `limit` bytes.
+    /// Reads to the end of the file; refuses input larger than `limit` bytes (`.tooLarge`): a
+    /// regular file by its size, before a byte is read; anything else (a pipe, a device such as
+    /// `/dev/zero`) as soon as the running count passes the limit, so it never buffers more.
     public func readToEnd(limit: Int = 64 << 20) throws(FileSystemError) -> [UInt8] {
+        let tooLarge = FileSystemError(code: .tooLarge, systemCall: "read", path: path, detail: "larger than \(limit) bytes")
+        let status = try status()
+        if status.kind == .regular && status.size > limit { throw tooLarge }
         var result: [UInt8] = []
+        if status.kind == .regular { result.reserveCapacity(Int(status.size) + 1) }
         while true {
             let chunk = try read(upTo: 64 << 10)
             if chunk.isEmpty { return result }
             result += chunk
-            if result.count > limit {
-                throw FileSystemError(code: .invalid, systemCall: "read", path: path,
-                                      detail: "larger than \(limit) bytes")
-            }
+            if result.count > limit { throw tooLarge }
         }
     }
 
