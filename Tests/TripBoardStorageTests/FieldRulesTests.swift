@@ -190,22 +190,35 @@ struct FieldRulesTests {
     }
 }
 
-/// The migration's check that no two version-1 records share an id, whatever their kinds.
+/// `IDRegister`: the bulk check that no two records share an id, whatever their kinds.
 struct IDRegisterTests {
     @Test func distinctIdsPassAndARepeatedOneIsNamedAsWritten() throws {
         var register = IDRegister()
         let ids = (0..<1_000).map { _ in Identifier.make() }
-        for (index, id) in ids.enumerated() { register.add(id, index % 2 == 0 ? .trip : .place) }
-        try register.refuseRepeats(storePath: "/old/TripBoard.sqlite")
+        for (index, id) in ids.enumerated() { register.add(id, index % 2 == 0 ? .trip : .place, index: index) }
+        let none = register.firstRepeat()
+        #expect(none == nil)
 
-        for (index, id) in ids.enumerated() { register.add(id, index % 2 == 0 ? .trip : .place) }
-        register.add(ids[7], .attachment)
-        let error = try #require(throws: MigrationError.self) { try register.refuseRepeats(storePath: "/old/TripBoard.sqlite") }
-        guard case .invalidLegacyRecord(_, let detail) = error else {
-            Issue.record("expected invalidLegacyRecord, got \(error)")
-            return
-        }
-        #expect(detail.contains("have the id \(ids[7])"), "\(detail)")
-        #expect(detail.contains("an attachment") && detail.contains("a place"), "\(detail)")
+        for (index, id) in ids.enumerated() { register.add(id, .booking, index: index) }
+        register.add(ids[7], .trip, index: 1_000)
+        let found = register.firstRepeat()
+        let repeated = try #require(found)
+        #expect(ids.contains(repeated.id), "\(repeated.id) is one of the ids, written as they are")
+        #expect(repeated.first.kind != .attachment)
+        let again = register.firstRepeat()
+        #expect(again == nil, "it forgets what it was given")
+    }
+
+    @Test func theTwoRecordsAreNamedInOrder() throws {
+        var register = IDRegister()
+        let id = Identifier.make()
+        register.add(Identifier.make(), .trip, index: 0)
+        register.add(id, .booking, index: 4)
+        register.add(id, .trip, index: 2)
+        let found = register.firstRepeat()
+        let repeated = try #require(found)
+        #expect(repeated.id == id)
+        #expect(repeated.first == IDRegister.Position(kind: .trip, index: 2))
+        #expect(repeated.second == IDRegister.Position(kind: .booking, index: 4))
     }
 }

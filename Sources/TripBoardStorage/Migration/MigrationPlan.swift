@@ -162,7 +162,12 @@ struct MigrationPlanner {
                 attachments.append(file)
             }
         }
-        try ids.refuseRepeats(storePath: legacy.path)
+        if let repeated = ids.firstRepeat() {
+            throw MigrationError.invalidLegacyRecord(path: legacy.path, detail: """
+                \(repeated.first.kind.withArticle) and \(repeated.second.kind.withArticle) have the id \(repeated.id) (in some \
+                case); ids must be unique across trips, places, bookings and attachments
+                """)
+        }
         for name in unclaimed.sorted() {
             guard let attachmentsDirectory, let status = try attachmentsDirectory.status(of: name) else { continue }
             guard status.kind == .regular else {

@@ -7,9 +7,10 @@ extension FieldRules {
         guard Identifier.isValid(text) else {
             throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not a UUID")
         }
-        let id = text.lowercased()
-        let bytes = Array(id.utf8)
-        guard bytes[14] == UInt8(ascii: "4"), [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(bytes[19]) else {
+        let id = text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }) ? text.lowercased() : text
+        let version = id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: 14)]
+        let variant = id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: 19)]
+        guard version == UInt8(ascii: "4"), [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(variant) else {
             let what = id.utf8.allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") } ? "the nil UUID" : "not a version-4 (random) UUID"
             throw StoreError.invalidField(field: field, rule: "\(id) is \(what); TripBoard ids are random version-4 UUIDs")
         }
@@ -20,7 +21,27 @@ extension FieldRules {
     /// zone, returned in UTC with milliseconds (`2026-12-01T00:02:12.338Z`). It must fall within
     /// the years 0001–9999 in UTC, the years an ISO 8601 date has four digits for.
     public static func stamp(_ text: String, field: String = "updatedAt") throws -> String {
-        try instant(parse(text, field: field), field: field).utcStamp
+        let timestamp = try instant(parse(text, field: field), field: field)
+        // A stamp already in the stored form (what exports and the store's own stamps hold) is
+        // itself: the parser accepted its fields, and its four-digit UTC year is in range.
+        return isStoredStamp(text) ? text : timestamp.utcStamp
+    }
+
+    /// True for text shaped `YYYY-MM-DDTHH:MM:SS.mmmZ`, digits where the digits go.
+    private static func isStoredStamp(_ text: String) -> Bool {
+        guard text.utf8.count == 24 else { return false }
+        for (index, byte) in text.utf8.enumerated() {
+            let expected: UInt8? = switch index {
+            case 4, 7: UInt8(ascii: "-")
+            case 10: UInt8(ascii: "T")
+            case 13, 16: UInt8(ascii: ":")
+            case 19: UInt8(ascii: ".")
+            case 23: UInt8(ascii: "Z")
+            default: nil
+            }
+            if let expected { if byte != expected { return false } } else if !(0x30...0x39).contains(byte) { return false }
+        }
+        return true
     }
 
     /// A booking's start, kept in the offset it was given in (`2026-12-12T07:35:00+01:00`): ISO

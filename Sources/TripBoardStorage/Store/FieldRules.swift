@@ -38,7 +38,7 @@ public enum FieldRules {
         let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw StoreError.invalidField(field: field, rule: "must not be empty") }
         try check(trimmed, field: field, limit: limit)
-        guard !trimmed.unicodeScalars.contains(where: isControl) else {
+        guard !containsControl(trimmed, allowing: []) else {
             throw StoreError.invalidField(field: field, rule: "must be a single line without control characters")
         }
         return trimmed
@@ -54,8 +54,7 @@ public enum FieldRules {
     /// control characters allowed.
     public static func notes(_ value: String, field: String = "notes") throws -> String {
         try check(value, field: field, limit: notesLimit)
-        let allowed: Set<Unicode.Scalar> = ["\n", "\t"]
-        guard !value.unicodeScalars.contains(where: { isControl($0) && !allowed.contains($0) }) else {
+        guard !containsControl(value, allowing: [UInt8(ascii: "\n"), UInt8(ascii: "\t")]) else {
             throw StoreError.invalidField(field: field, rule: "must not contain control characters other than line feeds and tabs")
         }
         return value
@@ -77,19 +76,37 @@ public enum FieldRules {
     }
 
     private static func check(_ value: String, field: String, limit: TextLimit) throws {
-        guard value.utf8.count <= limit.bytes else {
+        let bytes = value.utf8.count
+        guard bytes <= limit.bytes else {
             throw StoreError.invalidField(field: field, rule: "is longer than \(limit.bytes) bytes of UTF-8")
         }
-        guard value.count <= limit.characters else {
+        // No more characters than bytes: counting them (grapheme breaking) is needed only when
+        // the bytes alone could exceed the character limit.
+        guard bytes <= limit.characters || value.count <= limit.characters else {
             throw StoreError.invalidField(field: field, rule: "is longer than \(limit.characters) characters")
         }
     }
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.generalCategory == .control }
+    /// True when `value` has a control character (general category Cc) other than the ASCII
+    /// ones in `allowed`. ASCII text, the usual case, is checked byte by byte.
+    private static func containsControl(_ value: String, allowing allowed: [UInt8]) -> Bool {
+        if value.utf8.allSatisfy({ $0 < 0x80 }) {
+            return value.utf8.contains { ($0 < 0x20 || $0 == 0x7f) && !allowed.contains($0) }
+        }
+        return value.unicodeScalars.contains {
+            $0.properties.generalCategory == .control && !($0.isASCII && allowed.contains(UInt8($0.value)))
+        }
+    }
 }
 
 extension String {
+    /// Without white space (`Character.isWhitespace`) at either end; `self` when there is none
+    /// to remove (the usual case, decided from the first and last bytes when they are ASCII).
     func trimmingWhitespace() -> String {
+        if let first = utf8.first, let last = utf8.last, first < 0x80, last < 0x80,
+           !Character(Unicode.Scalar(first)).isWhitespace, !Character(Unicode.Scalar(last)).isWhitespace {
+            return self
+        }
         var scalars = Substring(self)
         while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }

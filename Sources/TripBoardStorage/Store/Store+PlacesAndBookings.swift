@@ -47,9 +47,12 @@ extension Store {
 
     /// Inserts `place` in the form `validated()` gives it: refused when its id is any record's, or
     /// when it is live and its trip is a tombstone. Call inside a write transaction.
-    func insert(_ place: Place) throws {
-        let place = try place.validated()
-        try requireUnusedID(place.id, for: .place)
+    func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
+
+    /// Inserts a place `validated()` returned; the checks that need the store still run (see
+    /// `insert(validated:idIsUnused:)` for trips).
+    func insert(validated place: Place, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(place.id, for: .place) }
         try requireLiveTrip(place.tripId, forLive: .place, id: place.id, state: place.syncState)
         try connection.statement("INSERT INTO places (\(Self.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(place.id), .text(place.tripId), .text(place.name), .optional(place.city),
@@ -106,9 +109,12 @@ extension Store {
 
     /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's.
     /// Call inside a write transaction.
-    func insert(_ booking: Booking) throws {
-        let booking = try booking.validated()
-        try requireUnusedID(booking.id, for: .booking)
+    func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
+
+    /// Inserts a booking `validated()` returned; the checks that need the store still run (see
+    /// `insert(validated:idIsUnused:)` for trips).
+    func insert(validated booking: Booking, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
         try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
         let epoch = booking.startsAt.flatMap { Timestamp(iso8601: $0) }.map { SQLValue.integer($0.secondsSinceEpoch) } ?? .null
         try connection.statement("""

@@ -14,6 +14,11 @@ extension Store {
             """)
     }
 
+    /// True when the store holds no record of any kind, tombstones included.
+    func isEmpty() throws -> Bool {
+        try connection.integer("SELECT " + RecordKind.allCases.map { "EXISTS (SELECT 1 FROM \($0.table))" }.joined(separator: " OR ")) == 0
+    }
+
     /// The kind of the record, tombstones included, whose id is exactly `id`; `nil` when none has it.
     func kindHolding(id: String) throws -> RecordKind? {
         let sql = RecordKind.allCases.map { "SELECT '\($0.rawValue)' FROM \($0.table) WHERE id = ?1" }.joined(separator: " UNION ALL ") + " LIMIT 1"

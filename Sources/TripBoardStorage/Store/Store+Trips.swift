@@ -51,9 +51,13 @@ extension Store {
 
     /// Inserts `trip` in the form `validated()` gives it, refusing an id any record has. Call
     /// inside a write transaction.
-    func insert(_ trip: Trip) throws {
-        let trip = try trip.validated()
-        try requireUnusedID(trip.id, for: .trip)
+    func insert(_ trip: Trip) throws { try insert(validated: try trip.validated()) }
+
+    /// Inserts a trip `validated()` returned (an import validates its records first, naming each
+    /// one); the checks that need the store still run, but for `idIsUnused`: the caller knows no
+    /// record has the id (an import into an empty store, its document free of repeated ids).
+    func insert(validated trip: Trip, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(trip.id, for: .trip) }
         try connection.statement("INSERT INTO trips (\(Self.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(trip.id), .text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description),
             .text(trip.notes), .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt),
