@@ -130,6 +130,8 @@ public enum WorkerCommand {
                 inspection.thumbnail = PDFThumbnail(path: thumbnailPath, width: image.width, height: image.height)
             } catch {
                 inspection.thumbnailError = errorMessage(for: error)
+                // The caller reports a full disk as a full disk, not as a damaged PDF.
+                inspection.thumbnailErrorKind = (error as? FileSystemError).map { $0.code == .noSpace ? .noSpace : .writing } ?? .rendering
             }
         }
         return inspection

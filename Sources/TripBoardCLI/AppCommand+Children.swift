@@ -68,9 +68,7 @@ extension AppCommand {
         let startsAtText = try context.arguments.option("--starts-at")
         let reference = try context.arguments.option("--reference")
         try context.finishArguments()
-        guard let kind = BookingKind(rawValue: kindText.lowercased()) else {
-            throw CommandLineError.usage("unknown booking kind '\(kindText.prefix(40))': use one of \(BookingKind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let kind = try FieldRules.bookingKind(kindText, field: "--kind")
         var startsAt: Timestamp?
         if let startsAtText {
             guard let parsed = Timestamp(iso8601: startsAtText) else {

@@ -31,15 +31,7 @@ extension AppCommand {
         let json = context.wantsJSON()
         let source = try context.arguments.positional("FILE to import (or - for stdin)")
         try context.finishArguments()
-        let limit = 1 << 30
-        let bytes: [UInt8]
-        if source == "-" {
-            bytes = try StandardStream.input.readToEnd(limit: limit)
-        } else {
-            // A file the user names outside the container: symbolic links are followed, as any tool would.
-            bytes = try FileDescriptor.openForReading(path: source).readToEnd(limit: limit)
-        }
-        let document = try ImportDocument.parse(bytes)
+        let document = try ImportDocument.parse(try readImport(source))
         var preferenceValues: [PreferenceKey: PreferenceValue] = [:]
         for (name, value) in document.preferences ?? [:] {
             do {
@@ -72,6 +64,25 @@ extension AppCommand {
         let (directoryPath, fileName) = splitPath(output)
         guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name, not a directory") }
         return (try Directory.open(path: directoryPath), fileName)
+    }
+
+    /// The most `app import` reads: a document of a million records is about 300 MB.
+    static let importLimit = 1 << 30
+
+    /// The bytes of the document to import, read before the container is opened: FILE (symbolic
+    /// links followed, as any tool would) or standard input. Whatever FILE is — a regular file, a
+    /// pipe, a FIFO, a device — it is read like `cat` reads it; a FIFO waits for its writer, with
+    /// no lock held. A regular file over the limit is refused by its size, anything else as soon
+    /// as the running count passes it (`/dev/zero` stops at 1 GiB): exit 65, the limit named.
+    static func readImport(_ source: String) throws -> [UInt8] {
+        do throws(FileSystemError) {
+            if source == "-" { return try StandardStream.input.readToEnd(limit: importLimit) }
+            return try FileDescriptor.openForReading(path: source, waitingForAWriter: true).readToEnd(limit: importLimit)
+        } catch {
+            guard error.code == .tooLarge else { throw error }
+            let name = source == "-" ? "standard input" : String(source.prefix(200))
+            throw CommandLineError(.dataError, "\(name) is larger than the import limit of 1 GiB; nothing was imported")
+        }
     }
 
     /// Splits `a/b/c.json` into (`a/b`, `c.json`); a bare name is in the current directory.

@@ -43,7 +43,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         return error.status
     case let error as StoreError:
         switch error {
-        case .invalidArgument, .ambiguous: return .usage
+        case .invalidArgument, .invalidField, .ambiguous: return .usage
         case .invalidData, .corrupt, .newerSchema, .damaged: return .dataError
         case .notFound, .noRecord, .missing, .unreadable: return .noInput
         case .conflict, .notReady: return .temporaryFailure
@@ -95,6 +95,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         switch error.code {
         case .notFound: return .noInput
         case .permissionDenied, .readOnlyFileSystem, .symbolicLink, .notRegularFile: return .cannotCreate
+        case .tooLarge: return .dataError
         default: return .ioError
         }
     case let error as SQLiteError:

@@ -35,7 +35,7 @@ struct TripEditor {
             throw CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
         }
 
-        let edited = try parse(try staging.openFileForReading(fileName).readToEnd(limit: 1 << 20))
+        let edited = try parse(try readEditedFile(fileName, in: staging))
         guard edited != original else {
             context.console.diagnostic("no changes")
             return
@@ -46,9 +46,21 @@ struct TripEditor {
         let changes = TripChanges(name: edited.name, startDate: start, endDate: end, notes: edited.notes)
         do {
             try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
-        } catch StoreError.invalidArgument(let message) {
+        } catch let error as StoreError {
             // In the edited file, a bad value is bad data, not a bad command line.
-            throw CommandLineError(.dataError, message + "; nothing was changed")
+            guard case .invalidField = error else { throw error }
+            throw CommandLineError(.dataError, error.description + "; nothing was changed")
+        }
+    }
+
+    /// The edited file, at most 1 MiB (a trip's fields take at most about 45 KB): a larger one is
+    /// bad data, exit 65, with the limit named.
+    private func readEditedFile(_ fileName: String, in staging: Directory) throws -> [UInt8] {
+        do throws(FileSystemError) {
+            return try staging.openFileForReading(fileName).readToEnd(limit: 1 << 20)
+        } catch {
+            guard error.code == .tooLarge else { throw error }
+            throw CommandLineError(.dataError, "the edited file is larger than the limit of 1 MiB; nothing was changed")
         }
     }
 

@@ -25,7 +25,7 @@ import Testing
         (["trip", "delete", tripID], 66, "no trip"),
         (["place", "add", "--trip", tripID, "--name", "X"], 66, "no trip"),
         (["place", "visit", tripID], 66, "no place"),
-        (["booking", "add", "--trip", "TRIP", "--kind", "boat", "--title", "X"], 64, "unknown booking kind"),
+        (["booking", "add", "--trip", "TRIP", "--kind", "boat", "--title", "X"], 64, "is not a booking kind"),
         (["booking", "add", "--trip", "TRIP", "--kind", "flight", "--title", "X", "--starts-at", "tomorrow"], 64, "ISO 8601"),
         (["booking", "delete", tripID], 66, "no booking"),
         (["prefs", "get", "colour"], 64, "unknown preference"),

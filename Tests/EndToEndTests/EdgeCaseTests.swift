@@ -48,9 +48,9 @@ import TripBoardStorage
 
     @Test(arguments: [
         (#"{"trips": [{"id": "nope", "name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02"}]}"#,
-         "trips[0]: 'nope' is not a UUID; nothing was imported"),
+         "trips[0].id 'nope' is not a UUID; nothing was imported"),
         (#"{"trips": [{"name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02", "syncState": "synchronized"}]}"#,
-         "trips[0]: a synchronized record needs its remoteVersion"),
+         "trips[0].syncState synchronized needs a remoteVersion"),
         (#"{"places": [{"tripId": "11111111-2222-4333-8444-555555555555", "name": "P"}]}"#,
          "places[0] belongs to trip 11111111-2222-4333-8444-555555555555"),
     ])

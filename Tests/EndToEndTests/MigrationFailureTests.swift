@@ -21,7 +21,7 @@ import Testing
         let before = try setup.legacySnapshot()
         let result = try setup.migrate()
         #expect(result.status == 65, "\(result)")
-        #expect(result.stderrLines.count == 1 && result.stderr.contains("ends before it starts"), "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("is before the start date"), "\(result)")
         #expect(try setup.legacySnapshot() == before)
         for name in ["migration", "store", "attachments"] {
             #expect(!FileManager.default.fileExists(atPath: setup.container.path + "/" + name), "\(name) was left")

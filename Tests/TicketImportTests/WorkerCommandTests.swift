@@ -97,6 +97,7 @@ struct WorkerCommandTests {
             #expect(inspection.pageCount == 1)
             #expect(inspection.thumbnail == nil)
             #expect(inspection.thumbnailError != nil, "\(target)")
+            #expect(inspection.thumbnailErrorKind == .writing, "\(target)")
         }
         #expect(try fixtures.directory.bytes("taken.png") == Array("already here".utf8), "an existing file is never overwritten")
     }
@@ -106,12 +107,14 @@ struct WorkerCommandTests {
     @Test func successAndFailureDocumentsHaveTheirDocumentedKeys() throws {
         let inspection = PDFInspection(pageCount: 2, text: "a\u{0C}b")
         #expect(String(decoding: try JSON.encode(inspection, pretty: false), as: UTF8.self)
-            == #"{"pageCount":2,"text":"a\u000cb","thumbnail":null,"thumbnailError":null}"#)
+            == #"{"pageCount":2,"text":"a\u000cb","thumbnail":null,"thumbnailError":null,"thumbnailErrorKind":null}"#)
         #expect(try JSON.decode(PDFInspection.self, from: JSON.encode(inspection)) == inspection)
 
         let withThumbnail = PDFInspection(pageCount: 1, text: "", thumbnail: PDFThumbnail(path: "t.png", width: 141, height: 200))
         #expect(String(decoding: try JSON.encode(withThumbnail, pretty: false), as: UTF8.self)
-            == #"{"pageCount":1,"text":"","thumbnail":{"height":200,"path":"t.png","width":141},"thumbnailError":null}"#)
+            == #"{"pageCount":1,"text":"","thumbnail":{"height":200,"path":"t.png","width":141},"thumbnailError":null,"thumbnailErrorKind":null}"#)
+        #expect(try JSON.decode(PDFInspection.self, from: Array(#"{"pageCount":1,"text":"","thumbnail":null,"thumbnailError":"x"}"#.utf8)).thumbnailErrorKind == nil,
+                "an older worker's document, without the kind, still reads")
 
         let failure = PDFInspectionFailure(.encrypted, "the PDF needs a password to open")
         #expect(String(decoding: try JSON.encode(failure, pretty: false), as: UTF8.self)

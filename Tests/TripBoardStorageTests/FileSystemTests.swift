@@ -246,8 +246,27 @@ struct FileSystemTests {
         let error = try #require(throws: FileSystemError.self) {
             try directory.openFileForReading("big").readToEnd(limit: 99)
         }
-        #expect(error.code == .invalid)
+        #expect(error.code == .tooLarge)
         #expect(try directory.openFileForReading("big").readToEnd(limit: 100).count == 100)
+    }
+
+    /// A regular file is refused by its size, before anything is read (a sparse file of 1 GiB
+    /// reads as zeros); a stream is refused once its running count passes the limit.
+    @Test func readToEndRefusesByTheSizeOrTheRunningCount() throws {
+        let temporary = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: temporary.child("sparse"), contents: nil))
+        let sparse = try #require(FileHandle(forWritingAtPath: temporary.child("sparse")))
+        try sparse.truncate(atOffset: 1 << 30)
+        try sparse.close()
+        let started = ContinuousClock.now
+        let file = try FileDescriptor.openForReading(path: temporary.child("sparse"))
+        #expect(throws: FileSystemError.self) { try file.readToEnd(limit: (1 << 30) - 1) }
+        #expect(ContinuousClock.now - started < .milliseconds(500), "1 GiB of zeros was not read first")
+
+        let zeros = try FileDescriptor.openForReading(path: "/dev/zero")
+        let error = try #require(throws: FileSystemError.self) { try zeros.readToEnd(limit: 1 << 20) }
+        #expect(error.code == .tooLarge)
+        #expect(error.description == "/dev/zero: too large (larger than 1048576 bytes) [read]")
     }
 
     @Test func createExclusiveOnAnExistingFileReportsAlreadyExists() throws {

@@ -91,11 +91,11 @@ struct StoreTests {
     func invalidTripNameIsRefusedAndNothingIsStored(name: String, reason: String) throws {
         let fixture = try StoreFixture()
         let error = try #require(throws: StoreError.self) { try fixture.addTrip(name) }
-        guard case .invalidArgument(let message) = error else {
-            Issue.record("expected .invalidArgument, got \(error)")
+        guard case .invalidField(field: "name", _) = error else {
+            Issue.record("expected .invalidField for the name, got \(error)")
             return
         }
-        #expect(message.contains(reason), "\(message)")
+        #expect(error.description.contains(reason), "\(error)")
         #expect(try fixture.rowCount("trips") == 0)
     }
 

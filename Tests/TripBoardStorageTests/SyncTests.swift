@@ -197,7 +197,7 @@ struct SyncTests {
     func remoteVersionMustBePositive(version: Int64) throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        #expect(throws: StoreError.invalidArgument("the remote version must be a positive integer")) {
+        #expect(throws: StoreError.invalidField(field: "remoteVersion", rule: "must be a positive integer")) {
             try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: version)
         }
         #expect(try fixture.store.trip(id: trip.id).syncState == .pendingUpload)

@@ -193,7 +193,7 @@ struct TransferTests {
         (#"{"trips": [{"name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02", "updatedAt": "yesterday"}]}"#,
          ["trips[0]", "updatedAt 'yesterday'"]),
         (#"{"trips": [{"name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02", "remoteVersion": 0}]}"#,
-         ["trips[0]", "remoteVersion must be positive"]),
+         ["trips[0].remoteVersion must be a positive integer"]),
         (#"{"trips": [{"name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02", "syncState": "uploaded"}]}"#,
          ["trips[0].syncState"]),
         (#"{"places": [{"id": "nope", "tripId": "7a1c0000-0000-4000-8000-000000000001", "name": "P"}]}"#,

@@ -16,11 +16,13 @@ public final class FileDescriptor: Sendable {
     }
 
     /// Opens a file the user named, outside any container, for reading (symbolic links followed).
-    /// A FIFO is accepted — `app import <(…)` reads one — but opened without waiting for a
-    /// writer (`O_NONBLOCK`, cleared once open): with no writer, reading it finds the end of the
-    /// input at once instead of hanging. (A directory opens, and reading it fails with `EISDIR`.)
-    public static func openForReading(path: String) throws(FileSystemError) -> FileDescriptor {
-        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+    /// A FIFO is accepted — `share-extension <(…)` reads one — but by default opened without waiting for a writer
+    /// (`O_NONBLOCK`, cleared once open): with no writer, reading it finds the end of the input at
+    /// once instead of hanging a process that may hold the container lock. `waitingForAWriter`
+    /// opens it as `cat` does (for `app import`, which reads its document before it takes any
+    /// lock). A directory opens, and reading it fails with `EISDIR`.
+    public static func openForReading(path: String, waitingForAWriter: Bool = false) throws(FileSystemError) -> FileDescriptor {
+        let fd = retryingOnInterrupt { Glibc.open(path, O_RDONLY | O_CLOEXEC | (waitingForAWriter ? 0 : O_NONBLOCK)) }
         if fd < 0 { throw .fromErrno("open", path: path) }
         let file = FileDescriptor(rawValue: fd, path: path)
         try file.setBlocking()
@@ -85,17 +87,20 @@ public final class FileDescriptor: Sendable {
         return count
     }
 
-    /// Reads to the end of the file; refuses files larger than `limit` bytes.
+    /// Reads to the end of the file; refuses input larger than `limit` bytes (`.tooLarge`): a
+    /// regular file by its size, before a byte is read; anything else (a pipe, a device such as
+    /// `/dev/zero`) as soon as the running count passes the limit, so it never buffers more.
     public func readToEnd(limit: Int = 64 << 20) throws(FileSystemError) -> [UInt8] {
+        let tooLarge = FileSystemError(code: .tooLarge, systemCall: "read", path: path, detail: "larger than \(limit) bytes")
+        let status = try status()
+        if status.kind == .regular && status.size > limit { throw tooLarge }
         var result: [UInt8] = []
+        if status.kind == .regular { result.reserveCapacity(Int(status.size) + 1) }
         while true {
             let chunk = try read(upTo: 64 << 10)
             if chunk.isEmpty { return result }
             result += chunk
-            if result.count > limit {
-                throw FileSystemError(code: .invalid, systemCall: "read", path: path,
-                                      detail: "larger than \(limit) bytes")
-            }
+            if result.count > limit { throw tooLarge }
         }
     }
 

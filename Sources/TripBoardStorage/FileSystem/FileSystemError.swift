@@ -22,6 +22,8 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         public static let wouldBlock = Code(name: "would block")
         public static let readOnlyFileSystem = Code(name: "read-only file system")
         public static let invalid = Code(name: "invalid")
+        /// More bytes than the reader allows (`FileDescriptor.readToEnd(limit:)`): bad input, not an I/O failure.
+        public static let tooLarge = Code(name: "too large")
         public static let io = Code(name: "input/output error")
         public var description: String { name }
     }

@@ -2,7 +2,8 @@ internal import CSQLite
 
 /// The store step's conversion inside SQLite: one `INSERT … SELECT` per table from the attached
 /// legacy copy into the new store, in the legacy rowid order. Every field conversion that is not a
-/// plain copy or `lower()` of an ASCII id calls the Swift code `LegacyConverter` uses, registered
+/// plain copy or `lower()` of an ASCII id calls the Swift code `LegacyConverter` uses (the field
+/// rules of `FieldRules`, which trim names and normalise times), registered
 /// as SQL functions, so the two cannot drift apart; and the verification step compares a digest
 /// of what the store then holds with the one the plan took through `LegacyConverter` itself.
 enum LegacySQLConversion {
@@ -10,25 +11,27 @@ enum LegacySQLConversion {
     static let statements = [
         """
         INSERT INTO main.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
-        SELECT lower(id), name, tripboard_date(start_date), tripboard_date(end_date), coalesce(notes, ''), 'pendingUpload',
-               NULL, tripboard_stamp(updated_at)
+        SELECT lower(id), tripboard_field('name', name), tripboard_date(start_date), tripboard_date(end_date), coalesce(notes, ''),
+               'pendingUpload', NULL, tripboard_stamp(updated_at)
         FROM legacy.trips ORDER BY rowid
         """,
         """
         INSERT INTO main.places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at)
-        SELECT lower(id), lower(trip_id), name, city, CAST(coalesce(visited, 0) AS INTEGER) <> 0, 'pendingUpload', NULL, ?1
+        SELECT lower(id), lower(trip_id), tripboard_field('name', name), tripboard_field('city', city),
+               CAST(coalesce(visited, 0) AS INTEGER) <> 0, 'pendingUpload', NULL, ?1
         FROM legacy.places ORDER BY rowid
         """,
         """
         INSERT INTO main.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
-        SELECT lower(id), lower(trip_id), tripboard_kind(kind), title, tripboard_instant(starts_at),
-               tripboard_epoch(tripboard_instant(starts_at)), reference, 'pendingUpload', NULL, ?1
+        SELECT lower(id), lower(trip_id), tripboard_kind(kind), tripboard_field('title', title), tripboard_instant(starts_at),
+               tripboard_epoch(tripboard_instant(starts_at)), tripboard_field('reference', reference), 'pendingUpload', NULL, ?1
         FROM legacy.bookings ORDER BY rowid
         """,
         """
         INSERT INTO main.attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, page_count,
                                       relative_path, state, created_at, sync_state, remote_version, updated_at)
-        SELECT lower(a.id), lower(a.booking_id), a.filename, a.content_type, coalesce(f.byte_count, 0), coalesce(f.content_hash, ''),
+        SELECT lower(a.id), lower(a.booking_id), tripboard_field('originalFilename', a.filename),
+               tripboard_field('contentType', a.content_type), coalesce(f.byte_count, 0), coalesce(f.content_hash, ''),
                NULL, coalesce(f.destination, tripboard_destination(lower(a.id), a.relative_path)),
                CASE WHEN f.id IS NULL THEN 'missing' ELSE 'present' END, tripboard_stamp(a.created_at), 'pendingUpload', NULL, ?1
         FROM legacy.attachments AS a LEFT JOIN temp.planned_files AS f ON f.id = lower(a.id) ORDER BY a.rowid
@@ -66,10 +69,10 @@ enum LegacySQLConversion {
             LegacySQLConversion.resultText(context, values) { CivilDate($0)?.description }
         }
         try connection.defineFunction("tripboard_stamp", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { Timestamp(iso8601: $0)?.utcStamp }
+            LegacySQLConversion.resultText(context, values) { try? FieldRules.stamp($0) }
         }
         try connection.defineFunction("tripboard_instant", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { Timestamp(iso8601: $0)?.iso8601() }
+            LegacySQLConversion.resultText(context, values) { try? FieldRules.startsAt($0) }
         }
         try connection.defineFunction("tripboard_epoch", argumentCount: 1) { context, _, values in
             guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
@@ -77,11 +80,33 @@ enum LegacySQLConversion {
             sqlite3_result_int64(context, timestamp.secondsSinceEpoch)
         }
         try connection.defineFunction("tripboard_kind", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { (BookingKind(rawValue: $0.lowercased()) ?? .other).rawValue }
+            LegacySQLConversion.resultText(context, values) { (LegacyConverter.kind($0) ?? .other).rawValue }
+        }
+        try connection.defineFunction("tripboard_field", argumentCount: 2) { context, _, values in
+            guard let field = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_error(context, "no field name", -1) }
+            guard let text = LegacySQLConversion.argument(values, 1) else { return sqlite3_result_null(context) }
+            switch Result(catching: { try LegacySQLConversion.field(field, text) }) {
+            case .success(let converted?): LegacySQLConversion.setText(context, converted)
+            case .success(nil): sqlite3_result_null(context)
+            case .failure: sqlite3_result_error(context, "a value the plan accepted cannot be converted", -1)
+            }
         }
         try connection.defineFunction("tripboard_destination", argumentCount: 2) { context, _, values in
             guard let id = LegacySQLConversion.argument(values, 0), let legacyPath = LegacySQLConversion.argument(values, 1) else { return sqlite3_result_null(context) }
             LegacySQLConversion.setText(context, LegacyConverter.destination(attachmentID: id, legacyPath: legacyPath))
+        }
+    }
+
+    /// A text field through its rule (`FieldRules`), as `LegacyConverter` converts it through
+    /// `validated()`: `nil` for an optional field left blank.
+    private static func field(_ name: String, _ text: String) throws -> String? {
+        switch name {
+        case "name", "title": try FieldRules.line(text, field: name)
+        case "city": try FieldRules.optionalLine(text, field: name)
+        case "reference": try FieldRules.optionalLine(text, field: name, limit: FieldRules.referenceLimit)
+        case "originalFilename": try FieldRules.filename(text)
+        case "contentType": try FieldRules.contentType(text)
+        default: throw StoreError.invalidField(field: name, rule: "has no conversion")
         }
     }
 

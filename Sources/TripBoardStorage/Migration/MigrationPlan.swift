@@ -122,14 +122,8 @@ struct MigrationPlanner {
     func makeStaging() throws -> (plan: MigrationPlan, copies: [String: StagedCopy]) {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         var digest = MigrationDigest()
-        try legacy.forEachRow("trips") { digest.add(try converter.trip($0)) }
-        try legacy.forEachRow("places") { digest.add(try converter.place($0)) }
-        var kindsChanged = 0
-        try legacy.forEachRow("bookings") {
-            let (booking, kindChanged) = try converter.booking($0)
-            digest.add(booking)
-            if kindChanged { kindsChanged += 1 }
-        }
+        var ids = IDRegister()
+        let kindsChanged = try digestTripsPlacesAndBookings(into: &digest, ids: &ids)
 
         let attachmentsDirectory = try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
             ? try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory) : nil
@@ -151,7 +145,10 @@ struct MigrationPlanner {
                                    attachmentID: id)
                 unclaimed.remove(String(components[1]))
             }
-            _ = try converter.attachment(row, file: file)
+            // The row's own fields, checked now; its file's hash is known after the hash pass.
+            let id = try converter.attachment(row, file: nil).id
+            try checkAgainstDestination(.attachment, id)
+            ids.add(id, .attachment)
             guard var file else {
                 missing.append("\(row.id.lowercased()) \(row.relativePath)")
                 return
@@ -164,6 +161,12 @@ struct MigrationPlanner {
             } else {
                 attachments.append(file)
             }
+        }
+        if let repeated = ids.firstRepeat() {
+            throw MigrationError.invalidLegacyRecord(path: legacy.path, detail: """
+                \(repeated.first.kind.withArticle) and \(repeated.second.kind.withArticle) have the id \(repeated.id) (in some \
+                case); ids must be unique across trips, places, bookings and attachments
+                """)
         }
         for name in unclaimed.sorted() {
             guard let attachmentsDirectory, let status = try attachmentsDirectory.status(of: name) else { continue }

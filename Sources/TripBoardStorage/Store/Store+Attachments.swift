@@ -55,9 +55,12 @@ extension Store {
                    updatedAt: row.text(12))
     }
 
-    /// Inserts an attachment row; call inside the transaction that may also create its booking,
-    /// after the file is durable at `relativePath`.
+    /// Inserts an attachment row in the form `validated()` gives it, refusing an id any record
+    /// has; call inside the transaction that may also create its booking, after the file is
+    /// durable at `relativePath`.
     func insert(_ attachment: Attachment) throws {
+        let attachment = try attachment.validated()
+        try requireUnusedID(attachment.id, for: .attachment)
         try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
             .integer(attachment.byteCount), .text(attachment.contentHash), .optional(attachment.pageCount),

@@ -36,9 +36,8 @@ extension Store {
 
     /// Adds a place to a live trip.
     public func addPlace(tripId: String, name: String, city: String?) throws -> Place {
-        let place = Place(id: Identifier.make(), tripId: tripId, name: try Validation.singleLine(name, field: "name"),
-                          city: try Validation.optionalSingleLine(city, field: "city"), visited: false,
-                          syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        let place = try Place(id: Identifier.make(), tripId: tripId, name: name, city: city, visited: false,
+                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
         try connection.writeTransaction {
             _ = try trip(id: tripId)
             try insert(place)
@@ -46,7 +45,15 @@ extension Store {
         return place
     }
 
-    func insert(_ place: Place) throws {
+    /// Inserts `place` in the form `validated()` gives it: refused when its id is any record's, or
+    /// when it is live and its trip is a tombstone. Call inside a write transaction.
+    func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
+
+    /// Inserts a place `validated()` returned; the checks that need the store still run (see
+    /// `insert(validated:idIsUnused:)` for trips).
+    func insert(validated place: Place, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(place.id, for: .place) }
+        try requireLiveTrip(place.tripId, forLive: .place, id: place.id, state: place.syncState)
         try connection.statement("INSERT INTO places (\(Self.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(place.id), .text(place.tripId), .text(place.name), .optional(place.city),
             .integer(place.visited ? 1 : 0), .text(place.syncState.rawValue), .optional(place.remoteVersion),
@@ -90,11 +97,9 @@ extension Store {
 
     /// Adds a booking to a live trip.
     public func addBooking(_ draft: BookingDraft) throws -> Booking {
-        let booking = Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind,
-                              title: try Validation.singleLine(draft.title, field: "title"),
-                              startsAt: draft.startsAt?.iso8601(),
-                              reference: try Validation.optionalSingleLine(draft.reference, field: "reference", maxLength: 100),
-                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        let booking = try Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind, title: draft.title,
+                                  startsAt: draft.startsAt?.iso8601(), reference: draft.reference,
+                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
         try connection.writeTransaction {
             _ = try trip(id: draft.tripId)
             try insert(booking)
@@ -102,7 +107,15 @@ extension Store {
         return booking
     }
 
-    func insert(_ booking: Booking) throws {
+    /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's.
+    /// Call inside a write transaction.
+    func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
+
+    /// Inserts a booking `validated()` returned; the checks that need the store still run (see
+    /// `insert(validated:idIsUnused:)` for trips).
+    func insert(validated booking: Booking, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
+        try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
         let epoch = booking.startsAt.flatMap { Timestamp(iso8601: $0) }.map { SQLValue.integer($0.secondsSinceEpoch) } ?? .null
         try connection.statement("""
             INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)

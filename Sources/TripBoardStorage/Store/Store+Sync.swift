@@ -18,7 +18,7 @@ extension Store {
     /// any other record becomes synchronized. With `expectedUpdatedAt`, refuses (`.conflict`) when
     /// the record was edited after the version the server received.
     public func acknowledge(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws {
-        guard remoteVersion >= 1 else { throw StoreError.invalidArgument("the remote version must be a positive integer") }
+        _ = try FieldRules.remoteVersion(remoteVersion)
         try connection.writeTransaction {
             let rows = try connection.statement(
                 "SELECT sync_state, remote_version, updated_at FROM \(kind.table) WHERE id = ?"

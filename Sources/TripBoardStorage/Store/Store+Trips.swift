@@ -43,16 +43,21 @@ extension Store {
 
     /// Creates a trip (pendingUpload) and returns it.
     public func addTrip(_ draft: TripDraft) throws -> Trip {
-        let name = try Validation.singleLine(draft.name, field: "name")
-        let notes = try Validation.notes(draft.notes)
-        try Validation.dateRange(start: draft.startDate, end: draft.endDate)
-        let trip = Trip(id: Identifier.make(), name: name, startDate: draft.startDate, endDate: draft.endDate,
-                        notes: notes, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp())
+        let trip = try Trip(id: Identifier.make(), name: draft.name, startDate: draft.startDate, endDate: draft.endDate,
+                            notes: draft.notes, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
         try connection.writeTransaction { try insert(trip) }
         return trip
     }
 
-    func insert(_ trip: Trip) throws {
+    /// Inserts `trip` in the form `validated()` gives it, refusing an id any record has. Call
+    /// inside a write transaction.
+    func insert(_ trip: Trip) throws { try insert(validated: try trip.validated()) }
+
+    /// Inserts a trip `validated()` returned (an import validates its records first, naming each
+    /// one); the checks that need the store still run, but for `idIsUnused`: the caller knows no
+    /// record has the id (an import into an empty store, its document free of repeated ids).
+    func insert(validated trip: Trip, idIsUnused: Bool = false) throws {
+        if !idIsUnused { try requireUnusedID(trip.id, for: .trip) }
         try connection.statement("INSERT INTO trips (\(Self.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(trip.id), .text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description),
             .text(trip.notes), .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt),
@@ -105,11 +110,11 @@ extension Store {
                 throw StoreError.conflict("trip \(id) was changed by another process while you were editing it (at \(current.updatedAt)); nothing was changed")
             }
             var updated = current
-            if let name = changes.name { updated.name = try Validation.singleLine(name, field: "name") }
+            if let name = changes.name { updated.name = try FieldRules.line(name, field: "name") }
             if let startDate = changes.startDate { updated.startDate = startDate }
             if let endDate = changes.endDate { updated.endDate = endDate }
-            if let notes = changes.notes { updated.notes = try Validation.notes(notes) }
-            try Validation.dateRange(start: updated.startDate, end: updated.endDate)
+            if let notes = changes.notes { updated.notes = try FieldRules.notes(notes) }
+            try FieldRules.dateRange(start: updated.startDate, end: updated.endDate)
             guard updated != current else { return current }
             updated.syncState = .pendingUpload
             updated.updatedAt = stamp()

@@ -7,8 +7,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case noRecord(id: String)
     /// A prefix matches several records.
     case ambiguous(kind: RecordKind, prefix: String, candidates: [String])
-    /// The input is malformed: not an id, a bad value for a field.
+    /// The input is malformed: not an id, a bad command-line value.
     case invalidArgument(String)
+    /// A field breaks its rule (`FieldRules`): `field` is its name as the JSON contract spells it
+    /// (`name`, `updatedAt`), `rule` says what is wrong ("must not be empty").
+    case invalidField(field: String, rule: String)
     /// The input is well-formed but breaks a rule (end before start, conflicting import).
     case invalidData(String)
     /// Another process changed the record while this one was editing it.
@@ -39,6 +42,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "id prefix '\(prefix)' matches several \(kind.rawValue)s: \(candidates.joined(separator: ", ")); give more characters"
         case .invalidArgument(let message), .invalidData(let message), .conflict(let message):
             message
+        case .invalidField(let field, let rule):
+            "\(field) \(rule)"
         case .corrupt(let path, let detail):
             "the store at \(path) cannot be read (\(detail)); it was left untouched: restore it from a backup or an export, or move it aside to start over"
         case .newerSchema(let path, let found, let supported):

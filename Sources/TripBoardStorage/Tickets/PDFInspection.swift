@@ -17,15 +17,20 @@ public struct PDFInspection: Codable, Sendable, Equatable {
     public var thumbnail: PDFThumbnail?
     /// Why the thumbnail asked for was not written; a thumbnail never fails an inspection.
     public var thumbnailError: String?
+    /// What kind of failure `thumbnailError` describes, for the caller to act on (a full disk is
+    /// not a damaged PDF); `nil` when there was none, or from a worker older than this key.
+    public var thumbnailErrorKind: PDFThumbnailErrorKind?
 
-    public init(pageCount: Int, text: String, thumbnail: PDFThumbnail? = nil, thumbnailError: String? = nil) {
+    public init(pageCount: Int, text: String, thumbnail: PDFThumbnail? = nil, thumbnailError: String? = nil,
+                thumbnailErrorKind: PDFThumbnailErrorKind? = nil) {
         self.pageCount = pageCount
         self.text = text
         self.thumbnail = thumbnail
         self.thumbnailError = thumbnailError
+        self.thumbnailErrorKind = thumbnailErrorKind
     }
 
-    private enum CodingKeys: String, CodingKey { case pageCount, text, thumbnail, thumbnailError }
+    private enum CodingKeys: String, CodingKey { case pageCount, text, thumbnail, thumbnailError, thumbnailErrorKind }
 
     // Written by hand so that an absent thumbnail is an explicit `null`, not a missing key.
     public func encode(to encoder: any Encoder) throws {
@@ -34,7 +39,22 @@ public struct PDFInspection: Codable, Sendable, Equatable {
         try container.encode(text, forKey: .text)
         if let thumbnail { try container.encode(thumbnail, forKey: .thumbnail) } else { try container.encodeNil(forKey: .thumbnail) }
         if let thumbnailError { try container.encode(thumbnailError, forKey: .thumbnailError) } else { try container.encodeNil(forKey: .thumbnailError) }
+        if let thumbnailErrorKind {
+            try container.encode(thumbnailErrorKind, forKey: .thumbnailErrorKind)
+        } else {
+            try container.encodeNil(forKey: .thumbnailErrorKind)
+        }
     }
+}
+
+/// Why `pdf-worker` could not write the thumbnail asked for.
+public enum PDFThumbnailErrorKind: String, Codable, Sendable, Equatable {
+    /// poppler or cairo could not render page 1 (the PDF, or memory).
+    case rendering
+    /// Writing the PNG failed because the file system is full (`ENOSPC`, `EDQUOT`).
+    case noSpace
+    /// Writing the PNG failed otherwise (an I/O error, the worker's file-size limit).
+    case writing
 }
 
 /// A PNG rendering of page 1 on white, scaled to fit a square box.

@@ -17,11 +17,27 @@ extension ThumbnailCache {
             file: try files.path(of: attachment.relativePath), thumbnail: files.staging.childPath(stagedName), thumbnailSize: size,
             textPages: 0, maximumBytes: Int(clamping: max(attachment.byteCount, 1)), displayName: attachment.originalFilename)
         guard inspection.thumbnail != nil else {
-            throw PDFImportError.damaged(file: attachment.originalFilename, detail: inspection.thumbnailError ?? "no page to render")
+            throw Self.renderingError(inspection, file: attachment.originalFilename, staging: files.staging.path)
         }
         let path = try store(stagedName: stagedName, in: files.staging, for: attachment.id)
         try trim(container: container, keeping: attachment.id)
         return path
+    }
+
+    /// Why the worker wrote no thumbnail, as the error to report: a full disk (exit 74, "the disk
+    /// is full") or another write failure (74) in the staging directory, else a page poppler could
+    /// not render (65).
+    static func renderingError(_ inspection: PDFInspection, file: String, staging: String) -> any Error {
+        let detail = inspection.thumbnailError ?? "no page to render"
+        switch inspection.thumbnailErrorKind {
+        case .noSpace:
+            return FileSystemError(code: .noSpace, systemCall: "write", path: staging,
+                                   detail: "the disk is full: the thumbnail of \(file) could not be written; free some space and ask again")
+        case .writing:
+            return FileSystemError(code: .io, systemCall: "write", path: staging, detail: "the thumbnail of \(file) could not be written: \(detail)")
+        case .rendering, nil:
+            return PDFImportError.damaged(file: file, detail: detail)
+        }
     }
 
     /// Evicts least recently used thumbnails until the cache fits the `cacheLimitMB` preference.

@@ -141,7 +141,7 @@ public struct TicketImporter {
         if let requestedBooking, let requestedTrip, requestedBooking.tripId != requestedTrip.id {
             throw TicketImportError.bookingNotInTrip(bookingId: requestedBooking.id, tripId: requestedTrip.id)
         }
-        let originalFilename = try Validation.singleLine(request.originalFilename, field: "name", maxLength: 255)
+        let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
         let files = try AttachmentFiles(container: container)
         let staged = try files.stage(from: source, maximumBytes: request.maximumBytes, synchronize: false)
@@ -218,11 +218,10 @@ public struct TicketImporter {
             startsAt = Timestamp(iso8601: date.description + "T" + time)?.iso8601()
         }
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
-        return Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
-                       title: try Validation.singleLine(fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
-                                                        field: "title"),
-                       startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
-                       updatedAt: store.stamp())
+        return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
+                           title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
+                           startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
+                           updatedAt: store.stamp()).validated()
     }
 
     /// The live attachment already holding these bytes: in `booking`, or in any booking of the

@@ -1,0 +1,89 @@
+// Whole records checked field by field with `FieldRules`, in the form the store keeps them. Every
+// path that writes a record goes through these (`Store.insert` calls them again as a last line),
+// and sync will check what the server sends with them. A broken rule throws
+// `StoreError.invalidField` naming the field, or `.invalidData` for a rule across fields.
+
+extension Trip {
+    /// This trip in the form the store keeps (name trimmed, id lowercased, `updatedAt` in UTC),
+    /// or the first rule it breaks.
+    public func validated() throws -> Trip {
+        var trip = self
+        trip.id = try FieldRules.id(id)
+        trip.name = try FieldRules.line(name, field: "name")
+        trip.notes = try FieldRules.notes(notes)
+        try FieldRules.dateRange(start: startDate, end: endDate)
+        (trip.remoteVersion, trip.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
+        return trip
+    }
+}
+
+extension Place {
+    /// This place in the form the store keeps, or the first rule it breaks.
+    public func validated() throws -> Place {
+        var place = self
+        place.id = try FieldRules.id(id)
+        place.tripId = try FieldRules.id(tripId, field: "tripId")
+        place.name = try FieldRules.line(name, field: "name")
+        place.city = try FieldRules.optionalLine(city, field: "city")
+        (place.remoteVersion, place.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
+        return place
+    }
+}
+
+extension Booking {
+    /// This booking in the form the store keeps (`startsAt` as `YYYY-MM-DDTHH:MM:SS±HH:MM`), or
+    /// the first rule it breaks.
+    public func validated() throws -> Booking {
+        var booking = self
+        booking.id = try FieldRules.id(id)
+        booking.tripId = try FieldRules.id(tripId, field: "tripId")
+        booking.title = try FieldRules.line(title, field: "title")
+        booking.startsAt = try startsAt.map { try FieldRules.startsAt($0) }
+        booking.reference = try FieldRules.optionalLine(reference, field: "reference", limit: FieldRules.referenceLimit)
+        (booking.remoteVersion, booking.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
+        return booking
+    }
+}
+
+extension Attachment {
+    /// The states an attachment row may be in (`state`).
+    public static let states: Set<String> = ["present", "missing", "deleting"]
+
+    /// This attachment row in the form the store keeps, or the first rule it breaks. The hash
+    /// is 64 lowercase hex digits, or empty only for a row whose file was lost (`missing`).
+    public func validated() throws -> Attachment {
+        var attachment = self
+        attachment.id = try FieldRules.id(id)
+        attachment.bookingId = try FieldRules.id(bookingId, field: "bookingId")
+        attachment.originalFilename = try FieldRules.filename(originalFilename)
+        attachment.contentType = try FieldRules.contentType(contentType)
+        guard Self.states.contains(state) else {
+            throw StoreError.invalidField(field: "state", rule: "'\(state.prefix(40))' is not one of deleting, missing, present")
+        }
+        guard byteCount >= 0 else { throw StoreError.invalidField(field: "byteCount", rule: "must not be negative") }
+        if let pageCount, pageCount < 1 { throw StoreError.invalidField(field: "pageCount", rule: "must be at least 1") }
+        let isHash = contentHash.utf8.count == 64 && contentHash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard isHash || (contentHash.isEmpty && state == "missing") else {
+            throw StoreError.invalidField(field: "contentHash", rule: "must be 64 lowercase hex digits (BLAKE2b-256)")
+        }
+        attachment.createdAt = try FieldRules.stamp(createdAt, field: "createdAt")
+        (attachment.remoteVersion, attachment.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
+        return attachment
+    }
+}
+
+extension FieldRules {
+    /// A trip's dates: the end may not be before the start (both ends are days of the trip).
+    public static func dateRange(start: CivilDate, end: CivilDate) throws {
+        guard end >= start else {
+            throw StoreError.invalidData("the end date \(end) is before the start date \(start)")
+        }
+    }
+
+    /// `remoteVersion` and `updatedAt` checked, and consistent with `state`; `updatedAt` in UTC.
+    static func syncMetadata(_ state: SyncState, _ version: Int64?, _ updatedAt: String) throws -> (Int64?, String) {
+        let version = try remoteVersion(version)
+        try syncState(state, remoteVersion: version)
+        return (version, try stamp(updatedAt))
+    }
+}
