@@ -116,7 +116,7 @@ extension AppCommand {
             if report.isClean { console.print("The container is consistent.") }
         }
         if !report.storeProblems.isEmpty {
-            throw CommandLineError(.dataError, "the store is damaged: `app container salvage` copies what can be read into a new store (the damaged one is kept)")
+            throw CommandLineError(.dataError, "the store cannot be used as it is: restore it from a backup, or `app container salvage` copies what can still be read into a new store (keeping the damaged one)")
         }
         if !report.isClean {
             throw CommandLineError(.dataError, "the container needs attention" + (repair ? " (what remains cannot be repaired safely)" : "; run `app container check --repair`"))

@@ -122,7 +122,8 @@ extension AppCommand {
         let container = try context.container()
         let manifest = try container.manifest()
         func path(_ relative: String) -> String { container.path + "/" + relative }
-        func size(_ relative: String) throws -> Int64 { try container.status(of: relative)?.size ?? 0 }
+        // Best effort: a directory that cannot be read (its permissions) shows as 0 bytes.
+        func size(_ relative: String) -> Int64 { ((try? container.status(of: relative)) ?? nil)?.size ?? 0 }
         let store = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
         let preferences = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
         let (state, problem, schemaVersion, counts) = try storeSummary(container)
@@ -137,8 +138,8 @@ extension AppCommand {
             sqliteVersion: sqliteLibraryVersion,
             createdAt: manifest?.createdAt ?? "", createdBy: manifest?.createdBy ?? "",
             durability: container.options.durability.rawValue,
-            sizes: .init(store: try size(store), storeWAL: try size(store + "-wal"), storeSharedMemory: try size(store + "-shm"),
-                         preferences: try size(preferences)),
+            sizes: .init(store: size(store), storeWAL: size(store + "-wal"), storeSharedMemory: size(store + "-shm"),
+                         preferences: size(preferences)),
             counts: counts)
         if json { return try context.console.printJSON(info) }
         let console = context.console

@@ -26,7 +26,9 @@ extension AppCommand {
         let end = try context.arguments.requiredDate("--end")
         let notes = try context.arguments.option("--notes") ?? ""
         try context.finishArguments()
-        let trip = try context.store().addTrip(TripDraft(name: name, startDate: start, endDate: end, notes: notes))
+        // Checked before the container is opened: a refused trip creates no container.
+        let draft = try TripDraft(name: name, startDate: start, endDate: end, notes: notes).checked()
+        let trip = try context.store().addTrip(draft)
         context.console.print(trip.id)
     }
 

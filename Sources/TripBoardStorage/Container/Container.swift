@@ -169,6 +169,10 @@ public final class Container {
             return error.isCorruption
         case ContainerError.unusable(let path, _):
             return path.hasPrefix(root.childPath(ContainerLayout.storeDirectory) + "/")
+        case let error as FileSystemError:
+            // `store/` or a file in it cannot be opened (its permissions, say).
+            let storeDirectory = root.childPath(ContainerLayout.storeDirectory)
+            return error.path == storeDirectory || error.path.hasPrefix(storeDirectory + "/")
         default:
             return false
         }

@@ -24,7 +24,7 @@ public enum StoreHealth: String, Sendable, Codable {
         case StoreError.damaged: self = .damaged
         case StoreError.newerSchema: self = .newerSchema
         case StoreError.missing: self = .missing
-        case StoreError.unreadable, ContainerError.unusable: self = .unreadable
+        case StoreError.unreadable, ContainerError.unusable, is FileSystemError: self = .unreadable
         default: self = .corrupt
         }
     }

@@ -72,6 +72,18 @@ extension Attachment {
     }
 }
 
+extension TripDraft {
+    /// The rules a new trip can be held to before any store is opened (its id and stamps are the
+    /// store's to make): `trip add` checks them first, so a refused draft creates no container.
+    public func checked() throws -> TripDraft {
+        var draft = self
+        draft.name = try FieldRules.line(name, field: "name")
+        draft.notes = try FieldRules.notes(notes)
+        try FieldRules.dateRange(start: startDate, end: endDate)
+        return draft
+    }
+}
+
 extension FieldRules {
     /// A trip's dates: the end may not be before the start (both ends are days of the trip).
     public static func dateRange(start: CivilDate, end: CivilDate) throws {
