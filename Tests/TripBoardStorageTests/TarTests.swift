@@ -13,18 +13,22 @@ struct TarTests {
         let content: [UInt8]?
     }
 
-    /// The archive of `items`, written through a ``TarWriter``.
-    static func archive(_ items: [Item], ustarSizeLimit: Int64 = TarHeader.largestOctal11, mtime: Int64 = mtime) throws -> [UInt8] {
-        let sink = MemorySink()
-        let writer = TarWriter(output: sink, ustarSizeLimit: ustarSizeLimit)
+    /// Adds `items` to `writer`, each with modification time `mtime`, then finishes the archive.
+    static func write(_ items: [Item], to writer: TarWriter, mtime: Int64 = mtime) throws {
         for item in items {
             if let content = item.content {
-                try writer.addFile(item.path, contents: content, modificationTime: mtime)
+                try writer.addFile(item.path, size: Int64(content.count), modificationTime: mtime, contents: MemorySource(content))
             } else {
                 try writer.addDirectory(item.path, modificationTime: mtime)
             }
         }
         try writer.finish()
+    }
+
+    /// The archive of `items`, written through a ``TarWriter``.
+    static func archive(_ items: [Item], ustarSizeLimit: Int64 = TarHeader.largestOctal11, mtime: Int64 = mtime) throws -> [UInt8] {
+        let sink = MemorySink()
+        try write(items, to: TarWriter(output: sink, ustarSizeLimit: ustarSizeLimit), mtime: mtime)
         return sink.bytes
     }
 

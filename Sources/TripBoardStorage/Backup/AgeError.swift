@@ -53,6 +53,7 @@ public enum AgeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Key derivation could not run (scrypt's memory was refused, or guarded memory ran out).
     case keyDerivationFailed(CryptoError)
 
+    /// One line for the user, naming what is wrong and where; safe to print.
     public var description: String {
         switch self {
         case .notAnAgeFile: "not an age-encrypted file (it does not start with \"age-encryption.org/\")"

@@ -2,7 +2,9 @@
 public struct TarEntry: Sendable, Equatable {
     /// What the entry is. Links, devices, FIFOs and the rest are refused by the reader.
     public enum Kind: Sendable, Equatable {
+        /// A regular file (typeflag `0`, or NUL in old archives).
         case file
+        /// A directory (typeflag `5`).
         case directory
     }
 

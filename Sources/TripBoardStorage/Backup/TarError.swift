@@ -36,6 +36,7 @@ public enum TarError: Error, Sendable, Equatable, CustomStringConvertible {
     /// it was being archived). `actual` is `declared + 1` when it had more.
     case sizeMismatch(path: String, declared: Int64, actual: Int64)
 
+    /// One line for the user, naming what is wrong and where; safe to print.
     public var description: String {
         switch self {
         case .badChecksum(let offset): "tar header at byte \(offset) is damaged: its checksum does not match"

@@ -7,13 +7,14 @@ internal import CSodium
 /// A 12-byte nonce is too short to pick at random safely for many messages under one key, so
 /// TripBoard's own secrets use ``XChaCha20Poly1305``; age uses this one only with keys that seal
 /// a single message (the wrapped file key, nonce zero) or with a counter nonce (its STREAM).
-public enum ChaCha20Poly1305 {
+/// Internal for that reason: it is safe only with one of those two nonce disciplines.
+enum ChaCha20Poly1305 {
     /// The key length in bytes (32).
-    public static var keyLength: Int { Int(crypto_aead_chacha20poly1305_ietf_keybytes()) }
+    static var keyLength: Int { Int(crypto_aead_chacha20poly1305_ietf_keybytes()) }
     /// The nonce length in bytes (12).
-    public static var nonceLength: Int { Int(crypto_aead_chacha20poly1305_ietf_npubbytes()) }
+    static var nonceLength: Int { Int(crypto_aead_chacha20poly1305_ietf_npubbytes()) }
     /// The authentication tag length in bytes (16).
-    public static var tagLength: Int { Int(crypto_aead_chacha20poly1305_ietf_abytes()) }
+    static var tagLength: Int { Int(crypto_aead_chacha20poly1305_ietf_abytes()) }
 
     /// Seals a secret (an age file key) under `key` and `nonce`, without associated data. The
     /// caller owns nonce uniqueness: age's wrap keys are fresh for every file, so nonce zero is safe.

@@ -20,24 +20,35 @@ public final class HMACSHA256 {
     /// An HMAC keyed with `key` (any length: RFC 2104 hashes a key longer than the 64-byte block
     /// and pads a shorter one with zeros, so an empty key equals 32 zero bytes).
     public convenience init(key: SecureBytes) {
-        self.init(keyBytes: key.withUnsafeBytes { $0 })
+        let (state, byteCount) = key.withUnsafeBytes { Self.makeState(key: $0) }
+        self.init(state: state, stateByteCount: byteCount)
     }
 
-    /// An HMAC keyed with public bytes, e.g. the salt of HKDF-Extract. `keyBytes` is read during
-    /// the call only.
-    init(keyBytes: UnsafeRawBufferPointer) {
+    /// An HMAC keyed with public bytes, e.g. the salt of HKDF-Extract.
+    convenience init(keyBytes: UnsafeRawBufferPointer) {
+        let (state, byteCount) = Self.makeState(key: keyBytes)
+        self.init(state: state, stateByteCount: byteCount)
+    }
+
+    private init(state: UnsafeMutableRawPointer, stateByteCount: Int) {
+        self.state = state
+        self.stateByteCount = stateByteCount
+    }
+
+    /// A state keyed with `key`, which is read only during the call.
+    private static func makeState(key: UnsafeRawBufferPointer) -> (UnsafeMutableRawPointer, Int) {
         Sodium.initialize()
-        stateByteCount = crypto_auth_hmacsha256_statebytes()
-        state = UnsafeMutableRawPointer.allocate(byteCount: stateByteCount, alignment: 64)
+        let byteCount = crypto_auth_hmacsha256_statebytes()
+        let state = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
         let typed = state.bindMemory(to: crypto_auth_hmacsha256_state.self, capacity: 1)
         // An empty key may come with a nil base address; C wants a pointer even for 0 bytes.
         var empty: UInt8 = 0
         let result = withUnsafePointer(to: &empty) { empty in
-            crypto_auth_hmacsha256_init(
-                typed, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? empty, keyBytes.count)
+            crypto_auth_hmacsha256_init(typed, key.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? empty, key.count)
         }
         // Cannot fail for any key length (it hashes long keys first).
         precondition(result == 0, "crypto_auth_hmacsha256_init failed")
+        return (state, byteCount)
     }
 
     deinit {

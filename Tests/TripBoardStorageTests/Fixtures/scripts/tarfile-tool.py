@@ -1,7 +1,7 @@
 """Python's `tarfile` as a third tar implementation for the interoperability tests.
 
     python3 tarfile-tool.py list ARCHIVE             one JSON object per member, in order
-    python3 tarfile-tool.py extract ARCHIVE DIR      extracts every member under DIR
+    python3 tarfile-tool.py extract DIR ARCHIVE      extracts every member under DIR
     python3 tarfile-tool.py create ARCHIVE FORMAT BASE NAME...
                                                      writes NAME... (relative to BASE) in
                                                      FORMAT: pax, ustar or gnu
@@ -45,7 +45,7 @@ def main() -> int:
     if command == "list":
         list_members(sys.argv[2])
     elif command == "extract":
-        extract(sys.argv[2], sys.argv[3])
+        extract(sys.argv[3], sys.argv[2])
     else:
         create(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     return 0
