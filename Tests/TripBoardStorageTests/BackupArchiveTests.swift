@@ -69,6 +69,15 @@ struct BackupArchiveTests {
         for item in TarInteropTests.items { #expect(contents[item.path] == (item.content ?? []), "\(item.path)") }
     }
 
+    @Test func standardOutputIsASinkOfItsOwn() throws {
+        // `--output -`: a backup streamed to a pipe goes through a duplicate of fd 1, which the
+        // writer's owner may close without closing the process's standard output.
+        let output = try FileDescriptor.standardOutput()
+        #expect(output.rawValue > 2 && output.path == "standard output")
+        try output.write([UInt8]())
+        #expect(fcntl(1, F_GETFD) >= 0 && fcntl(output.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
     // MARK: - The age layer's verdict reaches the tar reader
 
     @Test func theTarReaderEndsOnlyWhenTheAgeStreamHasVerifiedItsEnd() throws {
