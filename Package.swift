@@ -100,7 +100,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage"]
+            dependencies: ["TripBoardStorage"],
+            // The age test kit's vectors and the Python helpers the interoperability tests run.
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -42,6 +42,14 @@ public final class FileDescriptor: Sendable {
         return FileDescriptor(rawValue: fd, path: "standard input")
     }
 
+    /// A descriptor of its own for standard output, e.g. to stream a backup to a pipe (a
+    /// duplicate, so closing it leaves fd 1 alone).
+    public static func standardOutput() throws(FileSystemError) -> FileDescriptor {
+        let fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+        if fd < 0 { throw .fromErrno("dup", path: "standard output") }
+        return FileDescriptor(rawValue: fd, path: "standard output")
+    }
+
     deinit {
         // close(2): "the file descriptor is released early in close() ... retrying after EINTR
         // is the wrong thing to do on Linux".
