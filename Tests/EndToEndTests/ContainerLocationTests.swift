@@ -141,6 +141,21 @@ import Testing
         #expect(second.status == 0 && second.stderr.isEmpty, "\(second)")
     }
 
+    /// tools/torture's fuzz scenario, seed 2338215015: a container created by a command that does
+    /// not need the store (`keychain set`) left setup's WAL frames for the next process to
+    /// checkpoint, so a share-extension refused for its input changed the store's files.
+    @Test func aContainerMadeByACommandWithoutTheStoreLeavesNothingForTheNextToWrite() throws {
+        let test = try TestContainer(extraEnvironment: ["TRIPBOARD_DEVICE_DIR": NSTemporaryDirectory() + "device-\(UUID())"])
+        try test.appOK("keychain", "set", "api", "ana", stdin: "s3cret")
+        let empty = try test.input(Data(), as: "empty.pdf")
+        // Byte for byte, the store's own files included (`files()` only notes that they exist).
+        func storeBytes() -> [Data?] { ["", "-wal"].map { FileManager.default.contents(atPath: test.storePath + $0) } }
+        let before = (test.files(), storeBytes())
+        let refused = try test.share([empty])
+        #expect(refused.status == 65, "\(refused)")
+        #expect(test.files() == before.0 && storeBytes() == before.1, "a refused import changed the container")
+    }
+
     @Test func containerInitCreatesOrConfirms() throws {
         let test = try TestContainer()
         let elsewhere = test.root.path + "/elsewhere"

@@ -117,7 +117,9 @@ public final class Container {
             }
             let opened: Connection?
             do {
-                if options.storeRequirement == .none, try isSetUp(root) {
+                // (Right after this process set the store up it is opened all the same: closing it,
+                // configured, checkpoints setup's WAL frames, which a later reader must not do.)
+                if options.storeRequirement == .none, !created, try isSetUp(root) {
                     return Container(path: root.path, root: root, lock: lock, store: nil, options: options)
                 }
                 opened = try openReadyStore(root: root, options: options)
