@@ -20,7 +20,7 @@ public enum AppCommand {
 
     static var commands: [CommandSpec] {
         tripCommands + childCommands + attachmentCommands + preferenceCommands + transferCommands + syncCommands
-            + keychainCommands + containerCommands
+            + keychainCommands + containerCommands + backupCommands
     }
 
     /// Runs `app` with `arguments` (without the program name) and returns the exit status.

@@ -77,6 +77,20 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         case .notFound: return .noInput
         case .unusable: return .cannotCreate
         }
+    case is AgeError, is TarError:
+        // A wrong passphrase, a damaged, truncated or foreign file: bad data, nothing written.
+        return .dataError
+    case let error as BackupError:
+        switch error {
+        case .attachmentMismatch: return .dataError
+        case .weakPassphrase: return .usage
+        }
+    case let error as RestoreError:
+        switch error {
+        case .targetHoldsAContainer: return .cannotCreate
+        case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: return .dataError
+        case .insufficientSpace: return .ioError
+        }
     case let error as PDFImportError:
         switch error.kind {
         case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: return .dataError

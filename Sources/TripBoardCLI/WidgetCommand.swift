@@ -102,6 +102,12 @@ final class Widget {
         var seenVersion: Int64?
         var wake = ChangeWatcher.Wake.changed
         while wake != .terminated {
+            if container?.wasReplaced == true {
+                // Another container stands at the path now (a restore): read that one from here on.
+                container = nil
+                seenVersion = nil
+                watcher.forget(directoriesUnder: containerPath)
+            }
             // The parent too, so that a container created after the watch began is noticed at once.
             watcher.watch(directory: Self.parentDirectory(of: containerPath))
             watcher.watch(directory: containerPath)

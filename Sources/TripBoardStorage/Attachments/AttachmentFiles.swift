@@ -240,6 +240,13 @@ public struct AttachmentFiles {
         if isDirectory { try staging.removeDirectory(name) } else { try staging.removeFile(name) }
     }
 
+    /// Opens the file of an attachment for reading (never through a link; never anything but a
+    /// regular file).
+    public func openForReading(relativePath: String) throws -> FileDescriptor {
+        let (directory, name) = try parent(of: relativePath)
+        return try directory.openFileForReading(name)
+    }
+
     private func parent(of relativePath: String) throws -> (Directory, String) {
         let components = relativePath.split(separator: "/").map(String.init)
         guard components.count == 3, components[0] == ContainerLayout.attachmentsDirectory,

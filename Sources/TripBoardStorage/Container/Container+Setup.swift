@@ -27,12 +27,7 @@ extension Container {
 
     private static func setUpLayoutAndStore(root: Directory, existing: Manifest?, options: ContainerOptions,
                                             firstSetUp: inout FirstSetUp?) throws {
-        for name in ContainerLayout.directories {
-            var directory = root
-            for component in name.split(separator: "/") {
-                directory = try directory.openDirectory(String(component), create: true)
-            }
-        }
+        try createLayoutDirectories(in: root)
         let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
@@ -49,6 +44,16 @@ extension Container {
                                     createdAt: existing?.createdAt ?? options.clock().utcStamp,
                                     createdBy: existing?.createdBy ?? options.processName, storeCreated: true)
             try manifest.write(to: root, staging: staging)
+        }
+    }
+
+    /// The layout's directories (0700) that are missing in `root`.
+    static func createLayoutDirectories(in root: Directory) throws {
+        for name in ContainerLayout.directories {
+            var directory = root
+            for component in name.split(separator: "/") {
+                directory = try directory.openDirectory(String(component), create: true)
+            }
         }
     }
 

@@ -376,7 +376,10 @@ public final class Container {
         }
     }
 
-    static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile) throws -> Connection {
+    /// `supported`: the newest schema version of that database this build reads (the keychain
+    /// has its own numbering).
+    static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
+                                    supported: Int64 = Schema.currentVersion) throws -> Connection {
         let storePath = storeDirectory.childPath(fileName)
         if try storeDirectory.status(of: fileName + "-wal") == nil {
             // Opening a WAL store without its -wal creates one. Look first, through an immutable
@@ -389,7 +392,7 @@ public final class Container {
             } catch let error as SQLiteError {
                 throw StoreError.unreadable(path: storePath, detail: error.message)
             }
-            _ = try schemaVersion(of: preflight, path: storePath)
+            _ = try schemaVersion(of: preflight, path: storePath, supported: supported)
         }
         let connection: Connection
         do {

@@ -59,6 +59,15 @@ public final class ReadOnlyContainer {
         return ReadOnlyContainer(path: root.path, root: root, lock: lock, lockTimeout: lockTimeout)
     }
 
+    /// True when the container path no longer names the directory this reader opened: it was
+    /// replaced (`app restore --replace` exchanges the directories) or removed. A long-lived
+    /// reader then opens the path again.
+    public var wasReplaced: Bool {
+        guard let opened = try? root.status() else { return true }
+        guard let now = try? Directory.openResolvingLinks(path: path).status() else { return true }
+        return now.inode != opened.inode || now.device != opened.device
+    }
+
     /// Runs `body` on the store inside one read transaction, holding the shared container lock.
     /// Returns `.empty` or `.updating` without calling `body` when there is nothing to read.
     public func read<T>(_ body: (Connection) throws -> T) throws -> (Availability, T?) {

@@ -45,6 +45,15 @@ public final class ChangeWatcher {
         return true
     }
 
+    /// Stops watching `path` and every directory below it (their inodes are no longer what the
+    /// path names: a restore put another container there); `watch` sets them up again.
+    public func forget(directoriesUnder path: String) {
+        for (watched, descriptor) in watches where watched == path || watched.hasPrefix(path + "/") {
+            _ = inotify_rm_watch(inotify.rawValue, descriptor)
+            watches[watched] = nil
+        }
+    }
+
     /// Waits up to `timeout` seconds. After a change, waits a few milliseconds more so that a burst
     /// of writes (one commit touches -wal several times) wakes the caller once.
     public func wait(timeout: Double) -> Wake {

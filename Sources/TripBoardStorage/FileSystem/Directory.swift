@@ -132,6 +132,15 @@ public final class Directory: Sendable {
         }
     }
 
+    /// Swaps `name` here and `otherName` in `other` in one atomic step: each path names what the
+    /// other did, and at no instant is either missing. The corresponding C function is
+    /// `renameat2` with `RENAME_EXCHANGE`.
+    public func exchange(_ name: String, with other: Directory, _ otherName: String) throws(FileSystemError) {
+        if CSystem.renameat2(descriptor.rawValue, name, other.descriptor.rawValue, otherName, 2) != 0 {
+            throw .fromErrno("renameat2", path: other.childPath(otherName))
+        }
+    }
+
     /// Moves `name` (a file, a directory, a link itself — nothing is followed) to `destination`
     /// as `newName` unless `newName` exists there: `false` then, and nothing moved.
     /// The corresponding C function is `renameat2` with `RENAME_NOREPLACE`.
@@ -190,6 +199,17 @@ public final class Directory: Sendable {
             if errno == ENOENT && missingIsFine { return }
             throw .fromErrno("unlinkat", path: childPath(name))
         }
+    }
+
+    /// Removes `name` and, if it is a directory, everything in it, never following a link (a link
+    /// is removed itself). Only for a tree TripBoard made itself from start to end — a restore's
+    /// staging directory — never for anything that may hold the user's files.
+    public func removeTree(_ name: String) throws(FileSystemError) {
+        guard let status = try status(of: name) else { return }
+        guard status.kind == .directory else { return try removeFile(name) }
+        let directory = try openDirectory(name)
+        for entry in try directory.entries() { try directory.removeTree(entry) }
+        try removeDirectory(name)
     }
 
     /// Bytes an unprivileged writer may still use on this directory's filesystem (`f_bavail` ×

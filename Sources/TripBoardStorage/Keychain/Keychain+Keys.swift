@@ -51,6 +51,14 @@ extension Keychain {
 
     func storeWrap(of key: SecureBytes, id: String, wrappedBy: String, wrappingKeyID: String, wrappingKey: SecureBytes,
                    parameters: PasswordHashParameters?) throws {
+        try Self.storeWrap(of: key, id: id, wrappedBy: wrappedBy, wrappingKeyID: wrappingKeyID, wrappingKey: wrappingKey,
+                           parameters: parameters, into: connection, at: clock().utcStamp)
+    }
+
+    /// Seals the container key under `wrappingKey` into `connection`'s `container_key_wraps`
+    /// (this keychain's, or a backup's copy of it), replacing an earlier wrap of the same kind.
+    static func storeWrap(of key: SecureBytes, id: String, wrappedBy: String, wrappingKeyID: String, wrappingKey: SecureBytes,
+                          parameters: PasswordHashParameters?, into connection: Connection, at stamp: String) throws {
         let sealed = try XChaCha20Poly1305.seal(
             plaintext: key, key: wrappingKey,
             associatedData: Self.wrapAssociatedData(containerKeyID: id, wrappedBy: wrappedBy, wrappingKeyID: wrappingKeyID))
@@ -62,7 +70,7 @@ extension Keychain {
                 password_hash_parameters = excluded.password_hash_parameters, nonce = excluded.nonce,
                 ciphertext = excluded.ciphertext, created_at = excluded.created_at
             """).run([.text(id), .text(wrappedBy), .text(wrappingKeyID), .optional(parametersJSON), .blob(sealed.nonce),
-                      .blob(sealed.ciphertext), .text(clock().utcStamp)])
+                      .blob(sealed.ciphertext), .text(stamp)])
     }
 
     // MARK: - Recovery

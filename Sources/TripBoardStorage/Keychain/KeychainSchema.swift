@@ -55,7 +55,7 @@ enum KeychainSchema {
             if try directory.status(of: fileName) == nil {
                 _ = try directory.openFile(fileName, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
             }
-            let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+            let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
             try connection.enableWriteAheadLog()
             try Schema.migrate(connection, steps: migrations)
         }
@@ -68,7 +68,7 @@ enum KeychainSchema {
     private static func openIfReady(_ container: Container) throws -> Connection? {
         let directory = try container.directory(directory)
         guard try directory.status(of: fileName) != nil else { return nil }
-        let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+        let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
         let version = try Container.schemaVersion(of: connection, path: directory.childPath(fileName), supported: currentVersion)
         guard version == currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
         try Container.configure(connection, durability: .full)

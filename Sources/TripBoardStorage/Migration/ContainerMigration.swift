@@ -4,6 +4,12 @@ public struct MigrationProgress: Sendable, Equatable {
     public var step: String
     public var done: Int64
     public var total: Int64
+
+    public init(step: String, done: Int64, total: Int64) {
+        self.step = step
+        self.done = done
+        self.total = total
+    }
 }
 
 /// What to migrate where.

@@ -56,6 +56,18 @@ public struct PreferencesFile {
         }
     }
 
+    /// The file's bytes exactly as they are (for a backup), or `nil` when there is none; read
+    /// under the same lock as every read, never moved aside or repaired.
+    public func rawBytes() throws -> [UInt8]? {
+        try withDirectoryLock { () throws -> [UInt8]? in
+            do {
+                return try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: 1 << 20)
+            } catch let error as FileSystemError where error.code == .notFound {
+                return nil
+            }
+        }
+    }
+
     private mutating func read() throws -> Preferences {
         guard let raw = try readRawObject() else { return Preferences() }
         var preferences = Preferences()

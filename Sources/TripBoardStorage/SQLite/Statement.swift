@@ -91,6 +91,18 @@ public final class Statement {
         return result
     }
 
+    /// Runs the query and hands each row to `body` as it is stepped to: memory stays flat
+    /// whatever the number of rows (a backup walks every attachment row this way).
+    public func forEachRow(_ values: [SQLValue] = [], _ body: (Statement) throws -> Void) throws {
+        try bind(values)
+        do {
+            while try step() { try body(self) }
+        } catch {
+            reset()
+            throw error
+        }
+    }
+
     /// Runs the parameterless query and maps every row.
     public func rows<T>(_ transform: (Statement) throws -> T) throws -> [T] { try rows([], transform) }
 

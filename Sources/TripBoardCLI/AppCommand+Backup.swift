@@ -1,0 +1,101 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var backupCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["backup"], usage: "backup --output FILE [--json]",
+                        summary: """
+                        Writes the whole container — store, attachments, preferences, keychain items (sealed) — as one \
+                        consistent snapshot to FILE: an age-encrypted tar (`age -d FILE | tar x` restores it by hand). \
+                        The passphrase comes from standard input, or is asked for twice on a terminal. Other processes \
+                        keep working meanwhile. Never in a backup: caches, tmp/, the lock, the device key.
+                        """, run: takingSecrets(backup)),
+            CommandSpec(words: ["restore"], usage: "restore FILE [--replace] [--dry-run] [--json]",
+                        summary: """
+                        Restores a backup into the container (--container DIR, else as usual), which must not exist or \
+                        be empty; --replace restores over an existing one, which is moved aside to DIR.replaced-<time> \
+                        (never deleted). Everything is verified before anything is put in place; --dry-run verifies and \
+                        changes nothing. The passphrase comes from standard input, or is asked for on a terminal.
+                        """, run: takingSecrets(restore), createsContainer: true, store: .none),
+        ]
+    }
+
+    /// The work factor of new backups: age's 2^18, or (tests only) `TRIPBOARD_BACKUP_WORK_FACTOR`.
+    static func backupWorkFactor(_ context: CommandContext) throws -> Int {
+        guard let text = context.environment["TRIPBOARD_BACKUP_WORK_FACTOR"], !text.isEmpty else { return AgeWriter.defaultWorkFactor }
+        guard let value = Int(text), AgeWriter.workFactors.contains(value) else {
+            throw CommandLineError.usage("TRIPBOARD_BACKUP_WORK_FACTOR must be a whole number 1–22")
+        }
+        return value
+    }
+
+    static func backup(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let output = try context.arguments.requiredOption("--output")
+        try context.finishArguments()
+        let (directory, name) = try outputDestination(output)
+        let workFactor = try backupWorkFactor(context)
+        let container = try context.container()
+        let hasKeychain = try container.status(of: ContainerLayout.keychainDirectory + "/Keychain.sqlite") != nil
+        let keychain = hasKeychain ? try context.keychain() : nil
+        var backup = try ContainerBackup(container: container, keychain: keychain, passphrase: try readSecret("backup passphrase", confirm: true))
+        backup.workFactor = workFactor
+        let bar = ProgressBar()
+        backup.progress = { done, total in bar.update(MigrationProgress(step: "backup", done: done, total: total)) }
+        let summary = try backup.write(to: directory, as: name)
+        bar.finish()
+        if json { return try context.console.printJSON(summary) }
+        let counts = summary.counts
+        context.console.print(terminalSafe("Backed up \(container.path) to \(summary.file) (\(ProgressBar.bytes(summary.bytes))):"))
+        context.console.print("  \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, "
+            + "\(summary.attachmentFiles) attachment files (\(ProgressBar.bytes(summary.attachmentBytes)))")
+        if summary.missingAttachments > 0 { context.console.print("  attachments whose file was already lost (rows kept): \(summary.missingAttachments)") }
+        if summary.recoveredFiles > 0 { context.console.print("  files of attachments/recovered/: \(summary.recoveredFiles)") }
+        if let keychain = summary.keychain { printKeychain(keychain, context: context, restoring: false) }
+    }
+
+    static func restore(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let replace = context.arguments.flag("--replace")
+        let dryRun = context.arguments.flag("--dry-run")
+        let source = try context.arguments.positional("FILE (the backup)")
+        try context.finishArguments()
+        let file = try FileDescriptor.openForReading(path: source)
+        var restore = ContainerRestore(target: context.containerPath, passphrase: try readSecret("backup passphrase"),
+                                       device: try context.deviceLocation())
+        restore.replace = replace
+        restore.dryRun = dryRun
+        restore.options = try context.containerOptions()
+        let bar = ProgressBar()
+        restore.progress = { done, total in bar.update(MigrationProgress(step: "restore", done: done, total: total)) }
+        let summary = try restore.run(from: file)
+        bar.finish()
+        if json { return try context.console.printJSON(summary) }
+        describe(summary, context: context)
+    }
+
+    static func describe(_ summary: RestoreSummary, context: CommandContext) {
+        let console = context.console
+        let counts = summary.counts
+        console.print(terminalSafe(summary.dryRun ? "Dry run: the backup is sound and would restore into \(summary.container):"
+                                                  : "Restored into \(summary.container):"))
+        console.print("  \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, "
+            + "\(summary.attachmentFiles) attachment files (\(ProgressBar.bytes(summary.attachmentBytes))), every one checked against its row")
+        if summary.missingAttachments > 0 { console.print("  attachments without their file (kept, marked missing): \(summary.missingAttachments)") }
+        if summary.filesNoRowNames > 0 {
+            console.print("  files no row names: \(summary.filesNoRowNames) (`app container check --repair` moves them to attachments/recovered/)")
+        }
+        if let kept = summary.replacedContainerKeptAt { console.print(terminalSafe("  the container that was there is kept at \(kept)")) }
+        if let keychain = summary.keychain { printKeychain(keychain, context: context, restoring: true) }
+    }
+
+    static func printKeychain(_ keychain: KeychainBackupState, context: CommandContext, restoring: Bool) {
+        let console = context.console
+        console.print("  keychain: \(keychain.migratable) migratable item\(keychain.migratable == 1 ? "" : "s")"
+            + (keychain.migratableUnlockable ? "" : " (locked: this device cannot unwrap the container key; a recovery passphrase unlocks them)")
+            + ", \(keychain.thisDeviceOnly) this-device-only")
+        if !restoring && keychain.thisDeviceOnly > 0 {
+            console.print("  this-device-only items come back only on this device; elsewhere they stay invisible")
+        }
+    }
+}

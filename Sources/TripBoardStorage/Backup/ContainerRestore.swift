@@ -1,0 +1,102 @@
+import Glibc
+
+/// What `app restore` did (or, with `--dry-run`, would do).
+public struct RestoreSummary: Sendable, Codable {
+    public var container: String
+    public var dryRun: Bool
+    /// Where the container that was there is now (with `--replace`); `null` otherwise.
+    public var replacedContainerKeptAt: String?
+    public var counts: StoreCounts
+    public var attachmentFiles: Int
+    public var attachmentBytes: Int64
+    /// Rows whose file was lost before the backup (or is not in the archive): kept, `missing`.
+    public var missingAttachments: Int
+    /// Files in `attachments/<xx>/` that no row names: restored; `container check --repair`
+    /// moves them to `attachments/recovered/`.
+    public var filesNoRowNames: Int
+    public var recoveredFiles: Int
+    public var preferences: Bool
+    /// The keychain as this device sees it after the restore; `null` when the backup has none.
+    public var keychain: KeychainBackupState?
+    public var durationSeconds: Double
+}
+
+/// `app restore`: verifies a backup whole, builds the container in a staging directory beside
+/// the target, and only then puts it in place — a kill at any moment leaves either the old
+/// container intact or the new one complete. Into a missing or empty target by default; over an
+/// existing container only with `replace`, which moves the old one aside (`DIR.replaced-<stamp>`).
+public struct ContainerRestore {
+    public let target: String
+    public let passphrase: SecureBytes
+    public let device: DeviceLocation
+    public var replace = false
+    public var dryRun = false
+    public var options = ContainerOptions()
+    public var maximumWorkFactor = AgeReader.defaultMaximumWorkFactor
+    public var progress: (Int64, Int64) -> Void = { _, _ in }
+
+    public init(target: String, passphrase: SecureBytes, device: DeviceLocation) {
+        self.target = target
+        self.passphrase = passphrase
+        self.device = device
+    }
+
+    /// Restores the backup in `file` (opened by the caller).
+    public func run(from file: FileDescriptor) throws -> RestoreSummary {
+        let started = MonotonicClock.now()
+        let place = try RestoreTarget(path: target, replace: replace)
+        let total = try file.status().size
+        let available = try place.parent.availableBytes()
+        guard available > total + (1 << 20) else {
+            throw RestoreError.insufficientSpace(path: place.parent.path, needed: total, available: available)
+        }
+        // The passphrase and the header are checked before anything is created.
+        let age = try AgeReader(passphrase: passphrase, input: file, maximumWorkFactor: maximumWorkFactor)
+        try place.removeLeftoversOfEarlierRestores()
+        let stagingName = try place.makeStaging(stamp: options.clock().utcStamp)
+        do {
+            var summary = try build(in: place, stagingName: stagingName, age: age, total: total)
+            if dryRun {
+                try place.parent.removeTree(stagingName)
+            } else {
+                summary.replacedContainerKeptAt = try place.publish(stagingName, stamp: options.clock().utcStamp, lockTimeout: options.lockTimeout)
+            }
+            summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+            return summary
+        } catch {
+            try? place.parent.removeTree(stagingName)
+            throw error
+        }
+    }
+
+    /// Fills the staging directory, verifies it, and (unless a dry run) sets it up as a container
+    /// for this device.
+    private func build(in place: RestoreTarget, stagingName: String, age: AgeReader, total: Int64) throws -> RestoreSummary {
+        let stagingRoot = try place.parent.openDirectory(stagingName)
+        let staging = RestoreStaging(root: stagingRoot)
+        try staging.fill(from: TarReader(input: age, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
+        CrashPoint.reach("restore.staged")
+        var summary = try RestoreVerification(staging: staging).verify()
+        summary.container = place.canonicalPath
+        summary.dryRun = dryRun
+        guard !dryRun else { return summary }
+        // An archive need not hold every directory of the layout (caches/ and tmp/ never travel).
+        try Container.createLayoutDirectories(in: stagingRoot)
+        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: try stagingRoot.status(of: KeychainSchema.directory) != nil)
+        try stagingRoot.synchronizeFileSystem()
+        CrashPoint.reach("restore.built")
+        return summary
+    }
+
+    /// Sets the staged directory up as a container (WAL, layout, manifest) and adopts its
+    /// keychain for this device: the container key re-wrapped from the backup passphrase, a new
+    /// keychain identity, so a restore is never taken for a rollback.
+    private func setUp(stagingPath: String, hasKeychain: Bool) throws -> KeychainBackupState? {
+        var setup = options
+        setup.createsContainer = true
+        setup.storeRequirement = .required
+        let container = try Container.openForWriting(at: stagingPath, options: setup)
+        guard hasKeychain else { return nil }
+        return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), passphrase: passphrase)
+    }
+}

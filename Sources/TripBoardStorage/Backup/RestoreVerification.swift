@@ -1,0 +1,64 @@
+/// The checks a restore runs on its staging directory before anything is put in place: the
+/// store opens, is at a schema this build knows, passes `integrity_check` and
+/// `foreign_key_check`; every attachment file matches its row's size and hash; the manifest, if
+/// any, is one this build reads. A row whose file the archive does not hold is kept `missing`
+/// (never invented); a file no row names is kept (a later `container check --repair` quarantines it).
+struct RestoreVerification {
+    let staging: RestoreStaging
+
+    func verify() throws -> RestoreSummary {
+        let root = staging.root
+        guard try Container.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root)?.kind == .regular else {
+            throw RestoreError.noStore
+        }
+        _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
+        let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
+        try checkStore(connection)
+        var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, counts: try Store(connection: connection).counts(),
+                                     attachmentFiles: 0, attachmentBytes: 0, missingAttachments: 0, filesNoRowNames: 0,
+                                     recoveredFiles: staging.recoveredFiles,
+                                     preferences: try Container.status(of: ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile,
+                                                                       in: root) != nil,
+                                     keychain: nil, durationSeconds: 0)
+        try checkAttachments(connection, into: &summary)
+        return summary
+    }
+
+    private func checkStore(_ connection: Connection) throws {
+        do {
+            let version = try connection.userVersion()
+            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
+            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
+            let problems = try connection.statement("PRAGMA integrity_check(20)").rows { $0.text(0) }.filter { $0 != "ok" }
+                + connection.statement("PRAGMA foreign_key_check").rows { "a dangling reference in \($0.text(0)) row \($0.integer(1))" }
+            if let problem = problems.first { throw RestoreError.damagedStore(detail: problem) }
+        } catch let error as SQLiteError where error.isCorruption {
+            throw RestoreError.damagedStore(detail: error.message)
+        }
+    }
+
+    /// Each row against what the archive held at its path; rows without a file become `missing`.
+    private func checkAttachments(_ connection: Connection, into summary: inout RestoreSummary) throws {
+        var unmatched = staging.attachments
+        var lost: [String] = []
+        try connection.statement("SELECT id, relative_path, byte_count, content_hash, state FROM attachments").forEachRow { row in
+            let (id, path, byteCount, hash, state) = (row.text(0), row.text(1), row.integer(2), row.text(3), row.text(4))
+            guard let (size, digest) = unmatched.removeValue(forKey: path) else {
+                if state == "present" { lost.append(id) }
+                if state != "deleting" { summary.missingAttachments += 1 }
+                return
+            }
+            guard size == byteCount, digest == hash || state != "present" else {
+                throw RestoreError.attachmentMismatch(path: path, detail: size == byteCount ? "does not match its recorded hash"
+                                                          : "is \(size) bytes, its row says \(byteCount)")
+            }
+            summary.attachmentFiles += 1
+            summary.attachmentBytes += size
+        }
+        summary.filesNoRowNames = unmatched.count
+        guard !lost.isEmpty else { return }
+        try connection.writeTransaction {
+            for id in lost { try connection.statement("UPDATE attachments SET state = 'missing' WHERE id = ?1").run([.text(id)]) }
+        }
+    }
+}

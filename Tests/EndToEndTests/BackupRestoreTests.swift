@@ -1,0 +1,318 @@
+import Foundation
+import Testing
+
+/// `app backup` and `app restore` with the built executables: a round trip that loses nothing,
+/// another device, standard tools on both sides (Debian's `age` through a pseudo-terminal, GNU
+/// tar, the sqlite3 CLI), every refusal with nothing written, `--replace` keeping the old
+/// container, kills at every named step, a snapshot taken while writers work.
+@Suite struct BackupRestoreTests {
+    static let passphrase = "correct horse battery"
+    /// 2^10 instead of age's 2^18: the tests make many backups (the format is the same).
+    static let fast = ["TRIPBOARD_BACKUP_WORK_FACTOR": "10"]
+    static let agePTY = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../TripBoardStorageTests/Fixtures/scripts/age-pty.py").standardized.path
+
+    /// A device of its own (key directory, machine id) for a test container.
+    static func device(_ test: TestContainer, _ name: String, machine: String = "0123456789abcdef0123456789abcdef") throws -> [String: String] {
+        let machineID = test.root.path + "/machine-id-" + name
+        try Data((machine + "\n").utf8).write(to: URL(fileURLWithPath: machineID))
+        return ["TRIPBOARD_DEVICE_DIR": test.root.path + "/device-" + name, "TRIPBOARD_MACHINE_ID_FILE": machineID]
+    }
+
+    /// A container with a trip, a place, a booking with a ticket, both kinds of keychain item
+    /// and a preference; returns the trip id and the ticket's bytes.
+    static func seed(_ test: TestContainer, device: [String: String]) throws -> (String, Data) {
+        let trip = try test.addTrip("Lisbon")
+        try test.appOK("place", "add", "--trip", trip, "--name", "Belém", "--city", "Lisbon")
+        let ticket = TicketPDF.make(lines: TicketPDF.boardingPass)
+        _ = try test.shareOK(try test.input(ticket, as: "ticket.pdf"), "--trip", trip)
+        #expect(try test.app(arguments: ["keychain", "set", "api", "ana"], stdin: "device-secret", environment: device).status == 0)
+        #expect(try test.app(arguments: ["keychain", "set", "sync", "ana", "--accessibility", "migratable"], stdin: "travelling-secret",
+                             environment: device).status == 0)
+        try test.appOK("prefs", "set", "theme", "dark")
+        return (trip, ticket)
+    }
+
+    func backup(_ test: TestContainer, to file: String, device: [String: String]) throws -> ProcessResult {
+        try test.app(arguments: ["backup", "--output", file], stdin: Self.passphrase + "\n", environment: device.merging(Self.fast) { $1 })
+    }
+
+    func restore(_ test: TestContainer, _ file: String, into target: String, device: [String: String], extra: [String] = [],
+                 passphrase: String = passphrase, crashAt: String? = nil) throws -> ProcessResult {
+        var environment = device
+        environment["TRIPBOARD_CONTAINER"] = target
+        if let crashAt { environment["TRIPBOARD_CRASH_AT"] = crashAt }
+        return try test.app(arguments: ["restore", file] + extra, stdin: passphrase + "\n", environment: environment)
+    }
+
+    /// Every file below `directory`, with its bytes (what a refused restore must leave as it was).
+    static func snapshot(_ directory: String) -> [String: Data] {
+        var found: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let relative = enumerator?.nextObject() as? String {
+            found[relative] = FileManager.default.contents(atPath: directory + "/" + relative) ?? Data()
+        }
+        return found
+    }
+
+    @Test func aRoundTripOnThisDeviceGivesBackEverything() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        let (_, ticket) = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        let made = try backup(test, to: file, device: device)
+        #expect(made.status == 0, "\(made)")
+        var info = stat()
+        #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let target = test.root.path + "/restored"
+        let restored = try restore(test, file, into: target, device: device)
+        #expect(restored.status == 0 && restored.stdout.contains("every one checked against its row"), "\(restored)")
+        let there = ["TRIPBOARD_CONTAINER": target]
+        func app(_ arguments: String...) throws -> ProcessResult { try test.app(arguments: arguments, environment: there.merging(device) { $1 }) }
+        #expect(try app("export").stdout.replacingOccurrences(of: #""exportedAt" : "[^"]*""#, with: "", options: .regularExpression)
+                == (try test.app("export").stdout.replacingOccurrences(of: #""exportedAt" : "[^"]*""#, with: "", options: .regularExpression)))
+        #expect(try app("keychain", "get", "api", "ana").stdout == "device-secret")
+        #expect(try app("keychain", "get", "sync", "ana").stdout == "travelling-secret")
+        #expect(try app("prefs", "get", "theme").trimmedStdout == "dark")
+        #expect(try app("container", "check").trimmedStdout == "The container is consistent.")
+        let attachments = test.root.path + "/restored/attachments"
+        let files = (FileManager.default.enumerator(atPath: attachments)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".pdf") }
+        #expect(files.count == 1 && FileManager.default.contents(atPath: attachments + "/" + files[0]) == ticket)
+        #expect(!FileManager.default.fileExists(atPath: target + "/caches/thumbnails/x"), "no cache travels")
+    }
+
+    @Test func onAnotherDeviceMigratableItemsOpenAndThisDeviceOnlyOnesStayInvisible() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        let other = try Self.device(test, "b", machine: "fedcba9876543210fedcba9876543210")
+        let target = test.root.path + "/elsewhere"
+        #expect(try restore(test, file, into: target, device: other).status == 0)
+        let there = other.merging(["TRIPBOARD_CONTAINER": target]) { $1 }
+        #expect(try test.app(arguments: ["keychain", "get", "sync", "ana"], environment: there).stdout == "travelling-secret")
+        let hidden = try test.app(arguments: ["keychain", "get", "api", "ana"], environment: there)
+        #expect(hidden.status == 66 && hidden.stderr.contains("another device"), "\(hidden)")
+        #expect(try test.app(arguments: ["keychain", "list"], environment: there).stderr.contains("1 item belongs to another device"))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
+    func ageAndTarOpenABackupAndSqliteReadsItsStore() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        let (_, ticket) = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        let out = test.root.path + "/by-hand"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let byHand = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", "age -d '\(file)' | tar -x -C '\(out)'"],
+                                           environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": Self.passphrase]))
+        #expect(byHand.status == 0, "\(byHand)")
+        let names = try ProcessRunner.run("/usr/bin/sqlite3", ["-readonly", out + "/store/TripBoard.sqlite", "SELECT name FROM trips; PRAGMA integrity_check;"],
+                                          environment: ProcessRunner.environment(container: nil))
+        #expect(names.stdoutLines == ["Lisbon", "ok"], "\(names)")
+        let pdfs = (FileManager.default.enumerator(atPath: out + "/attachments")?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".pdf") }
+        #expect(pdfs.count == 1 && FileManager.default.contents(atPath: out + "/attachments/" + pdfs[0]) == ticket)
+        for absent in ["caches", "tmp", "container.lock", "store/TripBoard.sqlite-wal", "store/TripBoard.sqlite-shm", "migration"] {
+            #expect(!FileManager.default.fileExists(atPath: out + "/" + absent), "\(absent) is never in a backup")
+        }
+    }
+
+    /// A backup made with standard tools only — tar of a container, encrypted by `age -p` —
+    /// restores like TripBoard's own.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
+    func anArchiveMadeWithTarAndAgeRestores() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/by-hand.age"
+        let command = "tar --format=posix -cf - -C '\(test.path)' attachments container.json keychain preferences store | age -p -o '\(file)'"
+        let made = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", command],
+                                         environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": Self.passphrase]))
+        #expect(made.status == 0, "\(made)")
+        let target = test.root.path + "/restored"
+        let restored = try restore(test, file, into: target, device: device)
+        #expect(restored.status == 0, "\(restored)")
+        let there = device.merging(["TRIPBOARD_CONTAINER": target]) { $1 }
+        #expect(try test.app(arguments: ["trip", "list"], environment: there).stdout.contains("Lisbon"))
+        #expect(try test.app(arguments: ["keychain", "get", "api", "ana"], environment: there).stdout == "device-secret")
+        let check = try test.app(arguments: ["container", "check"], environment: there)
+        #expect(check.trimmedStdout == "The container is consistent.", "\(check)")
+    }
+
+    enum Damage: String, CaseIterable { case wrongPassphrase, truncated, flippedByte, notAnAgeFile, emptyFile }
+
+    @Test(arguments: Damage.allCases)
+    func aBadBackupIsRefusedWithNothingWritten(damage: Damage) throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        switch damage {
+        case .wrongPassphrase: break
+        case .truncated: bytes = bytes.prefix(bytes.count - 100)
+        case .flippedByte: bytes[bytes.count - 2000] ^= 0x40
+        case .notAnAgeFile: bytes = Data("this is not an age file\n".utf8)
+        case .emptyFile: bytes = Data()
+        }
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let before = Self.snapshot(test.root.path)
+        let result = try restore(test, file, into: test.root.path + "/restored", device: device,
+                                 passphrase: damage == .wrongPassphrase ? "not the passphrase" : Self.passphrase)
+        #expect(result.status == 65, "\(damage): \(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("error: "), "\(result)")
+        #expect(Self.snapshot(test.root.path) == before, "\(damage): a refused restore wrote something")
+    }
+
+    /// Archives a restore must refuse whole: a symbolic link, a path that climbs out, a path no
+    /// container has. Written with Python's tarfile, encrypted by `age -p`.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")),
+          arguments: ["link", "climbs out", "not a container path"])
+    func anArchiveWithAPathNoContainerHasIsRefused(entry: String) throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let tarPath = test.root.path + "/planted.tar", file = test.root.path + "/planted.age"
+        let extra = switch entry {
+        case "link": "i = tarfile.TarInfo('attachments/ab/x.pdf'); i.type = tarfile.SYMTYPE; i.linkname = '/etc/passwd'; t.addfile(i)"
+        case "climbs out": "i = tarfile.TarInfo('store/../../escaped'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))"
+        default: "i = tarfile.TarInfo('caches/thumbnails/x.png'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))"
+        }
+        let script = """
+            import io, tarfile, sys
+            t = tarfile.open(sys.argv[2], 'w', format=tarfile.PAX_FORMAT)
+            for name in ['container.json', 'store/TripBoard.sqlite']: t.add(sys.argv[1] + '/' + name, name)
+            \(extra)
+            t.close()
+            """
+        #expect(try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, tarPath], environment: ProcessRunner.environment(container: nil)).status == 0)
+        let sealed = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/usr/bin/age", "-p", "-o", file, tarPath],
+                                           environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": Self.passphrase]))
+        #expect(sealed.status == 0, "\(sealed)")
+        let before = Self.snapshot(test.root.path)
+        let result = try restore(test, file, into: test.root.path + "/restored", device: device)
+        #expect(result.status == 65 && result.stderrLines.count == 1, "\(entry): \(result)")
+        #expect(Self.snapshot(test.root.path) == before, "\(entry): a refused restore wrote something")
+        #expect(!FileManager.default.fileExists(atPath: test.root.path + "/escaped"))
+    }
+
+    @Test func anExistingContainerIsReplacedOnlyWhenAskedAndKept() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        try test.addTrip("Made after the backup")
+        let refused = try restore(test, file, into: test.path, device: device)
+        #expect(refused.status == 73 && refused.stderr.contains("--replace"), "\(refused)")
+        let replaced = try restore(test, file, into: test.path, device: device, extra: ["--replace"])
+        #expect(replaced.status == 0, "\(replaced)")
+        #expect(!(try test.appOK("trip", "list")).contains("Made after the backup"))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: test.root.path).filter { $0.hasPrefix("container.replaced-") }
+        #expect(kept.count == 1, "\(kept)")
+        let old = try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + kept[0]])
+        #expect(old.stdout.contains("Made after the backup"), "the replaced container is intact: \(old)")
+    }
+
+    @Test func aDryRunVerifiesAndWritesNothing() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        let before = Self.snapshot(test.root.path)
+        let result = try restore(test, file, into: test.root.path + "/restored", device: device, extra: ["--dry-run"])
+        #expect(result.status == 0 && result.stdout.contains("Dry run"), "\(result)")
+        #expect(Self.snapshot(test.root.path) == before)
+    }
+
+    /// timeline: backup written → restore --replace killed at STEP → afterwards the path holds
+    /// the old container or the new one, whole; a second restore finishes; nothing is lost.
+    @Test(arguments: ["restore.staged", "restore.built", "restore.exchanged", "restore.published"])
+    func aRestoreKilledAtAStepLeavesTheOldContainerOrTheNewOne(step: String) throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        try test.addTrip("Old only")
+        let killed = try restore(test, file, into: test.path, device: device, extra: ["--replace"], crashAt: step)
+        #expect(killed.wasSignaled, "\(step): \(killed)")
+        let now = try test.appOK("trip", "list")
+        #expect(now.contains("Lisbon"), "\(step): a whole container is at the path")
+        #expect(try test.appOK("container", "check") == "The container is consistent.", "\(step)")
+        let again = try restore(test, file, into: test.path, device: device, extra: ["--replace"])
+        #expect(again.status == 0, "\(step): \(again)")
+        let everything = try FileManager.default.contentsOfDirectory(atPath: test.root.path)
+        let oldOnes = try everything.filter { $0.hasPrefix("container.replaced-") }.filter { name in
+            try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + name]).stdout.contains("Old only")
+        }
+        #expect(oldOnes.count == 1 || now.contains("Old only"), "\(step): the old container is kept: \(everything)")
+        #expect(!everything.contains { $0.hasPrefix(".container.restoring-") }, "\(step): \(everything)")
+    }
+
+    /// timeline: 3 writers add trips and an importer files tickets → backup in the middle →
+    /// writers stop → restore: the snapshot is whole (every row has its file, integrity ok).
+    @Test func aBackupTakenWhileWritersWorkIsOneConsistentSnapshot() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        let (trip, _) = try Self.seed(test, device: device)
+        let script = """
+            i=0; while [ $i -lt 40 ]; do "$APP" trip add --name "W$$-$i" --start 2027-01-01 --end 2027-01-02 >/dev/null || exit 1; i=$((i+1)); done
+            """
+        let writers = try (0..<3).map { _ in
+            try ProcessRunner.start("/bin/sh", ["-c", script], environment: test.environment(["APP": ProcessRunner.executable("app")]))
+        }
+        let importer = try ProcessRunner.start("/bin/sh", ["-c", (0..<6).map { "\"$SHARE\" '\(try test.input(TicketPDF.make(lines: TicketPDF.boardingPass + ["Serial \($0)"]), as: "t\($0).pdf"))' --trip \(trip) >/dev/null" }.joined(separator: " && ")],
+                                               environment: test.environment(["SHARE": ProcessRunner.executable("share-extension")]))
+        usleep(300_000)
+        let file = test.root.path + "/backup.age"
+        let made = try backup(test, to: file, device: device)
+        for writer in writers { #expect(writer.wait().status == 0) }
+        #expect(importer.wait().status == 0)
+        #expect(made.status == 0, "\(made)")
+        let target = test.root.path + "/restored"
+        #expect(try restore(test, file, into: target, device: device).status == 0)
+        let check = try test.app(arguments: ["container", "check", "--grace", "0"], environment: ["TRIPBOARD_CONTAINER": target])
+        #expect(check.trimmedStdout == "The container is consistent.", "\(check)")
+    }
+
+    @Test func aFileThatDoesNotMatchItsRowFailsTheBackupNamingIt() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let relative = try test.sqlite("SELECT relative_path FROM attachments").trimmedStdout
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: test.path + "/" + relative))
+        try handle.seek(toOffset: 10)
+        try handle.write(contentsOf: Data([0x58]))
+        try handle.close()
+        let file = test.root.path + "/backup.age"
+        let result = try backup(test, to: file, device: device)
+        #expect(result.status == 65 && result.stderr.contains(relative), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).allSatisfy { !$0.hasPrefix("backup.age.") }, "no temporary file left")
+    }
+
+    @Test func theWidgetWatchingAContainerSeesTheRestoredOne() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        try test.addTrip("Before the backup", start: "2027-03-01", end: "2027-03-02")
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        try test.appOK("trip", "delete", try test.sqlite("SELECT id FROM trips").trimmedStdout)
+        try test.addTrip("Replaced later", start: "2027-02-01", end: "2027-02-02")
+        let widget = try ProcessRunner.start("widget", ["--watch", "--now", "2027-01-01T00:00Z"], environment: test.environment)
+        defer { widget.kill(signal: SIGTERM) }
+        usleep(500_000)
+        #expect(try restore(test, file, into: test.path, device: device, extra: ["--replace"]).status == 0)
+        var output = ""
+        for _ in 0..<100 where !output.contains("Before the backup") {
+            usleep(100_000)
+            output = (try? String(contentsOf: widget.outputURL, encoding: .utf8)) ?? ""
+        }
+        #expect(output.contains("Replaced later") && output.contains("Before the backup"), "\(output)")
+    }
+}
