@@ -280,6 +280,25 @@ import Testing
         #expect(check.trimmedStdout == "The container is consistent.", "\(check)")
     }
 
+    /// A backup killed after its snapshot or after writing the archive leaves no file at FILE
+    /// (only a `FILE.<pid>.<random>.tmp` beside it) and nothing in the container that a repair
+    /// does not remove; the next backup works.
+    @Test(arguments: ["backup.snapshot", "backup.archived"])
+    func aBackupKilledAtAStepLeavesNoFileAtItsName(step: String) throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        let killed = try test.app(arguments: ["backup", "--output", file], stdin: Self.passphrase + "\n",
+                                  environment: device.merging(Self.fast) { $1 }.merging(["TRIPBOARD_CRASH_AT": step]) { $1 })
+        #expect(killed.wasSignaled, "\(step): \(killed)")
+        #expect(!FileManager.default.fileExists(atPath: file), "\(step)")
+        #expect(try test.app("container", "check", "--repair", "--grace", "0").status == 0)
+        #expect(try test.appOK("container", "check", "--grace", "0") == "The container is consistent.")
+        #expect(try backup(test, to: file, device: device).status == 0)
+        #expect(try restore(test, file, into: test.root.path + "/restored", device: device).status == 0)
+    }
+
     @Test func aFileThatDoesNotMatchItsRowFailsTheBackupNamingIt() throws {
         let test = try TestContainer()
         let device = try Self.device(test, "a")

@@ -70,6 +70,7 @@ public struct ContainerBackup {
         defer { snapshot.remove() }
         return try files.holdingDeletionsBack(timeout: container.options.lockTimeout) {
             try snapshot.take()
+            CrashPoint.reach("backup.snapshot")
             let temporaryName = Directory.uniqueTemporaryName(for: name)
             var summary: BackupSummary
             do {
@@ -80,6 +81,7 @@ public struct ContainerBackup {
                 summary = try archive.writeEverything()
                 try age.finish()
                 try output.synchronize()
+                CrashPoint.reach("backup.archived")
                 summary.bytes = try output.status().size
                 try destination.rename(temporaryName, to: destination, as: name)
                 try destination.synchronize()

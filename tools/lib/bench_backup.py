@@ -1,0 +1,126 @@
+"""The backup and restore benchmarks, run by tools/bench (`--only backup`, and in the default set).
+
+The container is the migration benchmark's version-1 directory (10,000 attachments of 100 KB and
+a store of about 100 MB, 1.1 GB in all) migrated into a container. Then:
+
+- `app backup --output FILE` against what a user would type instead:
+  `tar c … | age -p -o FILE && sync` (age reads its passphrase only from a terminal: it runs on a
+  pseudo-terminal, tools/lib/age-pty.py; work factor 2^18 on both sides, age's default);
+- `app restore FILE` into a new directory against `age -d FILE | tar x && sync`;
+- peak RSS of `app backup` at full size against a tenth of it (memory flat in the container's size).
+
+Before each run the previous output is moved aside (`discard`) and `sync` runs, untimed.
+`--backup-scale 0.1` runs everything at a tenth of the size.
+"""
+import os
+import shutil
+import subprocess
+
+import bench_migration
+from bench_migration import discard, timed_run
+
+PASSPHRASE = "correct horse battery staple"
+AGE_PTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "age-pty.py")
+PATHS = "attachments container.json keychain preferences store"
+
+
+def make_container(release, work, name, attachments, store_megabytes):
+    legacy = os.path.join(work, name + "-legacy")
+    container = os.path.join(work, name)
+    bench_migration.write_legacy(legacy, attachments, store_megabytes)
+    subprocess.run([os.path.join(release, "container-migration"), "--from", legacy, "--container", container],
+                   check=True, stdout=subprocess.DEVNULL)
+    return container
+
+
+def on_terminal(script, work):
+    """`sh -c script` on a pseudo-terminal that answers age's passphrase prompts."""
+    env = dict(os.environ, AGE_PASSPHRASE=PASSPHRASE)
+    report = os.path.join(work, "rss")
+    argv = ["/usr/bin/time", "-f", "%M", "-o", report, "python3", AGE_PTY, "/bin/sh", "-c", script]
+    import time
+    started = time.perf_counter()
+    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"bench: {script} failed: {result.stderr.strip()[-500:]}")
+    with open(report) as file:
+        return elapsed, int(file.read().split()[-1])
+
+
+def app_run(release, work, arguments, environment=None):
+    """`app ARGUMENTS` with the passphrase on standard input, under GNU time."""
+    report = os.path.join(work, "rss")
+    stdin = os.path.join(work, "passphrase")
+    with open(stdin, "w") as file:
+        file.write(PASSPHRASE + "\n")
+    import time
+    env = dict(os.environ, **(environment or {}))
+    started = time.perf_counter()
+    with open(stdin) as handle:
+        result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report, os.path.join(release, "app"), *arguments],
+                                stdin=handle, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"bench: app {' '.join(arguments)} failed: {result.stderr.strip()}")
+    with open(report) as file:
+        return elapsed, int(file.read().split()[-1])
+
+
+def bench(args, release, work, alternate, Result):
+    scale = getattr(args, "backup_scale", 1.0) or 1.0
+    if args.quick:
+        scale = min(scale, 0.05)
+    attachments = max(100, int(10_000 * scale))
+    store_megabytes = max(2, int(100 * scale))
+    runs = 2 if args.quick else 3
+    base = os.path.join(work, "backup")
+    os.makedirs(base, exist_ok=True)
+    device = {"TRIPBOARD_DEVICE_DIR": os.path.join(base, "device")}
+    try:
+        container = make_container(release, base, "container", attachments, store_megabytes)
+        small = make_container(release, base, "small", max(10, attachments // 10), max(1, store_megabytes // 10))
+        subprocess.run([os.path.join(release, "app"), "--container", container, "keychain", "set", "api", "ana"],
+                       input="a-token\n", text=True, check=True, env=dict(os.environ, **device))
+        size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(container) for name in names)
+        ours_file, theirs_file = os.path.join(base, "ours.age"), os.path.join(base, "theirs.age")
+
+        def ours_backup(source=container):
+            discard(ours_file)
+            subprocess.run(["sync"], check=True)
+            return app_run(release, base, ["--container", source, "backup", "--output", ours_file], device)
+
+        def theirs_backup():
+            discard(theirs_file)
+            subprocess.run(["sync"], check=True)
+            return on_terminal(f"tar -cf - -C '{container}' {PATHS} | age -p -o '{theirs_file}' && sync", base)
+
+        results = []
+        a, b = alternate(runs, ours_backup, theirs_backup)
+        results.append(Result(f"`app backup`: {attachments:,} attachments ({size / 1e9:.2f} GB)", "app backup --output FILE",
+                              "tar c | age -p -o FILE && sync", a, b, "≤ 1.3×",
+                              "A: a consistent snapshot (backup API), every attachment hashed against its row, fsynced, renamed; "
+                              "both scrypt at 2^18; B through a pseudo-terminal (age reads passphrases only from one)"))
+        restored, extracted = os.path.join(base, "restored"), os.path.join(base, "extracted")
+
+        def ours_restore():
+            discard(restored)
+            subprocess.run(["sync"], check=True)
+            return app_run(release, base, ["--container", restored, "restore", ours_file], device)
+
+        def theirs_restore():
+            discard(extracted)
+            os.makedirs(extracted)
+            subprocess.run(["sync"], check=True)
+            return on_terminal(f"age -d '{theirs_file}' | tar -x -C '{extracted}' && sync", base)
+
+        a, b = alternate(runs, ours_restore, theirs_restore)
+        results.append(Result(f"`app restore`: {attachments:,} attachments", "app restore FILE", "age -d FILE | tar x && sync",
+                              a, b, "≤ 1.3×", "A verifies every chunk, the store's integrity and every attachment's hash, "
+                              "sets the container up for this device, syncs the filesystem and renames it into place"))
+        a, b = alternate(runs, ours_backup, lambda: ours_backup(small))
+        results.append(Result(f"`app backup` memory at {attachments:,} vs {max(10, attachments // 10):,} attachments",
+                              "full size", "a tenth", a, b, "RSS within 10%", "the RSS column is the one to read"))
+        return results
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
