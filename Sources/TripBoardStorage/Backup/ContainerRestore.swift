@@ -80,9 +80,10 @@ public struct ContainerRestore {
         summary.container = place.canonicalPath
         summary.dryRun = dryRun
         guard !dryRun else { return summary }
+        let hasKeychain = try Container.status(of: KeychainSchema.directory + "/" + KeychainSchema.fileName, in: stagingRoot) != nil
         // An archive need not hold every directory of the layout (caches/ and tmp/ never travel).
         try Container.createLayoutDirectories(in: stagingRoot)
-        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: try stagingRoot.status(of: KeychainSchema.directory) != nil)
+        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain)
         try stagingRoot.synchronizeFileSystem()
         CrashPoint.reach("restore.built")
         return summary
