@@ -10,7 +10,7 @@ import Testing
     /// 2^10 instead of age's 2^18: the tests make many backups (the format is the same).
     static let fast = ["TRIPBOARD_BACKUP_WORK_FACTOR": "10"]
     static let agePTY = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../TripBoardStorageTests/Fixtures/scripts/age-pty.py").standardized.path
+        .appendingPathComponent("../../tools/lib/age-pty.py").standardized.path
 
     /// A device of its own (key directory, machine id) for a test container.
     static func device(_ test: TestContainer, _ name: String, machine: String = "0123456789abcdef0123456789abcdef") throws -> [String: String] {

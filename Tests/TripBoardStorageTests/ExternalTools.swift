@@ -42,6 +42,10 @@ enum ExternalTools {
 
     static func script(_ name: String) -> String { fixtures + "/scripts/" + name }
 
+    /// `tools/lib/age-pty.py`, which `tools/bench` uses too: one copy for both.
+    static let agePTY = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../tools/lib/age-pty.py").standardized.path
+
     /// What a finished tool printed and how it ended.
     struct Result: CustomStringConvertible {
         let termination: ChildProcess.Termination
@@ -71,7 +75,7 @@ enum ExternalTools {
     /// Runs `arguments` (an `age` command line, or `/bin/sh -c …`) on a pseudo-terminal that
     /// answers every passphrase prompt with `passphrase`.
     static func runOnTerminal(_ arguments: [String], passphrase: String, timeout: Double = 300) throws -> Result {
-        try run(python, [script("age-pty.py")] + arguments, environment: ["AGE_PASSPHRASE": passphrase], timeout: timeout)
+        try run(python, [agePTY] + arguments, environment: ["AGE_PASSPHRASE": passphrase], timeout: timeout)
     }
 
     /// Runs `pyrage-tool.py encrypt|decrypt INPUT OUTPUT`; nil when no Python has pyrage.

@@ -35,36 +35,13 @@ def make_container(release, work, name, attachments, store_megabytes):
 
 def on_terminal(script, work):
     """`sh -c script` on a pseudo-terminal that answers age's passphrase prompts."""
-    env = dict(os.environ, AGE_PASSPHRASE=PASSPHRASE)
-    report = os.path.join(work, "rss")
-    argv = ["/usr/bin/time", "-f", "%M", "-o", report, "python3", AGE_PTY, "/bin/sh", "-c", script]
-    import time
-    started = time.perf_counter()
-    result = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"bench: {script} failed: {result.stderr.strip()[-500:]}")
-    with open(report) as file:
-        return elapsed, int(file.read().split()[-1])
+    return timed_run(["python3", AGE_PTY, "/bin/sh", "-c", script], work, env=dict(os.environ, AGE_PASSPHRASE=PASSPHRASE))
 
 
 def app_run(release, work, arguments, environment=None):
     """`app ARGUMENTS` with the passphrase on standard input, under GNU time."""
-    report = os.path.join(work, "rss")
-    stdin = os.path.join(work, "passphrase")
-    with open(stdin, "w") as file:
-        file.write(PASSPHRASE + "\n")
-    import time
-    env = dict(os.environ, **(environment or {}))
-    started = time.perf_counter()
-    with open(stdin) as handle:
-        result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report, os.path.join(release, "app"), *arguments],
-                                stdin=handle, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"bench: app {' '.join(arguments)} failed: {result.stderr.strip()}")
-    with open(report) as file:
-        return elapsed, int(file.read().split()[-1])
+    return timed_run([os.path.join(release, "app"), *arguments], work, env=dict(os.environ, **(environment or {})),
+                     stdin=PASSPHRASE + "\n")
 
 
 def bench(args, release, work, alternate, Result):

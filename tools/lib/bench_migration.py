@@ -65,12 +65,12 @@ def write_legacy(path, attachments, store_megabytes, seed=11, file_size=FILE_SIZ
         file.write('{"preferredCurrency": "EUR", "theme": "dark"}')
 
 
-def timed_run(argv, work):
-    """Wall seconds and peak RSS (KiB) of one run under GNU time."""
+def timed_run(argv, work, env=None, stdin=None):
+    """Wall seconds and peak RSS (KiB) of one run under GNU time; `stdin`: text for its input."""
     report = os.path.join(work, "rss")
     started = time.perf_counter()
     result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report, *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env, input=stdin)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"bench: {' '.join(argv)} failed: {result.stderr.strip()}")
