@@ -154,3 +154,15 @@ extension Store {
             """).rows([.text(tripId), .text(contentHash)], Self.attachment(from:)).first
     }
 }
+
+extension Store {
+    /// The oldest live attachment that lost its file (`missing`) and whose file had exactly these
+    /// bytes, anywhere in the container (`attachments_missing`: the few missing rows, by hash).
+    public func missingAttachment(contentHash: String, byteCount: Int64) throws -> Attachment? {
+        try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments
+            WHERE content_hash = ?1 AND state = 'missing' AND byte_count = ?2 AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL
+            ORDER BY created_at, id LIMIT 1
+            """).rows([.text(contentHash), .integer(byteCount)], Self.attachment(from:)).first
+    }
+}
