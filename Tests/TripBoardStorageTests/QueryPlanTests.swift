@@ -38,11 +38,7 @@ struct QueryPlanTests {
 
     @Test func whatAWriterAsksOnOpeningIsAProbeOfTheTrashIndexes() throws {
         let fixture = try Self.storeWithATrash()
-        let plan = try Self.plan("""
-            SELECT EXISTS (SELECT 1 FROM attachments INDEXED BY attachments_deletion_queue WHERE state = 'deleting' AND trashed_at IS NOT NULL)
-                OR EXISTS (SELECT 1 FROM trips WHERE trashed_at < ?1) OR EXISTS (SELECT 1 FROM places WHERE trashed_at < ?1)
-                OR EXISTS (SELECT 1 FROM bookings WHERE trashed_at < ?1) OR EXISTS (SELECT 1 FROM attachments WHERE trashed_at < ?1)
-            """, fixture.store).filter { $0.hasPrefix("SEARCH") || $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }
+        let plan = try Self.plan(Store.trashWorkQuery, fixture.store).filter { $0.hasPrefix("SEARCH") || $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }
         // The queue's partial index holds only queued rows: its scan stops at the first (EXISTS).
         #expect(plan == [
             "SCAN attachments USING INDEX attachments_deletion_queue",
@@ -53,6 +49,13 @@ struct QueryPlanTests {
         ])
         #expect(try Self.plan("SELECT id FROM trips WHERE trashed_at < ?1 AND trashed_with = id", fixture.store)
                 == ["SEARCH trips USING INDEX trips_trashed (trashed_at<?)"])
+        // An entry's members, through their parents' indexes (restoring, purging, thumbnails).
+        let scope = Store.childScope(.attachment, of: .trip, liveOnly: false)
+        #expect(try Self.plan("SELECT id FROM attachments WHERE \(scope) AND trashed_with = ?2", fixture.store, "'x'", "'x'")
+                == ["SEARCH attachments USING INDEX attachments_by_booking (booking_id=?)",
+                    "LIST SUBQUERY 1", "SEARCH bookings USING INDEX bookings_by_trip (trip_id=?)"])
+        #expect(try Self.plan("SELECT id FROM places WHERE trip_id = ?2 AND trashed_with = ?2", fixture.store, "'x'", "'x'")
+                == ["SEARCH places USING INDEX places_by_trip (trip_id=?)"])
     }
 
     @Test func liveListsAndCountsUseThePartialIndexes() throws {

@@ -9,7 +9,7 @@ public enum Trash {
         let store = try container.store
         let entry = try store.moveToTrash(kind, id: id)
         CrashPoint.reach("trash.moved")
-        removeThumbnails(of: try store.attachmentIDs(inTrashEntry: entry.id), container: container)
+        removeThumbnails(of: try store.attachmentIDs(inTrashEntry: entry.id, of: kind), container: container)
         return entry
     }
 

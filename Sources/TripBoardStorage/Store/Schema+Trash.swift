@@ -26,12 +26,12 @@ extension Schema {
             WHERE sync_state <> 'pendingDeletion' AND trashed_at IS NULL;
         CREATE INDEX trips_live_by_length ON trips (julianday(end_date) - julianday(start_date))
             WHERE sync_state <> 'pendingDeletion' AND trashed_at IS NULL;
-        -- The trash: oldest first for the 30-day purge (one probe), and an entry's members.
+        -- The trash, oldest first: "anything to purge?" is one probe. (An entry's members are
+        -- found through their parent's index, `places_by_trip` and the like: every process parses
+        -- the whole schema when it starts, the widget included, so no index is here for less.)
         CREATE INDEX trips_trashed ON trips (trashed_at) WHERE trashed_at IS NOT NULL;
         CREATE INDEX places_trashed ON places (trashed_at) WHERE trashed_at IS NOT NULL;
-        CREATE INDEX places_by_trash_entry ON places (trashed_with) WHERE trashed_with IS NOT NULL;
         CREATE INDEX bookings_trashed ON bookings (trashed_at) WHERE trashed_at IS NOT NULL;
-        CREATE INDEX bookings_by_trash_entry ON bookings (trashed_with) WHERE trashed_with IS NOT NULL;
 
         CREATE TABLE attachments_v2 (
             id TEXT NOT NULL PRIMARY KEY,
@@ -59,9 +59,7 @@ extension Schema {
         DROP TABLE attachments;
         ALTER TABLE attachments_v2 RENAME TO attachments;
         CREATE INDEX attachments_by_booking ON attachments (booking_id);
-        CREATE INDEX attachments_unsynchronized ON attachments (sync_state) WHERE sync_state <> 'synchronized';
         CREATE INDEX attachments_trashed ON attachments (trashed_at) WHERE trashed_at IS NOT NULL;
-        CREATE INDEX attachments_by_trash_entry ON attachments (trashed_with) WHERE trashed_with IS NOT NULL;
         -- The deletion queue that the next writer finishes: one probe when it is empty.
         CREATE INDEX attachments_deletion_queue ON attachments (id) WHERE state = 'deleting' AND trashed_at IS NOT NULL;
         -- A shared PDF whose bytes a row lost: found by hash among the few missing rows.

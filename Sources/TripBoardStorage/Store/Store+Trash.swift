@@ -107,7 +107,7 @@ extension Store {
             for (kind, path) in [(RecordKind.place, \TrashEntry.Contents.places), (.booking, \.bookings), (.attachment, \.attachments)] {
                 try connection.statement("""
                     SELECT trashed_with, sum(id <> trashed_with) FROM \(kind.table)
-                    WHERE trashed_with IS NOT NULL GROUP BY trashed_with
+                    WHERE trashed_at IS NOT NULL AND trashed_with IS NOT NULL GROUP BY trashed_with
                     """).rows { ($0.text(0), Int($0.integer(1))) }.forEach { counts[$0.0, default: .init()][keyPath: path] = $0.1 }
             }
             var entries: [TrashEntry] = []

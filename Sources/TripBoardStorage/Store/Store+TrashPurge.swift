@@ -14,7 +14,7 @@ extension Store {
             }
             try requireRestorablePlace(of: entry)
             for member in Self.memberKinds(of: kind) {
-                let scope = member == kind ? "id = ?2 AND trashed_with = ?2" : "trashed_with = ?2"
+                let scope = (member == kind ? "id = ?2" : Self.childScope(member, of: kind, liveOnly: false)) + " AND trashed_with = ?2"
                 try connection.statement("""
                     UPDATE \(member.table) SET trashed_at = NULL, trashed_with = NULL, sync_state = 'pendingUpload', updated_at = ?1
                     WHERE \(scope)
@@ -99,15 +99,21 @@ extension Store {
     /// True when a writer has trash work to do: a deletion queue to finish, or something trashed
     /// before `cutoff` (a stamp) to purge. One index probe per table (`*_trashed`, the queue's
     /// partial index), so that opening the container costs next to nothing when there is none.
-    /// `INDEXED BY`: the planner would otherwise walk every trashed attachment (`attachments_trashed`
-    /// also fits), and a query naming a missing index fails loudly instead of slowing down.
+    /// The indexes are named (`INDEXED BY`): the planner then weighs no other — this is parsed and
+    /// planned by every writer that starts — and for the queue it would otherwise walk every
+    /// trashed attachment (`attachments_trashed` fits too); a query naming a missing index fails
+    /// loudly instead of slowing down.
     func hasTrashWork(purgingBefore cutoff: String) throws -> Bool {
-        try connection.integer("""
-            SELECT EXISTS (SELECT 1 FROM attachments INDEXED BY attachments_deletion_queue WHERE state = 'deleting' AND trashed_at IS NOT NULL)
-                OR EXISTS (SELECT 1 FROM trips WHERE trashed_at < ?1) OR EXISTS (SELECT 1 FROM places WHERE trashed_at < ?1)
-                OR EXISTS (SELECT 1 FROM bookings WHERE trashed_at < ?1) OR EXISTS (SELECT 1 FROM attachments WHERE trashed_at < ?1)
-            """, [.text(cutoff)]) != 0
+        try connection.integer(Self.trashWorkQuery, [.text(cutoff)]) != 0
     }
+
+    static let trashWorkQuery = """
+        SELECT EXISTS (SELECT 1 FROM attachments INDEXED BY attachments_deletion_queue WHERE state = 'deleting' AND trashed_at IS NOT NULL)
+            OR EXISTS (SELECT 1 FROM trips INDEXED BY trips_trashed WHERE trashed_at < ?1)
+            OR EXISTS (SELECT 1 FROM places INDEXED BY places_trashed WHERE trashed_at < ?1)
+            OR EXISTS (SELECT 1 FROM bookings INDEXED BY bookings_trashed WHERE trashed_at < ?1)
+            OR EXISTS (SELECT 1 FROM attachments INDEXED BY attachments_trashed WHERE trashed_at < ?1)
+        """
 
     /// The entries trashed before `cutoff`.
     func trashEntries(trashedBefore cutoff: String) throws -> [(kind: RecordKind, id: String)] {
@@ -119,8 +125,11 @@ extension Store {
         return due
     }
 
-    /// The attachments of a trash entry, for removing their thumbnails.
-    func attachmentIDs(inTrashEntry entryID: String) throws -> [String] {
-        try connection.statement("SELECT id FROM attachments WHERE trashed_with = ?").rows([.text(entryID)]) { $0.text(0) }
+    /// The attachments of a trash entry of `kind`, for removing their thumbnails.
+    func attachmentIDs(inTrashEntry entryID: String, of kind: RecordKind) throws -> [String] {
+        guard Self.memberKinds(of: kind).contains(.attachment) else { return [] }
+        let scope = kind == .attachment ? "id = ?2" : Self.childScope(.attachment, of: kind, liveOnly: false)
+        return try connection.statement("SELECT id FROM attachments WHERE \(scope) AND trashed_with = ?2")
+            .rows([.text(entryID), .text(entryID)]) { $0.text(0) }
     }
 }
