@@ -16,7 +16,7 @@ extension AppCommand {
                         not cached.
                         """, run: showThumbnail),
             CommandSpec(words: ["attachment", "delete"], usage: "attachment delete ID",
-                        summary: "Deletes an attachment and its file (resumable: see container check --repair).",
+                        summary: "Moves an attachment to the trash; its file is removed when the trash is purged (30 days, or trash empty).",
                         run: deleteAttachment),
             CommandSpec(words: ["cache", "clear"], usage: "cache clear",
                         summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
@@ -83,8 +83,7 @@ extension AppCommand {
     static func deleteAttachment(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("attachment")
         try context.finishArguments()
-        let container = try context.container()
-        try AttachmentDeletion.delete(id: try container.store.resolveID(.attachment, reference), container: container)
+        try moveToTrash(.attachment, reference, context)
     }
 
     static func checkContainer(_ context: CommandContext) throws {

@@ -10,7 +10,7 @@ extension AppCommand {
             CommandSpec(words: ["place", "visit"], usage: "place visit ID [--undo]",
                         summary: "Marks a place visited (--undo: not visited).", run: visitPlace),
             CommandSpec(words: ["place", "delete"], usage: "place delete ID",
-                        summary: "Deletes a place.", run: deletePlace),
+                        summary: "Moves a place to the trash (restorable for 30 days).", run: deletePlace),
             CommandSpec(words: ["booking", "add"],
                         usage: "booking add --trip ID --kind KIND --title TITLE [--starts-at ISO8601] [--reference REF]",
                         summary: """
@@ -20,7 +20,7 @@ extension AppCommand {
             CommandSpec(words: ["booking", "list"], usage: "booking list --trip ID [--json]",
                         summary: "Lists a trip's bookings, earliest first.", run: listBookings),
             CommandSpec(words: ["booking", "delete"], usage: "booking delete ID",
-                        summary: "Deletes a booking.", run: deleteBooking),
+                        summary: "Moves a booking and its attachments to the trash (restorable for 30 days).", run: deleteBooking),
         ]
     }
 
@@ -57,8 +57,7 @@ extension AppCommand {
     static func deletePlace(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("place")
         try context.finishArguments()
-        let store = try context.store()
-        reportDeletion(try store.deletePlace(id: try store.resolveID(.place, reference)), context)
+        try moveToTrash(.place, reference, context)
     }
 
     static func addBooking(_ context: CommandContext) throws {
@@ -98,7 +97,6 @@ extension AppCommand {
     static func deleteBooking(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("booking")
         try context.finishArguments()
-        let store = try context.store()
-        reportDeletion(try store.deleteBooking(id: try store.resolveID(.booking, reference)), context)
+        try moveToTrash(.booking, reference, context)
     }
 }

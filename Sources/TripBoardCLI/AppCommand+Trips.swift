@@ -15,7 +15,10 @@ extension AppCommand {
                         else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
                         """, run: editTrip),
             CommandSpec(words: ["trip", "delete"], usage: "trip delete ID",
-                        summary: "Deletes a trip with its places and bookings (kept as a tombstone until sync if it was uploaded).",
+                        summary: """
+                        Moves a trip with its places, bookings and attachments to the trash (app trash list), where it \
+                        stays 30 days, restorable with app trash restore.
+                        """,
                         run: deleteTrip),
         ]
     }
@@ -90,12 +93,18 @@ extension AppCommand {
     static func deleteTrip(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
-        let store = try context.store()
-        reportDeletion(try store.deleteTrip(id: try store.resolveID(.trip, reference)), context)
+        try moveToTrash(.trip, reference, context)
     }
 
-    /// A tombstone is worth a word: the record is gone from lists but not yet from the server.
-    static func reportDeletion(_ outcome: DeletionOutcome, _ context: CommandContext) {
-        if outcome == .tombstoned { context.console.diagnostic("deleted; the server will be told at the next sync") }
+    /// `trip delete`, `place delete`, `booking delete`, `attachment delete`: to the trash, saying
+    /// on stderr what went and how to get it back (nothing on stdout).
+    static func moveToTrash(_ kind: RecordKind, _ reference: String, _ context: CommandContext) throws {
+        let container = try context.container()
+        let entry = try Trash.delete(kind, id: try container.store.resolveID(kind, reference), container: container)
+        let with = describe(entry.contents)
+        context.console.diagnostic(terminalSafe("""
+            moved \(kind.rawValue) \(entry.name)\(with.isEmpty ? "" : " with " + with) to the trash; \
+            `app trash restore \(entry.id.prefix(8))` puts it back until \(entry.purgeAfter.prefix(10))
+            """) + (entry.syncState == .pendingDeletion ? "; the server will be told at the next sync" : ""))
     }
 }

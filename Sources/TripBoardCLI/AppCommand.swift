@@ -16,10 +16,10 @@ struct CommandSpec {
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
 public enum AppCommand {
-    static let version = "TripBoard app 1.0 (store schema \(1), layout \(ContainerLayout.version))"
+    static let version = "TripBoard app 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
 
     static var commands: [CommandSpec] {
-        tripCommands + childCommands + attachmentCommands + preferenceCommands + transferCommands + syncCommands
+        tripCommands + childCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands + syncCommands
             + keychainCommands + containerCommands + backupCommands
     }
 

@@ -79,6 +79,12 @@ final class CommandContext {
             }
             options.durability = durability
         }
+        if let text = environment["TRIPBOARD_NOW"], !text.isEmpty {
+            // Tests only (docs/cli.md): the clock of every stamp this process writes, and so of the
+            // trash's 30 days — as `ContainerOptions.clock` is for in-process tests.
+            guard let now = Timestamp(iso8601: text) else { throw CommandLineError.usage("TRIPBOARD_NOW must be an ISO 8601 time") }
+            options.clock = { now }
+        }
         return options
     }
 

@@ -45,7 +45,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         switch error {
         case .invalidArgument, .invalidField, .ambiguous: return .usage
         case .invalidData, .corrupt, .newerSchema, .damaged: return .dataError
-        case .notFound, .noRecord, .missing, .unreadable: return .noInput
+        case .notFound, .noRecord, .notInTrash, .missing, .unreadable: return .noInput
         case .conflict, .notReady: return .temporaryFailure
         case .notOpened: return .internalError
         }

@@ -11,9 +11,10 @@ public enum ShareCommand {
         Imports the PDF ticket FILE (or standard input, `-`) as an attachment. The booking is --booking,
         or one created from what the ticket shows (kind, reference, flight or train number, route, date
         and time) in --trip, or in the trip whose dates contain the ticket's date. The same bytes
-        attached twice are reported, not stored again. --name is the file name kept (default: FILE's
+        attached twice are reported, not stored again; the bytes of an attachment whose file was lost
+        (missing) are put back in its place. --name is the file name kept (default: FILE's
         name; `ticket.pdf` for standard input). --max-size caps the file (default 50M; K, M, G suffixes;
-        at most 1G). Exit statuses: 0 attached or already attached, 64 usage (incl. no trip found:
+        at most 1G). Exit statuses: 0 attached, already attached or restored, 64 usage (incl. no trip found:
         use --trip), 65 not a PDF, damaged, encrypted, too large or too complex, 66 missing file,
         unknown trip or booking, or no container, 69 the PDF reader cannot run, 74 I/O error,
         75 busy, or the app has an update to finish.
@@ -106,6 +107,8 @@ public enum ShareCommand {
         switch result.outcome {
         case .attached:
             console.print("Attached \(result.attachment.originalFilename) to \(booking) in \(result.tripName).")
+        case .restored:
+            console.print("Restored the missing file of \(result.attachment.originalFilename) of \(booking) in \(result.tripName): it is present again.")
         case .alreadyAttached:
             console.print("Already attached: these bytes are \(result.attachment.originalFilename) of \(booking) in \(result.tripName); nothing new was stored.")
         }

@@ -48,9 +48,10 @@ import Testing
         #expect(decoded.map { $0["title"] as? String } == ["TP 1351", "Hotel Avenida"], "earliest first")
         #expect(decoded.first?["startsAt"] as? String == "2026-12-12T07:35:00+00:00")
 
-        // Deleting the trip takes its places and bookings with it (never uploaded: removed).
+        // Deleting the trip takes its places and bookings with it, into the trash.
         try container.appOK("trip", "delete", trip)
-        #expect(try container.sqlite("SELECT count(*) FROM places; SELECT count(*) FROM bookings;").stdoutLines == ["0", "0"])
+        #expect(try container.sqlite("SELECT count(*) FROM places WHERE trashed_with = '\(trip)'; SELECT count(*) FROM bookings WHERE trashed_with = '\(trip)';").stdoutLines == ["1", "2"])
+        #expect(try container.app("place", "list", "--trip", trip).status == 66, "hidden with its trip")
     }
 
     @Test func syncAcknowledgementTurnsDeletesIntoTombstonesUntilAcknowledged() throws {
@@ -69,7 +70,11 @@ import Testing
         #expect(try container.appOK("sync", "pending", "--json").contains("pendingDeletion"))
         #expect(try container.app("sync", "ack", trip, "--version", "2").status == 65, "versions never go back")
         try container.appOK("sync", "ack", trip, "--version", "5")
-        #expect(try container.sqlite("SELECT count(*) FROM trips").trimmedStdout == "0")
+        #expect(try container.appOK("sync", "pending") == "Everything is synchronized.")
+        #expect(try container.sqlite("SELECT sync_state, remote_version FROM trips").trimmedStdout == "synchronized|5",
+                "acknowledged, still in the trash: restorable")
+        try container.appOK("trash", "empty", "--yes")
+        #expect(try container.sqlite("SELECT count(*) FROM trips").trimmedStdout == "0", "the server had confirmed: gone for good")
     }
 
     @Test func staleAcknowledgementIsRefusedAsBusy() throws {
@@ -176,7 +181,7 @@ import Testing
         try container.addTrip()
         let info = try container.appOK("container", "info", "--json")
         let decoded = try #require(try JSONSerialization.jsonObject(with: Data(info.utf8)) as? [String: Any])
-        #expect(decoded["schemaVersion"] as? Int == 1)
+        #expect(decoded["schemaVersion"] as? Int == 2)
         #expect(decoded["layoutVersion"] as? Int == 1)
         #expect((decoded["counts"] as? [String: Any])?["trips"] as? Int == 1)
         #expect((decoded["paths"] as? [String: Any])?["store"] as? String == container.storePath)

@@ -33,7 +33,7 @@ import Testing
         (["prefs", "set", "currency", "XYZ"], 64, "not a valid currency"),
         (["import", "/nonexistent/file.json"], 66, "No such file"),
         (["import"], 64, "missing FILE"),
-        (["sync", "ack", tripID, "--version", "1"], 66, "no trip, place or booking"),
+        (["sync", "ack", tripID, "--version", "1"], 66, "no trip, place, booking or attachment"),
         (["sync", "ack", "TRIP", "--version", "zero"], 64, "positive integer"),
         (["sync", "ack", "TRIP"], 64, "missing --version"),
     ]

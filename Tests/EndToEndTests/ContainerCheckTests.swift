@@ -109,8 +109,12 @@ import Testing
         #expect(try container.app("attachment", "export", String(placed.id.prefix(8)), out.path).status == 0)
         #expect(try Data(contentsOf: out.appendingPathComponent("ticket.pdf")) == placed.bytes)
         #expect(try container.app("attachment", "delete", placed.id).status == 0)
-        #expect(!FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
+        #expect(FileManager.default.fileExists(atPath: container.path + "/" + placed.path), "in the trash, restorable")
         #expect(try container.appOK("attachment", "list") == "No attachments.")
         #expect(try container.app("attachment", "delete", placed.id).status == 66)
+        #expect(try container.appOK("container", "check") == "The container is consistent.")
+        try container.appOK("trash", "empty", placed.id, "--yes")
+        #expect(!FileManager.default.fileExists(atPath: container.path + "/" + placed.path))
+        #expect(try container.sqlite("SELECT count(*) FROM attachments").trimmedStdout == "0")
     }
 }

@@ -181,12 +181,13 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try fixture.store.setVisited(placeId: Identifier.make()) }
     }
 
-    @Test func deletePlaceRemovesANeverUploadedPlace() throws {
+    @Test func deletePlaceMovesANeverUploadedPlaceToTheTrash() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
-        #expect(try fixture.store.deletePlace(id: place.id) == .removed)
-        #expect(try fixture.rowCount("places") == 0)
+        #expect(try fixture.store.deletePlace(id: place.id).syncState == .pendingUpload)
+        #expect(try fixture.store.places(tripId: trip.id) == [])
+        #expect(try fixture.rowCount("places") == 1, "kept in the trash")
         #expect(throws: StoreError.notFound(kind: .place, id: place.id)) { try fixture.store.deletePlace(id: place.id) }
     }
 
@@ -229,16 +230,16 @@ struct StoreTests {
         #expect(try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .other, title: "x", reference: "  ")).reference == nil)
     }
 
-    @Test func deleteBookingRemovesANeverUploadedBooking() throws {
+    @Test func deleteBookingHidesANeverUploadedBooking() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .car, title: "Car"))
-        #expect(try fixture.store.deleteBooking(id: booking.id) == .removed)
+        #expect(try fixture.store.deleteBooking(id: booking.id).kind == .booking)
         #expect(try fixture.store.bookings(tripId: trip.id) == [])
         #expect(throws: StoreError.notFound(kind: .booking, id: booking.id)) { try fixture.store.deleteBooking(id: booking.id) }
     }
 
-    @Test func deletingANeverUploadedTripRemovesItsPlacesAndBookings() throws {
+    @Test func deletingANeverUploadedTripHidesItsPlacesAndBookingsInTheTrash() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         let kept = try fixture.addTrip("Porto")
@@ -246,12 +247,13 @@ struct StoreTests {
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Hotel"))
         _ = try fixture.store.addPlace(tripId: kept.id, name: "Lello", city: nil)
 
-        #expect(try fixture.store.deleteTrip(id: trip.id) == .removed)
+        let entry = try fixture.store.deleteTrip(id: trip.id)
 
+        #expect(entry.contents == TrashEntry.Contents(places: 1, bookings: 1, attachments: 0))
         #expect(try fixture.store.trips() == [kept])
-        #expect(try fixture.rowCount("trips") == 1)
-        #expect(try fixture.rowCount("places") == 1)
-        #expect(try fixture.rowCount("bookings") == 0)
+        #expect(try fixture.store.counts() == StoreCounts(trips: 1, places: 1, bookings: 0, attachments: 0, tombstones: 0, pendingChanges: 2))
+        #expect(try fixture.rowCount("trips") == 2, "kept in the trash")
+        #expect(try fixture.rowCount("bookings") == 1)
         #expect(try fixture.store.integrityProblems() == [])
     }
 

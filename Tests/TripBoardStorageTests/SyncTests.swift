@@ -88,20 +88,21 @@ struct SyncTests {
 
     // MARK: - Deleting
 
-    @Test func deletingARecordNeverUploadedRemovesItAndItsChildren() throws {
+    @Test func deletingARecordNeverUploadedTrashesItWithItsChildrenAndTellsTheServerNothing() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         _ = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
 
-        #expect(try fixture.store.deleteTrip(id: trip.id) == .removed)
+        #expect(try fixture.store.deleteTrip(id: trip.id).syncState == .pendingUpload)
 
-        for table in ["trips", "places", "bookings"] { #expect(try fixture.rowCount(table) == 0, "\(table)") }
+        for table in ["trips", "places", "bookings"] { #expect(try fixture.rowCount(table) == 1, "\(table): in the trash") }
         #expect(try fixture.store.pendingChanges() == [])
+        #expect(try fixture.store.counts().pendingChanges == 0)
     }
 
     /// An uploaded trip with an uploaded place and a booking the server never saw: deleting the
-    /// trip tombstones what the server knows and removes what it does not.
+    /// trip tombstones what the server knows and keeps what it does not in the trash, untold.
     @Test func deletingAnUploadedTripLeavesHiddenTombstones() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
@@ -110,7 +111,7 @@ struct SyncTests {
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let stamp = fixture.clock.advance().utcStamp
 
-        #expect(try fixture.store.deleteTrip(id: trip.id) == .tombstoned)
+        #expect(try fixture.store.deleteTrip(id: trip.id).syncState == .pendingDeletion)
 
         #expect(try fixture.store.trips() == [])
         #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) { try fixture.store.trip(id: trip.id) }
@@ -119,7 +120,8 @@ struct SyncTests {
         #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) {
             try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Zombie"))
         }
-        #expect(try fixture.rowCount("bookings") == 0, "never uploaded: removed outright")
+        #expect(try fixture.store.connection.integer("SELECT count(*) FROM bookings WHERE trashed_with = ?", [.text(trip.id)]) == 1,
+                "never uploaded: in the trash with its trip, not pending")
         #expect(try fixture.store.counts() == StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 2, pendingChanges: 2))
         #expect(try Set(fixture.store.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0) \($0.updatedAt)" }) == [
             "trip pendingDeletion 1 \(stamp)", "place pendingDeletion 1 \(stamp)",
@@ -134,8 +136,8 @@ struct SyncTests {
         try fixture.store.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
         try fixture.store.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
 
-        #expect(try fixture.store.deletePlace(id: place.id) == .tombstoned)
-        #expect(try fixture.store.deleteBooking(id: booking.id) == .tombstoned)
+        #expect(try fixture.store.deletePlace(id: place.id).syncState == .pendingDeletion)
+        #expect(try fixture.store.deleteBooking(id: booking.id).syncState == .pendingDeletion)
 
         #expect(try fixture.store.places(tripId: trip.id) == [])
         #expect(try fixture.store.bookings(tripId: trip.id) == [])
@@ -145,10 +147,13 @@ struct SyncTests {
         #expect(try fixture.store.resolveAnyID(place.id) == (kind: .place, id: place.id), "sync commands still reach tombstones")
     }
 
-    @Test func acknowledgingATombstoneRemovesItForGood() throws {
+    @Test func acknowledgingAPurgedTombstoneRemovesItForGood() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         try fixture.store.deleteTrip(id: trip.id)
+        try fixture.store.queuePurge([(.trip, trip.id)])
+        #expect(try fixture.store.trashEntries() == [], "only its trash entry went")
+        #expect(try fixture.store.pendingChanges().map(\.syncState) == [.pendingDeletion])
 
         try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
 

@@ -73,7 +73,7 @@ public enum ContainerCheck {
             try pass.checkRows(rows)
             try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
             try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
-            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" }.map(\.id)))
+            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" && $0.trashedAt == nil }.map(\.id)))
         }
         try pass.checkStaging()
         return pass.report
@@ -275,28 +275,6 @@ extension ContainerCheck.Pass {
 
     func isEmptyDirectory(_ relativePath: String) throws -> Bool {
         try container.directory(relativePath).entries().isEmpty
-    }
-}
-
-/// Deleting an attachment, resumable at every step (architecture §4.4): mark the row
-/// `deleting` (committed), unlink the file and fsync its directory, then drop the row (or keep a
-/// tombstone for the sync server). A crash anywhere leaves a row that `container check --repair`
-/// finishes.
-public enum AttachmentDeletion {
-    public static func delete(id: String, container: Container) throws {
-        try container.store.queueAttachmentDeletion(id: id)
-        let rows = try container.store.allAttachments().filter { $0.id == id }
-        guard let row = rows.first else { return }
-        try finish(row, files: try AttachmentFiles(container: container), store: container.store)
-    }
-
-    static func finish(_ row: Attachment, files: AttachmentFiles, store: Store) throws {
-        do {
-            try files.remove(relativePath: row.relativePath)
-        } catch let error as FileSystemError where error.code == .notFound {
-            // Already gone (a previous attempt got this far).
-        }
-        try store.finishAttachmentDeletion(id: row.id)
     }
 }
 

@@ -70,14 +70,22 @@ extension AttachmentFiles {
     /// Moves `attachments/recovered/<name>` back to an attachment's `relativePath` (never over
     /// anything there); false when the place is taken.
     func restoreRecovered(_ name: String, to relativePath: String) throws -> Bool {
+        try putBack(name, from: try recoveredDirectory(), to: relativePath)
+    }
+
+    /// Moves `source/<name>` — a file in `attachments/recovered/`, or a shared ticket staged in
+    /// `tmp/` — to the place of an attachment row that lost its file, never over anything there
+    /// (`renameat2(RENAME_NOREPLACE)`), and fsyncs the directories; false when the place is taken.
+    /// The caller has checked the bytes against the row's size and hash, and marks it `present`
+    /// only after this returns.
+    func putBack(_ name: String, from source: Directory, to relativePath: String) throws -> Bool {
         let components = relativePath.split(separator: "/").map(String.init)
         guard components.count == 3, components[0] == ContainerLayout.attachmentsDirectory, components[1] != Self.recoveredDirectory,
               !components.contains(".."), !components.contains(".") else { throw AttachmentError.invalidPath(relativePath) }
-        let recovered = try recoveredDirectory()
         let shard = try attachments.openDirectory(components[1], create: true)
-        guard try recovered.renameUnlessExists(name, to: shard, as: components[2]) else { return false }
+        guard try source.renameUnlessExists(name, to: shard, as: components[2]) else { return false }
         try shard.synchronize()
-        try recovered.synchronize()
+        try source.synchronize()
         try attachments.synchronize()
         return true
     }

@@ -68,6 +68,12 @@ public struct ThumbnailCache {
         if isDirectory { try directory.removeDirectory(name) } else { try directory.removeFile(name) }
     }
 
+    /// Removes the thumbnail of `attachmentID` if there is one (its attachment went to the trash or
+    /// was purged). Best effort: what stays is a stale entry that `container check` reports.
+    public func removeThumbnail(of attachmentID: String) {
+        try? directory.removeFile(Self.fileName(for: attachmentID))
+    }
+
     /// Removes every thumbnail; returns how many.
     @discardableResult
     public func clear() throws -> Int {

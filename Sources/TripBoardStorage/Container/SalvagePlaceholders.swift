@@ -36,7 +36,7 @@ struct SalvagePlaceholders {
     func missingParents(child: String, column: String, parent: String) throws -> [String] {
         try connection.statement("""
             SELECT DISTINCT c.\(column) FROM salvage.\(child) c
-            WHERE NOT EXISTS (SELECT 1 FROM salvage.\(parent) p WHERE p.id = c.\(column)) ORDER BY 1
+            WHERE c.\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM salvage.\(parent) p WHERE p.id = c.\(column)) ORDER BY 1
             """).rows { $0.text(0) }
     }
 

@@ -33,6 +33,15 @@ extension StandardStream {
         }
     }
 
+    /// Prompts on stderr and reads one line as typed, echo on (an answer such as `y`), without its
+    /// newline and at most `limit + 1` bytes of it; a termination signal ends the process as it would.
+    public func readLine(prompt: String, limit: Int = 256) throws(FileSystemError) -> [UInt8] {
+        StandardStream.error.write(Array(prompt.utf8))
+        let signals = try HeldSignals()
+        defer { signals.release() }
+        return try readLine(limit: limit, signals: signals) { signals.endProcess(with: $0) }
+    }
+
     /// One line, read a byte at a time (nothing past the newline is consumed), keeping at most
     /// `limit + 1` bytes in a buffer allocated once; `onSignal` is called when a held signal comes.
     private func readLine(limit: Int, signals: HeldSignals, onSignal: (Int32) -> Never) throws(FileSystemError) -> [UInt8] {

@@ -154,11 +154,3 @@ public struct PendingChange: Sendable, Equatable, Codable {
         try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
-
-/// What a delete did.
-public enum DeletionOutcome: Sendable, Equatable {
-    /// Never uploaded: the row is gone.
-    case removed
-    /// Uploaded before: a `pendingDeletion` tombstone waits for the server.
-    case tombstoned
-}

@@ -75,6 +75,8 @@ enum Schema {
         );
         CREATE INDEX attachments_by_booking ON attachments (booking_id);
         """,
+        // 1 → 2: the trash (docs/storage.md §4.4, §5)
+        trash,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

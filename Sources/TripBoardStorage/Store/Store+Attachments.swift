@@ -17,6 +17,9 @@ public struct Attachment: Sendable, Equatable, Codable {
     public var syncState: SyncState
     public var remoteVersion: Int64?
     public var updatedAt: String
+    /// When it went to the trash (still on disk, restorable); `nil` when it is not in the trash.
+    /// Not part of the JSON contract: a trashed attachment is never listed with the live ones.
+    public var trashedAt: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, bookingId, originalFilename, contentType, byteCount, contentHash, pageCount, relativePath, state,
@@ -44,7 +47,7 @@ public struct Attachment: Sendable, Equatable, Codable {
 extension Store {
     static let attachmentColumns = """
         id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
-        created_at, sync_state, remote_version, updated_at
+        created_at, sync_state, remote_version, updated_at, trashed_at
         """
 
     static func attachment(from row: Statement) -> Attachment {
@@ -52,7 +55,7 @@ extension Store {
                    byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
                    relativePath: row.text(7), state: row.text(8), createdAt: row.text(9),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
-                   updatedAt: row.text(12))
+                   updatedAt: row.text(12), trashedAt: row.optionalText(13))
     }
 
     /// Inserts an attachment row in the form `validated()` gives it, refusing an id any record
@@ -61,11 +64,12 @@ extension Store {
     func insert(_ attachment: Attachment) throws {
         let attachment = try attachment.validated()
         try requireUnusedID(attachment.id, for: .attachment)
-        try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
+        try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
             .integer(attachment.byteCount), .text(attachment.contentHash), .optional(attachment.pageCount),
             .text(attachment.relativePath), .text(attachment.state), .text(attachment.createdAt),
             .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
+            .optional(attachment.trashedAt),
         ])
     }
 
@@ -73,13 +77,19 @@ extension Store {
     public func attachment(bookingId: String, contentHash: String) throws -> Attachment? {
         try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments
-            WHERE booking_id = ? AND content_hash = ? AND state <> 'deleting' AND sync_state <> 'pendingDeletion'
+            WHERE booking_id = ? AND content_hash = ? AND \(Self.liveAttachment)
             """).rows([.text(bookingId), .text(contentHash)], Self.attachment(from:)).first
     }
 
-    /// Every attachment row, for integrity checks (all states).
+    /// Every attachment row that has a file, or is on its way to losing it — live, in the trash,
+    /// missing, queued for deletion — for integrity checks. A tombstone whose file the deletion
+    /// queue removed (`deleting`, out of the trash, waiting for the server) names no file any more
+    /// and is left out, as a trip's tombstone would be.
     public func allAttachments() throws -> [Attachment] {
-        try connection.statement("SELECT \(Self.attachmentColumns) FROM attachments ORDER BY created_at, id").rows(Self.attachment(from:))
+        try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments
+            WHERE NOT (state = 'deleting' AND trashed_at IS NULL AND sync_state = 'pendingDeletion') ORDER BY created_at, id
+            """).rows(Self.attachment(from:))
     }
 }
 
@@ -91,43 +101,29 @@ extension Store {
             _ = try trip(id: tripId)
             return try connection.statement("""
                 SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
-                WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' ORDER BY a.created_at, a.id
+                WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
+                ORDER BY a.created_at, a.id
                 """).rows([.text(tripId)], Self.attachment(from:))
         }
         return try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments
-            WHERE state <> 'deleting' AND sync_state <> 'pendingDeletion' ORDER BY created_at, id
+            WHERE \(Self.liveAttachment) ORDER BY created_at, id
             """).rows(Self.attachment(from:))
     }
 
     /// The live attachment with exactly this id.
     public func attachment(id: String) throws -> Attachment {
         guard let found = try connection.statement("""
-            SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND state <> 'deleting' AND sync_state <> 'pendingDeletion'
+            SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND \(Self.liveAttachment)
             """).rows([.text(id)], Self.attachment(from:)).first else {
             throw StoreError.notFound(kind: .attachment, id: id)
         }
         return found
     }
 
-    /// Step 1 of a deletion: queue it. The row stays, marked `deleting`, until its file is gone.
-    public func queueAttachmentDeletion(id: String) throws {
-        try connection.writeTransaction {
-            _ = try attachment(id: id)
-            try connection.statement("UPDATE attachments SET state = 'deleting', updated_at = ? WHERE id = ?").run([.text(stamp()), .text(id)])
-        }
-    }
-
-    /// Step 3 of a deletion, once the file is gone: the row is removed, or kept as a tombstone
-    /// for the sync server when the attachment was uploaded.
-    public func finishAttachmentDeletion(id: String) throws {
-        try connection.writeTransaction {
-            try connection.statement("DELETE FROM attachments WHERE id = ? AND state = 'deleting' AND remote_version IS NULL").run([.text(id)])
-            try connection.statement("""
-                UPDATE attachments SET sync_state = 'pendingDeletion', updated_at = ? WHERE id = ? AND state = 'deleting'
-                """).run([.text(stamp()), .text(id)])
-        }
-    }
+    /// Deletes an attachment: it goes to the trash, its file kept until the purge (see `moveToTrash`).
+    @discardableResult
+    public func deleteAttachment(id: String) throws -> TrashEntry { try moveToTrash(.attachment, id: id) }
 
     /// Records that a `missing` attachment's file is back in place with its recorded size and hash.
     public func markAttachmentPresent(id: String) throws {
@@ -152,9 +148,21 @@ extension Store {
         let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
         return try connection.statement("""
             SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
-            WHERE b.trip_id = ? AND a.content_hash = ? AND b.sync_state <> 'pendingDeletion'
-              AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion'
+            WHERE b.trip_id = ? AND a.content_hash = ? AND b.sync_state <> 'pendingDeletion' AND b.trashed_at IS NULL
+              AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
             ORDER BY a.created_at, a.id LIMIT 1
             """).rows([.text(tripId), .text(contentHash)], Self.attachment(from:)).first
+    }
+}
+
+extension Store {
+    /// The oldest live attachment that lost its file (`missing`) and whose file had exactly these
+    /// bytes, anywhere in the container (`attachments_missing`: the few missing rows, by hash).
+    public func missingAttachment(contentHash: String, byteCount: Int64) throws -> Attachment? {
+        try connection.statement("""
+            SELECT \(Self.attachmentColumns) FROM attachments
+            WHERE content_hash = ?1 AND state = 'missing' AND byte_count = ?2 AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL
+            ORDER BY created_at, id LIMIT 1
+            """).rows([.text(contentHash), .integer(byteCount)], Self.attachment(from:)).first
     }
 }

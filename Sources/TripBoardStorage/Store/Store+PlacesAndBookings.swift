@@ -66,7 +66,7 @@ extension Store {
         try connection.readTransaction {
             _ = try trip(id: tripId)
             return try connection.statement("""
-                SELECT \(Self.placeColumns) FROM places WHERE trip_id = ? AND sync_state <> 'pendingDeletion' ORDER BY rowid
+                SELECT \(Self.placeColumns) FROM places WHERE trip_id = ? AND \(Self.live) ORDER BY rowid
                 """).rows([.text(tripId)], Self.place(from:))
         }
     }
@@ -76,7 +76,7 @@ extension Store {
     public func setVisited(placeId: String, _ visited: Bool = true) throws -> Place {
         try connection.writeTransaction {
             let rows = try connection.statement(
-                "SELECT \(Self.placeColumns) FROM places WHERE id = ? AND sync_state <> 'pendingDeletion'"
+                "SELECT \(Self.placeColumns) FROM places WHERE id = ? AND \(Self.live)"
             ).rows([.text(placeId)], Self.place(from:))
             guard var place = rows.first else { throw StoreError.notFound(kind: .place, id: placeId) }
             guard place.visited != visited else { return place }
@@ -89,9 +89,9 @@ extension Store {
         }
     }
 
-    /// Deletes a place: removed when never uploaded, else tombstoned.
+    /// Deletes a place: it goes to the trash (see `moveToTrash`).
     @discardableResult
-    public func deletePlace(id: String) throws -> DeletionOutcome { try deleteChild(.place, id: id) }
+    public func deletePlace(id: String) throws -> TrashEntry { try moveToTrash(.place, id: id) }
 
     // MARK: - Bookings
 
@@ -132,7 +132,7 @@ extension Store {
         try connection.readTransaction {
             _ = try trip(id: tripId)
             return try connection.statement("""
-                SELECT \(Self.bookingColumns) FROM bookings WHERE trip_id = ? AND sync_state <> 'pendingDeletion'
+                SELECT \(Self.bookingColumns) FROM bookings WHERE trip_id = ? AND \(Self.live)
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
                 """).rows([.text(tripId)], Self.booking(from:))
         }
@@ -141,14 +141,14 @@ extension Store {
     /// The live booking with exactly this id.
     public func booking(id: String) throws -> Booking {
         guard let found = try connection.statement("""
-            SELECT \(Self.bookingColumns) FROM bookings WHERE id = ? AND sync_state <> 'pendingDeletion'
+            SELECT \(Self.bookingColumns) FROM bookings WHERE id = ? AND \(Self.live)
             """).rows([.text(id)], Self.booking(from:)).first else {
             throw StoreError.notFound(kind: .booking, id: id)
         }
         return found
     }
 
-    /// Deletes a booking: removed when never uploaded, else tombstoned.
+    /// Deletes a booking: it goes to the trash with its attachments (see `moveToTrash`).
     @discardableResult
-    public func deleteBooking(id: String) throws -> DeletionOutcome { try deleteChild(.booking, id: id) }
+    public func deleteBooking(id: String) throws -> TrashEntry { try moveToTrash(.booking, id: id) }
 }

@@ -1,9 +1,14 @@
 extension Store {
+    /// What the server must hear about: every record not `synchronized`, except what is in the
+    /// trash without having been uploaded (it waits there to be restored or purged; a trashed
+    /// record the server had is a tombstone, and listed). Uses the `*_unsynchronized` indexes.
+    static let pending = "sync_state <> 'synchronized' AND (trashed_at IS NULL OR sync_state = 'pendingDeletion')"
+
     /// Every record the server has not confirmed: pendingUpload, pendingDeletion and failed, oldest
-    /// change first.
+    /// change first; attachments included (a deleted one the server had is a tombstone too).
     public func pendingChanges() throws -> [PendingChange] {
         let select = { (kind: RecordKind) in
-            "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE sync_state <> 'synchronized'"
+            "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE \(Self.pending)"
         }
         return try connection.statement(
             RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2"
@@ -14,23 +19,27 @@ extension Store {
         }
     }
 
-    /// The server accepted record `id` at `remoteVersion`. A tombstone is then removed for good;
-    /// any other record becomes synchronized. With `expectedUpdatedAt`, refuses (`.conflict`) when
-    /// the record was edited after the version the server received.
+    /// The server accepted record `id` at `remoteVersion`. A tombstone is then removed for good —
+    /// unless it is still in the trash: it stays there, restorable, now `synchronized` (the server
+    /// has it deleted; a restore uploads it as a new version) — and any other record becomes
+    /// synchronized. With `expectedUpdatedAt`, refuses (`.conflict`) when the record was edited
+    /// after the version the server received.
     public func acknowledge(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws {
         _ = try FieldRules.remoteVersion(remoteVersion)
         try connection.writeTransaction {
             let rows = try connection.statement(
-                "SELECT sync_state, remote_version, updated_at FROM \(kind.table) WHERE id = ?"
-            ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2)) }
-            guard let (state, current, updatedAt) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
+                "SELECT sync_state, remote_version, updated_at, trashed_at IS NOT NULL FROM \(kind.table) WHERE id = ?"
+            ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }
+            guard let (state, current, updatedAt, inTrash) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
             if let expectedUpdatedAt, expectedUpdatedAt != updatedAt {
                 throw StoreError.conflict("\(kind.rawValue) \(id) changed at \(updatedAt), after the uploaded version; it stays pending")
             }
             if let current, remoteVersion < current {
                 throw StoreError.invalidData("\(kind.rawValue) \(id) is already at remote version \(current); refusing to go back to \(remoteVersion)")
             }
-            if state == .pendingDeletion {
+            if state == .pendingDeletion && !inTrash {
+                // A booking's attachments are never deleted with it (ON DELETE SET NULL, and the
+                // schema's CHECK lets only queued or trashed rows lose their booking).
                 try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
             } else {
                 try connection.statement(
@@ -44,7 +53,7 @@ extension Store {
     public func markFailed(kind: RecordKind, id: String) throws {
         try connection.writeTransaction {
             try connection.statement(
-                "UPDATE \(kind.table) SET sync_state = 'failed' WHERE id = ? AND sync_state = 'pendingUpload'"
+                "UPDATE \(kind.table) SET sync_state = 'failed' WHERE id = ? AND sync_state = 'pendingUpload' AND trashed_at IS NULL"
             ).run([.text(id)])
             if connection.changes == 0 {
                 _ = try resolveID(kind, id, includingTombstones: true)

@@ -21,15 +21,20 @@ public struct ImportSummary: Sendable, Equatable, Codable {
 }
 
 extension Store {
+    /// What an export holds: live records and tombstones (in the trash or not: sync state the
+    /// server still needs). What is in the trash without the server having it is left out, as a
+    /// record deleted before the trash existed was: an import would bring it back to life.
+    static let exported = "(trashed_at IS NULL OR sync_state = 'pendingDeletion')"
+
     /// Every record, tombstones included (they are sync state the server still needs).
     public func exportDocument(preferences: Preferences) throws -> ExportDocument {
         try connection.readTransaction {
             ExportDocument(
                 format: ExportDocument.formatName, formatVersion: ExportDocument.currentFormatVersion,
                 exportedAt: stamp(),
-                trips: try connection.statement("SELECT \(Self.tripColumns) FROM trips ORDER BY start_date, id").rows(Self.trip(from:)),
-                places: try connection.statement("SELECT \(Self.placeColumns) FROM places ORDER BY rowid").rows(Self.place(from:)),
-                bookings: try connection.statement("SELECT \(Self.bookingColumns) FROM bookings ORDER BY rowid").rows(Self.booking(from:)),
+                trips: try connection.statement("SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id").rows(Self.trip(from:)),
+                places: try connection.statement("SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid").rows(Self.place(from:)),
+                bookings: try connection.statement("SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid").rows(Self.booking(from:)),
                 preferences: Dictionary(uniqueKeysWithValues: preferences.explicitValues.map { ($0.key.rawValue, $0.value) })
             )
         }
@@ -84,14 +89,15 @@ extension Store {
             : "the id \(repeated.id) appears twice in the import (\(positions)); ids are unique across trips, places, bookings and attachments; nothing was imported")
     }
 
-    /// A place or booking may not join a trip that is deleted (a tombstone waiting for sync): the
-    /// foreign key would accept it, and the server's acknowledgement would then silently drop it.
+    /// A place or booking may not join a trip that is deleted (a tombstone waiting for sync, or in
+    /// the trash): the foreign key would accept it, and the server's acknowledgement (or the
+    /// trash's purge) would then silently drop it.
     private func refuseChildrenOfDeletedTrips(places: [Place], bookings: [Booking], importedTrips: Set<String>) throws {
         let children = places.map { ("place", $0.id, $0.tripId) } + bookings.map { ("booking", $0.id, $0.tripId) }
         var checked: [String: Bool] = [:]
         for (kind, id, tripId) in children where !importedTrips.contains(tripId) {
             let deleted = try checked[tripId] ?? (connection.integer(
-                "SELECT count(*) FROM trips WHERE id = ? AND sync_state = 'pendingDeletion'", [.text(tripId)]) > 0)
+                "SELECT count(*) FROM trips WHERE id = ? AND (sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL)", [.text(tripId)]) > 0)
             checked[tripId] = deleted
             if deleted {
                 throw StoreError.invalidData("\(kind) \(id) belongs to trip \(tripId), which is deleted; nothing was imported")

@@ -67,7 +67,7 @@ extension Store {
     /// Live trips, soonest first.
     public func trips() throws -> [Trip] {
         try connection.statement("""
-            SELECT \(Self.tripColumns) FROM trips WHERE sync_state <> 'pendingDeletion'
+            SELECT \(Self.tripColumns) FROM trips WHERE \(Self.live)
             ORDER BY start_date, end_date, name, id
             """).rows(Self.trip(from:))
     }
@@ -76,7 +76,7 @@ extension Store {
     public func trips(containing date: CivilDate) throws -> [Trip] {
         try connection.statement("""
             SELECT \(Self.tripColumns) FROM trips
-            WHERE sync_state <> 'pendingDeletion' AND start_date <= ?1 AND end_date >= ?1
+            WHERE \(Self.live) AND start_date <= ?1 AND end_date >= ?1
             ORDER BY start_date, end_date, id
             """).rows([.text(date.description)], Self.trip(from:))
     }
@@ -85,7 +85,7 @@ extension Store {
     public func trips(endingOnOrAfter date: CivilDate, limit: Int) throws -> [Trip] {
         try connection.statement("""
             SELECT \(Self.tripColumns) FROM trips
-            WHERE sync_state <> 'pendingDeletion' AND end_date >= ?1
+            WHERE \(Self.live) AND end_date >= ?1
             ORDER BY start_date, end_date, id LIMIT ?2
             """).rows([.text(date.description), .integer(Int64(limit))], Self.trip(from:))
     }
@@ -93,7 +93,7 @@ extension Store {
     /// The live trip with exactly this id.
     public func trip(id: String) throws -> Trip {
         let rows = try connection.statement(
-            "SELECT \(Self.tripColumns) FROM trips WHERE id = ? AND sync_state <> 'pendingDeletion'"
+            "SELECT \(Self.tripColumns) FROM trips WHERE id = ? AND \(Self.live)"
         ).rows([.text(id)], Self.trip(from:))
         guard let trip = rows.first else { throw StoreError.notFound(kind: .trip, id: id) }
         return trip
@@ -129,50 +129,8 @@ extension Store {
         }
     }
 
-    /// Deletes a trip with its places and bookings. Records never uploaded are removed; uploaded
-    /// ones become `pendingDeletion` tombstones, hidden from lists until the server acknowledges.
+    /// Deletes a trip: it goes to the trash with its live places, bookings and their attachments,
+    /// in one transaction (see `moveToTrash`).
     @discardableResult
-    public func deleteTrip(id: String) throws -> DeletionOutcome {
-        try connection.writeTransaction {
-            let trip = try trip(id: id)
-            guard trip.remoteVersion != nil else {
-                // ON DELETE CASCADE removes its places and bookings in the same statement.
-                try connection.statement("DELETE FROM trips WHERE id = ?").run([.text(id)])
-                return .removed
-            }
-            let now = stamp()
-            for table in ["places", "bookings"] {
-                try connection.statement("DELETE FROM \(table) WHERE trip_id = ? AND remote_version IS NULL").run([.text(id)])
-                try connection.statement("""
-                    UPDATE \(table) SET sync_state = 'pendingDeletion', updated_at = ?
-                    WHERE trip_id = ? AND sync_state <> 'pendingDeletion'
-                    """).run([.text(now), .text(id)])
-            }
-            try markDeleted(.trip, id: id, at: now)
-            return .tombstoned
-        }
-    }
-
-    /// Turns a live record into a tombstone.
-    func markDeleted(_ kind: RecordKind, id: String, at stamp: String) throws {
-        try connection.statement(
-            "UPDATE \(kind.table) SET sync_state = 'pendingDeletion', updated_at = ? WHERE id = ?"
-        ).run([.text(stamp), .text(id)])
-    }
-
-    /// Deletes one place or booking: removed when never uploaded, else tombstoned.
-    func deleteChild(_ kind: RecordKind, id: String) throws -> DeletionOutcome {
-        try connection.writeTransaction {
-            let rows = try connection.statement(
-                "SELECT remote_version FROM \(kind.table) WHERE id = ? AND sync_state <> 'pendingDeletion'"
-            ).rows([.text(id)]) { $0.optionalInteger(0) }
-            guard let remoteVersion = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
-            if remoteVersion == nil {
-                try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
-                return .removed
-            }
-            try markDeleted(kind, id: id, at: stamp())
-            return .tombstoned
-        }
-    }
+    public func deleteTrip(id: String) throws -> TrashEntry { try moveToTrash(.trip, id: id) }
 }

@@ -14,16 +14,30 @@ public final class Store {
         self.clock = clock
     }
 
+    /// The schema version this build writes and understands (`PRAGMA user_version`).
+    public static var schemaVersion: Int64 { Schema.currentVersion }
+
     /// The `updatedAt` stamp for a change made now.
     func stamp() -> String { clock().utcStamp }
 
+    /// What every query on live trips, places and bookings says — neither a tombstone nor in the
+    /// trash — in the very words of the partial indexes, which SQLite uses only when the query's
+    /// WHERE contains their terms.
+    static let live = "sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
+    /// The same for attachments, which also leave through the deletion queue (`deleting`).
+    static let liveAttachment = "state <> 'deleting' AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
+
+    /// `live` or `liveAttachment`, for a query on `kind`'s table.
+    static func liveCondition(_ kind: RecordKind) -> String { kind == .attachment ? liveAttachment : live }
+
     /// Resolves a user-typed id or unique prefix to a full id of a live record of `kind`.
-    /// Tombstones count as absent unless `includingTombstones` is set.
+    /// Tombstones and records in the trash count as absent unless `includingTombstones` is set
+    /// (the sync commands: a deleted record the server had is a tombstone, in the trash or not).
     public func resolveID(_ kind: RecordKind, _ text: String, includingTombstones: Bool = false) throws -> String {
         guard let prefix = Identifier.normalizedPrefix(text) else {
             throw StoreError.invalidArgument("'\(text.prefix(40))' is not a \(kind.rawValue) id (a UUID or a prefix of one)")
         }
-        let liveOnly = includingTombstones ? "" : " AND sync_state <> 'pendingDeletion'"
+        let liveOnly = includingTombstones ? "" : " AND " + Self.liveCondition(kind)
         // ids are lowercase hex and '-', all below '~', so [prefix, prefix~) is exactly the prefix range.
         let matches = try connection.statement(
             "SELECT id FROM \(kind.table) WHERE id >= ?1 AND id < ?2\(liveOnly) ORDER BY id LIMIT 6"
@@ -55,25 +69,21 @@ public final class Store {
         return first
     }
 
-    /// Live record counts, tombstones and records waiting for the server.
+    /// Live record counts, tombstones and records waiting for the server (trips, places and
+    /// bookings; what is in the trash counts as neither live nor pending unless it is a tombstone).
     public func counts() throws -> StoreCounts {
         func count(_ sql: String) throws -> Int { Int(try connection.integer(sql)) }
+        func sum(_ condition: String) -> String {
+            "SELECT " + ["trips", "places", "bookings"].map { "(SELECT count(*) FROM \($0) WHERE \(condition))" }.joined(separator: " + ")
+        }
         return try connection.readTransaction {
             StoreCounts(
-                trips: try count("SELECT count(*) FROM trips WHERE sync_state <> 'pendingDeletion'"),
-                places: try count("SELECT count(*) FROM places WHERE sync_state <> 'pendingDeletion'"),
-                bookings: try count("SELECT count(*) FROM bookings WHERE sync_state <> 'pendingDeletion'"),
-                attachments: try count("SELECT count(*) FROM attachments WHERE sync_state <> 'pendingDeletion'"),
-                tombstones: try count("""
-                    SELECT (SELECT count(*) FROM trips WHERE sync_state = 'pendingDeletion')
-                         + (SELECT count(*) FROM places WHERE sync_state = 'pendingDeletion')
-                         + (SELECT count(*) FROM bookings WHERE sync_state = 'pendingDeletion')
-                    """),
-                pendingChanges: try count("""
-                    SELECT (SELECT count(*) FROM trips WHERE sync_state <> 'synchronized')
-                         + (SELECT count(*) FROM places WHERE sync_state <> 'synchronized')
-                         + (SELECT count(*) FROM bookings WHERE sync_state <> 'synchronized')
-                    """)
+                trips: try count("SELECT count(*) FROM trips WHERE \(Self.live)"),
+                places: try count("SELECT count(*) FROM places WHERE \(Self.live)"),
+                bookings: try count("SELECT count(*) FROM bookings WHERE \(Self.live)"),
+                attachments: try count("SELECT count(*) FROM attachments WHERE \(Self.liveAttachment)"),
+                tombstones: try count(sum("sync_state = 'pendingDeletion'")),
+                pendingChanges: try count(sum(Self.pending))
             )
         }
     }

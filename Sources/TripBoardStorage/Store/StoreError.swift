@@ -5,6 +5,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(kind: RecordKind, id: String)
     /// No record of any kind, tombstones included, matches `id`.
     case noRecord(id: String)
+    /// Nothing in the trash matches `id` (an entry's id, or a unique prefix of one).
+    case notInTrash(id: String)
     /// A prefix matches several records.
     case ambiguous(kind: RecordKind, prefix: String, candidates: [String])
     /// The input is malformed: not an id, a bad command-line value.
@@ -37,7 +39,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notFound(let kind, let id):
             "no \(kind.rawValue) with id \(id)"
         case .noRecord(let id):
-            "no trip, place or booking with id \(id)"
+            "no trip, place, booking or attachment with id \(id)"
+        case .notInTrash(let id):
+            "nothing in the trash has id \(id) (`app trash list` shows what is there)"
         case .ambiguous(let kind, let prefix, let candidates):
             "id prefix '\(prefix)' matches several \(kind.rawValue)s: \(candidates.joined(separator: ", ")); give more characters"
         case .invalidArgument(let message), .invalidData(let message), .conflict(let message):

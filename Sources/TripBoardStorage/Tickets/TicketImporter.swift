@@ -40,6 +40,9 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
         /// These exact bytes were already attached to the booking (or, when the booking was to be
         /// created from the ticket, to a booking of the trip): nothing new was stored.
         case alreadyAttached
+        /// These are the bytes of an attachment that had lost its file (`missing`), anywhere in the
+        /// container: the file was put back in its place and the row is `present` again.
+        case restored
     }
 
     public var outcome: Outcome
@@ -119,10 +122,14 @@ public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertib
 /// 6. one transaction: the booking it creates and the attachment row;
 /// 7. the thumbnail moved into the cache and the cache trimmed — a failure here is reported, never fatal.
 ///
+/// Before step 4, bytes that an attachment row lost (`missing`, anywhere in the container) go
+/// back into that row's place instead (`restoreMissingFile`), and the row is `present` again.
+///
 /// Killed anywhere, it leaves at most a file in `tmp/` (steps 2–5) or an unreferenced file under
 /// `attachments/` (between 5 and 6), both removed by `container check --repair`; never a row
-/// without its file. Crash points: `import.staged`, `import.inspected`, `import.published`,
-/// `import.committed`.
+/// without its file. Crash points: `import.staged`, `import.inspected`, `import.restored` (a lost
+/// file back in place, its row still `missing`: `container check --repair` marks it present),
+/// `import.published`, `import.committed`.
 public struct TicketImporter {
     let container: Container
     let worker: PDFWorker
@@ -163,6 +170,12 @@ public struct TicketImporter {
         try synchronization.get()
         CrashPoint.reach("import.inspected")
         let detected = TicketFields.extract(from: inspection.text)
+        if var restored = try restoreMissingFile(staged, files: files, detected: detected, pageCount: inspection.pageCount) {
+            stagedFileIsOurs = false
+            restored.thumbnailError = inspection.thumbnailError
+            if inspection.thumbnail != nil { cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &restored) }
+            return restored
+        }
 
         let trip: Trip
         if let requestedBooking {
@@ -195,6 +208,24 @@ public struct TicketImporter {
             cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &result)
         }
         return result
+    }
+
+    /// The user's lost file came back: the same bytes as an attachment row marked `missing`,
+    /// wherever it is filed (whatever `--trip`/`--booking` say, since those bytes belong to that
+    /// row). The staged file goes to the row's place, never over anything there; then the row is
+    /// `present`. `nil` when no row lost these bytes or its place is taken: an ordinary import.
+    func restoreMissingFile(_ staged: StagedFile, files: AttachmentFiles, detected: TicketFields,
+                            pageCount: Int) throws -> TicketImportResult? {
+        let store = try container.store
+        guard var row = try store.missingAttachment(contentHash: staged.contentHash, byteCount: staged.byteCount),
+              let booking = try? store.booking(id: row.bookingId), let trip = try? store.trip(id: booking.tripId),
+              try files.putBack(staged.stagingName, from: files.staging, to: row.relativePath) else { return nil }
+        CrashPoint.reach("import.restored")
+        try store.markAttachmentPresent(id: row.id)
+        row.state = "present"
+        return TicketImportResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
+                                  bookingCreated: false, tripId: trip.id, tripName: trip.name, detected: detected,
+                                  pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
     }
 
     /// The one trip whose dates contain `date`; otherwise the error lists the candidates.

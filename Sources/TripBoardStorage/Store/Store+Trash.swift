@@ -1,0 +1,175 @@
+/// One entry of the trash: a record the user deleted, with what went with it, restorable until it
+/// is purged 30 days later (or at once by `trash empty`). `--json` prints this object.
+public struct TrashEntry: Sendable, Equatable, Encodable {
+    /// How many records went to the trash with the deleted one (it not included).
+    public struct Contents: Sendable, Equatable, Codable {
+        public var places = 0
+        public var bookings = 0
+        public var attachments = 0
+    }
+
+    public var kind: RecordKind
+    public var id: String
+    /// A trip's or place's name, a booking's title, an attachment's file name.
+    public var name: String
+    /// Where it was: the trip of a place or booking, the booking of an attachment (`nil` for a
+    /// trip, or when that parent was deleted for good).
+    public var parentId: String?
+    public var parentName: String?
+    /// When it was deleted (UTC, milliseconds); the order of `trash list`, newest first.
+    public var trashedAt: String
+    /// When the next writer purges it for good: `trashedAt` + 30 days.
+    public var purgeAfter: String
+    public var contents: Contents
+    /// `pendingDeletion` when the server had it (a tombstone it will be told about), else what it was.
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case kind, id, name, parentId, parentName, trashedAt, purgeAfter, contents, syncState, remoteVersion
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(parentId, forKey: .parentId)
+        try container.encode(parentName, forKey: .parentName)
+        try container.encode(trashedAt, forKey: .trashedAt)
+        try container.encode(purgeAfter, forKey: .purgeAfter)
+        try container.encode(contents, forKey: .contents)
+        try container.encode(syncState, forKey: .syncState)
+        try container.encode(remoteVersion, forKey: .remoteVersion)
+    }
+}
+
+/// The trash, in the store (docs/storage.md §4.4). A deleted record keeps its row, marked with
+/// `trashed_at` and `trashed_with` (the id of the record the user deleted: the entry it belongs
+/// to). Deleting a trip takes its live places, bookings and their attachments into the trip's
+/// entry; what was deleted on its own earlier stays an entry of its own.
+extension Store {
+    /// How long an entry stays in the trash before the next writer purges it.
+    public static let trashRetentionSeconds: Int64 = 30 * 86_400
+
+    /// The tables whose rows belong to an entry of `kind`, children first, the entry's own last.
+    static func memberKinds(of kind: RecordKind) -> [RecordKind] {
+        switch kind {
+        case .trip: [.attachment, .booking, .place, .trip]
+        case .booking: [.attachment, .booking]
+        case .place: [.place]
+        case .attachment: [.attachment]
+        }
+    }
+
+    /// Moves the live record `id` of `kind` to the trash with its live children, in one
+    /// transaction: hidden from every other read, stamped, and — for every record the server
+    /// had — a `pendingDeletion` tombstone for sync at once. Files stay where they are.
+    func moveToTrash(_ kind: RecordKind, id: String) throws -> TrashEntry {
+        let now = stamp()
+        let marked = """
+            trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
+            sync_state = CASE WHEN remote_version IS NULL THEN sync_state ELSE 'pendingDeletion' END
+            """
+        return try connection.writeTransaction {
+            guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Self.liveCondition(kind))",
+                                         [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
+            // Children first: their scope is "of a live booking (or trip)", which the parent's
+            // own update then ends.
+            for member in Self.memberKinds(of: kind) {
+                let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
+                try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Self.liveCondition(member))")
+                    .run([.text(now), .text(id)])
+            }
+            guard let entry = try trashEntries().first(where: { $0.id == id }) else { throw StoreError.notInTrash(id: id) }
+            return entry
+        }
+    }
+
+    /// The rows of `member`'s table under the record `?2` of `kind` — under its live bookings
+    /// only, when `liveOnly` (a deletion takes what is live; a purge takes everything under it).
+    static func childScope(_ member: RecordKind, of kind: RecordKind, liveOnly: Bool = true) -> String {
+        switch (kind, member) {
+        case (.trip, .attachment):
+            "booking_id IN (SELECT id FROM bookings WHERE trip_id = ?2\(liveOnly ? " AND " + live : ""))"
+        case (.booking, .attachment):
+            "booking_id = ?2"
+        default:
+            "trip_id = ?2"
+        }
+    }
+
+    /// Every entry of the trash, newest first, with what it holds. A purge in progress has taken
+    /// its rows out of their entries (`trashed_with` NULL): they are not listed.
+    public func trashEntries() throws -> [TrashEntry] {
+        try connection.readTransaction {
+            var counts: [String: TrashEntry.Contents] = [:]
+            for (kind, path) in [(RecordKind.place, \TrashEntry.Contents.places), (.booking, \.bookings), (.attachment, \.attachments)] {
+                try connection.statement("""
+                    SELECT trashed_with, sum(id <> trashed_with) FROM \(kind.table)
+                    WHERE trashed_at IS NOT NULL AND trashed_with IS NOT NULL GROUP BY trashed_with
+                    """).rows { ($0.text(0), Int($0.integer(1))) }.forEach { counts[$0.0, default: .init()][keyPath: path] = $0.1 }
+            }
+            var entries: [TrashEntry] = []
+            for kind in RecordKind.allCases {
+                entries += try connection.statement(Self.trashRootsQuery(kind)).rows { row in
+                    TrashEntry(kind: kind, id: row.text(0), name: row.text(1), parentId: row.optionalText(2),
+                               parentName: row.optionalText(3), trashedAt: row.text(4), purgeAfter: Self.purgeTime(after: row.text(4)),
+                               contents: counts[row.text(0)] ?? .init(), syncState: SyncState(rawValue: row.text(5)) ?? .failed,
+                               remoteVersion: row.optionalInteger(6))
+                }
+            }
+            return entries.sorted { ($0.trashedAt, $0.id) > ($1.trashedAt, $1.id) }
+        }
+    }
+
+    /// The entries of `kind`'s table: rows in the trash that are their own entry.
+    static func trashRootsQuery(_ kind: RecordKind) -> String {
+        let (name, parent, parentTable, parentName) = switch kind {
+        case .trip: ("name", "NULL", "", "NULL")
+        case .place: ("name", "r.trip_id", "trips", "p.name")
+        case .booking: ("title", "r.trip_id", "trips", "p.name")
+        case .attachment: ("original_filename", "r.booking_id", "bookings", "p.title")
+        }
+        let join = parentTable.isEmpty ? "" : " LEFT JOIN \(parentTable) p ON p.id = \(parent)"
+        return """
+            SELECT r.id, r.\(name), \(parent), \(parentName), r.trashed_at, r.sync_state, r.remote_version
+            FROM \(kind.table) r\(join) WHERE r.trashed_at IS NOT NULL AND r.trashed_with = r.id
+            """
+    }
+
+    /// `stamp` + 30 days, as a stamp.
+    static func purgeTime(after stamp: String) -> String {
+        guard let time = Timestamp(iso8601: stamp) else { return stamp }
+        return Timestamp(secondsSinceEpoch: time.secondsSinceEpoch + trashRetentionSeconds, milliseconds: time.milliseconds).utcStamp
+    }
+
+    /// Resolves an id or unique prefix typed for `trash restore`/`trash empty` to an entry of the
+    /// trash. A record that went to the trash with another (a booking with its trip) is refused
+    /// with the entry to name instead: an entry is restored or purged whole.
+    public func resolveTrashEntry(_ text: String) throws -> (kind: RecordKind, id: String) {
+        guard let prefix = Identifier.normalizedPrefix(text) else {
+            throw StoreError.invalidArgument("'\(text.prefix(40))' is not an id (a UUID or a prefix of one)")
+        }
+        var found: [(kind: RecordKind, id: String, entry: String)] = []
+        for kind in RecordKind.allCases {
+            found += try connection.statement(
+                "SELECT id, trashed_with FROM \(kind.table) WHERE id >= ?1 AND id < ?2 AND trashed_with IS NOT NULL ORDER BY id LIMIT 6"
+            ).rows([.text(prefix), .text(prefix + "~")]) { (kind, $0.text(0), $0.text(1)) }
+        }
+        if let exact = found.first(where: { $0.id == prefix }) { found = [exact] }
+        guard let match = found.first else { throw StoreError.notInTrash(id: text) }
+        guard found.count == 1 else {
+            throw StoreError.invalidArgument("id prefix '\(text)' matches several things in the trash: "
+                + found.prefix(5).map { "\($0.kind.rawValue) \($0.id)" }.joined(separator: ", ") + "; give more characters")
+        }
+        guard match.entry == match.id else {
+            let holder = try kindHolding(id: match.entry)?.rawValue ?? "record"
+            throw StoreError.invalidData("""
+                \(match.kind.rawValue) \(match.id) went to the trash with \(holder) \(match.entry), and is restored or emptied \
+                with it: name \(match.entry.prefix(8)) instead
+                """)
+        }
+        return (match.kind, match.id)
+    }
+}
