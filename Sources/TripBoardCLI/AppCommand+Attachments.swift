@@ -20,7 +20,7 @@ extension AppCommand {
                         run: deleteAttachment),
             CommandSpec(words: ["cache", "clear"], usage: "cache clear",
                         summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
-            CommandSpec(words: ["container", "check"], usage: "container check [--repair] [--grace SECONDS] [--json]",
+            CommandSpec(words: ["container", "check"], usage: "container check [--repair [--purge-recovered]] [--grace SECONDS] [--json]",
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
                         with the right size and hash; reports orphan files and staging leftovers older than the grace \
@@ -28,7 +28,9 @@ extension AppCommand {
                         regular file where one belongs, stale thumbnails and unfinished deletions. --repair finishes \
                         deletions, moves orphans and misplaced entries into attachments/recovered/ (never deleting them), \
                         removes tmp/ leftovers and stale cache entries, and marks rows whose file is gone as missing; \
-                        damaged files are reported, never removed. Exit 65 when problems remain.
+                        damaged files are reported, never removed. What attachments/recovered/ keeps is listed; \
+                        --purge-recovered (with --repair) deletes for good what it held when the check began, after \
+                        every file a missing attachment recognises has been put back. Exit 65 when problems remain.
                         """, run: checkContainer, store: .inspection),
         ]
     }
@@ -89,6 +91,7 @@ extension AppCommand {
     static func checkContainer(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         let repair = context.arguments.flag("--repair")
+        let purgeRecovered = context.arguments.flag("--purge-recovered")
         let grace = try context.arguments.option("--grace").map { text in
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw CommandLineError.usage("--grace '\(text.prefix(40))' is not a whole number of seconds")
@@ -96,7 +99,11 @@ extension AppCommand {
             return seconds
         } ?? ContainerCheck.defaultGracePeriod
         try context.finishArguments()
-        let report = try ContainerCheck.run(container: try context.container(), repair: repair, gracePeriod: grace)
+        guard repair || !purgeRecovered else {
+            throw CommandLineError.usage("--purge-recovered deletes files, which only a repair does: add --repair")
+        }
+        let report = try ContainerCheck.run(container: try context.container(), repair: repair, gracePeriod: grace,
+                                            purgeRecovered: purgeRecovered)
         if json {
             try context.console.printJSON(report)
         } else {
@@ -112,6 +119,12 @@ extension AppCommand {
             for line in report.returnedFiles { console.print("file back for a missing attachment: " + line) }
             for line in report.unfinishedDeletions { console.print("unfinished deletion: attachment " + line) }
             if let mark = report.staleDamageMark { console.print("damage mark: " + mark) }
+            for line in report.recovered { console.print("kept in recovered/: " + line) }
+            if !report.recovered.isEmpty {
+                let count = report.recovered.count
+                console.print("\(count) entr\(count == 1 ? "y is" : "ies are") kept in attachments/recovered/ (never deleted by a repair): "
+                              + "share a ticket again with share-extension to re-attach it, or delete them with --repair --purge-recovered")
+            }
             if report.isClean { console.print("The container is consistent.") }
         }
         if !report.storeProblems.isEmpty {

@@ -76,6 +76,45 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: leftover))
     }
 
+    /// `attachments/recovered/` keeps what a repair quarantined; only `--repair --purge-recovered`
+    /// deletes it, and only what it held when that run began, after a missing row's file has gone
+    /// back to its place — never an orphan the same run moved there.
+    @Test func purgeRecoveredDeletesOnlyWhatWasShownAndNeverAMissingRowsFile() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let orphan = try Self.place(container, bytes: Data("%PDF-1.7 nobody's".utf8), withRow: false, ageSeconds: 7200)
+        #expect(try container.app("container", "check", "--repair").status == 0)
+        let kept = container.path + "/attachments/recovered/" + (orphan.path as NSString).lastPathComponent
+        #expect(FileManager.default.fileExists(atPath: kept))
+        let listed = try container.app("container", "check")
+        #expect(listed.status == 0, "kept files need no repair: \(listed)")
+        #expect(listed.stdout.contains("kept in recovered/: attachments/recovered/\((orphan.path as NSString).lastPathComponent) (a regular file, \(orphan.bytes.count) bytes)"))
+        #expect(listed.stdout.contains("--purge-recovered"))
+        #expect(try container.app("container", "check", "--json").stdout.contains("\"recovered\""))
+
+        // A row whose file was quarantined (missing) gets it back; a new orphan is only moved.
+        let lost = try Self.place(container, bytes: Data("%PDF-1.7 the only copy".utf8))
+        try FileManager.default.moveItem(atPath: container.path + "/" + lost.path,
+                                         toPath: container.path + "/attachments/recovered/lost.pdf")
+        #expect(try container.app("container", "check", "--repair").status == 0)
+        #expect(try container.sqlite("SELECT state FROM attachments WHERE id = '\(lost.id)'").trimmedStdout == "missing")
+        let fresh = try Self.place(container, bytes: Data("%PDF-1.7 new orphan".utf8), withRow: false, ageSeconds: 7200)
+
+        let refused = try container.app("container", "check", "--purge-recovered")
+        #expect(refused.status == 64 && refused.stderr.contains("add --repair"), "\(refused)")
+        #expect(FileManager.default.fileExists(atPath: kept), "a refused command changes nothing")
+
+        let purge = try container.app("container", "check", "--repair", "--purge-recovered")
+        #expect(purge.status == 0, "\(purge)")
+        #expect(purge.stdout.contains("deleted attachments/recovered/\((orphan.path as NSString).lastPathComponent) (a regular file"))
+        #expect(!FileManager.default.fileExists(atPath: kept))
+        #expect(try container.sqlite("SELECT state FROM attachments WHERE id = '\(lost.id)'").trimmedStdout == "present")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: container.path + "/" + lost.path)) == lost.bytes)
+        let freshKept = container.path + "/attachments/recovered/" + (fresh.path as NSString).lastPathComponent
+        #expect(FileManager.default.fileExists(atPath: freshKept), "moved by this run, shown by no report yet: kept")
+        #expect(purge.stdout.contains("kept in recovered/: attachments/recovered/\((fresh.path as NSString).lastPathComponent)"))
+    }
+
     @Test func damagedFilesAreReportedAndNeverRemoved() throws {
         let container = try TestContainer()
         let placed = try Self.place(container)

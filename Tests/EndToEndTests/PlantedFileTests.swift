@@ -78,7 +78,7 @@ import Testing
         let repair = try container.app(arguments: ["container", "check", "--repair"])
         #expect(repair.stdout.contains("moved \(relative), which is not a regular file, to attachments/recovered/"), "\(repair)")
         #expect(try container.sqlite("SELECT state FROM attachments").trimmedStdout == "missing")
-        #expect(try container.appOK("container", "check") == "The container is consistent.")
+        #expect(try container.appOK("container", "check").hasSuffix("\nThe container is consistent."), "the quarantined FIFO is listed as kept")
     }
 
     @Test func checkFindsWhatStandsInTheWrongPlaceAndRepairMovesOrRemovesIt() throws {
@@ -107,7 +107,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: "/etc/passwd"), "a link is moved, never followed")
         #expect(try FileManager.default.contentsOfDirectory(atPath: base + "/tmp").isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: base + "/caches/thumbnails").isEmpty)
-        #expect(try container.appOK("container", "check") == "The container is consistent.")
+        #expect(try container.appOK("container", "check").hasSuffix("\nThe container is consistent."), "kept entries are listed, and need no repair")
     }
 
     /// A row marked missing whose bytes come back — put in place by hand, or sitting in

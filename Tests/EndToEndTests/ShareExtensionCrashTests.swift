@@ -26,7 +26,7 @@ import Testing
     static func repairAndExpectClean(_ container: TestContainer) throws {
         let repair = try container.app("container", "check", "--repair", "--grace", "0")
         #expect(repair.status == 0, "\(repair)")
-        #expect(try container.appOK("container", "check", "--grace", "0") == "The container is consistent.")
+        #expect(try container.appOK("container", "check", "--grace", "0").hasSuffix("The container is consistent."), "kept in recovered/ is listed before it")
         #expect(container.regularFiles(under: "tmp").isEmpty)
         let rows = try container.sqlite("SELECT count(*) FROM attachments").trimmedStdout
         // An orphan (a file published by an import killed before its commit) is quarantined in
@@ -66,12 +66,18 @@ import Testing
         var killed = 0
         var completed = 0
         // The kills land anywhere in an import as long as this machine takes for one: measured
-        // first, so that a faster machine does not see most imports finish before the kill.
-        let calibration = TicketPDF.make(lines: ["Calibration", "12 DEC 2026"], padding: 2_000_000, salt: "calibration")
-        tickets.insert(blake2bHex(calibration))
-        let started = Date()
-        _ = try container.shareOK(try container.input(calibration, as: "calibration.pdf"), "--trip", trip)
-        let importMicroseconds = UInt32(max(20_000, Date().timeIntervalSince(started) * 1_000_000))
+        // first, so that a faster machine does not see most imports finish before the kill; the
+        // median of three, since the first import of a run (cold caches) or a busy moment of a
+        // shared machine takes much longer than the rest.
+        var durations: [Double] = []
+        for number in 1...3 {
+            let calibration = TicketPDF.make(lines: ["Calibration", "12 DEC 2026"], padding: 2_000_000, salt: "calibration \(number)")
+            tickets.insert(blake2bHex(calibration))
+            let started = Date()
+            _ = try container.shareOK(try container.input(calibration, as: "calibration-\(number).pdf"), "--trip", trip)
+            durations.append(Date().timeIntervalSince(started))
+        }
+        let importMicroseconds = UInt32(max(20_000, durations.sorted()[1] * 1_000_000))
         for round in 0..<60 {
             // 2 MB each, so that the copy, the hash and the fsync take long enough to be hit.
             let pdf = TicketPDF.make(lines: ["Ticket \(round)", "12 DEC 2026"], padding: 2_000_000, salt: "round \(round)")

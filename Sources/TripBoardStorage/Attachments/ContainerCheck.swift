@@ -27,6 +27,10 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     /// The store carries a damage mark (a command met a damaged page) but passes
     /// `integrity_check` now: `--repair` removes the mark. `null` otherwise.
     public var staleDamageMark: String?
+    /// What `attachments/recovered/` holds after this run: quarantined entries, kept until the
+    /// user re-attaches or deletes them (`--repair --purge-recovered`): `<path> (<kind>[, N bytes])`.
+    /// Informational: kept files need no repair.
+    public var recovered: [String] = []
     /// What --repair changed, one line each.
     public var repairs: [String] = []
 
@@ -48,11 +52,20 @@ public enum ContainerCheck {
     /// committed) and are left alone.
     public static let defaultGracePeriod: Int64 = 3600
 
-    public static func run(container: Container, repair: Bool, gracePeriod: Int64 = defaultGracePeriod) throws -> ContainerCheckReport {
+    /// `purgeRecovered` (only with `repair`) deletes for good what `attachments/recovered/` held
+    /// when the run began — after the run has moved back every file a `missing` row recognises —
+    /// and nothing this run quarantined itself: a file is purged only after a report has shown it.
+    public static func run(container: Container, repair: Bool, gracePeriod: Int64 = defaultGracePeriod,
+                           purgeRecovered: Bool = false) throws -> ContainerCheckReport {
+        precondition(repair || !purgeRecovered, "purging recovered files is a repair")
         // Repairs take the exclusive lock: no import is between publishing a file and committing
         // its row while orphans are moved.
-        if repair { return try container.withExclusiveLock { try check(container: container, repair: true, gracePeriod: gracePeriod) } }
-        return try check(container: container, repair: false, gracePeriod: gracePeriod)
+        if repair {
+            return try container.withExclusiveLock {
+                try check(container: container, repair: true, gracePeriod: gracePeriod, purgeRecovered: purgeRecovered)
+            }
+        }
+        return try check(container: container, repair: false, gracePeriod: gracePeriod, purgeRecovered: false)
     }
 
     /// One pass of the check; `cutoff` is the newest modification time that counts as old.
@@ -64,9 +77,10 @@ public enum ContainerCheck {
         var report = ContainerCheckReport()
     }
 
-    static func check(container: Container, repair: Bool, gracePeriod: Int64) throws -> ContainerCheckReport {
+    static func check(container: Container, repair: Bool, gracePeriod: Int64, purgeRecovered: Bool) throws -> ContainerCheckReport {
         var pass = Pass(container: container, files: try AttachmentFiles(container: container), repair: repair,
                         cutoff: Timestamp.now().secondsSinceEpoch - gracePeriod)
+        let shown = purgeRecovered ? try pass.files.recoveredEntries() : []
         // Without readable rows, nothing can be said of which file is whose: those checks (and
         // their repairs) wait for a sound store; tmp/ and the cache never depend on rows.
         if let rows = try pass.checkStore() {
@@ -74,8 +88,16 @@ public enum ContainerCheck {
             try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
             try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
             try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" && $0.trashedAt == nil }.map(\.id)))
+            for line in try pass.files.purgeRecovered(shown) { pass.report.repairs.append("deleted \(line), as --purge-recovered asked") }
+        } else if purgeRecovered {
+            // A file there may be the bytes of a `missing` row, which cannot be read to tell.
+            pass.report.storeProblems.append("attachments/recovered/ was not purged: with the rows unreadable, a file there may be a missing attachment's only copy")
         }
         try pass.checkStaging()
+        pass.report.recovered = try pass.files.recoveredEntries().map { entry in
+            let size = entry.status.kind == .regular ? ", \(entry.status.size) bytes" : ""
+            return "\(ContainerLayout.attachmentsDirectory)/\(AttachmentFiles.recoveredDirectory)/\(entry.name) (\(entry.status.kindDescription)\(size))"
+        }
         return pass.report
     }
 }

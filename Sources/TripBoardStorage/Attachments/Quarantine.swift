@@ -60,6 +60,36 @@ extension AttachmentFiles {
         }
     }
 
+    /// Every entry of `attachments/recovered/` as it is now: name and the identity (device, inode)
+    /// a purge checks before it removes anything (`[]` when there is none).
+    public func recoveredEntries() throws -> [RecoveredEntry] {
+        guard try attachments.status(of: Self.recoveredDirectory)?.kind == .directory else { return [] }
+        let recovered = try attachments.openDirectory(Self.recoveredDirectory)
+        return try recovered.entries().compactMap { name in
+            try recovered.status(of: name).map { RecoveredEntry(name: name, status: $0) }
+        }
+    }
+
+    /// Deletes for good the entries of `attachments/recovered/` in `entries` that are still the
+    /// same entry (same device and inode; a name freed and taken again by a newer quarantine is
+    /// left alone); a directory goes with everything in it, a link is removed itself, never
+    /// followed. Only on the user's explicit request (`container check --repair
+    /// --purge-recovered`). Returns what was deleted, one line each; the directory is fsynced.
+    public func purgeRecovered(_ entries: [RecoveredEntry]) throws -> [String] {
+        guard !entries.isEmpty, try attachments.status(of: Self.recoveredDirectory)?.kind == .directory else { return [] }
+        let recovered = try attachments.openDirectory(Self.recoveredDirectory)
+        var deleted: [String] = []
+        for entry in entries {
+            guard let now = try recovered.status(of: entry.name), now.device == entry.status.device,
+                  now.inode == entry.status.inode else { continue }
+            try recovered.removeTree(entry.name)
+            let size = now.kind == .regular ? ", \(now.size) bytes" : ""
+            deleted.append("\(ContainerLayout.attachmentsDirectory)/\(Self.recoveredDirectory)/\(entry.name) (\(now.kindDescription)\(size))")
+        }
+        try recovered.synchronize()
+        return deleted
+    }
+
     /// True when `attachments/recovered/<name>` holds exactly `byteCount` bytes hashing to `contentHash`.
     func recoveredFile(_ name: String, matches byteCount: Int64, _ contentHash: String) throws -> Bool {
         let file = try recoveredDirectory().openFileForReading(name)
@@ -89,4 +119,10 @@ extension AttachmentFiles {
         try attachments.synchronize()
         return true
     }
+}
+
+/// An entry of `attachments/recovered/`, as `recoveredEntries()` found it.
+public struct RecoveredEntry: Sendable, Equatable {
+    public let name: String
+    public let status: FileStatus
 }

@@ -203,7 +203,9 @@ public final class Directory: Sendable {
 
     /// Removes `name` and, if it is a directory, everything in it, never following a link (a link
     /// is removed itself). Only for a tree TripBoard made itself from start to end — a restore's
-    /// staging directory — never for anything that may hold the user's files.
+    /// staging directory — or for what the user asked to have deleted (`container check --repair
+    /// --purge-recovered`); never on TripBoard's own initiative for anything that may hold the
+    /// user's files.
     public func removeTree(_ name: String) throws(FileSystemError) {
         guard let status = try status(of: name) else { return }
         guard status.kind == .directory else { return try removeFile(name) }
