@@ -103,7 +103,8 @@ public enum ShareCommand {
     }
 
     static func describe(_ result: TicketImportResult, console: Console) {
-        let booking = "\"\(result.booking.title)\"" + (result.bookingCreated ? " (new \(result.booking.kind.rawValue) booking)" : "")
+        let booking = "\"\(result.booking.title)\"" + (result.bookingCreated ? " (new \(result.booking.kind.rawValue) booking)"
+                                                     : result.bookingMatched ? " (existing booking)" : "")
         switch result.outcome {
         case .attached:
             console.print("Attached \(result.attachment.originalFilename) to \(booking) in \(result.tripName).")
@@ -122,6 +123,7 @@ public enum ShareCommand {
     static func detectedSummary(_ fields: TicketFields) -> String {
         var parts: [String] = []
         if let kind = fields.kind { parts.append(kind.rawValue) }
+        if let hotelName = fields.hotelName { parts.append(hotelName) }
         if let number = fields.number { parts.append(number) }
         if let origin = fields.origin, let destination = fields.destination {
             parts.append(origin + " → " + destination)

@@ -109,16 +109,16 @@ struct TicketFieldsTests {
             3 nights, 1 room, 2 adults
             Booked on 1 Dec 2026
             """,
-            expected: fields(.hotel, "HX48K2Q", nil, nil, nil, "2026-12-12", "15:00"),
-            title: "Hotel booking HX48K2Q"),
+            expected: fields(.hotel, "HX48K2Q", nil, nil, nil, "2026-12-12", "15:00", hotel: "Hotel Avenida Palace"),
+            title: "Hotel Avenida Palace"),
         Sample(name: "hotel that calls check-in arrival", text: """
             Pensão Lisboa
             Your reservation at our hotel
             Arrival: 12.12.2026    Departure: 15.12.2026
             Room: Double, 3 nights
             """,
-            expected: fields(.hotel, nil, nil, nil, nil, "2026-12-12", nil),
-            title: "Hotel"),
+            expected: fields(.hotel, nil, nil, nil, nil, "2026-12-12", nil, hotel: "Pensão Lisboa"),
+            title: "Pensão Lisboa"),
         Sample(name: "FlixBus ticket", text: """
             FlixBus
             Booking number #3049582114
@@ -127,7 +127,7 @@ struct TicketFieldsTests {
             Arrival: 12.12.2026 16:20
             Bus 042    Platform 5
             """,
-            expected: fields(.other, nil, nil, "Lisbon (Oriente)", "Madrid (Estación Sur)", "2026-12-12", "07:35"),
+            expected: fields(.other, "3049582114", nil, "Lisbon (Oriente)", "Madrid (Estación Sur)", "2026-12-12", "07:35"),
             title: "Lisbon (Oriente) → Madrid (Estación Sur)"),
         Sample(name: "café receipt, no booking", text: """
             Pastéis de Belém
@@ -392,9 +392,51 @@ struct TicketFieldsTests {
     }
 
     static func fields(_ kind: BookingKind?, _ reference: String?, _ number: String?, _ origin: String?,
-                       _ destination: String?, _ date: String?, _ time: String?) -> TicketFields {
+                       _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil) -> TicketFields {
         TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
                      departureDate: date.flatMap { CivilDate($0) },
-                     departureTime: time.flatMap { TicketFields.TimeOfDay($0) })
+                     departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel)
+    }
+}
+
+/// The hotel's name and the numbers hotels print as confirmation numbers.
+@Suite struct LodgingFieldsTests {
+    @Test(arguments: [
+        ("Hotel Avenida Palace\nBooking confirmation\nCheck-in: 12 Dec 2026", "Hotel Avenida Palace"),
+        ("Marriott Bonvoy\nReservation Confirmation\nLisbon Marriott Hotel\nCheck-in 12 Dec 2026", "Lisbon Marriott Hotel"),
+        ("Booking.com\nBooking confirmation\nPestana Palace Lisboa\nCheck-in 12 Dec 2026", "Pestana Palace Lisboa"),
+        ("Booking confirmation\nCasa Amora\nRua João Penha 13\nCheck-in 12 Dec 2026 hotel", "Casa Amora"),
+        ("Your stay at Lost Inn Lisbon Hostel in Lisbon\nCheck-in: 12/12/2026", "Lost Inn Lisbon Hostel"),
+        ("Reservation confirmed\nHotel: Casa do Bairro\nCheck-in 12 Dec 2026", "Casa do Bairro"),
+        ("Property name:\nMemmo Alfama\nCheck-in 12 Dec 2026 hotel", "Memmo Alfama"),
+        ("Welcome to Pousada de Lisboa! Your room is ready.\nCheck-in 12 Dec 2026", "Pousada de Lisboa"),
+        // Headings, labels and prose are no names.
+        ("HOTEL CONFIRMATION\nCheck-in 12 Dec 2026", nil),
+        ("Hotel shuttle to the airport: tell us your flight\nCheck-in 12 Dec 2026", nil),
+        ("Your reservation at our hotel\nArrival: 12.12.2026", nil),
+        ("Hotel address: Rua Jau 54\nCheck-in 12 Dec 2026", nil),
+        ("Hotel: \nCheck-in 12 Dec 2026", nil),
+    ] as [(String, String?)])
+    func hotelName(text: String, name: String?) {
+        let fields = TicketFields.extract(from: text)
+        #expect(fields.kind == .hotel, "\(text)")
+        #expect(fields.hotelName == name, "\(text)")
+        #expect(fields.suggestedTitle == name ?? (fields.reference.map { "Hotel booking " + $0 } ?? "Hotel"))
+    }
+
+    @Test(arguments: [
+        ("Confirmation number: 4012.345.678", "4012.345.678"),
+        ("Confirmation Number: 84122394", "84122394"),
+        ("Reservation number: LX-7731", "LX-7731"),
+        ("Booking number #3049582114", "3049582114"),
+        // Too short, a date, a PIN, or after a generic label: not a confirmation number.
+        ("Confirmation number: 12345", nil),
+        ("Reservation number: 12.12.2026", nil),
+        ("PIN code: 123456", nil),
+        ("Ref: 84122394", nil),
+        ("Booking number: 2026 Dec", nil),
+    ] as [(String, String?)])
+    func confirmationNumbers(text: String, reference: String?) {
+        #expect(TicketFields.extract(from: "Hotel\n" + text).reference == reference, "\(text)")
     }
 }

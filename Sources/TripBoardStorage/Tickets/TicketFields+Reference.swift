@@ -3,11 +3,17 @@ extension TicketText {
     ///
     /// Specific labels ("booking reference", "PNR") are tried before the bare "reference" and
     /// "ref", which also introduce payment and customer references.
+    ///
+    /// After a specific label, the first word may also be a confirmation number as hotels and
+    /// car-rental firms print them: digits (`84122394`), or groups joined by `.` or `-`
+    /// (`4012.345.678`, `LX-7731`) — kept as printed, since that is how a front desk reads it.
     func bookingReference() -> String? {
-        for labels in [Self.specificReferenceLabels, Self.genericReferenceLabels] {
+        for (labels, allowsNumbers) in [(Self.specificReferenceLabels, true), (Self.genericReferenceLabels, false)] {
             var from = 0
             while let label = firstLabel(labels, from: from) {
-                if let value = referenceValue(after: label.end, labelLine: tokens[label.start].line) { return value }
+                if let value = referenceValue(after: label.end, labelLine: tokens[label.start].line, allowsNumbers: allowsNumbers) {
+                    return value
+                }
                 from = label.end
             }
         }
@@ -16,7 +22,7 @@ extension TicketText {
 
     /// The value after a label ending before `index`: the first fitting word among the next three,
     /// on the label's line or the next (where poppler puts a value printed under its label).
-    private func referenceValue(after index: Int, labelLine: Int) -> String? {
+    private func referenceValue(after index: Int, labelLine: Int, allowsNumbers: Bool) -> String? {
         var index = skipReferenceFillers(from: index)
         var wordsSeen = 0
         while wordsSeen < 3, let token = token(at: index), token.line <= labelLine + 1 {
@@ -29,6 +35,7 @@ extension TicketText {
                wordsSeen == 0 || isLaterReference(word.text, at: index, labelLine: labelLine) {
                 return word.text
             }
+            if allowsNumbers, wordsSeen == 0, let number = confirmationNumber(at: index) { return number }
             wordsSeen += 1
             index = word.end
         }
@@ -41,6 +48,33 @@ extension TicketText {
     private func isLaterReference(_ text: String, at index: Int, labelLine: Int) -> Bool {
         guard !isFlightNumber(at: index) else { return false }
         return tokens[index].line > labelLine || text.utf8.contains { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// A confirmation number starting at `index`: 6–20 capitals and digits in one word or in
+    /// groups glued together by single `.` or `-`, with at least four digits, not a date
+    /// (`12.12.2026`) and ending its word.
+    private func confirmationNumber(at index: Int) -> String? {
+        var end = index
+        var groups: [String] = []
+        var text = ""
+        while true {
+            let group = word(at: end)
+            guard !group.text.isEmpty else { return nil }
+            groups.append(group.text)
+            text += group.text
+            end = group.end
+            guard isSymbol(end, [".", "-"]), let next = token(at: end + 1), next.isWord, next.touchesPrevious,
+                  tokens[end].touchesPrevious else { break }
+            text += tokens[end].text
+            end += 1
+        }
+        let characters = groups.joined().utf8
+        let digits = characters.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
+        guard (6...20).contains(characters.count), digits >= 4,
+              characters.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }),
+              !(groups.count == 3 && groups.allSatisfy { $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
+                && date(at: index) != nil) else { return nil }
+        return text
     }
 
     /// Skips `:`, `#`, `no.` and further label words, as in "Booking reference (PNR): X7K2QP".

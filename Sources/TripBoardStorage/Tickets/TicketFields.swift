@@ -21,9 +21,13 @@ public struct TicketFields: Sendable, Equatable, Codable {
     public var departureDate: CivilDate?
     /// The departure (or check-in) time, local to the departure station.
     public var departureTime: TimeOfDay?
+    /// A hotel's (hostel's, inn's…) name, read only when the ticket is a hotel confirmation:
+    /// `Hotel Avenida Palace`.
+    public var hotelName: String?
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
-                destination: String? = nil, departureDate: CivilDate? = nil, departureTime: TimeOfDay? = nil) {
+                destination: String? = nil, departureDate: CivilDate? = nil, departureTime: TimeOfDay? = nil,
+                hotelName: String? = nil) {
         self.kind = kind
         self.reference = reference
         self.number = number
@@ -31,6 +35,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
         self.destination = destination
         self.departureDate = departureDate
         self.departureTime = departureTime
+        self.hotelName = hotelName
     }
 
     /// Reads the fields from a ticket's text (its first 100,000 characters); fields that cannot be
@@ -45,12 +50,14 @@ public struct TicketFields: Sendable, Equatable, Codable {
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
+        if fields.kind == .hotel { fields.hotelName = ticket.lodgingName() }
         return fields
     }
 
     /// A title for the booking: `TP 1351 LIS → CDG`, `ICE 123`, `Lisbon → Madrid`, `Train to Porto`,
-    /// `Hotel booking X7K2QP`, `Flight`; nil when nothing was found.
+    /// `Hotel Avenida Palace`, `Hotel booking X7K2QP`, `Flight`; nil when nothing was found.
     public var suggestedTitle: String? {
+        if kind == .hotel, let hotelName { return hotelName }
         let route = origin.flatMap { origin in destination.map { origin + " → " + $0 } }
         switch (number, route) {
         case let (number?, route?): return number + " " + route

@@ -50,6 +50,9 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
     public var booking: Booking
     /// True when the booking was created from the ticket's fields by this import.
     public var bookingCreated: Bool
+    /// True when the ticket went to a booking already in the trip that its reference and start
+    /// (or its flight or train number and date) match, rather than to a new one.
+    public var bookingMatched: Bool
     public var tripId: String
     public var tripName: String
     /// What was read from the ticket.
@@ -60,7 +63,7 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
     public var thumbnailError: String?
 
     enum CodingKeys: String, CodingKey {
-        case outcome, attachment, booking, bookingCreated, tripId, tripName, detected, pageCount, thumbnail, thumbnailError
+        case outcome, attachment, booking, bookingCreated, bookingMatched, tripId, tripName, detected, pageCount, thumbnail, thumbnailError
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -69,6 +72,7 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
         try container.encode(attachment, forKey: .attachment)
         try container.encode(booking, forKey: .booking)
         try container.encode(bookingCreated, forKey: .bookingCreated)
+        try container.encode(bookingMatched, forKey: .bookingMatched)
         try container.encode(tripId, forKey: .tripId)
         try container.encode(tripName, forKey: .tripName)
         try container.encode(detected, forKey: .detected)
@@ -185,14 +189,17 @@ public struct TicketImporter {
         } else {
             trip = try tripContaining(detected.departureDate, today: request.today)
         }
-        let plannedBooking = try requestedBooking ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
+        let matchedBooking = requestedBooking == nil ? try matchingBooking(for: detected, tripId: trip.id) : nil
+        let plannedBooking = try requestedBooking ?? matchedBooking
+            ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
         var result = TicketImportResult(
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
                 pageCount: Int64(inspection.pageCount), relativePath: "", state: "present", createdAt: store.stamp(),
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
-            booking: plannedBooking, bookingCreated: requestedBooking == nil, tripId: trip.id, tripName: trip.name,
+            booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
+            bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
             detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
 
         if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: trip.id) {
@@ -224,7 +231,7 @@ public struct TicketImporter {
         try store.markAttachmentPresent(id: row.id)
         row.state = "present"
         return TicketImportResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
-                                  bookingCreated: false, tripId: trip.id, tripName: trip.name, detected: detected,
+                                  bookingCreated: false, bookingMatched: false, tripId: trip.id, tripName: trip.name, detected: detected,
                                   pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
     }
 
@@ -255,6 +262,45 @@ public struct TicketImporter {
                            updatedAt: store.stamp()).validated()
     }
 
+    /// The booking of the trip this ticket is for, when one is already there — typed in by hand,
+    /// or filed from another copy of the confirmation: the same reference and the same start (its
+    /// wall clock, or its date when the ticket prints no time; any start when the booking has
+    /// none), or the same flight or train number on the same date. Only a single match counts;
+    /// two or more, or none, and the ticket makes a booking of its own.
+    func matchingBooking(for fields: TicketFields, tripId: String) throws -> Booking? {
+        guard fields.reference != nil || (fields.number != nil && fields.departureDate != nil) else { return nil }
+        let matches = try container.store.bookings(tripId: tripId).filter { Self.booking($0, matches: fields) }
+        return matches.count == 1 ? matches[0] : nil
+    }
+
+    static func booking(_ booking: Booking, matches fields: TicketFields) -> Bool {
+        // The booking's own calendar: `2026-12-12T07:35:00+00:00` → date and wall-clock time.
+        let date = booking.startsAt.map { String($0.prefix(10)) }
+        let time = booking.startsAt.flatMap { $0.count >= 16 ? String($0.dropFirst(11).prefix(5)) : nil }
+        let sameDate = fields.departureDate.map { date == $0.description } ?? false
+        if let reference = fields.reference, let own = booking.reference,
+           normalized(own) == normalized(reference) {
+            guard let date else { return true }
+            guard let ticketDate = fields.departureDate else { return true }
+            guard date == ticketDate.description else { return false }
+            return fields.departureTime.map { time == nil || time == $0.description } ?? true
+        }
+        if let number = fields.number, sameDate, fields.kind == nil || fields.kind == booking.kind {
+            let title = normalized(booking.title)
+            let wanted = normalized(number)
+            guard title.hasPrefix(wanted) else { return false }
+            // `TP1351` must not match `TP13510`.
+            return title.utf8.dropFirst(wanted.utf8.count).first.map { !($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) } ?? true
+        }
+        return false
+    }
+
+    /// Uppercased, without spaces, dots and hyphens: `tp 1351` and `TP1351`, `4012.345.678` and
+    /// `4012345678` are the same.
+    private static func normalized(_ text: String) -> String {
+        String(text.uppercased().unicodeScalars.filter { $0 != " " && $0 != "." && $0 != "-" }.map(Character.init))
+    }
+
     /// The live attachment already holding these bytes: in `booking`, or in any booking of the
     /// trip when the booking is to be created from the ticket (sharing a ticket twice).
     func existingCopy(of contentHash: String, booking: Booking?, tripId: String) throws -> Attachment? {
@@ -267,6 +313,7 @@ public struct TicketImporter {
         result.attachment = existing
         result.booking = try container.store.booking(id: existing.bookingId)
         result.bookingCreated = false
+        result.bookingMatched = false
     }
 
     /// Step 6: the booking (when new) and the attachment row in one transaction, after checking
