@@ -22,7 +22,7 @@ public enum ChildProcess {
         public var description: String {
             switch self {
             case .exited(let status): "exit status \(status)"
-            case .signaled(let signal): "signal \(signal) (\(String(cString: strsignal(signal))))"
+            case .signaled(let signal): ProcessSignal(rawValue: signal).description
             }
         }
     }

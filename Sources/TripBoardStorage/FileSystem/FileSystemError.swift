@@ -25,6 +25,8 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         /// More bytes than the reader allows (`FileDescriptor.readToEnd(limit:)`): bad input, not an I/O failure.
         public static let tooLarge = Code(name: "too large")
         public static let io = Code(name: "input/output error")
+        /// A file that the kernel will not run as a program (ENOEXEC).
+        public static let notExecutable = Code(name: "not an executable program")
         public var description: String { name }
     }
 
@@ -72,6 +74,7 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         case EWOULDBLOCK: .wouldBlock
         case EROFS: .readOnlyFileSystem
         case EINVAL: .invalid
+        case ENOEXEC: .notExecutable
         default: .io
         }
     }

@@ -60,8 +60,8 @@ public struct PDFWorker: Sendable {
             outcome = try ChildProcess.run(
                 executable: executablePath, arguments: arguments, environment: Self.childEnvironment(),
                 timeout: timeout, outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10), whileRunning: whileRunning)
-        } catch where error.code == .notFound || error.code == .permissionDenied || error.errorNumber == 8 {
-            // ENOENT, EACCES, or ENOEXEC (8: a file that is not a program): not there, for our purposes.
+        } catch where [.notFound, .permissionDenied, .notExecutable].contains(error.code) {
+            // Not there, not ours to run, or not a program: missing, for our purposes.
             throw .workerMissing(path: executablePath, detail: error.description)
         } catch {
             throw .workerFailed(file: displayName ?? file, detail: error.description)
@@ -107,11 +107,12 @@ public struct PDFWorker: Sendable {
     /// these is an answer about an ordinary PDF, so all are reported as too complex to read safely.
     static func error(forSignal signal: Int32, cpuSeconds: Double, file: String) -> PDFImportError {
         switch signal {
-        case 24 /* SIGXCPU */:
+        case ProcessSignal.cpuTimeLimit:
             return .tooComplex(file: file, limit: .cpuTime(seconds: PDFWorkerLimits.cpuSeconds))
-        case 9 /* SIGKILL */ where cpuSeconds >= Double(PDFWorkerLimits.cpuSeconds) - 0.5:
+        case ProcessSignal.kill where cpuSeconds >= Double(PDFWorkerLimits.cpuSeconds) - 0.5:
             return .tooComplex(file: file, limit: .cpuTime(seconds: PDFWorkerLimits.cpuSeconds))
-        case 9 /* SIGKILL */, 6 /* SIGABRT */, 5 /* SIGTRAP */, 4 /* SIGILL */, 7 /* SIGBUS */, 11 /* SIGSEGV */:
+        case ProcessSignal.kill, ProcessSignal.abort, ProcessSignal.trap, ProcessSignal.illegalInstruction,
+             ProcessSignal.busError, ProcessSignal.segmentationFault:
             return .tooComplex(file: file, limit: .memory(bytes: PDFWorkerLimits.memoryBytes, signal: signal))
         default:
             return .workerFailed(file: file, detail: "ended by signal \(signal)")
