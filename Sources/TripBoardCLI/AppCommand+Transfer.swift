@@ -22,9 +22,12 @@ extension AppCommand {
         let destination = try output.map { try outputDestination($0) }
         let container = try context.container()
         let (_, preferences) = try loadPreferences(context)
-        let bytes = try Console.json(try container.store.exportDocument(preferences: preferences)) + [0x0a]
-        guard let (directory, fileName) = destination else { return context.console.write(bytes) }
-        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+        guard let (directory, fileName) = destination else {
+            return try container.store.writeExport(preferences: preferences, to: context.console.write)
+        }
+        try directory.writeAtomically(to: fileName, staging: directory) { (write: ([UInt8]) throws -> Void) in
+            try container.store.writeExport(preferences: preferences, to: write)
+        }
     }
 
     static func importDocument(_ context: CommandContext) throws {

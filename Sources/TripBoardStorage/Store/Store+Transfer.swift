@@ -31,13 +31,61 @@ extension Store {
         try connection.readTransaction {
             ExportDocument(
                 format: ExportDocument.formatName, formatVersion: ExportDocument.currentFormatVersion,
-                exportedAt: stamp(),
-                trips: try connection.statement("SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id").rows(Self.trip(from:)),
-                places: try connection.statement("SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid").rows(Self.place(from:)),
-                bookings: try connection.statement("SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid").rows(Self.booking(from:)),
-                preferences: Dictionary(uniqueKeysWithValues: preferences.explicitValues.map { ($0.key.rawValue, $0.value) })
+                exportedAt: stamp(), trips: try exportedTrips.collect(), places: try exportedPlaces.collect(),
+                bookings: try exportedBookings.collect(), preferences: Self.exportedPreferences(preferences)
             )
         }
+    }
+
+    /// Writes the export as `JSON.encode(exportDocument(preferences:))` would, with its trailing
+    /// newline, piece by piece to `write` as the records are read (one snapshot): memory stays
+    /// flat whatever the number of records.
+    public func writeExport(preferences: Preferences, to write: ([UInt8]) throws -> Void) throws {
+        func member(_ key: String, first: Bool = false) throws {
+            var bytes = Array((first ? "{\n  " : ",\n  ").utf8)
+            JSONValue.writeString(key, into: &bytes)
+            try write(bytes + Array(" : ".utf8))
+        }
+        func scalar(_ key: String, _ value: some Encodable) throws {
+            try member(key)
+            try write(try JSON.makeValue(value).serialized(indentLevel: 1))
+        }
+        func array<Element: Encodable>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false) throws {
+            try member(key, first: first)
+            var array = JSONArrayWriter(indentLevel: 1)
+            try rows.forEach { try write(try array.element($0)) }
+            try write(array.end())
+        }
+        try connection.readTransaction {
+            // The members in the order JSON.encode sorts them (by their UTF-8 bytes).
+            try array("bookings", exportedBookings, first: true)
+            try scalar("exportedAt", stamp())
+            try scalar("format", ExportDocument.formatName)
+            try scalar("formatVersion", ExportDocument.currentFormatVersion)
+            try array("places", exportedPlaces)
+            try scalar("preferences", Self.exportedPreferences(preferences))
+            try array("trips", exportedTrips)
+            try write(Array("\n}\n".utf8))
+        }
+    }
+
+    private var exportedTrips: RowCursor<Trip> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id",
+                  transform: Self.trip(from:))
+    }
+
+    private var exportedPlaces: RowCursor<Place> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid",
+                  transform: Self.place(from:))
+    }
+
+    private var exportedBookings: RowCursor<Booking> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid",
+                  transform: Self.booking(from:))
+    }
+
+    private static func exportedPreferences(_ preferences: Preferences) -> [String: PreferenceValue] {
+        Dictionary(uniqueKeysWithValues: preferences.explicitValues.map { ($0.key.rawValue, $0.value) })
     }
 
     /// Adds every record of `document` in one transaction: all or nothing. A record that breaks
