@@ -40,13 +40,12 @@ extension AppCommand {
         let tripReference = try context.arguments.recordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let attachments = try store.attachments(tripId: try tripReference.map { try store.resolveID(.trip, $0) })
-        if json { return try context.console.printJSON(attachments) }
-        if attachments.isEmpty { return context.console.print("No attachments.") }
-        context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE"], rows: attachments.map {
+        let attachments = store.attachmentRows(tripId: try tripReference.map { try store.resolveID(.trip, $0) })
+        if json { return try context.console.printJSONArray(attachments) }
+        try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE"], emptyMessage: "No attachments.", attachments) {
             [String($0.id.prefix(8)), $0.originalFilename, $0.contentType, String($0.byteCount),
              $0.pageCount.map(String.init) ?? "", $0.state]
-        })
+        }
     }
 
     static func exportAttachment(_ context: CommandContext) throws {

@@ -39,11 +39,11 @@ extension AppCommand {
         let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let places = try store.places(tripId: try store.resolveID(.trip, tripReference))
-        if json { return try context.console.printJSON(places) }
-        context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"], rows: places.map { place in
+        let places = store.placeRows(tripId: try store.resolveID(.trip, tripReference))
+        if json { return try context.console.printJSONArray(places) }
+        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"], places) { place in
             [String(place.id.prefix(8)), place.name, place.city ?? "", place.visited ? "yes" : "no", place.syncState.rawValue]
-        })
+        }
     }
 
     static func visitPlace(_ context: CommandContext) throws {
@@ -86,12 +86,12 @@ extension AppCommand {
         let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
-        if json { return try context.console.printJSON(bookings) }
-        context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "REFERENCE", "SYNC"], rows: bookings.map { booking in
+        let bookings = store.bookingRows(tripId: try store.resolveID(.trip, tripReference))
+        if json { return try context.console.printJSONArray(bookings) }
+        try context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "REFERENCE", "SYNC"], bookings) { booking in
             [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title, booking.startsAt ?? "",
              booking.reference ?? "", booking.syncState.rawValue]
-        })
+        }
     }
 
     static func deleteBooking(_ context: CommandContext) throws {

@@ -20,12 +20,12 @@ extension AppCommand {
     static func listPending(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let pending = try context.store().pendingChanges()
-        if json { return try context.console.printJSON(pending) }
-        if pending.isEmpty { return context.console.print("Everything is synchronized.") }
-        context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"], rows: pending.map { change in
+        let pending = try context.store().pendingChangeRows()
+        if json { return try context.console.printJSONArray(pending) }
+        try context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"],
+                                       emptyMessage: "Everything is synchronized.", pending) { change in
             [change.kind.rawValue, change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]
-        })
+        }
     }
 
     static func acknowledge(_ context: CommandContext) throws {

@@ -22,16 +22,19 @@ extension AppCommand {
         let destination = try output.map { try outputDestination($0) }
         let container = try context.container()
         let (_, preferences) = try loadPreferences(context)
-        let bytes = try Console.json(try container.store.exportDocument(preferences: preferences)) + [0x0a]
-        guard let (directory, fileName) = destination else { return context.console.write(bytes) }
-        try directory.writeAtomically(bytes, to: fileName, staging: directory)
+        guard let (directory, fileName) = destination else {
+            return try container.store.writeExport(preferences: preferences, to: context.console.write)
+        }
+        try directory.writeAtomically(to: fileName, staging: directory) { (write: ([UInt8]) throws -> Void) in
+            try container.store.writeExport(preferences: preferences, to: write)
+        }
     }
 
     static func importDocument(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         let source = try context.arguments.positional("FILE to import (or - for stdin)")
         try context.finishArguments()
-        let document = try ImportDocument.parse(try readImport(source))
+        let document = try ImportDocument.parse(try openImport(source))
         var preferenceValues: [PreferenceKey: PreferenceValue] = [:]
         for (name, value) in document.preferences ?? [:] {
             do {
@@ -69,20 +72,34 @@ extension AppCommand {
     /// The most `app import` reads: a document of a million records is about 300 MB.
     static let importLimit = 1 << 30
 
-    /// The bytes of the document to import, read before the container is opened: FILE (symbolic
-    /// links followed, as any tool would) or standard input. Whatever FILE is — a regular file, a
+    /// The document to import, opened (and checked) before the container is: FILE (symbolic
+    /// links followed, as any tool would) or standard input, returned as a way to read it from
+    /// the start, once to check it and once to import it. Whatever FILE is — a regular file, a
     /// pipe, a FIFO, a device — it is read like `cat` reads it; a FIFO waits for its writer, with
-    /// no lock held. A regular file over the limit is refused by its size, anything else as soon
-    /// as the running count passes it (`/dev/zero` stops at 1 GiB): exit 65, the limit named.
-    static func readImport(_ source: String) throws -> [UInt8] {
-        do throws(FileSystemError) {
-            if source == "-" { return try StandardStream.input.readToEnd(limit: importLimit) }
-            return try FileDescriptor.openForReading(path: source, waitingForAWriter: true).readToEnd(limit: importLimit)
-        } catch {
-            guard error.code == .tooLarge else { throw error }
-            let name = source == "-" ? "standard input" : String(source.prefix(200))
-            throw CommandLineError(.dataError, "\(name) is larger than the import limit of 1 GiB; nothing was imported")
+    /// no lock held. A regular file is read in place, and refused by its size when over the
+    /// limit; anything else is copied as it comes into an unnamed temporary file, and refused as
+    /// soon as the running count passes the limit (`/dev/zero` stops at 1 GiB): exit 65, the
+    /// limit named. Never more than a read buffer is in memory.
+    static func openImport(_ source: String) throws -> () throws -> any ByteSource {
+        let name = source == "-" ? "standard input" : String(source.prefix(200))
+        let tooLarge = CommandLineError(.dataError, "\(name) is larger than the import limit of 1 GiB; nothing was imported")
+        let input = source == "-" ? try FileDescriptor.standardInput() : try FileDescriptor.openForReading(path: source, waitingForAWriter: true)
+        let status = try input.status()
+        if status.kind == .regular {
+            guard status.size <= importLimit else { throw tooLarge }
+            return { try input.rewind(); return input }
         }
+        let spool = try FileDescriptor.unnamedTemporaryFile()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var total = 0
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
+            if count == 0 { break }
+            total += count
+            guard total <= importLimit else { throw tooLarge }
+            try spool.write(all: buffer[..<count])
+        }
+        return { try spool.rewind(); return spool }
     }
 
     /// Splits `a/b/c.json` into (`a/b`, `c.json`); a bare name is in the current directory.

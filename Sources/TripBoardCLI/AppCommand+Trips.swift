@@ -38,13 +38,14 @@ extension AppCommand {
     static func listTrips(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let trips = try context.store().trips()
-        if json { return try context.console.printJSON(trips) }
-        if trips.isEmpty { return context.console.print("No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD") }
-        context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"], rows: trips.map { trip in
+        let trips = try context.store().tripRows()
+        if json { return try context.console.printJSONArray(trips) }
+        try context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"],
+                                       emptyMessage: "No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD",
+                                       trips) { trip in
             [String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
              String(trip.dayCount), trip.syncState.rawValue]
-        })
+        }
     }
 
     static func showTrip(_ context: CommandContext) throws {

@@ -48,32 +48,97 @@ public final class Console {
         try JSON.encode(value, pretty: pretty)
     }
 
-    /// Prints rows as aligned columns under a header. Widths count characters (grapheme
-    /// clusters), with a fast path for ASCII cells; lines are assembled as bytes, so a list of
-    /// 100,000 trips costs little more than writing it.
+    /// Prints rows as aligned columns under a header (`TableWriter` with every row at once).
     func printTable(header: [String], rows: [[String]]) {
-        func width(_ cell: String) -> Int {
-            let utf8 = cell.utf8
-            return utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : cell.count
-        }
-        let cellWidths = rows.map { $0.map(width) }
-        var widths = header.map(width)
-        for row in cellWidths {
-            for (index, cellWidth) in row.enumerated() where cellWidth > widths[index] { widths[index] = cellWidth }
-        }
-        func line(_ cells: [String], _ cellWidths: [Int]) {
-            var line: [UInt8] = []
+        let table = TableWriter(console: self, header: header, pageRows: max(rows.count, 1))
+        rows.forEach(table.add)
+        table.finish()
+    }
+
+    /// Prints the rows of `cursor` as a table as they are read: `row` makes each one's cells.
+    /// With no row at all, prints `emptyMessage` instead, or the header alone when it is nil.
+    func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: RowCursor<Element>,
+                             row: (Element) -> [String]) throws {
+        let table = TableWriter(console: self, header: header)
+        try cursor.forEach { table.add(row($0)) }
+        if table.rowCount == 0, let emptyMessage { return print(emptyMessage) }
+        table.finish()
+    }
+
+    /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same
+    /// bytes `printJSON` gives for the array of them all.
+    func printJSONArray<Element: Encodable>(_ cursor: RowCursor<Element>) throws {
+        var array = JSONArrayWriter()
+        try cursor.forEach { write(try array.element($0)) }
+        write(array.end() + [0x0a])
+    }
+}
+
+/// A table printed as its rows arrive. The columns' widths come from the header and the first
+/// page of rows (`pageRows`, 1,000 by default), which is held until it is full, then printed;
+/// every later row is printed at once. A later cell wider than its column pushes the rest of
+/// its line to the right (two spaces always separate cells), so memory stays flat in the number
+/// of rows. Widths count characters (grapheme clusters), with a fast path for ASCII cells;
+/// lines are assembled as bytes.
+final class TableWriter {
+    static let defaultPageRows = 1_000
+
+    private let console: Console
+    private let header: [String]
+    private let pageRows: Int
+    private var page: [[String]] = []
+    private var widths: [Int]?
+    /// How many rows have been added.
+    private(set) var rowCount = 0
+
+    init(console: Console, header: [String], pageRows: Int = TableWriter.defaultPageRows) {
+        self.console = console
+        self.header = header
+        self.pageRows = pageRows
+    }
+
+    func add(_ cells: [String]) {
+        rowCount += 1
+        if widths != nil { return line(cells) }
+        page.append(cells)
+        if page.count >= pageRows { printPage() }
+    }
+
+    /// Prints what is still held (the header, when no row came).
+    func finish() {
+        if widths == nil { printPage() }
+    }
+
+    private func printPage() {
+        var widths = header.map(Self.width)
+        for cells in page {
             for (index, cell) in cells.enumerated() {
-                line += cell.utf8
-                if index < cells.count - 1 {
-                    line += repeatElement(UInt8(ascii: " "), count: widths[index] - cellWidths[index] + 2)
-                }
+                let cellWidth = Self.width(cell)
+                if cellWidth > widths[index] { widths[index] = cellWidth }
             }
-            while line.last == UInt8(ascii: " ") { line.removeLast() }
-            line.append(0x0a)
-            write(line)
         }
-        line(header, header.map(width))
-        for (row, rowWidths) in zip(rows, cellWidths) { line(row, rowWidths) }
+        self.widths = widths
+        line(header)
+        page.forEach(line)
+        page = []
+    }
+
+    private func line(_ cells: [String]) {
+        let widths = widths!
+        var line: [UInt8] = []
+        for (index, cell) in cells.enumerated() {
+            line += cell.utf8
+            if index < cells.count - 1 {
+                line += repeatElement(UInt8(ascii: " "), count: max(widths[index] - Self.width(cell), 0) + 2)
+            }
+        }
+        while line.last == UInt8(ascii: " ") { line.removeLast() }
+        line.append(0x0a)
+        console.write(line)
+    }
+
+    private static func width(_ cell: String) -> Int {
+        let utf8 = cell.utf8
+        return utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : cell.count
     }
 }

@@ -278,6 +278,30 @@ public final class Directory: Sendable {
         }
     }
 
+    /// `writeAtomically(to:staging:_:)` for a producer that may fail for reasons of its own (the
+    /// queries of an export): `produce` hands its bytes to `write` as it makes them. Whatever
+    /// fails, the temp file is removed and `name` is left as it was; the producer's error is
+    /// thrown as it is.
+    public func writeAtomically(to name: String, staging: Directory,
+                                producing produce: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+        var producerError: (any Error)?
+        do {
+            try writeAtomically(to: name, staging: staging) { output throws(FileSystemError) in
+                do {
+                    try produce { bytes in try output.append(bytes) }
+                } catch let error as FileSystemError {
+                    throw error
+                } catch {
+                    // Carried out through the typed-throws body, which then throws anything.
+                    producerError = error
+                    throw FileSystemError(code: .invalid, systemCall: "write", path: childPath(name))
+                }
+            }
+        } catch {
+            throw producerError ?? error
+        }
+    }
+
     /// A name no other process will pick: the process id, a counter and random bits.
     static func uniqueTemporaryName(for name: String) -> String {
         "\(name).\(getpid()).\(UInt64.random(in: 0 ... .max) & 0xffff_ffff).tmp"

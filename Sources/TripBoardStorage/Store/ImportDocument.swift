@@ -1,6 +1,6 @@
 /// A document to import: records may leave out their sync metadata (then they are new,
 /// pendingUpload) and their ids (then they get new ones).
-public struct ImportDocument: Sendable, Decodable {
+public struct ImportDocument {
     public struct TripRecord: Sendable, Decodable {
         var id: String?
         var name: String
@@ -36,34 +36,146 @@ public struct ImportDocument: Sendable, Decodable {
         var updatedAt: String?
     }
 
-    var format: String?
-    var formatVersion: Int?
-    var trips: [TripRecord]?
-    var places: [PlaceRecord]?
-    var bookings: [BookingRecord]?
-    public var preferences: [String: PreferenceValue]?
+    /// Opens the document's bytes from the start: read once to check it (`parse`), once more
+    /// to insert its records (`Store.importRecords`), never held whole.
+    let openSource: () throws -> any ByteSource
+    /// The preferences the document sets, checked by the caller before anything is written.
+    public let preferences: [String: PreferenceValue]?
+    /// Total records in the document.
+    public let recordCount: Int
+    /// How many times each top-level key appears: as for any JSON object read here, the last
+    /// one counts, so an import reads only the last `trips` (and so on).
+    let occurrences: [String: Int]
 
-    /// Parses and checks the shape; refuses other formats and newer versions.
+    static let recordKeys: Set<String> = ["trips", "places", "bookings"]
+
+    /// Parses and checks the document in `bytes` (tests, small documents).
     public static func parse(_ bytes: [UInt8]) throws -> ImportDocument {
-        let document: ImportDocument
-        do {
-            document = try JSON.decode(ImportDocument.self, from: bytes)
-        } catch let error as JSONSyntaxError {
-            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
-        } catch let error as DecodingError {
-            throw StoreError.invalidData("the import is not a valid TripBoard export: \(describe(error)); nothing was imported")
-        }
-        if let format = document.format, format != ExportDocument.formatName {
-            throw StoreError.invalidData("the import's format is '\(format.prefix(40))', not \(ExportDocument.formatName); nothing was imported")
-        }
-        if let version = document.formatVersion, version > ExportDocument.currentFormatVersion {
-            throw StoreError.invalidData("the import has format version \(version), newer than this build reads (\(ExportDocument.currentFormatVersion)); nothing was imported")
-        }
-        return document
+        try parse { MemorySource(bytes) }
     }
 
-    /// Total records in the document.
-    public var recordCount: Int { (trips?.count ?? 0) + (places?.count ?? 0) + (bookings?.count ?? 0) }
+    /// Reads the whole document once, as a stream, and checks it: its syntax, the shape of every
+    /// record, the format and version, and every record's rules (`validated()`), reporting the
+    /// first problem in the order a whole-document decode would (shape, then format and
+    /// version, then rules, trips before places before bookings). Nothing is kept but the
+    /// preferences and the counts; `openSource` is called again to import.
+    public static func parse(_ openSource: @escaping () throws -> any ByteSource) throws -> ImportDocument {
+        var reader = JSONStreamReader(source: try openSource())
+        var occurrences: [String: Int] = [:]
+        var shapeErrors: [String: DecodingError] = [:]
+        var ruleErrors: [String: StoreError] = [:]
+        var counts: [String: Int] = [:]
+        var format: String?
+        var formatVersion: Int?
+        var preferences: [String: PreferenceValue]?
+        func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> T {
+            try T(from: ValueDecoder(value: value, codingPath: path))
+        }
+        func record(_ key: String, _ index: Int, _ value: JSONValue) {
+            counts[key, default: 0] += 1
+            guard shapeErrors[key] == nil else { return }
+            do {
+                let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
+                switch key {
+                case "trips": _ = try decode(TripRecord.self, value, path).trip(id: nil, now: placeholderStamp, index: index)
+                case "places": _ = try decode(PlaceRecord.self, value, path).place(id: nil, now: placeholderStamp, index: index)
+                default: _ = try decode(BookingRecord.self, value, path).booking(id: nil, now: placeholderStamp, index: index)
+                }
+            } catch let error as DecodingError {
+                shapeErrors[key] = error
+            } catch let error as StoreError {
+                if ruleErrors[key] == nil { ruleErrors[key] = error }
+            } catch {
+                if ruleErrors[key] == nil { ruleErrors[key] = .invalidData("\(key)[\(index)]: \(error); nothing was imported") }
+            }
+        }
+        do {
+            try reader.walk(begin: { key in
+                // A repeated key starts over: only its last value counts.
+                occurrences[key, default: 0] += 1
+                counts[key] = 0
+                shapeErrors[key] = nil
+                ruleErrors[key] = nil
+                return recordKeys.contains(key) ? .elements : .whole
+            }, value: { key, value in
+                let path: [any CodingKey] = [MemberKey(key)]
+                do {
+                    switch key {
+                    case "format": format = value == .null ? nil : try decode(String.self, value, path)
+                    case "formatVersion": formatVersion = value == .null ? nil : try decode(Int.self, value, path)
+                    case "preferences": preferences = value == .null ? nil : try decode([String: PreferenceValue].self, value, path)
+                    case _ where recordKeys.contains(key):
+                        // Not an array: null is an empty list; anything else is the wrong shape.
+                        guard value != .null else { return }
+                        throw DecodingError.typeMismatch([Any].self, .init(codingPath: path, debugDescription: "expected an array"))
+                    default: break
+                    }
+                } catch let error as DecodingError {
+                    shapeErrors[key] = error
+                }
+            }, element: record, notAnObject: { _ in
+                shapeErrors[""] = .typeMismatch([String: Any].self, .init(codingPath: [], debugDescription: "expected an object"))
+            })
+        } catch let error as JSONSyntaxError {
+            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
+        }
+        for key in ["", "format", "formatVersion", "trips", "places", "bookings", "preferences"] {
+            if let error = shapeErrors[key] {
+                throw StoreError.invalidData("the import is not a valid TripBoard export: \(describe(error)); nothing was imported")
+            }
+        }
+        if let format, format != ExportDocument.formatName {
+            throw StoreError.invalidData("the import's format is '\(format.prefix(40))', not \(ExportDocument.formatName); nothing was imported")
+        }
+        if let version = formatVersion, version > ExportDocument.currentFormatVersion {
+            throw StoreError.invalidData("the import has format version \(version), newer than this build reads (\(ExportDocument.currentFormatVersion)); nothing was imported")
+        }
+        for key in ["trips", "places", "bookings"] {
+            if let error = ruleErrors[key] { throw error }
+        }
+        return ImportDocument(openSource: openSource, preferences: preferences,
+                              recordCount: counts.values.reduce(0, +), occurrences: occurrences)
+    }
+
+    /// One record of the document as the store keeps it, `index` its place in its array.
+    enum Record {
+        case trip(Trip, index: Int)
+        case place(Place, index: Int)
+        case booking(Booking, index: Int)
+    }
+
+    /// Reads the document again and hands over its records one at a time, in document order,
+    /// each as the store keeps it (defaults filled in, `now` for a missing `updatedAt`).
+    func forEachRecord(now: String, _ body: (Record) throws -> Void) throws {
+        var reader = JSONStreamReader(source: try openSource())
+        var seen: [String: Int] = [:]
+        do {
+            try reader.walk(begin: { key in
+                seen[key, default: 0] += 1
+                return Self.recordKeys.contains(key) ? .elements : .whole
+            }, value: { _, _ in }, element: { key, index, value in
+                guard seen[key] == occurrences[key] else { return }
+                let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
+                switch key {
+                case "trips":
+                    try body(.trip(try TripRecord(from: ValueDecoder(value: value, codingPath: path)).trip(id: Identifier.make(), now: now, index: index), index: index))
+                case "places":
+                    try body(.place(try PlaceRecord(from: ValueDecoder(value: value, codingPath: path)).place(id: Identifier.make(), now: now, index: index), index: index))
+                default:
+                    try body(.booking(try BookingRecord(from: ValueDecoder(value: value, codingPath: path)).booking(id: Identifier.make(), now: now, index: index), index: index))
+                }
+            }, notAnObject: { _ in })
+        } catch let error as JSONSyntaxError {
+            // The file changed between the two readings.
+            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
+        } catch let error as DecodingError {
+            throw StoreError.invalidData("the import is not a valid TripBoard export: \(Self.describe(error)); nothing was imported")
+        }
+    }
+
+    /// What `parse` validates records with when the document leaves out an id or `updatedAt`.
+    static let placeholderID = "00000000-0000-4000-8000-000000000001"
+    static let placeholderStamp = "2000-01-01T00:00:00.000Z"
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
@@ -81,37 +193,51 @@ public struct ImportDocument: Sendable, Decodable {
 }
 
 
-extension ImportDocument {
-    /// The document's records as the store would keep them, each checked with `validated()`:
-    /// what a record leaves out gets its default (a new id, `pendingUpload`, `updatedAt` = `now`).
-    /// A broken rule throws `.invalidData` naming the record and the field (`trips[3].updatedAt
-    /// …`), ending in "nothing was imported".
-    func records(now: String) throws -> (trips: [Trip], places: [Place], bookings: [Booking]) {
-        let trips = try (trips ?? []).enumerated().map { index, record in
-            try Self.naming("trips[\(index)]") {
-                try Trip(id: record.id ?? Identifier.make(), name: record.name, startDate: record.startDate, endDate: record.endDate,
-                         notes: record.notes ?? "", syncState: record.syncState ?? .pendingUpload,
-                         remoteVersion: record.remoteVersion, updatedAt: record.updatedAt ?? now).validated()
-            }
+extension ImportDocument.TripRecord {
+    /// The trip as the store keeps it, checked with `validated()`: a missing id becomes `id`
+    /// (the placeholder when nil), a missing `updatedAt` `now`. A broken rule names `trips[index]`.
+    func trip(id newID: String?, now: String, index: Int) throws -> Trip {
+        try ImportDocument.naming("trips[\(index)]") {
+            try Trip(id: id ?? newID ?? ImportDocument.placeholderID, name: name, startDate: startDate, endDate: endDate,
+                     notes: notes ?? "", syncState: syncState ?? .pendingUpload,
+                     remoteVersion: remoteVersion, updatedAt: updatedAt ?? now).validated()
         }
-        let places = try (places ?? []).enumerated().map { index, record in
-            try Self.naming("places[\(index)]") {
-                try Place(id: record.id ?? Identifier.make(), tripId: record.tripId, name: record.name, city: record.city,
-                          visited: record.visited ?? false, syncState: record.syncState ?? .pendingUpload,
-                          remoteVersion: record.remoteVersion, updatedAt: record.updatedAt ?? now).validated()
-            }
-        }
-        let bookings = try (bookings ?? []).enumerated().map { index, record in
-            try Self.naming("bookings[\(index)]") {
-                try Booking(id: record.id ?? Identifier.make(), tripId: record.tripId, kind: FieldRules.bookingKind(record.kind),
-                            title: record.title, startsAt: record.startsAt, reference: record.reference,
-                            syncState: record.syncState ?? .pendingUpload, remoteVersion: record.remoteVersion,
-                            updatedAt: record.updatedAt ?? now).validated()
-            }
-        }
-        return (trips, places, bookings)
     }
+}
 
+extension ImportDocument.PlaceRecord {
+    /// The place as the store keeps it (see `TripRecord.trip`).
+    func place(id newID: String?, now: String, index: Int) throws -> Place {
+        try ImportDocument.naming("places[\(index)]") {
+            try Place(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, name: name, city: city,
+                      visited: visited ?? false, syncState: syncState ?? .pendingUpload,
+                      remoteVersion: remoteVersion, updatedAt: updatedAt ?? now).validated()
+        }
+    }
+}
+
+extension ImportDocument.BookingRecord {
+    /// The booking as the store keeps it (see `TripRecord.trip`).
+    func booking(id newID: String?, now: String, index: Int) throws -> Booking {
+        try ImportDocument.naming("bookings[\(index)]") {
+            try Booking(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, kind: FieldRules.bookingKind(kind),
+                        title: title, startsAt: startsAt, reference: reference,
+                        syncState: syncState ?? .pendingUpload, remoteVersion: remoteVersion,
+                        updatedAt: updatedAt ?? now).validated()
+        }
+    }
+}
+
+/// The coding key of a top-level member, for decoding paths (`trips[3].endDate`).
+struct MemberKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension ImportDocument {
     /// Runs `body`, turning a rule it breaks into one line that names the record at `path`:
     /// `trips[3].updatedAt falls in the year 10000 …; nothing was imported`.
     static func naming<T>(_ path: String, _ body: () throws -> T) throws -> T {

@@ -95,20 +95,26 @@ extension Store {
 
 extension Store {
     /// Live attachments, of one trip or all, oldest first.
-    public func attachments(tripId: String? = nil) throws -> [Attachment] {
-        let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
-        if let tripId {
+    public func attachments(tripId: String? = nil) throws -> [Attachment] { try attachmentRows(tripId: tripId).collect() }
+
+    /// `attachments(tripId:)` one at a time as they are read; the trip, if any, is looked up
+    /// (`.notFound`) when the cursor is walked.
+    public func attachmentRows(tripId: String? = nil) -> RowCursor<Attachment> {
+        RowCursor(connection: connection, prepare: { [self] in
+            guard let tripId else {
+                return (try connection.statement("""
+                    SELECT \(Self.attachmentColumns) FROM attachments
+                    WHERE \(Self.liveAttachment) ORDER BY created_at, id
+                    """), [])
+            }
             _ = try trip(id: tripId)
-            return try connection.statement("""
+            let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
+            return (try connection.statement("""
                 SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
                 WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
                 ORDER BY a.created_at, a.id
-                """).rows([.text(tripId)], Self.attachment(from:))
-        }
-        return try connection.statement("""
-            SELECT \(Self.attachmentColumns) FROM attachments
-            WHERE \(Self.liveAttachment) ORDER BY created_at, id
-            """).rows(Self.attachment(from:))
+                """), [.text(tripId)])
+        }, transform: Self.attachment(from:))
     }
 
     /// The live attachment with exactly this id.

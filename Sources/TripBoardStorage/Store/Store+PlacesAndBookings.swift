@@ -62,13 +62,17 @@ extension Store {
     }
 
     /// The live places of a live trip, in the order they were added.
-    public func places(tripId: String) throws -> [Place] {
-        try connection.readTransaction {
+    public func places(tripId: String) throws -> [Place] { try placeRows(tripId: tripId).collect() }
+
+    /// `places(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
+    /// when the cursor is walked.
+    public func placeRows(tripId: String) -> RowCursor<Place> {
+        RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
-            return try connection.statement("""
+            return (try connection.statement("""
                 SELECT \(Self.placeColumns) FROM places WHERE trip_id = ? AND \(Self.live) ORDER BY rowid
-                """).rows([.text(tripId)], Self.place(from:))
-        }
+                """), [.text(tripId)])
+        }, transform: Self.place(from:))
     }
 
     /// Marks a place visited (or not); a change makes it pendingUpload.
@@ -128,14 +132,18 @@ extension Store {
     }
 
     /// The live bookings of a live trip, earliest first; undated ones last.
-    public func bookings(tripId: String) throws -> [Booking] {
-        try connection.readTransaction {
+    public func bookings(tripId: String) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }
+
+    /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
+    /// when the cursor is walked.
+    public func bookingRows(tripId: String) -> RowCursor<Booking> {
+        RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
-            return try connection.statement("""
+            return (try connection.statement("""
                 SELECT \(Self.bookingColumns) FROM bookings WHERE trip_id = ? AND \(Self.live)
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
-                """).rows([.text(tripId)], Self.booking(from:))
-        }
+                """), [.text(tripId)])
+        }, transform: Self.booking(from:))
     }
 
     /// The live booking with exactly this id.

@@ -6,13 +6,14 @@ extension Store {
 
     /// Every record the server has not confirmed: pendingUpload, pendingDeletion and failed, oldest
     /// change first; attachments included (a deleted one the server had is a tombstone too).
-    public func pendingChanges() throws -> [PendingChange] {
+    public func pendingChanges() throws -> [PendingChange] { try pendingChangeRows().collect() }
+
+    /// `pendingChanges()` one at a time as they are read (`sync pending`).
+    public func pendingChangeRows() -> RowCursor<PendingChange> {
         let select = { (kind: RecordKind) in
             "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE \(Self.pending)"
         }
-        return try connection.statement(
-            RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2"
-        ).rows { row in
+        return RowCursor(connection: connection, sql: RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2") { row in
             PendingChange(kind: RecordKind(rawValue: row.text(0)) ?? .trip, id: row.text(1),
                           syncState: SyncState(rawValue: row.text(2)) ?? .failed,
                           remoteVersion: row.optionalInteger(3), updatedAt: row.text(4))

@@ -31,92 +31,173 @@ extension Store {
         try connection.readTransaction {
             ExportDocument(
                 format: ExportDocument.formatName, formatVersion: ExportDocument.currentFormatVersion,
-                exportedAt: stamp(),
-                trips: try connection.statement("SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id").rows(Self.trip(from:)),
-                places: try connection.statement("SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid").rows(Self.place(from:)),
-                bookings: try connection.statement("SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid").rows(Self.booking(from:)),
-                preferences: Dictionary(uniqueKeysWithValues: preferences.explicitValues.map { ($0.key.rawValue, $0.value) })
+                exportedAt: stamp(), trips: try exportedTrips.collect(), places: try exportedPlaces.collect(),
+                bookings: try exportedBookings.collect(), preferences: Self.exportedPreferences(preferences)
             )
         }
     }
 
-    /// Adds every record of `document` in one transaction: all or nothing. A record that breaks
-    /// a rule (`validated()`), an id that appears twice or that any record in the store already
-    /// has, a place or booking whose trip is neither in the document nor in the store, or a live
-    /// one under a deleted trip refuses the whole import.
+    /// Writes the export as `JSON.encode(exportDocument(preferences:))` would, with its trailing
+    /// newline, piece by piece to `write` as the records are read (one snapshot): memory stays
+    /// flat whatever the number of records.
+    public func writeExport(preferences: Preferences, to write: ([UInt8]) throws -> Void) throws {
+        func member(_ key: String, first: Bool = false) throws {
+            var bytes = Array((first ? "{\n  " : ",\n  ").utf8)
+            JSONValue.writeString(key, into: &bytes)
+            try write(bytes + Array(" : ".utf8))
+        }
+        func scalar(_ key: String, _ value: some Encodable) throws {
+            try member(key)
+            try write(try JSON.makeValue(value).serialized(indentLevel: 1))
+        }
+        func array<Element: Encodable>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false) throws {
+            try member(key, first: first)
+            var array = JSONArrayWriter(indentLevel: 1)
+            try rows.forEach { try write(try array.element($0)) }
+            try write(array.end())
+        }
+        try connection.readTransaction {
+            // The members in the order JSON.encode sorts them (by their UTF-8 bytes).
+            try array("bookings", exportedBookings, first: true)
+            try scalar("exportedAt", stamp())
+            try scalar("format", ExportDocument.formatName)
+            try scalar("formatVersion", ExportDocument.currentFormatVersion)
+            try array("places", exportedPlaces)
+            try scalar("preferences", Self.exportedPreferences(preferences))
+            try array("trips", exportedTrips)
+            try write(Array("\n}\n".utf8))
+        }
+    }
+
+    private var exportedTrips: RowCursor<Trip> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id",
+                  transform: Self.trip(from:))
+    }
+
+    private var exportedPlaces: RowCursor<Place> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid",
+                  transform: Self.place(from:))
+    }
+
+    private var exportedBookings: RowCursor<Booking> {
+        RowCursor(connection: connection, sql: "SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid",
+                  transform: Self.booking(from:))
+    }
+
+    private static func exportedPreferences(_ preferences: Preferences) -> [String: PreferenceValue] {
+        Dictionary(uniqueKeysWithValues: preferences.explicitValues.map { ($0.key.rawValue, $0.value) })
+    }
+
+    /// Adds every record of `document` in one transaction: all or nothing. The document is read
+    /// again as a stream and each record inserted as it is read, so memory does not grow with its
+    /// size. A record that breaks a rule (already refused by `ImportDocument.parse`), an id that
+    /// appears twice or that any record in the store already has, a place or booking whose trip
+    /// is neither in the document nor in the store, or a live one under a deleted trip refuses
+    /// the whole import.
+    ///
+    /// What this import has inserted is told apart from what was there by rowid: rows inserted
+    /// by one transaction get rowids above the largest one before it (the tables have no
+    /// AUTOINCREMENT, and SQLite gives a new row the largest rowid + 1), in insertion order.
     public func importRecords(_ document: ImportDocument) throws -> ImportSummary {
-        let (trips, places, bookings) = try document.records(now: stamp())
-        try Self.refuseRepeatedIDs([trips.map(\.id), places.map(\.id), bookings.map(\.id)])
-        // A large import: a 64 MiB page cache for its transaction.
-        try connection.withPageCache(kibibytes: 64 << 10) {
+        let now = stamp()
+        var summary = ImportSummary(trips: 0, places: 0, bookings: 0)
+        // A page cache of its own for the transaction, small enough that memory stays flat.
+        try connection.withPageCache(kibibytes: Self.importPageCacheKibibytes) {
             do {
                 try connection.writeTransaction {
-                    try refuseChildrenOfDeletedTrips(places: places, bookings: bookings, importedTrips: Set(trips.map(\.id)))
-                    // Validated by records(now:) already; the store's own checks run in the inserts.
-                    // Into an empty store no id can be taken (the document's own repeats are refused
-                    // above): the four probes per record, 7% of a 100,000-trip import, are skipped.
-                    let unused = try isEmpty()
-                    for (index, trip) in trips.enumerated() {
-                        try ImportDocument.naming("trips[\(index)]") { try insert(validated: trip, idIsUnused: unused) }
+                    summary = ImportSummary(trips: 0, places: 0, bookings: 0)
+                    // A child may come before its trip in the document: the foreign keys are
+                    // checked at the end (`refuseOrphans`), not row by row.
+                    try connection.execute("PRAGMA defer_foreign_keys = ON")
+                    var base: [RecordKind: Int64] = [:]
+                    for kind in [RecordKind.trip, .place, .booking] {
+                        base[kind] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(kind.table)")
                     }
-                    for (index, place) in places.enumerated() {
-                        try ImportDocument.naming("places[\(index)]") { try insert(validated: place, idIsUnused: unused) }
+                    try document.forEachRecord(now: now) { record in
+                        switch record {
+                        case .trip(let trip, let index):
+                            try refuseTakenID(trip.id, .trip, index, base)
+                            try ImportDocument.naming("trips[\(index)]") { try insert(validated: trip, idIsUnused: true) }
+                            summary.trips += 1
+                        case .place(let place, let index):
+                            try refuseTakenID(place.id, .place, index, base)
+                            try refuseDeletedStoreTrip(place.tripId, .place, place.id, base)
+                            try ImportDocument.naming("places[\(index)]") { try insert(validated: place, idIsUnused: true) }
+                            summary.places += 1
+                        case .booking(let booking, let index):
+                            try refuseTakenID(booking.id, .booking, index, base)
+                            try refuseDeletedStoreTrip(booking.tripId, .booking, booking.id, base)
+                            try ImportDocument.naming("bookings[\(index)]") { try insert(validated: booking, idIsUnused: true) }
+                            summary.bookings += 1
+                        }
                     }
-                    for (index, booking) in bookings.enumerated() {
-                        try ImportDocument.naming("bookings[\(index)]") { try insert(validated: booking, idIsUnused: unused) }
-                    }
+                    try refuseOrphans(base)
                 }
             } catch let error as SQLiteError where error.primaryCode == SQLiteError.constraint {
-                // Rolled back by now, so the store is as it was: find the record to name.
-                throw StoreError.invalidData(try explainConstraintFailure(trips: trips, places: places, bookings: bookings))
+                throw StoreError.invalidData("the import breaks a rule of the store; nothing was imported")
             }
         }
-        return ImportSummary(trips: trips.count, places: places.count, bookings: bookings.count)
+        return summary
     }
 
-    /// Refuses an id that appears twice in the document, in records of one kind or of two (ids
-    /// are unique across kinds). `ids` holds the trips', places' and bookings' ids, in that order.
-    private static func refuseRepeatedIDs(_ ids: [[String]]) throws {
-        var register = IDRegister()
-        for (kind, kindIDs) in zip([RecordKind.trip, .place, .booking], ids) {
-            for (index, id) in kindIDs.enumerated() { register.add(id, kind, index: index) }
+    /// The page cache of an import's transaction: SQLite's default is 2 MiB; 8 MiB holds the
+    /// index pages a large import keeps coming back to without growing with the import.
+    static let importPageCacheKibibytes = 8 << 10
+
+    /// Refuses an id any record already has: inserted earlier by this import (then both places
+    /// are named) or in the store before it. Ids are unique across kinds.
+    private func refuseTakenID(_ id: String, _ kind: RecordKind, _ index: Int, _ base: [RecordKind: Int64]) throws {
+        guard let holder = try kindHolding(id: id) else { return }
+        let rowid = try connection.integer("SELECT rowid FROM \(holder.table) WHERE id = ?", [.text(id)])
+        guard let floor = base[holder], rowid > floor else {
+            return try ImportDocument.naming("\(kind.table)[\(index)]") { try requireUnusedID(id, for: kind) }
         }
-        guard let repeated = register.firstRepeat() else { return }
-        let (first, second) = (repeated.first, repeated.second)
-        let positions = "\(first.kind.table)[\(first.index)] and \(second.kind.table)[\(second.index)]"
-        throw StoreError.invalidData(first.kind == second.kind
-            ? "the \(first.kind.rawValue) id \(repeated.id) appears twice in the import (\(positions)); nothing was imported"
-            : "the id \(repeated.id) appears twice in the import (\(positions)); ids are unique across trips, places, bookings and attachments; nothing was imported")
+        let first = try connection.integer("SELECT count(*) FROM \(holder.table) WHERE rowid > ? AND rowid < ?",
+                                           [.integer(floor), .integer(rowid)])
+        let positions = "\(holder.table)[\(first)] and \(kind.table)[\(index)]"
+        throw StoreError.invalidData(holder == kind
+            ? "the \(kind.rawValue) id \(id) appears twice in the import (\(positions)); nothing was imported"
+            : "the id \(id) appears twice in the import (\(positions)); ids are unique across trips, places, bookings and attachments; nothing was imported")
     }
 
-    /// A place or booking may not join a trip that is deleted (a tombstone waiting for sync, or in
-    /// the trash): the foreign key would accept it, and the server's acknowledgement (or the
-    /// trash's purge) would then silently drop it.
-    private func refuseChildrenOfDeletedTrips(places: [Place], bookings: [Booking], importedTrips: Set<String>) throws {
-        let children = places.map { ("place", $0.id, $0.tripId) } + bookings.map { ("booking", $0.id, $0.tripId) }
-        var checked: [String: Bool] = [:]
-        for (kind, id, tripId) in children where !importedTrips.contains(tripId) {
-            let deleted = try checked[tripId] ?? (connection.integer(
-                "SELECT count(*) FROM trips WHERE id = ? AND (sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL)", [.text(tripId)]) > 0)
-            checked[tripId] = deleted
-            if deleted {
-                throw StoreError.invalidData("\(kind) \(id) belongs to trip \(tripId), which is deleted; nothing was imported")
+    /// A place or booking may not join a trip of the store that is deleted (a tombstone waiting
+    /// for sync, or in the trash): the foreign key would accept it, and the server's
+    /// acknowledgement (or the trash's purge) would then silently drop it.
+    private func refuseDeletedStoreTrip(_ tripId: String, _ kind: RecordKind, _ id: String, _ base: [RecordKind: Int64]) throws {
+        let deleted = try connection.integer("""
+            SELECT count(*) FROM trips WHERE id = ? AND rowid <= ? AND (sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL)
+            """, [.text(tripId), .integer(base[.trip] ?? 0)])
+        if deleted > 0 {
+            throw StoreError.invalidData("\(kind.rawValue) \(id) belongs to trip \(tripId), which is deleted; nothing was imported")
+        }
+    }
+
+    /// After every record is in: a place or booking whose trip is nowhere, or a live one whose
+    /// trip came later in the document as a tombstone (one that came earlier was refused on
+    /// insert), refuses the import, naming the first such record.
+    private func refuseOrphans(_ base: [RecordKind: Int64]) throws {
+        for kind in [RecordKind.place, .booking] {
+            let floor = base[kind] ?? 0
+            let orphan = try connection.statement("""
+                SELECT c.rowid, c.trip_id FROM \(kind.table) c WHERE c.rowid > ?1
+                AND NOT EXISTS (SELECT 1 FROM trips t WHERE t.id = c.trip_id) ORDER BY c.rowid LIMIT 1
+                """).rows([.integer(floor)]) { ($0.integer(0), $0.text(1)) }.first
+            if let (rowid, tripId) = orphan {
+                throw StoreError.invalidData("""
+                    \(kind.table)[\(rowid - floor - 1)] belongs to trip \(tripId), which is neither in the import nor in the store; \
+                    nothing was imported
+                    """)
+            }
+            let underTombstone = try connection.statement("""
+                SELECT c.rowid, c.id, c.trip_id, c.sync_state FROM \(kind.table) c JOIN trips t ON t.id = c.trip_id
+                WHERE c.rowid > ?1 AND t.rowid > ?2 AND c.sync_state <> 'pendingDeletion' AND t.sync_state = 'pendingDeletion'
+                ORDER BY c.rowid LIMIT 1
+                """).rows([.integer(floor), .integer(base[.trip] ?? 0)]) { ($0.integer(0), $0.text(1), $0.text(2), $0.text(3)) }.first
+            if let (rowid, id, tripId, state) = underTombstone {
+                try ImportDocument.naming("\(kind.table)[\(rowid - floor - 1)]") {
+                    try requireLiveTrip(tripId, forLive: kind, id: id, state: SyncState(rawValue: state) ?? .pendingUpload)
+                }
             }
         }
-    }
-
-    /// After a foreign-key failure and its rollback, finds the place or booking whose trip does
-    /// not exist, for a message that names it.
-    private func explainConstraintFailure(trips: [Trip], places: [Place], bookings: [Booking]) throws -> String {
-        let suffix = "; nothing was imported"
-        let tripIds = Set(trips.map(\.id))
-        let children = places.enumerated().map { ("places[\($0.offset)]", $0.element.tripId) }
-            + bookings.enumerated().map { ("bookings[\($0.offset)]", $0.element.tripId) }
-        for (what, tripId) in children where !tripIds.contains(tripId) {
-            if try connection.integer("SELECT count(*) FROM trips WHERE id = ?", [.text(tripId)]) == 0 {
-                return "\(what) belongs to trip \(tripId), which is neither in the import nor in the store" + suffix
-            }
-        }
-        return "the import breaks a rule of the store" + suffix
     }
 }

@@ -65,11 +65,14 @@ extension Store {
     }
 
     /// Live trips, soonest first.
-    public func trips() throws -> [Trip] {
-        try connection.statement("""
+    public func trips() throws -> [Trip] { try tripRows().collect() }
+
+    /// Live trips, soonest first, one at a time as they are read (`trip list`).
+    public func tripRows() -> RowCursor<Trip> {
+        RowCursor(connection: connection, sql: """
             SELECT \(Self.tripColumns) FROM trips WHERE \(Self.live)
             ORDER BY start_date, end_date, name, id
-            """).rows(Self.trip(from:))
+            """, transform: Self.trip(from:))
     }
 
     /// The live trips whose dates contain `date`, earliest first.

@@ -244,11 +244,12 @@ struct JSONParser {
 
 extension JSONValue {
     /// The document as UTF-8. Pretty output indents by two spaces and writes `"key" : value`;
-    /// `sortedKeys` orders object members by key, for stable output.
-    public func serialized(pretty: Bool = true, sortedKeys: Bool = true) -> [UInt8] {
+    /// `sortedKeys` orders object members by key, for stable output. `indentLevel` is the depth
+    /// the value sits at inside a larger document written piece by piece (`JSONArrayWriter`).
+    public func serialized(pretty: Bool = true, sortedKeys: Bool = true, indentLevel: Int = 0) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
-        write(into: &output, pretty: pretty, sortedKeys: sortedKeys, indent: 0)
+        write(into: &output, pretty: pretty, sortedKeys: sortedKeys, indent: indentLevel)
         return output
     }
 
