@@ -69,7 +69,7 @@ extension AppCommand {
         }
         console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")
         for booking in bookings {
-            let when = booking.startsAt ?? "no date"
+            let when = (booking.startsAt ?? "no date") + (booking.endsAt.map { " → " + $0 } ?? "")
             console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
         }
     }

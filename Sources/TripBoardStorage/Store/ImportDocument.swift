@@ -30,6 +30,7 @@ public struct ImportDocument: Sendable, Decodable {
         var kind: String
         var title: String
         var startsAt: String?
+        var endsAt: String?
         var reference: String?
         var syncState: SyncState?
         var remoteVersion: Int64?
@@ -106,7 +107,7 @@ extension ImportDocument {
                 try Booking(id: record.id ?? Identifier.make(), tripId: record.tripId, kind: FieldRules.bookingKind(record.kind),
                             title: record.title, startsAt: record.startsAt, reference: record.reference,
                             syncState: record.syncState ?? .pendingUpload, remoteVersion: record.remoteVersion,
-                            updatedAt: record.updatedAt ?? now).validated()
+                            updatedAt: record.updatedAt ?? now, endsAt: record.endsAt).validated()
             }
         }
         return (trips, places, bookings)
