@@ -27,8 +27,11 @@ extension AppCommand {
                         Changes the given fields of a booking, with the rules of booking add; an empty value removes \
                         --starts-at, --ends-at or --reference. The booking becomes pendingUpload.
                         """, run: editBooking),
-            CommandSpec(words: ["booking", "list"], usage: "booking list --trip ID [--json]",
-                        summary: "Lists a trip's bookings, earliest first.", run: listBookings),
+            CommandSpec(words: ["booking", "list"], usage: "booking list [--trip ID] [--upcoming] [--limit N] [--json]",
+                        summary: """
+                        Lists a trip's bookings, earliest first; without --trip, every trip's, in time order. --upcoming: \
+                        those not over yet (undated ones never); --limit N prints at most N.
+                        """, run: listBookings),
             CommandSpec(words: ["booking", "delete"], usage: "booking delete ID",
                         summary: "Moves a booking and its attachments to the trash (restorable for 30 days).", run: deleteBooking),
         ]
@@ -133,10 +136,30 @@ extension AppCommand {
 
     static func listBookings(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
+        let tripReference = try context.arguments.recordIDOption("--trip", "trip")
+        let upcoming = context.arguments.flag("--upcoming")
+        let limit = try context.arguments.limit()
         try context.finishArguments()
+        let now = try context.now()
         let store = try context.store()
-        let bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
+        guard let tripReference else {
+            let found = try store.bookingsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
+            if json { return try context.console.printJSON(found.map(\.booking)) }
+            if found.isEmpty { return context.console.print(upcoming ? "No upcoming bookings." : "No bookings yet.") }
+            context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: found.map { row in
+                let booking = row.booking
+                return [String(booking.id.prefix(8)), row.tripName, booking.kind.rawValue, booking.title, booking.startsAt ?? "",
+                        booking.endsAt ?? "", booking.reference ?? "", booking.syncState.rawValue]
+            })
+            return
+        }
+        var bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
+        if upcoming {
+            bookings = bookings.filter { booking in
+                BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt).overAt.map { $0 >= now.secondsSinceEpoch } ?? false
+            }
+        }
+        if let limit { bookings = Array(bookings.prefix(limit)) }
         if json { return try context.console.printJSON(bookings) }
         context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: bookings.map { booking in
             [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title, booking.startsAt ?? "", booking.endsAt ?? "",

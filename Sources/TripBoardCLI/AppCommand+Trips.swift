@@ -5,8 +5,13 @@ extension AppCommand {
         [
             CommandSpec(words: ["trip", "add"], usage: "trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD [--notes TEXT]",
                         summary: "Creates a trip and prints its id.", run: addTrip, createsContainer: true),
-            CommandSpec(words: ["trip", "list"], usage: "trip list [--json]",
-                        summary: "Lists the trips, soonest first (deleted ones waiting for sync are hidden).", run: listTrips),
+            CommandSpec(words: ["trip", "list"],
+                        usage: "trip list [--upcoming | --past | --from D --to D] [--sort start|name|updated] [--limit N] [--json]",
+                        summary: """
+                        Lists the trips, soonest first. --upcoming: those not over today (TZ's date); --past: those over, \
+                        the most recent first; --from/--to: those with a day in that range (either may be left out). \
+                        --sort name (ignoring case) or updated (the most recently changed first); --limit N prints at most N.
+                        """, run: listTrips),
             CommandSpec(words: ["trip", "show"], usage: "trip show ID [--json]",
                         summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
             CommandSpec(words: ["trip", "edit"], usage: "trip edit ID [--name N] [--start D] [--end D] [--notes T]",
@@ -37,14 +42,38 @@ extension AppCommand {
 
     static func listTrips(_ context: CommandContext) throws {
         let json = context.wantsJSON()
+        let query = try tripQuery(context)
         try context.finishArguments()
-        let trips = try context.store().trips()
+        let trips = try context.store().trips(query)
         if json { return try context.console.printJSON(trips) }
+        if trips.isEmpty && query.period != .all { return context.console.print("No trips match.") }
         if trips.isEmpty { return context.console.print("No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD") }
         context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"], rows: trips.map { trip in
             [String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
              String(trip.dayCount), trip.syncState.rawValue]
         })
+    }
+
+    /// `trip list`'s filters, checked before the container is opened.
+    static func tripQuery(_ context: CommandContext) throws -> TripQuery {
+        let upcoming = context.arguments.flag("--upcoming")
+        let past = context.arguments.flag("--past")
+        let from = try context.arguments.date("--from")
+        let to = try context.arguments.date("--to")
+        let sortText = try context.arguments.option("--sort")
+        let limit = try context.arguments.limit()
+        let periods = [upcoming, past, from != nil || to != nil].filter { $0 }.count
+        guard periods <= 1 else { throw CommandLineError.usage("--upcoming, --past and --from/--to choose different trips; give one of them") }
+        if let from, let to, to < from { throw CommandLineError.usage("--to \(to) is before --from \(from)") }
+        var order = TripQuery.Order.start
+        if let sortText {
+            guard let chosen = TripQuery.Order(rawValue: sortText) else {
+                throw CommandLineError.usage("--sort '\(sortText.prefix(40))' is not one of start, name, updated")
+            }
+            order = chosen
+        }
+        let period: TripQuery.Period = upcoming ? .upcoming : past ? .past : (from != nil || to != nil) ? .overlapping(from: from, to: to) : .all
+        return TripQuery(period: period, order: order, limit: limit, today: try context.today())
     }
 
     static func showTrip(_ context: CommandContext) throws {

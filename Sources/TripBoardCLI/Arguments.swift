@@ -113,6 +113,15 @@ public struct Arguments {
         return date
     }
 
+    /// `--limit N`: a whole number from 1 on, or `nil` when absent.
+    mutating func limit() throws -> Int? {
+        guard let text = try option("--limit") else { return nil }
+        guard let limit = Int(text), limit >= 1 else {
+            throw CommandLineError.usage("--limit '\(text.prefix(40))' is not a whole number from 1 on")
+        }
+        return limit
+    }
+
     mutating func requiredOption(_ name: String) throws -> String {
         guard let value = try option(name) else { throw CommandLineError.usage("missing \(name)") }
         return value

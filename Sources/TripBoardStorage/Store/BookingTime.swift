@@ -57,7 +57,7 @@ public enum BookingTime: Sendable, Equatable {
 
     /// The store's `starts_at_epoch` and `over_at_epoch` for a booking's stored `startsAt` and
     /// `endsAt` texts: the start's epoch, and when the booking is over (see `Schema.bookingTimesAndSearch`).
-    static func epochs(startsAt: String?, endsAt: String?) -> (start: Int64?, overAt: Int64?) {
+    public static func epochs(startsAt: String?, endsAt: String?) -> (start: Int64?, overAt: Int64?) {
         let start = startsAt.flatMap { BookingTime($0) }
         let end = endsAt.flatMap { BookingTime($0) }
         return (start?.startEpoch, end?.endEpoch ?? start?.endEpoch)
