@@ -108,7 +108,8 @@ extension AppCommand {
         guard let time = BookingTime(text) else {
             throw CommandLineError.usage("\(option) '\(text.prefix(40))' is not a date or an ISO 8601 time: use YYYY-MM-DD (all day) or e.g. 2026-12-12T07:35+00:00")
         }
-        _ = try FieldRules.bookingTime(text, field: option)
+        // The rule names the field as the JSON contract spells it, as for every other path.
+        _ = try FieldRules.bookingTime(text, field: option == "--starts-at" ? "startsAt" : "endsAt")
         return time
     }
 
