@@ -8,7 +8,8 @@ extension AppCommand {
             CommandSpec(words: ["attachment", "export"], usage: "attachment export ID DEST",
                         summary: """
                         Copies an attachment's file to DEST (a file, or a directory to put it in under its original \
-                        name), verifying its hash on the way; written atomically, mode 0600.
+                        name), verifying its hash on the way; written atomically, mode 0600. DEST - writes it to \
+                        standard output, once verified.
                         """, run: exportAttachment),
             CommandSpec(words: ["attachment", "thumbnail"], usage: "attachment thumbnail ID",
                         summary: """
@@ -40,11 +41,13 @@ extension AppCommand {
         let tripReference = try context.arguments.recordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let attachments = store.attachmentRows(tripId: try tripReference.map { try store.resolveID(.trip, $0) })
-        if json { return try context.console.printJSONArray(attachments) }
-        try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE"], emptyMessage: "No attachments.", attachments) {
-            [String($0.id.prefix(8)), $0.originalFilename, $0.contentType, String($0.byteCount),
-             $0.pageCount.map(String.init) ?? "", $0.state]
+        let tripId = try tripReference.map { try store.resolveID(.trip, $0) }
+        if json { return try context.console.printJSONArray(store.attachmentRows(tripId: tripId)) }
+        try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE", "BOOKING", "TRIP"],
+                                       emptyMessage: "No attachments.", store.attachmentListingRows(tripId: tripId)) { listing in
+            let attachment = listing.attachment
+            return [String(attachment.id.prefix(8)), attachment.originalFilename, attachment.contentType, String(attachment.byteCount),
+                    attachment.pageCount.map(String.init) ?? "", attachment.state, listing.bookingTitle, listing.tripName]
         }
     }
 
@@ -52,6 +55,14 @@ extension AppCommand {
         let reference = try context.arguments.recordID("attachment")
         let destination = try context.arguments.positional("DEST")
         try context.finishArguments()
+        if destination == "-" {
+            // To standard output, verified first: what is written there cannot be taken back.
+            let container = try context.container()
+            let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+            let bytes = try AttachmentFiles(container: container).contents(
+                relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: attachment.contentHash)
+            return context.console.write(bytes)
+        }
         // Where it goes is settled before the container is opened: a bad DEST touches nothing.
         let directory: Directory
         var fileName: String?
@@ -59,8 +70,18 @@ extension AppCommand {
             directory = existing  // like cp FILE DIR: the attachment's own name, decided below
         } else {
             let (directoryPath, name) = splitPath(destination)
-            guard !name.isEmpty else { throw CommandLineError.usage("DEST needs a file name") }
-            (directory, fileName) = (try Directory.open(path: directoryPath), name)
+            guard !name.isEmpty else {
+                throw CommandLineError(.noInput, "there is no directory \(destination.prefix(200)); DEST is a directory that exists, or a file to create in one")
+            }
+            do {
+                directory = try Directory.open(path: directoryPath)
+            } catch {
+                if error.code == .notFound {
+                    throw CommandLineError(.noInput, "there is no directory \(directoryPath.prefix(200)) to write \(name.prefix(100)) in")
+                }
+                throw error
+            }
+            fileName = name
         }
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))

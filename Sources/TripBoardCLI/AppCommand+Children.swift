@@ -9,16 +9,29 @@ extension AppCommand {
                         summary: "Lists a trip's places in the order they were added.", run: listPlaces),
             CommandSpec(words: ["place", "visit"], usage: "place visit ID [--undo]",
                         summary: "Marks a place visited (--undo: not visited).", run: visitPlace),
+            CommandSpec(words: ["place", "edit"], usage: "place edit ID [--name NAME] [--city CITY]",
+                        summary: "Changes a place's name or city (--city '' removes it); the place becomes pendingUpload.",
+                        run: editPlace),
             CommandSpec(words: ["place", "delete"], usage: "place delete ID",
                         summary: "Moves a place to the trash (restorable for 30 days).", run: deletePlace),
             CommandSpec(words: ["booking", "add"],
-                        usage: "booking add --trip ID --kind KIND --title TITLE [--starts-at ISO8601] [--reference REF]",
+                        usage: "booking add --trip ID --kind KIND --title TITLE [--starts-at TIME] [--ends-at TIME] [--reference REF]",
                         summary: """
                         Adds a booking and prints its id. KIND is flight, train, hotel, car, event or other. \
-                        --starts-at is e.g. 2026-12-12T07:35+00:00; without an offset the time is local (TZ).
+                        TIME is e.g. 2026-12-12T07:35+00:00 (without an offset it is local, TZ), or a date alone, \
+                        2026-12-14, for all day. --ends-at (check-out, arrival) needs --starts-at and is not before it.
                         """, run: addBooking),
-            CommandSpec(words: ["booking", "list"], usage: "booking list --trip ID [--json]",
-                        summary: "Lists a trip's bookings, earliest first.", run: listBookings),
+            CommandSpec(words: ["booking", "edit"],
+                        usage: "booking edit ID [--kind KIND] [--title TITLE] [--starts-at TIME] [--ends-at TIME] [--reference REF]",
+                        summary: """
+                        Changes the given fields of a booking, with the rules of booking add; an empty value removes \
+                        --starts-at, --ends-at or --reference. The booking becomes pendingUpload.
+                        """, run: editBooking),
+            CommandSpec(words: ["booking", "list"], usage: "booking list [--trip ID] [--upcoming] [--limit N] [--json]",
+                        summary: """
+                        Lists a trip's bookings, earliest first; without --trip, every trip's, in time order. --upcoming: \
+                        those not over yet (undated ones never); --limit N prints at most N.
+                        """, run: listBookings),
             CommandSpec(words: ["booking", "delete"], usage: "booking delete ID",
                         summary: "Moves a booking and its attachments to the trash (restorable for 30 days).", run: deleteBooking),
         ]
@@ -54,6 +67,18 @@ extension AppCommand {
         try store.setVisited(placeId: try store.resolveID(.place, reference), !undo)
     }
 
+    static func editPlace(_ context: CommandContext) throws {
+        let reference = try context.arguments.recordID("place")
+        let changes = PlaceChanges(name: try context.arguments.option("--name"), city: try context.arguments.option("--city"))
+        try context.finishArguments()
+        guard !changes.isEmpty else { throw CommandLineError.usage("nothing to change: give --name or --city") }
+        // The values are checked before the container is opened: a refused edit touches nothing.
+        if let name = changes.name { _ = try FieldRules.line(name, field: "--name") }
+        if let city = changes.city { _ = try FieldRules.optionalLine(city, field: "--city") }
+        let store = try context.store()
+        try store.editPlace(id: try store.resolveID(.place, reference), changes: changes)
+    }
+
     static func deletePlace(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("place")
         try context.finishArguments()
@@ -65,33 +90,82 @@ extension AppCommand {
         let kindText = try context.arguments.requiredOption("--kind")
         let title = try context.arguments.requiredOption("--title")
         let startsAtText = try context.arguments.option("--starts-at")
+        let endsAtText = try context.arguments.option("--ends-at")
         let reference = try context.arguments.option("--reference")
         try context.finishArguments()
         let kind = try FieldRules.bookingKind(kindText, field: "--kind")
-        var startsAt: Timestamp?
-        if let startsAtText {
-            guard let parsed = Timestamp(iso8601: startsAtText) else {
-                throw CommandLineError.usage("--starts-at '\(startsAtText.prefix(40))' is not an ISO 8601 date and time, e.g. 2026-12-12T07:35+00:00")
-            }
-            startsAt = parsed
-        }
+        let start = try startsAtText.map { try bookingTime($0, option: "--starts-at") }
+        let end = try endsAtText.map { try bookingTime($0, option: "--ends-at") }
+        // Checked before the container is opened: a refused booking creates nothing.
+        var draft = try BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, reference: reference).checked()
         let store = try context.store()
-        let booking = try store.addBooking(BookingDraft(tripId: try store.resolveID(.trip, tripReference), kind: kind,
-                                                        title: title, startsAt: startsAt, reference: reference))
-        context.console.print(booking.id)
+        draft.tripId = try store.resolveID(.trip, tripReference)
+        context.console.print(try store.addBooking(draft).id)
+    }
+
+    /// `--starts-at`/`--ends-at`: a date (all day) or an ISO 8601 time within the years 0001–9999.
+    static func bookingTime(_ text: String, option: String) throws -> BookingTime {
+        guard let time = BookingTime(text) else {
+            throw CommandLineError.usage("\(option) '\(text.prefix(40))' is not a date or an ISO 8601 time: use YYYY-MM-DD (all day) or e.g. 2026-12-12T07:35+00:00")
+        }
+        // The rule names the field as the JSON contract spells it, as for every other path.
+        _ = try FieldRules.bookingTime(text, field: option == "--starts-at" ? "startsAt" : "endsAt")
+        return time
+    }
+
+    static func editBooking(_ context: CommandContext) throws {
+        let reference = try context.arguments.recordID("booking")
+        let kindText = try context.arguments.option("--kind")
+        var changes = BookingChanges(title: try context.arguments.option("--title"),
+                                     startsAt: try context.arguments.option("--starts-at"),
+                                     endsAt: try context.arguments.option("--ends-at"),
+                                     reference: try context.arguments.option("--reference"))
+        try context.finishArguments()
+        changes.kind = try kindText.map { try FieldRules.bookingKind($0, field: "--kind") }
+        guard !changes.isEmpty else {
+            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at or --reference")
+        }
+        // The values are checked before the container is opened (an empty time removes it).
+        if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
+        for (text, option) in [(changes.startsAt, "--starts-at"), (changes.endsAt, "--ends-at")] {
+            if let text, !text.isEmpty { _ = try bookingTime(text, option: option) }
+        }
+        if let text = changes.reference { _ = try FieldRules.optionalLine(text, field: "--reference", limit: FieldRules.referenceLimit) }
+        let store = try context.store()
+        try store.editBooking(id: try store.resolveID(.booking, reference), changes: changes)
     }
 
     static func listBookings(_ context: CommandContext) throws {
         let json = context.wantsJSON()
-        let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
+        let tripReference = try context.arguments.recordIDOption("--trip", "trip")
+        let upcoming = context.arguments.flag("--upcoming")
+        let limit = try context.arguments.limit()
         try context.finishArguments()
+        let now = try context.now()
         let store = try context.store()
-        let bookings = store.bookingRows(tripId: try store.resolveID(.trip, tripReference))
-        if json { return try context.console.printJSONArray(bookings) }
-        try context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "REFERENCE", "SYNC"], bookings) { booking in
-            [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title, booking.startsAt ?? "",
-             booking.reference ?? "", booking.syncState.rawValue]
+        guard let tripReference else {
+            let found = try store.bookingsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
+            if json { return try context.console.printJSON(found.map(\.booking)) }
+            if found.isEmpty { return context.console.print(upcoming ? "No upcoming bookings." : "No bookings yet.") }
+            context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: found.map { row in
+                let booking = row.booking
+                return [String(booking.id.prefix(8)), row.tripName, booking.kind.rawValue, booking.title, booking.startsAt ?? "",
+                        booking.endsAt ?? "", booking.reference ?? "", booking.syncState.rawValue]
+            })
+            return
         }
+        var bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
+        if upcoming {
+            bookings = bookings.filter { booking in
+                BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt).overAt.map { $0 >= now.secondsSinceEpoch } ?? false
+            }
+        }
+        if let limit { bookings = Array(bookings.prefix(limit)) }
+        if json { return try context.console.printJSON(bookings) }
+        context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: bookings.map { booking in
+            [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title, booking.startsAt ?? "", booking.endsAt ?? "",
+             booking.reference ?? "", booking.syncState.rawValue]
+        })
     }
 
     static func deleteBooking(_ context: CommandContext) throws {

@@ -22,8 +22,11 @@ extension AppCommand {
                         """, run: handlingSecrets(listItems), store: .none),
             CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
                         summary: "Deletes one item.", run: handlingSecrets(deleteItem), store: .none),
-            CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE]",
-                        summary: "Deletes every item this device sees, or every such item of one service.",
+            CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE] [--yes]",
+                        summary: """
+                        Deletes every item this device sees, or every such item of one service. On a terminal it asks \
+                        first (--yes: no question); without one it goes ahead.
+                        """,
                         run: handlingSecrets(deleteAllItems), store: .none),
             CommandSpec(words: ["keychain", "forget-other-devices"], usage: "keychain forget-other-devices",
                         summary: """
@@ -147,8 +150,27 @@ extension AppCommand {
 
     /// `keychain list --json`: the items this device sees, and how many it does not.
     struct Listing: Encodable {
-        var items: [KeychainItemInfo]
+        var items: [Item]
         var otherDeviceItems: Int
+
+        /// One item, its accessibility spelled as `keychain set --accessibility` takes it.
+        struct Item: Encodable {
+            var service, account, accessibility, status, createdAt, updatedAt: String
+
+            init(_ item: KeychainItemInfo) {
+                (service, account, status, createdAt, updatedAt) = (item.service, item.account, item.status, item.createdAt, item.updatedAt)
+                accessibility = AppCommand.typedName(item.accessibility)
+            }
+        }
+    }
+
+    /// An accessibility as it is typed (`this-device-only`, `migratable`) — never the stored
+    /// value (`thisDeviceOnly`), which the seal binds and which stays as it is.
+    static func typedName(_ accessibility: KeychainAccessibility) -> String {
+        switch accessibility {
+        case .thisDeviceOnly: "this-device-only"
+        case .migratable: "migratable"
+        }
     }
 
     static func listItems(_ context: CommandContext) throws {
@@ -157,14 +179,14 @@ extension AppCommand {
         let keychain = try context.keychain()
         let items = try keychain.list()
         let others = try keychain.otherDevicesItemCount()
-        if json { return try context.console.printJSON(Listing(items: items, otherDeviceItems: others)) }
+        if json { return try context.console.printJSON(Listing(items: items.map(Listing.Item.init), otherDeviceItems: others)) }
         if others > 0 {
             context.console.diagnostic("\(others) item\(others == 1 ? "" : "s") belong\(others == 1 ? "s" : "") to another device "
                 + "(kept, unreadable here; `app keychain forget-other-devices` removes them)")
         }
         if items.isEmpty { return context.console.print(others > 0 ? "No items on this device." : "The keychain is empty.") }
         context.console.printTable(header: ["SERVICE", "ACCOUNT", "ACCESSIBILITY", "STATUS", "UPDATED"], rows: items.map {
-            [$0.service, $0.account, $0.accessibility.rawValue, $0.status, $0.updatedAt]
+            [$0.service, $0.account, typedName($0.accessibility), $0.status, $0.updatedAt]
         })
     }
 
@@ -176,8 +198,16 @@ extension AppCommand {
     }
 
     static func deleteAllItems(_ context: CommandContext) throws {
+        let confirmed = context.arguments.flag("--yes")
         let service = try context.arguments.option("--service")
         try context.finishArguments()
+        // On a terminal it asks first (as trip delete does); without one it goes ahead.
+        if !confirmed && StandardStream.input.isTerminal {
+            let what = service.map { "every keychain item of service \($0)" } ?? "every keychain item this device sees"
+            guard try askYesOrNo(terminalSafe("Delete \(what)? This cannot be undone.")) else {
+                return context.console.diagnostic("nothing was deleted")
+            }
+        }
         let count = try context.keychain().deleteAll(service: service)
         context.console.diagnostic("deleted \(count) item\(count == 1 ? "" : "s")")
     }

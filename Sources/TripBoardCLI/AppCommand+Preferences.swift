@@ -10,6 +10,9 @@ extension AppCommand {
             CommandSpec(words: ["prefs", "set"], usage: "prefs set KEY VALUE",
                         summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
                         run: setPreference, createsContainer: true, store: .none),
+            CommandSpec(words: ["prefs", "unset"], usage: "prefs unset KEY",
+                        summary: "Removes a preference's value, so that it reads as its default again.",
+                        run: unsetPreference, store: .none),
         ]
     }
 
@@ -53,5 +56,14 @@ extension AppCommand {
         try context.finishArguments()
         var (file, _) = try loadPreferences(context)
         try file.set(key, to: value)
+    }
+
+    static func unsetPreference(_ context: CommandContext) throws {
+        let key = try preferenceKey(try context.arguments.positional("preference KEY"))
+        try context.finishArguments()
+        var (file, _) = try loadPreferences(context)
+        if !(try file.unset(key)) {
+            context.console.diagnostic("\(key.rawValue) was not set; it reads as its default, \(key.defaultValue.description)")
+        }
     }
 }

@@ -5,8 +5,13 @@ extension AppCommand {
         [
             CommandSpec(words: ["trip", "add"], usage: "trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD [--notes TEXT]",
                         summary: "Creates a trip and prints its id.", run: addTrip, createsContainer: true),
-            CommandSpec(words: ["trip", "list"], usage: "trip list [--json]",
-                        summary: "Lists the trips, soonest first (deleted ones waiting for sync are hidden).", run: listTrips),
+            CommandSpec(words: ["trip", "list"],
+                        usage: "trip list [--upcoming | --past | --from D --to D] [--sort start|name|updated] [--limit N] [--json]",
+                        summary: """
+                        Lists the trips, soonest first. --upcoming: those not over today (TZ's date); --past: those over, \
+                        the most recent first; --from/--to: those with a day in that range (either may be left out). \
+                        --sort name (ignoring case) or updated (the most recently changed first); --limit N prints at most N.
+                        """, run: listTrips),
             CommandSpec(words: ["trip", "show"], usage: "trip show ID [--json]",
                         summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
             CommandSpec(words: ["trip", "edit"], usage: "trip edit ID [--name N] [--start D] [--end D] [--notes T]",
@@ -14,10 +19,11 @@ extension AppCommand {
                         Changes the given fields in one transaction. With no field flags, opens $VISUAL (else $EDITOR, \
                         else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
                         """, run: editTrip),
-            CommandSpec(words: ["trip", "delete"], usage: "trip delete ID",
+            CommandSpec(words: ["trip", "delete"], usage: "trip delete ID [--yes]",
                         summary: """
                         Moves a trip with its places, bookings and attachments to the trash (app trash list), where it \
-                        stays 30 days, restorable with app trash restore.
+                        stays 30 days, restorable with app trash restore, and says what went. On a terminal it asks \
+                        first (--yes: no question); without one it goes ahead.
                         """,
                         run: deleteTrip),
         ]
@@ -37,15 +43,38 @@ extension AppCommand {
 
     static func listTrips(_ context: CommandContext) throws {
         let json = context.wantsJSON()
+        let query = try tripQuery(context)
         try context.finishArguments()
-        let trips = try context.store().tripRows()
+        let trips = try context.store().tripRows(query)
         if json { return try context.console.printJSONArray(trips) }
-        try context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"],
-                                       emptyMessage: "No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD",
-                                       trips) { trip in
+        let empty = query.period != .all ? "No trips match."
+            : "No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD"
+        try context.console.printTable(header: ["ID", "NAME", "START", "END", "DAYS", "SYNC"], emptyMessage: empty, trips) { trip in
             [String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
              String(trip.dayCount), trip.syncState.rawValue]
         }
+    }
+
+    /// `trip list`'s filters, checked before the container is opened.
+    static func tripQuery(_ context: CommandContext) throws -> TripQuery {
+        let upcoming = context.arguments.flag("--upcoming")
+        let past = context.arguments.flag("--past")
+        let from = try context.arguments.date("--from")
+        let to = try context.arguments.date("--to")
+        let sortText = try context.arguments.option("--sort")
+        let limit = try context.arguments.limit()
+        let periods = [upcoming, past, from != nil || to != nil].filter { $0 }.count
+        guard periods <= 1 else { throw CommandLineError.usage("--upcoming, --past and --from/--to choose different trips; give one of them") }
+        if let from, let to, to < from { throw CommandLineError.usage("--to \(to) is before --from \(from)") }
+        var order = TripQuery.Order.start
+        if let sortText {
+            guard let chosen = TripQuery.Order(rawValue: sortText) else {
+                throw CommandLineError.usage("--sort '\(sortText.prefix(40))' is not one of start, name, updated")
+            }
+            order = chosen
+        }
+        let period: TripQuery.Period = upcoming ? .upcoming : past ? .past : (from != nil || to != nil) ? .overlapping(from: from, to: to) : .all
+        return TripQuery(period: period, order: order, limit: limit, today: try context.today())
     }
 
     static func showTrip(_ context: CommandContext) throws {
@@ -53,11 +82,11 @@ extension AppCommand {
         let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
         let store = try context.store()
-        let (trip, places, bookings) = try store.connection.readTransaction {
+        let (trip, places, bookings, attachments) = try store.connection.readTransaction {
             let id = try store.resolveID(.trip, reference)
-            return (try store.trip(id: id), try store.places(tripId: id), try store.bookings(tripId: id))
+            return (try store.trip(id: id), try store.places(tripId: id), try store.bookings(tripId: id), try store.attachments(tripId: id))
         }
-        if json { return try context.console.printJSON(trip) }
+        if json { return try context.console.printJSON(TripDetail(trip: trip, places: places, bookings: bookings, attachments: attachments)) }
         let console = context.console
         console.print("\(trip.name)")
         console.print("  id:       \(trip.id)")
@@ -70,8 +99,15 @@ extension AppCommand {
         }
         console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")
         for booking in bookings {
-            let when = booking.startsAt ?? "no date"
+            let when = (booking.startsAt ?? "no date") + (booking.endsAt.map { " → " + $0 } ?? "")
             console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
+        }
+        console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
+        let titles = Dictionary(bookings.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
+        for attachment in attachments {
+            let pages = attachment.pageCount.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
+            let state = attachment.state == "present" ? "" : " · \(attachment.state)"
+            console.print("    \(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages) · for \(titles[attachment.bookingId] ?? "?")\(state)  (\(attachment.id.prefix(8)))")
         }
     }
 
@@ -92,9 +128,32 @@ extension AppCommand {
     }
 
     static func deleteTrip(_ context: CommandContext) throws {
+        let confirmed = context.arguments.flag("--yes")
         let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
+        // On a terminal it asks first; without one (scripts) it goes ahead, as it always has:
+        // the trash is the way back.
+        if !confirmed && StandardStream.input.isTerminal {
+            let store = try context.store()
+            let (trip, held) = try store.connection.readTransaction {
+                let id = try store.resolveID(.trip, reference)
+                let counts = [(try store.places(tripId: id).count, "place"), (try store.bookings(tripId: id).count, "booking"),
+                              (try store.attachments(tripId: id).count, "attachment")]
+                let held = counts.filter { $0.0 > 0 }.map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
+                return (try store.trip(id: id), held)
+            }
+            context.closeContainer()
+            let question = "Move trip \(trip.name)\(held.isEmpty ? "" : " with " + held) to the trash?"
+            guard try askYesOrNo(terminalSafe(question)) else { return context.console.diagnostic("nothing was deleted") }
+        }
         try moveToTrash(.trip, reference, context)
+    }
+
+    /// Asks on the terminal; true for "y" or "yes".
+    static func askYesOrNo(_ question: String) throws -> Bool {
+        let answer = try StandardStream.input.readLine(prompt: question + " [y/N] ")
+        let text = String(decoding: answer, as: UTF8.self).lowercased().filter { !$0.isWhitespace }
+        return text == "y" || text == "yes"
     }
 
     /// `trip delete`, `place delete`, `booking delete`, `attachment delete`: to the trash, saying
@@ -107,5 +166,32 @@ extension AppCommand {
             moved \(kind.rawValue) \(entry.name)\(with.isEmpty ? "" : " with " + with) to the trash; \
             `app trash restore \(entry.id.prefix(8))` puts it back until \(entry.purgeAfter.prefix(10))
             """) + (entry.syncState == .pendingDeletion ? "; the server will be told at the next sync" : ""))
+    }
+}
+
+/// `trip show --json`: the trip's keys, with its places, bookings and attachments.
+struct TripDetail: Encodable {
+    let trip: Trip
+    let places: [Place]
+    let bookings: [Booking]
+    let attachments: [Attachment]
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt, places, bookings, attachments
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(trip.id, forKey: .id)
+        try container.encode(trip.name, forKey: .name)
+        try container.encode(trip.startDate, forKey: .startDate)
+        try container.encode(trip.endDate, forKey: .endDate)
+        try container.encode(trip.notes, forKey: .notes)
+        try container.encode(trip.syncState, forKey: .syncState)
+        try container.encode(trip.remoteVersion, forKey: .remoteVersion)
+        try container.encode(trip.updatedAt, forKey: .updatedAt)
+        try container.encode(places, forKey: .places)
+        try container.encode(bookings, forKey: .bookings)
+        try container.encode(attachments, forKey: .attachments)
     }
 }

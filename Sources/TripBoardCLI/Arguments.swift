@@ -19,14 +19,18 @@ public struct Arguments {
         return words.count != before
     }
 
-    /// Takes `--name VALUE` or `--name=VALUE`; the last occurrence wins.
+    /// Takes `--name VALUE` or `--name=VALUE`; the last occurrence wins. A VALUE that looks like
+    /// an option (`--start`, `--`) is refused — `trip add --name --start D` means a forgotten
+    /// name, not a trip called "--start" — while `--name=--start` passes it as it is.
     mutating func option(_ name: String) throws -> String? {
         var value: String?
         var index = 0
         while index < words.count {
             let word = words[index]
             if word == name {
-                guard index + 1 < words.count else { throw CommandLineError.usage("\(name) needs a value") }
+                guard index + 1 < words.count, !Self.looksLikeOption(words[index + 1]) else {
+                    throw CommandLineError.usage("\(name) needs a value")
+                }
                 value = words[index + 1]
                 words.removeSubrange(index...(index + 1))
             } else if word.hasPrefix(name + "=") {
@@ -39,6 +43,15 @@ public struct Arguments {
             }
         }
         return value
+    }
+
+    /// `--` or `--word` (letters, digits and `-` after the dashes): what an option looks like.
+    static func looksLikeOption(_ word: String) -> Bool {
+        guard word.hasPrefix("--") else { return false }
+        let rest = word.utf8.dropFirst(2)
+        guard let first = rest.first else { return true }
+        let isLetter = { (byte: UInt8) in (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) }
+        return isLetter(first) && rest.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
     }
 
     /// Takes a boolean `--name` (every occurrence before `--`).
@@ -111,6 +124,15 @@ public struct Arguments {
             throw CommandLineError.usage("\(name) '\(text.prefix(40))' is not a date: use YYYY-MM-DD, e.g. 2026-12-12")
         }
         return date
+    }
+
+    /// `--limit N`: a whole number from 1 on, or `nil` when absent.
+    mutating func limit() throws -> Int? {
+        guard let text = try option("--limit") else { return nil }
+        guard let limit = Int(text), limit >= 1 else {
+            throw CommandLineError.usage("--limit '\(text.prefix(40))' is not a whole number from 1 on")
+        }
+        return limit
     }
 
     mutating func requiredOption(_ name: String) throws -> String {

@@ -88,6 +88,21 @@ final class CommandContext {
         return options
     }
 
+    /// Now: `TRIPBOARD_NOW` when set (tests; checked as in `containerOptions`), else the clock.
+    func now() throws -> Timestamp {
+        if let text = environment["TRIPBOARD_NOW"], !text.isEmpty {
+            guard let now = Timestamp(iso8601: text) else { throw CommandLineError.usage("TRIPBOARD_NOW must be an ISO 8601 time") }
+            return now
+        }
+        return Timestamp.now()
+    }
+
+    /// Today's date where the user is (`TZ`), as the widget counts it.
+    func today() throws -> CivilDate {
+        let now = try now()
+        return now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
+    }
+
     /// Takes `--json`.
     func wantsJSON() -> Bool { arguments.flag("--json") }
 

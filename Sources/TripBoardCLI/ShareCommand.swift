@@ -28,8 +28,10 @@ public enum ShareCommand {
             let tripReference = try arguments.recordIDOption("--trip", "trip")
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketImportRequest.defaultMaximumBytes
-            let sourcePath = try arguments.positional("FILE (or - for standard input)")
+            // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").
+            let givenPath = arguments.nextPositional()
             try arguments.finish()
+            guard let sourcePath = givenPath else { throw CommandLineError.usage("missing FILE (or - for standard input)") }
 
             let source = try openSource(sourcePath)
             let request = TicketImportRequest(

@@ -51,9 +51,14 @@ enum WidgetRenderer {
         var text = line + "\n"
         if let booking = next.nextBooking {
             var parts = [icon(booking.kind, style: style) + " " + booking.title]
-            if let startsAt = booking.startsAt.flatMap({ Timestamp(iso8601: $0) }) {
+            switch booking.startsAt.flatMap({ BookingTime($0) }) {
+            case .instant(let startsAt):
                 let (hour, minute) = startsAt.localTime
                 parts.append(day(startsAt.localDate) + " " + CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2))
+            case .allDay(let date):
+                parts.append(day(date))
+            case nil:
+                break
             }
             if let reference = booking.reference { parts.append("ref " + reference) }
             text += parts.joined(separator: dot) + "\n"

@@ -28,7 +28,7 @@ import Testing
         #expect(get.status == 0)
         #expect(get.stdout == token, "no newline when stdout is not a terminal")
         let list = try container.app(arguments: ["keychain", "list", "--json"], environment: environment)
-        #expect(list.stdout.contains("\"accessibility\" : \"thisDeviceOnly\""))
+        #expect(list.stdout.contains("\"accessibility\" : \"this-device-only\""))
         #expect(!list.stdout.contains(token))
     }
 

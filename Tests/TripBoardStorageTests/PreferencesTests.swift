@@ -67,7 +67,7 @@ struct PreferencesTests {
         (.currency, "euro"),
         (.currency, ""),
         (.currency, "true"),
-        (.theme, "Dark"),
+        (.theme, "darkest"),
         (.theme, "neon"),
         (.mapStyle, "terrain"),
         (.showsVisitedPlaces, "maybe"),

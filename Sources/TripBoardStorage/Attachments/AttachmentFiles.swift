@@ -187,12 +187,36 @@ public struct AttachmentFiles {
             try output.write(all: chunk)
         }
         guard total == byteCount, Sodium.hexString(hasher.finish()) == contentHash else {
-            throw StoreError.corrupt(path: directory.childPath(sourceName), detail: "the file does not match its recorded size and hash")
+            throw Self.damaged(directory.childPath(sourceName))
         }
         try output.synchronize()
         try destination.rename(temporaryName, to: destination, as: name)
         try destination.synchronize()
         exported = true
+    }
+
+    /// An attachment's bytes, verified against its size and hash before any is handed out (for
+    /// `attachment export ID -`, which cannot take back what it wrote to standard output).
+    public func contents(relativePath: String, byteCount: Int64, contentHash: String) throws -> [UInt8] {
+        let (directory, sourceName) = try parent(of: relativePath)
+        let bytes: [UInt8]
+        do {
+            bytes = try directory.openFileForReading(sourceName).readToEnd(limit: Int(byteCount))
+        } catch {
+            if error.code == .tooLarge { throw Self.damaged(directory.childPath(sourceName)) }
+            throw error
+        }
+        guard Int64(bytes.count) == byteCount, Sodium.hexString(blake2b(bytes)) == contentHash else {
+            throw Self.damaged(directory.childPath(sourceName))
+        }
+        return bytes
+    }
+
+    /// An attachment's file that does not match its row: named as the file it is (not "the
+    /// store"), with what does help (an export holds no attachment).
+    static func damaged(_ path: String) -> StoreError {
+        .invalidData("the attachment file \(path) does not match its recorded size and hash (it is damaged); nothing was exported. "
+                     + "`app container check` reports it; a backup (`app restore`) holds a good copy — an export holds no attachment")
     }
 
     /// An entry found by `inventory()` or `stagedEntries()`.

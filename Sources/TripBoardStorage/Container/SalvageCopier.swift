@@ -16,7 +16,7 @@ struct SalvageCopier {
 
     mutating func copyEverything() throws -> SalvageReport {
         try connection.execute("PRAGMA foreign_keys = OFF")
-        let tables = try connection.statement("SELECT name FROM salvage.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        let tables = try connection.statement("SELECT name FROM salvage.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND NOT \(Schema.isSearchTable)")
             .rows { $0.text(0) }
             .sorted { (Self.order.firstIndex(of: $0) ?? Self.order.count, $0) < (Self.order.firstIndex(of: $1) ?? Self.order.count, $1) }
         var report = SalvageReport(outcome: "salvaged")

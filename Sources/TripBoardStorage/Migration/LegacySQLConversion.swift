@@ -22,9 +22,11 @@ enum LegacySQLConversion {
         FROM legacy.places ORDER BY rowid
         """,
         """
-        INSERT INTO main.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
+        INSERT INTO main.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at,
+                                   over_at_epoch)
         SELECT lower(id), lower(trip_id), tripboard_kind(kind), tripboard_field('title', title), tripboard_instant(starts_at),
-               tripboard_epoch(tripboard_instant(starts_at)), tripboard_field('reference', reference), 'pendingUpload', NULL, ?1
+               tripboard_epoch(tripboard_instant(starts_at)), tripboard_field('reference', reference), 'pendingUpload', NULL, ?1,
+               tripboard_over_epoch(tripboard_instant(starts_at))
         FROM legacy.bookings ORDER BY rowid
         """,
         """
@@ -76,8 +78,14 @@ enum LegacySQLConversion {
         }
         try connection.defineFunction("tripboard_epoch", argumentCount: 1) { context, _, values in
             guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
-            guard let timestamp = Timestamp(iso8601: text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
-            sqlite3_result_int64(context, timestamp.secondsSinceEpoch)
+            guard let time = BookingTime(text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
+            sqlite3_result_int64(context, time.startEpoch)
+        }
+        // When a booking with only a start is over (`Schema.bookingTimesAndSearch`): an all-day one at the end of its day.
+        try connection.defineFunction("tripboard_over_epoch", argumentCount: 1) { context, _, values in
+            guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
+            guard let time = BookingTime(text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
+            sqlite3_result_int64(context, time.endEpoch)
         }
         try connection.defineFunction("tripboard_kind", argumentCount: 1) { context, _, values in
             LegacySQLConversion.resultText(context, values) { (LegacyConverter.kind($0) ?? .other).rawValue }

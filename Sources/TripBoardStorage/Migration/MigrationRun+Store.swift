@@ -52,7 +52,7 @@ extension MigrationRun {
 
     /// True when no table of the store has a row: publishing a whole store over it loses nothing.
     static func holdsNoRecord(_ connection: Connection) throws -> Bool {
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND NOT \(Schema.isSearchTable)")
             .rows { $0.text(0) }
         for table in tables where try connection.integer("SELECT EXISTS (SELECT 1 FROM \"\(table)\")") != 0 {
             return false

@@ -41,12 +41,13 @@ public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
             let code = text.uppercased()
             guard Currency.isoCodes.contains(code) else { throw refused }
             return .text(code)
+        // Names in any case, as the currency and the booleans are read (`Dark` is `dark`).
         case .theme:
-            guard ["system", "light", "dark"].contains(text) else { throw refused }
-            return .text(text)
+            guard ["system", "light", "dark"].contains(text.lowercased()) else { throw refused }
+            return .text(text.lowercased())
         case .mapStyle:
-            guard ["standard", "satellite", "hybrid"].contains(text) else { throw refused }
-            return .text(text)
+            guard ["standard", "satellite", "hybrid"].contains(text.lowercased()) else { throw refused }
+            return .text(text.lowercased())
         case .showsVisitedPlaces:
             switch text.lowercased() {
             case "true", "yes", "on", "1": return .flag(true)

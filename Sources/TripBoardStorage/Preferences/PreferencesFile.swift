@@ -56,6 +56,19 @@ public struct PreferencesFile {
         }
     }
 
+    /// Removes one key, so that it reads as its default again; keeps the others and any key a
+    /// newer TripBoard wrote. Returns false (and writes nothing) when the key was not set.
+    @discardableResult
+    public mutating func unset(_ key: PreferenceKey) throws -> Bool {
+        try withDirectoryLock {
+            guard var raw = try readRawObject(), raw[key.rawValue] != nil else { return false }
+            raw[key.rawValue] = nil
+            let document = JSONValue.object(raw.map { (key: $0.key, value: $0.value) })
+            try directory.writeAtomically(document.serialized() + [0x0a], to: ContainerLayout.preferencesFile, staging: staging)
+            return true
+        }
+    }
+
     /// The file's bytes exactly as they are (for a backup), or `nil` when there is none; read
     /// under the same lock as every read, never moved aside or repaired.
     public func rawBytes() throws -> [UInt8]? {

@@ -45,10 +45,11 @@ extension FieldRules {
     }
 
     /// A booking's start, kept in the offset it was given in (`2026-12-12T07:35:00+01:00`): ISO
-    /// 8601, local (`TZ`) without a zone. Both the time as written and the same instant in UTC
-    /// must fall within the years 0001–9999.
+    /// 8601, local (`TZ`) without a zone, or a date alone for an all-day booking (see
+    /// `bookingTime`). Both the time as written and the same instant in UTC must fall within the
+    /// years 0001–9999.
     public static func startsAt(_ text: String, field: String = "startsAt") throws -> String {
-        try instant(parse(text, field: field), field: field).iso8601()
+        try bookingTime(text, field: field)
     }
 
     /// `timestamp`, if it and the same instant in UTC fall within the years 0001–9999.

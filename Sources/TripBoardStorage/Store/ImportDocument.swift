@@ -30,6 +30,7 @@ public struct ImportDocument {
         var kind: String
         var title: String
         var startsAt: String?
+        var endsAt: String?
         var reference: String?
         var syncState: SyncState?
         var remoteVersion: Int64?
@@ -223,7 +224,7 @@ extension ImportDocument.BookingRecord {
             try Booking(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, kind: FieldRules.bookingKind(kind),
                         title: title, startsAt: startsAt, reference: reference,
                         syncState: syncState ?? .pendingUpload, remoteVersion: remoteVersion,
-                        updatedAt: updatedAt ?? now).validated()
+                        updatedAt: updatedAt ?? now, endsAt: endsAt).validated()
         }
     }
 }

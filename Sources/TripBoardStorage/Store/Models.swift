@@ -96,15 +96,18 @@ public struct Booking: Sendable, Equatable, Codable {
     public var tripId: String
     public var kind: BookingKind
     public var title: String
-    /// ISO 8601 with the offset it was entered in: `2026-12-12T07:35:00+00:00`.
+    /// ISO 8601 with the offset it was entered in: `2026-12-12T07:35:00+00:00`; or a date alone,
+    /// `2026-12-14`, for an all-day booking (`BookingTime`).
     public var startsAt: String?
     public var reference: String?
     public var syncState: SyncState
     public var remoteVersion: Int64?
     public var updatedAt: String
+    /// When it ends (check-out, arrival), in the same forms as `startsAt`; never before it.
+    public var endsAt: String? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, tripId, kind, title, startsAt, reference, syncState, remoteVersion, updatedAt
+        case id, tripId, kind, title, startsAt, endsAt, reference, syncState, remoteVersion, updatedAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +117,7 @@ public struct Booking: Sendable, Equatable, Codable {
         try container.encode(kind, forKey: .kind)
         try container.encode(title, forKey: .title)
         try container.encode(startsAt, forKey: .startsAt)
+        try container.encode(endsAt, forKey: .endsAt)
         try container.encode(reference, forKey: .reference)
         try container.encode(syncState, forKey: .syncState)
         try container.encode(remoteVersion, forKey: .remoteVersion)

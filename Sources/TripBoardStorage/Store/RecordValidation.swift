@@ -31,7 +31,7 @@ extension Place {
 }
 
 extension Booking {
-    /// This booking in the form the store keeps (`startsAt` as `YYYY-MM-DDTHH:MM:SS±HH:MM`), or
+    /// This booking in the form the store keeps (`startsAt` and `endsAt` as `YYYY-MM-DDTHH:MM:SS±HH:MM` or `YYYY-MM-DD`), or
     /// the first rule it breaks.
     public func validated() throws -> Booking {
         var booking = self
@@ -39,6 +39,8 @@ extension Booking {
         booking.tripId = try FieldRules.id(tripId, field: "tripId")
         booking.title = try FieldRules.line(title, field: "title")
         booking.startsAt = try startsAt.map { try FieldRules.startsAt($0) }
+        booking.endsAt = try endsAt.map { try FieldRules.bookingTime($0, field: "endsAt") }
+        try FieldRules.bookingTimes(startsAt: booking.startsAt, endsAt: booking.endsAt)
         booking.reference = try FieldRules.optionalLine(reference, field: "reference", limit: FieldRules.referenceLimit)
         (booking.remoteVersion, booking.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
         return booking

@@ -117,6 +117,25 @@ extension Store {
         }, transform: Self.attachment(from:))
     }
 
+    /// The live attachments (of `tripId`, or all) with the title of each one's booking and the
+    /// name of its trip, streamed in the order of `attachmentRows`: `attachment list`'s rows.
+    public func attachmentListingRows(tripId: String? = nil) -> RowCursor<AttachmentListing> {
+        let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
+        let select = """
+            SELECT \(columns), b.title, t.name FROM attachments a
+            LEFT JOIN bookings b ON b.id = a.booking_id LEFT JOIN trips t ON t.id = b.trip_id
+            WHERE a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
+            """
+        return RowCursor(connection: connection, prepare: { [self] in
+            guard let tripId else { return (try connection.statement(select + " ORDER BY a.created_at, a.id"), []) }
+            _ = try trip(id: tripId)
+            return (try connection.statement(select + " AND b.trip_id = ? ORDER BY a.created_at, a.id"), [.text(tripId)])
+        }, transform: { row in
+            AttachmentListing(attachment: Self.attachment(from: row), bookingTitle: row.optionalText(14) ?? "",
+                              tripName: row.optionalText(15) ?? "")
+        })
+    }
+
     /// The live attachment with exactly this id.
     public func attachment(id: String) throws -> Attachment {
         guard let found = try connection.statement("""
@@ -171,4 +190,11 @@ extension Store {
             ORDER BY created_at, id LIMIT 1
             """).rows([.text(contentHash), .integer(byteCount)], Self.attachment(from:)).first
     }
+}
+
+/// An attachment with the names `attachment list` shows beside it.
+public struct AttachmentListing: Sendable, Equatable {
+    public var attachment: Attachment
+    public var bookingTitle: String
+    public var tripName: String
 }

@@ -3,21 +3,29 @@ public struct BookingDraft: Sendable, Equatable {
     public var tripId: String
     public var kind: BookingKind
     public var title: String
-    public var startsAt: Timestamp?
+    public var start: BookingTime?
+    public var end: BookingTime?
     public var reference: String?
 
-    public init(tripId: String, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
+    public init(tripId: String, kind: BookingKind, title: String, start: BookingTime?, end: BookingTime? = nil,
+                reference: String? = nil) {
         self.tripId = tripId
         self.kind = kind
         self.title = title
-        self.startsAt = startsAt
+        self.start = start
+        self.end = end
         self.reference = reference
+    }
+
+    /// A booking that starts at an instant (or is undated), with no end.
+    public init(tripId: String, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
+        self.init(tripId: tripId, kind: kind, title: title, start: startsAt.map { .instant($0) }, reference: reference)
     }
 }
 
 extension Store {
     static let placeColumns = "id, trip_id, name, city, visited, sync_state, remote_version, updated_at"
-    static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at"
+    static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at, ends_at"
 
     static func place(from row: Statement) -> Place {
         Place(id: row.text(0), tripId: row.text(1), name: row.text(2), city: row.optionalText(3),
@@ -29,7 +37,7 @@ extension Store {
         Booking(id: row.text(0), tripId: row.text(1), kind: BookingKind(rawValue: row.text(2)) ?? .other,
                 title: row.text(3), startsAt: row.optionalText(4), reference: row.optionalText(5),
                 syncState: SyncState(rawValue: row.text(6)) ?? .failed, remoteVersion: row.optionalInteger(7),
-                updatedAt: row.text(8))
+                updatedAt: row.text(8), endsAt: row.optionalText(9))
     }
 
     // MARK: - Places
@@ -102,8 +110,8 @@ extension Store {
     /// Adds a booking to a live trip.
     public func addBooking(_ draft: BookingDraft) throws -> Booking {
         let booking = try Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind, title: draft.title,
-                                  startsAt: draft.startsAt?.iso8601(), reference: draft.reference,
-                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
+                                  startsAt: draft.start?.text, reference: draft.reference,
+                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp(), endsAt: draft.end?.text).validated()
         try connection.writeTransaction {
             _ = try trip(id: draft.tripId)
             try insert(booking)
@@ -120,14 +128,15 @@ extension Store {
     func insert(validated booking: Booking, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
         try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
-        let epoch = booking.startsAt.flatMap { Timestamp(iso8601: $0) }.map { SQLValue.integer($0.secondsSinceEpoch) } ?? .null
+        let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
         try connection.statement("""
-            INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version,
+                                  updated_at, ends_at, over_at_epoch)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
             .text(booking.id), .text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title),
-            .optional(booking.startsAt), epoch, .optional(booking.reference), .text(booking.syncState.rawValue),
-            .optional(booking.remoteVersion), .text(booking.updatedAt),
+            .optional(booking.startsAt), .optional(epochs.start), .optional(booking.reference), .text(booking.syncState.rawValue),
+            .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt), .optional(epochs.overAt),
         ])
     }
 

@@ -69,12 +69,13 @@ public final class Store {
         return first
     }
 
-    /// Live record counts, tombstones and records waiting for the server (trips, places and
-    /// bookings; what is in the trash counts as neither live nor pending unless it is a tombstone).
+    /// Live record counts, tombstones and records waiting for the server (trips, places,
+    /// bookings and attachments, as `sync pending` lists them; what is in the trash counts as
+    /// neither live nor pending unless it is a tombstone).
     public func counts() throws -> StoreCounts {
         func count(_ sql: String) throws -> Int { Int(try connection.integer(sql)) }
         func sum(_ condition: String) -> String {
-            "SELECT " + ["trips", "places", "bookings"].map { "(SELECT count(*) FROM \($0) WHERE \(condition))" }.joined(separator: " + ")
+            "SELECT " + ["trips", "places", "bookings", "attachments"].map { "(SELECT count(*) FROM \($0) WHERE \(condition))" }.joined(separator: " + ")
         }
         return try connection.readTransaction {
             StoreCounts(

@@ -1,0 +1,34 @@
+import TripBoardStorage
+
+extension AppCommand {
+    static var searchCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["search"], usage: "search TEXT [--limit N] [--json]",
+                        summary: """
+                        Finds trips (name, notes), places (name, city) and bookings (title, reference) with every word \\
+                        of TEXT at the start of one of their words, case and accents aside (lis finds Lisbon, belem \\
+                        finds Belém); the best match first. Deleted records are not found.
+                        """, run: search),
+        ]
+    }
+
+    static func search(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let limit = try context.arguments.limit()
+        var words: [String] = []
+        while let word = context.arguments.nextPositional() { words.append(word) }
+        try context.finishArguments()
+        let text = words.joined(separator: " ")
+        guard Store.searchQuery(text) != nil else {
+            throw CommandLineError.usage(words.isEmpty ? "missing TEXT to search for" : "nothing to search for in '\(text.prefix(40))': give a word")
+        }
+        let hits = try context.store().search(text, limit: limit)
+        if json { return try context.console.printJSON(hits) }
+        if hits.isEmpty { return context.console.print("Nothing found.") }
+        context.console.printTable(header: ["KIND", "ID", "TRIP", "TITLE", "DETAIL"], rows: hits.map { hit in
+            let firstLine = hit.detail.map { String($0.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") } ?? ""
+            return [hit.kind.rawValue, String(hit.id.prefix(8)), hit.kind == .trip ? "" : hit.tripName, hit.title,
+                    firstLine.count > 60 ? String(firstLine.prefix(59)) + "…" : firstLine]
+        })
+    }
+}

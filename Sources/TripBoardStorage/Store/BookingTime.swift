@@ -1,0 +1,95 @@
+/// When a booking starts or ends: a time with the offset it was given in
+/// (`2026-12-12T07:35:00+00:00`), or a date alone for an all-day booking (`2026-12-14`).
+///
+/// The store keeps the text (`starts_at`, `ends_at`) and, to order and filter without parsing,
+/// seconds since the epoch: an all-day start counts from 00:00 UTC of its day, an all-day end
+/// to the end of its day (24:00 UTC), so a booking is over once its last day is.
+public enum BookingTime: Sendable, Equatable {
+    case instant(Timestamp)
+    case allDay(CivilDate)
+
+    /// Parses a `YYYY-MM-DD` date or an ISO 8601 time (`Timestamp(iso8601:)`: without a zone,
+    /// local to `TZ`).
+    public init?(_ text: some StringProtocol) {
+        if text.utf8.count == 10 {
+            guard let date = CivilDate(text) else { return nil }
+            self = .allDay(date)
+        } else {
+            guard let timestamp = Timestamp(iso8601: text) else { return nil }
+            self = .instant(timestamp)
+        }
+    }
+
+    /// The stored form: `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS±HH:MM`.
+    public var text: String {
+        switch self {
+        case .instant(let timestamp): timestamp.iso8601()
+        case .allDay(let date): date.description
+        }
+    }
+
+    /// True for a date without a time.
+    public var isAllDay: Bool { if case .allDay = self { true } else { false } }
+
+    /// Where it begins: the instant, or 00:00 UTC of the day.
+    public var startEpoch: Int64 {
+        switch self {
+        case .instant(let timestamp): timestamp.secondsSinceEpoch
+        case .allDay(let date): Int64(date.daysSinceEpoch) * 86_400
+        }
+    }
+
+    /// Where it is over: the instant, or 24:00 UTC of the day.
+    public var endEpoch: Int64 {
+        switch self {
+        case .instant(let timestamp): timestamp.secondsSinceEpoch
+        case .allDay(let date): Int64(date.daysSinceEpoch + 1) * 86_400
+        }
+    }
+
+    /// The date as written (a time's date in its own offset).
+    public var date: CivilDate {
+        switch self {
+        case .instant(let timestamp): timestamp.localDate
+        case .allDay(let date): date
+        }
+    }
+
+    /// The store's `starts_at_epoch` and `over_at_epoch` for a booking's stored `startsAt` and
+    /// `endsAt` texts: the start's epoch, and when the booking is over (see `Schema.bookingTimesAndSearch`).
+    public static func epochs(startsAt: String?, endsAt: String?) -> (start: Int64?, overAt: Int64?) {
+        let start = startsAt.flatMap { BookingTime($0) }
+        let end = endsAt.flatMap { BookingTime($0) }
+        return (start?.startEpoch, end?.endEpoch ?? start?.endEpoch)
+    }
+}
+
+extension FieldRules {
+    /// A booking's start or end (`startsAt`, `endsAt`): a `YYYY-MM-DD` date (all day) or an ISO
+    /// 8601 time, local (`TZ`) without a zone, kept in the offset it was given in. A time, as
+    /// written and in UTC, must fall within the years 0001–9999.
+    public static func bookingTime(_ text: String, field: String) throws -> String {
+        guard let time = BookingTime(text) else {
+            throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not a date (YYYY-MM-DD) or an ISO 8601 time")
+        }
+        if case .instant(let timestamp) = time { _ = try instant(timestamp, field: field) }
+        return time.text
+    }
+
+    /// A booking's end against its start: an end needs a start, and may not come before it — a
+    /// time not before the start's instant; where either is a date, not on an earlier day.
+    public static func bookingTimes(startsAt: String?, endsAt: String?) throws {
+        guard let endsAt else { return }
+        guard let startsAt, let start = BookingTime(startsAt) else {
+            throw StoreError.invalidData("a booking with an end (endsAt \(endsAt)) needs a start (startsAt)")
+        }
+        guard let end = BookingTime(endsAt) else { return }
+        let before: Bool
+        if case .instant(let startInstant) = start, case .instant(let endInstant) = end {
+            before = endInstant.secondsSinceEpoch < startInstant.secondsSinceEpoch
+        } else {
+            before = end.date < start.date
+        }
+        if before { throw StoreError.invalidData("the booking's end \(endsAt) is before its start \(startsAt)") }
+    }
+}

@@ -1,0 +1,121 @@
+/// Which trips `trip list` shows, in which order, how many.
+public struct TripQuery: Sendable, Equatable {
+    public enum Period: Sendable, Equatable {
+        /// Every live trip.
+        case all
+        /// Trips that have not ended by `today`: in progress or still to come.
+        case upcoming
+        /// Trips that ended before `today`.
+        case past
+        /// Trips with at least one day in `from`…`to` (both included; either may be open).
+        case overlapping(from: CivilDate?, to: CivilDate?)
+    }
+
+    public enum Order: String, Sendable, CaseIterable {
+        /// By start date (then end date, name, id); for `past`, the most recent first.
+        case start
+        /// By name, ignoring ASCII case, then start date.
+        case name
+        /// The most recently changed first.
+        case updated
+    }
+
+    public var period: Period
+    public var order: Order
+    public var limit: Int?
+    /// The local date that `upcoming` and `past` are counted from.
+    public var today: CivilDate
+
+    public init(period: Period = .all, order: Order = .start, limit: Int? = nil, today: CivilDate) {
+        self.period = period
+        self.order = order
+        self.limit = limit
+        self.today = today
+    }
+}
+
+extension Store {
+    /// The live trips `query` asks for. Ordered by start, a query reads only what it prints:
+    /// `trips_live_by_start` is walked from the first start that can qualify — a trip that has not
+    /// ended by a date started at most the longest live trip's length before it (the widget's
+    /// bound, `NextTrip`) — and the walk stops at the limit, so `--upcoming --limit 20` costs the
+    /// same with a hundred trips or a million (`QueryPlanTests`, docs/performance.md).
+    public func trips(_ query: TripQuery) throws -> [Trip] {
+        try tripRows(query).collect()
+    }
+
+    /// The trips of `query`, streamed from the statement (`trip list` prints a million trips
+    /// without holding them): the longest trip's length is read in the same snapshot.
+    public func tripRows(_ query: TripQuery) -> RowCursor<Trip> {
+        RowCursor(connection: connection, prepare: { [self] in
+            let longest = try connection.statement(NextTrip.Query.longestTrip).rows { $0.isNull(0) ? nil : Int($0.real(0)) }.first ?? nil
+            guard let (sql, values) = Self.tripList(query, longest: longest) else {
+                return (try connection.statement("SELECT \(Self.tripColumns) FROM trips WHERE 0"), [])
+            }
+            return (try connection.statement(sql), values)
+        }, transform: Self.trip(from:))
+    }
+
+    /// The statement for `query` and its values, given the longest live trip's length in days
+    /// (`nil`: there is no live trip); `nil` when no trip can match.
+    static func tripList(_ query: TripQuery, longest: Int?) -> (sql: String, values: [SQLValue])? {
+        var conditions = [Self.live]
+        var values: [SQLValue] = []
+        func bind(_ value: SQLValue) -> String {
+            values.append(value)
+            return "?\(values.count)"
+        }
+        guard let longest else { return nil }
+        /// `end_date >= date`, with the start bound that lets the index range scan.
+        func notEndedBy(_ date: CivilDate) {
+            conditions.append("start_date >= \(bind(.text(date.adding(days: -longest).description)))")
+            conditions.append("end_date >= \(bind(.text(date.description)))")
+        }
+        switch query.period {
+        case .all:
+            break
+        case .upcoming:
+            notEndedBy(query.today)
+        case .past:
+            // end_date >= start_date, so a trip over before today also started before it.
+            conditions.append("start_date < \(bind(.text(query.today.description)))")
+            conditions.append("end_date < \(bind(.text(query.today.description)))")
+        case .overlapping(let from, let to):
+            if let from { notEndedBy(from) }
+            if let to { conditions.append("start_date <= \(bind(.text(to.description)))") }
+        }
+        let order = switch (query.order, query.period) {
+        case (.start, .past): "start_date DESC, end_date DESC, name DESC, id DESC"
+        case (.start, _): "start_date, end_date, name, id"
+        case (.name, _): "name COLLATE NOCASE, name, start_date, id"
+        case (.updated, _): "updated_at DESC, id"
+        }
+        let limit = query.limit.map { " LIMIT \(bind(.integer(Int64($0))))" } ?? ""
+        return ("SELECT \(Self.tripColumns) FROM trips WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)\(limit)", values)
+    }
+
+    /// Live bookings across every trip, earliest first (undated ones last, in the order they were
+    /// added), each with its trip's name. `upcomingAt`: only those not over by then (undated ones
+    /// never), found through `bookings_live_by_over` so that the past costs nothing.
+    public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [(booking: Booking, tripName: String)] {
+        let select = "SELECT \(Self.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id) FROM bookings"
+        func row(_ statement: Statement) -> (booking: Booking, tripName: String) { (Self.booking(from: statement), statement.text(10)) }
+        let limitValue = SQLValue.integer(Int64(limit ?? -1))  // LIMIT -1: no limit
+        return try connection.readTransaction {
+            if let now {
+                return try connection.statement("""
+                    \(select) INDEXED BY bookings_live_by_over
+                    WHERE \(Self.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
+                    """).rows([.integer(now.secondsSinceEpoch), limitValue], row)
+            }
+            var found = try connection.statement("""
+                \(select) WHERE \(Self.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1
+                """).rows([limitValue], row)
+            if let limit, found.count >= limit { return found }
+            found += try connection.statement("""
+                \(select) WHERE \(Self.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1
+                """).rows([.integer(Int64(limit.map { $0 - found.count } ?? -1))], row)
+            return found
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// One record `app search` found.
+public struct SearchHit: Sendable, Equatable, Codable {
+    public var kind: RecordKind
+    public var id: String
+    /// The trip itself, or the trip the place or booking belongs to.
+    public var tripId: String
+    public var tripName: String
+    /// The trip's or place's name, or the booking's title.
+    public var title: String
+    /// The trip's notes, the place's city, the booking's reference; `nil` when there are none.
+    public var detail: String?
+
+    enum CodingKeys: String, CodingKey { case kind, id, tripId, tripName, title, detail }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(id, forKey: .id)
+        try container.encode(tripId, forKey: .tripId)
+        try container.encode(tripName, forKey: .tripName)
+        try container.encode(title, forKey: .title)
+        try container.encode(detail, forKey: .detail)
+    }
+}
+
+extension Store {
+    /// What the user typed as an FTS5 query: every word must be found, each as the start of a
+    /// word (`lis` finds Lisbon), case and accents aside (the index's tokenizer folds both). Each
+    /// word is quoted, so nothing typed is FTS5 syntax (`AND`, `-`, `"`, `*`, `:`); `nil` when
+    /// nothing searchable is left (only punctuation).
+    public static func searchQuery(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).filter { word in
+            word.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+        }
+        guard !words.isEmpty else { return nil }
+        return words.map { "\"" + $0.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"*" }.joined(separator: " ")
+    }
+
+    /// The statement `search` runs: `?1` the FTS5 query, `?2` the limit (-1: none); the best
+    /// match first (bm25), then the index's order. `tools/bench` gives `sqlite3` the same text.
+    public static let searchSQL = """
+        SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
+               coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),
+               (SELECT name FROM trips WHERE id = coalesce(t.id, p.trip_id, b.trip_id))
+        FROM search_index s
+        LEFT JOIN trips t ON s.rowid % 4 = 0 AND t.rowid = s.rowid / 4
+        LEFT JOIN places p ON s.rowid % 4 = 1 AND p.rowid = s.rowid / 4
+        LEFT JOIN bookings b ON s.rowid % 4 = 2 AND b.rowid = s.rowid / 4
+        WHERE search_index MATCH ?1
+        ORDER BY s.rank, s.rowid LIMIT ?2
+        """
+
+    /// The live trips, places and bookings whose words start with every word of `text` (see
+    /// `searchQuery`), best match first. The index holds live records only: nothing in the trash
+    /// and no tombstone is found.
+    public func search(_ text: String, limit: Int? = nil) throws -> [SearchHit] {
+        guard let query = Self.searchQuery(text) else {
+            throw StoreError.invalidArgument("nothing to search for in '\(text.prefix(40))': give a word")
+        }
+        let kinds: [RecordKind] = [.trip, .place, .booking]
+        return try connection.statement(Self.searchSQL).rows([.text(query), .integer(Int64(limit ?? -1))]) { row in
+            let detail = row.optionalText(4)
+            return SearchHit(kind: kinds[Int(row.integer(0))], id: row.text(1), tripId: row.text(2), tripName: row.text(5),
+                             title: row.text(3), detail: detail?.isEmpty == true ? nil : detail)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Testing
+@testable import TripBoardStorage
+
+/// The search index: kept by triggers in the write's own transaction, live records only, words
+/// matched from their start without case or accents, and built for a store upgraded to it.
+struct StoreSearchTests {
+    static func titles(_ store: Store, _ text: String) throws -> [String] { try store.search(text).map(\.title) }
+
+    @Test func findsTripsPlacesAndBookingsByAnyOfTheirWords() throws {
+        let fixture = try StoreFixture()
+        let lisbon = try fixture.addTrip("Lisbon", notes: "Pastéis de Belém at 9:00")
+        _ = try fixture.store.addPlace(tripId: lisbon.id, name: "Torre de Belém", city: "Lisboa")
+        _ = try fixture.store.addBooking(BookingDraft(tripId: lisbon.id, kind: .flight, title: "TP 1351", reference: "X7K2QP"))
+        #expect(Set(try Self.titles(fixture.store, "belem")) == ["Lisbon", "Torre de Belém"])
+        #expect(Set(try Self.titles(fixture.store, "LISB")) == ["Lisbon", "Torre de Belém"], "a prefix (Lisboa too), in any case")
+        #expect(try Self.titles(fixture.store, "lisboa torre") == ["Torre de Belém"], "every word, in any column")
+        #expect(try Self.titles(fixture.store, "x7k2") == ["TP 1351"])
+        let hit = try #require(try fixture.store.search("x7k2qp").first)
+        #expect(hit.kind == .booking && hit.tripId == lisbon.id && hit.tripName == "Lisbon" && hit.detail == "X7K2QP")
+        #expect(try Self.titles(fixture.store, "porto").isEmpty)
+    }
+
+    @Test(arguments: ["AND", "\"", "-x", "title:lisbon", "NEAR(a b)", "*", "lis*", "x OR"])
+    func whatIsTypedIsNeverQuerySyntax(text: String) throws {
+        let fixture = try StoreFixture()
+        try fixture.addTrip("Lisbon")
+        if Store.searchQuery(text) == nil {
+            #expect(throws: StoreError.self) { try fixture.store.search(text) }
+        } else {
+            _ = try fixture.store.search(text)  // no FTS5 syntax error
+        }
+    }
+
+    @Test func editsTheTrashAndPurgesKeepTheIndexExact() throws {
+        let fixture = try StoreFixture()
+        let trip = try fixture.addTrip("Lisbon")
+        let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém", city: nil)
+        try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Porto"))
+        #expect(try Self.titles(fixture.store, "lisbon").isEmpty)
+        #expect(try Self.titles(fixture.store, "porto") == ["Porto"])
+        try fixture.store.editPlace(id: place.id, changes: PlaceChanges(city: "Lisboa"))
+        #expect(try Self.titles(fixture.store, "lisboa") == ["Belém"])
+        let entry = try fixture.store.deleteTrip(id: trip.id)
+        #expect(try Self.titles(fixture.store, "porto").isEmpty && Self.titles(fixture.store, "belem").isEmpty, "the trash is not searched")
+        _ = try fixture.store.restoreFromTrash(.trip, id: entry.id)
+        #expect(try Self.titles(fixture.store, "belém lisboa") == ["Belém"])
+        #expect(try Self.titles(fixture.store, "porto") == ["Porto"])
+        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        #expect(try Self.titles(fixture.store, "porto") == ["Porto"], "a sync state change keeps it")
+        try fixture.store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
+        #expect(try fixture.store.connection.integer("SELECT count(*) FROM search_index") == 2)
+    }
+
+    @Test func aStoreUpgradedToTheIndexIsIndexedLiveRecordsOnly() throws {
+        let temporary = try TemporaryDirectory()
+        let connection = try Connection(path: temporary.child("old.sqlite"), mode: .readWriteCreate)
+        try Schema.migrate(connection, steps: Array(Schema.migrations.prefix { $0 != Schema.bookingTimesAndSearch }))
+        try connection.execute("""
+            INSERT INTO trips (id, name, start_date, end_date, notes, updated_at) VALUES
+                ('7a1c0000-0000-4000-8000-000000000001', 'Lisbon', '2026-12-12', '2026-12-15', 'fado', '2026-11-30T00:00:00.000Z');
+            INSERT INTO trips (id, name, start_date, end_date, notes, updated_at, trashed_at, trashed_with) VALUES
+                ('7a1c0000-0000-4000-8000-000000000002', 'Lisbon again', '2026-12-12', '2026-12-15', '', '2026-11-30T00:00:00.000Z',
+                 '2026-11-30T00:00:00.000Z', '7a1c0000-0000-4000-8000-000000000002');
+            INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, updated_at) VALUES
+                ('7a1c0000-0000-4000-8000-000000000003', '7a1c0000-0000-4000-8000-000000000001', 'event', 'Fado night',
+                 '2026-12-13T16:30:00-05:00', 1797197400, '2026-11-30T00:00:00.000Z');
+            """)
+        try Schema.migrate(connection)
+        let store = Store(connection: connection)
+        #expect(try Self.titles(store, "lisbon") == ["Lisbon"])
+        #expect(Set(try Self.titles(store, "fado")) == ["Lisbon", "Fado night"])
+        #expect(try connection.integer("SELECT over_at_epoch FROM bookings") == 1_797_197_400, "an old booking is over at its start")
+    }
+}
