@@ -19,7 +19,7 @@ public enum AppCommand {
     static let version = "TripBoard app 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
 
     static var commands: [CommandSpec] {
-        tripCommands + childCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands + syncCommands
+        tripCommands + childCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands + syncCommands + syncServerCommands
             + keychainCommands + containerCommands + backupCommands
     }
 

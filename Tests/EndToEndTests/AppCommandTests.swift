@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardStorage
 
 /// The `app` contract, run as a user runs it: the built executable on a fresh container.
 @Suite struct AppCommandTests {
@@ -181,7 +182,7 @@ import Testing
         try container.addTrip()
         let info = try container.appOK("container", "info", "--json")
         let decoded = try #require(try JSONSerialization.jsonObject(with: Data(info.utf8)) as? [String: Any])
-        #expect(decoded["schemaVersion"] as? Int == 2)
+        #expect(decoded["schemaVersion"] as? Int == Int(Store.schemaVersion))
         #expect(decoded["layoutVersion"] as? Int == 1)
         #expect((decoded["counts"] as? [String: Any])?["trips"] as? Int == 1)
         #expect((decoded["paths"] as? [String: Any])?["store"] as? String == container.storePath)

@@ -151,7 +151,7 @@ import Testing
 
         #expect(try container.appOK("trip", "list").contains("Lisbon"))
 
-        #expect(try container.sqlite("PRAGMA user_version").trimmedStdout == "2")
+        #expect(try container.sqlite("PRAGMA user_version").trimmedStdout == String(Store.schemaVersion))
         #expect(try ProcessRunner.run("widget", ["--now", "2026-12-01T00:00Z"], environment: container.environment).stdout.hasPrefix("Lisbon"))
         try container.appOK("trip", "delete", trip)
         #expect(try container.trashList().count == 1)

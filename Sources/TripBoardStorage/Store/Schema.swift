@@ -77,6 +77,8 @@ enum Schema {
         """,
         // 1 → 2: the trash (docs/storage.md §4.4, §5)
         trash,
+        // 2 → 3: sync with a server (docs/sync.md)
+        sync,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one
