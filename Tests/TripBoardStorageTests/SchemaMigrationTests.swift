@@ -66,7 +66,7 @@ struct SchemaMigrationTests {
 
         try Schema.migrate(connection)
 
-        #expect(try connection.userVersion() == 2)
+        #expect(try connection.userVersion() == Schema.currentVersion)
         #expect(try Self.dump(connection) == before)
         #expect(try Store(connection: connection).integrityProblems() == [])
         #expect(try connection.integer("SELECT count(*) FROM trips WHERE trashed_at IS NOT NULL") == 0)

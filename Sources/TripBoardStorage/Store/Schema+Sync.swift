@@ -8,6 +8,8 @@ extension Schema {
     ///   server has: a pending record's fields that differ from it are its local edits.
     /// - `sync_outgoing`: a push batch saved before it is sent, so that after a crash the same
     ///   batch (same mutation id) is sent again and the server applies it at most once.
+    ///
+    /// Ordinary rowid tables, like every other: `container salvage` copies tables by rowid.
     static let sync = """
         CREATE TABLE sync_account (
             only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
@@ -27,7 +29,7 @@ extension Schema {
             value TEXT NOT NULL,
             stamp TEXT NOT NULL,
             PRIMARY KEY (kind, id, field)
-        ) WITHOUT ROWID;
+        );
         CREATE TABLE sync_outgoing (
             mutation_id TEXT NOT NULL PRIMARY KEY,
             request TEXT NOT NULL,
