@@ -29,6 +29,7 @@ let package = Package(
         .executable(name: "share-extension", targets: ["share-extension"]),
         .executable(name: "pdf-worker", targets: ["pdf-worker"]),
         .executable(name: "container-migration", targets: ["container-migration"]),
+        .executable(name: "sync-agent", targets: ["sync-agent"]),
     ],
     targets: [
         .systemLibrary(
@@ -46,6 +47,12 @@ let package = Package(
             name: "CPoppler",
             pkgConfig: "poppler-glib cairo",
             providers: [.apt(["libpoppler-glib-dev", "libcairo2-dev"])]
+        ),
+        // libpq: linked by `sync-agent` alone (it has no static build: GSSAPI, LDAP, OpenSSL).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
         ),
         .target(
             name: "TripBoardStorage",
@@ -92,6 +99,18 @@ let package = Package(
             dependencies: ["TripBoardCLI"],
             swiftSettings: fullyStatic,
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+        ),
+        // The sync server's client: PostgreSQL through libpq, in its own process, so that `app`,
+        // `widget` and `share-extension` stay fully static and never link libpq. It holds no key
+        // and opens no container: it moves sealed records between `app` and the server.
+        .target(
+            name: "TripBoardSyncServer",
+            dependencies: ["CLibPQ", "TripBoardStorage"]
+        ),
+        .executableTarget(
+            name: "sync-agent",
+            dependencies: ["TripBoardSyncServer"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
             name: "TicketImportTests",

@@ -19,7 +19,8 @@ public enum AppCommand {
     static let version = "TripBoard app 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
 
     static var commands: [CommandSpec] {
-        tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands + syncCommands
+        tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands
+            + syncCommands + syncServerCommands
             + keychainCommands + containerCommands + backupCommands
     }
 

@@ -91,6 +91,14 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: return .dataError
         case .insufficientSpace: return .ioError
         }
+    case let error as SyncError:
+        switch error {
+        case .invalidArgument: return .usage
+        case .wrongPassphrase, .damagedServerData, .alreadySetUp: return .dataError
+        case .zoneKeyMissing, .zoneMissing: return .noInput
+        case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: return .unavailable
+        case .agentFailed, .serverBusy: return .temporaryFailure
+        }
     case let error as PDFImportError:
         switch error.kind {
         case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: return .dataError

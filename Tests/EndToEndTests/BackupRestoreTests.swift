@@ -55,6 +55,30 @@ import Testing
         return found
     }
 
+    /// A restored container is a device of its own for sync: the same server, zone and change
+    /// token, a new hybrid-clock node (the backup's own container keeps its node).
+    @Test func aRestoredContainerTakesANewSyncIdentity() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        // As `app sync setup` leaves it (the server itself is not needed to restore).
+        #expect(try test.sqlite("""
+            INSERT INTO sync_account (only_row, server, zone, node, epoch, change_sequence, joined_at)
+            VALUES (1, 'host=/tmp/pg dbname=tb', 'default', '0123456789abcdef', 'e1', 42, '2026-12-01T00:00:00.000Z')
+            """).status == 0)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        let target = test.root.path + "/restored"
+        let other = try Self.device(test, "b")
+        let restored = try restore(test, file, into: target, device: other)
+        #expect(restored.status == 0, "\(restored)")
+        let row = try test.sqlite("SELECT server, zone, epoch, change_sequence, node FROM sync_account", database: target + "/store/TripBoard.sqlite")
+            .trimmedStdout.split(separator: "|").map(String.init)
+        #expect(row.count == 5 && row[0...3] == ["host=/tmp/pg dbname=tb", "default", "e1", "42"], "\(row)")
+        #expect(row.last != "0123456789abcdef" && row.last?.count == 16, "a new node: \(row)")
+        #expect(try test.sqlite("SELECT node FROM sync_account").trimmedStdout == "0123456789abcdef", "the original keeps its own")
+    }
+
     @Test func aRoundTripOnThisDeviceGivesBackEverything() throws {
         let test = try TestContainer()
         let device = try Self.device(test, "a")

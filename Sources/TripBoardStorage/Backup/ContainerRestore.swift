@@ -91,12 +91,14 @@ public struct ContainerRestore {
 
     /// Sets the staged directory up as a container (WAL, layout, manifest) and adopts its
     /// keychain for this device: the container key re-wrapped from the backup passphrase, a new
-    /// keychain identity, so a restore is never taken for a rollback.
+    /// keychain identity, so a restore is never taken for a rollback; and a new sync identity
+    /// (clock node), so the restored container is a device of its own.
     private func setUp(stagingPath: String, hasKeychain: Bool) throws -> KeychainBackupState? {
         var setup = options
         setup.createsContainer = true
         setup.storeRequirement = .required
         let container = try Container.openForWriting(at: stagingPath, options: setup)
+        try container.store.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
         return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), passphrase: passphrase)
     }

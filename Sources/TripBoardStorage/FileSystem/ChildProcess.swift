@@ -126,9 +126,10 @@ public enum ChildProcess {
 
     // MARK: - Private
 
-    private static func spawn(
+    /// Starts the child; `standardInput`, when given, becomes its fd 0 instead of `/dev/null`.
+    static func spawn(
         executable: String, arguments: [String], environment: [String: String],
-        standardOutput: Int32, standardError: ErrorDestination
+        standardOutput: Int32, standardError: ErrorDestination, standardInput: Int32? = nil
     ) throws(FileSystemError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -137,7 +138,11 @@ public enum ChildProcess {
         // posix_spawn_file_actions_adddup2(3): when both descriptors are equal, the close-on-exec
         // flag is cleared instead (glibc ≥ 2.29), so a pipe that landed on 1 still works.
         posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         switch standardError {
         case .discarded:
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
@@ -212,7 +217,7 @@ public enum ChildProcess {
     }
 
     /// Waits for `pid` to end; gives up at `deadline` and returns nil then.
-    private static func reap(_ pid: pid_t, before deadline: Double, executable: String) throws(FileSystemError) -> (Int32, rusage)? {
+    static func reap(_ pid: pid_t, before deadline: Double, executable: String) throws(FileSystemError) -> (Int32, rusage)? {
         var pause = 0.001
         while true {
             if let ended = try wait(pid, blocking: false, executable: executable) { return ended }
@@ -224,7 +229,7 @@ public enum ChildProcess {
     }
 
     /// Waits for `pid` to end, however long it takes (after SIGKILL: as long as the kernel needs).
-    private static func reap(_ pid: pid_t, executable: String) throws(FileSystemError) -> (Int32, rusage) {
+    static func reap(_ pid: pid_t, executable: String) throws(FileSystemError) -> (Int32, rusage) {
         while true {
             if let ended = try wait(pid, blocking: true, executable: executable) { return ended }
         }

@@ -79,6 +79,8 @@ enum Schema {
         trash,
         // 2 → 3: booking ends, all-day bookings, lists across trips, search (docs/storage.md)
         bookingTimesAndSearch,
+        // 3 → 4: sync with a server (docs/sync.md)
+        sync,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

@@ -28,26 +28,35 @@ extension Store {
     public func acknowledge(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws {
         _ = try FieldRules.remoteVersion(remoteVersion)
         try connection.writeTransaction {
-            let rows = try connection.statement(
-                "SELECT sync_state, remote_version, updated_at, trashed_at IS NOT NULL FROM \(kind.table) WHERE id = ?"
-            ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }
-            guard let (state, current, updatedAt, inTrash) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
-            if let expectedUpdatedAt, expectedUpdatedAt != updatedAt {
+            if try !recordAcknowledgement(kind: kind, id: id, remoteVersion: remoteVersion, expectedUpdatedAt: expectedUpdatedAt) {
+                let updatedAt = try connection.statement("SELECT updated_at FROM \(kind.table) WHERE id = ?").rows([.text(id)]) { $0.text(0) }.first ?? ""
                 throw StoreError.conflict("\(kind.rawValue) \(id) changed at \(updatedAt), after the uploaded version; it stays pending")
             }
-            if let current, remoteVersion < current {
-                throw StoreError.invalidData("\(kind.rawValue) \(id) is already at remote version \(current); refusing to go back to \(remoteVersion)")
-            }
-            if state == .pendingDeletion && !inTrash {
-                // A booking's attachments are never deleted with it (ON DELETE SET NULL, and the
-                // schema's CHECK lets only queued or trashed rows lose their booking).
-                try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
-            } else {
-                try connection.statement(
-                    "UPDATE \(kind.table) SET sync_state = 'synchronized', remote_version = ? WHERE id = ?"
-                ).run([.integer(remoteVersion), .text(id)])
-            }
         }
+    }
+
+    /// The acknowledgement inside the caller's write transaction (`sync now` records a whole
+    /// batch's in one, with the change token). False, and nothing written, when `expectedUpdatedAt`
+    /// is given and the record changed after it.
+    func recordAcknowledgement(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws -> Bool {
+        let rows = try connection.statement(
+            "SELECT sync_state, remote_version, updated_at, trashed_at IS NOT NULL FROM \(kind.table) WHERE id = ?"
+        ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }
+        guard let (state, current, updatedAt, inTrash) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
+        if let expectedUpdatedAt, expectedUpdatedAt != updatedAt { return false }
+        if let current, remoteVersion < current {
+            throw StoreError.invalidData("\(kind.rawValue) \(id) is already at remote version \(current); refusing to go back to \(remoteVersion)")
+        }
+        if state == .pendingDeletion && !inTrash {
+            // A booking's attachments are never deleted with it (ON DELETE SET NULL, and the
+            // schema's CHECK lets only queued or trashed rows lose their booking).
+            try connection.statement("DELETE FROM \(kind.table) WHERE id = ?").run([.text(id)])
+        } else {
+            try connection.statement(
+                "UPDATE \(kind.table) SET sync_state = 'synchronized', remote_version = ? WHERE id = ?"
+            ).run([.integer(remoteVersion), .text(id)])
+        }
+        return true
     }
 
     /// The server rejected the upload of record `id`: it stays pending, marked failed.

@@ -67,23 +67,27 @@ extension Store {
     /// had — a `pendingDeletion` tombstone for sync at once. Files stay where they are.
     func moveToTrash(_ kind: RecordKind, id: String) throws -> TrashEntry {
         let now = stamp()
+        return try connection.writeTransaction { try moveToTrashInTransaction(kind, id: id, at: now) }
+    }
+
+    /// `moveToTrash` inside the caller's write transaction (sync applies a deletion from the
+    /// server with the rest of a page).
+    func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String) throws -> TrashEntry {
         let marked = """
             trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
             sync_state = CASE WHEN remote_version IS NULL THEN sync_state ELSE 'pendingDeletion' END
             """
-        return try connection.writeTransaction {
-            guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Self.liveCondition(kind))",
-                                         [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
-            // Children first: their scope is "of a live booking (or trip)", which the parent's
-            // own update then ends.
-            for member in Self.memberKinds(of: kind) {
-                let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
-                try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Self.liveCondition(member))")
-                    .run([.text(now), .text(id)])
-            }
-            guard let entry = try trashEntries().first(where: { $0.id == id }) else { throw StoreError.notInTrash(id: id) }
-            return entry
+        guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Self.liveCondition(kind))",
+                                     [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
+        // Children first: their scope is "of a live booking (or trip)", which the parent's
+        // own update then ends.
+        for member in Self.memberKinds(of: kind) {
+            let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
+            try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Self.liveCondition(member))")
+                .run([.text(now), .text(id)])
         }
+        guard let entry = try trashEntries().first(where: { $0.id == id }) else { throw StoreError.notInTrash(id: id) }
+        return entry
     }
 
     /// The rows of `member`'s table under the record `?2` of `kind` — under its live bookings

@@ -1,0 +1,230 @@
+import TripBoardStorage
+
+/// `app sync init-server|setup|now|status|leave`: sync with a PostgreSQL server through
+/// `sync-agent` (docs/sync.md). Passwords and the passphrase come from stdin or the terminal.
+extension AppCommand {
+    static var syncServerCommands: [CommandSpec] {
+        [
+            CommandSpec(words: ["sync", "init-server"], usage: "sync init-server --server CONNINFO [--with-password]",
+                        summary: """
+                        Creates or upgrades TripBoard's schema on the PostgreSQL server CONNINFO (a libpq connection \
+                        string or URI, without a password). Idempotent. --with-password reads the server password from \
+                        standard input (asked for on a terminal); it is not kept.
+                        """, run: takingSecrets(initServer), store: .none),
+            CommandSpec(words: ["sync", "setup"], usage: "sync setup --server CONNINFO [--zone NAME] [--with-password]",
+                        summary: """
+                        Joins this container to zone NAME (default: "default") on the server. The first device makes the \
+                        zone's key and keeps it on the server only wrapped under the sync passphrase (Argon2id); a later \
+                        device unwraps it with the same passphrase (a wrong one: exit 65, nothing changed). The passphrase \
+                        is read from standard input (asked for on a terminal); with --with-password, standard input holds \
+                        the server password first, then the passphrase, one per line. Both are kept in the keychain, this device only.
+                        """, run: takingSecrets(setUpSync), createsContainer: true),
+            CommandSpec(words: ["sync", "now"], usage: "sync now [--json]",
+                        summary: """
+                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places and bookings \
+                        until nothing is left; prints what it did.
+                        """, run: handlingSecrets(syncNow)),
+            CommandSpec(words: ["sync", "status"], usage: "sync status [--json]",
+                        summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
+                        run: syncStatus),
+            CommandSpec(words: ["sync", "leave"], usage: "sync leave",
+                        summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
+                        run: handlingSecrets(leaveSync)),
+        ]
+    }
+
+    /// Refuses a conninfo with a password in it (it would sit in argv and in the store) and a
+    /// zone name out of bounds.
+    static func checkedServer(_ conninfo: String) throws -> String {
+        let lowered = conninfo.lowercased()
+        guard !conninfo.isEmpty, conninfo.utf8.count <= 1024 else { throw SyncError.invalidArgument("--server must be a libpq conninfo of at most 1024 bytes") }
+        // postgresql://user:secret@host/db — a ':' between "://" and the first '@'.
+        var userInfoHasPassword = false
+        let bytes = Array(lowered.utf8)
+        if let scheme = (0..<max(0, bytes.count - 2)).first(where: { bytes[$0] == 0x3a && bytes[$0 + 1] == 0x2f && bytes[$0 + 2] == 0x2f }) {
+            let rest = bytes[(scheme + 3)...]
+            if let at = rest.firstIndex(of: 0x40) { userInfoHasPassword = rest[..<at].contains(0x3a) }
+        }
+        // Not echoed: it holds a password.
+        guard !lowered.includes("password") && !userInfoHasPassword else {
+            throw SyncError.invalidArgument("--server must not contain a password (it would be visible in `ps`); use --with-password, which reads it from standard input")
+        }
+        return conninfo
+    }
+
+    static func checkedZone(_ zone: String) throws -> String {
+        guard (1...64).contains(zone.utf8.count),
+              zone.utf8.allSatisfy({ (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2d || $0 == 0x5f || $0 == 0x2e }) else {
+            throw SyncError.invalidArgument("--zone must be 1–64 characters among a–z, 0–9, '.', '-' and '_'")
+        }
+        return zone
+    }
+
+    static func text(_ secret: SecureBytes) -> String {
+        secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func initServer(_ context: CommandContext) throws {
+        let server = try checkedServer(try context.arguments.requiredOption("--server"))
+        let withPassword = context.arguments.flag("--with-password")
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let password = withPassword ? text(try readSecret("server password")) : nil
+        let agent = try SyncAgentClient()
+        defer { agent.end() }
+        _ = try agent.connect(conninfo: server, password: password)
+        let response = try agent.send(AgentRequest(.initServer))
+        let version = response.schemaVersion ?? 0
+        struct Installed: Encodable { var schemaVersion: Int; var upgraded: Bool }
+        if json { return try context.console.printJSON(Installed(schemaVersion: version, upgraded: response.upgraded ?? false)) }
+        context.console.print(response.upgraded == true
+            ? "The server's TripBoard schema is now at version \(version)."
+            : "The server's TripBoard schema is already at version \(version); nothing was changed.")
+    }
+
+    static func setUpSync(_ context: CommandContext) throws {
+        let server = try checkedServer(try context.arguments.requiredOption("--server"))
+        let zoneName = try checkedZone(try context.arguments.option("--zone") ?? "default")
+        let withPassword = context.arguments.flag("--with-password")
+        try context.finishArguments()
+        // An existing container is checked first; a new one is made only once the server has
+        // said yes (a wrong passphrase or an unreachable server creates nothing).
+        context.createsContainer = false
+        var existing: SyncAccount?
+        do {
+            existing = try context.store().syncAccount()
+        } catch ContainerError.notFound {
+            existing = nil
+        }
+        if let account = existing {
+            guard account.server == server, account.zone == zoneName else { throw SyncError.alreadySetUp(server: account.server, zone: account.zone) }
+            if (try? ZoneKey.fromKeychain(try context.keychain(), zone: zoneName)) != nil {
+                return context.console.diagnostic("this container already syncs with zone \(zoneName) on that server; nothing was changed")
+            }
+        }
+        let (password, passphrase) = try readSyncSecrets(withPassword: withPassword)
+        let agent = try SyncAgentClient()
+        defer { agent.end() }
+        _ = try agent.connect(conninfo: server, password: password.map(text))
+        var lookup = AgentRequest(.zone)
+        lookup.zone = zoneName
+        let key: ZoneKey
+        let created: Bool
+        if let existing = try agent.send(lookup).zone {
+            key = try ZoneKey.unwrap(existing.keyWrap, zone: zoneName, passphrase: passphrase)
+            created = false
+        } else {
+            guard passphrase.count >= 8 else { throw SyncError.invalidArgument("the sync passphrase must be at least 8 bytes long; nothing was changed") }
+            let fresh = try ZoneKey.make(zone: zoneName)
+            var create = AgentRequest(.createZone)
+            create.zone = zoneName
+            create.keyWrap = try fresh.wrapped(passphrase: passphrase)
+            guard let made = try agent.send(create).zone else { throw SyncError.zoneMissing(zone: zoneName) }
+            // Another device may have made the zone at the same moment: its key is the zone's.
+            created = made.keyWrap == create.keyWrap
+            key = created ? fresh : try ZoneKey.unwrap(made.keyWrap, zone: zoneName, passphrase: passphrase)
+        }
+        context.createsContainer = true
+        let store = try context.store()
+        let keychain = try context.keychain()
+        try key.store(in: keychain)
+        if let password { try keychain.set(service: ZoneKey.passwordService, account: zoneName, value: password, accessibility: .thisDeviceOnly) }
+        if try store.syncAccount() == nil { _ = try store.joinSync(server: server, zone: zoneName) }
+        context.console.diagnostic(created
+            ? "created zone \(zoneName) on the server; other devices join it with the same passphrase. `app sync now` synchronises"
+            : "joined zone \(zoneName); `app sync now` synchronises")
+    }
+
+    /// The passphrase, and before it the server password when asked for: one line each from
+    /// standard input, or asked for on a terminal.
+    static func readSyncSecrets(withPassword: Bool) throws -> (SecureBytes?, SecureBytes) {
+        guard withPassword else { return (nil, try readSecret("sync passphrase")) }
+        if StandardStream.input.isTerminal { return (try readSecret("server password"), try readSecret("sync passphrase")) }
+        var bytes = try readStandardInput("server password or the sync passphrase", limit: 2 * (secretLimit + 2))
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
+        defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
+        for index in lines.indices.dropLast() where lines[index].last == 0x0d { lines[index].removeLast() }
+        guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
+            throw KeychainError.invalidArgument("standard input must hold two lines: the server password, then the sync passphrase; nothing was changed")
+        }
+        try refuseLongerThanTheLimit(&lines[0], "server password")
+        try refuseLongerThanTheLimit(&lines[1], "sync passphrase")
+        return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
+    }
+
+    static func syncNow(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let store = try context.store()
+        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        let keychain = try context.keychain()
+        let key: ZoneKey
+        do {
+            key = try ZoneKey.fromKeychain(keychain, zone: account.zone)
+        } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
+            throw SyncError.zoneKeyMissing(zone: account.zone)
+        }
+        let password = (try? keychain.get(service: ZoneKey.passwordService, account: account.zone)).map(text)
+        let report: SyncReport
+        do {
+            let agent = try SyncAgentClient()
+            defer { agent.end() }
+            let serverTime = try agent.connect(conninfo: account.server, password: password)
+            var lookup = AgentRequest(.zone)
+            lookup.zone = account.zone
+            guard let zone = try agent.send(lookup).zone else { throw SyncError.zoneMissing(zone: account.zone) }
+            report = try SyncEngine(store: store, key: key, agent: agent, account: account, zone: zone, serverTime: serverTime).run()
+            try store.noteSyncEnded(error: nil)
+        } catch {
+            try? store.noteSyncEnded(error: errorMessage(for: error))
+            throw error
+        }
+        if json { return try context.console.printJSON(report) }
+        context.console.print("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
+            + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending.")
+    }
+
+    /// `sync status --json`.
+    struct SyncStatus: Encodable {
+        var joined: Bool
+        var account: SyncAccount?
+        var pending: Int
+        var pendingAttachments: Int
+        var unconfirmedBatches: Int
+    }
+
+    static func syncStatus(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let store = try context.store()
+        let account = try store.syncAccount()
+        let backlog = try store.syncBacklog()
+        let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
+                                pendingAttachments: backlog.attachments, unconfirmedBatches: backlog.unconfirmedBatches)
+        if json { return try context.console.printJSON(status) }
+        guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
+        context.console.printTable(header: ["", ""], rows: [
+            ["server", account.server],
+            ["zone", account.zone],
+            ["last sync", account.lastSyncAt ?? "never"],
+            ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
+            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")" + (backlog.unconfirmedBatches > 0 ? ", 1 batch to confirm" : "")],
+            ["attachments", backlog.attachments == 0 ? "-" : "\(backlog.attachments) not synchronised (not supported yet)"],
+            ["last error", account.lastError ?? "-"],
+        ])
+    }
+
+    static func leaveSync(_ context: CommandContext) throws {
+        try context.finishArguments()
+        let store = try context.store()
+        guard let account = try store.syncAccount() else { return context.console.diagnostic("this container does not sync; nothing to leave") }
+        let keychain = try context.keychain()
+        for service in [ZoneKey.keychainService, ZoneKey.passwordService] {
+            do { try keychain.delete(service: service, account: account.zone) } catch KeychainError.notFound {}
+        }
+        let dropped = try store.leaveSync()
+        context.console.diagnostic("left zone \(account.zone); local data stays as it is"
+            + (dropped > 0 ? " (a batch the server never confirmed was dropped; its records stay pending)" : ""))
+    }
+}

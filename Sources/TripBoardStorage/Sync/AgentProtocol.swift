@@ -1,0 +1,187 @@
+/// The conversation between `app sync …` and `sync-agent` (docs/sync.md §5): JSON documents in
+/// frames (`HelperSession`), one request, one answer, in turn. The agent holds the libpq
+/// connection and the server schema's SQL; it never sees a key or a plaintext field — what it
+/// moves is sealed by `app` before it is sent.
+public enum AgentOperation: String, Sendable, Codable {
+    /// Connects (`conninfo`, `password`); answers `serverTime`.
+    case connect
+    /// Creates or upgrades the server schema; answers `schemaVersion` and `upgraded`.
+    case initServer
+    /// The zone `zone`: `zone` in the answer, or none.
+    case zone
+    /// Creates `zone` with `keyWrap` unless it exists; answers the zone as it is (the first
+    /// device's wrap wins a race).
+    case createZone
+    /// Writes `records` in one transaction under `mutationId`; answers `results` (`replayed`
+    /// when that mutation id was applied before: the stored results, nothing written again).
+    case push
+    /// Opens one consistent read (REPEATABLE READ) of the zone's changes after `afterSequence`;
+    /// answers `highSequence`, the zone's sequence in that snapshot.
+    case pullBegin
+    /// The next page (at most `limit` records, `liveOnly` leaving tombstones out) of the read.
+    case pullPage
+    /// Ends the read.
+    case pullEnd
+}
+
+/// One request to the agent. Only the members its operation uses are set.
+public struct AgentRequest: Sendable, Codable {
+    public var operation: AgentOperation
+    public var conninfo: String?
+    /// The server password, from the keychain; never logged, never echoed.
+    public var password: String?
+    public var zone: String?
+    public var keyWrap: String?
+    public var mutationId: String?
+    public var records: [WireRecord]?
+    public var afterSequence: Int64?
+    public var liveOnly: Bool?
+    public var limit: Int?
+
+    public init(_ operation: AgentOperation) { self.operation = operation }
+}
+
+/// The agent's answer. `failure` set means the operation did nothing.
+public struct AgentResponse: Sendable, Codable {
+    public var failure: AgentFailure?
+    public var serverTime: String?
+    public var schemaVersion: Int?
+    public var upgraded: Bool?
+    public var zone: ZoneInfo?
+    public var results: [PushResult]?
+    public var replayed: Bool?
+    public var records: [WireRecord]?
+    public var highSequence: Int64?
+    public var more: Bool?
+
+    public init() {}
+
+    public static func failed(_ kind: AgentFailure.Kind, _ message: String) -> AgentResponse {
+        var response = AgentResponse()
+        response.failure = AgentFailure(kind: kind, message: message)
+        return response
+    }
+}
+
+/// Why the agent could not do what was asked. Messages name no secret and no conninfo password.
+public struct AgentFailure: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        /// The server cannot be reached, refused the connection or the login.
+        case unavailable
+        /// The server timed out, is shutting down, or a serialization failure: try again.
+        case temporary
+        /// The server schema is missing or older than this client needs (`app sync init-server`).
+        case schema
+        /// A request this agent does not understand, or out of order.
+        case badRequest
+        /// Anything else the server reported.
+        case server
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+}
+
+/// A zone as the server keeps it.
+public struct ZoneInfo: Sendable, Codable, Equatable {
+    public var name: String
+    /// Changes when the zone is recreated (a server reset): a device whose token names another
+    /// epoch syncs from the start.
+    public var epoch: String
+    public var changeSequence: Int64
+    /// The zone key wrapped under the sync passphrase (`ZoneKeyWrap`, as JSON).
+    public var keyWrap: String
+    /// Clients older than this may only read (schema skew).
+    public var minClientVersion: Int
+
+    public init(name: String, epoch: String, changeSequence: Int64, keyWrap: String, minClientVersion: Int) {
+        self.name = name
+        self.epoch = epoch
+        self.changeSequence = changeSequence
+        self.keyWrap = keyWrap
+        self.minClientVersion = minClientVersion
+    }
+}
+
+/// One record on the wire: identity and versions in the clear, every field sealed.
+public struct WireRecord: Sendable, Codable, Equatable {
+    public var kind: String
+    public var id: String
+    /// The server's version (answers), absent in pushes.
+    public var version: Int64?
+    /// Pushes: the version this change was made against; `nil` for a record the server must not have yet.
+    public var expectedVersion: Int64?
+    /// The change sequence number of the record's last change (answers).
+    public var sequence: Int64?
+    public var deleted: Bool
+    /// Field name → sealed value. A push carries only the fields it changes; the server keeps the others.
+    public var fields: [String: SealedField]
+
+    public init(kind: String, id: String, version: Int64? = nil, expectedVersion: Int64? = nil, sequence: Int64? = nil,
+                deleted: Bool, fields: [String: SealedField]) {
+        self.kind = kind
+        self.id = id
+        self.version = version
+        self.expectedVersion = expectedVersion
+        self.sequence = sequence
+        self.deleted = deleted
+        self.fields = fields
+    }
+}
+
+/// A field sealed with XChaCha20-Poly1305 under the zone key; the associated data binds it to
+/// zone, kind, id, field name and `stamp` (its hybrid-clock stamp, in the clear for merging).
+public struct SealedField: Sendable, Codable, Equatable {
+    public var stamp: String
+    /// Base64 (unpadded) nonce and ciphertext.
+    public var nonce: String
+    public var ciphertext: String
+
+    public init(stamp: String, nonce: String, ciphertext: String) {
+        self.stamp = stamp
+        self.nonce = nonce
+        self.ciphertext = ciphertext
+    }
+}
+
+/// What became of one pushed record.
+public struct PushResult: Sendable, Codable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        /// Written: the record is now at `version`.
+        case applied
+        /// Not written: the server's version (`version`) is not the expected one. Pull, merge, push again.
+        case conflict
+    }
+
+    public var kind: String
+    public var id: String
+    public var status: Status
+    public var version: Int64
+    public var sequence: Int64?
+
+    public init(kind: String, id: String, status: Status, version: Int64, sequence: Int64?) {
+        self.kind = kind
+        self.id = id
+        self.status = status
+        self.version = version
+        self.sequence = sequence
+    }
+}
+
+/// The limits both sides hold to.
+public enum AgentLimits {
+    /// Records per push batch and per pulled page.
+    public static let batchRecords = 500
+    /// Seconds a statement may run on the server (`statement_timeout`), and libpq's `connect_timeout`.
+    public static let statementSeconds = 15
+    public static let connectSeconds = 5
+    /// Seconds `app` waits for any one answer before killing the agent: a dead server never hangs a command.
+    public static let answerSeconds = 30.0
+    /// Seconds the agent lives at most (it stops itself with `alarm`), whatever `app` does.
+    public static let lifetimeSeconds: UInt32 = 900
+}

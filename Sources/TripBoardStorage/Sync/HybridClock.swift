@@ -1,0 +1,47 @@
+/// A hybrid logical clock stamp (Kulkarni et al., 2014): wall-clock milliseconds, a counter that
+/// orders events within one millisecond (or while the wall clock lags what was seen), and the
+/// node (device) that made it, as the last tie-break. Stamps compare in that order, the same on
+/// every device, so a field-level merge picks the same winner whatever the order of pushes.
+/// Written `PPPPPPPPPPPPP-CCCC-NODE` (13 decimal digits, 4 hex digits): text order is stamp order.
+public struct HybridStamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let milliseconds: Int64
+    public let counter: Int
+    public let node: String
+
+    public init(milliseconds: Int64, counter: Int, node: String) {
+        self.milliseconds = milliseconds
+        self.counter = counter
+        self.node = node
+    }
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].utf8.count == 13, parts[1].utf8.count == 4, !parts[2].isEmpty, parts[2].utf8.count <= 32,
+              let milliseconds = Int64(parts[0]), let counter = Int(parts[1], radix: 16),
+              parts[2].utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        self.init(milliseconds: milliseconds, counter: counter, node: String(parts[2]))
+    }
+
+    public var description: String {
+        let digits = String(milliseconds)
+        let hex = String(counter, radix: 16)
+        return String(repeating: "0", count: max(0, 13 - digits.utf8.count)) + digits + "-"
+            + String(repeating: "0", count: max(0, 4 - hex.utf8.count)) + hex + "-" + node
+    }
+
+    public static func < (lhs: HybridStamp, rhs: HybridStamp) -> Bool {
+        (lhs.milliseconds, lhs.counter, lhs.node) < (rhs.milliseconds, rhs.counter, rhs.node)
+    }
+
+    /// The stamp of a local edit made at wall-clock `wall` (milliseconds) on `node`, after `seen`
+    /// (the stamp of the value it replaced): later than `seen` whatever the clocks say, so an
+    /// edit made after seeing a change always wins over it.
+    public static func edit(at wall: Int64, node: String, after seen: HybridStamp?) -> HybridStamp {
+        guard let seen, wall <= seen.milliseconds else { return HybridStamp(milliseconds: wall, counter: 0, node: node) }
+        return HybridStamp(milliseconds: seen.milliseconds, counter: min(seen.counter + 1, 0xffff), node: node)
+    }
+
+    /// How far ahead of the server's clock a device's clock may be: beyond, it is clamped, so one
+    /// device with a clock set to next year does not win every merge until then.
+    public static let maximumSkewMilliseconds: Int64 = 5 * 60 * 1000
+}

@@ -1,0 +1,65 @@
+/// `app`'s end of the conversation with `sync-agent` (`AgentProtocol.swift`): starts it next to
+/// the running executable (or where `TRIPBOARD_SYNC_AGENT` says), sends requests, turns failures
+/// into `SyncError`. Every answer is awaited at most `AgentLimits.answerSeconds`; the agent is
+/// killed when the client is released.
+public final class SyncAgentClient {
+    public static let environmentVariable = "TRIPBOARD_SYNC_AGENT"
+
+    private let session: HelperSession
+    public let executablePath: String
+
+    /// Starts the agent. Its environment: the library path and nothing else of ours (libpq
+    /// reads PG* variables, which must not change what the conninfo says).
+    public init(environment: [String: String] = ProcessSetup.environment([SyncAgentClient.environmentVariable, "LD_LIBRARY_PATH"])) throws {
+        var path = environment[Self.environmentVariable] ?? ""
+        if path.isEmpty {
+            let running = try ChildProcess.currentExecutablePath()
+            path = running.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/sync-agent"
+        }
+        executablePath = path
+        var childEnvironment: [String: String] = [:]
+        if let libraries = environment["LD_LIBRARY_PATH"] { childEnvironment["LD_LIBRARY_PATH"] = libraries }
+        do {
+            session = try HelperSession(executable: path, arguments: [], environment: childEnvironment)
+        } catch {
+            throw SyncError.agentMissing(path: path, detail: error.description)
+        }
+    }
+
+    /// Sends `request` and returns the answer, or throws what its failure means.
+    public func send(_ request: AgentRequest, timeout: Double = AgentLimits.answerSeconds) throws -> AgentResponse {
+        let answer: [UInt8]
+        do {
+            answer = try session.exchange(try JSON.encode(request, pretty: false), timeout: timeout)
+        } catch let error as HelperSessionError {
+            throw SyncError.agentFailed(detail: error.description)
+        }
+        let response: AgentResponse
+        do {
+            response = try JSON.decode(AgentResponse.self, from: answer)
+        } catch {
+            session.end(grace: 0)
+            throw SyncError.agentFailed(detail: "an answer that is not a response")
+        }
+        if let failure = response.failure {
+            switch failure.kind {
+            case .unavailable: throw SyncError.serverUnavailable(failure.message)
+            case .temporary: throw SyncError.serverBusy(failure.message)
+            case .schema: throw SyncError.serverSchema(failure.message)
+            case .badRequest, .server: throw SyncError.serverFailed(failure.message)
+            }
+        }
+        return response
+    }
+
+    /// Connects to `conninfo`; returns the server's clock.
+    public func connect(conninfo: String, password: String?) throws -> Timestamp {
+        var request = AgentRequest(.connect)
+        request.conninfo = conninfo
+        request.password = password
+        let response = try send(request)
+        return response.serverTime.flatMap { Timestamp(iso8601: $0) } ?? Timestamp.now()
+    }
+
+    public func end() { session.end() }
+}

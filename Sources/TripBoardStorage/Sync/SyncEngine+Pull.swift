@@ -1,0 +1,170 @@
+/// Pulling: the zone's changes since the change token, in pages of one consistent read, each page
+/// applied with the token it reaches in one SQLite transaction; and the merge rules.
+extension SyncEngine {
+    func pull() throws {
+        // A first sync (or a zone recreated under another epoch) starts from the beginning and
+        // copies live records only: old tombstones mean nothing to a device that never had them.
+        let fresh = account.epoch != zone.epoch
+        let after = fresh ? 0 : account.changeSequence
+        var begin = AgentRequest(.pullBegin)
+        begin.zone = account.zone
+        begin.afterSequence = after
+        begin.liveOnly = fresh
+        let high = try agent.send(begin).highSequence ?? after
+        defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
+        var reached = after
+        while true {
+            var pageRequest = AgentRequest(.pullPage)
+            pageRequest.limit = AgentLimits.batchRecords
+            let page = try agent.send(pageRequest)
+            let records = page.records ?? []
+            let more = page.more ?? false
+            let end = more ? (records.last?.sequence ?? reached) : high
+            // A first sync records its token even when there was nothing: from then on the
+            // device follows the feed, tombstones included.
+            if !records.isEmpty || end != reached || fresh {
+                let now = store.stamp()
+                try store.connection.writeTransaction {
+                    for record in records { try apply(record, at: now) }
+                    try store.setChangeToken(epoch: zone.epoch, sequence: end)
+                }
+                CrashPoint.reach("sync.page-applied")
+                reached = end
+                account.epoch = zone.epoch
+                account.changeSequence = end
+            }
+            if !more { break }
+        }
+    }
+
+    /// Applies one server record inside the page's transaction. Nothing the user made is lost:
+    /// a deletion from the server moves a live record to the trash; a local deletion keeps the
+    /// server's edited version in the trash.
+    func apply(_ remote: WireRecord, at now: String) throws {
+        guard let kind = RecordKind(rawValue: remote.kind), SyncRecord.kinds.contains(kind),
+              (try? FieldRules.id(remote.id)) == remote.id, let version = remote.version, version >= 1 else {
+            report.skipped += 1
+            return
+        }
+        var fields: [String: (value: JSONValue, stamp: HybridStamp)] = [:]
+        for field in SyncRecord.fieldNames(kind) {
+            guard let sealed = remote.fields[field] else { continue }
+            guard let stamp = HybridStamp(sealed.stamp) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): a field's stamp is malformed") }
+            fields[field] = (try key.open(sealed, kind: kind.rawValue, id: remote.id, field: field), stamp)
+        }
+        let local = try store.syncRecord(kind, id: remote.id)
+        if let current = local?.remoteVersion, current >= version { return }  // our own push coming back, or older
+        do {
+            try merge(remote, version: version, fields: fields, into: local, kind: kind, at: now)
+        } catch is StoreError {
+            // A record that breaks a field rule, or whose trip is not here: not applied, counted.
+            // Anything it wrote is undone with the savepoint.
+            report.skipped += 1
+        }
+    }
+
+    private func merge(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+                       into local: SyncRecord?, kind: RecordKind, at now: String) throws {
+        try store.connection.execute("SAVEPOINT sync_record")
+        do {
+            try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
+            try store.connection.execute("RELEASE sync_record")
+        } catch {
+            try store.connection.execute("ROLLBACK TO sync_record")
+            try store.connection.execute("RELEASE sync_record")
+            throw error
+        }
+    }
+
+    private func mergeUnguarded(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+                                into local: SyncRecord?, kind: RecordKind, at now: String) throws {
+        let shadow = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
+        func keepShadow() throws {
+            try store.clearShadow(kind, id: remote.id)
+            for (field, value) in shadow { try store.setShadow(kind, id: remote.id, field: field, value) }
+        }
+        guard var local else {
+            guard !remote.deleted else { return }
+            try insertNew(remote, version: version, fields: fields, kind: kind, at: now)
+            try keepShadow()
+            report.pulled += 1
+            return
+        }
+        if remote.deleted {
+            try store.clearShadow(kind, id: remote.id)
+            if local.isTombstone || local.isInTrash {
+                // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
+                if try !store.recordAcknowledgement(kind: kind, id: remote.id, remoteVersion: version) {
+                    try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
+                }
+                return
+            }
+            // Delete beats edit: the record (edited here or not) goes to the trash, with its
+            // children; the server has it deleted, so it is synchronized there.
+            _ = try store.moveToTrashInTransaction(kind, id: remote.id, at: now)
+            try store.setSyncMetadata(kind, id: remote.id, state: .synchronized, remoteVersion: version)
+            report.trashed += 1
+            return
+        }
+        if local.isTombstone {
+            // Deleted here, edited there: delete beats edit. The edited version is what the trash
+            // keeps; the tombstone now expects the server's version, and is pushed.
+            for (field, value) in fields { local.fields[field] = value.value }
+            local.remoteVersion = version
+            try store.writeSyncRecord(local, inserting: false)
+            try keepShadow()
+            report.pulled += 1
+            return
+        }
+        if local.isInTrash {
+            // In the trash here after the server deleted it, live there again: restored on another device.
+            try store.connection.statement("UPDATE \(kind.table) SET trashed_at = NULL, trashed_with = NULL WHERE id = ?").run([.text(remote.id)])
+            local.syncState = .synchronized
+        }
+        // Field by field: a field edited here since the server's last version keeps the local
+        // value only if its stamp is later than the server's.
+        let localShadow = try store.shadow(kind, id: remote.id)
+        let edited = Set(changedFields(of: local, shadow: localShadow))
+        var localWins = false
+        var merged = local
+        for field in SyncRecord.fieldNames(kind) {
+            guard let theirs = fields[field] else { continue }
+            if edited.contains(field), localStamp(local, after: localShadow[field]) > theirs.stamp {
+                if local.fields[field]?.canonicalText != theirs.value.canonicalText { localWins = true }
+                continue
+            }
+            merged.fields[field] = theirs.value
+        }
+        if !edited.isEmpty { report.merged += 1 }
+        merged.remoteVersion = version
+        if localWins {
+            merged.syncState = local.syncState == .failed ? .pendingUpload : local.syncState
+        } else {
+            merged.syncState = .synchronized
+            merged.updatedAt = now
+        }
+        try store.writeSyncRecord(merged, inserting: false)
+        try keepShadow()
+        report.pulled += 1
+    }
+
+    /// A record this device has never had. A place or booking whose trip is in the trash here
+    /// joins it there (the server still has it live: its deletion is pushed from here).
+    private func insertNew(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+                           kind: RecordKind, at now: String) throws {
+        let latest = fields.values.map(\.stamp.milliseconds).max() ?? 0
+        let updatedAt = Timestamp(secondsSinceEpoch: latest / 1000, milliseconds: Int(latest % 1000)).utcStamp
+        var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
+                                remoteVersion: version, updatedAt: min(updatedAt, now))
+        var trashedWith: String?
+        if kind != .trip, let tripId = record.tripId, let trip = try store.syncRecord(.trip, id: tripId), trip.isInTrash {
+            trashedWith = trip.trashedWith ?? tripId
+            record.syncState = .pendingDeletion
+        }
+        try store.writeSyncRecord(record, inserting: true)
+        if let trashedWith {
+            try store.connection.statement("UPDATE \(kind.table) SET trashed_at = ?, trashed_with = ? WHERE id = ?")
+                .run([.text(now), .text(trashedWith), .text(remote.id)])
+        }
+    }
+}

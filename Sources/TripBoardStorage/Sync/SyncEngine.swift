@@ -1,0 +1,178 @@
+/// What one `sync now` did. `sync now --json` prints this object.
+public struct SyncReport: Sendable, Equatable, Codable {
+    /// Records brought from the server and written here (new, changed or merged).
+    public var pulled = 0
+    /// Of those, records where edits made here and on another device were merged field by field.
+    public var merged = 0
+    /// Records deleted on another device and moved to the trash here (delete beats edit).
+    public var trashed = 0
+    /// Server records not applied (invalid, or a place whose trip is not here); counted, left on the server.
+    public var skipped = 0
+    /// Records the server accepted from this device.
+    public var pushed = 0
+    /// Pushes refused because the server had a newer version (then pulled, merged and pushed again).
+    public var conflicts = 0
+    /// Records of a batch sent again after an interruption (the server had applied it: nothing twice).
+    public var replayed = 0
+    /// Pull-and-push rounds.
+    public var rounds = 0
+    /// Trips, places and bookings still waiting for the server when it ended.
+    public var pending = 0
+}
+
+/// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
+/// nothing is left (at most `maximumRounds`). The rules: docs/sync.md §3.
+///
+/// Each pulled page is applied in one SQLite write transaction with the change token it reaches;
+/// each push batch is saved before it is sent and its acknowledgements are recorded in one
+/// transaction, so a crash at any point loses nothing and applies nothing twice.
+public final class SyncEngine {
+    static let maximumRounds = 6
+
+    let store: Store
+    let key: ZoneKey
+    let agent: SyncAgentClient
+    var account: SyncAccount
+    let zone: ZoneInfo
+    /// The server's clock at connection, in milliseconds: local stamps are clamped to it + 5 minutes.
+    let serverMilliseconds: Int64
+    var report = SyncReport()
+
+    public init(store: Store, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp) {
+        self.store = store
+        self.key = key
+        self.agent = agent
+        self.account = account
+        self.zone = zone
+        serverMilliseconds = serverTime.secondsSinceEpoch * 1000 + Int64(serverTime.milliseconds)
+    }
+
+    public func run() throws -> SyncReport {
+        try replayOutgoing()
+        for _ in 0..<Self.maximumRounds {
+            report.rounds += 1
+            try pull()
+            let (pushed, conflicts) = try pushPending()
+            if conflicts == 0 && pushed == 0 { break }
+            if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty { break }
+        }
+        report.pending = try store.syncBacklog().records
+        return report
+    }
+
+    // MARK: - Push
+
+    /// Pushes up to one batch of pending records; returns how many were applied and refused.
+    func pushPending() throws -> (Int, Int) {
+        var wire: [WireRecord] = []
+        var entries: [OutgoingEntry] = []
+        var unchanged: [SyncRecord] = []
+        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords) {
+            if record.isTombstone {
+                wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
+                entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
+                continue
+            }
+            let shadow = try store.shadow(record.kind, id: record.id)
+            var sealed: [String: SealedField] = [:]
+            var pushed: [String: ShadowField] = [:]
+            for field in changedFields(of: record, shadow: shadow) {
+                guard let value = record.fields[field] else { continue }
+                let stamp = localStamp(record, after: shadow[field])
+                sealed[field] = try key.seal(value, kind: record.kind, id: record.id, field: field, stamp: stamp)
+                pushed[field] = ShadowField(value: value.canonicalText, stamp: stamp.description)
+            }
+            if sealed.isEmpty && record.remoteVersion != nil {
+                unchanged.append(record)
+                continue
+            }
+            wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed))
+            entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
+        }
+        if !unchanged.isEmpty {
+            // Edited and edited back: the server already has these values.
+            try store.connection.writeTransaction {
+                for record in unchanged {
+                    _ = try store.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
+                                                        expectedUpdatedAt: record.updatedAt)
+                }
+            }
+        }
+        guard !wire.isEmpty else { return (0, 0) }
+        let mutationID = Identifier.make()
+        try store.saveOutgoing(mutationID: mutationID, request: wire, local: entries)
+        CrashPoint.reach("sync.batch-saved")
+        return try send(mutationID: mutationID, wire, entries, replaying: false)
+    }
+
+    /// A batch an interrupted run saved: sent again under its mutation id, so the server either
+    /// applies it now or answers what it did the first time.
+    func replayOutgoing() throws {
+        while let (mutationID, wire, entries) = try store.outgoing() {
+            _ = try send(mutationID: mutationID, wire, entries, replaying: true)
+        }
+    }
+
+    private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+        var request = AgentRequest(.push)
+        request.zone = account.zone
+        request.mutationId = mutationID
+        request.records = wire
+        let response = try agent.send(request)
+        CrashPoint.reach("sync.pushed")
+        let results = response.results ?? []
+        if replaying && response.replayed == true { report.replayed += results.count }
+        let byID = Dictionary(entries.map { ($0.kind + "/" + $0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var applied = 0
+        var conflicts = 0
+        try store.connection.writeTransaction {
+            applied = 0
+            conflicts = 0
+            for result in results {
+                guard result.status == .applied else { conflicts += 1; continue }
+                applied += 1
+                guard let entry = byID[result.kind + "/" + result.id], let kind = RecordKind(rawValue: result.kind) else { continue }
+                try recordApplied(entry, kind: kind, version: result.version)
+            }
+            try store.connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+        }
+        report.pushed += applied
+        report.conflicts += conflicts
+        return (applied, conflicts)
+    }
+
+    /// The server has `entry` at `version`: the existing acknowledgement path, unless the record
+    /// changed since the batch was made (then only its remote version moves and it stays pending).
+    private func recordApplied(_ entry: OutgoingEntry, kind: RecordKind, version: Int64) throws {
+        guard let record = try store.syncRecord(kind, id: entry.id) else { return }  // purged meanwhile
+        if let current = record.remoteVersion, current >= version { return }
+        if try !store.recordAcknowledgement(kind: kind, id: entry.id, remoteVersion: version, expectedUpdatedAt: entry.updatedAt) {
+            try store.setSyncMetadata(kind, id: entry.id, state: record.syncState, remoteVersion: version)
+        }
+        if entry.deleted {
+            try store.clearShadow(kind, id: entry.id)
+        } else {
+            for (field, value) in entry.fields { try store.setShadow(kind, id: entry.id, field: field, value) }
+        }
+    }
+
+    // MARK: - Local edits and their stamps
+
+    /// The fields of a pending record that differ from what the server has: its local edits.
+    /// A record the server has only as a tombstone (no shadow) sends all of them.
+    func changedFields(of record: SyncRecord, shadow: [String: ShadowField]) -> [String] {
+        guard record.syncState != .synchronized else { return [] }
+        return SyncRecord.fieldNames(record.kind).filter { field in
+            guard let value = record.fields[field] else { return false }
+            return shadow[field]?.value != value.canonicalText
+        }
+    }
+
+    /// The stamp of a local edit: the record's `updated_at`, clamped to the server's clock plus
+    /// five minutes, and later than the value it replaced (`HybridStamp.edit`).
+    func localStamp(_ record: SyncRecord, after shadow: ShadowField?) -> HybridStamp {
+        let edited = Timestamp(iso8601: record.updatedAt).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) } ?? 0
+        let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)
+        return HybridStamp.edit(at: wall, node: account.node, after: shadow.flatMap { HybridStamp($0.stamp) })
+    }
+}

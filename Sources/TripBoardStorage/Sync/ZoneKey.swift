@@ -1,0 +1,121 @@
+/// A zone's key: made by the first device, stored on the server only wrapped under the sync
+/// passphrase (Argon2id, then XChaCha20-Poly1305 — the keychain's recovery construction), kept on
+/// each device in the keychain, this device only. Every field is sealed under a subkey of it.
+public struct ZoneKey: Sendable {
+    /// The keychain item that holds it (the account is the zone's name).
+    public static let keychainService = "tripboard.sync.zone-key"
+    /// The keychain item for the server's password, when it needs one.
+    public static let passwordService = "tripboard.sync.server-password"
+
+    let key: SecureBytes
+    public let zone: String
+    /// Public: names the key without revealing it (a keyed BLAKE2b, as the keychain's key ids).
+    public let id: String
+    private let fieldKey: SecureBytes
+
+    init(key: SecureBytes, zone: String) throws {
+        self.key = key
+        self.zone = zone
+        id = try Keychain.keyID(key)
+        fieldKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 1, context: "TBsyncF1")
+    }
+
+    /// A new random key for `zone`.
+    public static func make(zone: String) throws -> ZoneKey { try ZoneKey(key: try SecureBytes(randomCount: 32), zone: zone) }
+
+    /// The key as the keychain keeps it.
+    public static func fromKeychain(_ keychain: Keychain, zone: String) throws -> ZoneKey {
+        try ZoneKey(key: try keychain.get(service: keychainService, account: zone), zone: zone)
+    }
+
+    public func store(in keychain: Keychain) throws {
+        try keychain.set(service: Self.keychainService, account: zone, value: key, accessibility: .thisDeviceOnly)
+    }
+
+    // MARK: - Wrapping under the passphrase
+
+    /// What the server keeps (`zones.key_wrap`), as JSON.
+    struct Wrap: Codable {
+        var format: String
+        var keyId: String
+        var parameters: PasswordHashParameters
+        var nonce: String
+        var ciphertext: String
+    }
+
+    /// The key sealed under `passphrase` (Argon2id with `parameters`), as the server's JSON.
+    public func wrapped(passphrase: SecureBytes, parameters: PasswordHashParameters = .moderate()) throws -> String {
+        let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
+        let sealed = try XChaCha20Poly1305.seal(plaintext: key, key: wrappingKey, associatedData: Self.wrapAssociatedData(zone: zone, keyID: id))
+        let wrap = Wrap(format: "tripboard-zone-key/v1", keyId: id, parameters: parameters,
+                        nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
+        return String(decoding: try JSON.encode(wrap, pretty: false), as: UTF8.self)
+    }
+
+    /// Unwraps the server's `wrap` with `passphrase`: `SyncError.wrongPassphrase` when it does
+    /// not open, `.damagedServerData` when it is not a wrap at all (its Argon2id parameters are
+    /// checked before they are used, as the keychain's are).
+    public static func unwrap(_ wrap: String, zone: String, passphrase: SecureBytes) throws -> ZoneKey {
+        let decoded: Wrap
+        do {
+            decoded = try JSON.decode(Wrap.self, from: Array(wrap.utf8))
+        } catch {
+            throw SyncError.damagedServerData("the zone's key wrap is not readable")
+        }
+        guard decoded.format == "tripboard-zone-key/v1", let nonce = bytes(base64: decoded.nonce),
+              let ciphertext = bytes(base64: decoded.ciphertext) else {
+            throw SyncError.damagedServerData("the zone's key wrap is not readable")
+        }
+        let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: decoded.parameters)
+        let key: SecureBytes
+        do {
+            key = try XChaCha20Poly1305.open(ciphertext: ciphertext, nonce: nonce, key: wrappingKey,
+                                             associatedData: wrapAssociatedData(zone: zone, keyID: decoded.keyId))
+        } catch {
+            throw SyncError.wrongPassphrase
+        }
+        let zoneKey = try ZoneKey(key: key, zone: zone)
+        guard zoneKey.id == decoded.keyId else { throw SyncError.damagedServerData("the zone's key does not match its id") }
+        return zoneKey
+    }
+
+    static func wrapAssociatedData(zone: String, keyID: String) -> [UInt8] {
+        Keychain.encode(["tripboard-zone-key/v1", zone, keyID])
+    }
+
+    // MARK: - Fields
+
+    /// `value` sealed for field `field` of record `kind` `id` at `stamp`.
+    func seal(_ value: JSONValue, kind: RecordKind, id: String, field: String, stamp: HybridStamp) throws -> SealedField {
+        let sealed = try XChaCha20Poly1305.seal(plaintext: value.serialized(pretty: false, sortedKeys: true), key: fieldKey,
+                                                associatedData: fieldAssociatedData(kind: kind.rawValue, id: id, field: field, stamp: stamp.description))
+        return SealedField(stamp: stamp.description, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
+    }
+
+    /// The value of `sealed`, verified against where it claims to belong. A field moved to
+    /// another record, field or stamp, or sealed under another key, does not open.
+    func open(_ sealed: SealedField, kind: String, id: String, field: String) throws -> JSONValue {
+        guard let nonce = Self.bytes(base64: sealed.nonce), let ciphertext = Self.bytes(base64: sealed.ciphertext) else {
+            throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a sealed value")
+        }
+        let plaintext: SecureBytes
+        do {
+            plaintext = try XChaCha20Poly1305.open(ciphertext: ciphertext, nonce: nonce, key: fieldKey,
+                                                   associatedData: fieldAssociatedData(kind: kind, id: id, field: field, stamp: sealed.stamp))
+        } catch {
+            throw SyncError.damagedServerData("\(kind) \(id): field \(field) does not open under the zone key (tampered, or another zone's)")
+        }
+        do {
+            return try plaintext.withUnsafeBytes { try JSONValue.parse(Array($0)) }
+        } catch {
+            throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a JSON value")
+        }
+    }
+
+    private func fieldAssociatedData(kind: String, id: String, field: String, stamp: String) -> [UInt8] {
+        Keychain.encode(["tripboard-sync-field/v1", zone, kind, id, field, stamp])
+    }
+
+    static func base64(_ bytes: [UInt8]) -> String { String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self) }
+    static func bytes(base64 text: String) -> [UInt8]? { Base64.decodeUnpadded(Array(text.utf8)) }
+}

@@ -1,0 +1,80 @@
+import Glibc
+import TripBoardStorage
+
+/// `sync-agent`'s loop: frames in on stdin, frames out on stdout (`HelperSession` is the other
+/// end), until stdin closes. Exit statuses: 0 at end of input, 64 when started with arguments
+/// or sent a frame that is not a request, 74 when a pipe fails. It stops itself after
+/// `AgentLimits.lifetimeSeconds` (SIGALRM) whatever its client does, and it handles secret
+/// material (a server password), so it makes no core dump.
+public enum AgentMain {
+    public static func main(arguments: [String]) -> Int32 {
+        guard arguments.isEmpty else {
+            writeDiagnostic("sync-agent: takes no arguments; `app sync …` starts it and speaks to it on stdin and stdout")
+            return 64
+        }
+        ProcessSetup.applyDefaults()
+        try? ProcessSetup.protectSecretsFromCoreDumps()
+        alarm(AgentLimits.lifetimeSeconds)
+        let input: FileDescriptor
+        let output: FileDescriptor
+        do {
+            input = try FileDescriptor.standardInput()
+            output = try FileDescriptor.standardOutput()
+        } catch {
+            return 74
+        }
+        let service = AgentService()
+        while true {
+            let frame: [UInt8]
+            do {
+                guard let header = try read(4, from: input) else { return 0 }
+                let count = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+                guard count <= HelperSession.frameLimit, let body = try read(count, from: input) else { return 64 }
+                frame = body
+            } catch {
+                return 74
+            }
+            let response: AgentResponse
+            do {
+                response = service.handle(try JSON.decode(AgentRequest.self, from: frame))
+            } catch {
+                return 64
+            }
+            do {
+                let bytes = try JSON.encode(response, pretty: false)
+                try output.write(all: HelperSession.header(bytes.count) + bytes)
+            } catch {
+                return 74
+            }
+        }
+    }
+
+    /// Exactly `count` bytes, or nil at end of input before the first of them.
+    private static func read(_ count: Int, from input: FileDescriptor) throws(AgentInputError) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        while bytes.count < count {
+            let chunk: [UInt8]
+            do {
+                chunk = try input.read(upTo: min(count - bytes.count, 1 << 20))
+            } catch {
+                throw .failed
+            }
+            if chunk.isEmpty {
+                if bytes.isEmpty && count > 0 { return nil }
+                throw .cutShort
+            }
+            bytes += chunk
+        }
+        return bytes
+    }
+
+    private static func writeDiagnostic(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBufferPointer { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Why the agent stopped reading its input.
+enum AgentInputError: Error {
+    case failed, cutShort
+}

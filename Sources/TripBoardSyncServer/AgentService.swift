@@ -1,0 +1,206 @@
+public import TripBoardStorage
+
+/// What `sync-agent` does with each request (`AgentRequest`): the only code that speaks SQL to
+/// the sync server. It keeps one connection and, between `pullBegin` and `pullEnd`, one open
+/// REPEATABLE READ transaction, so a pull's pages are one consistent read.
+public final class AgentService {
+    private var connection: PostgresConnection?
+    private var pull: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool)?
+
+    public init() {}
+
+    /// The answer to `request`; never throws (a failure is an answer).
+    public func handle(_ request: AgentRequest) -> AgentResponse {
+        do {
+            return try perform(request)
+        } catch {
+            if error.kind == .unavailable { connection = nil; pull = nil }
+            return .failed(error.kind, error.message)
+        }
+    }
+
+    private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
+        if request.operation == .connect {
+            guard let conninfo = request.conninfo, !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
+            let connection = try PostgresConnection(conninfo: conninfo, password: request.password)
+            self.connection = connection
+            var response = AgentResponse()
+            response.serverTime = try connection.query(
+                #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil
+            return response
+        }
+        guard let connection else { return .failed(.badRequest, "not connected") }
+        switch request.operation {
+        case .connect:
+            return AgentResponse()
+        case .initServer:
+            return try initServer(connection)
+        case .zone, .createZone:
+            guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
+            try requireSchema(connection)
+            if request.operation == .createZone {
+                guard let wrap = request.keyWrap else { return .failed(.badRequest, "createZone needs a key wrap") }
+                try connection.query("""
+                    INSERT INTO tripboard.zones (name, epoch, key_wrap) VALUES ($1, gen_random_uuid()::text, $2)
+                    ON CONFLICT (name) DO NOTHING
+                    """, [zone, wrap])
+            }
+            var response = AgentResponse()
+            response.zone = try zoneInfo(zone, connection)
+            return response
+        case .push:
+            guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
+                  records.count <= AgentLimits.batchRecords else {
+                return .failed(.badRequest, "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records")
+            }
+            return try push(records, zone: zone, mutationID: mutationID, connection)
+        case .pullBegin:
+            guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            guard let high = try connection.query("SELECT change_sequence FROM tripboard.zones WHERE name = $1", [zone]).first?.first ?? nil else {
+                try? connection.execute("ROLLBACK")
+                return .failed(.badRequest, "zone \(zone) does not exist on the server")
+            }
+            pull = (zone, request.afterSequence ?? 0, Int64(high) ?? 0, request.liveOnly ?? false)
+            var response = AgentResponse()
+            response.highSequence = Int64(high) ?? 0
+            return response
+        case .pullPage:
+            guard let current = pull else { return .failed(.badRequest, "pullPage outside a pull") }
+            let limit = min(max(request.limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
+            let rows = try connection.query("""
+                SELECT kind, id, version, change_sequence, deleted, fields::text FROM tripboard.records
+                WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
+                ORDER BY change_sequence LIMIT $4
+                """, [current.zone, String(current.cursor), String(current.high), String(limit)])
+            var records: [WireRecord] = []
+            for row in rows {
+                let fields: [String: SealedField]
+                do {
+                    fields = try JSON.decode([String: SealedField].self, from: Array((row[5] ?? "{}").utf8))
+                } catch {
+                    return .failed(.server, "record \(row[1] ?? "?") on the server has unreadable fields")
+                }
+                records.append(WireRecord(kind: row[0] ?? "", id: row[1] ?? "", version: Int64(row[2] ?? ""),
+                                          sequence: Int64(row[3] ?? ""), deleted: row[4] == "t", fields: fields))
+            }
+            if let last = records.last?.sequence { pull?.cursor = last }
+            var response = AgentResponse()
+            response.records = records
+            response.more = records.count == limit
+            response.highSequence = current.high
+            return response
+        case .pullEnd:
+            if pull != nil { try connection.execute("COMMIT") }
+            pull = nil
+            return AgentResponse()
+        }
+    }
+
+    private func initServer(_ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        let (version, upgraded) = try connection.transaction { () throws(PostgresError) -> (Int, Bool) in
+            try connection.query("SELECT pg_advisory_xact_lock($1)", [String(ServerSchema.lockKey)])
+            try connection.execute("""
+                CREATE SCHEMA IF NOT EXISTS tripboard;
+                CREATE TABLE IF NOT EXISTS tripboard.schema_version (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), version integer NOT NULL);
+                INSERT INTO tripboard.schema_version (version) VALUES (0) ON CONFLICT DO NOTHING
+                """)
+            let found = try schemaVersion(connection)
+            guard found < ServerSchema.currentVersion else { return (found, false) }
+            for step in found..<ServerSchema.currentVersion {
+                try connection.execute(ServerSchema.migrations[step])
+            }
+            try connection.query("UPDATE tripboard.schema_version SET version = $1", [String(ServerSchema.currentVersion)])
+            return (ServerSchema.currentVersion, true)
+        }
+        var response = AgentResponse()
+        response.schemaVersion = version
+        response.upgraded = upgraded
+        return response
+    }
+
+    private func requireSchema(_ connection: PostgresConnection) throws(PostgresError) {
+        let version: Int
+        do throws(PostgresError) {
+            version = try schemaVersion(connection)
+        } catch {
+            if error.kind == .schema { version = 0 } else { throw error }
+        }
+        guard version >= ServerSchema.currentVersion else {
+            throw PostgresError(kind: .schema, sqlState: nil, message: version == 0
+                ? "the server has no TripBoard schema; run `app sync init-server --server …` first"
+                : "the server's TripBoard schema is at version \(version), older than this client's \(ServerSchema.currentVersion); run `app sync init-server`")
+        }
+    }
+
+    private func schemaVersion(_ connection: PostgresConnection) throws(PostgresError) -> Int {
+        let value = try connection.query("SELECT version FROM tripboard.schema_version").first?.first ?? nil
+        return value.flatMap { Int($0) } ?? 0
+    }
+
+    private func zoneInfo(_ zone: String, _ connection: PostgresConnection) throws(PostgresError) -> ZoneInfo? {
+        guard let row = try connection.query(
+            "SELECT name, epoch, change_sequence, key_wrap, min_client_version FROM tripboard.zones WHERE name = $1", [zone]).first
+        else { return nil }
+        return ZoneInfo(name: row[0] ?? zone, epoch: row[1] ?? "", changeSequence: Int64(row[2] ?? "0") ?? 0,
+                        keyWrap: row[3] ?? "", minClientVersion: Int(row[4] ?? "1") ?? 1)
+    }
+
+    /// One batch in one transaction: the zone's counter row locked first (which also serialises
+    /// retries of the same mutation id), the mutation id looked up, then each record written only
+    /// if its expected version still matches, numbered from the counter; the results stored under
+    /// the mutation id in the same transaction.
+    private func push(_ records: [WireRecord], zone: String, mutationID: String,
+                      _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        try connection.transaction { () throws(PostgresError) -> AgentResponse in
+            guard let counter = try connection.query(
+                "SELECT change_sequence FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).first?.first ?? nil else {
+                return .failed(.badRequest, "zone \(zone) does not exist on the server")
+            }
+            if let stored = try connection.query(
+                "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID]).first?.first ?? nil {
+                var response = AgentResponse()
+                response.results = try? JSON.decode([PushResult].self, from: Array(stored.utf8))
+                response.replayed = true
+                return response
+            }
+            var sequence = Int64(counter) ?? 0
+            var results: [PushResult] = []
+            for record in records {
+                let row = try connection.query(
+                    "SELECT version FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 FOR UPDATE",
+                    [zone, record.kind, record.id]).first
+                let current = row.flatMap { $0[0] }.flatMap { Int64($0) }
+                guard current == record.expectedVersion else {
+                    results.append(PushResult(kind: record.kind, id: record.id, status: .conflict, version: current ?? 0, sequence: nil))
+                    continue
+                }
+                sequence += 1
+                let version = (current ?? 0) + 1
+                let fields = String(decoding: (try? JSON.encode(record.fields, pretty: false)) ?? Array("{}".utf8), as: UTF8.self)
+                // A deletion keeps no fields; a live write keeps the fields it does not name (a
+                // newer client's, say) — unless it revives a tombstone, which had none.
+                try connection.query("""
+                    INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
+                    VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6 THEN '{}'::jsonb ELSE $7::jsonb END, $8)
+                    ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
+                        change_sequence = excluded.change_sequence, deleted = excluded.deleted,
+                        fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
+                        byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
+                        updated_at = now()
+                    """, [zone, record.kind, record.id, String(version), String(sequence), record.deleted ? "true" : "false", fields,
+                                      String(record.deleted ? 2 : fields.utf8.count)])
+                results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: version, sequence: sequence))
+            }
+            try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)])
+            let stored = String(decoding: (try? JSON.encode(results, pretty: false)) ?? Array("[]".utf8), as: UTF8.self)
+            try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
+                                 [zone, mutationID, stored])
+            if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone]) }
+            var response = AgentResponse()
+            response.results = results
+            response.replayed = false
+            return response
+        }
+    }
+}

@@ -1,0 +1,6 @@
+// sync-agent: the only TripBoard program that links libpq. `app sync …` starts it and speaks to
+// it in frames on stdin/stdout; the conversation is documented on `AgentMain` and in docs/sync.md.
+import TripBoardStorage
+import TripBoardSyncServer
+
+ProcessSetup.exit(AgentMain.main(arguments: Array(CommandLine.arguments.dropFirst())))
