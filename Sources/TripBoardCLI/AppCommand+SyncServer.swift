@@ -98,8 +98,11 @@ extension AppCommand {
         }
         if let account = existing {
             guard account.server == server, account.zone == zoneName else { throw SyncError.alreadySetUp(server: account.server, zone: account.zone) }
-            if (try? ZoneKey.fromKeychain(try context.keychain(), zone: zoneName)) != nil {
+            do {
+                _ = try ZoneKey.fromKeychain(try context.keychain(), zone: zoneName)
                 return context.console.diagnostic("this container already syncs with zone \(zoneName) on that server; nothing was changed")
+            } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
+                // Joined, but this device has no zone key (a restore from another device): set it up again.
             }
         }
         let (password, passphrase) = try readSyncSecrets(withPassword: withPassword)
@@ -165,7 +168,12 @@ extension AppCommand {
         } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
             throw SyncError.zoneKeyMissing(zone: account.zone)
         }
-        let password = (try? keychain.get(service: ZoneKey.passwordService, account: account.zone)).map(text)
+        let password: String?
+        do {
+            password = text(try keychain.get(service: ZoneKey.passwordService, account: account.zone))
+        } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
+            password = nil  // the server needs none (trust, peer or a .pgpass of the user's)
+        }
         let report: SyncReport
         do {
             let agent = try SyncAgentClient()

@@ -97,6 +97,24 @@ public final class AgentService {
         }
     }
 
+    /// Compact JSON for a jsonb parameter; a value that cannot be encoded aborts the transaction
+    /// (never `{}` in its place, which would store a record without its fields).
+    private static func encoded(_ value: some Encodable) throws(PostgresError) -> String {
+        do {
+            return String(decoding: try JSON.encode(value, pretty: false), as: UTF8.self)
+        } catch {
+            throw PostgresError(kind: .server, sqlState: nil, message: "could not encode a value for the server: \(error)")
+        }
+    }
+
+    private static func decoded<T: Decodable>(_ type: T.Type, _ text: String, what: String) throws(PostgresError) -> T {
+        do {
+            return try JSON.decode(type, from: Array(text.utf8))
+        } catch {
+            throw PostgresError(kind: .server, sqlState: nil, message: "\(what) cannot be read: \(error)")
+        }
+    }
+
     private func initServer(_ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
         let (version, upgraded) = try connection.transaction { () throws(PostgresError) -> (Int, Bool) in
             try connection.query("SELECT pg_advisory_xact_lock($1)", [String(ServerSchema.lockKey)])
@@ -160,7 +178,7 @@ public final class AgentService {
             if let stored = try connection.query(
                 "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID]).first?.first ?? nil {
                 var response = AgentResponse()
-                response.results = try? JSON.decode([PushResult].self, from: Array(stored.utf8))
+                response.results = try Self.decoded([PushResult].self, stored, what: "the stored results of mutation \(mutationID)")
                 response.replayed = true
                 return response
             }
@@ -177,7 +195,7 @@ public final class AgentService {
                 }
                 sequence += 1
                 let version = (current ?? 0) + 1
-                let fields = String(decoding: (try? JSON.encode(record.fields, pretty: false)) ?? Array("{}".utf8), as: UTF8.self)
+                let fields = try Self.encoded(record.fields)
                 // A deletion keeps no fields; a live write keeps the fields it does not name (a
                 // newer client's, say) — unless it revives a tombstone, which had none.
                 try connection.query("""
@@ -193,7 +211,7 @@ public final class AgentService {
                 results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: version, sequence: sequence))
             }
             try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)])
-            let stored = String(decoding: (try? JSON.encode(results, pretty: false)) ?? Array("[]".utf8), as: UTF8.self)
+            let stored = try Self.encoded(results)
             try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
                                  [zone, mutationID, stored])
             if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone]) }
