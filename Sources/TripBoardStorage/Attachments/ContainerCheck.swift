@@ -94,10 +94,7 @@ public enum ContainerCheck {
             pass.report.storeProblems.append("attachments/recovered/ was not purged: with the rows unreadable, a file there may be a missing attachment's only copy")
         }
         try pass.checkStaging()
-        pass.report.recovered = try pass.files.recoveredEntries().map { entry in
-            let size = entry.status.kind == .regular ? ", \(entry.status.size) bytes" : ""
-            return "\(ContainerLayout.attachmentsDirectory)/\(AttachmentFiles.recoveredDirectory)/\(entry.name) (\(entry.status.kindDescription)\(size))"
-        }
+        pass.report.recovered = try pass.files.recoveredEntries().map(\.description)
         return pass.report
     }
 }

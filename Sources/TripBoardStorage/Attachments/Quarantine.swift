@@ -52,12 +52,7 @@ extension AttachmentFiles {
 
     /// The regular files in `attachments/recovered/` with their size (`[]` when there is none).
     func recoveredFiles() throws -> [(name: String, size: Int64)] {
-        guard try attachments.status(of: Self.recoveredDirectory)?.kind == .directory else { return [] }
-        let recovered = try attachments.openDirectory(Self.recoveredDirectory)
-        return try recovered.entries().compactMap { name in
-            guard let status = try recovered.status(of: name), status.kind == .regular else { return nil }
-            return (name, status.size)
-        }
+        try recoveredEntries().filter { $0.status.kind == .regular }.map { ($0.name, $0.status.size) }
     }
 
     /// Every entry of `attachments/recovered/` as it is now: name and the identity (device, inode)
@@ -83,8 +78,7 @@ extension AttachmentFiles {
             guard let now = try recovered.status(of: entry.name), now.device == entry.status.device,
                   now.inode == entry.status.inode else { continue }
             try recovered.removeTree(entry.name)
-            let size = now.kind == .regular ? ", \(now.size) bytes" : ""
-            deleted.append("\(ContainerLayout.attachmentsDirectory)/\(Self.recoveredDirectory)/\(entry.name) (\(now.kindDescription)\(size))")
+            deleted.append(RecoveredEntry(name: entry.name, status: now).description)
         }
         try recovered.synchronize()
         return deleted
@@ -122,7 +116,13 @@ extension AttachmentFiles {
 }
 
 /// An entry of `attachments/recovered/`, as `recoveredEntries()` found it.
-public struct RecoveredEntry: Sendable, Equatable {
+public struct RecoveredEntry: Sendable, Equatable, CustomStringConvertible {
     public let name: String
     public let status: FileStatus
+
+    /// `attachments/recovered/<name> (<what it is>[, N bytes])`, as `container check` reports it.
+    public var description: String {
+        let size = status.kind == .regular ? ", \(status.size) bytes" : ""
+        return "\(ContainerLayout.attachmentsDirectory)/\(AttachmentFiles.recoveredDirectory)/\(name) (\(status.kindDescription)\(size))"
+    }
 }
