@@ -85,13 +85,13 @@ struct BackupArchive {
         guard status.size == byteCount else {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "is \(status.size) bytes, its row says \(byteCount)")
         }
-        let hasher = BackgroundHasher()
-        defer { _ = hasher.finish() }
+        // Hashed on this thread: the archive's encryption runs on the second (WriteBehindSink).
+        let hasher = Blake2bHasher()
         try tar.addFile(path, size: byteCount, modificationTime: status.modificationTime, contents: file) { chunk in
-            hasher.submit(chunk)
+            chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) }
             advance(chunk.count)
         }
-        guard Sodium.hexString(hasher.finish()) == hash else {
+        guard Sodium.hexString(hasher.finalize()) == hash else {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "does not match its recorded hash")
         }
     }

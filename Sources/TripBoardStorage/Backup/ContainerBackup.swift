@@ -69,16 +69,24 @@ public struct ContainerBackup {
         let snapshot = try BackupSnapshot(container: container, keychain: keychain, passphrase: passphrase, staging: staging)
         defer { snapshot.remove() }
         return try files.holdingDeletionsBack(timeout: container.options.lockTimeout) {
-            try snapshot.take()
-            CrashPoint.reach("backup.snapshot")
             let temporaryName = Directory.uniqueTemporaryName(for: name)
             var summary: BackupSummary
             do {
                 let output = try destination.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-                let age = try AgeWriter(passphrase: passphrase, output: output, workFactor: workFactor)
-                var archive = BackupArchive(tar: TarWriter(output: age), files: files, snapshot: snapshot,
+                // The header's scrypt (about a second at 2^18) runs on a second thread beside the
+                // snapshot's copy and the keychain's Argon2id wrap.
+                let (passphrase, workFactor) = (passphrase, workFactor)
+                let header = BackgroundResult { try AgeWriter(passphrase: passphrase, output: output, workFactor: workFactor) }
+                try snapshot.take()
+                CrashPoint.reach("backup.snapshot")
+                let age = try header.value()
+                // Two stages on two cores, as `tar c | age -p`: this thread reads and hashes the
+                // files and frames the tar, the relay's thread encrypts and writes.
+                let encrypting = WriteBehindSink(downstream: age)
+                var archive = BackupArchive(tar: TarWriter(output: encrypting), files: files, snapshot: snapshot,
                                             total: try snapshot.archivedBytes(), progress: progress)
                 summary = try archive.writeEverything()
+                try encrypting.finish()
                 try age.finish()
                 try output.synchronize()
                 CrashPoint.reach("backup.archived")

@@ -74,7 +74,10 @@ public struct ContainerRestore {
     private func build(in place: RestoreTarget, stagingName: String, age: AgeReader, total: Int64) throws -> RestoreSummary {
         let stagingRoot = try place.parent.openDirectory(stagingName)
         let staging = RestoreStaging(root: stagingRoot)
-        try staging.fill(from: TarReader(input: age, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
+        // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
+        // this one unpacks, writes and hashes.
+        let decrypted = ReadAheadSource(upstream: age)
+        try staging.fill(from: TarReader(input: decrypted, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
         CrashPoint.reach("restore.staged")
         var summary = try RestoreVerification(staging: staging).verify()
         summary.container = place.canonicalPath

@@ -110,12 +110,12 @@ final class RestoreStaging {
         let parent = try directory(for: Array(components.dropLast()))
         let output = try parent.openFile(components.last!, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
-        let hasher = isAttachment ? BackgroundHasher() : nil
-        defer { _ = hasher?.finish() }
+        // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
+        let hasher = isAttachment ? Blake2bHasher() : nil
         var total: Int64 = 0
         while case let count = try tar.readContent(into: buffer), count > 0 {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-            hasher?.submit(chunk)
+            if let hasher { chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
             try output.write(all: chunk)
             total += Int64(count)
             bytesWritten += Int64(count)
@@ -124,7 +124,7 @@ final class RestoreStaging {
         if components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory {
             recoveredFiles += 1
         } else if let hasher {
-            attachments[entry.path] = (total, Sodium.hexString(hasher.finish()))
+            attachments[entry.path] = (total, Sodium.hexString(hasher.finalize()))
         }
     }
 }
