@@ -30,7 +30,7 @@ extension AppCommand {
             CommandSpec(words: ["sync", "leave"], usage: "sync leave",
                         summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
                         run: handlingSecrets(leaveSync)),
-        ]
+        ] + syncConflictCommands
     }
 
     /// Refuses a conninfo with a password in it (it would sit in argv and in the store) and a
@@ -190,7 +190,8 @@ extension AppCommand {
         }
         if json { return try context.console.printJSON(report) }
         context.console.print("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
-            + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending.")
+            + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending."
+            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : ""))
     }
 
     /// `sync status --json`.
@@ -200,6 +201,8 @@ extension AppCommand {
         var pending: Int
         var pendingAttachments: Int
         var unconfirmedBatches: Int
+        /// Values that lost a merge, kept (`sync conflicts`).
+        var conflicts: Int
     }
 
     static func syncStatus(_ context: CommandContext) throws {
@@ -209,7 +212,8 @@ extension AppCommand {
         let account = try store.syncAccount()
         let backlog = try store.syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
-                                pendingAttachments: backlog.attachments, unconfirmedBatches: backlog.unconfirmedBatches)
+                                pendingAttachments: backlog.attachments, unconfirmedBatches: backlog.unconfirmedBatches,
+                                conflicts: try store.syncConflictCount())
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
         context.console.printTable(header: ["", ""], rows: [
@@ -219,6 +223,7 @@ extension AppCommand {
             ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
             ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")" + (backlog.unconfirmedBatches > 0 ? ", 1 batch to confirm" : "")],
             ["attachments", backlog.attachments == 0 ? "-" : "\(backlog.attachments) not synchronised (not supported yet)"],
+            ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
             ["last error", account.lastError ?? "-"],
         ])
     }

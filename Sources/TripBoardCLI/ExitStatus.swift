@@ -95,7 +95,7 @@ public func exitStatus(for error: any Error) -> ExitStatus {
         switch error {
         case .invalidArgument: return .usage
         case .wrongPassphrase, .damagedServerData, .alreadySetUp: return .dataError
-        case .zoneKeyMissing, .zoneMissing: return .noInput
+        case .zoneKeyMissing, .zoneMissing, .noSuchConflict: return .noInput
         case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: return .unavailable
         case .agentFailed, .serverBusy: return .temporaryFailure
         }

@@ -10,6 +10,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var skipped = 0
     /// Records the server accepted from this device.
     public var pushed = 0
+    /// Values that lost a field-level merge here (this device's edit or the other's), kept and
+    /// listed by `sync conflicts`.
+    public var conflictsKept = 0
     /// Pushes refused because the server had a newer version (then pulled, merged and pushed again).
     public var conflicts = 0
     /// Records of a batch sent again after an interruption (the server had applied it: nothing twice).
