@@ -169,8 +169,9 @@ extension SyncEngine {
         report.conflictsKept += kept  // counted once the record is written (a skipped one keeps none)
     }
 
-    /// A record this device has never had. A place or booking whose trip is in the trash here
-    /// joins it there (the server still has it live: its deletion is pushed from here).
+    /// A record this device has never had. A place or booking whose trip is in the trash here,
+    /// or an attachment whose booking is, joins it there (the server still has it live: its
+    /// deletion is pushed from here).
     private func insertNew(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
                            kind: RecordKind, at now: String) throws {
         let latest = fields.values.map(\.stamp.milliseconds).max() ?? 0
@@ -178,8 +179,8 @@ extension SyncEngine {
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         var trashedWith: String?
-        if kind != .trip, let tripId = record.tripId, let trip = try store.syncRecord(.trip, id: tripId), trip.isInTrash {
-            trashedWith = trip.trashedWith ?? tripId
+        if let parent = record.parent, let owner = try store.syncRecord(parent.kind, id: parent.id), owner.isInTrash {
+            trashedWith = owner.trashedWith ?? parent.id
             record.syncState = .pendingDeletion
         }
         try store.writeSyncRecord(record, inserting: true)

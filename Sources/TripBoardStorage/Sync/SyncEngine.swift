@@ -19,8 +19,15 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var replayed = 0
     /// Pull-and-push rounds.
     public var rounds = 0
-    /// Trips, places and bookings still waiting for the server when it ended.
+    /// Trips, places, bookings and attachments still waiting for the server when it ended.
     public var pending = 0
+    /// Attachment files sealed and uploaded (a file the server had already is not counted), and
+    /// downloaded, verified and published here.
+    public var blobsUploaded = 0
+    public var blobsDownloaded = 0
+    /// Attachments pulled here whose file could not be fetched or verified: they stay `missing`
+    /// (never a half file) and the next sync tries again.
+    public var attachmentsMissing = 0
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
@@ -33,6 +40,7 @@ public final class SyncEngine {
     static let maximumRounds = 6
 
     let store: Store
+    let files: AttachmentFiles
     let key: ZoneKey
     let agent: SyncAgentClient
     var account: SyncAccount
@@ -41,8 +49,10 @@ public final class SyncEngine {
     let serverMilliseconds: Int64
     var report = SyncReport()
 
-    public init(store: Store, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp) {
+    public init(store: Store, files: AttachmentFiles, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo,
+                serverTime: Timestamp) {
         self.store = store
+        self.files = files
         self.key = key
         self.agent = agent
         self.account = account
@@ -59,6 +69,7 @@ public final class SyncEngine {
             if conflicts == 0 && pushed == 0 { break }
             if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty { break }
         }
+        try downloadBlobs()
         report.pending = try store.syncBacklog().records
         return report
     }
@@ -77,6 +88,18 @@ public final class SyncEngine {
                 continue
             }
             let shadow = try store.shadow(record.kind, id: record.id)
+            var record = record
+            if record.kind == .attachment {
+                // Its file goes first: the blob is on the server before any record names it.
+                if let blob = shadow["blob"], let name = (try? JSONValue.parse(Array(blob.value.utf8)))?.stringValue {
+                    record.fields["blob"] = .string(name)
+                } else if let (name, contentHash) = try uploadBlob(of: record) {
+                    record.fields["blob"] = .string(name)
+                    record.fields["contentHash"] = .string(contentHash)
+                } else {
+                    continue  // its file is not here (or not what its row says): it waits
+                }
+            }
             var sealed: [String: SealedField] = [:]
             var pushed: [String: ShadowField] = [:]
             for field in changedFields(of: record, shadow: shadow) {
