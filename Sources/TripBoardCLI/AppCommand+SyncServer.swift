@@ -31,7 +31,7 @@ extension AppCommand {
             CommandSpec(words: ["sync", "leave"], usage: "sync leave",
                         summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
                         run: handlingSecrets(leaveSync)),
-        ] + syncConflictCommands
+        ] + syncConflictCommands + syncWatchCommands
     }
 
     /// Refuses a conninfo with a password in it (it would sit in argv and in the store) and a
@@ -162,6 +162,14 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        let (key, password) = try syncSecrets(context, account)
+        let report = try performSync(context, store: store, key: key, password: password)
+        if json { return try context.console.printJSON(report) }
+        context.console.print(summary(of: report))
+    }
+
+    /// The zone key and the server password (nil when the server needs none) from this device's keychain.
+    static func syncSecrets(_ context: CommandContext, _ account: SyncAccount) throws -> (ZoneKey, String?) {
         let keychain = try context.keychain()
         let key: ZoneKey
         do {
@@ -175,6 +183,13 @@ extension AppCommand {
         } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
             password = nil  // the server needs none (trust, peer or a .pgpass of the user's)
         }
+        return (key, password)
+    }
+
+    /// One sync with a fresh agent (its own connection, bounded by `AgentLimits`), from the
+    /// change token the store has now, its outcome noted for `sync status`.
+    static func performSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?) throws -> SyncReport {
+        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
         let report: SyncReport
         do {
             let agent = try SyncAgentClient()
@@ -190,8 +205,12 @@ extension AppCommand {
             try? store.noteSyncEnded(error: errorMessage(for: error))
             throw error
         }
-        if json { return try context.console.printJSON(report) }
-        context.console.print("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
+        return report
+    }
+
+    /// `sync now`'s line.
+    static func summary(of report: SyncReport) -> String {
+        ("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
             + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending."
             + (report.blobsUploaded + report.blobsDownloaded > 0
                 ? " Files: \(report.blobsUploaded) uploaded, \(report.blobsDownloaded) downloaded." : "")

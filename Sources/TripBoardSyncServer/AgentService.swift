@@ -104,6 +104,14 @@ public final class AgentService {
             if pull != nil { try connection.execute("COMMIT") }
             pull = nil
             return AgentResponse()
+        case .listen:
+            try connection.execute("LISTEN tripboard_changes")
+            return AgentResponse()
+        case .awaitChange:
+            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "awaitChange needs a zone, outside a pull or upload") }
+            var response = AgentResponse()
+            response.changed = try connection.notifications(waitingUpTo: min(max(request.waitSeconds ?? 1, 0), 30)).contains(zone)
+            return response
         case .blobBegin, .blobChunk, .blobEnd, .blobRead:
             guard pull == nil else { return .failed(.badRequest, "blob operations do not belong inside a pull") }
             return try blob(request, connection)

@@ -31,6 +31,10 @@ public enum AgentOperation: String, Sendable, Codable {
     case blobChunk
     /// Marks the uploaded blob complete once every chunk is there, and commits.
     case blobEnd
+    /// Listens for the server's change notifications (`LISTEN tripboard_changes`) on this connection.
+    case listen
+    /// Waits at most `waitSeconds` (≤ 30) for a change notification naming `zone`: answers `changed`.
+    case awaitChange
     /// Chunk `chunkIndex` of the complete blob `blob`: `data`, with `chunkCount`; `blobExists`
     /// false when the server has no complete blob of that name.
     case blobRead
@@ -56,6 +60,7 @@ public struct AgentRequest: Sendable, Codable {
     public var chunkCount: Int?
     public var chunkIndex: Int?
     public var data: String?
+    public var waitSeconds: Double?
 
     public init(_ operation: AgentOperation) { self.operation = operation }
 }
@@ -73,6 +78,7 @@ public struct AgentResponse: Sendable, Codable {
     public var highSequence: Int64?
     public var more: Bool?
     public var blobExists: Bool?
+    public var changed: Bool?
     public var chunkCount: Int?
     public var data: String?
 
