@@ -164,6 +164,7 @@ extension AppCommand {
         guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
         let (key, password) = try syncSecrets(context, account)
         let report = try performSync(context, store: store, key: key, password: password)
+        if report.readOnly { context.console.warning(readOnlyWarning) }
         if json { return try context.console.printJSON(report) }
         context.console.print(summary(of: report))
     }
@@ -207,6 +208,9 @@ extension AppCommand {
         }
         return report
     }
+
+    static let readOnlyWarning = "the zone asks for a newer TripBoard than this one (sync client version \(SyncEngine.clientVersion)): "
+        + "changes from other devices still arrive, but nothing made here is sent until TripBoard is updated"
 
     /// `sync now`'s line.
     static func summary(of report: SyncReport) -> String {

@@ -39,6 +39,7 @@ extension AppCommand {
         var due = true
         var syncRetryAt = 0.0
         var failures = 0
+        var warnedReadOnly = false
         var lastSync = MonotonicClock.now()
         var seenVersion = try store.connection.dataVersion()
         while true {
@@ -51,6 +52,8 @@ extension AppCommand {
                 do {
                     let report = try performSync(context, store: store, key: key, password: password)
                     if failures > 0 { context.console.diagnostic("the sync server answers again") }
+                    if report.readOnly && !warnedReadOnly { context.console.warning(readOnlyWarning) }
+                    warnedReadOnly = report.readOnly
                     failures = 0
                     due = false
                     if report.movedSomething {

@@ -28,6 +28,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// Attachments pulled here whose file could not be fetched or verified: they stay `missing`
     /// (never a half file) and the next sync tries again.
     public var attachmentsMissing = 0
+    /// The zone asks for a newer client (`min_client_version`): this run only pulled.
+    public var readOnly = false
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
@@ -38,6 +40,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
 /// transaction, so a crash at any point loses nothing and applies nothing twice.
 public final class SyncEngine {
     static let maximumRounds = 6
+    /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
+    /// that asks for more (a newer client changed what records mean) is only read from here.
+    public static let clientVersion = 1
 
     let store: Store
     let files: AttachmentFiles
@@ -61,6 +66,16 @@ public final class SyncEngine {
     }
 
     public func run() throws -> SyncReport {
+        if zone.minClientVersion > Self.clientVersion {
+            // Read-only: what others push still arrives; nothing of this device's is sent,
+            // not even a batch an interrupted run saved (it waits, as every pending record).
+            report.readOnly = true
+            report.rounds = 1
+            try pull()
+            try downloadBlobs()
+            report.pending = try store.syncBacklog().records
+            return report
+        }
         try replayOutgoing()
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
