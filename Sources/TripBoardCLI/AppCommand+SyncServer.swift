@@ -21,8 +21,9 @@ extension AppCommand {
                         """, run: takingSecrets(setUpSync), createsContainer: true),
             CommandSpec(words: ["sync", "now"], usage: "sync now [--json]",
                         summary: """
-                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places and bookings \
-                        until nothing is left; prints what it did.
+                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings and \
+                        attachments (their files sealed) until nothing is left, fetches the files of pulled attachments; \
+                        prints what it did.
                         """, run: handlingSecrets(syncNow)),
             CommandSpec(words: ["sync", "status"], usage: "sync status [--json]",
                         summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
@@ -30,7 +31,7 @@ extension AppCommand {
             CommandSpec(words: ["sync", "leave"], usage: "sync leave",
                         summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
                         run: handlingSecrets(leaveSync)),
-        ]
+        ] + syncConflictCommands + syncWatchCommands
     }
 
     /// Refuses a conninfo with a password in it (it would sit in argv and in the store) and a
@@ -161,6 +162,15 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        let (key, password) = try syncSecrets(context, account)
+        let report = try performSync(context, store: store, key: key, password: password)
+        if report.readOnly { context.console.warning(readOnlyWarning) }
+        if json { return try context.console.printJSON(report) }
+        context.console.print(summary(of: report))
+    }
+
+    /// The zone key and the server password (nil when the server needs none) from this device's keychain.
+    static func syncSecrets(_ context: CommandContext, _ account: SyncAccount) throws -> (ZoneKey, String?) {
         let keychain = try context.keychain()
         let key: ZoneKey
         do {
@@ -174,6 +184,13 @@ extension AppCommand {
         } catch KeychainError.notFound, KeychainError.sealedOnAnotherDevice {
             password = nil  // the server needs none (trust, peer or a .pgpass of the user's)
         }
+        return (key, password)
+    }
+
+    /// One sync with a fresh agent (its own connection, bounded by `AgentLimits`), from the
+    /// change token the store has now, its outcome noted for `sync status`.
+    static func performSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?) throws -> SyncReport {
+        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
         let report: SyncReport
         do {
             let agent = try SyncAgentClient()
@@ -182,15 +199,27 @@ extension AppCommand {
             var lookup = AgentRequest(.zone)
             lookup.zone = account.zone
             guard let zone = try agent.send(lookup).zone else { throw SyncError.zoneMissing(zone: account.zone) }
-            report = try SyncEngine(store: store, key: key, agent: agent, account: account, zone: zone, serverTime: serverTime).run()
+            report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key, agent: agent,
+                                    account: account, zone: zone, serverTime: serverTime).run()
             try store.noteSyncEnded(error: nil)
         } catch {
             try? store.noteSyncEnded(error: errorMessage(for: error))
             throw error
         }
-        if json { return try context.console.printJSON(report) }
-        context.console.print("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
-            + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending.")
+        return report
+    }
+
+    static let readOnlyWarning = "the zone asks for a newer TripBoard than this one (sync client version \(SyncEngine.clientVersion)): "
+        + "changes from other devices still arrive, but nothing made here is sent until TripBoard is updated"
+
+    /// `sync now`'s line.
+    static func summary(of report: SyncReport) -> String {
+        ("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
+            + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending."
+            + (report.blobsUploaded + report.blobsDownloaded > 0
+                ? " Files: \(report.blobsUploaded) uploaded, \(report.blobsDownloaded) downloaded." : "")
+            + (report.attachmentsMissing > 0 ? " \(report.attachmentsMissing) attachment file\(report.attachmentsMissing == 1 ? "" : "s") not fetched yet." : "")
+            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : ""))
     }
 
     /// `sync status --json`.
@@ -199,7 +228,11 @@ extension AppCommand {
         var account: SyncAccount?
         var pending: Int
         var pendingAttachments: Int
+        /// Pulled attachments whose file is not fetched yet (`missing` until it is).
+        var attachmentsAwaitingFile: Int
         var unconfirmedBatches: Int
+        /// Values that lost a merge, kept (`sync conflicts`).
+        var conflicts: Int
     }
 
     static func syncStatus(_ context: CommandContext) throws {
@@ -209,7 +242,8 @@ extension AppCommand {
         let account = try store.syncAccount()
         let backlog = try store.syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
-                                pendingAttachments: backlog.attachments, unconfirmedBatches: backlog.unconfirmedBatches)
+                                pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile, unconfirmedBatches: backlog.unconfirmedBatches,
+                                conflicts: try store.syncConflictCount())
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
         context.console.printTable(header: ["", ""], rows: [
@@ -218,7 +252,9 @@ extension AppCommand {
             ["last sync", account.lastSyncAt ?? "never"],
             ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
             ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")" + (backlog.unconfirmedBatches > 0 ? ", 1 batch to confirm" : "")],
-            ["attachments", backlog.attachments == 0 ? "-" : "\(backlog.attachments) not synchronised (not supported yet)"],
+            ["attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
+                : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"],
+            ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
             ["last error", account.lastError ?? "-"],
         ])
     }

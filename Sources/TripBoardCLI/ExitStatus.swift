@@ -94,8 +94,8 @@ public func exitStatus(for error: any Error) -> ExitStatus {
     case let error as SyncError:
         switch error {
         case .invalidArgument: return .usage
-        case .wrongPassphrase, .damagedServerData, .alreadySetUp: return .dataError
-        case .zoneKeyMissing, .zoneMissing: return .noInput
+        case .wrongPassphrase, .damagedServerData, .alreadySetUp, .attachmentChanged: return .dataError
+        case .zoneKeyMissing, .zoneMissing, .noSuchConflict: return .noInput
         case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: return .unavailable
         case .agentFailed, .serverBusy: return .temporaryFailure
         }

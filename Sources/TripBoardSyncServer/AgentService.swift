@@ -6,6 +6,8 @@ public import TripBoardStorage
 public final class AgentService {
     private var connection: PostgresConnection?
     private var pull: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool)?
+    /// The blob being uploaded in the open transaction, and the next chunk it expects.
+    var upload: (zone: String, name: String, chunkCount: Int, next: Int)?
 
     public init() {}
 
@@ -14,7 +16,15 @@ public final class AgentService {
         do {
             return try perform(request)
         } catch {
-            if error.kind == .unavailable { connection = nil; pull = nil }
+            if error.kind == .unavailable {
+                connection = nil
+                pull = nil
+                upload = nil
+            } else if upload != nil {
+                // The upload's transaction is aborted: nothing of the blob stays.
+                try? connection?.execute("ROLLBACK")
+                upload = nil
+            }
             return .failed(error.kind, error.message)
         }
     }
@@ -94,6 +104,17 @@ public final class AgentService {
             if pull != nil { try connection.execute("COMMIT") }
             pull = nil
             return AgentResponse()
+        case .listen:
+            try connection.execute("LISTEN tripboard_changes")
+            return AgentResponse()
+        case .awaitChange:
+            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "awaitChange needs a zone, outside a pull or upload") }
+            var response = AgentResponse()
+            response.changed = try connection.notifications(waitingUpTo: min(max(request.waitSeconds ?? 1, 0), 30)).contains(zone)
+            return response
+        case .blobBegin, .blobChunk, .blobEnd, .blobRead:
+            guard pull == nil else { return .failed(.badRequest, "blob operations do not belong inside a pull") }
+            return try blob(request, connection)
         }
     }
 

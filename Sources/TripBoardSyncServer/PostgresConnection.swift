@@ -93,6 +93,35 @@ final class PostgresConnection {
         }
     }
 
+    /// Waits at most `timeout` seconds for notifications (after `LISTEN`) and returns the
+    /// payloads of those that arrived, in order. The corresponding C functions are `PQsocket`,
+    /// `PQconsumeInput` and `PQnotifies`.
+    func notifications(waitingUpTo timeout: Double) throws(PostgresError) -> [String] {
+        var payloads = drainNotifications()
+        if !payloads.isEmpty { return payloads }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { throw PostgresError(kind: .unavailable, sqlState: nil, message: "the connection to the server is closed") }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, Int32(max(0, min(timeout, 30)) * 1000))
+        if ready < 0 && errno != EINTR { throw PostgresError(kind: .unavailable, sqlState: nil, message: "poll on the server's socket failed") }
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+                throw PostgresError(kind: .unavailable, sqlState: nil, message: Self.trimmed(String(cString: PQerrorMessage(handle))))
+            }
+            payloads = drainNotifications()
+        }
+        return payloads
+    }
+
+    private func drainNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(notification.pointee.extra.map { String(cString: $0) } ?? "")
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     private func failure(_ result: OpaquePointer?) -> PostgresError {
         let message = Self.trimmed(String(cString: result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(handle)))
         // PG_DIAG_SQLSTATE is the macro 'C', which does not import.

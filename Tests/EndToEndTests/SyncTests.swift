@@ -6,8 +6,8 @@ import TripBoardStorage
 /// their own) on one throw-away server, through the built `app` and `sync-agent`.
 @Suite struct SyncTests {
     /// A server with the schema installed and devices A and B joined to its default zone.
-    static func twoDevices() throws -> (PostgresServer, SyncDevice, SyncDevice) {
-        let server = try PostgresServer()
+    static func twoDevices(durable: Bool = false) throws -> (PostgresServer, SyncDevice, SyncDevice) {
+        let server = try PostgresServer(durable: durable)
         let a = try SyncDevice()
         let b = try SyncDevice()
         try a.ok("sync", "init-server", "--server", server.conninfo)

@@ -5,9 +5,9 @@ internal import CSodium
 /// characters"). The corresponding C functions are `sodium_bin2base64` and `sodium_base642bin`
 /// with `sodium_base64_VARIANT_ORIGINAL_NO_PADDING`, which run in constant time and refuse
 /// leftover bits that are not zero (the non-canonical case).
-enum Base64 {
+package enum Base64 {
     /// The unpadded encoding of `bytes`.
-    static func encodeUnpadded(_ bytes: some Collection<UInt8>) -> [UInt8] {
+    package static func encodeUnpadded(_ bytes: some Collection<UInt8>) -> [UInt8] {
         Sodium.initialize()
         let input = Array(bytes)
         let variant = Int32(sodium_base64_VARIANT_ORIGINAL_NO_PADDING)
@@ -19,7 +19,7 @@ enum Base64 {
 
     /// The bytes of `text`, or `nil` unless it is exactly a canonical unpadded encoding: no
     /// padding, no whitespace, no character outside `A–Z a–z 0–9 + /`, no stray bits.
-    static func decodeUnpadded(_ text: some Collection<UInt8>) -> [UInt8]? {
+    package static func decodeUnpadded(_ text: some Collection<UInt8>) -> [UInt8]? {
         Sodium.initialize()
         let characters = text.map { CChar(bitPattern: $0) }
         // A length of 1 modulo 4 cannot come from any byte string.

@@ -43,11 +43,11 @@ public enum Sodium {
         return bytes
     }
 
-    // MARK: - Hex (internal: public values only, e.g. a salt in a stored document)
+    // MARK: - Hex (package: for sync-agent too; public values only, e.g. a salt in a stored document)
 
     /// Lowercase hex of `bytes`. `sodium_bin2hex` runs in time independent of the values, which
     /// costs nothing here and means a test that hex-encodes key material leaks nothing by timing.
-    static func hexString(_ bytes: [UInt8]) -> String {
+    package static func hexString(_ bytes: [UInt8]) -> String {
         initialize()
         var characters = [CChar](repeating: 0, count: bytes.count * 2 + 1)
         bytes.withUnsafeBufferPointer { input in
@@ -58,7 +58,7 @@ public enum Sodium {
     }
 
     /// The bytes of a hex string (either case, no separators), or `nil` if it is not exactly that.
-    static func bytes(hex: String) -> [UInt8]? {
+    package static func bytes(hex: String) -> [UInt8]? {
         initialize()
         let characters = Array(hex.utf8).map { CChar(bitPattern: $0) }
         guard characters.count % 2 == 0 else { return nil }

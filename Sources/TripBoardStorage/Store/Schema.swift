@@ -81,6 +81,8 @@ enum Schema {
         bookingTimesAndSearch,
         // 3 → 4: sync with a server (docs/sync.md)
         sync,
+        // 4 → 5: values that lost a sync merge, kept (docs/sync.md §3)
+        syncConflicts,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

@@ -22,6 +22,22 @@ public enum AgentOperation: String, Sendable, Codable {
     case pullPage
     /// Ends the read.
     case pullEnd
+    /// Opens one transaction that uploads blob `blob` of `zone` (`chunkCount` chunks,
+    /// `byteCount` bytes of ciphertext), its row locked: answers `blobExists` true (and ends the
+    /// transaction) when the server has it complete already — two devices with the same file
+    /// upload it once.
+    case blobBegin
+    /// Chunk `chunkIndex` (the next one, from 0) of the blob being uploaded, `data` in base64.
+    case blobChunk
+    /// Marks the uploaded blob complete once every chunk is there, and commits.
+    case blobEnd
+    /// Listens for the server's change notifications (`LISTEN tripboard_changes`) on this connection.
+    case listen
+    /// Waits at most `waitSeconds` (≤ 30) for a change notification naming `zone`: answers `changed`.
+    case awaitChange
+    /// Chunk `chunkIndex` of the complete blob `blob`: `data`, with `chunkCount`; `blobExists`
+    /// false when the server has no complete blob of that name.
+    case blobRead
 }
 
 /// One request to the agent. Only the members its operation uses are set.
@@ -37,6 +53,14 @@ public struct AgentRequest: Sendable, Codable {
     public var afterSequence: Int64?
     public var liveOnly: Bool?
     public var limit: Int?
+    /// Blob operations: the blob's name (a keyed hash, hex), its ciphertext size and chunk count,
+    /// a chunk's index and bytes (base64, unpadded).
+    public var blob: String?
+    public var byteCount: Int64?
+    public var chunkCount: Int?
+    public var chunkIndex: Int?
+    public var data: String?
+    public var waitSeconds: Double?
 
     public init(_ operation: AgentOperation) { self.operation = operation }
 }
@@ -53,6 +77,10 @@ public struct AgentResponse: Sendable, Codable {
     public var records: [WireRecord]?
     public var highSequence: Int64?
     public var more: Bool?
+    public var blobExists: Bool?
+    public var changed: Bool?
+    public var chunkCount: Int?
+    public var data: String?
 
     public init() {}
 
@@ -182,6 +210,11 @@ public enum AgentLimits {
     public static let connectSeconds = 5
     /// Seconds `app` waits for any one answer before killing the agent: a dead server never hangs a command.
     public static let answerSeconds = 30.0
+    /// Plaintext bytes per blob chunk (each chunk is one secretstream message; the first also
+    /// holds the stream's header).
+    public static let blobChunkBytes = 1 << 20
+    /// Chunks a blob may have (an attachment of at most 1 GiB).
+    public static let blobChunksMaximum = 1024
     /// Seconds the agent lives at most (it stops itself with `alarm`), whatever `app` does.
     public static let lifetimeSeconds: UInt32 = 900
 }

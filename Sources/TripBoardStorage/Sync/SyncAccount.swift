@@ -96,12 +96,17 @@ extension Store {
         try connection.statement("UPDATE sync_account SET epoch = ?, change_sequence = ?").run([.text(epoch), .integer(sequence)])
     }
 
-    /// Trips, places and bookings waiting for the server; attachments, which this version does not synchronise.
-    public func syncBacklog() throws -> (records: Int, attachments: Int, unconfirmedBatches: Int) {
+    /// Trips, places, bookings and attachments waiting for the server; of those, attachments;
+    /// pulled attachments still without their file; saved batches not confirmed.
+    public func syncBacklog() throws -> (records: Int, attachments: Int, awaitingFile: Int, unconfirmedBatches: Int) {
         try connection.readTransaction {
             let records = try SyncRecord.kinds.reduce(0) { $0 + Int(try connection.integer("SELECT count(*) FROM \($1.table) WHERE \(Self.pending)")) }
             let attachments = Int(try connection.integer("SELECT count(*) FROM attachments WHERE \(Self.pending)"))
-            return (records, attachments, Int(try connection.integer("SELECT count(*) FROM sync_outgoing")))
+            let awaiting = Int(try connection.integer("""
+                SELECT count(*) FROM attachments a JOIN sync_shadow s ON s.kind = 'attachment' AND s.id = a.id AND s.field = 'blob'
+                WHERE a.state = 'missing' AND a.trashed_at IS NULL
+                """))
+            return (records, attachments, awaiting, Int(try connection.integer("SELECT count(*) FROM sync_outgoing")))
         }
     }
 

@@ -61,5 +61,17 @@ public final class SyncAgentClient {
         return response.serverTime.flatMap { Timestamp(iso8601: $0) } ?? Timestamp.now()
     }
 
+    /// Listens for the server's change notifications from now on (`sync watch`).
+    public func listen() throws { _ = try send(AgentRequest(.listen)) }
+
+    /// Whether the server announced a change in `zone` within `seconds` (since `listen`, any
+    /// announcement not yet collected counts).
+    public func awaitChange(zone: String, seconds: Double) throws -> Bool {
+        var request = AgentRequest(.awaitChange)
+        request.zone = zone
+        request.waitSeconds = seconds
+        return try send(request, timeout: seconds + AgentLimits.answerSeconds).changed ?? false
+    }
+
     public func end() { session.end() }
 }

@@ -122,16 +122,36 @@ extension SyncEngine {
             local.syncState = .synchronized
         }
         // Field by field: a field edited here since the server's last version keeps the local
-        // value only if its stamp is later than the server's.
+        // value only if its stamp is later than the server's. When the server's value changed
+        // too (its stamp is not the one this device last saw) and the two differ, the losing
+        // value is kept for `sync conflicts`, whichever side it came from.
         let localShadow = try store.shadow(kind, id: remote.id)
         let edited = Set(changedFields(of: local, shadow: localShadow))
         var localWins = false
+        var kept = 0
         var merged = local
         for field in SyncRecord.fieldNames(kind) {
             guard let theirs = fields[field] else { continue }
-            if edited.contains(field), localStamp(local, after: localShadow[field]) > theirs.stamp {
-                if local.fields[field]?.canonicalText != theirs.value.canonicalText { localWins = true }
+            guard edited.contains(field), let mine = local.fields[field] else {
+                merged.fields[field] = theirs.value
                 continue
+            }
+            let myStamp = localStamp(local, after: localShadow[field])
+            let differs = mine.canonicalText != theirs.value.canonicalText
+            let concurrent = differs && theirs.stamp.description != localShadow[field]?.stamp
+            let minePair = ShadowField(value: mine.canonicalText, stamp: myStamp.description)
+            let theirPair = ShadowField(value: theirs.value.canonicalText, stamp: theirs.stamp.description)
+            if myStamp > theirs.stamp {
+                if differs { localWins = true }
+                if concurrent {
+                    try store.keepConflict(kind, id: remote.id, field: field, kept: minePair, lost: theirPair, lostOn: .elsewhere, at: now)
+                    kept += 1
+                }
+                continue
+            }
+            if concurrent {
+                try store.keepConflict(kind, id: remote.id, field: field, kept: theirPair, lost: minePair, lostOn: .here, at: now)
+                kept += 1
             }
             merged.fields[field] = theirs.value
         }
@@ -146,10 +166,12 @@ extension SyncEngine {
         try store.writeSyncRecord(merged, inserting: false)
         try keepShadow()
         report.pulled += 1
+        report.conflictsKept += kept  // counted once the record is written (a skipped one keeps none)
     }
 
-    /// A record this device has never had. A place or booking whose trip is in the trash here
-    /// joins it there (the server still has it live: its deletion is pushed from here).
+    /// A record this device has never had. A place or booking whose trip is in the trash here,
+    /// or an attachment whose booking is, joins it there (the server still has it live: its
+    /// deletion is pushed from here).
     private func insertNew(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
                            kind: RecordKind, at now: String) throws {
         let latest = fields.values.map(\.stamp.milliseconds).max() ?? 0
@@ -157,8 +179,8 @@ extension SyncEngine {
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         var trashedWith: String?
-        if kind != .trip, let tripId = record.tripId, let trip = try store.syncRecord(.trip, id: tripId), trip.isInTrash {
-            trashedWith = trip.trashedWith ?? tripId
+        if let parent = record.parent, let owner = try store.syncRecord(parent.kind, id: parent.id), owner.isInTrash {
+            trashedWith = owner.trashedWith ?? parent.id
             record.syncState = .pendingDeletion
         }
         try store.writeSyncRecord(record, inserting: true)

@@ -10,14 +10,26 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var skipped = 0
     /// Records the server accepted from this device.
     public var pushed = 0
+    /// Values that lost a field-level merge here (this device's edit or the other's), kept and
+    /// listed by `sync conflicts`.
+    public var conflictsKept = 0
     /// Pushes refused because the server had a newer version (then pulled, merged and pushed again).
     public var conflicts = 0
     /// Records of a batch sent again after an interruption (the server had applied it: nothing twice).
     public var replayed = 0
     /// Pull-and-push rounds.
     public var rounds = 0
-    /// Trips, places and bookings still waiting for the server when it ended.
+    /// Trips, places, bookings and attachments still waiting for the server when it ended.
     public var pending = 0
+    /// Attachment files sealed and uploaded (a file the server had already is not counted), and
+    /// downloaded, verified and published here.
+    public var blobsUploaded = 0
+    public var blobsDownloaded = 0
+    /// Attachments pulled here whose file could not be fetched or verified: they stay `missing`
+    /// (never a half file) and the next sync tries again.
+    public var attachmentsMissing = 0
+    /// The zone asks for a newer client (`min_client_version`): this run only pulled.
+    public var readOnly = false
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
@@ -28,8 +40,12 @@ public struct SyncReport: Sendable, Equatable, Codable {
 /// transaction, so a crash at any point loses nothing and applies nothing twice.
 public final class SyncEngine {
     static let maximumRounds = 6
+    /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
+    /// that asks for more (a newer client changed what records mean) is only read from here.
+    public static let clientVersion = 1
 
     let store: Store
+    let files: AttachmentFiles
     let key: ZoneKey
     let agent: SyncAgentClient
     var account: SyncAccount
@@ -38,8 +54,10 @@ public final class SyncEngine {
     let serverMilliseconds: Int64
     var report = SyncReport()
 
-    public init(store: Store, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp) {
+    public init(store: Store, files: AttachmentFiles, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo,
+                serverTime: Timestamp) {
         self.store = store
+        self.files = files
         self.key = key
         self.agent = agent
         self.account = account
@@ -48,6 +66,16 @@ public final class SyncEngine {
     }
 
     public func run() throws -> SyncReport {
+        if zone.minClientVersion > Self.clientVersion {
+            // Read-only: what others push still arrives; nothing of this device's is sent,
+            // not even a batch an interrupted run saved (it waits, as every pending record).
+            report.readOnly = true
+            report.rounds = 1
+            try pull()
+            try downloadBlobs()
+            report.pending = try store.syncBacklog().records
+            return report
+        }
         try replayOutgoing()
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
@@ -56,6 +84,7 @@ public final class SyncEngine {
             if conflicts == 0 && pushed == 0 { break }
             if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty { break }
         }
+        try downloadBlobs()
         report.pending = try store.syncBacklog().records
         return report
     }
@@ -74,6 +103,18 @@ public final class SyncEngine {
                 continue
             }
             let shadow = try store.shadow(record.kind, id: record.id)
+            var record = record
+            if record.kind == .attachment {
+                // Its file goes first: the blob is on the server before any record names it.
+                if let blob = shadow["blob"], let name = (try? JSONValue.parse(Array(blob.value.utf8)))?.stringValue {
+                    record.fields["blob"] = .string(name)
+                } else if let (name, contentHash) = try uploadBlob(of: record) {
+                    record.fields["blob"] = .string(name)
+                    record.fields["contentHash"] = .string(contentHash)
+                } else {
+                    continue  // its file is not here (or not what its row says): it waits
+                }
+            }
             var sealed: [String: SealedField] = [:]
             var pushed: [String: ShadowField] = [:]
             for field in changedFields(of: record, shadow: shadow) {

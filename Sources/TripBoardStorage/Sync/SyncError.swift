@@ -25,6 +25,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case zoneMissing(zone: String)
     /// What the server holds is not what a TripBoard client wrote.
     case damagedServerData(String)
+    /// An attachment's file changed while it was being uploaded (nothing of it stays on the server).
+    case attachmentChanged(id: String)
+    /// `sync conflicts --dismiss ID`: no kept conflict has that id.
+    case noSuchConflict(id: String)
     /// Bad input: a conninfo with a password in it, a zone name out of bounds.
     case invalidArgument(String)
 
@@ -45,6 +49,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "this device's keychain has no key for zone \(zone); run `app sync leave`, then `app sync setup` again with the passphrase"
         case .zoneMissing(let zone): "zone \(zone) does not exist on the server (removed, or the server was reset); nothing was changed"
         case .damagedServerData(let detail): "the sync server holds data TripBoard cannot trust: \(detail)"
+        case .attachmentChanged(let id): "the file of attachment \(id) changed while it was being uploaded; nothing of it was kept on the server. Run `app container check`, then sync again"
+        case .noSuchConflict(let id): "no kept conflict has id \(id) (`app sync conflicts` lists them); nothing was changed"
         case .invalidArgument(let message): message
         }
     }

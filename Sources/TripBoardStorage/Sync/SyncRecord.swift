@@ -10,9 +10,12 @@ struct SyncRecord {
     var updatedAt: String
     var trashedAt: String?
     var trashedWith: String?
+    /// Attachments: the row's `state` (`present`, `missing`, `deleting`) and file.
+    var fileState: String?
+    var relativePath: String?
 
-    /// The kinds this version synchronises (attachments are not synchronised yet: docs/sync.md §8).
-    static let kinds: [RecordKind] = [.trip, .place, .booking]
+    /// The kinds sync carries, parents first (a push batch is in this order).
+    static let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
 
     /// The fields of each kind, in the order they are written.
     static func fieldNames(_ kind: RecordKind) -> [String] {
@@ -20,13 +23,21 @@ struct SyncRecord {
         case .trip: ["name", "dates", "notes"]
         case .place: ["tripId", "name", "city", "visited"]
         case .booking: ["tripId", "kind", "title", "startsAt", "endsAt", "reference"]
-        case .attachment: []
+        case .attachment: ["bookingId", "originalFilename", "contentType", "byteCount", "contentHash", "pageCount", "blob"]
         }
     }
 
     var isTombstone: Bool { syncState == .pendingDeletion }
     var isInTrash: Bool { trashedAt != nil }
     var tripId: String? { fields["tripId"].flatMap(\.stringValue) }
+    /// The record this one belongs to (trash entries go with it): a place's or booking's trip, an attachment's booking.
+    var parent: (kind: RecordKind, id: String)? {
+        switch kind {
+        case .trip: nil
+        case .place, .booking: tripId.map { (.trip, $0) }
+        case .attachment: fields["bookingId"].flatMap(\.stringValue).map { (.booking, $0) }
+        }
+    }
 }
 
 extension JSONValue {
@@ -49,7 +60,7 @@ extension Store {
         case .trip: sql = "SELECT name, start_date, end_date, notes, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM trips WHERE id = ?"
         case .place: sql = "SELECT trip_id, name, city, visited, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM places WHERE id = ?"
         case .booking: sql = "SELECT trip_id, kind, title, starts_at, reference, ends_at, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM bookings WHERE id = ?"
-        case .attachment: return nil
+        case .attachment: return try attachmentSyncRecord(id: id)
         }
         return try connection.statement(sql).rows([.text(id)]) { row -> SyncRecord in
             let fields: [String: JSONValue]
@@ -146,7 +157,7 @@ extension Store {
                           .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt),
                           .optional(epochs.overAt), .text(booking.id)])
         case .attachment:
-            throw StoreError.invalidData("attachments are not synchronised by this version")
+            try writeAttachmentSyncRecord(record, inserting: inserting)
         }
     }
 

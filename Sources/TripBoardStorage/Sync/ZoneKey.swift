@@ -12,12 +12,18 @@ public struct ZoneKey: Sendable {
     /// Public: names the key without revealing it (a keyed BLAKE2b, as the keychain's key ids).
     public let id: String
     private let fieldKey: SecureBytes
+    /// Seals blobs (secretstream), and names them (keyed BLAKE2b of the plaintext: the same file
+    /// gets the same name on every device of the zone, and the server learns nothing from it).
+    let blobKey: SecureBytes
+    let blobNameKey: SecureBytes
 
     init(key: SecureBytes, zone: String) throws {
         self.key = key
         self.zone = zone
         id = try Keychain.keyID(key)
         fieldKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 1, context: "TBsyncF1")
+        blobKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 2, context: "TBsyncB1")
+        blobNameKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 3, context: "TBsyncN1")
     }
 
     /// A new random key for `zone`.
@@ -110,6 +116,12 @@ public struct ZoneKey: Sendable {
         } catch {
             throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a JSON value")
         }
+    }
+
+    /// The associated data of chunk `index` of `count` of blob `name`: a chunk moved to another
+    /// blob, zone or position, or a blob cut short or lengthened, does not open.
+    func blobAssociatedData(name: String, index: Int, count: Int) -> [UInt8] {
+        Keychain.encode(["tripboard-sync-blob/v1", zone, name, String(index), String(count)])
     }
 
     private func fieldAssociatedData(kind: String, id: String, field: String, stamp: String) -> [UInt8] {

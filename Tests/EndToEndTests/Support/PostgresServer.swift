@@ -17,7 +17,13 @@ final class PostgresServer: @unchecked Sendable {
     /// The conninfo `app sync … --server` is given.
     var conninfo: String { "host=\(directory) port=\(port) dbname=\(database) user=\(user)" }
 
-    init() throws {
+    /// With `durable`, a commit is on disk (its WAL written) before the server answers, so an
+    /// immediate stop loses no acknowledged transaction; without, tests run faster
+    /// (`synchronous_commit=off`) and an immediate stop may lose the last commits.
+    let durable: Bool
+
+    init(durable: Bool = false) throws {
+        self.durable = durable
         directory = "/tmp/tb-pg-\(UUID().uuidString.prefix(8).lowercased())"
         port = Int.random(in: 20_000...60_000)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
@@ -37,7 +43,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     func start() throws {
-        let options = "-c listen_addresses='' -k \(directory) -p \(port) -c fsync=off -c synchronous_commit=off"
+        let options = "-c listen_addresses='' -k \(directory) -p \(port) -c fsync=off" + (durable ? "" : " -c synchronous_commit=off")
         // Through ChildProcess, which closes every descriptor above 2 in the child: the server
         // that pg_ctl leaves running would otherwise inherit Foundation's descriptor for watching
         // the child, and Process would wait for pg_ctl for ever.

@@ -1,0 +1,108 @@
+internal import CSodium
+
+/// A stream of authenticated messages under one key (libsodium's
+/// `crypto_secretstream_xchacha20poly1305`): each message is encrypted and tagged, the state
+/// moves on after each, so messages cannot be reordered, dropped or replayed without the next
+/// one failing. The stream does not detect that it was cut short by itself: the sender tags its
+/// last message `final`, and a reader must require that tag (docs/pitfalls).
+/// The corresponding C functions are `crypto_secretstream_xchacha20poly1305_init_push`,
+/// `…_push`, `…_init_pull` and `…_pull`.
+///
+/// Holds mutable state, so it is not `Sendable`: one stream belongs to one task.
+public final class SecretStream {
+    /// The header length in bytes (24): written first, read first.
+    public static var headerLength: Int { Int(crypto_secretstream_xchacha20poly1305_headerbytes()) }
+    /// How much longer each message's ciphertext is than its plaintext (17).
+    public static var overhead: Int { Int(crypto_secretstream_xchacha20poly1305_abytes()) }
+    /// The key length in bytes (32).
+    public static var keyLength: Int { Int(crypto_secretstream_xchacha20poly1305_keybytes()) }
+
+    /// The state is allocated by size (`…_statebytes()`) and handed to C as an opaque pointer.
+    private let state: UnsafeMutableRawPointer
+    private let stateByteCount: Int
+    private var isFinished = false
+
+    private init() {
+        Sodium.initialize()
+        stateByteCount = crypto_secretstream_xchacha20poly1305_statebytes()
+        state = UnsafeMutableRawPointer.allocate(byteCount: stateByteCount, alignment: 16)
+    }
+
+    deinit {
+        // The state holds the stream's working key.
+        sodium_memzero(state, stateByteCount)
+        state.deallocate()
+    }
+
+    private var typedState: UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state> {
+        state.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self)
+    }
+
+    /// A stream to write under `key`, and its header (send it before the first message).
+    public static func encrypting(key: SecureBytes) throws(CryptoError) -> (stream: SecretStream, header: [UInt8]) {
+        try CryptoError.checkLength("secretstream key", key.count, keyLength...keyLength)
+        let stream = SecretStream()
+        var header = [UInt8](repeating: 0, count: headerLength)
+        let result = header.withUnsafeMutableBufferPointer { header in
+            key.withUnsafePointer { key in crypto_secretstream_xchacha20poly1305_init_push(stream.typedState, header.baseAddress!, key) }
+        }
+        guard result == 0 else { throw .invalidParameter(what: "secretstream", reason: "init_push failed") }
+        return (stream, header)
+    }
+
+    /// A stream to read under `key`, from its `header`. A header of the wrong length or that
+    /// libsodium refuses is `.authenticationFailed`.
+    public static func decrypting(key: SecureBytes, header: [UInt8]) throws(CryptoError) -> SecretStream {
+        try CryptoError.checkLength("secretstream key", key.count, keyLength...keyLength)
+        guard header.count == headerLength else { throw .authenticationFailed }
+        let stream = SecretStream()
+        let result = header.withUnsafeBufferPointer { header in
+            key.withUnsafePointer { key in crypto_secretstream_xchacha20poly1305_init_pull(stream.typedState, header.baseAddress!, key) }
+        }
+        guard result == 0 else { throw .authenticationFailed }
+        return stream
+    }
+
+    /// The next message: `plaintext` encrypted, `associatedData` authenticated with it, tagged
+    /// final when `isFinal` (nothing may follow it).
+    public func push(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8], isFinal: Bool) throws(CryptoError) -> [UInt8] {
+        precondition(!isFinished, "SecretStream.push after the final message")
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + Self.overhead)
+        let tag = isFinal ? crypto_secretstream_xchacha20poly1305_tag_final() : crypto_secretstream_xchacha20poly1305_tag_message()
+        let result = ciphertext.withUnsafeMutableBufferPointer { output in
+            associatedData.withUnsafeBufferPointer { ad in
+                crypto_secretstream_xchacha20poly1305_push(typedState, output.baseAddress!, nil,
+                                                           plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                                                           ad.baseAddress, UInt64(ad.count), tag)
+            }
+        }
+        guard result == 0 else { throw .invalidParameter(what: "secretstream", reason: "push failed") }
+        if isFinal { isFinished = true }
+        return ciphertext
+    }
+
+    /// The plaintext of the next message and whether it was tagged final. Anything altered,
+    /// moved, or under other associated data is `.authenticationFailed`; so is a message after the final one.
+    public func pull(_ ciphertext: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> (plaintext: [UInt8], isFinal: Bool) {
+        guard !isFinished, ciphertext.count >= Self.overhead else { throw .authenticationFailed }
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - Self.overhead)
+        var tag: UInt8 = 0
+        var length: UInt64 = 0
+        let result = plaintext.withUnsafeMutableBufferPointer { output in
+            ciphertext.withUnsafeBufferPointer { input in
+                associatedData.withUnsafeBufferPointer { ad in
+                    crypto_secretstream_xchacha20poly1305_pull(typedState, output.baseAddress, &length, &tag,
+                                                               input.baseAddress!, UInt64(input.count), ad.baseAddress, UInt64(ad.count))
+                }
+            }
+        }
+        guard result == 0 else { throw .authenticationFailed }
+        let isFinal = tag == crypto_secretstream_xchacha20poly1305_tag_final()
+        if isFinal { isFinished = true }
+        return (Array(plaintext.prefix(Int(length))), isFinal)
+    }
+}
+
+// Mutable state behind a pointer: one stream belongs to one task. Stated, not left to inference.
+@available(*, unavailable)
+extension SecretStream: Sendable {}

@@ -1,0 +1,126 @@
+/// A value that lost a merge: a field edited here and on another device, where the other
+/// edit's stamp was later (`lostOn == .here`: this device's edit lost) or this one's was
+/// (`.elsewhere`: the other device's value, as the server had it, lost). The losing value is
+/// never dropped silently: it is kept on the device that merged, and `sync conflicts` lists it.
+/// `sync conflicts --json` prints an array of these.
+public struct SyncConflict: Sendable, Equatable, Encodable {
+    public enum Side: String, Sendable, Codable {
+        case here, elsewhere
+    }
+
+    public var id: String
+    public var kind: RecordKind
+    public var recordId: String
+    public var field: String
+    /// The value the record has now (the winner), and its stamp.
+    public var kept: JSONValue
+    public var keptStamp: String
+    /// The value that lost, and its stamp (time, counter and the node that made it).
+    public var lost: JSONValue
+    public var lostStamp: String
+    public var lostOn: Side
+    public var detectedAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, recordId, field, kept, keptStamp, lost, lostStamp, lostOn, detectedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(recordId, forKey: .recordId)
+        try container.encode(field, forKey: .field)
+        try container.encode(EncodableJSONValue(kept), forKey: .kept)
+        try container.encode(keptStamp, forKey: .keptStamp)
+        try container.encode(EncodableJSONValue(lost), forKey: .lost)
+        try container.encode(lostStamp, forKey: .lostStamp)
+        try container.encode(lostOn, forKey: .lostOn)
+        try container.encode(detectedAt, forKey: .detectedAt)
+    }
+
+    /// The value as one line for a table: a string as it is, anything else as compact JSON.
+    public static func displayText(_ value: JSONValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.canonicalText
+    }
+}
+
+/// A `JSONValue` written as the JSON it is (a string stays a string, an object an object).
+struct EncodableJSONValue: Encodable {
+    let value: JSONValue
+
+    init(_ value: JSONValue) { self.value = value }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch value {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let flag):
+            var container = encoder.singleValueContainer()
+            try container.encode(flag)
+        case .number(let text):
+            var container = encoder.singleValueContainer()
+            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? 0) }
+        case .string(let text):
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        case .array(let elements):
+            var container = encoder.unkeyedContainer()
+            for element in elements { try container.encode(EncodableJSONValue(element)) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: Key.self)
+            for member in members { try container.encode(EncodableJSONValue(member.value), forKey: Key(stringValue: member.key)) }
+        }
+    }
+}
+
+extension Store {
+    /// Keeps the value that lost a merge, inside the caller's transaction (the pulled page's).
+    func keepConflict(_ kind: RecordKind, id: String, field: String, kept: ShadowField, lost: ShadowField,
+                      lostOn: SyncConflict.Side, at now: String) throws {
+        try connection.statement("""
+            INSERT INTO sync_conflicts (id, kind, record_id, field, kept_value, kept_stamp, lost_value, lost_stamp, lost_on, detected_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([.text(Identifier.make()), .text(kind.rawValue), .text(id), .text(field), .text(kept.value), .text(kept.stamp),
+                      .text(lost.value), .text(lost.stamp), .text(lostOn.rawValue), .text(now)])
+    }
+
+    /// The values that lost a merge, oldest first, one at a time as they are read.
+    public func syncConflictRows() -> RowCursor<SyncConflict> {
+        RowCursor(connection: connection, sql: """
+            SELECT id, kind, record_id, field, kept_value, kept_stamp, lost_value, lost_stamp, lost_on, detected_at
+            FROM sync_conflicts ORDER BY detected_at, id
+            """) { row in
+            SyncConflict(id: row.text(0), kind: RecordKind(rawValue: row.text(1)) ?? .trip, recordId: row.text(2), field: row.text(3),
+                         kept: (try? JSONValue.parse(Array(row.text(4).utf8))) ?? .string(row.text(4)), keptStamp: row.text(5),
+                         lost: (try? JSONValue.parse(Array(row.text(6).utf8))) ?? .string(row.text(6)), lostStamp: row.text(7),
+                         lostOn: SyncConflict.Side(rawValue: row.text(8)) ?? .here, detectedAt: row.text(9))
+        }
+    }
+
+    /// How many values that lost a merge are kept.
+    public func syncConflictCount() throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM sync_conflicts"))
+    }
+
+    /// Removes the kept conflict whose id starts with `prefix` (one match): the user has read it. Returns its full id.
+    public func dismissSyncConflict(_ prefix: String) throws -> String {
+        try connection.writeTransaction {
+            let ids = try connection.statement("SELECT id FROM sync_conflicts WHERE substr(id, 1, ?) = ? LIMIT 2")
+                .rows([.integer(Int64(prefix.utf8.count)), .text(prefix)]) { $0.text(0) }
+            guard let id = ids.first else { throw SyncError.noSuchConflict(id: prefix) }
+            guard ids.count == 1 else { throw StoreError.invalidArgument("id prefix '\(prefix)' matches several kept conflicts; give more characters") }
+            try connection.statement("DELETE FROM sync_conflicts WHERE id = ?").run([.text(id)])
+            return id
+        }
+    }
+}

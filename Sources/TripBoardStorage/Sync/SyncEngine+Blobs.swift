@@ -1,0 +1,162 @@
+import Glibc
+
+/// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
+/// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the
+/// server keeps it once and learns nothing from the name), uploaded before the record that
+/// names them, downloaded into `tmp/`, verified, then published — never a half file at the
+/// attachment's path. Memory stays flat: one 1 MiB chunk at a time, each way.
+extension SyncEngine {
+    /// The blob's name, the file's plain BLAKE2b-256 and size, read in one pass.
+    func nameBlob(_ file: FileDescriptor) throws -> (name: String, contentHash: String, byteCount: Int64) {
+        let plain = Blake2bHasher()
+        let named = try Blake2bHasher(outputLength: 32, key: key.blobNameKey)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AgentLimits.blobChunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let count = try file.read(into: buffer)
+            if count == 0 { break }
+            let chunk = UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
+            plain.update(chunk)
+            named.update(chunk)
+            total += Int64(count)
+        }
+        return (Sodium.hexString(named.finalize()), Sodium.hexString(plain.finalize()), total)
+    }
+
+    /// Uploads the file of `record` (an attachment) unless the server has its blob already.
+    /// Returns the blob's name and the file's hash, or nil when the file cannot be sent — not
+    /// there, or not what its row says (`container check` names it) — and the record waits.
+    func uploadBlob(of record: SyncRecord) throws -> (name: String, contentHash: String)? {
+        guard record.fileState == "present", let relativePath = record.relativePath else { return nil }
+        let (name, contentHash, byteCount): (String, String, Int64)
+        do {
+            (name, contentHash, byteCount) = try nameBlob(try files.openForReading(relativePath: relativePath))
+        } catch is FileSystemError {
+            return nil
+        } catch is AttachmentError {
+            return nil
+        }
+        let recordedHash = record.fields["contentHash"]?.stringValue
+        guard recordedHash == nil || recordedHash == contentHash, record.fields["byteCount"] == .number(String(byteCount)) else { return nil }
+        let chunkBytes = AgentLimits.blobChunkBytes
+        let chunkCount = max(1, Int((byteCount + Int64(chunkBytes) - 1) / Int64(chunkBytes)))
+        guard chunkCount <= AgentLimits.blobChunksMaximum else { return nil }
+        var begin = AgentRequest(.blobBegin)
+        begin.zone = account.zone
+        begin.blob = name
+        begin.chunkCount = chunkCount
+        begin.byteCount = byteCount + Int64(SecretStream.headerLength + chunkCount * SecretStream.overhead)
+        if try agent.send(begin).blobExists == true { return (name, contentHash) }
+
+        // The second pass seals and sends; the file must be the one just named.
+        let file = try files.openForReading(relativePath: relativePath)
+        let (stream, header) = try SecretStream.encrypting(key: key.blobKey)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        for index in 0..<chunkCount {
+            var count = 0
+            while count < chunkBytes {
+                let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
+                if read == 0 { break }
+                count += read
+            }
+            total += Int64(count)
+            let isFinal = index == chunkCount - 1
+            guard isFinal ? total == byteCount : count == chunkBytes else {
+                throw SyncError.attachmentChanged(id: record.id)
+            }
+            var message = try stream.push(UnsafeRawBufferPointer(rebasing: buffer[..<count]),
+                                          associatedData: key.blobAssociatedData(name: name, index: index, count: chunkCount), isFinal: isFinal)
+            if index == 0 { message = header + message }
+            var chunk = AgentRequest(.blobChunk)
+            chunk.chunkIndex = index
+            chunk.data = String(decoding: Base64.encodeUnpadded(message), as: UTF8.self)
+            _ = try agent.send(chunk)
+        }
+        guard try file.read(upTo: 1).isEmpty else { throw SyncError.attachmentChanged(id: record.id) }
+        _ = try agent.send(AgentRequest(.blobEnd))
+        report.blobsUploaded += 1
+        return (name, contentHash)
+    }
+
+    /// Fetches the file of every pulled attachment still `missing`: a blob that is not on the
+    /// server (yet), or that does not verify, leaves the row `missing`, counted; nothing is
+    /// ever written at the attachment's path but verified bytes.
+    func downloadBlobs() throws {
+        for waiting in try store.attachmentsAwaitingBlob() where !waiting.blob.isEmpty {
+            let state = waiting.contentHash.isEmpty ? .missing
+                : try files.check(relativePath: waiting.relativePath, byteCount: waiting.byteCount, contentHash: waiting.contentHash)
+            switch state {
+            case .ok:
+                // Published by a run that stopped before recording it.
+                try store.markAttachmentPresent(id: waiting.id)
+            case .missing:
+                if try download(waiting.blob, id: waiting.id, relativePath: waiting.relativePath,
+                                byteCount: waiting.byteCount, contentHash: waiting.contentHash) {
+                    try store.markAttachmentPresent(id: waiting.id)
+                    report.blobsDownloaded += 1
+                } else {
+                    report.attachmentsMissing += 1
+                }
+            case .wrongSize, .wrongHash, .notAFile:
+                // Something else is at that path: left alone (never overwritten), the row stays missing.
+                report.attachmentsMissing += 1
+            }
+        }
+    }
+
+    /// Downloads blob `name` into `tmp/`, opens and checks every chunk (in order, the last
+    /// tagged final), its size, hash and name, then publishes it at `relativePath`. False, with
+    /// nothing left behind, when the server has no such blob or it does not verify.
+    private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: String) throws -> Bool {
+        var request = AgentRequest(.blobRead)
+        request.zone = account.zone
+        request.blob = name
+        request.chunkIndex = 0
+        let first = try agent.send(request)
+        guard first.blobExists == true, let chunkCount = first.chunkCount, (1...AgentLimits.blobChunksMaximum).contains(chunkCount) else {
+            return false
+        }
+        let stagingName = Directory.uniqueTemporaryName(for: "sync-blob")
+        var published = false
+        defer { if !published { files.discard(stagedName: stagingName) } }
+        let file = try files.staging.openFile(stagingName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let plain = Blake2bHasher()
+        let named = try Blake2bHasher(outputLength: 32, key: key.blobNameKey)
+        var stream: SecretStream?
+        var total: Int64 = 0
+        for index in 0..<chunkCount {
+            var response = first
+            if index > 0 {
+                request.chunkIndex = index
+                response = try agent.send(request)
+            }
+            guard response.chunkCount == chunkCount, let data = response.data, var bytes = Base64.decodeUnpadded(Array(data.utf8)) else { return false }
+            if index == 0 {
+                guard bytes.count >= SecretStream.headerLength,
+                      let opened = try? SecretStream.decrypting(key: key.blobKey, header: Array(bytes.prefix(SecretStream.headerLength))) else { return false }
+                stream = opened
+                bytes.removeFirst(SecretStream.headerLength)
+            }
+            guard let stream, let (plaintext, isFinal) = try? stream.pull(bytes, associatedData: key.blobAssociatedData(name: name, index: index, count: chunkCount)),
+                  isFinal == (index == chunkCount - 1) else { return false }
+            total += Int64(plaintext.count)
+            guard total <= byteCount else { return false }
+            plain.update(plaintext)
+            named.update(plaintext)
+            try file.write(all: plaintext)
+        }
+        guard total == byteCount, Sodium.hexString(named.finalize()) == name else { return false }
+        let hash = Sodium.hexString(plain.finalize())
+        guard contentHash.isEmpty || hash == contentHash else { return false }
+        try file.synchronize()
+        let fileExtension = relativePath.split(separator: ".").last.map(String.init) ?? "bin"
+        let path = try files.publish(StagedFile(stagingName: stagingName, byteCount: total, contentHash: hash, head: []), id: id,
+                                     fileExtension: fileExtension)
+        published = true
+        guard path == relativePath else { throw SyncError.damagedServerData("attachment \(id): its file went to \(path), not \(relativePath)") }
+        return true
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import TripBoardStorage
+
+/// Attachments through sync: the PDF sealed with secretstream into 1 MiB chunks on the server,
+/// fetched by the other device into its container's attachments with its hash verified, and
+/// its tombstone travelling with the booking's deletion.
+@Suite struct SyncAttachmentTests {
+    static let plantedLine = "PLANTEDPDFLINE-4471"
+    static let plantedFilename = "Planted-Filename-Q8 boarding pass.pdf"
+
+    static func hex(_ text: String) -> String { Data(text.utf8).map { String(format: "%02x", $0) }.joined() }
+
+    /// A ticket of about 2.5 MiB (three chunks) shared into a trip on `device`; returns the
+    /// bytes and the attachment object `share-extension --json` printed.
+    static func shareTicket(on device: SyncDevice) throws -> (Data, [String: Any]) {
+        try device.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass + [plantedLine], padding: 2_500_000)
+        let shared = try device.container.shareOK(try device.container.input(pdf, as: plantedFilename))
+        return (pdf, try #require(shared["attachment"] as? [String: Any]))
+    }
+
+    @Test func aTicketTravelsSealedAndArrivesVerifiedAndItsDeletionFollows() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (pdf, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        let booking = try #require(attachment["bookingId"] as? String)
+        #expect(pdf.range(of: Data(Self.plantedLine.utf8)) != nil, "the ticket holds the planted line in the clear")
+
+        let pushed = try a.sync()
+        #expect(pushed["pushed"] as? Int == 3 && pushed["blobsUploaded"] as? Int == 1 && pushed["pending"] as? Int == 0, "\(pushed)")
+        #expect(try server.psql("SELECT count(*), sum(chunk_count), bool_and(complete) FROM tripboard.blobs") == "1|3|t")
+        let stored = Int(try server.psql("SELECT sum(octet_length(bytes)) FROM tripboard.blob_chunks")) ?? 0
+        #expect(stored == pdf.count + SecretStream.headerLength + 3 * SecretStream.overhead, "ciphertext only: \(stored) for \(pdf.count)")
+
+        let pulled = try b.sync()
+        #expect(pulled["pulled"] as? Int == 3 && pulled["blobsDownloaded"] as? Int == 1 && pulled["attachmentsMissing"] as? Int == 0, "\(pulled)")
+        let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
+        #expect(listed.count == 1 && listed.first?["id"] as? String == id, "\(listed)")
+        let arrived = try #require(listed.first)
+        #expect(arrived["state"] as? String == "present" && arrived["syncState"] as? String == "synchronized")
+        #expect(arrived["contentHash"] as? String == blake2bHex(pdf) && arrived["originalFilename"] as? String == Self.plantedFilename)
+        let relative = try #require(arrived["relativePath"] as? String)
+        #expect(relative == "attachments/\(id.prefix(2))/\(id).pdf")
+        #expect(try b.container.bytes("container/" + relative) == pdf)
+        #expect(b.container.regularFiles(under: "tmp").isEmpty)
+        #expect(try b.sync()["blobsDownloaded"] as? Int == 0, "nothing fetched twice")
+
+        // The server's tables hold no byte of the ticket, its name, or any field in the clear.
+        let dump = try server.dump()
+        #expect(dump.contains("tripboard.blob_chunks"))
+        for secret in [Self.plantedLine, Self.plantedFilename, "Planted-Filename-Q8", "TP 1351", "X7K2QP", "Paris", "BOARDING PASS", "%PDF-"] {
+            #expect(!dump.contains(secret), "\(secret) is on the server in the clear")
+            #expect(!dump.contains(Self.hex(secret)), "\(secret) is on the server as hex")
+        }
+        #expect(!dump.contains(String(repeating: "78", count: 16)), "the ticket's padding is on the server in the clear")
+
+        // Deleting the booking on A deletes the attachment with it on B: both in B's trash.
+        try a.ok("booking", "delete", booking)
+        let deleted = try a.sync()
+        #expect(deleted["pushed"] as? Int == 2, "the booking's tombstone and its attachment's: \(deleted)")
+        #expect(try server.psql("SELECT kind, deleted FROM tripboard.records WHERE id IN ('\(id)', '\(booking)') ORDER BY kind") == "attachment|t\nbooking|t")
+        #expect(try b.sync()["trashed"] as? Int == 1)
+        #expect(try (b.json("attachment", "list") as? [Any])?.isEmpty == true)
+        #expect(try b.container.sqlite("SELECT trashed_with, sync_state FROM attachments WHERE id = '\(id)'").trimmedStdout == "\(booking)|synchronized")
+        #expect(try b.container.bytes("container/" + relative) == pdf, "in the trash, the file stays until the purge")
+        #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
+    }
+
+    /// A chunk altered on the server: the download does not verify, the row stays `missing`,
+    /// nothing is at its path or left in `tmp/`; once the chunk is right again, the next sync fetches it.
+    @Test func aBlobThatDoesNotVerifyLeavesTheAttachmentMissingNeverAHalfFile() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (pdf, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        try a.sync()
+        let flip = "UPDATE tripboard.blob_chunks SET bytes = set_byte(bytes, 1000, get_byte(bytes, 1000) # 1) WHERE chunk_index = 1"
+        _ = try server.psql(flip)
+
+        let pulled = try b.sync()
+        #expect(pulled["blobsDownloaded"] as? Int == 0 && pulled["attachmentsMissing"] as? Int == 1, "\(pulled)")
+        #expect(try b.container.sqlite("SELECT state FROM attachments WHERE id = '\(id)'").trimmedStdout == "missing")
+        #expect(b.container.regularFiles(under: "attachments").isEmpty && b.container.regularFiles(under: "tmp").isEmpty)
+        let status = try #require(try b.json("sync", "status") as? [String: Any])
+        #expect(status["attachmentsAwaitingFile"] as? Int == 1)
+
+        _ = try server.psql(flip)
+        #expect(try b.sync()["blobsDownloaded"] as? Int == 1)
+        #expect(try b.container.sqlite("SELECT state FROM attachments WHERE id = '\(id)'").trimmedStdout == "present")
+        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+    }
+
+    /// The same file shared on both devices is one blob on the server (named by a keyed hash of its bytes).
+    @Test func theSameFileIsOneBlobOnTheServer() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
+        for device in [a, b] {
+            try device.container.addTrip("Lisbon", start: "2026-12-10", end: "2026-12-14")
+            _ = try device.container.shareOK(try device.container.input(pdf, as: "ticket.pdf"))
+        }
+        #expect(try a.sync()["blobsUploaded"] as? Int == 1)
+        let second = try b.sync()
+        #expect(second["blobsUploaded"] as? Int == 0 && second["pushed"] as? Int == 3, "\(second)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.blobs") == "1")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'attachment'") == "2")
+    }
+}

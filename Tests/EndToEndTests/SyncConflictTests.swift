@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TripBoardStorage
+
+/// `app sync conflicts`: two devices edit the same fields while apart; the later edit wins on
+/// both, and the value that lost is kept on the device that merged, whichever pushed first.
+@Suite struct SyncConflictTests {
+    /// Timeline (both orders): A and B hold the trip at version 1 → A edits notes and dates
+    /// (clock +60 s), B the same fields (+65 s: the later) → `first` syncs (pushes), `second`
+    /// syncs (pulls, merges: A's values lose), `first` syncs (pulls B's values).
+    @Test(arguments: [true, false])
+    func theLosingValueOfASameFieldEditIsKeptAndListed(aPushesFirst: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2026-12-01", "--end", "2026-12-04", "--notes", "Tram 28")
+        try a.sync()
+        try b.sync()
+
+        let format = ISO8601DateFormatter()
+        try a.ok("trip", "edit", trip, "--notes", "Pastéis in Belém (A)", "--start", "2026-12-02", "--end", "2026-12-05",
+                 environment: ["TRIPBOARD_NOW": format.string(from: Date().addingTimeInterval(60))])
+        try b.ok("trip", "edit", trip, "--notes", "Fado in Alfama (B)", "--start", "2026-12-03", "--end", "2026-12-06",
+                 environment: ["TRIPBOARD_NOW": format.string(from: Date().addingTimeInterval(65))])
+        let (first, second) = aPushesFirst ? (a, b) : (b, a)
+        #expect(try first.sync()["conflictsKept"] as? Int == 0)
+        let merged = try second.sync()
+        #expect(merged["conflictsKept"] as? Int == 2 && merged["merged"] as? Int == 1, "\(merged)")
+        #expect(try first.sync()["conflictsKept"] as? Int == 0)
+
+        for device in [a, b] {
+            let row = try device.container.sqlite("SELECT notes, start_date, end_date FROM trips WHERE id = '\(trip)'").trimmedStdout
+            #expect(row == "Fado in Alfama (B)|2026-12-03|2026-12-06")
+        }
+        #expect(try (first.json("sync", "conflicts") as? [Any])?.isEmpty == true)
+        let conflicts = try #require(try second.json("sync", "conflicts") as? [[String: Any]])
+        #expect(conflicts.count == 2, "\(conflicts)")
+        let byField = Dictionary(conflicts.map { ($0["field"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        let notes = try #require(byField["notes"])
+        #expect(notes["lost"] as? String == "Pastéis in Belém (A)" && notes["kept"] as? String == "Fado in Alfama (B)")
+        #expect(notes["kind"] as? String == "trip" && notes["recordId"] as? String == trip)
+        #expect(notes["lostOn"] as? String == (aPushesFirst ? "elsewhere" : "here"))
+        let dates = try #require(byField["dates"])
+        #expect(dates["lost"] as? [String: String] == ["start": "2026-12-02", "end": "2026-12-05"], "the dates lose as one: \(dates)")
+        #expect((notes["lostStamp"] as? String ?? "") < (notes["keptStamp"] as? String ?? ""))
+
+        let table = try second.ok("sync", "conflicts")
+        #expect(table.contains("Pastéis in Belém (A)") && table.contains(aPushesFirst ? "another device" : "this device"), "\(table)")
+        let status = try #require(try second.json("sync", "status") as? [String: Any])
+        #expect(status["conflicts"] as? Int == 2)
+        #expect(try second.ok("sync", "status").contains("2 kept"))
+
+        // Syncing again keeps them once; dismissing one (by a prefix of its id) removes that one only.
+        try second.sync()
+        try first.sync()
+        #expect(try second.container.sqlite("SELECT count(*) FROM sync_conflicts").trimmedStdout == "2")
+        let id = try #require(notes["id"] as? String)
+        let dismissed = try second.app("sync", "conflicts", "--dismiss", String(id.prefix(12)))
+        #expect(dismissed.status == 0 && dismissed.stderr.contains(id), "\(dismissed)")
+        #expect(try (second.json("sync", "conflicts") as? [[String: Any]])?.map { $0["field"] as? String } == ["dates"])
+        let unknown = try second.app("sync", "conflicts", "--dismiss", id)
+        #expect(unknown.status == 66 && unknown.stderr.contains("no kept conflict"), "\(unknown)")
+        #expect(try second.container.sqlite("SELECT count(*) FROM sync_conflicts").trimmedStdout == "1")
+    }
+
+    /// Fields edited on one side only, or the same value typed on both, are no conflict.
+    @Test func editsThatDoNotCompeteKeepNothing() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Ghent", start: "2026-12-01", end: "2026-12-04")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "edit", trip, "--name", "Gent", "--notes", "Same words")
+        try b.ok("trip", "edit", trip, "--notes", "Same words", "--start", "2026-12-02", "--end", "2026-12-05")
+        try a.sync()
+        #expect(try b.sync()["conflictsKept"] as? Int == 0)
+        try a.sync()
+        for device in [a, b] {
+            #expect(try device.ok("sync", "conflicts") == "No conflicts: no edit has lost a merge on this device.")
+        }
+        #expect(try a.content() == b.content())
+    }
+}
