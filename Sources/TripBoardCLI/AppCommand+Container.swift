@@ -110,6 +110,7 @@ extension AppCommand {
         if let directory {
             guard !directory.isEmpty else { throw CommandLineError.usage("DIR must not be empty") }
             context.containerPath = directory
+            context.containerIsExplicit = true
         }
         let container = try context.container()
         if !container.wasCreated { context.console.diagnostic(terminalSafe("a TripBoard container is already at \(container.path)")) }

@@ -88,6 +88,7 @@ public enum AppCommand {
         }
         let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
         let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
+        context.containerIsExplicit = !(explicitContainer ?? "").isEmpty
         context.createsContainer = command.createsContainer
         context.storeRequirement = command.store
         do {

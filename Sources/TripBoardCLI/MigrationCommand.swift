@@ -55,12 +55,17 @@ public enum MigrationCommand {
     }
 
     /// The app's first launch: finishes an interrupted migration, or runs one when a version-1
-    /// directory exists and the container has never been migrated. Progress on stderr.
+    /// directory exists and the container — the one the environment names, never one given with
+    /// `--container` — has never been migrated. Progress on stderr.
     static func runOnFirstLaunch(_ context: CommandContext) throws {
         // An extension never migrates: it refuses an unfinished migration and leaves it to the app.
         guard try context.containerOptions().mayCreate else { return }
         let state = try ContainerMigration.state(containerPath: context.containerPath)
         guard state != .finished, let legacyPath = LegacyLayout.resolve(explicit: nil, environment: context.environment) else { return }
+        // A container the command line names gets no version-1 data by itself (`container-migration
+        // --container DIR` moves it there on purpose); an unfinished migration into it was started
+        // on purpose, so it is finished wherever it is.
+        if state == .notStarted, context.containerIsExplicit { return }
         if state == .notStarted, try !ContainerMigration.legacyDirectoryExists(at: legacyPath) { return }
         let console = context.console
         console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(context.containerPath)…"
