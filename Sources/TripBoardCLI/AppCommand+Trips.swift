@@ -118,13 +118,18 @@ extension AppCommand {
                                   endDate: try context.arguments.date("--end"),
                                   notes: try context.arguments.option("--notes"))
         try context.finishArguments()
+        // Checked before the container is opened: a script without EDITOR= fails at once, not in a hidden vi.
+        let editor = TripEditor.editor(environment: context.environment, isTerminal: StandardStream.input.isTerminal)
+        guard !changes.isEmpty || editor != nil else {
+            throw CommandLineError.usage("trip edit without --name, --start, --end or --notes opens $VISUAL or $EDITOR, and neither is set (nor is there a terminal for vi): give the fields as options, or set EDITOR")
+        }
         let store = try context.store()
         let id = try store.resolveID(.trip, reference)
-        if !changes.isEmpty {
+        guard let editor, changes.isEmpty else {
             try store.editTrip(id: id, changes: changes)
             return
         }
-        try TripEditor(context: context).edit(tripId: id)
+        try TripEditor(context: context).edit(tripId: id, editor: editor)
     }
 
     static func deleteTrip(_ context: CommandContext) throws {
