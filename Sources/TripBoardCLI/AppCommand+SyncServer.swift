@@ -9,6 +9,7 @@ extension AppCommand {
                         options: [
                             .value("--server", "CONNINFO", "the server's PostgreSQL connection string (libpq conninfo or URI, without a password)", required: true),
                             .flag("--with-password", "read the server's password from standard input (asked for on a terminal)"),
+                            .json,
                         ],
                         summary: """
                         Creates or upgrades TripBoard's schema on the PostgreSQL server CONNINFO (a libpq connection \
