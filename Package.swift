@@ -123,6 +123,11 @@ let package = Package(
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
+        // The command model in process: parsing, errors, suggestions, help, completion, man pages.
+        .testTarget(
+            name: "TripBoardCLITests",
+            dependencies: ["TripBoardCLI", "TripBoardStorage"]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TripBoardStorage"]

@@ -51,6 +51,9 @@ public enum WorkerCommand {
         case inspect(Options)
     }
 
+    /// What `pdf-worker --version` (alone on the line) prints.
+    public static let version = "TripBoard pdf-worker 1.0"
+
     /// What `--help` prints.
     public static let usage = """
         usage: pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
@@ -62,6 +65,10 @@ public enum WorkerCommand {
     /// The whole worker: parse, confine, silence, inspect, print. Returns the exit status.
     public static func main(arguments: [String]) -> Int32 {
         ProcessSetup.applyDefaults()
+        if arguments == ["--version"] {
+            StandardStream.output.write(Array((version + "\n").utf8))
+            return 0
+        }
         let invocation: Invocation
         do {
             invocation = try parse(arguments)

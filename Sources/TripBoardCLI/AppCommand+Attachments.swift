@@ -3,25 +3,45 @@ import TripBoardStorage
 extension AppCommand {
     static var attachmentCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["attachment", "list"], usage: "attachment list [--trip ID] [--json]",
+            CommandSpec(words: ["attachment", "list"],
+                        options: [
+                            .value("--trip", "ID", "only the attachments of this trip"),
+                            .json,
+                        ],
                         summary: "Lists attachments (of one trip), oldest first.", run: listAttachments),
-            CommandSpec(words: ["attachment", "export"], usage: "attachment export ID DEST",
+            CommandSpec(words: ["attachment", "export"],
+                        arguments: [
+                            .required("ID", "the attachment (an id or a unique prefix of one)"),
+                            .required("DEST", "a file, a directory to put it in under its original name, or - for standard output", completion: .file),
+                        ],
                         summary: """
                         Copies an attachment's file to DEST (a file, or a directory to put it in under its original \
                         name), verifying its hash on the way; written atomically, mode 0600. DEST - writes it to \
                         standard output, once verified.
                         """, run: exportAttachment),
-            CommandSpec(words: ["attachment", "thumbnail"], usage: "attachment thumbnail ID",
+            CommandSpec(words: ["attachment", "thumbnail"],
+                        options: [.json],
+                        arguments: [
+                            .required("ID", "the attachment (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Prints the path of the attachment's thumbnail (a PNG of page 1), rendering it again if it is \
-                        not cached.
+                        not cached (--json: {"attachmentId", "path"}).
                         """, run: showThumbnail),
-            CommandSpec(words: ["attachment", "delete"], usage: "attachment delete ID",
+            CommandSpec(words: ["attachment", "delete"],
+                        arguments: [
+                            .required("ID", "the attachment (an id or a unique prefix of one)"),
+                        ],
                         summary: "Moves an attachment to the trash; its file is removed when the trash is purged (30 days, or trash empty).",
                         run: deleteAttachment),
-            CommandSpec(words: ["cache", "clear"], usage: "cache clear",
-                        summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
-            CommandSpec(words: ["container", "check"], usage: "container check [--repair [--purge-recovered]] [--grace SECONDS] [--json]",
+            CommandSpec(words: ["cache", "clear"], summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
+            CommandSpec(words: ["container", "check"],
+                        options: [
+                            .flag("--repair", "repair what can be repaired (orphans go to attachments/recovered/, never deleted)"),
+                            .flag("--purge-recovered", "with --repair: delete for good what attachments/recovered/ held when the check began"),
+                            .value("--grace", "SECONDS", "leave leftovers younger than this alone (default 3600)"),
+                            .json,
+                        ],
                         summary: """
                         Verifies the store (integrity_check, foreign_key_check) and that every attachment has its file \
                         with the right size and hash; reports orphan files and staging leftovers older than the grace \
@@ -93,12 +113,14 @@ extension AppCommand {
     }
 
     static func showThumbnail(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
         let reference = try context.arguments.recordID("attachment")
         try context.finishArguments()
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let path = try ThumbnailCache(container: container).thumbnail(
             of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
+        if json { return try context.console.printJSON(["attachmentId": attachment.id, "path": path]) }
         context.console.print(path)
     }
 

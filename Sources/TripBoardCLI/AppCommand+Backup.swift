@@ -3,14 +3,26 @@ import TripBoardStorage
 extension AppCommand {
     static var backupCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["backup"], usage: "backup --output FILE [--json]",
+            CommandSpec(words: ["backup"],
+                        options: [
+                            .value("--output", "FILE", "the backup file to write (age v1 around a POSIX tar)", required: true, completion: .file),
+                            .json,
+                        ],
                         summary: """
                         Writes the whole container — store, attachments, preferences, keychain items (sealed) — as one \
                         consistent snapshot to FILE: an age-encrypted tar (`age -d FILE | tar x` restores it by hand). \
                         The passphrase comes from standard input, or is asked for twice on a terminal. Other processes \
                         keep working meanwhile. Never in a backup: caches, tmp/, the lock, the device key.
                         """, run: takingSecrets(backup)),
-            CommandSpec(words: ["restore"], usage: "restore FILE [--replace] [--dry-run] [--json]",
+            CommandSpec(words: ["restore"],
+                        options: [
+                            .flag("--replace", "move an existing container aside (never deleted) and restore in its place"),
+                            .flag("--dry-run", "verify the backup and report; change nothing"),
+                            .json,
+                        ],
+                        arguments: [
+                            .required("FILE", "the backup to restore", completion: .file),
+                        ],
                         summary: """
                         Restores a backup into the container (--container DIR, else as usual), which must not exist or \
                         be empty; --replace restores over an existing one, which is moved aside to DIR.replaced-<time> \
@@ -40,7 +52,7 @@ extension AppCommand {
         let keychain = hasKeychain ? try context.keychain() : nil
         var backup = try ContainerBackup(container: container, keychain: keychain, passphrase: try readSecret("backup passphrase", confirm: true))
         backup.workFactor = workFactor
-        let bar = ProgressBar()
+        let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
         backup.progress = { done, total in bar.update(MigrationProgress(step: "backup", done: done, total: total)) }
         let summary = try backup.write(to: directory, as: name)
         bar.finish()
@@ -66,7 +78,7 @@ extension AppCommand {
         restore.replace = replace
         restore.dryRun = dryRun
         restore.options = try context.containerOptions()
-        let bar = ProgressBar()
+        let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
         restore.progress = { done, total in bar.update(MigrationProgress(step: "restore", done: done, total: total)) }
         let summary = try restore.run(from: file)
         bar.finish()

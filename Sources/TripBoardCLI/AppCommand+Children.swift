@@ -3,36 +3,88 @@ import TripBoardStorage
 extension AppCommand {
     static var childCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["place", "add"], usage: "place add --trip ID --name NAME [--city CITY]",
-                        summary: "Adds a place to see on a trip and prints its id.", run: addPlace),
-            CommandSpec(words: ["place", "list"], usage: "place list --trip ID [--json]",
+            CommandSpec(words: ["place", "add"],
+                        options: [
+                            .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
+                            .value("--name", "NAME", "the place's name (one line)", required: true),
+                            .value("--city", "CITY", "the city it is in"),
+                            .json,
+                        ],
+                        summary: "Adds a place to see on a trip and prints its id (--json: the place object).", run: addPlace),
+            CommandSpec(words: ["place", "list"],
+                        options: [
+                            .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
+                            .json,
+                        ],
                         summary: "Lists a trip's places in the order they were added.", run: listPlaces),
-            CommandSpec(words: ["place", "visit"], usage: "place visit ID [--undo]",
+            CommandSpec(words: ["place", "visit"],
+                        options: [
+                            .flag("--undo", "mark it not visited"),
+                        ],
+                        arguments: [
+                            .required("ID", "the place (an id or a unique prefix of one)"),
+                        ],
                         summary: "Marks a place visited (--undo: not visited).", run: visitPlace),
-            CommandSpec(words: ["place", "edit"], usage: "place edit ID [--name NAME] [--city CITY]",
+            CommandSpec(words: ["place", "edit"],
+                        options: [
+                            .value("--name", "NAME", "the place's name (one line)"),
+                            .value("--city", "CITY", "the city it is in ('' removes it)"),
+                        ],
+                        arguments: [
+                            .required("ID", "the place (an id or a unique prefix of one)"),
+                        ],
                         summary: "Changes a place's name or city (--city '' removes it); the place becomes pendingUpload.",
                         run: editPlace),
-            CommandSpec(words: ["place", "delete"], usage: "place delete ID",
+            CommandSpec(words: ["place", "delete"],
+                        arguments: [
+                            .required("ID", "the place (an id or a unique prefix of one)"),
+                        ],
                         summary: "Moves a place to the trash (restorable for 30 days).", run: deletePlace),
             CommandSpec(words: ["booking", "add"],
-                        usage: "booking add --trip ID --kind KIND --title TITLE [--starts-at TIME] [--ends-at TIME] [--reference REF]",
+                        options: [
+                            .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
+                            .choice("--kind", BookingKind.allCases.map(\.rawValue), "flight, train, hotel, car, event or other", required: true),
+                            .value("--title", "TITLE", "what it is called (one line)", required: true),
+                            .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
+                            .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
+                            .value("--reference", "REF", "the booking or confirmation number"),
+                            .json,
+                        ],
                         summary: """
-                        Adds a booking and prints its id. KIND is flight, train, hotel, car, event or other. \
+                        Adds a booking and prints its id (--json: the booking object). KIND is flight, train, hotel, car, event or other. \
                         TIME is e.g. 2026-12-12T07:35+00:00 (without an offset it is local, TZ), or a date alone, \
                         2026-12-14, for all day. --ends-at (check-out, arrival) needs --starts-at and is not before it.
                         """, run: addBooking),
             CommandSpec(words: ["booking", "edit"],
-                        usage: "booking edit ID [--kind KIND] [--title TITLE] [--starts-at TIME] [--ends-at TIME] [--reference REF]",
+                        options: [
+                            .choice("--kind", BookingKind.allCases.map(\.rawValue), "flight, train, hotel, car, event or other"),
+                            .value("--title", "TITLE", "what it is called (one line)"),
+                            .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
+                            .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
+                            .value("--reference", "REF", "the booking or confirmation number"),
+                        ],
+                        arguments: [
+                            .required("ID", "the booking (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Changes the given fields of a booking, with the rules of booking add; an empty value removes \
                         --starts-at, --ends-at or --reference. The booking becomes pendingUpload.
                         """, run: editBooking),
-            CommandSpec(words: ["booking", "list"], usage: "booking list [--trip ID] [--upcoming] [--limit N] [--json]",
+            CommandSpec(words: ["booking", "list"],
+                        options: [
+                            .value("--trip", "ID", "the trip (an id or a unique prefix of one)"),
+                            .flag("--upcoming", "only those not over yet (undated ones never)"),
+                            .limit,
+                            .json,
+                        ],
                         summary: """
                         Lists a trip's bookings, earliest first; without --trip, every trip's, in time order. --upcoming: \
                         those not over yet (undated ones never); --limit N prints at most N.
                         """, run: listBookings),
-            CommandSpec(words: ["booking", "delete"], usage: "booking delete ID",
+            CommandSpec(words: ["booking", "delete"],
+                        arguments: [
+                            .required("ID", "the booking (an id or a unique prefix of one)"),
+                        ],
                         summary: "Moves a booking and its attachments to the trash (restorable for 30 days).", run: deleteBooking),
         ]
     }
@@ -41,9 +93,11 @@ extension AppCommand {
         let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         let name = try context.arguments.requiredOption("--name")
         let city = try context.arguments.option("--city")
+        let json = context.wantsJSON()
         try context.finishArguments()
         let store = try context.store()
         let place = try store.addPlace(tripId: try store.resolveID(.trip, tripReference), name: name, city: city)
+        if json { return try context.console.printJSON(place) }
         context.console.print(place.id)
     }
 
@@ -92,6 +146,7 @@ extension AppCommand {
         let startsAtText = try context.arguments.option("--starts-at")
         let endsAtText = try context.arguments.option("--ends-at")
         let reference = try context.arguments.option("--reference")
+        let json = context.wantsJSON()
         try context.finishArguments()
         let kind = try FieldRules.bookingKind(kindText, field: "--kind")
         let start = try startsAtText.map { try bookingTime($0, option: "--starts-at") }
@@ -100,7 +155,9 @@ extension AppCommand {
         var draft = try BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, reference: reference).checked()
         let store = try context.store()
         draft.tripId = try store.resolveID(.trip, tripReference)
-        context.console.print(try store.addBooking(draft).id)
+        let booking = try store.addBooking(draft)
+        if json { return try context.console.printJSON(booking) }
+        context.console.print(booking.id)
     }
 
     /// `--starts-at`/`--ends-at`: a date (all day) or an ISO 8601 time within the years 0001–9999.

@@ -36,24 +36,37 @@ struct ContainerInfo: Encodable {
 extension AppCommand {
     static var containerCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["container", "info"], usage: "container info [--json]",
+            CommandSpec(words: ["container", "info"],
+                        options: [
+                            .json,
+                        ],
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
                         run: containerInfo, store: .inspection),
-            CommandSpec(words: ["container", "diagnose"], usage: "container diagnose [--output FILE]",
+            CommandSpec(words: ["container", "diagnose"],
+                        options: [
+                            .value("--output", "FILE", "write the report to FILE (atomically, mode 0600) instead of standard output", completion: .file),
+                        ],
                         summary: """
                         Writes a report for support as JSON (to FILE atomically, mode 0600, or to stdout): versions, \
                         layout and store states, sizes, page and record counts, integrity_check's verdict, lock \
                         holders, the migration's state and the errors met — never a name, note, place, reference, \
                         file name, id, path, preference value or secret. Works whatever state the store is in.
                         """, run: diagnoseContainer, store: .inspection),
-            CommandSpec(words: ["container", "salvage"], usage: "container salvage [--json]",
+            CommandSpec(words: ["container", "salvage"],
+                        options: [
+                            .json,
+                        ],
                         summary: """
                         Copies what can still be read out of a damaged store into a new one — row by row around \
                         damaged pages, counting what is lost — puts the new store in place and keeps the damaged one \
                         in store/damaged-<stamp>/ (never deleted). Attachments stay where they are. Resumes an \
                         interrupted salvage; on a sound store it changes nothing.
                         """, run: salvageStore, store: .none),
-            CommandSpec(words: ["container", "init"], usage: "container init [DIR]",
+            CommandSpec(words: ["container", "init"],
+                        options: [.json],
+                        arguments: [
+                            .optional("DIR", "where to create the container (default: --container, else the environment's)", completion: .directory),
+                        ],
                         summary: """
                         Creates a container at DIR (else where --container and the environment say), and prints its \
                         path. DIR must not exist yet or be empty; an existing container is left as it is.
@@ -105,13 +118,16 @@ extension AppCommand {
     }
 
     static func initContainer(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
         let directory = context.arguments.nextPositional()
         try context.finishArguments()
         if let directory {
             guard !directory.isEmpty else { throw CommandLineError.usage("DIR must not be empty") }
             context.containerPath = directory
+            context.containerIsExplicit = true
         }
         let container = try context.container()
+        if json { return try context.console.printJSON(ContainerCreation(path: container.path, created: container.wasCreated)) }
         if !container.wasCreated { context.console.diagnostic(terminalSafe("a TripBoard container is already at \(container.path)")) }
         context.console.print(container.path)
     }
@@ -171,4 +187,12 @@ extension AppCommand {
             return (state, "reading it failed: \(error.message); run `app container check`", nil, nil)
         }
     }
+}
+
+/// `container init --json`.
+struct ContainerCreation: Encodable {
+    /// The container's canonical path.
+    let path: String
+    /// False when a container was there already (left as it was).
+    let created: Bool
 }

@@ -8,63 +8,84 @@ extension AppCommand {
 
     static var keychainCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["keychain", "set"], usage: "keychain set SERVICE ACCOUNT [--accessibility this-device-only|migratable]",
+            CommandSpec(words: ["keychain", "set"],
+                        options: [
+                            .choice("--accessibility", ["this-device-only", "migratable"], "this-device-only (default) or migratable (recoverable on another device with the recovery passphrase)"),
+                        ],
+                        arguments: [
+                            .required("SERVICE", "the item's service"),
+                            .required("ACCOUNT", "the item's account"),
+                        ],
                         summary: """
                         Stores a secret read from standard input (one final \\n or \\r\\n is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
-                        """, run: takingSecrets(setItem), createsContainer: true, store: .none),
-            CommandSpec(words: ["keychain", "get"], usage: "keychain get SERVICE ACCOUNT",
+                        """, run: takingSecrets(setItem), createsContainer: true, store: .none, takesSecrets: true),
+            CommandSpec(words: ["keychain", "get"],
+                        arguments: [
+                            .required("SERVICE", "the item's service"),
+                            .required("ACCOUNT", "the item's account"),
+                        ],
                         summary: "Writes the secret to standard output (with a newline only on a terminal).", run: handlingSecrets(getItem), store: .none),
-            CommandSpec(words: ["keychain", "list"], usage: "keychain list [--json]",
+            CommandSpec(words: ["keychain", "list"],
+                        options: [
+                            .json,
+                        ],
                         summary: """
                         Lists the items this device sees: service, account, accessibility and status — never values — and \
                         how many items belong to another device.
                         """, run: handlingSecrets(listItems), store: .none),
-            CommandSpec(words: ["keychain", "delete"], usage: "keychain delete SERVICE ACCOUNT",
+            CommandSpec(words: ["keychain", "delete"],
+                        arguments: [
+                            .required("SERVICE", "the item's service"),
+                            .required("ACCOUNT", "the item's account"),
+                        ],
                         summary: "Deletes one item.", run: handlingSecrets(deleteItem), store: .none),
-            CommandSpec(words: ["keychain", "delete-all"], usage: "keychain delete-all [--service SERVICE] [--yes]",
+            CommandSpec(words: ["keychain", "delete-all"],
+                        options: [
+                            .value("--service", "SERVICE", "only the items of this service"),
+                            .yes,
+                        ],
                         summary: """
                         Deletes every item this device sees, or every such item of one service. On a terminal it asks \
                         first (--yes: no question); without one it goes ahead.
                         """,
                         run: handlingSecrets(deleteAllItems), store: .none),
-            CommandSpec(words: ["keychain", "forget-other-devices"], usage: "keychain forget-other-devices",
-                        summary: """
+            CommandSpec(words: ["keychain", "forget-other-devices"], summary: """
                         Removes the this-device-only items sealed on other devices (a copied or restored container, \
                         another device key or machine id), which can never be read here. Nothing else removes them.
                         """, run: handlingSecrets(forgetOtherDevices), store: .none),
-            CommandSpec(words: ["keychain", "accept-rollback"], usage: "keychain accept-rollback",
-                        summary: """
+            CommandSpec(words: ["keychain", "accept-rollback"], summary: """
                         Accepts the keychain as it is after an older copy of it was put back on purpose (other commands \
                         refuse a keychain older than this device last saw it): it gets a new id and its generation is recorded.
                         """, run: handlingSecrets(acceptRollback), store: .none),
-            CommandSpec(words: ["keychain", "set-recovery-passphrase"], usage: "keychain set-recovery-passphrase",
-                        summary: """
+            CommandSpec(words: ["keychain", "set-recovery-passphrase"], summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
-                        """, run: takingSecrets(setRecoveryPassphrase), createsContainer: true, store: .none),
-            CommandSpec(words: ["keychain", "recover"], usage: "keychain recover",
-                        summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
-                        run: takingSecrets(recover), store: .none),
-            CommandSpec(words: ["auth", "login"], usage: "auth login --account EMAIL",
+                        """, run: takingSecrets(setRecoveryPassphrase), createsContainer: true, store: .none, takesSecrets: true),
+            CommandSpec(words: ["keychain", "recover"], summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
+                        run: takingSecrets(recover), store: .none, takesSecrets: true),
+            CommandSpec(words: ["auth", "login"],
+                        options: [
+                            .value("--account", "EMAIL", "the account's e-mail address", required: true),
+                        ],
                         summary: """
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
-                        """, run: takingSecrets(login), createsContainer: true, store: .none),
-            CommandSpec(words: ["auth", "status"], usage: "auth status [--json]",
+                        """, run: takingSecrets(login), createsContainer: true, store: .none, takesSecrets: true),
+            CommandSpec(words: ["auth", "status"],
+                        options: [
+                            .json,
+                        ],
                         summary: "Says which account is signed in.", run: handlingSecrets(authStatus), store: .none),
-            CommandSpec(words: ["auth", "logout"], usage: "auth logout",
-                        summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout), store: .none),
+            CommandSpec(words: ["auth", "logout"], summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout), store: .none),
         ]
     }
 
     /// `run` for a command that reads a secret: its errors repeat none of its arguments (a word
     /// it did not expect — `--value=…`, an extra positional — is most likely the secret itself).
+    /// (`CommandSpec.takesSecrets` makes its errors repeat no argument.)
     static func takingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
-        handlingSecrets { context in
-            context.arguments.redactsArguments = true
-            try run(context)
-        }
+        handlingSecrets(run)
     }
 
     /// `run` for a command that handles secret material (every keychain command loads the device

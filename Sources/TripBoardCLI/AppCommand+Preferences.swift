@@ -3,14 +3,28 @@ import TripBoardStorage
 extension AppCommand {
     static var preferenceCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["prefs", "list"], usage: "prefs list [--json]",
+            CommandSpec(words: ["prefs", "list"],
+                        options: [
+                            .json,
+                        ],
                         summary: "Lists every preference with its value; defaults are marked.", run: listPreferences, store: .none),
-            CommandSpec(words: ["prefs", "get"], usage: "prefs get KEY",
-                        summary: "Prints one preference's value.", run: getPreference, store: .none),
-            CommandSpec(words: ["prefs", "set"], usage: "prefs set KEY VALUE",
+            CommandSpec(words: ["prefs", "get"],
+                        options: [.json],
+                        arguments: [
+                            .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
+                        ],
+                        summary: "Prints one preference's value (--json: {\"key\", \"value\", \"isDefault\"}).", run: getPreference, store: .none),
+            CommandSpec(words: ["prefs", "set"],
+                        arguments: [
+                            .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
+                            .required("VALUE", "its new value"),
+                        ],
                         summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
                         run: setPreference, createsContainer: true, store: .none),
-            CommandSpec(words: ["prefs", "unset"], usage: "prefs unset KEY",
+            CommandSpec(words: ["prefs", "unset"],
+                        arguments: [
+                            .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
+                        ],
                         summary: "Removes a preference's value, so that it reads as its default again.",
                         run: unsetPreference, store: .none),
         ]
@@ -44,9 +58,11 @@ extension AppCommand {
     }
 
     static func getPreference(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
         let key = try preferenceKey(try context.arguments.positional("preference KEY"))
         try context.finishArguments()
         let (_, preferences) = try loadPreferences(context)
+        if json { return try context.console.printJSON(PreferenceReading(key: key.rawValue, value: preferences[key], isDefault: !preferences.isSet(key))) }
         context.console.print(preferences[key].description)
     }
 
@@ -66,4 +82,12 @@ extension AppCommand {
             context.console.diagnostic("\(key.rawValue) was not set; it reads as its default, \(key.defaultValue.description)")
         }
     }
+}
+
+/// `prefs get --json`: one preference, typed as in `prefs list --json`.
+struct PreferenceReading: Encodable {
+    let key: String
+    let value: PreferenceValue
+    /// True when the preference is not set and reads as its default.
+    let isDefault: Bool
 }

@@ -10,7 +10,7 @@ extension AppCommand {
         for (index, bytes) in rawArguments.enumerated() {
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 // The position only: the argument may be a secret typed in the wrong place.
-                console.diagnostic("error: argument \(index + 1) is not valid UTF-8; TripBoard takes its arguments as UTF-8 text, exactly as given (nothing was changed)")
+                console.failure("error: argument \(index + 1) is not valid UTF-8; TripBoard takes its arguments as UTF-8 text, exactly as given (nothing was changed)")
                 console.flush()
                 return ExitStatus.dataError.rawValue
             }

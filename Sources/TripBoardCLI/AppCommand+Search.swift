@@ -3,7 +3,14 @@ import TripBoardStorage
 extension AppCommand {
     static var searchCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["search"], usage: "search TEXT [--limit N] [--json]",
+            CommandSpec(words: ["search"],
+                        options: [
+                            .limit,
+                            .json,
+                        ],
+                        arguments: [
+                            .repeated("TEXT", "the words to find"),
+                        ],
                         summary: """
                         Finds trips (name, notes), places (name, city) and bookings (title, reference) with every word \\
                         of TEXT at the start of one of their words, case and accents aside (lis finds Lisbon, belem \\

@@ -3,15 +3,28 @@ import TripBoardStorage
 extension AppCommand {
     static var syncCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["sync", "pending"], usage: "sync pending [--json]",
+            CommandSpec(words: ["sync", "pending"],
+                        options: [
+                            .json,
+                        ],
                         summary: "Lists the records the server has not confirmed (pendingUpload, pendingDeletion, failed).",
                         run: listPending),
-            CommandSpec(words: ["sync", "ack"], usage: "sync ack ID --version N [--if-updated-at STAMP]",
+            CommandSpec(words: ["sync", "ack"],
+                        options: [
+                            .value("--version", "N", "the version the server gave the record (a whole number from 1 on)", required: true),
+                            .value("--if-updated-at", "STAMP", "refuse (exit 75) when the record changed after this updatedAt stamp"),
+                        ],
+                        arguments: [
+                            .required("ID", "the record: a trip, place, booking or attachment (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Records that the server accepted record ID at version N: it becomes synchronized, or a \
                         tombstone is removed. --if-updated-at refuses (exit 75) when the record changed after that stamp.
                         """, run: acknowledge),
-            CommandSpec(words: ["sync", "fail"], usage: "sync fail ID",
+            CommandSpec(words: ["sync", "fail"],
+                        arguments: [
+                            .required("ID", "the record: a trip, place, booking or attachment (an id or a unique prefix of one)"),
+                        ],
                         summary: "Records that the server rejected the upload of record ID (it stays pending, as failed).",
                         run: markFailed),
         ]

@@ -5,13 +5,23 @@ import TripBoardStorage
 extension AppCommand {
     static var syncServerCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["sync", "init-server"], usage: "sync init-server --server CONNINFO [--with-password]",
+            CommandSpec(words: ["sync", "init-server"],
+                        options: [
+                            .value("--server", "CONNINFO", "the server's PostgreSQL connection string (libpq conninfo or URI, without a password)", required: true),
+                            .flag("--with-password", "read the server's password from standard input (asked for on a terminal)"),
+                            .json,
+                        ],
                         summary: """
                         Creates or upgrades TripBoard's schema on the PostgreSQL server CONNINFO (a libpq connection \
                         string or URI, without a password). Idempotent. --with-password reads the server password from \
                         standard input (asked for on a terminal); it is not kept.
                         """, run: takingSecrets(initServer), store: .none),
-            CommandSpec(words: ["sync", "setup"], usage: "sync setup --server CONNINFO [--zone NAME] [--with-password]",
+            CommandSpec(words: ["sync", "setup"],
+                        options: [
+                            .value("--server", "CONNINFO", "the server's PostgreSQL connection string (libpq conninfo or URI, without a password)", required: true),
+                            .value("--zone", "NAME", "the zone to sync with (default: default)"),
+                            .flag("--with-password", "read the server's password from standard input (asked for on a terminal)"),
+                        ],
                         summary: """
                         Joins this container to zone NAME (default: "default") on the server. The first device makes the \
                         zone's key and keeps it on the server only wrapped under the sync passphrase (Argon2id); a later \
@@ -19,17 +29,22 @@ extension AppCommand {
                         is read from standard input (asked for on a terminal); with --with-password, standard input holds \
                         the server password first, then the passphrase, one per line. Both are kept in the keychain, this device only.
                         """, run: takingSecrets(setUpSync), createsContainer: true),
-            CommandSpec(words: ["sync", "now"], usage: "sync now [--json]",
+            CommandSpec(words: ["sync", "now"],
+                        options: [
+                            .json,
+                        ],
                         summary: """
                         Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings and \
                         attachments (their files sealed) until nothing is left, fetches the files of pulled attachments; \
                         prints what it did.
                         """, run: handlingSecrets(syncNow)),
-            CommandSpec(words: ["sync", "status"], usage: "sync status [--json]",
+            CommandSpec(words: ["sync", "status"],
+                        options: [
+                            .json,
+                        ],
                         summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
                         run: syncStatus),
-            CommandSpec(words: ["sync", "leave"], usage: "sync leave",
-                        summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
+            CommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
                         run: handlingSecrets(leaveSync)),
         ] + syncConflictCommands + syncWatchCommands
     }

@@ -3,12 +3,21 @@ import TripBoardStorage
 extension AppCommand {
     static var transferCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["export"], usage: "export [--output FILE]",
+            CommandSpec(words: ["export"],
+                        options: [
+                            .value("--output", "FILE", "write the document to FILE (atomically) instead of standard output", completion: .file),
+                        ],
                         summary: """
                         Writes every trip, place, booking (with sync metadata) and the preferences you set as one JSON \
                         document, to stdout or atomically to FILE (mode 0600). Secrets and caches are never exported.
                         """, run: export),
-            CommandSpec(words: ["import"], usage: "import FILE|- [--json]",
+            CommandSpec(words: ["import"],
+                        options: [
+                            .json,
+                        ],
+                        arguments: [
+                            .required("FILE|-", "the document to import, or - for standard input", completion: .file),
+                        ],
                         summary: """
                         Adds the records of an export (or of a hand-written document of the same shape) in one \
                         transaction: all or nothing. Existing ids are refused, never overwritten.

@@ -3,17 +3,29 @@ import TripBoardStorage
 extension AppCommand {
     static var trashCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["trash", "list"], usage: "trash list [--json]",
+            CommandSpec(words: ["trash", "list"],
+                        options: [
+                            .json,
+                        ],
                         summary: """
                         Lists what was deleted (trips, places, bookings, attachments), newest first, with what each \
                         holds and when it is purged for good (30 days after its deletion).
                         """, run: listTrash),
-            CommandSpec(words: ["trash", "restore"], usage: "trash restore ID",
+            CommandSpec(words: ["trash", "restore"],
+                        arguments: [
+                            .required("ID", "the trash entry (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Puts a deleted record back where it was, with everything that was deleted with it (files \
                         included). ID is what trash list shows, or a unique prefix of it.
                         """, run: restoreFromTrash),
-            CommandSpec(words: ["trash", "empty"], usage: "trash empty [ID] [--yes]",
+            CommandSpec(words: ["trash", "empty"],
+                        options: [
+                            .yes,
+                        ],
+                        arguments: [
+                            .optional("ID", "the trash entry (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Deletes for good now everything in the trash, or the one entry ID, files included. Asks first on \
                         a terminal; --yes confirms without asking (required when standard input is not a terminal).

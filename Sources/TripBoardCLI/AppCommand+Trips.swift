@@ -3,23 +3,58 @@ import TripBoardStorage
 extension AppCommand {
     static var tripCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["trip", "add"], usage: "trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD [--notes TEXT]",
-                        summary: "Creates a trip and prints its id.", run: addTrip, createsContainer: true),
+            CommandSpec(words: ["trip", "add"],
+                        options: [
+                            .value("--name", "NAME", "the trip's name (one line)", required: true),
+                            .value("--start", "YYYY-MM-DD", "the first day", required: true),
+                            .value("--end", "YYYY-MM-DD", "the last day (not before the first)", required: true),
+                            .value("--notes", "TEXT", "free text about the trip"),
+                            .json,
+                        ],
+                        summary: "Creates a trip and prints its id (--json: the trip object).", run: addTrip, createsContainer: true),
             CommandSpec(words: ["trip", "list"],
-                        usage: "trip list [--upcoming | --past | --from D --to D] [--sort start|name|updated] [--limit N] [--json]",
+                        options: [
+                            .flag("--upcoming", "only the trips not over today (TZ's date)"),
+                            .flag("--past", "only the trips that are over, the most recent first"),
+                            .value("--from", "D", "only trips with a day on or after D (YYYY-MM-DD; not with --upcoming or --past)"),
+                            .value("--to", "D", "only trips with a day on or before D"),
+                            .choice("--sort", ["start", "name", "updated"], "the order: start (default), name (ignoring case), updated (most recently changed first)"),
+                            .limit, .json,
+                        ],
                         summary: """
                         Lists the trips, soonest first. --upcoming: those not over today (TZ's date); --past: those over, \
                         the most recent first; --from/--to: those with a day in that range (either may be left out). \
                         --sort name (ignoring case) or updated (the most recently changed first); --limit N prints at most N.
                         """, run: listTrips),
-            CommandSpec(words: ["trip", "show"], usage: "trip show ID [--json]",
+            CommandSpec(words: ["trip", "show"],
+                        options: [
+                            .json,
+                        ],
+                        arguments: [
+                            .required("ID", "the trip (an id or a unique prefix of one)"),
+                        ],
                         summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
-            CommandSpec(words: ["trip", "edit"], usage: "trip edit ID [--name N] [--start D] [--end D] [--notes T]",
+            CommandSpec(words: ["trip", "edit"],
+                        options: [
+                            .value("--name", "N", "the trip's name (one line)"),
+                            .value("--start", "D", "the first day"),
+                            .value("--end", "D", "the last day (not before the first)"),
+                            .value("--notes", "T", "free text about the trip"),
+                        ],
+                        arguments: [
+                            .required("ID", "the trip (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Changes the given fields in one transaction. With no field flags, opens $VISUAL (else $EDITOR, \
                         else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
                         """, run: editTrip),
-            CommandSpec(words: ["trip", "delete"], usage: "trip delete ID [--yes]",
+            CommandSpec(words: ["trip", "delete"],
+                        options: [
+                            .yes,
+                        ],
+                        arguments: [
+                            .required("ID", "the trip (an id or a unique prefix of one)"),
+                        ],
                         summary: """
                         Moves a trip with its places, bookings and attachments to the trash (app trash list), where it \
                         stays 30 days, restorable with app trash restore, and says what went. On a terminal it asks \
@@ -34,10 +69,12 @@ extension AppCommand {
         let start = try context.arguments.requiredDate("--start")
         let end = try context.arguments.requiredDate("--end")
         let notes = try context.arguments.option("--notes") ?? ""
+        let json = context.wantsJSON()
         try context.finishArguments()
         // Checked before the container is opened: a refused trip creates no container.
         let draft = try TripDraft(name: name, startDate: start, endDate: end, notes: notes).checked()
         let trip = try context.store().addTrip(draft)
+        if json { return try context.console.printJSON(trip) }
         context.console.print(trip.id)
     }
 
@@ -118,13 +155,18 @@ extension AppCommand {
                                   endDate: try context.arguments.date("--end"),
                                   notes: try context.arguments.option("--notes"))
         try context.finishArguments()
+        // Checked before the container is opened: a script without EDITOR= fails at once, not in a hidden vi.
+        let editor = TripEditor.editor(environment: context.environment, isTerminal: StandardStream.input.isTerminal)
+        guard !changes.isEmpty || editor != nil else {
+            throw CommandLineError.usage("trip edit without --name, --start, --end or --notes opens $VISUAL or $EDITOR, and neither is set (nor is there a terminal for vi): give the fields as options, or set EDITOR")
+        }
         let store = try context.store()
         let id = try store.resolveID(.trip, reference)
-        if !changes.isEmpty {
+        guard let editor, changes.isEmpty else {
             try store.editTrip(id: id, changes: changes)
             return
         }
-        try TripEditor(context: context).edit(tripId: id)
+        try TripEditor(context: context).edit(tripId: id, editor: editor)
     }
 
     static func deleteTrip(_ context: CommandContext) throws {

@@ -1,9 +1,11 @@
 import TripBoardStorage
 
-/// One `app` subcommand: the words that select it, its usage line, and what it does.
+/// One `app` subcommand, declared once: the words that select it, its options and arguments
+/// (`Grammar`), what it does, and how it runs. Usage, help, errors, completion and the man page
+/// are made from this declaration; adding a command is adding one of these to a list.
 struct CommandSpec {
     let words: [String]
-    let usage: String
+    let grammar: Grammar
     let summary: String
     let run: (CommandContext) throws -> Void
     /// Whether the command may create the container when there is none: only commands that add
@@ -12,6 +14,24 @@ struct CommandSpec {
     /// What the command needs of the store: commands of the keychain, preferences and cache work
     /// without it (a damaged store does not lock the user out of their secrets).
     var store = StoreRequirement.required
+    /// The command reads a secret (on standard input): its errors repeat none of its arguments,
+    /// since a word it did not expect is most likely the secret itself.
+    var takesSecrets = false
+
+    init(words: [String], options: [OptionSpec] = [], arguments: [PositionalSpec] = [], summary: String,
+         run: @escaping (CommandContext) throws -> Void, createsContainer: Bool = false,
+         store: StoreRequirement = .required, takesSecrets: Bool = false) {
+        self.words = words
+        grammar = Grammar(options: options, positionals: arguments)
+        self.summary = summary
+        self.run = run
+        self.createsContainer = createsContainer
+        self.store = store
+        self.takesSecrets = takesSecrets
+    }
+
+    /// `trip add --name NAME … [--json]`: the words, then the grammar's synopsis.
+    var usage: String { (words + [grammar.synopsis]).filter { !$0.isEmpty }.joined(separator: " ") }
 }
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
@@ -21,7 +41,21 @@ public enum AppCommand {
     static var commands: [CommandSpec] {
         tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands
             + syncCommands + syncServerCommands
-            + keychainCommands + containerCommands + backupCommands
+            + keychainCommands + containerCommands + backupCommands + shellCommands
+    }
+
+    /// The options every `app` command line takes, besides the command's own (and `-h`/`--help`).
+    static let globalOptions = [CommonOptions.container, CommonOptions.quiet]
+
+    static var program: ProgramSpec {
+        ProgramSpec(name: "app", tagline: "TripBoard's trips, places, bookings, preferences and secrets",
+                    description: [
+                        "TripBoard keeps trips, places, bookings, attachments, preferences and secrets in one shared container that app, widget, share-extension and container-migration open at the same time.",
+                        "Options may stand anywhere on the line, before or after the command words. Results go to standard output, diagnostics to standard error; a failure prints one line, error: …, and exits with a status below. `app COMMAND --help` describes one command; docs/cli.md describes them all.",
+                    ],
+                    globalOptions: globalOptions + [CommonOptions.help, CommonOptions.version],
+                    commands: commands, grammar: Grammar(options: [], positionals: []),
+                    exitStatuses: ExitStatus.appDescriptions)
     }
 
     /// Runs `app` with `arguments` (without the program name) and returns the exit status.
@@ -31,7 +65,7 @@ public enum AppCommand {
             try run(arguments: arguments, environment: environment, console: console)
             return ExitStatus.success.rawValue
         } catch {
-            console.diagnostic("error: " + message(for: error))
+            console.failure("error: " + message(for: error))
             return exitStatus(for: error).rawValue
         }
     }
@@ -47,69 +81,124 @@ public enum AppCommand {
         return errorMessage(for: error)
     }
 
+    /// What the words ask for: one command with its parsed arguments, or (help, or a mistake)
+    /// the command words given so far, which select no single command.
+    enum Selection {
+        case command(CommandSpec, Arguments)
+        case incomplete(words: [String], Arguments)
+    }
+
+    /// The grammar a command's line is parsed with: its own options and the global ones.
+    static func grammar(of command: CommandSpec) -> Grammar {
+        Grammar(options: command.grammar.options + globalOptions, positionals: command.grammar.positionals)
+    }
+
+    /// Every option any command has (the first declaration of a name wins): how words are read
+    /// when they select no command, to say which command word is wrong.
+    static func unionGrammar(_ commands: [CommandSpec]) -> Grammar {
+        var seen: Set<String> = []
+        var options: [OptionSpec] = []
+        for option in globalOptions + commands.flatMap(\.grammar.options) where seen.insert(option.name).inserted {
+            options.append(option)
+        }
+        return Grammar(options: options, positionals: [])
+    }
+
+    /// Finds the command: each one parses the words with its own grammar (so that an option's
+    /// value is never taken for a command word, wherever the option stands), and the one whose
+    /// words come first among the positional words wins.
+    static func select(_ words: [String], among commands: [CommandSpec]) -> Selection {
+        var best: (CommandSpec, Arguments)?
+        for command in commands where command.words.count > (best?.0.words.count ?? 0) {
+            let parsed = Arguments(words, grammar: grammar(of: command), redacting: command.takesSecrets)
+            if parsed.remainingPositionals.starts(with: command.words) { best = (command, parsed) }
+        }
+        if let (command, parsed) = best {
+            var arguments = parsed
+            arguments.dropCommandWords(command.words.count)
+            return .command(command, arguments)
+        }
+        let parsed = Arguments(words, grammar: unionGrammar(commands))
+        let positionals = parsed.remainingPositionals
+        var matched = 0
+        while matched < positionals.count,
+              commands.contains(where: { $0.words.count > matched && Array($0.words.prefix(matched + 1)) == Array(positionals.prefix(matched + 1)) }) {
+            matched += 1
+        }
+        return .incomplete(words: Array(positionals.prefix(matched + 1)), parsed)
+    }
+
     static func run(arguments words: [String], environment: [String: String], console: Console) throws {
-        var arguments = Arguments(words)
-        let explicitContainer = try arguments.option("--container")
-        let wantsHelp = arguments.wantsHelp()
-        if words == ["--version"] {
-            console.print(version)
-            return
+        if words == [CommonOptions.version.name] {
+            return console.print(version)
         }
-        var selected: [String] = []
-        var candidates = commands
-        while let next = candidates.first(where: { $0.words.count > selected.count }), !next.words.isEmpty {
-            let copy = arguments
-            guard let word = arguments.nextPositional() else { break }
-            let narrowed = candidates.filter { $0.words.count > selected.count && $0.words[selected.count] == word }
-            if narrowed.isEmpty {
-                arguments = copy
-                if wantsHelp { break }
-                let known = Set(candidates.compactMap { $0.words.count > selected.count ? $0.words[selected.count] : nil })
-                throw CommandLineError.usage("unknown command '\((selected + [word]).joined(separator: " ").prefix(60))'; try one of: \(known.sorted().joined(separator: ", "))")
+        if let hidden = words.first, hidden.hasPrefix("__") {
+            return try runHidden(hidden, Array(words.dropFirst()), console: console)
+        }
+        switch select(words, among: commands) {
+        case .incomplete(let given, let arguments):
+            try refuse(given, arguments, console: console)
+        case .command(let command, let arguments):
+            if arguments.wantsHelp { return console.print(HelpText.command(command, of: program)) }
+            if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
+            try arguments.checked()
+            let explicitContainer = try arguments.option(CommonOptions.container.name)
+            let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
+            let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
+            context.containerIsExplicit = !(explicitContainer ?? "").isEmpty
+            context.createsContainer = command.createsContainer
+            context.storeRequirement = command.store
+            do {
+                try command.run(context)
+            } catch {
+                context.noteFailure(error)
+                throw error
             }
-            selected.append(word)
-            candidates = narrowed
-            if candidates.count == 1 && candidates[0].words.count == selected.count { break }
-        }
-        guard candidates.count == 1, candidates[0].words == selected else {
-            if wantsHelp {
-                return printHelp(console: console, commands: selected.isEmpty ? commands : candidates)
-            }
-            if selected.isEmpty { throw CommandLineError.usage("missing command; `app --help` lists them") }
-            throw CommandLineError.usage("incomplete command '\(selected.joined(separator: " "))'; try: "
-                + candidates.map { $0.words.joined(separator: " ") }.joined(separator: ", "))
-        }
-        let command = candidates[0]
-        if wantsHelp {
-            console.print("usage: app [--container DIR] \(command.usage)")
-            console.print()
-            console.print(command.summary)
-            return
-        }
-        let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
-        let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
-        context.createsContainer = command.createsContainer
-        context.storeRequirement = command.store
-        do {
-            try command.run(context)
-        } catch {
-            context.noteFailure(error)
-            throw error
         }
     }
 
-    static func printHelp(console: Console, commands: [CommandSpec]) {
-        console.print("usage: app [--container DIR] COMMAND [OPTIONS]")
-        console.print()
-        console.print("TripBoard: trips, places, bookings and preferences in the shared container.")
-        console.print("The container is --container DIR, else $TRIPBOARD_CONTAINER, else $XDG_DATA_HOME/tripboard/shared-container.")
-        console.print()
-        console.print("commands:")
-        for command in commands {
-            console.print("  app " + command.usage)
+    /// Words that select no single command: help for the commands they begin, or the mistake.
+    /// `given` ends with the first word that matches no command (if any).
+    static func refuse(_ given: [String], _ arguments: Arguments, console: Console) throws {
+        let known = commands.filter { $0.words.starts(with: given.dropLast()) }
+        let prefixMatches = commands.filter { $0.words.starts(with: given) }
+        if arguments.wantsHelp {
+            let shown = prefixMatches.isEmpty ? (given.count > 1 ? known : commands) : prefixMatches
+            return console.print(HelpText.commandList(shown, of: program))
         }
-        console.print()
-        console.print("`app COMMAND --help` describes one command. Exit statuses: 0 ok, 64 usage, 65 bad data,")
-        console.print("66 not found, 73 cannot create, 74 I/O error, 75 busy (try again). See docs/cli.md.")
+        try arguments.checked()
+        if given.isEmpty { throw CommandLineError.usage("missing command; `app --help` lists them") }
+        if !prefixMatches.isEmpty {
+            throw CommandLineError.usage("incomplete command '\(given.joined(separator: " "))'; try: "
+                + prefixMatches.map { $0.words.joined(separator: " ") }.joined(separator: ", "))
+        }
+        let level = given.count - 1
+        var nextWords: [String] = []
+        for command in known where command.words.count > level && !nextWords.contains(command.words[level]) {
+            nextWords.append(command.words[level])
+        }
+        var message = "unknown command '\(terminalSafe(String(given.joined(separator: " ").prefix(60))))'"
+        if let suggestion = Suggestion.closest(to: given[level], among: nextWords) {
+            message += " (did you mean '\((given.dropLast() + [suggestion]).joined(separator: " "))'?)"
+        }
+        throw CommandLineError.usage(message + "; try one of: " + nextWords.sorted().joined(separator: ", "))
+    }
+
+    /// Commands for the shell, not listed in help: `__complete PROGRAM -- WORDS…` prints what may
+    /// follow (the completion scripts call it), `__man PROGRAM` prints a man page (`tools/man`).
+    static func runHidden(_ name: String, _ words: [String], console: Console) throws {
+        guard let programName = words.first, let program = Programs.named(programName) else {
+            throw CommandLineError.usage("\(name) needs a program: app, widget, share-extension or container-migration")
+        }
+        switch name {
+        case "__complete":
+            var rest = Array(words.dropFirst())
+            if rest.first == "--" { rest.removeFirst() }
+            for line in Completion.candidates(program, words: rest) { console.print(line) }
+        case "__man":
+            console.write(Array(ManPage.render(program).utf8))
+        default:
+            throw CommandLineError.usage("unknown command '\(terminalSafe(String(name.prefix(60))))'")
+        }
     }
 }

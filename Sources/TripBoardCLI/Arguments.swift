@@ -1,76 +1,135 @@
 import TripBoardStorage
 
-/// A cursor over the command line: options are taken by name wherever they stand, then the
-/// positional words in order; whatever is left at the end is an error, never silently ignored.
+/// A command line parsed against its `Grammar`: options are taken by name wherever they stand
+/// (before or after the command words), then the positional words in order; whatever positional
+/// word is left at the end is an error, never silently ignored.
+///
+/// The rules (docs/cli.md, Conventions): `--name VALUE` and `--name=VALUE` are the same; the last
+/// of a repeated option wins and a repeated flag counts once; `-h`/`--help` anywhere asks for
+/// help; after `--` every word is positional. A value is taken as it is, even when it starts with
+/// `-` — except `--` or a word that is itself an option of the command: `trip add --name --start D`
+/// is a forgotten name ("--name needs a value"), not a trip called "--start"; `--name=--start`
+/// passes such a value.
 public struct Arguments {
-    private(set) var words: [String]
-    /// Set by commands that take a secret (on standard input): their errors then repeat no
+    private var values: [String: String] = [:]
+    private var flags: Set<String> = []
+    private var positionals: [String] = []
+    /// `-h` or `--help` was given.
+    private(set) var wantsHelp = false
+    /// The first mistake met while parsing (reported before anything is run).
+    private(set) var mistake: CommandLineError?
+    /// The grammar the words were parsed against (nil: an empty command line made in code).
+    private let grammar: Grammar?
+    /// Set for commands that take a secret (on standard input): their errors then repeat no
     /// argument, since a word such a command did not expect is most likely the secret itself.
-    var redactsArguments = false
+    let redactsArguments: Bool
     /// What a redacted error says instead of the argument.
     static let redactionNote = "not shown: secrets are read only from standard input, never from the command line"
 
-    public init(_ words: [String]) { self.words = words }
-
-    /// True (and consumed) when `--help` or `-h` is present.
-    mutating func wantsHelp() -> Bool {
-        let before = words.count
-        words.removeAll { $0 == "--help" || $0 == "-h" }
-        return words.count != before
+    /// No arguments at all: for a context made in code.
+    public init() {
+        grammar = nil
+        redactsArguments = false
     }
 
-    /// Takes `--name VALUE` or `--name=VALUE`; the last occurrence wins. A VALUE that looks like
-    /// an option (`--start`, `--`) is refused — `trip add --name --start D` means a forgotten
-    /// name, not a trip called "--start" — while `--name=--start` passes it as it is.
-    mutating func option(_ name: String) throws -> String? {
-        var value: String?
+    /// Parses `words` against `grammar`. Never throws: the first mistake is kept in `mistake`
+    /// (and thrown by `checked()`), so that the words can still be looked at — to find which
+    /// command was meant, or to print its help.
+    init(_ words: [String], grammar: Grammar, redacting: Bool = false) {
+        self.grammar = grammar
+        redactsArguments = redacting
         var index = 0
+        var afterSeparator = false
         while index < words.count {
             let word = words[index]
-            if word == name {
-                guard index + 1 < words.count, !Self.looksLikeOption(words[index + 1]) else {
-                    throw CommandLineError.usage("\(name) needs a value")
-                }
-                value = words[index + 1]
-                words.removeSubrange(index...(index + 1))
-            } else if word.hasPrefix(name + "=") {
-                value = String(word.dropFirst(name.count + 1))
-                words.remove(at: index)
-            } else if word == "--" {
-                break
-            } else {
+            index += 1
+            if afterSeparator || word == "-" || !word.hasPrefix("-") {
+                positionals.append(word)
+                continue
+            }
+            if word == "--" {
+                afterSeparator = true
+                continue
+            }
+            if word == CommonOptions.help.name || word == CommonOptions.help.short {
+                wantsHelp = true
+                continue
+            }
+            let (name, inlineValue) = Self.split(word)
+            guard let option = grammar.option(named: name) else {
+                note(unknownOption(name))
+                continue
+            }
+            guard option.takesValue else {
+                if inlineValue != nil { note(.usage("\(option.name) takes no value")) }
+                flags.insert(option.name)
+                continue
+            }
+            if let inlineValue {
+                values[option.name] = inlineValue
+            } else if index < words.count, !isOption(words[index]) {
+                values[option.name] = words[index]
                 index += 1
+            } else {
+                note(.usage("\(option.name) needs a value"))
             }
         }
-        return value
     }
 
-    /// `--` or `--word` (letters, digits and `-` after the dashes): what an option looks like.
-    static func looksLikeOption(_ word: String) -> Bool {
-        guard word.hasPrefix("--") else { return false }
-        let rest = word.utf8.dropFirst(2)
-        guard let first = rest.first else { return true }
-        let isLetter = { (byte: UInt8) in (0x61...0x7a).contains(byte) || (0x41...0x5a).contains(byte) }
-        return isLetter(first) && rest.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
+    /// `--name=VALUE` → ("--name", "VALUE"); anything else → (word, nil).
+    private static func split(_ word: String) -> (String, String?) {
+        guard word.hasPrefix("--"), let equals = word.firstIndex(of: "=") else { return (word, nil) }
+        return (String(word[..<equals]), String(word[word.index(after: equals)...]))
     }
 
-    /// Takes a boolean `--name` (every occurrence before `--`).
-    mutating func flag(_ name: String) -> Bool {
-        let end = words.firstIndex(of: "--") ?? words.count
-        let before = words.count
-        words = words[..<end].filter { $0 != name } + words[end...]
-        return words.count != before
+    /// Whether `word`, standing where a value is expected, is an option instead: `--`, the help
+    /// flags, or an option of this grammar (`--start`, `--start=D`, `-q`).
+    private func isOption(_ word: String) -> Bool {
+        if word == "--" || word == CommonOptions.help.name || word == CommonOptions.help.short { return true }
+        return grammar?.option(named: Self.split(word).0) != nil
+    }
+
+    private mutating func note(_ error: CommandLineError) {
+        if mistake == nil { mistake = error }
+    }
+
+    private func unknownOption(_ name: String) -> CommandLineError {
+        if redactsArguments { return .usage("unknown option (\(Self.redactionNote))") }
+        var message = "unknown option \(terminalSafe(String(name.prefix(60))))"
+        if let grammar, let suggestion = Suggestion.closest(to: name, among: grammar.options.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) }) {
+            message += " (did you mean \(suggestion)?)"
+        }
+        return .usage(message)
+    }
+
+    /// The positional words not taken yet (command selection reads them).
+    var remainingPositionals: [String] { positionals }
+
+    /// Drops the first `count` positional words (the command's own words).
+    mutating func dropCommandWords(_ count: Int) { positionals.removeFirst(min(count, positionals.count)) }
+
+    /// Throws the first mistake met while parsing, if any.
+    func checked() throws {
+        if let mistake { throw mistake }
+    }
+
+    // MARK: - What commands take
+
+    /// The value of `--name`, or `nil` when it was not given.
+    func option(_ name: String) throws -> String? {
+        assert(grammar?.option(named: name)?.takesValue ?? true, "\(name) is not declared as an option with a value")
+        return values[name]
+    }
+
+    /// Whether the flag `--name` was given.
+    func flag(_ name: String) -> Bool {
+        assert(grammar.map { $0.option(named: name)?.takesValue == false } ?? true, "\(name) is not declared as a flag")
+        return flags.contains(name)
     }
 
     /// Takes the next positional word, or `nil` when there is none.
     mutating func nextPositional() -> String? {
-        if let first = words.first, first == "--" { words.removeFirst() }
-        guard let index = words.firstIndex(where: { !$0.hasPrefix("--") || $0 == "--" }) else { return nil }
-        if words[index] == "--" {
-            guard index + 1 < words.count else { return nil }
-            return words.remove(at: index + 1)
-        }
-        return words.remove(at: index)
+        positionals.isEmpty ? nil : positionals.removeFirst()
     }
 
     /// Takes the next positional word, which must be there.
@@ -79,17 +138,12 @@ public struct Arguments {
         return word
     }
 
-    /// Fails on anything not consumed.
+    /// Fails on a positional word not taken (options were checked when parsed).
     func finish() throws {
-        guard let first = words.first(where: { $0 != "--" }) else { return }
-        let isOption = first.hasPrefix("-") && first != "-"
-        if redactsArguments {
-            throw CommandLineError.usage("\(isOption ? "unknown option" : "unexpected argument") (\(Self.redactionNote))")
-        }
-        if isOption {
-            throw CommandLineError.usage("unknown option \(first.prefix(60))")
-        }
-        throw CommandLineError.usage("unexpected argument '\(first.prefix(60))'")
+        try checked()
+        guard let first = positionals.first else { return }
+        if redactsArguments { throw CommandLineError.usage("unexpected argument (\(Self.redactionNote))") }
+        throw CommandLineError.usage("unexpected argument '\(terminalSafe(String(first.prefix(60))))'")
     }
 
     // MARK: - Typed values
@@ -102,12 +156,12 @@ public struct Arguments {
     }
 
     /// `--name ID` (optional) holding the id or id prefix of a `kind` record, checked as `recordID`.
-    mutating func recordIDOption(_ name: String, _ kind: String) throws -> String? {
+    func recordIDOption(_ name: String, _ kind: String) throws -> String? {
         try option(name).map { try Self.checkedRecordID($0, kind) }
     }
 
     /// `--name ID`, required, checked as `recordID`.
-    mutating func requiredRecordIDOption(_ name: String, _ kind: String) throws -> String {
+    func requiredRecordIDOption(_ name: String, _ kind: String) throws -> String {
         try Self.checkedRecordID(try requiredOption(name), kind)
     }
 
@@ -118,7 +172,7 @@ public struct Arguments {
         return text
     }
 
-    mutating func date(_ name: String) throws -> CivilDate? {
+    func date(_ name: String) throws -> CivilDate? {
         guard let text = try option(name) else { return nil }
         guard let date = CivilDate(text) else {
             throw CommandLineError.usage("\(name) '\(text.prefix(40))' is not a date: use YYYY-MM-DD, e.g. 2026-12-12")
@@ -127,7 +181,7 @@ public struct Arguments {
     }
 
     /// `--limit N`: a whole number from 1 on, or `nil` when absent.
-    mutating func limit() throws -> Int? {
+    func limit() throws -> Int? {
         guard let text = try option("--limit") else { return nil }
         guard let limit = Int(text), limit >= 1 else {
             throw CommandLineError.usage("--limit '\(text.prefix(40))' is not a whole number from 1 on")
@@ -135,13 +189,50 @@ public struct Arguments {
         return limit
     }
 
-    mutating func requiredOption(_ name: String) throws -> String {
+    func requiredOption(_ name: String) throws -> String {
         guard let value = try option(name) else { throw CommandLineError.usage("missing \(name)") }
         return value
     }
 
-    mutating func requiredDate(_ name: String) throws -> CivilDate {
+    func requiredDate(_ name: String) throws -> CivilDate {
         guard let date = try date(name) else { throw CommandLineError.usage("missing \(name) YYYY-MM-DD") }
         return date
+    }
+}
+
+/// Did-you-mean: the known word closest to a mistyped one, if it is close enough to be meant.
+enum Suggestion {
+    /// The candidate at the smallest edit distance (insertions, deletions, substitutions and
+    /// swaps of neighbours) from `word`, when that distance is at most a third of the word's length
+    /// (at least 1, at most 3); ties go to the first candidate.
+    static func closest(to word: String, among candidates: [String]) -> String? {
+        let limit = min(3, max(1, word.count / 3))
+        var best: (String, Int)?
+        for candidate in candidates where candidate != word {
+            let distance = editDistance(word, candidate)
+            if distance <= limit, distance < (best?.1 ?? .max) { best = (candidate, distance) }
+        }
+        return best?.0
+    }
+
+    /// Optimal string alignment distance over characters.
+    static func editDistance(_ left: String, _ right: String) -> Int {
+        let a = Array(left), b = Array(right)
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previousRow: [Int] = []
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var next = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                next[j] = min(row[j] + 1, next[j - 1] + 1, row[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    next[j] = min(next[j], previousRow[j - 2] + 1)
+                }
+            }
+            previousRow = row
+            row = next
+        }
+        return row[b.count]
     }
 }

@@ -14,6 +14,10 @@ final class CommandContext {
     var createsContainer = true
     /// What this command needs of the store (`CommandSpec.store`).
     var storeRequirement = StoreRequirement.required
+    /// True when the command line named the container (`--container DIR`, `container init DIR`):
+    /// TripBoard 1's data is then never migrated into it on the app's first launch, since a
+    /// one-off or mistyped path must not carry the user's old data away from where they expect it.
+    var containerIsExplicit = false
     /// Recorded in the manifest of a container this process creates.
     var processName = "app"
     private var openedContainer: Container?

@@ -24,13 +24,27 @@ public final class Console {
         if buffer.count > 1 << 16 { flush() }
     }
 
-    /// One line on stderr, at once.
+    /// `-q`/`--quiet`: informational lines (`diagnostic`) and progress bars are not shown;
+    /// errors, warnings and the results asked for still are.
+    public var isQuiet = false
+
+    /// One informational line on stderr, at once ("created a new TripBoard container at …",
+    /// "moved trip … to the trash"); nothing under `--quiet`.
     func diagnostic(_ line: String) {
+        guard !isQuiet else { return }
+        errorLine(line)
+    }
+
+    /// A warning on stderr, shown even under `--quiet`.
+    func warning(_ line: String) { errorLine("warning: " + line) }
+
+    /// The `error: …` line of a failure, shown even under `--quiet`.
+    func failure(_ line: String) { errorLine(line) }
+
+    private func errorLine(_ line: String) {
         errorLines.append(line)
         if echoesErrors { StandardStream.error.write(Array((line + "\n").utf8)) }
     }
-
-    func warning(_ line: String) { diagnostic("warning: " + line) }
 
     /// Pushes buffered output to stdout; in-process consoles keep it for `outputText`.
     public func flush() {

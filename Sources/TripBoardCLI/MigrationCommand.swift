@@ -3,27 +3,9 @@ import TripBoardStorage
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the
 /// shared container (docs/migration.md). `main.swift` calls `MigrationCommand.main`.
 public enum MigrationCommand {
-    static let usage = """
-        usage: container-migration [--from DIR] [--container DIR] [--dry-run] [--merge] [--json]
-
-        Moves TripBoard version 1's private data — its store, attachments and preferences, and the
-        sign-in tokens it kept in its preferences — into the shared container, then deletes the old
-        location. Interrupted, it resumes where it stopped when run again; once done, running it
-        again prints "Nothing to migrate". The old location is --from DIR, else $TRIPBOARD_LEGACY_DIR,
-        else ~/.tripboard.
-
-          --dry-run   plan and report what would be migrated; change nothing
-          --merge     the container holds trips already: add the version-1 records whose ids it lacks
-          --json      print the summary as JSON (docs/migration.md has the keys)
-
-        Exit statuses: 0 migrated or nothing to migrate, 64 usage, 65 damaged or unsuitable data
-        (or a container that holds trips, without --merge), 66 --from DIR does not exist, 73 cannot
-        create, 74 I/O error or not enough space, 75 the container is busy.
-        """
-
     /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, usage: usage) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program) { arguments, containerPath in
             let from = try arguments.option("--from")
             let dryRun = arguments.flag("--dry-run")
             let merge = arguments.flag("--merge")
@@ -33,11 +15,11 @@ public enum MigrationCommand {
             guard let legacyPath = LegacyLayout.resolve(explicit: from, environment: environment) else {
                 throw CommandLineError.usage("cannot tell where TripBoard 1's data is: pass --from DIR (HOME is not set)")
             }
-            let context = CommandContext(arguments: Arguments([]), environment: environment, console: console, containerPath: containerPath)
+            let context = CommandContext(arguments: Arguments(), environment: environment, console: console, containerPath: containerPath)
             var options = try migrationOptions(context, legacyPath: legacyPath, explicit: from != nil)
             options.merge = merge
             options.dryRun = dryRun
-            let summary = try runWithProgressBar(options)
+            let summary = try runWithProgressBar(options, console: console)
             if json {
                 try console.printJSON(summary)
             } else {
@@ -55,24 +37,29 @@ public enum MigrationCommand {
     }
 
     /// The app's first launch: finishes an interrupted migration, or runs one when a version-1
-    /// directory exists and the container has never been migrated. Progress on stderr.
+    /// directory exists and the container — the one the environment names, never one given with
+    /// `--container` — has never been migrated. Progress on stderr.
     static func runOnFirstLaunch(_ context: CommandContext) throws {
         // An extension never migrates: it refuses an unfinished migration and leaves it to the app.
         guard try context.containerOptions().mayCreate else { return }
         let state = try ContainerMigration.state(containerPath: context.containerPath)
         guard state != .finished, let legacyPath = LegacyLayout.resolve(explicit: nil, environment: context.environment) else { return }
+        // A container the command line names gets no version-1 data by itself (`container-migration
+        // --container DIR` moves it there on purpose); an unfinished migration into it was started
+        // on purpose, so it is finished wherever it is.
+        if state == .notStarted, context.containerIsExplicit { return }
         if state == .notStarted, try !ContainerMigration.legacyDirectoryExists(at: legacyPath) { return }
         let console = context.console
         console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(context.containerPath)…"
                                                 : "migrating TripBoard 1's data from \(legacyPath) into \(context.containerPath)…")
-        let summary = try runWithProgressBar(try migrationOptions(context, legacyPath: legacyPath, explicit: false))
+        let summary = try runWithProgressBar(try migrationOptions(context, legacyPath: legacyPath, explicit: false), console: console)
         for line in describe(summary) { console.diagnostic(line) }
     }
 
     /// Runs the migration with a progress bar on stderr (on a terminal), cleared at the end.
-    static func runWithProgressBar(_ options: MigrationOptions) throws -> MigrationSummary {
+    static func runWithProgressBar(_ options: MigrationOptions, console: Console) throws -> MigrationSummary {
         var options = options
-        let bar = ProgressBar()
+        let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !console.isQuiet)
         options.progress = bar.update
         defer { bar.finish() }
         return try ContainerMigration.run(options)

@@ -4,25 +4,9 @@ import TripBoardStorage
 /// share extension receives a file from Mail. It never creates or migrates a container (that is
 /// the app's job) and runs poppler only in `pdf-worker`, under limits.
 public enum ShareCommand {
-    static let usage = """
-        usage: share-extension [--container DIR] FILE|- [--name FILENAME] [--trip ID] [--booking ID]
-                               [--max-size SIZE] [--json]
-
-        Imports the PDF ticket FILE (or standard input, `-`) as an attachment. The booking is --booking,
-        or one created from what the ticket shows (kind, reference, flight or train number, route, date
-        and time) in --trip, or in the trip whose dates contain the ticket's date. The same bytes
-        attached twice are reported, not stored again; the bytes of an attachment whose file was lost
-        (missing) are put back in its place. --name is the file name kept (default: FILE's
-        name; `ticket.pdf` for standard input). --max-size caps the file (default 50M; K, M, G suffixes;
-        at most 1G). Exit statuses: 0 attached, already attached or restored, 64 usage (incl. no trip found:
-        use --trip), 65 not a PDF, damaged, encrypted, too large or too complex, 66 missing file,
-        unknown trip or booking, or no container, 69 the PDF reader cannot run, 74 I/O error,
-        75 busy, or the app has an update to finish.
-        """
-
     /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: words, environment: environment, console: console, usage: usage, message: message(for:)) { arguments, containerPath in
+        SingleCommand.main(arguments: words, environment: environment, console: console, program: program, message: message(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let name = try arguments.option("--name")
             let tripReference = try arguments.recordIDOption("--trip", "trip")
@@ -38,7 +22,7 @@ public enum ShareCommand {
                 sourceName: sourcePath == "-" ? "standard input" : sourcePath,
                 originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
                 tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes)
-            let context = CommandContext(arguments: Arguments([]), environment: environment, console: console,
+            let context = CommandContext(arguments: Arguments(), environment: environment, console: console,
                                          containerPath: containerPath)
             context.mayCreateContainer = false
             let container = try context.container()

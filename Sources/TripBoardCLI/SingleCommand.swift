@@ -1,25 +1,38 @@
 import TripBoardStorage
 
 /// The frame the single-command executables (`widget`, `share-extension`, `container-migration`)
-/// share: `--help` prints `usage` and touches nothing; `--container` and the environment give
-/// the container's path; an error becomes one `error:` line and its exit status; output is
-/// flushed whatever happens.
+/// share: the words are parsed against the program's declared grammar; `--help` prints the help
+/// made from it and touches nothing; `--version` prints the version; `-q` quiets informational
+/// lines; `--container` and the environment give the container's path; an error becomes one
+/// `error:` line and its exit status; output is flushed whatever happens.
 enum SingleCommand {
-    static func main(arguments words: [String], environment: [String: String], console: Console, usage: String,
+    static func main(arguments words: [String], environment: [String: String], console: Console, program: ProgramSpec,
                      message: (any Error) -> String = errorMessage(for:),
                      body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
         defer { console.flush() }
         do {
-            var arguments = Arguments(words)
-            if arguments.wantsHelp() {
-                console.print(usage)
+            var arguments = Arguments(words, grammar: grammar(of: program))
+            if arguments.wantsHelp {
+                console.print(HelpText.single(program))
                 return ExitStatus.success.rawValue
             }
-            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option("--container"), environment: environment)
+            try arguments.checked()
+            if arguments.flag(CommonOptions.version.name) {
+                console.print(Programs.version(of: program.name))
+                return ExitStatus.success.rawValue
+            }
+            if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
+            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option(CommonOptions.container.name), environment: environment)
             return try body(&arguments, containerPath)
         } catch {
-            console.diagnostic("error: " + message(error))
+            console.failure("error: " + message(error))
             return exitStatus(for: error).rawValue
         }
+    }
+
+    /// The program's own options and arguments with the common ones (help is always understood).
+    static func grammar(of program: ProgramSpec) -> Grammar {
+        Grammar(options: program.grammar.options + program.globalOptions.filter { $0 != CommonOptions.help },
+                positionals: program.grammar.positionals)
     }
 }

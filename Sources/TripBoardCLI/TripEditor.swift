@@ -5,6 +5,11 @@ import TripBoardStorage
 /// The container lock is released while the editor runs (a person may take minutes, and a
 /// migration must not wait on them); the change is then applied only if nobody else changed the
 /// trip meanwhile (optimistic check on `updatedAt`).
+///
+/// What the person typed is never thrown away: a refused edit on a terminal reopens the editor on
+/// their text with the error in `#` lines at the top (as `kubectl edit` does); anywhere else, or
+/// when they save the refused text unchanged, the file is kept outside the container and its path
+/// is named in the error.
 struct TripEditor {
     let context: CommandContext
 
@@ -16,7 +21,17 @@ struct TripEditor {
         var notes: String
     }
 
-    func edit(tripId: String) throws {
+    /// The editor `trip edit` runs: the first non-empty of `$VISUAL` and `$EDITOR`, else `vi` — but
+    /// `nil` (refused before the container is opened) when neither is set and there is no terminal
+    /// for `vi` to run on: a script that forgot its `EDITOR=` must not hang on an invisible `vi`.
+    static func editor(environment: [String: String], isTerminal: Bool) -> String? {
+        if let chosen = [environment["VISUAL"], environment["EDITOR"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
+            return chosen
+        }
+        return isTerminal ? "vi" : nil
+    }
+
+    func edit(tripId: String, editor: String) throws {
         let container = try context.container()
         let trip = try container.store.trip(id: tripId)
         let original = EditableTrip(name: trip.name, startDate: trip.startDate.description,
@@ -24,19 +39,54 @@ struct TripEditor {
         let staging = try container.stagingDirectory()
         let fileName = "edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
         let filePath = staging.childPath(fileName)
-        try staging.writeAtomically(try Console.json(original) + [0x0a], to: fileName, staging: staging)
+        let originalBytes = try Console.json(original) + [0x0a]
+        try staging.writeAtomically(originalBytes, to: fileName, staging: staging)
         defer { try? staging.removeFile(fileName) }
 
-        let editor = [context.environment["VISUAL"], context.environment["EDITOR"]]
-            .compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
-        context.closeContainer()
-        let status = try ProcessSetup.runShellCommand(editor, argument: filePath)
-        guard status == 0 else {
-            throw CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
+        let reopens = StandardStream.input.isTerminal
+        var expectedUpdatedAt = trip.updatedAt
+        var refusedText: [UInt8]?
+        while true {
+            context.closeContainer()
+            let status = try ProcessSetup.runShellCommand(editor, argument: filePath)
+            let written = try readEditedFile(fileName, in: staging)
+            let text = Self.strippingComments(written)
+            guard status == 0 else {
+                let failure = CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
+                guard text != Self.strippingComments(originalBytes) else { throw failure }
+                throw try keeping(written, tripId: tripId, failure)
+            }
+            if text.allSatisfy({ [0x20, 0x09, 0x0a, 0x0d].contains($0) }) {
+                return context.console.diagnostic("the edited file is empty: the edit is cancelled; nothing was changed")
+            }
+            do {
+                return try apply(text, tripId: tripId, original: original, expectedUpdatedAt: expectedUpdatedAt,
+                                 readAt: trip.updatedAt)
+            } catch {
+                // Saved unchanged after a refusal: the person has given up on this text.
+                guard reopens, text != refusedText else { throw try keeping(written, tripId: tripId, error) }
+                refusedText = text
+                var notes = [errorMessage(for: error)]
+                if case StoreError.conflict = error, let current = try? context.store().trip(id: tripId) {
+                    // Saving again, even unchanged, replaces the other process's version with this one, knowingly.
+                    expectedUpdatedAt = current.updatedAt
+                    refusedText = nil
+                    notes += ["Saving again replaces that version with yours. It reads now:"]
+                    notes += String(decoding: try Console.json(EditableTrip(name: current.name, startDate: current.startDate.description,
+                                                                           endDate: current.endDate.description, notes: current.notes)),
+                                    as: UTF8.self).split(separator: "\n").map(String.init)
+                }
+                try staging.writeAtomically(Self.header(notes) + text, to: fileName, staging: staging)
+            }
         }
+    }
 
-        let edited = try parse(try readEditedFile(fileName, in: staging))
-        guard edited != original else {
+    /// Parses and applies the edited text; throws the refusal otherwise (nothing changed).
+    /// `readAt` is the `updatedAt` the file was written from: once a conflict moved
+    /// `expectedUpdatedAt` on, even the original text is a change (back to it).
+    private func apply(_ text: [UInt8], tripId: String, original: EditableTrip, expectedUpdatedAt: String, readAt: String) throws {
+        let edited = try parse(text)
+        guard edited != original || expectedUpdatedAt != readAt else {
             context.console.diagnostic("no changes")
             return
         }
@@ -45,12 +95,38 @@ struct TripEditor {
         }
         let changes = TripChanges(name: edited.name, startDate: start, endDate: end, notes: edited.notes)
         do {
-            try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: trip.updatedAt)
+            try context.store().editTrip(id: tripId, changes: changes, expectedUpdatedAt: expectedUpdatedAt)
         } catch let error as StoreError {
             // In the edited file, a bad value is bad data, not a bad command line.
             guard case .invalidField = error else { throw error }
             throw CommandLineError(.dataError, error.description + "; nothing was changed")
         }
+    }
+
+    /// The `#` lines put above the person's text when the editor is opened again.
+    static func header(_ notes: [String]) -> [UInt8] {
+        let lines = ["# The edit was refused; nothing was changed. Correct the trip below and save it, or save",
+                     "# an empty file to cancel. Lines that begin with '#' are ignored.", "#"]
+            + notes.map { "# " + $0.split(separator: "\n").joined(separator: " ") } + ["#"]
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    /// The text without its comment lines (first non-blank character `#`): no line of the JSON
+    /// TripBoard writes can start so, since a JSON string holds no raw line break.
+    static func strippingComments(_ bytes: [UInt8]) -> [UInt8] {
+        let lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false)
+            .filter { $0.first(where: { $0 != 0x20 && $0 != 0x09 }) != UInt8(ascii: "#") }
+        return Array(lines.joined(separator: [0x0a]))
+    }
+
+    /// Copies the refused file out of the container (whose `tmp/` is swept) into `$TMPDIR` (else
+    /// `/tmp`), mode 0600, and returns `error` with its path added: the work is never lost.
+    private func keeping(_ bytes: [UInt8], tripId: String, _ error: any Error) throws -> CommandLineError {
+        let directoryPath = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let name = "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let directory = try Directory.open(path: directoryPath)
+        try directory.writeAtomically(bytes, to: name, staging: directory)
+        return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + directory.childPath(name)))
     }
 
     /// The edited file, at most 1 MiB (a trip's fields take at most about 45 KB): a larger one is

@@ -3,16 +3,6 @@ import TripBoardStorage
 /// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never
 /// blocks the app: it waits at most ~250 ms for the container lock, then shows a placeholder.
 public enum WidgetCommand {
-    static let usage = """
-        usage: widget [--container DIR] [--json] [--now ISO8601] [--watch]
-
-        Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that
-        starts soonest, with its next booking. --now pretends the current time is ISO8601. --watch
-        prints again whenever the answer changes, until interrupted. Exit statuses: 0 ok (including
-        "No upcoming trips"), 64 usage, 65 corrupt or newer store, 66 store missing, 73 the container
-        path is not a directory (or its lock is not a regular file), 75 updating.
-        """
-
     /// The environment variables the widget reads; it looks at no others.
     public static let environmentNames = ["TRIPBOARD_CONTAINER", "XDG_DATA_HOME", "HOME", "LC_ALL", "LC_CTYPE", "LANG",
                                           "NO_COLOR", "TERM", "TZ"]
@@ -23,7 +13,7 @@ public enum WidgetCommand {
     /// Runs `widget` with `arguments` (without the program name) and returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
                             isTerminal: Bool? = nil) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, usage: usage) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program) { arguments, containerPath in
             let json = arguments.flag("--json")
             let watch = arguments.flag("--watch")
             let fixedNow = try arguments.option("--now").map { text in

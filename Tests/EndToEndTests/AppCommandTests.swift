@@ -175,6 +175,8 @@ import TripBoardStorage
         #expect(result.status == 65, "\(result)")
         #expect(result.stderr.contains(message), "\(result)")
         #expect(try container.state().storeDump == before.storeDump)
+        // The refused text is kept outside the container (EditorRecoveryTests); not needed here.
+        if let path = EditorRecoveryTests.keptPath(result.stderr) { try? FileManager.default.removeItem(atPath: path) }
     }
 
     @Test func containerInfoReportsPathsVersionsAndCounts() throws {

@@ -127,6 +127,40 @@ import Testing
         #expect(again.status == 0 && again.stderr.isEmpty, "the second launch migrates nothing: \(again)")
     }
 
+    /// A container named on the command line (`--container`, `container init DIR`) never receives
+    /// TripBoard 1's data by itself: the first such command leaves the version-1 directory alone
+    /// and the named container holds only what the command added. The app's own container (the
+    /// environment's) still migrates on its first launch, and `container-migration --container`
+    /// moves the data wherever it is told.
+    @Test func theFirstLaunchNeverMigratesIntoAContainerTheCommandLineNames() throws {
+        let setup = try MigrationSetup()
+        let before = try setup.legacySnapshot()
+        let other = setup.container.root.appendingPathComponent("other").path
+        let added = try ProcessRunner.run("app", ["--container", other, "trip", "add", "--name", "Porto", "--start", "2026-12-12", "--end", "2026-12-13"],
+                                          environment: setup.environment)
+        #expect(added.status == 0 && !added.stderr.contains("migrating"), "\(added)")
+        let inited = try ProcessRunner.run("app", ["container", "init", other + "-2"], environment: setup.environment)
+        #expect(inited.status == 0 && !inited.stderr.contains("migrating"), "\(inited)")
+        let list = try ProcessRunner.run("app", ["--container", other, "trip", "list", "--json"], environment: setup.environment)
+        let names = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(names == ["Porto"], "\(list)")
+        #expect(try setup.legacySnapshot() == before, "the version-1 directory is untouched")
+        #expect(!FileManager.default.fileExists(atPath: setup.container.path), "the app's own container is not made by those commands")
+
+        let own = try setup.container.app(arguments: ["trip", "list"], environment: setup.environment)
+        #expect(own.status == 0 && own.stderr.contains("migrating TripBoard 1's data"), "\(own)")
+        #expect(try setup.problems(final: true) == [])
+    }
+
+    @Test func containerMigrationMovesTheDataIntoTheContainerItIsGiven() throws {
+        let setup = try MigrationSetup()
+        let other = setup.container.root.appendingPathComponent("other").path
+        let moved = try setup.migrate(["--container", other])
+        #expect(moved.status == 0, "\(moved)")
+        let list = try ProcessRunner.run("app", ["--container", other, "trip", "list"], environment: setup.environment)
+        #expect(list.stdout.contains("Trip 0"), "\(list)")
+    }
+
     /// Crash at every named point (SIGKILL, no cleanup), check that one complete copy of
     /// everything exists, that the widget shows "updating" until the commit marker, then re-run.
     @Test(arguments: ["plan", "store-staged", "store", "attachments-partial", "attachments", "preferences-partial",

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// `trip edit` never throws away what was typed in `$EDITOR`: on a terminal a refused edit opens
+/// the editor again with the error on top, in `#` lines; elsewhere the file is kept and named.
+@Suite struct EditorRecoveryTests {
+    /// An editor script in the test's directory: `body` is shell, with the file as `$1`.
+    static func editor(_ container: TestContainer, _ body: String) throws -> String {
+        let script = container.root.appendingPathComponent("editor-\(UUID().uuidString.prefix(6)).sh")
+        try "#!/bin/sh\n\(body)\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        return script.path
+    }
+
+    /// The path after "your edit is kept in " in an error line.
+    static func keptPath(_ stderr: String) -> String? {
+        guard let range = stderr.range(of: "; your edit is kept in ") else { return nil }
+        return String(stderr[range.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: [
+        ("s/2026-12-15/2026-13-01/", "startDate and endDate must be dates"),
+        ("s/\"name\" : \"Lisbon\"/\"name\" : \"\"/", "name must not be empty"),
+        ("s/{/[/", "not a JSON object"),
+    ])
+    func withoutATerminalARefusedEditIsKeptAndNamed(sedScript: String, message: String) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let kept = container.root.appendingPathComponent("kept").path
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let typed = container.root.appendingPathComponent("typed.json").path
+        let editor = try Self.editor(container, "sed -i '\(sedScript)' \"$1\" && cp \"$1\" '\(typed)'")
+        let before = try container.state().storeDump
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": editor, "TMPDIR": kept])
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains(message), "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-\(trip.prefix(8))-"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)), "the text as the editor left it")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        #expect(try container.state().storeDump == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
+    }
+
+    /// With no terminal and neither VISUAL nor EDITOR, `vi` would wait on nothing: refused at
+    /// once, before the container is opened; an explicit EDITOR (or VISUAL) works as ever.
+    @Test func withoutATerminalOrAnEditorTripEditWithoutFieldsIsAUsageError() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let before = try container.state()
+        let result = try container.app("trip", "edit", trip)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("set EDITOR"), "\(result)")
+        #expect(try container.state() == before)
+        let empty = try container.app("trip", "edit", trip, environment: ["EDITOR": "", "VISUAL": ""])
+        #expect(empty.status == 64, "empty counts as unset: \(empty)")
+        #expect(try container.app("trip", "edit", trip, "--name", "Sintra").status == 0, "field options need no editor")
+        let visual = try container.app("trip", "edit", trip, environment: ["VISUAL": "sed -i s/Sintra/Porto/"])
+        #expect(visual.status == 0, "\(visual)")
+        #expect(try container.appOK("trip", "show", trip, "--json").contains("\"Porto\""))
+    }
+
+    /// On a real terminal (a pty made by `script`): the first save has a bad date, the editor opens
+    /// again on that text with the error in `#` lines on top, the second save fixes it and is
+    /// applied — the `#` lines are not part of the JSON.
+    @Test func onATerminalARefusedEditReopensTheEditorWithTheErrorOnTop() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let second = container.root.appendingPathComponent("second-look.json").path
+        let editor = try Self.editor(container, """
+            if grep -q '^# ' "$1"; then cp "$1" '\(second)'; sed -i 's/2026-12-1x/2026-12-18/' "$1"
+            else sed -i 's/2026-12-15/2026-12-1x/; s/"Lisbon"/"Lisbon and Sintra"/' "$1"; fi
+            """)
+        let app = ProcessRunner.executable("app")
+        let result = try ProcessRunner.run("/usr/bin/script", ["-qec", "'\(app)' trip edit \(trip)", "/dev/null"],
+                                           environment: container.environment(["EDITOR": editor]))
+        #expect(result.status == 0, "\(result)")
+        let reopened = try String(contentsOfFile: second, encoding: .utf8)
+        #expect(reopened.hasPrefix("# The edit was refused; nothing was changed."), "\(reopened)")
+        #expect(reopened.contains("# startDate and endDate must be dates in YYYY-MM-DD form"), "\(reopened)")
+        #expect(reopened.contains("\"Lisbon and Sintra\"") && reopened.contains("2026-12-1x"), "the person's text is kept: \(reopened)")
+        let shown = try container.appOK("trip", "show", trip, "--json")
+        #expect(shown.contains("\"Lisbon and Sintra\"") && shown.contains("2026-12-18"), "\(shown)")
+    }
+
+    /// On a terminal, a conflict (another process changed the trip while the editor was open)
+    /// reopens the editor on the person's text with the current version in `#` lines; saving
+    /// again, even unchanged, replaces that version knowingly.
+    @Test func onATerminalAConflictShowsTheCurrentVersionAndASecondSaveWins() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let second = container.root.appendingPathComponent("second-look.json").path
+        let app = ProcessRunner.executable("app")
+        let editor = try Self.editor(container, """
+            if grep -q '^# ' "$1"; then cp "$1" '\(second)'
+            else '\(app)' trip edit \(trip) --notes meanwhile && sed -i 's/"Lisbon"/"Mine"/' "$1"; fi
+            """)
+        let result = try ProcessRunner.run("/usr/bin/script", ["-qec", "'\(app)' trip edit \(trip)", "/dev/null"],
+                                           environment: container.environment(["EDITOR": editor]))
+        #expect(result.status == 0, "\(result)")
+        let reopened = try String(contentsOfFile: second, encoding: .utf8)
+        #expect(reopened.contains("was changed by another process") && reopened.contains("#   \"notes\" : \"meanwhile\""), "\(reopened)")
+        let shown = try container.appOK("trip", "show", trip, "--json")
+        #expect(shown.contains("\"Mine\"") && !shown.contains("meanwhile"), "the second save replaced the other version: \(shown)")
+    }
+
+    /// On a terminal, saving the refused text again unchanged gives up: the file is kept and named.
+    @Test func onATerminalSavingTheRefusedTextUnchangedKeepsTheFile() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let kept = container.root.appendingPathComponent("kept").path
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let editor = try Self.editor(container, "grep -q '^# ' \"$1\" || sed -i 's/2026-12-15/2026-12-01/' \"$1\"")
+        let app = ProcessRunner.executable("app")
+        let result = try ProcessRunner.run("/usr/bin/script", ["-qec", "'\(app)' trip edit \(trip)", "/dev/null"],
+                                           environment: container.environment(["EDITOR": editor, "TMPDIR": kept]))
+        #expect(result.status == 65, "\(result)")
+        let path = try #require(Self.keptPath(result.stdout.replacingOccurrences(of: "\r", with: "")), "\(result)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("# ") && text.contains("2026-12-01"), "\(text)")
+        #expect(try container.appOK("trip", "show", trip, "--json").contains("2026-12-15"), "nothing was changed")
+    }
+}
