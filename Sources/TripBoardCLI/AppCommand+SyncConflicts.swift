@@ -5,7 +5,8 @@ import TripBoardStorage
 extension AppCommand {
     static var syncConflictCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["sync", "conflicts"], usage: "sync conflicts [--json] [--dismiss ID]",
+            CommandSpec(words: ["sync", "conflicts"],
+                        options: [.json, .value("--dismiss", "ID", "remove this entry (an id from the list) once read")],
                         summary: """
                         Lists the values that lost a merge: a field edited here and on another device, the later edit \
                         kept, the other shown here (LOST ON says whose). Nothing is dropped on its own: --dismiss ID \

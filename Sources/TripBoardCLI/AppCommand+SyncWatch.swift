@@ -6,7 +6,7 @@ import TripBoardStorage
 extension AppCommand {
     static var syncWatchCommands: [CommandSpec] {
         [
-            CommandSpec(words: ["sync", "watch"], usage: "sync watch [--json]",
+            CommandSpec(words: ["sync", "watch"], options: [.json],
                         summary: """
                         Syncs now, then again on a change announced by the server, a commit to this container, or \
                         every minute, printing a line for each sync that moved something (--json: one object per \
