@@ -96,6 +96,7 @@ public enum AppCommand {
             context.noteFailure(error)
             throw error
         }
+        context.finishPendingHashing()
     }
 
     static func printHelp(console: Console, commands: [CommandSpec]) {
