@@ -153,7 +153,7 @@ def bench(args, release, work, alternate, Result):
         legacy, container = os.path.join(disk, "legacy"), os.path.join(disk, "container")
         target = os.path.join(disk, "moved")
 
-        def compare(template, legacy, script, title, baseline, note, target, target_exists=False):
+        def compare(template, legacy, script, title, baseline, note, goal, target_exists=False):
             """Our migration of `template` against `script` (with $1 the old location, $2 the target)."""
             def by_hand():
                 fresh_copy(template, legacy, target)
@@ -162,7 +162,7 @@ def bench(args, release, work, alternate, Result):
                 return timed_run(["sh", "-c", script, "sh", legacy, target], work)
 
             a, b = alternate(runs, lambda: ours(template, legacy, container), by_hand)
-            results.append(Result(title, "container-migration", baseline, a, b, target, note))
+            results.append(Result(title, "container-migration", baseline, a, b, goal, note))
 
         # Across filesystems first: the same-filesystem runs delete 10,000 files on the disk each
         # (the migration's last step). For minutes after a mass deletion, ext4 without a journal
