@@ -17,6 +17,11 @@ int sync_file_range(int fd, long long offset, long long nbytes, unsigned int fla
 int syncfs(int fd);
 /* <stdio.h>, GNU: rename that fails with EEXIST instead of replacing (RENAME_NOREPLACE = 1). */
 int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+/* <unistd.h>, GNU: an in-kernel copy between two files (no pass through user space; on one
+   filesystem it may share extents). Across filesystem types it fails with EXDEV; the container
+   migration then falls back to read/write. */
+#include <sys/types.h>
+ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len, unsigned int flags);
 /* prctl(2) is variadic, which Swift cannot call: fixed-argument wrappers for the one setting
    TripBoard changes. A process that is not dumpable leaves no core and cannot be attached to or
    have its memory read (/proc/PID/mem) by other processes of the same user. */

@@ -167,6 +167,10 @@ extension AppCommand {
                 console.print("\(count) entr\(count == 1 ? "y is" : "ies are") kept in attachments/recovered/ (never deleted by a repair): "
                               + "share a ticket again with share-extension to re-attach it, or delete them with --repair --purge-recovered")
             }
+            if report.hashesRecorded > 0 {
+                console.print("hashed \(report.hashesRecorded) attachment file\(report.hashesRecorded == 1 ? "" : "s") not hashed yet "
+                              + "(moved by the container migration), their hashes recorded")
+            }
             if report.isClean { console.print("The container is consistent.") }
         }
         if !report.storeProblems.isEmpty {

@@ -155,6 +155,7 @@ public enum AppCommand {
                 throw error
             }
         }
+        context.finishPendingHashing()
     }
 
     /// Words that select no single command: help for the commands they begin, or the mistake.

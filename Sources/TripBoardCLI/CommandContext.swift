@@ -63,6 +63,25 @@ final class CommandContext {
         openedContainer.recordStoreDamage(detail: error.message)
     }
 
+    /// After a command that wrote to the store: the hashing pass the container migration leaves
+    /// due (`AttachmentHashing`), when the migration's own run of it was killed. The command has
+    /// succeeded by then; a pass that fails is a warning (it stays due, for the next write).
+    func finishPendingHashing() {
+        guard let openedContainer, let store = try? openedContainer.store, store.connection.totalChanges > 0 else { return }
+        do {
+            guard try AttachmentHashing.isPending(in: openedContainer) else { return }
+            let bar = ProgressBar()
+            defer { bar.finish() }
+            if let outcome = try AttachmentHashing.finishPending(container: openedContainer, progress: { done, total in
+                bar.update(MigrationProgress(step: "hashing", done: done, total: total))
+            }), outcome.hashed > 0 {
+                console.diagnostic("hashed \(outcome.hashed) migrated attachment files (the migration's hashing pass had not finished)")
+            }
+        } catch {
+            console.warning("the migration's hashing pass did not finish (it runs again with the next change): \(errorMessage(for: error))")
+        }
+    }
+
     /// Releases the container and its lock (before a long wait such as `$EDITOR`).
     func closeContainer() { openedContainer = nil }
 

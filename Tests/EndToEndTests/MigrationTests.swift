@@ -69,14 +69,18 @@ import Testing
                 "the same file, not a replacement")
     }
 
-    /// `--json` reports the wall time of each step the run performed.
+    /// `--json` reports the wall time of each step the run performed — the hashing pass last,
+    /// after the container was usable — and the time until it was.
     @Test func theSummaryTimesEachStep() throws {
         let setup = try MigrationSetup()
         let result = try setup.migrate(["--json"])
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let steps = try #require(summary["steps"] as? [[String: Any]])
-        #expect(steps.compactMap { $0["step"] as? String } == ["plan", "store", "attachments", "preferences", "verify", "commit", "delete"])
+        #expect(steps.compactMap { $0["step"] as? String } == ["plan", "store", "attachments", "preferences", "verify", "commit", "delete", "hash"])
         #expect(steps.allSatisfy { ($0["seconds"] as? Double ?? -1) >= 0 })
+        let usable = try #require(summary["usableSeconds"] as? Double)
+        #expect(usable > 0 && usable <= (summary["durationSeconds"] as? Double ?? 0))
+        #expect(summary["hashedFiles"] as? Int == 5 && summary["unverifiedFiles"] as? Int == 0, "every attachment row but the missing one: \(summary)")
     }
 
     @Test func runningAgainAfterCompletionHasNothingToMigrate() throws {

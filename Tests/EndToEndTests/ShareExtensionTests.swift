@@ -103,6 +103,37 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
         #expect(container.regularFiles(under: "tmp").isEmpty)
     }
 
+    /// A row whose bytes are not hashed yet (as the container migration leaves them until its
+    /// hashing pass reaches them: `content_hash` empty) is hashed on the spot when the same bytes
+    /// are shared again: "already attached", the hash recorded, nothing stored twice — an empty
+    /// hash is never taken to mean "different", nor "the same".
+    @Test func theSameBytesAsARowNotHashedYetAreRecognisedByHashingItOnTheSpot() throws {
+        let container = try TestContainer()
+        try container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        let file = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let first = try container.shareOK(file)
+        let id = try #require((first["attachment"] as? [String: Any])?["id"] as? String)
+        let hash = try container.sqlite("SELECT content_hash FROM attachments").trimmedStdout
+        #expect(try container.sqlite("UPDATE attachments SET content_hash = ''").status == 0)
+        let listed = try container.appOK("attachment", "list", "--json")
+        #expect(listed.contains(#""contentHash" : null"#), "unverified: null in the JSON contract: \(listed)")
+        let again = try container.shareOK(file, "--name", "copy.pdf")
+        #expect(again["outcome"] as? String == "alreadyAttached", "\(again)")
+        #expect((again["attachment"] as? [String: Any])?["id"] as? String == id)
+        #expect(try container.sqlite("SELECT count(*), content_hash FROM attachments").trimmedStdout == "1|" + hash, "the hash is recorded")
+        // Other bytes are not taken for it; `container check` hashes a row not hashed yet on the spot.
+        #expect(try container.sqlite("UPDATE attachments SET content_hash = ''").status == 0)
+        let other = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass.map { $0.replacingOccurrences(of: "A", with: "B") }),
+                                        as: "other.pdf")
+        #expect(try container.shareOK(other)["outcome"] as? String == "attached")
+        // Of the same size, the unverified row was a candidate: hashed on the spot by that share.
+        let sameSize = try container.sqlite("SELECT count(DISTINCT byte_count) FROM attachments").trimmedStdout == "1"
+        let check = try container.app("container", "check", "--json")
+        #expect(check.status == 0 && check.stdout.contains(#""hashesRecorded" : \#(sameSize ? 0 : 1)"#), "\(check)")
+        #expect(try container.sqlite("SELECT count(*) FROM attachments WHERE content_hash = ''").trimmedStdout == "0")
+        #expect(try container.appOK("container", "check") == "The container is consistent.")
+    }
+
     @Test func attachesToAGivenBookingOncePerBooking() throws {
         let container = try TestContainer()
         let trip = try container.addTrip()

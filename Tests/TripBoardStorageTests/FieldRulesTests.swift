@@ -174,7 +174,9 @@ struct FieldRulesTests {
         #expect(try kept.validated() == kept, "validating the kept form changes nothing")
     }
 
-    @Test func anAttachmentHashMayBeEmptyOnlyWhenItsFileIsMissing() throws {
+    /// Empty for a row whose file is missing, or whose bytes are not hashed yet (a migrated file
+    /// before the hashing pass: `hashIsUnverified`); otherwise 64 lowercase hex digits.
+    @Test func anAttachmentHashIsEmptyOrBLAKE2bHex() throws {
         var attachment = TripBoardStorage.Attachment(id: "7a1c0000-0000-4000-8000-000000000004", bookingId: "7a1c0000-0000-4000-8000-000000000003",
                                     originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 0, contentHash: "",
                                     pageCount: nil, relativePath: "attachments/7a/x.pdf", state: "missing",
@@ -182,6 +184,8 @@ struct FieldRulesTests {
                                     updatedAt: "2026-12-01T00:00:00.000Z")
         #expect(try attachment.validated() == attachment)
         attachment.state = "present"
+        #expect(try attachment.validated() == attachment && attachment.hashIsUnverified)
+        attachment.contentHash = String(repeating: "AB", count: 32)
         #expect(refusal { try attachment.validated() }?.field == "contentHash")
         attachment.contentHash = String(repeating: "ab", count: 32)
         #expect(try attachment.validated() == attachment)

@@ -33,6 +33,10 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     public var recovered: [String] = []
     /// What --repair changed, one line each.
     public var repairs: [String] = []
+    /// Attachment rows whose hash this run recorded: the container migration's hashing pass was
+    /// due (killed, or not run yet) and this check ran it, or a row not hashed yet was hashed on
+    /// the spot (`AttachmentHashing`). Informational: recording a hash is no repair.
+    public var hashesRecorded = 0
 
     /// True when nothing needs attention (after repairs, if any were made).
     public var isClean: Bool {
@@ -83,7 +87,13 @@ public enum ContainerCheck {
         let shown = purgeRecovered ? try pass.files.recoveredEntries() : []
         // Without readable rows, nothing can be said of which file is whose: those checks (and
         // their repairs) wait for a sound store; tmp/ and the cache never depend on rows.
-        if let rows = try pass.checkStore() {
+        if var rows = try pass.checkStore() {
+            // A hashing pass the migration left due runs first (on two threads); rows it could not
+            // hash (no file, another size) are what the row check reports.
+            if let outcome = try AttachmentHashing.finishPending(container: container) {
+                pass.report.hashesRecorded += outcome.hashed
+                rows = try container.store.allAttachments()
+            }
             try pass.checkRows(rows)
             try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
             try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
@@ -160,6 +170,11 @@ extension ContainerCheck.Pass {
                 continue
             }
             guard row.state == "present" else { continue }
+            // Not hashed yet: hashed now and recorded; an empty hash is never compared with anything.
+            if row.hashIsUnverified, try AttachmentHashing.hashOnTheSpot(row, files: files, store: store) != nil {
+                report.hashesRecorded += 1
+                continue
+            }
             switch try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash) {
             case .ok: break
             case .missing:

@@ -23,6 +23,7 @@ struct BackupArchive {
         let now = Timestamp.now().secondsSinceEpoch
         try tar.addFile(ContainerLayout.manifestFile, contents: snapshot.manifest, modificationTime: now)
         try tar.addDirectory(ContainerLayout.storeDirectory, modificationTime: now)
+        try recordUnverifiedHashes()
         try addCopy(snapshot.staging, snapshot.storeName, as: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile)
         if let preferences = snapshot.preferences {
             try tar.addDirectory(ContainerLayout.preferencesDirectory, modificationTime: now)
@@ -41,6 +42,28 @@ struct BackupArchive {
         try addRecoveredFiles(into: &summary, modificationTime: now)
         try tar.finish()
         return summary
+    }
+
+    /// Rows not hashed yet (`Attachment.hashIsUnverified`: the container migration's hashing pass
+    /// has not reached them) get their file's hash in the snapshot — the archived store — before
+    /// it is archived: a restore then checks those files as it checks every other (the live
+    /// store is left to the pass). Each file is read again as it is archived and compared with
+    /// the hash recorded here. A file missing or of another size fails the backup, as it would
+    /// for any row.
+    private func recordUnverifiedHashes() throws {
+        guard let store = snapshot.store else { return }
+        let rows = try store.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE \(Store.unverifiedAttachment)")
+            .rows(Store.attachment(from:))
+        guard !rows.isEmpty else { return }
+        try store.writeTransaction {
+            let update = try store.statement("UPDATE attachments SET content_hash = ?2 WHERE id = ?1")
+            for row in rows {
+                guard let hash = try AttachmentHashing.hash(row, files: files) else {
+                    throw BackupError.attachmentMismatch(id: row.id, path: row.relativePath, detail: "has no file of the size its row says")
+                }
+                try update.run([.text(row.id), .text(hash)])
+            }
+        }
     }
 
     /// A database copy from `tmp/`, under its container name.

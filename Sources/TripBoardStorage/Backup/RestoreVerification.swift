@@ -41,6 +41,7 @@ struct RestoreVerification {
     private func checkAttachments(_ connection: Connection, into summary: inout RestoreSummary) throws {
         var unmatched = staging.attachments
         var lost: [String] = []
+        var unverified: [(id: String, hash: String)] = []
         try connection.statement("SELECT id, relative_path, byte_count, content_hash, state FROM attachments").forEachRow { row in
             let (id, path, byteCount, hash, state) = (row.text(0), row.text(1), row.integer(2), row.text(3), row.text(4))
             guard let (size, digest) = unmatched.removeValue(forKey: path) else {
@@ -48,7 +49,10 @@ struct RestoreVerification {
                 if state != "deleting" { summary.missingAttachments += 1 }
                 return
             }
-            guard size == byteCount, digest == hash || state != "present" else {
+            // A row not hashed yet (an archive written before backups recorded hashes) takes the
+            // hash of the bytes the archive held, which were checked against its size.
+            if hash.isEmpty && state == "present" && size == byteCount { unverified.append((id, digest)) }
+            guard size == byteCount, digest == hash || hash.isEmpty || state != "present" else {
                 throw RestoreError.attachmentMismatch(path: path, detail: size == byteCount ? "does not match its recorded hash"
                                                           : "is \(size) bytes, its row says \(byteCount)")
             }
@@ -56,9 +60,12 @@ struct RestoreVerification {
             summary.attachmentBytes += size
         }
         summary.filesNoRowNames = unmatched.count
-        guard !lost.isEmpty else { return }
+        guard !lost.isEmpty || !unverified.isEmpty else { return }
         try connection.writeTransaction {
             for id in lost { try connection.statement("UPDATE attachments SET state = 'missing' WHERE id = ?1").run([.text(id)]) }
+            for row in unverified {
+                try connection.statement("UPDATE attachments SET content_hash = ?2 WHERE id = ?1").run([.text(row.id), .text(row.hash)])
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {
-    /// `planning`, `store`, `attachments`, `finishing`.
+    /// `planning`, `store`, `attachments`, `finishing`, `hashing`.
     public var step: String
     public var done: Int64
     public var total: Int64
@@ -66,8 +66,16 @@ public struct MigrationSummary: Sendable, Codable, Equatable {
     public var attachmentBytes: Int64 = 0
     public var sameFilesystem = false
     public var durationSeconds = 0.0
+    /// Wall time until the container was usable: the migration committed and its exclusive lock
+    /// released (`durationSeconds` less the hashing pass).
+    public var usableSeconds = 0.0
+    /// The hashing pass this run made after publishing (`AttachmentHashing`): files hashed, and
+    /// files left unverified (missing, or not the size their row says: `container check` reports them).
+    public var hashedFiles = 0
+    public var unverifiedFiles = 0
     /// Wall time of each step this run performed, in order (`plan`, `store`, `attachments`,
-    /// `preferences`, `verify`, `commit`, `delete`); a resumed run lists only the steps it did.
+    /// `preferences`, `verify`, `commit`, `delete`, then `hash`, the hashing pass after the
+    /// container is usable); a resumed run lists only the steps it did.
     public var steps: [MigrationStepTime] = []
     /// True when this run finished a migration that an earlier, interrupted run had started.
     public var resumed = false
@@ -138,11 +146,34 @@ public enum ContainerMigration {
     }
 
     /// Runs (or resumes, or with `dryRun` plans) the migration.
+    /// Then, the container published and its exclusive lock released, the hashing pass
+    /// (`AttachmentHashing`) under the shared lock — the container is usable meanwhile — also when
+    /// this run found the migration done but a killed pass left its marker.
     public static func run(_ options: MigrationOptions) throws -> MigrationSummary {
         let started = MonotonicClock.now()
         var summary = try runSteps(options)
+        summary.usableSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+        if !options.dryRun, summary.outcome != "dry run", try state(containerPath: options.containerPath) == .finished {
+            try hashPendingFiles(options, into: &summary)
+        }
         summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
         return summary
+    }
+
+    /// The hashing pass, if one is due, with the container opened as any process opens it.
+    private static func hashPendingFiles(_ options: MigrationOptions, into summary: inout MigrationSummary) throws {
+        var containerOptions = options.container
+        containerOptions.durability = .normal  // a hash lost with the power is only hashed again
+        let root = try Directory.open(path: options.containerPath)
+        guard try AttachmentHashing.isPending(in: root) else { return }
+        let container = try Container.openForWriting(at: options.containerPath, options: containerOptions)
+        let started = MonotonicClock.now()
+        guard let outcome = try AttachmentHashing.finishPending(container: container, progress: { done, total in
+            options.progress(MigrationProgress(step: "hashing", done: done, total: total))
+        }) else { return }
+        summary.steps.append(MigrationStepTime("hash", since: started))
+        summary.hashedFiles = outcome.hashed
+        summary.unverifiedFiles = outcome.unverifiable
     }
 
     private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
@@ -188,15 +219,14 @@ public enum ContainerMigration {
         }
         let planStarted = MonotonicClock.now()
         let migratedAt = options.container.clock().utcStamp
-        var planner = MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
+        let planner = MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
                                        merge: options.merge, migratedAt: migratedAt,
                                        destinationStore: destinationStore, progress: options.progress)
-        planner.stagingDirectory = { try MigrationRun.emptyStagedDirectory(in: MigrationJournal.openDirectory(in: root, create: true)!) }
         // Into a container with no record, the new store is built whole: its trips, places and
-        // bookings are converted on a second thread while the plan reads and hashes the files.
+        // bookings are converted on a second thread while the plan lists the files.
         let buildsWhole = try destinationStore.map(MigrationRun.holdsNoRecord) ?? true
         if buildsWhole {
-            // Checked before the store is copied and built (the files, when copied, are checked by the plan).
+            // Checked before the store is copied and built (the files, when copied, after the plan).
             let needed = MigrationPlanner.neededBytes(storeBytes: try MigrationPlanner.storeBytes(in: legacyRoot), fileBytes: 0,
                                                       sameFilesystem: true)
             let available = try root.availableBytes()
@@ -205,14 +235,16 @@ public enum ContainerMigration {
             }
         }
         var plan: MigrationPlan?
-        var copies: [String: StagedCopy] = [:]
         var prebuilt: MigrationStoreBuilder?
+        var fileList: MigrationFileList?
         do {
+            let migrationDirectory = try MigrationJournal.openDirectory(in: root, create: true)!
+            let list = try MigrationFileList.create(in: migrationDirectory)
+            fileList = list
             if buildsWhole {
-                let migrationDirectory = try MigrationJournal.openDirectory(in: root, create: true)!
                 try ParallelLoop.run(count: 2, threads: 2) { _, index in
                     if index == 0 {
-                        (plan, copies) = try planner.makeStaging()
+                        plan = try planner.make(into: list)
                     } else {
                         // Its own connection to the legacy store: the planner's is in use on the other thread.
                         let builder = try MigrationStoreBuilder(legacy: LegacyStore(directory: legacyRoot).connection,
@@ -222,11 +254,11 @@ public enum ContainerMigration {
                     }
                 }
             } else {
-                (plan, copies) = try planner.makeStaging()
+                plan = try planner.make(into: list)
             }
             guard let plan else { preconditionFailure("the plan ran") }
             let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
-            let available = try root.availableBytes() + copies.values.reduce(0) { $0 + $1.byteCount }
+            let available = try root.availableBytes()
             if available < needed {
                 throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
             }
@@ -235,18 +267,18 @@ public enum ContainerMigration {
             try legacy.checkpoint()
         } catch {
             prebuilt = nil
+            fileList = nil
             MigrationRun.discardStaging(in: root)
             throw error
         }
-        guard let plan else { preconditionFailure("the plan ran") }
+        guard let plan, let fileList else { preconditionFailure("the plan ran") }
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
-        try MigrationJournal.writePlan(plan, in: directory)
+        try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
         try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
         try root.synchronize()
         CrashPoint.reach("migration.plan")
-        let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
+        let run = MigrationRun(options: options, plan: plan, files: fileList, root: root, lock: lock, migrationDirectory: directory,
                                legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
-        run.copiedAhead = copies
         run.prebuilt = prebuilt
         run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
         return try run.finish()
@@ -258,7 +290,8 @@ public enum ContainerMigration {
     private static func removeLeftovers(containerPath: String) {
         do {
             guard let directory = try MigrationJournal.openDirectory(in: Directory.open(path: containerPath)) else { return }
-            for name in try directory.entries() where name == MigrationJournal.planFile || name.hasSuffix(".tmp") {
+            for name in try directory.entries()
+            where name == MigrationJournal.planFile || name.hasPrefix(MigrationFileList.fileName) || name.hasSuffix(".tmp") {
                 try directory.removeFile(name)
             }
         } catch {
@@ -298,8 +331,8 @@ public enum ContainerMigration {
         } else if try legacyDirectoryExists(at: plan.legacyPath) {
             legacyRoot = try Directory.open(path: plan.legacyPath)
         }
-        let run = MigrationRun(options: options, plan: plan, root: root, lock: lock, migrationDirectory: directory,
-                               legacyRoot: legacyRoot, legacy: legacy, record: record)
+        let run = MigrationRun(options: options, plan: plan, files: try MigrationFileList.open(in: directory), root: root, lock: lock,
+                               migrationDirectory: directory, legacyRoot: legacyRoot, legacy: legacy, record: record)
         if committed { run.record.finished = .committed }
         run.resumed = true
         return try run.finish()
@@ -335,7 +368,7 @@ public enum ContainerMigration {
         }
         let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
                                         merge: options.merge, migratedAt: options.container.clock().utcStamp,
-                                        destinationStore: nil, progress: options.progress).make()
+                                        destinationStore: nil, progress: options.progress).make(into: MigrationFileList.create(in: nil))
         var summary = MigrationRun.summary(plan: plan, outcome: "dry run")
         summary.added = plan.counts
         summary.preferencesMigrated = plan.preferences.values.keys.map(\.rawValue).sorted()

@@ -37,13 +37,15 @@ struct LegacyConverter {
         return (booking, kind == nil)
     }
 
-    /// The new row for a legacy attachment whose file was planned as `file` (`nil`: missing).
+    /// The new row for a legacy attachment whose file was planned as `file` (`nil`: missing). Its
+    /// hash is left empty — unverified (`Attachment.hashIsUnverified`): the migration reads no
+    /// byte, and the hashing pass (`AttachmentHashing`) records it after the container is published.
     func attachment(_ row: LegacyAttachmentRow, file: PlannedFile?) throws -> Attachment {
         try converting("attachment", row.id) {
             let id = try FieldRules.id(row.id)
             return try Attachment(
                 id: id, bookingId: row.bookingId, originalFilename: row.filename, contentType: row.contentType,
-                byteCount: file?.byteCount ?? 0, contentHash: file?.contentHash ?? "", pageCount: nil,
+                byteCount: file?.byteCount ?? 0, contentHash: "", pageCount: nil,
                 relativePath: file?.destination ?? Self.destination(attachmentID: id, legacyPath: row.relativePath),
                 state: file == nil ? "missing" : "present", createdAt: row.createdAt,
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()

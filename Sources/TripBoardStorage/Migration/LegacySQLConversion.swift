@@ -33,10 +33,10 @@ enum LegacySQLConversion {
         INSERT INTO main.attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, page_count,
                                       relative_path, state, created_at, sync_state, remote_version, updated_at)
         SELECT lower(a.id), lower(a.booking_id), tripboard_field('originalFilename', a.filename),
-               tripboard_field('contentType', a.content_type), coalesce(f.byte_count, 0), coalesce(f.content_hash, ''),
+               tripboard_field('contentType', a.content_type), coalesce(f.byte_count, 0), '',
                NULL, coalesce(f.destination, tripboard_destination(lower(a.id), a.relative_path)),
-               CASE WHEN f.id IS NULL THEN 'missing' ELSE 'present' END, tripboard_stamp(a.created_at), 'pendingUpload', NULL, ?1
-        FROM legacy.attachments AS a LEFT JOIN temp.planned_files AS f ON f.id = lower(a.id) ORDER BY a.rowid
+               CASE WHEN f.number IS NULL THEN 'missing' ELSE 'present' END, tripboard_stamp(a.created_at), 'pendingUpload', NULL, ?1
+        FROM legacy.attachments AS a LEFT JOIN plan.files AS f ON f.attachment_id = lower(a.id) ORDER BY a.rowid
         """,
     ]
 
@@ -55,15 +55,13 @@ enum LegacySQLConversion {
         try connection.statement(statements[2]).run([.text(migratedAt)])
     }
 
-    /// The attachments, with the plan's files (by attachment id) in `temp.planned_files`.
-    static func convertAttachments(files: [PlannedFile], migratedAt: String, in connection: Connection) throws {
-        try connection.execute("CREATE TEMP TABLE planned_files (id TEXT PRIMARY KEY, byte_count INTEGER NOT NULL, content_hash TEXT NOT NULL, destination TEXT NOT NULL)")
-        let insert = try connection.statement("INSERT INTO temp.planned_files VALUES (?, ?, ?, ?)")
-        for file in files {
-            guard let id = file.attachmentID else { continue }
-            try insert.run([.text(id), .integer(file.byteCount), .text(file.contentHash), .text(file.destination)])
-        }
+    /// The attachments, with the plan's file list (`MigrationFileList`, at `fileListPath`)
+    /// attached as `plan` for the statement (sizes and destinations by attachment id; hashes are
+    /// left empty — unverified — for the hashing pass).
+    static func convertAttachments(fileListPath: String, migratedAt: String, in connection: Connection) throws {
+        try connection.statement("ATTACH DATABASE ?1 AS plan").run([.text(fileListPath)])
         try connection.statement(statements[3]).run([.text(migratedAt)])
+        try connection.execute("DETACH DATABASE plan")
     }
 
     private static func register(on connection: Connection) throws {

@@ -1,7 +1,9 @@
 /// The container migration's durable state in the destination container, `migration/`:
 ///
-/// - `plan.json`: what the plan step found (written once, before anything else changes);
+/// - `plan.json`: what the plan step found (written once, before anything else changes), and
+///   beside it `plan-files.sqlite`, the planned files (`MigrationFileList`);
 /// - `journal.json`: the last step finished; present from the plan until the old location is gone;
+/// - `hashing.json`: the hashing pass is due (`AttachmentHashing`), from the commit step until it ends;
 /// - `committed.json`: the commit marker. From the moment it exists the migration is done, whatever
 ///   is left of the old location; it is never removed.
 ///
@@ -74,41 +76,5 @@ public enum MigrationJournal {
 
     static func write<T: Encodable>(_ value: T, _ name: String, in directory: Directory) throws {
         try directory.writeAtomically(try JSON.encode(value, pretty: false) + [0x0a], to: name, staging: directory)
-    }
-
-    /// Writes `plan.json` — the document `write` would write, its keys in encoding order rather
-    /// than sorted — without the whole document in memory: the planned files (10,000 in a large
-    /// migration, about 250 bytes each) are serialized one at a time into the output's buffer;
-    /// only the rest of the plan is built as a JSON value first.
-    static func writePlan(_ plan: MigrationPlan, in directory: Directory) throws {
-        var rest = plan
-        rest.attachments = []
-        rest.recovered = []
-        guard case .object(let members) = try JSON.makeValue(rest) else {
-            preconditionFailure("a MigrationPlan encodes as a JSON object")
-        }
-        let files = ["attachments": plan.attachments, "recovered": plan.recovered]
-        try directory.writeAtomically(to: planFile, staging: directory) { output throws(FileSystemError) in
-            var bytes: [UInt8] = [UInt8(ascii: "{")]
-            for (offset, member) in members.enumerated() {
-                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(member.key, into: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                guard let list = files[member.key] else {
-                    bytes += member.value.serialized(pretty: false)
-                    continue
-                }
-                bytes.append(UInt8(ascii: "["))
-                for (index, file) in list.enumerated() {
-                    if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                    JSONValue.writeString(file.packed, into: &bytes)
-                    try output.append(bytes)
-                    bytes.removeAll(keepingCapacity: true)
-                }
-                bytes.append(UInt8(ascii: "]"))
-            }
-            bytes += [UInt8(ascii: "}"), 0x0a]
-            try output.append(bytes)
-        }
     }
 }

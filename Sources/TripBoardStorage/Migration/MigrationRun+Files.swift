@@ -1,10 +1,13 @@
+import Glibc
+
 extension MigrationRun {
     /// The attachments step: each planned file goes to its destination — `rename(2)` when the old
-    /// location is on the same filesystem (the same inode, nothing copied), else a copy into
-    /// `migration/staged/`, hashed on the way and checked against the plan (most were made while
-    /// the store step ran: `copyingFilesAlongside`), made durable, then renamed into place; the old
-    /// file stays until the commit marker. A file already at its destination counts as done only
-    /// if it is the planned file (same inode) or has the planned hash. After a failure the
+    /// location is on the same filesystem (the same inode, no byte read: the source is checked
+    /// against the plan by its identity first), else a copy into `migration/staged/0/` (most were
+    /// made while the store step ran: `copyingFilesAlongside`), its size checked, made durable,
+    /// its inode recorded in the file list, then renamed into place; the old file stays until the
+    /// commit marker. A file already at its destination counts as done only if it is the planned
+    /// file (its identity) or the recorded copy (its inode and size). After a failure the
     /// unpublished copies are deleted rather than left to take space until the next attempt.
     func moveFiles() throws {
         do {
@@ -21,78 +24,67 @@ extension MigrationRun {
         let container = try container()
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
         let attachments = try container.directory(ContainerLayout.attachmentsDirectory)
-        // Where this step's own copies go, made with the first: beside the copies made ahead
-        // (copiedAhead, the plan's or the store step's), or else in a staged directory emptied
-        // of what an interrupted attempt left.
+        // Where copies wait: beside those made ahead, or in a staged directory emptied of what an
+        // interrupted attempt left.
         var staging: Directory?
-        let besideCopiesAhead = !copiedAhead.isEmpty
         var directories: [String: Directory] = [:]
-        var touched: [String: Directory] = [:]
+        var touched = Set<String>()
         var crossDevice = false
-        var copies: [(StagedCopy, Directory, String, String)] = []
+        var copies: [PendingCopy] = []
         var done: Int64 = 0
-        let total = plan.fileBytes
-        for (index, file) in plan.files.enumerated() {
+        var index = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AttachmentFiles.chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        try files.forEach { file in
             if index == plan.fileCount / 2 { CrashPoint.reach("migration.attachments-partial") }
+            index += 1
             let components = file.destination.split(separator: "/").map(String.init)  // attachments/<shard>/<name>
             let directory = try directories[components[1]] ?? attachments.openDirectory(components[1], create: true)
             directories[components[1]] = directory
             let name = components[2]
             defer {
                 done += file.byteCount
-                report("attachments", done: done, total: total)
+                report("attachments", done: done, total: plan.fileBytes)
             }
             if try isInPlace(file, directory: directory, name: name) {
                 // Killed between a rename and its chmod, an earlier attempt left version 1's mode.
                 if try directory.status(of: name)?.permissions != 0o600 {
                     try directory.setPermissions(of: name, to: 0o600)
-                    touched[directory.path] = directory
+                    touched.insert(components[1])
                 }
-                continue
+                return
             }
-            guard let status = try source.status(of: file.source), status.kind == .regular, status.size == file.byteCount else {
-                throw MigrationError.sourceChanged(path: source.childPath(file.source))
-            }
-            touched[directory.path] = directory
+            touched.insert(components[1])
             if !crossDevice {
+                guard let status = try source.status(of: file.source), file.isPlannedFile(status) else {
+                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
+                }
                 do {
                     try source.rename(file.source, to: directory, as: name)
                     // The same inode keeps version 1's mode: make it private like every container file.
                     try directory.setPermissions(of: name, to: 0o600)
-                    continue
-                } catch {
-                    guard error.code == .crossDevice else { throw error }
+                    return
+                } catch let error as FileSystemError where error.code == .crossDevice {
                     crossDevice = true  // rename(2): EXDEV — every later file is copied
                 }
             }
-            // Copied into migration/staged/ and checked against the plan's hash; made durable and
+            // Copied into migration/staged/0/ (its size checked); made durable, recorded and
             // renamed into place in batches below (one syncfs instead of an fsync per file).
-            let staged: StagedCopy
-            if let copy = copiedAhead.removeValue(forKey: file.destination) {
-                staged = copy
+            let stagingDirectory = try staging ?? (copiedAheadThrough > 0
+                ? Self.workerDirectory(0, in: migrationDirectory.openDirectory(Self.stagedDirectory)) : ownStagingDirectory())
+            staging = stagingDirectory
+            let copyInode: UInt64
+            if file.number <= copiedAheadThrough, let status = try stagingDirectory.status(of: Self.stagedName(file)),
+               status.size == file.byteCount {
+                copyInode = status.inode
             } else {
-                let stagingDirectory = try staging ?? (besideCopiesAhead
-                    ? Self.workerDirectory(0, in: migrationDirectory.openDirectory(Self.stagedDirectory)) : ownStagingDirectory())
-                staging = stagingDirectory
-                let copy: StagedFile
-                do {
-                    copy = try AttachmentFiles.stage(from: try source.openFileForReading(file.source), into: stagingDirectory,
-                                                     maximumBytes: file.byteCount, synchronize: false)
-                } catch is AttachmentError {
-                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
-                }
-                guard copy.byteCount == file.byteCount, copy.contentHash == file.contentHash else {
-                    AttachmentFiles.discard(stagedName: copy.stagingName, in: stagingDirectory)
-                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
-                }
-                staged = StagedCopy(copy, in: stagingDirectory)
+                copyInode = try Self.copy(file, from: source, into: stagingDirectory, buffer: buffer)
             }
-            copies.append((staged, directory, name, file.destination))
-            if copies.count >= Self.copyBatch { try publishCopies(&copies) }
+            copies.append(PendingCopy(file: file, directory: directory, name: name, inode: copyInode))
+            if copies.count >= Self.copyBatch { try publishCopies(&copies, from: stagingDirectory) }
         }
-        try publishCopies(&copies)
-        for copy in copiedAhead.values { AttachmentFiles.discard(stagedName: copy.name, in: copy.directory) }
-        copiedAhead = [:]
+        if let staging { try publishCopies(&copies, from: staging) }
+        copiedAheadThrough = 0
         try removeStagedDirectory()
         // fsync(2) of a file does not persist its name: every directory that gained or lost a name
         // is made durable before the journal records the step — with one syncfs(2) per filesystem
@@ -105,61 +97,104 @@ extension MigrationRun {
         }
     }
 
+    /// A copy checked and waiting in `migration/staged/0/` to be made durable and renamed.
+    struct PendingCopy {
+        let file: PlannedFile
+        let directory: Directory
+        let name: String
+        let inode: UInt64
+    }
+
     /// Where copies across filesystems wait, in `migration/`, until they are renamed into place.
     static let stagedDirectory = "staged"
 
+    /// A planned file's name in `migration/staged/0/`: its number in the plan.
+    static func stagedName(_ file: PlannedFile) -> String { String(file.number) }
+
+    /// Copies `file` from the legacy `Attachments/` into `staging` under `stagedName(file)` —
+    /// `copy_file_range(2)` where the kernel offers it, else through `buffer` — after checking the
+    /// source's identity against the plan, and checking the size copied; starts its writeback
+    /// (the batch's syncfs makes it durable). Returns the copy's inode. A source that is not the
+    /// planned file is `sourceChanged`; the partial copy is removed.
+    static func copy(_ file: PlannedFile, from source: Directory, into staging: Directory,
+                     buffer: UnsafeMutableRawBufferPointer) throws -> UInt64 {
+        let input: FileDescriptor
+        do {
+            input = try source.openFileForReading(file.source)
+        } catch {
+            if error.code == .notFound || error.code == .notRegularFile || error.code == .symbolicLink {
+                throw MigrationError.sourceChanged(path: source.childPath(file.source))
+            }
+            throw error
+        }
+        guard file.isPlannedFile(try input.status()) else { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
+        let name = stagedName(file)
+        try staging.removeFile(name)
+        var kept = false
+        defer { if !kept { try? staging.removeFile(name) } }
+        let output = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let copied: Int64
+        do {
+            copied = try input.copyContents(to: output, maximumBytes: file.byteCount, buffer: buffer)
+        } catch {
+            if error.code == .tooLarge { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
+            throw error
+        }
+        guard copied == file.byteCount else { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
+        output.startWriteBack(offset: 0, count: copied)
+        kept = true
+        return try output.status().inode
+    }
+
     /// Runs `body` (the store step) on this thread while, when the old location is on another
-    /// filesystem, a second thread copies every planned file into `migration/staged/`, hashed
-    /// and checked against the plan, its writeback started: the store step is CPU work, the copy
-    /// mostly the kernel's and the disk's, and the attachments step then only publishes. A copy
-    /// that fails or differs stops the copying ahead; the attachments step copies what is left
-    /// itself, and reports what fails then.
+    /// filesystem, a second thread copies the planned files in order into `migration/staged/0/`,
+    /// sizes checked, writeback started: the store step is CPU work, the copy mostly the kernel's
+    /// and the disk's, and the attachments step then only publishes. A copy that fails stops the
+    /// copying ahead; the attachments step copies what is left itself, and reports what fails then.
     func copyingFilesAlongside<Result>(_ body: () throws -> Result) throws -> Result {
-        guard copiedAhead.isEmpty, !plan.sameFilesystem, plan.fileCount > 0, let legacyRoot,
+        guard copiedAheadThrough == 0, !plan.sameFilesystem, plan.fileCount > 0, let legacyRoot,
               try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
         else { return try body() }
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
         let staging = try ownStagingDirectory()
+        let list = try files.openAnother()  // this connection is the other thread's
         var result: Result?
-        var copies: [String: StagedCopy] = [:]
+        var copiedThrough: Int64 = 0
         // Worker 0 (this thread) runs index 0, worker 1 index 1; errors are rethrown after both end.
         do {
             try ParallelLoop.run(count: 2, threads: 2) { _, index in
                 if index == 0 {
                     result = try body()
                 } else {
-                    copies = Self.copyAhead(plan.files, from: source, into: staging)
+                    copiedThrough = Self.copyAhead(list, from: source, into: staging)
                 }
             }
         } catch {
             discardStagedCopies()
             throw error
         }
-        copiedAhead = copies
+        copiedAheadThrough = copiedThrough
         return result!
     }
 
-    private static func copyAhead(_ files: some Sequence<PlannedFile>, from source: Directory, into staging: Directory) -> [String: StagedCopy] {
-        var copies: [String: StagedCopy] = [:]
-        for file in files {
-            let copy: StagedFile
-            do {
-                copy = try AttachmentFiles.stage(from: source.openFileForReading(file.source), into: staging,
-                                                 maximumBytes: file.byteCount, synchronize: false)
-            } catch {
-                break  // left to the attachments step, which copies the rest and reports this
+    /// Copies the listed files in order until one fails; returns the number of the last copied.
+    private static func copyAhead(_ list: MigrationFileList, from source: Directory, into staging: Directory) -> Int64 {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AttachmentFiles.chunkBytes, alignment: 16)
+        defer { buffer.deallocate() }
+        var last: Int64 = 0
+        do {
+            try list.forEach { file in
+                _ = try copy(file, from: source, into: staging, buffer: buffer)
+                last = file.number
             }
-            guard copy.byteCount == file.byteCount, copy.contentHash == file.contentHash else {
-                AttachmentFiles.discard(stagedName: copy.stagingName, in: staging)
-                break
-            }
-            copies[file.destination] = StagedCopy(copy, in: staging)
+        } catch {
+            // Left to the attachments step, which copies the rest and reports this.
         }
-        return copies
+        return last
     }
 
     private func discardStagedCopies() {
-        copiedAhead = [:]
+        copiedAheadThrough = 0
         Self.discardStagedCopies(in: root)
     }
 
@@ -182,6 +217,7 @@ extension MigrationRun {
         do {
             guard let migration = try MigrationJournal.openDirectory(in: root) else { return }
             try MigrationStoreBuilder.removeFiles(in: migration)
+            try MigrationFileList.removeFiles(in: migration)
             try migration.removeDirectory(stagedDirectory)
             try root.removeDirectory(MigrationJournal.directory)  // fails, and stays, if it holds anything else
         } catch {
@@ -214,7 +250,8 @@ extension MigrationRun {
         return staging
     }
 
-    /// `migration/staged/<worker>/`: the copies of one thread (see `MigrationPlanner.hash`).
+    /// `migration/staged/<worker>/`: the copies of one thread (only `0/` now; earlier versions
+    /// copied on two).
     static func workerDirectory(_ worker: Int, in staging: Directory) throws -> Directory {
         try staging.openDirectory(String(worker), create: true)
     }
@@ -227,29 +264,28 @@ extension MigrationRun {
     static let copyBatch = 500
 
     /// Makes a batch of copies durable with one `syncfs(2)` of the container's filesystem — the
-    /// data of every file before any of them gets its final name — then renames them into place.
-    /// Until then they are only in `migration/staged/`: a crash leaves leftovers, never a name on
-    /// a partial file. The renames are made durable with the step's closing syncfs.
-    private func publishCopies(_ copies: inout [(StagedCopy, Directory, String, String)]) throws {
+    /// data of every file before any of them gets its final name — records their inodes in the
+    /// file list (a committed, fsynced transaction: from then on each is known as the planned
+    /// file's copy), then renames them into place. Until then they are only in
+    /// `migration/staged/`: a crash leaves leftovers, never a name on a partial file. The renames
+    /// are made durable with the step's closing syncfs.
+    private func publishCopies(_ copies: inout [PendingCopy], from staging: Directory) throws {
         guard !copies.isEmpty else { return }
         try migrationDirectory.synchronizeFileSystem()
-        for (staged, directory, name, destination) in copies {
-            try staged.directory.rename(staged.name, to: directory, as: name)
-            verifiedFiles.insert(destination)
+        try files.recordCopies(copies.map { ($0.file.number, $0.inode) })
+        for copy in copies {
+            try staging.rename(Self.stagedName(copy.file), to: copy.directory, as: copy.name)
         }
         copies.removeAll()
     }
 
-    /// True when `name` in `directory` is already the planned file; throws when something else
-    /// is there.
+    /// True when `name` in `directory` is already the planned file — the same identity (renamed
+    /// there) or the copy the file list recorded; throws when something else is there.
     func isInPlace(_ file: PlannedFile, directory: Directory, name: String) throws -> Bool {
         guard let status = try directory.status(of: name) else { return false }
-        if status.device == file.device && status.inode == file.inode && status.size == file.byteCount { return true }
-        if verifiedFiles.contains(file.destination) { return true }
-        guard status.kind == .regular, status.size == file.byteCount,
-              try AttachmentFiles.contentHash(of: directory.openFileForReading(name)).hash == file.contentHash
-        else { throw MigrationError.destinationConflict(path: directory.childPath(name)) }
-        verifiedFiles.insert(file.destination)
+        guard file.isPlannedFile(status) || file.isRecordedCopy(status) else {
+            throw MigrationError.destinationConflict(path: directory.childPath(name))
+        }
         return true
     }
 
@@ -312,20 +348,5 @@ extension MigrationRun {
             // ENOTEMPTY: it holds entries version 1 did not write, which the caller reports.
             guard error.code == .alreadyExists else { throw error }
         }
-    }
-}
-
-/// A copy waiting in one of `migration/staged/`'s directories to be renamed into place, already
-/// checked against the plan. Only its name and size are kept: 10,000 of them are held at once,
-/// and a `StagedFile` also carries the file's first kilobyte (for the import's format check).
-struct StagedCopy {
-    let name: String
-    let byteCount: Int64
-    let directory: Directory
-
-    init(_ file: StagedFile, in directory: Directory) {
-        name = file.stagingName
-        byteCount = file.byteCount
-        self.directory = directory
     }
 }

@@ -6,7 +6,7 @@ extension MigrationRun {
     /// are converted to the current schema. Three ways to publish them, by what the container has:
     ///
     /// - no store yet (the usual first launch): the new store is built whole
-    ///   (`MigrationStoreBuilder`; a fresh run starts it while the plan hashes the files),
+    ///   (`MigrationStoreBuilder`; a fresh run starts it while the plan lists the files),
     ///   fsynced, and renamed into `store/` — nobody can have a file open that does not exist, and
     ///   the exclusive lock keeps it so;
     /// - a store with no record: the built store is published into it with the backup API, one
@@ -89,7 +89,7 @@ extension MigrationRun {
         CrashPoint.reach("migration.store-staged")
         let result: (added: MigrationCounts, digest: String)
         if let digest = plan.recordDigest {
-            result = (try builder.finish(files: plan.attachments, migratedAt: plan.migratedAt), digest)
+            result = (try builder.finish(files: files, migratedAt: plan.migratedAt), digest)
         } else {
             let (_, digest) = try convertRecords(from: builder.copy, into: Store(connection: builder.connection)) { _, _ in true }
             result = (try builder.finishWithoutConverting(), digest)
@@ -123,7 +123,6 @@ extension MigrationRun {
     private func convertRecords(from copy: LegacyStore, into store: Store,
                                 isAbsent: (_ table: String, _ id: String) throws -> Bool) throws -> (MigrationCounts, String) {
         let converter = LegacyConverter(storePath: copy.path, migratedAt: plan.migratedAt)
-        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
         var added = MigrationCounts()
         var digest = MigrationDigest()
         try copy.forEachRow("trips") { row in
@@ -142,7 +141,7 @@ extension MigrationRun {
             if try isAbsent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
         }
         try copy.forEachAttachmentRow { row in
-            let attachment = try converter.attachment(row, file: files[row.id.lowercased()])
+            let attachment = try converter.attachment(row, file: try files.file(attachmentID: row.id.lowercased()))
             digest.add(attachment)
             if try isAbsent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
         }

@@ -2,7 +2,8 @@ extension MigrationRun {
     /// Verifies everything before the commit marker: the store's pages and records (without a
     /// merge: `quick_check` and the digest of every record; with one: `integrity_check`,
     /// `foreign_key_check` and each legacy record looked up and compared); every file at its
-    /// destination with the planned size and the planned inode or hash; the preferences and tokens.
+    /// destination, the planned file by its identity or the recorded copy by its inode and size (no
+    /// byte read: the hashes come after, `AttachmentHashing`); the preferences and tokens.
     func verify() throws {
         let (legacy, _) = try legacySource()
         let container = try container()
@@ -24,7 +25,7 @@ extension MigrationRun {
             try verifyRecordByRecord(store: store, legacy: legacy)
         }
         var directories: [String: Directory] = [:]
-        for file in plan.files {
+        try files.forEach { file in
             let components = file.destination.split(separator: "/").map(String.init)
             let directory = try directories[components[1]] ?? container.directory(components[0] + "/" + components[1])
             directories[components[1]] = directory
@@ -81,14 +82,14 @@ extension MigrationRun {
         try compare("trips", Store.tripColumns, Store.trip(from:), \.id, in: legacy) { try converter.trip($0) }
         try compare("places", Store.placeColumns, Store.place(from:), \.id, in: legacy) { try converter.place($0) }
         try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
-        let files = Dictionary(uniqueKeysWithValues: plan.attachments.map { ($0.attachmentID ?? "", $0) })
         let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
         try legacy.forEachAttachmentRow { row in
-            let expected = try converter.attachment(row, file: files[row.id.lowercased()])
+            let file = try files.file(attachmentID: row.id.lowercased())
+            let expected = try converter.attachment(row, file: file)
             guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
             }
-            if files[expected.id] != nil || !plan.merge, found != expected {
+            if file != nil || !plan.merge, found != expected {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
             }
         }

@@ -4,6 +4,8 @@
 final class MigrationRun {
     let options: MigrationOptions
     let plan: MigrationPlan
+    /// The planned files (`migration/plan-files.sqlite`), read a page at a time.
+    let files: MigrationFileList
     let root: Directory
     /// The exclusive container lock, held from the plan to the end; handed to the container once
     /// it is set up (which keeps it exclusive until it is released).
@@ -15,21 +17,21 @@ final class MigrationRun {
     var record: MigrationJournal.Record
     var resumed = false
     private(set) var openedContainer: Container?
-    /// Destination files whose hash this run has checked (copies) — not re-read by the verification.
-    var verifiedFiles = Set<String>()
-    /// Copies made in `migration/staged/` by the plan or while the store step ran (across
-    /// filesystems), by destination; the attachments step publishes them.
-    var copiedAhead: [String: StagedCopy] = [:]
-    /// The new store, started while the plan hashed the files (a fresh run into a container with
+    /// Across filesystems: the planned files up to this number were copied into
+    /// `migration/staged/0/<number>` while the store step ran, their sizes checked; the
+    /// attachments step makes them durable and publishes them (0: none).
+    var copiedAheadThrough: Int64 = 0
+    /// The new store, started while the plan listed the files (a fresh run into a container with
     /// no record); the store step finishes and publishes it.
     var prebuilt: MigrationStoreBuilder?
     /// What each step of this run took, for the summary.
     var stepTimes: [MigrationStepTime] = []
 
-    init(options: MigrationOptions, plan: MigrationPlan, root: Directory, lock: FileLock, migrationDirectory: Directory,
+    init(options: MigrationOptions, plan: MigrationPlan, files: MigrationFileList, root: Directory, lock: FileLock, migrationDirectory: Directory,
          legacyRoot: Directory?, legacy: LegacyStore?, record: MigrationJournal.Record) {
         self.options = options
         self.plan = plan
+        self.files = files
         self.root = root
         self.lock = lock
         self.migrationDirectory = migrationDirectory
@@ -79,6 +81,8 @@ final class MigrationRun {
         if record.finished < .committed {
             // The decision point: from here on the destination is the copy, whatever happens next.
             try timed("commit") {
+                // The rows' hashes are still to be read: the pass is due from the moment they are visible.
+                if plan.fileCount > 0 { try AttachmentHashing.markPending(in: migrationDirectory) }
                 try MigrationJournal.write(Self.summary(plan: plan, outcome: "migrated"), MigrationJournal.commitMarkerFile,
                                            in: migrationDirectory)
             }
@@ -92,6 +96,7 @@ final class MigrationRun {
             // any of these that a kill here leaves: `ContainerMigration.removeLeftovers`).
             try migrationDirectory.removeFile(MigrationJournal.journalFile)
             try migrationDirectory.removeFile(MigrationJournal.planFile)
+            try MigrationFileList.removeFiles(in: migrationDirectory)
             for name in try migrationDirectory.entries() where name.hasSuffix(".tmp") {
                 try migrationDirectory.removeFile(name)
             }
@@ -133,7 +138,7 @@ final class MigrationRun {
         summary.attachmentBytes = plan.fileBytes
         summary.sameFilesystem = plan.sameFilesystem
         summary.missing = plan.missing
-        summary.recovered = plan.recovered.map(\.destination)
+        summary.recovered = plan.recovered
         summary.preferencesRefused = plan.preferences.refused
         summary.preferencesUnknown = plan.preferences.unknown
         summary.bookingKindsChangedToOther = plan.bookingKindsChangedToOther

@@ -8,8 +8,8 @@ import Glibc
 /// rows go in and created again after, from their own `CREATE INDEX` text (one sort each instead
 /// of an insertion at a random place per row). The records are converted inside SQLite
 /// (`LegacySQLConversion`) in two parts: trips, places and bookings need nothing from the plan, so
-/// a fresh migration converts them while the plan hashes the files; the attachments need the
-/// plan's sizes and hashes.
+/// a fresh migration converts them while the plan lists the files; the attachments need the
+/// plan's sizes and destinations.
 final class MigrationStoreBuilder {
     let migrationDirectory: Directory
     /// The copy of the legacy store the records come from.
@@ -47,11 +47,11 @@ final class MigrationStoreBuilder {
         convertedBeforeFiles = true
     }
 
-    /// The attachments (with the plan's `files`), then the indexes, then the checks: no dangling
+    /// The attachments (with the plan's file list), then the indexes, then the checks: no dangling
     /// reference, exactly the copy's number of records. Returns the counts.
-    func finish(files: [PlannedFile], migratedAt: String) throws -> MigrationCounts {
+    func finish(files: MigrationFileList, migratedAt: String) throws -> MigrationCounts {
         try convertRecordsBeforeFiles(migratedAt: migratedAt)
-        try LegacySQLConversion.convertAttachments(files: files, migratedAt: migratedAt, in: connection)
+        try LegacySQLConversion.convertAttachments(fileListPath: files.connection.path, migratedAt: migratedAt, in: connection)
         return try finishWithoutConverting()
     }
 

@@ -94,6 +94,10 @@ public final class Connection {
     /// Rows changed by the last statement.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// Rows this connection has inserted, updated or deleted since it was opened
+    /// (`sqlite3_total_changes64`): non-zero once it has written.
+    public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+
     /// True when SQLite opened the file read-only (asked to, or because it is write-protected).
     public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 

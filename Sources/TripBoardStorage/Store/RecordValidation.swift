@@ -52,7 +52,8 @@ extension Attachment {
     public static let states: Set<String> = ["present", "missing", "deleting"]
 
     /// This attachment row in the form the store keeps, or the first rule it breaks. The hash
-    /// is 64 lowercase hex digits, or empty only for a row whose file was lost (`missing`).
+    /// is 64 lowercase hex digits, or empty for a row whose file was lost (`missing`) or whose
+    /// bytes are not hashed yet (`hashIsUnverified`).
     public func validated() throws -> Attachment {
         var attachment = self
         attachment.id = try FieldRules.id(id)
@@ -65,7 +66,8 @@ extension Attachment {
         guard byteCount >= 0 else { throw StoreError.invalidField(field: "byteCount", rule: "must not be negative") }
         if let pageCount, pageCount < 1 { throw StoreError.invalidField(field: "pageCount", rule: "must be at least 1") }
         let isHash = contentHash.utf8.count == 64 && contentHash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        guard isHash || (contentHash.isEmpty && state == "missing") else {
+        // Empty: a row whose file is missing, or one whose bytes are not hashed yet (`hashIsUnverified`).
+        guard isHash || contentHash.isEmpty else {
             throw StoreError.invalidField(field: "contentHash", rule: "must be 64 lowercase hex digits (BLAKE2b-256)")
         }
         attachment.createdAt = try FieldRules.stamp(createdAt, field: "createdAt")

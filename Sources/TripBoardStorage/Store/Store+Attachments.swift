@@ -6,7 +6,9 @@ public struct Attachment: Sendable, Equatable, Codable {
     public var originalFilename: String
     public var contentType: String
     public var byteCount: Int64
-    /// BLAKE2b-256 of the bytes, lowercase hex.
+    /// BLAKE2b-256 of the bytes, lowercase hex; empty when the row has no file (`missing`) or
+    /// when its bytes were not hashed yet (`hashIsUnverified`: a migrated file, before the
+    /// container's hashing pass reaches it). Never compare bytes against an empty hash.
     public var contentHash: String
     public var pageCount: Int64?
     public var relativePath: String
@@ -26,6 +28,47 @@ public struct Attachment: Sendable, Equatable, Codable {
              createdAt, syncState, remoteVersion, updatedAt
     }
 
+    /// True while the row's file has not been hashed: the container migration moves files
+    /// without reading them and the hashing pass (`AttachmentHashing`) records their hashes after
+    /// the container is published. Whoever needs the hash meanwhile hashes the file on the spot.
+    /// `contentHash` is `null` in the JSON contract while this lasts.
+    public var hashIsUnverified: Bool { contentHash.isEmpty && state != "missing" }
+
+    public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: String,
+                pageCount: Int64?, relativePath: String, state: String, createdAt: String, syncState: SyncState,
+                remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil) {
+        self.id = id
+        self.bookingId = bookingId
+        self.originalFilename = originalFilename
+        self.contentType = contentType
+        self.byteCount = byteCount
+        self.contentHash = contentHash
+        self.pageCount = pageCount
+        self.relativePath = relativePath
+        self.state = state
+        self.createdAt = createdAt
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+        self.trashedAt = trashedAt
+    }
+
+    /// Reads the JSON contract; a `null` `contentHash` (not hashed yet) is the empty hash.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(String.self, forKey: .id), bookingId: try container.decode(String.self, forKey: .bookingId),
+                  originalFilename: try container.decode(String.self, forKey: .originalFilename),
+                  contentType: try container.decode(String.self, forKey: .contentType),
+                  byteCount: try container.decode(Int64.self, forKey: .byteCount),
+                  contentHash: try container.decodeIfPresent(String.self, forKey: .contentHash) ?? "",
+                  pageCount: try container.decodeIfPresent(Int64.self, forKey: .pageCount),
+                  relativePath: try container.decode(String.self, forKey: .relativePath), state: try container.decode(String.self, forKey: .state),
+                  createdAt: try container.decode(String.self, forKey: .createdAt),
+                  syncState: try container.decode(SyncState.self, forKey: .syncState),
+                  remoteVersion: try container.decodeIfPresent(Int64.self, forKey: .remoteVersion),
+                  updatedAt: try container.decode(String.self, forKey: .updatedAt))
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -33,7 +76,11 @@ public struct Attachment: Sendable, Equatable, Codable {
         try container.encode(originalFilename, forKey: .originalFilename)
         try container.encode(contentType, forKey: .contentType)
         try container.encode(byteCount, forKey: .byteCount)
-        try container.encode(contentHash, forKey: .contentHash)
+        if hashIsUnverified {
+            try container.encodeNil(forKey: .contentHash)
+        } else {
+            try container.encode(contentHash, forKey: .contentHash)
+        }
         try container.encode(pageCount, forKey: .pageCount)
         try container.encode(relativePath, forKey: .relativePath)
         try container.encode(state, forKey: .state)

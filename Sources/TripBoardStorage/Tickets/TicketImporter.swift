@@ -202,7 +202,8 @@ public struct TicketImporter {
             bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
             detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
 
-        if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: trip.id) {
+        if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: trip.id)
+            ?? hashingUnverified(like: staged, booking: requestedBooking, tripId: trip.id, files: files) {
             try reportAlreadyAttached(existing, in: &result)
         } else {
             result.attachment.relativePath = try files.publish(staged, id: result.attachment.id, fileExtension: "pdf")
@@ -306,6 +307,23 @@ public struct TicketImporter {
     func existingCopy(of contentHash: String, booking: Booking?, tripId: String) throws -> Attachment? {
         if let booking { return try container.store.attachment(bookingId: booking.id, contentHash: contentHash) }
         return try container.store.attachment(tripId: tripId, contentHash: contentHash)
+    }
+
+    /// The live attachment holding these bytes among rows not hashed yet (a migrated container
+    /// before its hashing pass reached them): each of the same size, in `booking` or (when the
+    /// booking is to be created) in any booking of the trip, is hashed on the spot and its hash
+    /// recorded — an empty hash equals nothing. Outside the commit's transaction, so the files
+    /// are read without holding the write lock; the commit then finds the hash recorded.
+    func hashingUnverified(like staged: StagedFile, booking: Booking?, tripId: String, files: AttachmentFiles) throws -> Attachment? {
+        let store = try container.store
+        for var candidate in try store.unverifiedAttachments(bookingId: booking?.id, tripId: tripId, byteCount: staged.byteCount) {
+            guard let hash = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store) else { continue }
+            if hash == staged.contentHash {
+                candidate.contentHash = hash
+                return candidate
+            }
+        }
+        return nil
     }
 
     func reportAlreadyAttached(_ existing: Attachment, in result: inout TicketImportResult) throws {

@@ -167,6 +167,14 @@ def contents(path):
     except FileNotFoundError: return None
 if mode == "final" or committed:
     store = read_store(os.path.join(container, "store", "TripBoard.sqlite"), False)
+    hashing = os.path.exists(os.path.join(container, "migration", "hashing.json"))
+    if hashing:
+        # The hashing pass is due (killed, or not yet run): a row may still be unverified (''),
+        # never wrong. A finished run has no marker and every hash.
+        if mode == "final": problems.append("the hashing pass did not finish")
+        for key, row in list(store["attachments"].items()):
+            if row[4] == "" and row[7] == "present" and key in expected["attachments"]:
+                store["attachments"][key] = row[:4] + (expected["attachments"][key][4],) + row[5:]
     if store["integrity"] != [("ok",)]: problems.append(f"integrity_check: {store['integrity']}")
     if store["fk"]: problems.append(f"foreign_key_check: {store['fk']}")
     for table in queries:
