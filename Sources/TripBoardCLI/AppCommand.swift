@@ -154,8 +154,8 @@ public enum AppCommand {
                 context.noteFailure(error)
                 throw error
             }
+            context.finishPendingHashing()
         }
-        context.finishPendingHashing()
     }
 
     /// Words that select no single command: help for the commands they begin, or the mistake.
