@@ -26,12 +26,7 @@ extension Store {
     /// A pulled attachment: inserted `missing` at the path its file will have, or its metadata
     /// updated (the file of an id never changes: its size and hash are left as they are).
     func writeAttachmentSyncRecord(_ record: SyncRecord, inserting: Bool) throws {
-        func text(_ name: String) throws -> String {
-            guard let value = record.fields[name]?.stringValue else {
-                throw StoreError.invalidField(field: name, rule: "missing or not text in the synchronised record")
-            }
-            return value
-        }
+        func text(_ name: String) throws -> String { try record.requiredText(name) }
         func integer(_ name: String) throws -> Int64? {
             guard let value = record.fields[name], value != .null else { return nil }
             guard case .number(let digits) = value, let number = Int64(digits) else {

@@ -103,12 +103,7 @@ extension Store {
     /// rules as every other write (`validated()`, `FieldRules`). A field missing from `fields`
     /// makes the record invalid (`StoreError.invalidField`).
     func writeSyncRecord(_ record: SyncRecord, inserting: Bool) throws {
-        func string(_ name: String) throws -> String {
-            guard let value = record.fields[name]?.stringValue else {
-                throw StoreError.invalidField(field: name, rule: "missing or not text in the synchronised record")
-            }
-            return value
-        }
+        func string(_ name: String) throws -> String { try record.requiredText(name) }
         func optionalString(_ name: String) throws -> String? {
             guard let value = record.fields[name] else { throw StoreError.invalidField(field: name, rule: "missing in the synchronised record") }
             if value == .null { return nil }
@@ -165,5 +160,15 @@ extension Store {
     func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {
         try connection.statement("UPDATE \(kind.table) SET sync_state = ?, remote_version = ? WHERE id = ?")
             .run([.text(state.rawValue), .optional(remoteVersion), .text(id)])
+    }
+}
+
+extension SyncRecord {
+    /// The text field `name`, which a record of its kind must have (`StoreError.invalidField` otherwise).
+    func requiredText(_ name: String) throws(StoreError) -> String {
+        guard let value = fields[name]?.stringValue else {
+            throw StoreError.invalidField(field: name, rule: "missing or not text in the synchronised record")
+        }
+        return value
     }
 }
