@@ -142,6 +142,7 @@ public enum AppCommand {
             if arguments.wantsHelp { return console.print(HelpText.command(command, of: program)) }
             if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
             try arguments.checked()
+            try LocalZone.check(environment)
             let explicitContainer = try arguments.option(CommonOptions.container.name)
             let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
             let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)

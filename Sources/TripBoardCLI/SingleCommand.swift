@@ -22,6 +22,7 @@ enum SingleCommand {
                 return ExitStatus.success.rawValue
             }
             if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
+            try LocalZone.check(environment)
             let containerPath = try ContainerLocation.resolve(explicit: try arguments.option(CommonOptions.container.name), environment: environment)
             return try body(&arguments, containerPath)
         } catch {
