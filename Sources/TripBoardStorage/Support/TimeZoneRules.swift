@@ -84,7 +84,12 @@ public struct TimeZoneRules: Sendable, Equatable {
     /// not UTC.
     public static func fromEnvironmentValue(_ value: String, in directory: String = databaseDirectory) throws(TimeZoneError) -> TimeZoneRules {
         let name = value.hasPrefix(":") ? String(value.dropFirst()) : value
-        if let rules = try? named(name, in: directory) { return rules }
+        do {
+            return try named(name, in: directory)
+        } catch {
+            // A zone file that is there but damaged is that error; only a name with no file may be a rule.
+            guard case .unknownZone = error else { throw error }
+        }
         if !value.hasPrefix(":"), let rule = PosixRule(value) {
             return TimeZoneRules(name: value, transitions: [], transitionTypes: [], types: [rule.standard], rule: rule)
         }
