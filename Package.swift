@@ -54,9 +54,28 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // The basement: the only modules that import Glibc, CSQLite or CSodium (docs/architecture.md).
+        .target(
+            name: "TripBoardSystem",
+            dependencies: ["CSystem"]
+        ),
+        .target(
+            name: "TripBoardSQLite",
+            dependencies: ["CSQLite", "TripBoardSystem"]
+        ),
+        .target(
+            name: "TripBoardSodium",
+            dependencies: ["CSodium", "TripBoardSystem"]
+        ),
+        // What `share-extension` and `pdf-worker` say to each other: the worker links this and the
+        // basement's System, never SQLite, Sodium or the store.
+        .target(
+            name: "TripBoardWorkerContract",
+            dependencies: ["TripBoardSystem"]
+        ),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["CSQLite", "CSodium", "CSystem"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
         ),
         .target(
             name: "TripBoardCLI",
@@ -86,11 +105,11 @@ let package = Package(
         // memory and CPU limits, so nothing else links poppler (which has no static library).
         .target(
             name: "TicketImport",
-            dependencies: ["CPoppler", "TripBoardStorage"]
+            dependencies: ["CPoppler", "TripBoardSystem", "TripBoardWorkerContract"]
         ),
         .executableTarget(
             name: "pdf-worker",
-            dependencies: ["TicketImport", "TripBoardStorage"],
+            dependencies: ["TicketImport", "TripBoardSystem"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         // Runs once per device: a static link like the others, without a start-up symbol order.
@@ -115,22 +134,22 @@ let package = Package(
         .testTarget(
             name: "TicketImportTests",
             // CPoppler: the tests draw their fixture PDFs with cairo's PDF surface.
-            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler"]
+            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage"],
+            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardStorage"]
+            dependencies: ["TripBoardCLI", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage"]
+            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Glibc
-public import TripBoardStorage
+import TripBoardSystem
+public import TripBoardWorkerContract
 
 /// `pdf-worker`: inspects one untrusted PDF under resource limits and prints one JSON object.
 ///

@@ -1,6 +1,6 @@
 internal import CPoppler
 import Glibc
-import TripBoardStorage
+import TripBoardWorkerContract
 
 /// What `pdf-worker` does to itself before it lets poppler near a file.
 enum WorkerConfinement {

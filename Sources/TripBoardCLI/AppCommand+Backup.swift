@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 extension AppCommand {
     static var backupCommands: [CommandSpec] {

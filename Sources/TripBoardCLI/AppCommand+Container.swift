@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {

@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 extension AppCommand {
     static let accessTokenService = Keychain.accessTokenService

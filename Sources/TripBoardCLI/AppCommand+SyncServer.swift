@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// `app sync init-server|setup|now|status|leave`: sync with a PostgreSQL server through
 /// `sync-agent` (docs/sync.md). Passwords and the passphrase come from stdin or the terminal.

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// `app sync watch [--json]`: syncs at once, then again whenever the server announces a change
 /// in the zone (LISTEN/NOTIFY), another process commits to this store, or a minute passes —

@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 /// One `app` subcommand, declared once: the words that select it, its options and arguments
 /// (`Grammar`), what it does, and how it runs. Usage, help, errors, completion and the man page

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// A command line parsed against its `Grammar`: options are taken by name wherever they stand
 /// (before or after the command words), then the positional words in order; whatever positional

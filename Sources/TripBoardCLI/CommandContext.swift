@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 /// What every command gets: its arguments, the environment, the console, and the container,
 /// opened on first use (so `--help` and usage errors never touch the disk).

@@ -1,3 +1,4 @@
+import TripBoardSystem
 /// The command model every executable's command line is declared in: each command and option
 /// once, with its arity, value name and help. Parsing, usage lines, `--help`, errors, did-you-mean
 /// suggestions, shell completion and the man pages are all made from it, so they cannot disagree.

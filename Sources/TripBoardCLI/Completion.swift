@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// Shell completion, made from the command model. The scripts `app completion SHELL` prints are
 /// small and fixed: on each Tab they run `app __complete PROGRAM -- WORDS…` (the words typed

@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// The local time zone every executable reads times in (`TZ`, as `date` reads it). glibc reads a
 /// `TZ` that names no zone as UTC without a word — `TZ=Europe/Lisbn app booking add … 07:35` would

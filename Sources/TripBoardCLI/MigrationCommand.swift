@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the
 /// shared container (docs/migration.md). `main.swift` calls `MigrationCommand.main`.

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// Every executable the command model describes (`pdf-worker` is not one: only the others run
 /// it, with the contract in docs/pdf-worker.md).

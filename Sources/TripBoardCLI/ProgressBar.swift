@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// A one-line progress bar on standard error, redrawn in place, drawn only when standard error
 /// is a terminal (a log or a pipe gets no control characters).

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// The frame the single-command executables (`widget`, `share-extension`, `container-migration`)
 /// share: the words are parsed against the program's declared grammar; `--help` prints the help

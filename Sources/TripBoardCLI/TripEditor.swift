@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// `trip edit ID` without field flags: the trip's editable fields as JSON in `$VISUAL`/`$EDITOR`.
 ///

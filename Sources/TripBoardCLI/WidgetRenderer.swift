@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 
 /// How the terminal can show text.
 struct WidgetStyle {

@@ -1,5 +1,6 @@
 import Glibc
 import TripBoardStorage
+import TripBoardSystem
 
 /// `sync-agent`'s loop: frames in on stdin, frames out on stdout (`HelperSession` is the other
 /// end), until stdin closes. Exit statuses: 0 at end of input, 64 when started with arguments

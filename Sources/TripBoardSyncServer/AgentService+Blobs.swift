@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSodium
 
 /// Blobs (attachment files, sealed by `app` with secretstream before they get here): uploaded in
 /// one transaction with the blob's row locked, so a blob is on the server whole or not at all

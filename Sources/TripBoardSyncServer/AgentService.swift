@@ -1,4 +1,5 @@
 public import TripBoardStorage
+import TripBoardSystem
 
 /// What `sync-agent` does with each request (`AgentRequest`): the only code that speaks SQL to
 /// the sync server. It keeps one connection and, between `pullBegin` and `pullEnd`, one open

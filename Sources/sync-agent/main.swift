@@ -2,5 +2,6 @@
 // it in frames on stdin/stdout; the conversation is documented on `AgentMain` and in docs/sync.md.
 import TripBoardStorage
 import TripBoardSyncServer
+import TripBoardSystem
 
 ProcessSetup.exit(AgentMain.main(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSystem
 
 /// The `app` contract, run as a user runs it: the built executable on a fresh container.
 @Suite struct AppCommandTests {

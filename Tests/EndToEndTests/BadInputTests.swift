@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardSystem
 
 /// Every bad input gets one `error:` line on stderr, its documented exit status, and changes
 /// nothing in the container.

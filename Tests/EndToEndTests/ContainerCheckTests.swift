@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// `container check [--repair]` and the attachment commands on attachments placed by hand (as an
 /// import leaves them: the file first, then its row).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSystem
 
 /// Edge cases found in review: each one is a promise of the failure policy or the CLI contract.
 @Suite struct EdgeCaseTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardSystem
 
 /// `trip edit` never throws away what was typed in `$EDITOR`: on a terminal a refused edit opens
 /// the editor again with the error on top, in `#` lines; elsewhere the file is kept and named.

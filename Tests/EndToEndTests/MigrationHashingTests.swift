@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardSystem
 
 /// The container migration moves files without reading them and hashes them after the container
 /// is usable (`AttachmentHashing`). Killed during that pass, the container is usable all the

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 extension TestContainer {
     /// Runs `share-extension ARGS` on this container.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSodium
 
 /// Attachments through sync: the PDF sealed with secretstream into 1 MiB chunks on the server,
 /// fetched by the other device into its container's attachments with its hash verified, and

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// `app sync …` against a real PostgreSQL: two devices (containers with device directories of
 /// their own) on one throw-away server, through the built `app` and `sync-agent`.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+@testable import TripBoardSystem
+import TripBoardWorkerContract
 
 /// End to end: the built `pdf-worker` (next to the test bundle in the products directory, or
 /// `TRIPBOARD_PDF_WORKER`) spawned through the `PDFWorker` client, as the share extension will.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import TicketImport
 import TripBoardStorage
+import TripBoardSystem
+import TripBoardWorkerContract
 
 /// The worker's logic in this process: its command line, its checks before poppler, its verdicts.
 /// (Limits and silence only apply in the real worker: see PDFWorkerTests.)

@@ -1,5 +1,7 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// What ``AgeReader`` says about a file that was cut, extended or altered after it was written,
 /// and what it released first: only whole chunks that verified, never a byte of the bad one.

@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
 
 /// The Sodium primitives the age format needs (HMAC-SHA-256, HKDF-SHA-256, scrypt,
 /// ChaCha20-Poly1305-IETF, strict unpadded base64), against published vectors.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// The age test kit (C2SP CCTV, `Fixtures/age-testkit/`, provenance in `Fixtures/README.md`),
 /// table-driven: every kept vector must end the way its `expect:` line says, and the plaintext

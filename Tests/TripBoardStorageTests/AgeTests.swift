@@ -1,5 +1,7 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// ``AgeWriter`` and ``AgeReader`` on their own: the format they write, round trips at every
 /// chunk boundary, and one distinct ``AgeError`` for each way a file can be wrong.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// Not a timed unit test: a measurement run by hand, skipped unless `TRIPBOARD_AGE_THROUGHPUT` names
 /// a plaintext file. It encrypts that file to `<file>.age` at age's work factor 2^18, then

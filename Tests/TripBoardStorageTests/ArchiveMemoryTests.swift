@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// Memory stays flat in the size of what is archived: age(tar(one file)) written to disk and read
 /// back, at 20 MB and at 200 MB, in a child process each (this test binary, running only the

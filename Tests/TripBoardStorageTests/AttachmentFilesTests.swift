@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// The file side of attachments: staged with a hash, published durably, checked, removed.
 struct AttachmentFilesTests {

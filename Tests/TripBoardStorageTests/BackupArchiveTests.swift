@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// The two layers together, as `app backup` will stack them — tar inside age — against the way
 /// a user restores by hand: `age -d FILE | tar x` (age through a pseudo-terminal), or pyrage

@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// The two-thread stages of `app backup` and `app restore`: bytes arrive whole and in order
 /// whatever the sizes of the writes and reads, errors arrive after every byte before them, and a

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 struct ContainerTests {
     static let storeRelativePath = "container/store/TripBoard.sqlite"

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// The other implementations the archive tests check TripBoard against — Debian's `age` (Go),
 /// PyPI's `pyrage` (Rust), GNU `tar`, `bsdtar` (libarchive), Python's `tarfile` — run with the one

@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `FieldRules`: the one rule per field that every path writing a record uses.
 struct FieldRulesTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// flock(2) locks belong to an open file description, so two separate `open`s of the same file in
 /// one process contend exactly as two processes would.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `flock(1)` from util-linux holding a lock on a file from another process until released: the
 /// child runs `cat` on a pipe, so closing our end (or this test process dying) ends it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `Identifier`: record ids are random version-4 UUIDs in lowercase.
 struct IdentifierTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `JSONValue.parse`: RFC 8259 without Foundation. Foundation's `JSONSerialization` is the oracle
 /// where the two are meant to agree.

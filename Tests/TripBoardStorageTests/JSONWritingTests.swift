@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `JSONValue.serialized`: the one writer of every JSON file and of `--json` output.
 struct JSONWritingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
 
 /// The worked example of docs/security.md ("Test vector"), computed by TripBoard's own code: if
 /// this test fails, the document no longer describes what TripBoard writes. The values were

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
 
 /// The keychain in-process: sealing, identity binding, device scope, recovery.
 struct KeychainTests {

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// The plan's file list in SQLite (`migration/plan-files.sqlite`): what the plan writes reads
 /// back exactly, a page at a time, and a file is recognised by its identity — never by a hash.

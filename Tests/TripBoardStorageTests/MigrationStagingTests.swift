@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `migration/staged/`: a per-thread directory for each copying thread; emptying it removes what
 /// an interrupted attempt left, in either layout, and never follows a link planted there.

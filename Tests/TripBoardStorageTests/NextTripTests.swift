@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `NextTrip.find`: the widget's question, asked of a real store.
 struct NextTripTests {

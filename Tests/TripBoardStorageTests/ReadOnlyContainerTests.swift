@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `ReadOnlyContainer`: the widget's view of the container. It never creates, writes or repairs
 /// anything, and never waits long.

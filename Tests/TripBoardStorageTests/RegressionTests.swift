@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSQLite
+import TripBoardSystem
 
 /// One test per fix from review; each failed before its fix.
 struct RegressionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSQLite
 
 struct SQLiteTests {
     /// A fresh database file in WAL mode with a table `t`.

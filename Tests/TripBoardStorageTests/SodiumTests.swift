@@ -1,5 +1,7 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSodium
+import TripBoardSystem
 
 /// The Sodium layer: known-answer tests against published vectors, then the properties callers
 /// rely on (tamper detection, nonce freshness, no leaks in descriptions, validated inputs).

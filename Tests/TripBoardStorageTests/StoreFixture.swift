@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// A `CivilDate` from a literal the test knows is valid.
 func day(_ text: String) throws -> CivilDate { try #require(CivilDate(text)) }

@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `app import` reads its document as a stream: `JSONStreamReader` walks the top-level object
 /// and hands over one record at a time, checking the syntax exactly as `JSONValue.parse` does

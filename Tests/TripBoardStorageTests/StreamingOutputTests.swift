@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// Lists and exports that stream: `RowCursor` hands out rows as the statement steps, and
 /// `JSONArrayWriter` / `Store.writeExport` write, piece by piece, exactly the bytes `JSON.encode`

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// TripBoard's tar against GNU tar 1.34, bsdtar (libarchive; skipped when not installed) and
 /// Python's `tarfile`: each extracts what ``TarWriter`` writes byte for byte, with its modes and

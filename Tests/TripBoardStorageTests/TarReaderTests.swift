@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// What ``TarReader`` refuses, each with the ``TarError`` that names it, on archives crafted block
 /// by block — and the leniencies it keeps on purpose (GNU headers and long names, unknown pax

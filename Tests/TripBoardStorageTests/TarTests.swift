@@ -1,5 +1,6 @@
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// ``TarWriter`` and ``TarReader`` together: the exact header bytes written, round trips of
 /// names and sizes at every boundary of the format, and what the writer refuses.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `TicketFields.extract(from:)`: booking details from the text poppler returns for a ticket's first pages.
 struct TicketFieldsTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// The zone rules TripBoard reads from the system's TZif files, against glibc's own reading of the
 /// same files (`localtime` in a Python process with that `TZ`), at instants from 1900 to 2100 — past

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// `export` → `import`: one JSON document, imported all or nothing.
 struct TransferTests {

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// The deletion queue's file side (architecture §4.4): a purge marks attachment rows `deleting`
 /// in the store first (`Store.queuePurge`, committed), then — holding the deletion lock, so that
 /// no backup loses a file it is copying — unlinks each file and fsyncs its directory, removes the

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// The lock that keeps attachment files from vanishing under a backup (docs/storage.md §1.1).
 ///
 /// A `flock` on the descriptor of the `attachments/` directory (flock(2) locks any open file,

@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSodium
+public import TripBoardSystem
 
 /// A file copied into the container's staging directory, hashed on the way, not yet published.
 public struct StagedFile: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// Content hashes filled in after the container is usable. The container migration moves every
 /// file without reading a byte (same filesystem: a rename keeps the inode; across filesystems: a
 /// copy, fsynced and size-checked), so its attachment rows start unverified

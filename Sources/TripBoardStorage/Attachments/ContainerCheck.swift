@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSystem
 
 /// What `container check` found, and with `--repair` what it did.
 public struct ContainerCheckReport: Sendable, Equatable, Codable {

@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// `caches/thumbnails/<attachment id>.png`: derived data. A missing entry is the normal case (it is
 /// regenerated), a failure to write one is logged and never fails an import, and the cache stays
 /// under a size limit by evicting the least recently used entries (modification time = last use).

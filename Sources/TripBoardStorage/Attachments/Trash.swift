@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// Deleting, restoring and purging as the commands do it: the store's side (`Store+Trash`) plus
 /// the files' — thumbnails removed when a record goes to the trash, attachment files removed
 /// through the deletion queue when it is purged (docs/storage.md §4.4).

@@ -1,3 +1,5 @@
+public import TripBoardSodium
+
 /// Why an age file could not be written or read: one case per thing a user can act on.
 ///
 /// Safe to print and log: no case carries key material, a passphrase or plaintext; the

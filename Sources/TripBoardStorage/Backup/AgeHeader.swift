@@ -1,3 +1,5 @@
+import TripBoardSodium
+
 /// The text header of an age v1 file (age.md, "Header"): the version line, one or more recipient
 /// stanzas, and the MAC line.
 ///

@@ -1,3 +1,6 @@
+public import TripBoardSodium
+public import TripBoardSystem
+
 /// Decrypts an age v1 file encrypted with a passphrase, as a stream that hands out only
 /// authenticated plaintext.
 ///

@@ -1,3 +1,6 @@
+public import TripBoardSodium
+public import TripBoardSystem
+
 /// Encrypts a stream into an age v1 file for a passphrase (age.md), as `age -p` does: an scrypt
 /// stanza, the header MAC, a random payload nonce, then the STREAM of 64 KiB chunks.
 ///

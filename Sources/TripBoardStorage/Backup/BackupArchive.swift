@@ -1,3 +1,6 @@
+import TripBoardSodium
+import TripBoardSystem
+
 /// The tar inside a backup, in the order a restore needs to check as it reads: the manifest,
 /// the store (whose rows every attachment is checked against), the preferences, the keychain,
 /// then `attachments/<xx>/…` in path order and `attachments/recovered/…`. Paths are the

@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSystem
 
 /// A fixed set of buffers handed between two threads in order: a producer fills one and passes
 /// it on, a consumer empties it and gives it back. `depth` buffers of `bufferSize` bytes are all

@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSodium
+public import TripBoardSystem
 
 /// What `app backup` wrote.
 public struct BackupSummary: Sendable, Codable {

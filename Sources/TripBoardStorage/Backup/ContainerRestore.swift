@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSodium
+public import TripBoardSystem
 
 /// What `app restore` did (or, with `--dry-run`, would do).
 public struct RestoreSummary: Sendable, Codable {

@@ -1,3 +1,5 @@
+import TripBoardSodium
+
 /// The STREAM construction of the age payload (age.md, "Payload"): 64 KiB chunks, each sealed
 /// with ChaCha20-Poly1305 under the payload key and a nonce made of an 11-byte big-endian chunk
 /// counter and a last-chunk flag byte (0x01 on the final chunk, 0x00 before it).

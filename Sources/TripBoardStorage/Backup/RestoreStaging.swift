@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSodium
+import TripBoardSystem
 
 /// Why a restore was refused. Nothing was written anywhere: the target is as it was, and the
 /// staging directory the restore built is gone.

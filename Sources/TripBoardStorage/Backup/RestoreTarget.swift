@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSystem
 
 /// Where a restore puts the container, and the renames that put it there.
 ///

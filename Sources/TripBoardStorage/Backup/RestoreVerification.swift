@@ -1,3 +1,5 @@
+import TripBoardSQLite
+
 /// The checks a restore runs on its staging directory before anything is put in place: the
 /// store opens, is at a schema this build knows, passes `integrity_check` and
 /// `foreign_key_check`; every attachment file matches its row's size and hash; the manifest, if

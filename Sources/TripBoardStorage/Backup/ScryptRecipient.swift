@@ -1,3 +1,5 @@
+import TripBoardSodium
+
 /// The passphrase recipient of age v1 (age.md, "The scrypt recipient type"): the file key sealed
 /// with ChaCha20-Poly1305 under a key that scrypt derives from the passphrase.
 ///

@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// Reads a tar archive strictly, streaming: the entries one by one, each file's content in
 /// chunks, and nothing that the profile of docs/backup-format.md does not allow.
 ///

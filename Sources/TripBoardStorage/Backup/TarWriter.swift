@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// Writes a POSIX tar archive (pax/ustar) of regular files and directories, streaming: what
 /// `tar x`, `bsdtar` and Python's `tarfile` extract byte for byte.
 ///

@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSystem
 
 extension Container {
     /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs

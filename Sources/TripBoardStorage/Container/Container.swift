@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSQLite
+public import TripBoardSystem
 
 /// How hard a commit is pushed to disk.
 public enum Durability: String, Sendable, CaseIterable {

@@ -1,4 +1,7 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSodium
+import TripBoardSystem
 
 extension ContainerDiagnosis {
     /// Gathers the report for `container` (opened with `StoreRequirement.inspection`), holding

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// `container.json`: what a writer records about the container. Replaced atomically, never edited
 /// in place.
 public struct Manifest: Codable, Sendable, Equatable {

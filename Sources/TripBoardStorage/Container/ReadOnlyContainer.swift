@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSQLite
+public import TripBoardSystem
 
 /// The container as the widget sees it: never creates, writes, migrates or repairs anything.
 ///

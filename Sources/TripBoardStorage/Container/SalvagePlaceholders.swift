@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// After a salvage copied what could be read, records whose parent was lost (a place or booking
 /// whose trip's row was on a damaged page, an attachment whose booking's was) would dangle. They
 /// are the user's, so they are kept: the lost parent is recreated under its own id as a

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// The state of a container's store in one word, for reports (`container info`, `container
 /// diagnose`): what a person or a script needs to decide what to do next.
 public enum StoreHealth: String, Sendable, Codable {

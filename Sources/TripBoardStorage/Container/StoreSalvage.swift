@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSystem
 
 /// What `app container salvage` did.
 public struct SalvageReport: Sendable, Codable {

@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSodium
+import TripBoardSystem
 
 /// Where this device's state lives, outside any container: its key (`device.key`) and its record
 /// of the generation each keychain has reached (`KeychainGenerations`).

@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSodium
+
 /// What a backup holds of the keychain, and what a restore could make readable again.
 public struct KeychainBackupState: Sendable, Equatable, Codable {
     /// Items sealed for the device that made the backup: readable again only on that device.

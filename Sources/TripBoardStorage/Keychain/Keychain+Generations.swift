@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// Rollback detection: every write transaction advances the keychain's generation (stored in the
 /// keychain, beside its random id), and this device records the generation it has seen
 /// (`KeychainGenerations`). A keychain behind its record is an older copy put back, refused

@@ -1,3 +1,7 @@
+public import TripBoardSQLite
+public import TripBoardSodium
+public import TripBoardSystem
+
 /// The keys that seal items, the container key and its wraps, recovery, and the associated data
 /// that binds every ciphertext to its identity. Derivations: docs/security.md.
 extension Keychain {

@@ -1,3 +1,7 @@
+public import TripBoardSQLite
+public import TripBoardSodium
+public import TripBoardSystem
+
 /// Who may read a keychain item, as in Apple's keychain.
 public enum KeychainAccessibility: String, Sendable, Codable, CaseIterable {
     /// Sealed under a key derived from this device's key: unreadable on any other device, even

@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSystem
 
 /// This device's record, beside its key, of the generation each keychain has reached — one file
 /// per keychain id (one device key serves many containers): `keychain-<id>.generation`, holding

@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSQLite
 
 /// `keychain/Keychain.sqlite`: the sealed items and the wrapped container key. A database of its
 /// own, apart from the store, so that exports and store backups never hold even ciphertext, and

@@ -1,3 +1,5 @@
+import TripBoardSQLite
+
 /// How many items the keychain holds, by accessibility — never a service, an account or a value:
 /// for `container diagnose`.
 public struct KeychainStatistics: Sendable, Equatable, Codable {

@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {
     /// `planning`, `store`, `attachments`, `finishing`, `hashing`.

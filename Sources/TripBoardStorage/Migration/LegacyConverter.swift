@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// Turns legacy rows into records of the new store, through the same rules as every other path
 /// that writes records (`validated()`, `FieldRules`): ids lowercased, names trimmed, timestamps
 /// normalised, `pendingUpload` (version 1 never synced). A row those rules refuse — an id that is

@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// The version-1 location: `TripBoard.sqlite` (WAL, `user_version` 1), `Attachments/<id>.<ext>`,
 /// `Thumbnails/` (a cache) and `preferences.json`. docs/migration.md describes the format.
 public enum LegacyLayout {

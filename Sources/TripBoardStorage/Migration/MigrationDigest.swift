@@ -1,3 +1,5 @@
+import TripBoardSodium
+
 /// A BLAKE2b-256 over records in a fixed encoding: every field, in declaration order, each
 /// followed by a unit separator (U+001F; an absent value is U+0000), each record by a record
 /// separator (U+001E). The store step digests the records it converts from the legacy copy, in

@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSystem
 
 /// A file the migration moves: an attachment's file, or a file with no row (to `recovered/`).
 struct PlannedFile: Equatable {

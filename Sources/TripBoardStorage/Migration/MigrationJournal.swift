@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// The container migration's durable state in the destination container, `migration/`:
 ///
 /// - `plan.json`: what the plan step found (written once, before anything else changes), and

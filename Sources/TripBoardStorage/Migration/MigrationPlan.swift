@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// The legacy preferences, sorted out: values the typed keys accept, and the names (never the
 /// values) of those refused or unknown.
 struct PreferencePlan: Codable, Equatable {

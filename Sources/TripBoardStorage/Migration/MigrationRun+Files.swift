@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSystem
 
 extension MigrationRun {
     /// The attachments step: each planned file goes to its destination — `rename(2)` when the old

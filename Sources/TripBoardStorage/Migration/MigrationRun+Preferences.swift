@@ -1,3 +1,6 @@
+import TripBoardSodium
+import TripBoardSystem
+
 extension MigrationRun {
     /// The preferences step: the legacy values the typed keys accept are set, except where the
     /// destination has its own value already (kept, reported); then the tokens go into the

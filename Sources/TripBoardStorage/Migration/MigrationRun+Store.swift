@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSQLite
+import TripBoardSystem
 
 extension MigrationRun {
     /// The store step: the legacy store is copied through SQLite's online backup API (which reads

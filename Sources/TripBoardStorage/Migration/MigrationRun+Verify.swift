@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 extension MigrationRun {
     /// Verifies everything before the commit marker: the store's pages and records (without a
     /// merge: `quick_check` and the digest of every record; with one: `integrity_check`,

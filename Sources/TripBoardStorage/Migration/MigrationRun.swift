@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// One run of the step machine, from whatever step the journal says was finished last. Every
 /// step can be repeated: a step's work is recorded in the journal only once it is durable, and a
 /// step that finds its work already done (rows present, files in place) does not do it again.

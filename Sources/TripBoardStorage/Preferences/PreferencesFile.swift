@@ -1,4 +1,5 @@
 import Glibc
+import TripBoardSystem
 
 /// The typed preferences with their defaults filled in.
 public struct Preferences: Sendable, Equatable {

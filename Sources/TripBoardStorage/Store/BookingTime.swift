@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// When a booking starts or ends: a time with the offset it was given in
 /// (`2026-12-12T07:35:00+00:00`), or a date alone for an all-day booking (`2026-12-14`).
 ///

@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// The rules for values that are not free text: ids, times, versions, kinds and sync states.
 extension FieldRules {
     /// A record id: a UUID in the 8-4-4-4-12 form, version 4 (random) with the RFC 9562 variant

@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// A document to import: records may leave out their sync metadata (then they are new,
 /// pendingUpload) and their ids (then they get new ones).
 public struct ImportDocument {

@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// Where a record stands with the sync server. Changed in the same transaction as the edit.
 public enum SyncState: String, Sendable, Codable, CaseIterable {
     /// The server has this exact version (`remoteVersion`).

@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// The widget's question: which trip is next, and what is its next booking?
 public struct NextTrip: Sendable, Equatable {
     public enum Status: String, Sendable, Codable {

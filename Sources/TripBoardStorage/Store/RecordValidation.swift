@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 // Whole records checked field by field with `FieldRules`, in the form the store keeps them. Every
 // path that writes a record goes through these (`Store.insert` calls them again as a last line),
 // and sync will check what the server sends with them. A broken rule throws

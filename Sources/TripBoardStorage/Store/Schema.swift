@@ -1,3 +1,5 @@
+import TripBoardSQLite
+
 /// The store's schema, versioned by `PRAGMA user_version`. Migrations run only under the exclusive
 /// container lock, each in one `BEGIN IMMEDIATE` transaction with the version bump.
 enum Schema {

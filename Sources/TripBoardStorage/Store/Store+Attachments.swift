@@ -1,3 +1,5 @@
+public import TripBoardSQLite
+
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
 /// `relativePath`; this row is committed only after the file is durable there.
 public struct Attachment: Sendable, Equatable, Codable {

@@ -1,3 +1,5 @@
+import TripBoardSQLite
+
 /// Attachment rows whose bytes are not hashed yet (`Attachment.hashIsUnverified`: `content_hash`
 /// is `''` on a row that is not `missing`). The container migration leaves its rows so — it
 /// moves files without reading them — and the hashing pass (`AttachmentHashing`) fills the hashes

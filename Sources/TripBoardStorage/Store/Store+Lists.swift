@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// Which trips `trip list` shows, in which order, how many.
 public struct TripQuery: Sendable, Equatable {
     public enum Period: Sendable, Equatable {

@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// The fields of a new booking.
 public struct BookingDraft: Sendable, Equatable {
     public var tripId: String

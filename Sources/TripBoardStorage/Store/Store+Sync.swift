@@ -1,3 +1,5 @@
+public import TripBoardSQLite
+
 extension Store {
     /// What the server must hear about: every record not `synchronized`, except what is in the
     /// trash without having been uploaded (it waits there to be restored or purged; a trashed

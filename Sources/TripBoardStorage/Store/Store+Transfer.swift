@@ -1,3 +1,6 @@
+import TripBoardSQLite
+import TripBoardSystem
+
 /// `app export` / `app import`: everything but secrets and caches, as one JSON document.
 public struct ExportDocument: Sendable, Codable, Equatable {
     public static let formatName = "tripboard-export"

@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// The fields of a new trip.
 public struct TripDraft: Sendable, Equatable {
     public var name: String

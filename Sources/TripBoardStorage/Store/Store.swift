@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// The domain store: trips, places, bookings and their sync metadata in one SQLite database.
 ///
 /// Every write runs in `BEGIN IMMEDIATE` and sets the record's sync metadata in the same

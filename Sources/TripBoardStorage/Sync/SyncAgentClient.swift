@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// `app`'s end of the conversation with `sync-agent` (`AgentProtocol.swift`): starts it next to
 /// the running executable (or where `TRIPBOARD_SYNC_AGENT` says), sends requests, turns failures
 /// into `SyncError`. Every answer is awaited at most `AgentLimits.answerSeconds`; the agent is

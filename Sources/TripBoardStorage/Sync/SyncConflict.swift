@@ -1,3 +1,6 @@
+public import TripBoardSQLite
+public import TripBoardSystem
+
 /// A value that lost a merge: a field edited here and on another device, where the other
 /// edit's stamp was later (`lostOn == .here`: this device's edit lost) or this one's was
 /// (`.elsewhere`: the other device's value, as the server had it, lost). The losing value is

@@ -1,4 +1,6 @@
 import Glibc
+import TripBoardSodium
+import TripBoardSystem
 
 /// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
 /// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the

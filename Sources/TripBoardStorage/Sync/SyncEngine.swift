@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// What one `sync now` did. `sync now --json` prints this object.
 public struct SyncReport: Sendable, Equatable, Codable {
     /// Records brought from the server and written here (new, changed or merged).

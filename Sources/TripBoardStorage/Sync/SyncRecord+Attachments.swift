@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// Attachments as sync carries them: the row's metadata as fields (`bookingId`, `originalFilename`,
 /// `contentType`, `byteCount`, `contentHash`, `pageCount`) plus `blob`, the name of its sealed
 /// file on the server, which only the shadow and the server hold. The bytes travel as a blob

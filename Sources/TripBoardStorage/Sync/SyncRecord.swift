@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// A trip, place or booking as sync sees it: its fields as JSON values, by the names the server
 /// knows them by, and its sync metadata. A trip's start and end dates are one field, `dates`, so
 /// that they always merge together and `end ≥ start` holds whatever two devices did.

@@ -1,3 +1,6 @@
+public import TripBoardSystem
+public import TripBoardWorkerContract
+
 /// Inspects untrusted PDFs in a `pdf-worker` child process, so that poppler never runs (and is
 /// never linked) in a process that holds the container: a PDF that crashes, loops or exhausts
 /// memory takes down only the worker, which runs under its own resource limits

@@ -1,3 +1,6 @@
+import TripBoardSystem
+import TripBoardWorkerContract
+
 extension ThumbnailCache {
     /// The thumbnail of `attachment`: the cached one, else page 1 rendered again by `worker` from
     /// the attachment's file (verified against its size and hash first), cached, and the cache

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// A date printed on a ticket and the time printed right after it, if any.
 struct TicketDate: Sendable, Equatable {
     let date: CivilDate

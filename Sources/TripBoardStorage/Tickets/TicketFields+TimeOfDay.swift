@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 extension TicketFields {
     /// A wall-clock time as printed on a ticket (`07:35`), with no date or zone: the zone is the
     /// departure station's, which the ticket rarely prints.

@@ -1,4 +1,6 @@
 import Glibc
+public import TripBoardSystem
+public import TripBoardWorkerContract
 
 /// What to import and where: the share extension's command line, checked.
 public struct TicketImportRequest: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSystem
 
 /// A throw-away PostgreSQL 15 cluster for one test: `initdb` into a temp directory, `pg_ctl
 /// start` listening only on a Unix socket in that directory (no TCP port to collide on), stopped

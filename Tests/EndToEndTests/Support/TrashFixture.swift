@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
+import TripBoardSystem
 
 /// Helpers for the trash's end-to-end tests: attachments placed fast (files, then rows, as an
 /// import leaves them), and the checks that a deletion or a purge left nothing behind.

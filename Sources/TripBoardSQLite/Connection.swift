@@ -1,0 +1,202 @@
+internal import CSQLite
+
+/// One SQLite connection, closed when released. Not thread-safe: one connection per thread.
+///
+/// Configured for many processes sharing one store (architecture §4.2): extended result codes,
+/// `SQLITE_OPEN_NOFOLLOW`, a busy timeout, and every write inside `BEGIN IMMEDIATE`.
+public final class Connection {
+    /// How to open the database file.
+    public enum Mode: Sendable {
+        /// Read and write an existing database.
+        case readWrite
+        /// Read and write, creating the file if missing: only under the exclusive container lock.
+        case readWriteCreate
+        /// `SQLITE_OPEN_READONLY`: the widget's mode; never writes or creates anything.
+        case readOnly
+    }
+
+    package let handle: OpaquePointer
+    public let path: String
+    public let mode: Mode
+    private var statementCache: [String: Statement] = [:]
+
+    /// Opens `path`. Opening is lazy in SQLite: a file of garbage opens fine and fails on first read.
+    /// `uri`: `path` is a `file:` URI (e.g. with `immutable=1`).
+    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, uri: Bool = false) throws {
+        var flags = SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0)
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = SQLiteError(connection: handle, code: code)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        self.handle = handle
+        self.path = path
+        self.mode = mode
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code, sql: sql) }
+    }
+
+    /// Runs `body` with SQLite's page cache raised to `kibibytes` (a large transaction touches more
+    /// index pages than the default 2 MB holds, and spilling them to the WAL mid-transaction costs
+    /// more than the memory), then puts the default back.
+    public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+        try execute("PRAGMA cache_size = -\(kibibytes)")
+        // Best effort: failing to shrink the cache again costs memory, not correctness.
+        defer { try? execute("PRAGMA cache_size = -2000") }
+        return try body()
+    }
+
+    /// Prepares `sql`; the statement is kept for reuse by later calls with the same text.
+    public func statement(_ sql: String) throws -> Statement {
+        if let cached = statementCache[sql] { return cached }
+        let statement = try Statement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// The first column of the first row of `sql`, as an integer (0 when there is no row).
+    public func integer(_ sql: String, _ values: [SQLValue] = []) throws -> Int64 {
+        let statement = try statement(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        return try statement.step() ? statement.integer(0) : 0
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    public func text(_ sql: String) throws -> String? {
+        let statement = try statement(sql)
+        try statement.bind([])
+        defer { statement.reset() }
+        return try statement.step() ? statement.optionalText(0) : nil
+    }
+
+    /// `PRAGMA user_version`: the schema version.
+    public func userVersion() throws -> Int64 { try integer("PRAGMA user_version") }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Rows this connection has inserted, updated or deleted since it was opened
+    /// (`sqlite3_total_changes64`): non-zero once it has written.
+    public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+
+    /// True when SQLite opened the file read-only (asked to, or because it is write-protected).
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, retrying the whole transaction when SQLite
+    /// reports `SQLITE_BUSY_SNAPSHOT` (517): busy_timeout is not consulted for it, and only a fresh
+    /// transaction can see the newer snapshot. `body` must be safe to run more than once.
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        precondition(mode != .readOnly, "write transaction on a read-only connection")
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try execute("BEGIN IMMEDIATE")
+                let result: T
+                do {
+                    result = try body()
+                    try execute("COMMIT")
+                } catch {
+                    if isInsideTransaction { try? execute("ROLLBACK") }
+                    throw error
+                }
+                return result
+            } catch let error as SQLiteError where error.extendedCode == SQLiteError.busySnapshot && attempt < 50 {
+                continue
+            }
+        }
+    }
+
+    /// Runs `body` in one read transaction, so every query sees the same snapshot. Inside an
+    /// enclosing transaction, `body` simply joins it.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInsideTransaction { return try body() }
+        try execute("BEGIN")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+
+    /// Switches to WAL and checks that SQLite really did: the pragma returns the mode in force,
+    /// which stays "delete" on filesystems that cannot share memory.
+    public func enableWriteAheadLog() throws {
+        let mode = try text("PRAGMA journal_mode=WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError(extendedCode: SQLITE_ERROR, message: "journal_mode is \(mode ?? "unknown"), expected wal",
+                              sql: "PRAGMA journal_mode=WAL")
+        }
+    }
+
+    /// Keeps `-wal` and `-shm` on disk when the last connection closes, so a read-only process
+    /// never needs to create them (it cannot, in a directory it may not write).
+    public func persistWriteAheadLog() throws {
+        var enabled: Int32 = 1
+        let code = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &enabled)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+    }
+
+    /// Whether the last connection to close checkpoints the WAL into the main file. Off until a
+    /// store has been verified, so that refusing a damaged or newer store changes none of its bytes.
+    public func setCheckpointOnClose(_ enabled: Bool) throws {
+        var current: Int32 = 0
+        let code = tripboard_sqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &current)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+    }
+
+    /// `PRAGMA data_version`: changes when another connection commits. Comparable only on this
+    /// connection.
+    public func dataVersion() throws -> Int64 { try integer("PRAGMA data_version") }
+
+    /// The C signature of a scalar SQL function.
+    package typealias ScalarFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
+    /// Makes `function` callable from SQL on this connection as `name`, deterministic, with
+    /// `argumentCount` arguments.
+    package func defineFunction(_ name: String, argumentCount: Int32, _ function: ScalarFunction) throws {
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function,
+                                              nil, nil, nil)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+    }
+
+    /// Copies the whole database into `destinationPath` through the online backup API, which
+    /// reads a consistent snapshot including what is still only in the `-wal` file.
+    public func backup(to destinationPath: String) throws {
+        try backup(into: Connection(path: destinationPath, mode: .readWriteCreate))
+    }
+
+    /// Replaces every page of `destination` with this database's, in one write transaction of
+    /// `destination` (a reader sees all of it or none; in WAL mode the pages go through its
+    /// `-wal` and the file stays in WAL mode). The page sizes must match when it is in WAL mode.
+    public func backup(into destination: Connection) throws {
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw SQLiteError(connection: destination.handle, code: sqlite3_errcode(destination.handle))
+        }
+        let code = sqlite3_backup_step(backup, -1)
+        let finish = sqlite3_backup_finish(backup)
+        if code != SQLITE_DONE { throw SQLiteError(connection: destination.handle, code: code) }
+        if finish != SQLITE_OK { throw SQLiteError(connection: destination.handle, code: finish) }
+    }
+}
+
+/// The version of the SQLite library in use.
+public var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }

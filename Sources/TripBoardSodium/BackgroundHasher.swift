@@ -1,0 +1,134 @@
+import Glibc
+
+/// BLAKE2b-256 computed on a second thread while the caller copies the bytes, so that a large
+/// import costs max(copy, hash) instead of their sum (on a 100 MB ticket the hash alone is about
+/// half the copy's time). At most `capacity` chunks wait in the queue: memory stays flat. The
+/// first chunk is hashed on the caller's thread and the thread starts with the second: a file of
+/// one chunk (most attachments) never pays for a thread.
+///
+///     let hasher = BackgroundHasher()
+///     hasher.submit(chunk)          // blocks only while the queue is full
+///     let digest = hasher.finish()  // waits for the thread; later calls return the same digest
+///
+/// The thread holds a reference to the hasher until `finish()` closes the queue: a hasher that
+/// is abandoned without `finish()` keeps its thread waiting, so callers `defer` it.
+/// Used from one thread (the copier) besides its own; the queue is guarded by a pthread mutex.
+package final class BackgroundHasher: @unchecked Sendable {
+    // @unchecked: every field the two threads share is read and written under `mutex`; `hasher`
+    // is touched by the caller only before the thread starts (pthread_create orders it) or after
+    // `finish()` has joined it, and by the thread in between.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var queue: [[UInt8]] = []
+    private var closed = false
+    private var thread = pthread_t()
+    private var state = State.first
+    private var digest: [UInt8]?
+    private let hasher = Blake2bHasher()
+    private let capacity: Int
+
+    private enum State: Equatable {
+        /// Nothing submitted yet: the first chunk is hashed on the caller's thread.
+        case first
+        /// One chunk hashed; the next starts the thread.
+        case second
+        /// The thread hashes what is queued.
+        case threaded
+        /// The caller hashes: pthread_create failed (EAGAIN: out of threads), or `finish()` ran.
+        case onCallersThread
+    }
+
+    package init(capacity: Int = 4) {
+        self.capacity = capacity
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(changed, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(mutex)
+        changed.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Queues `chunk` for hashing; waits while `capacity` chunks are already waiting.
+    package func submit(_ chunk: [UInt8]) {
+        guard startThreadIfNeeded() else { return hasher.update(chunk) }
+        enqueue(chunk)
+    }
+
+    /// Like `submit(_:)` for bytes in a buffer the caller reuses: hashed at once on the first
+    /// call, copied into the queue after.
+    package func submit(_ bytes: UnsafeRawBufferPointer) {
+        guard startThreadIfNeeded() else { return bytes.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
+        enqueue(Array(bytes))
+    }
+
+    /// Waits for every queued chunk to be hashed and returns the digest.
+    @discardableResult
+    package func finish() -> [UInt8] {
+        if let digest { return digest }
+        if state == .threaded {
+            pthread_mutex_lock(mutex)
+            closed = true
+            pthread_cond_broadcast(changed)
+            pthread_mutex_unlock(mutex)
+            pthread_join(thread, nil)
+        }
+        state = .onCallersThread
+        let digest = hasher.finalize()
+        self.digest = digest
+        return digest
+    }
+
+    /// True when the chunk being submitted goes to the thread, started now if this is the second.
+    private func startThreadIfNeeded() -> Bool {
+        precondition(digest == nil, "BackgroundHasher.submit after finish")
+        switch state {
+        case .threaded:
+            return true
+        case .onCallersThread:
+            return false
+        case .first:
+            state = .second
+            return false
+        case .second:
+            let context = Unmanaged.passRetained(self).toOpaque()
+            let created = pthread_create(&thread, nil, { context in
+                let hasher = Unmanaged<BackgroundHasher>.fromOpaque(context!).takeRetainedValue()
+                hasher.hashUntilClosed()
+                return nil
+            }, context)
+            guard created == 0 else {
+                Unmanaged<BackgroundHasher>.fromOpaque(context).release()
+                state = .onCallersThread
+                return false
+            }
+            state = .threaded
+            return true
+        }
+    }
+
+    private func hashUntilClosed() {
+        while true {
+            pthread_mutex_lock(mutex)
+            while queue.isEmpty && !closed { pthread_cond_wait(changed, mutex) }
+            if queue.isEmpty {
+                pthread_mutex_unlock(mutex)
+                return
+            }
+            let chunk = queue.removeFirst()
+            pthread_cond_broadcast(changed)
+            pthread_mutex_unlock(mutex)
+            hasher.update(chunk)
+        }
+    }
+
+    private func enqueue(_ chunk: [UInt8]) {
+        pthread_mutex_lock(mutex)
+        while queue.count >= capacity { pthread_cond_wait(changed, mutex) }
+        queue.append(chunk)
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+}

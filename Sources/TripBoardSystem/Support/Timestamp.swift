@@ -1,0 +1,165 @@
+import Glibc
+
+/// An instant with the UTC offset it was written in: `2026-12-12T07:35:00+00:00`.
+///
+/// Bookings keep the offset so a 07:35 departure in Lisbon prints as 07:35 wherever the reader is,
+/// while `secondsSinceEpoch` orders them correctly across zones.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let secondsSinceEpoch: Int64
+    /// Seconds east of UTC.
+    public let offsetSeconds: Int
+    /// Milliseconds within the second, for `updatedAt` stamps.
+    public let milliseconds: Int
+
+    public init(secondsSinceEpoch: Int64, offsetSeconds: Int = 0, milliseconds: Int = 0) {
+        self.secondsSinceEpoch = secondsSinceEpoch
+        self.offsetSeconds = offsetSeconds
+        self.milliseconds = milliseconds
+    }
+
+    /// Now, in UTC, to the millisecond.
+    public static func now() -> Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Timestamp(secondsSinceEpoch: Int64(time.tv_sec), milliseconds: Int(time.tv_nsec / 1_000_000))
+    }
+
+    /// Parses ISO 8601 `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM|±HHMM]` (a space may stand for `T`).
+    /// Without a zone the time is local, in the zone of the `TZ` environment (as `date` reads it).
+    public init?(iso8601 text: some StringProtocol) {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 16, let date = CivilDate(String(decoding: bytes[0..<10], as: UTF8.self)),
+              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
+              bytes[13] == UInt8(ascii: ":"),
+              let hour = CivilDate.number(bytes[11..<13]), let minute = CivilDate.number(bytes[14..<16]),
+              hour < 24, minute < 60
+        else { return nil }
+        var index = 16
+        var second = 0
+        var milliseconds = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+            guard bytes.count >= index + 3, let value = CivilDate.number(bytes[(index + 1)..<(index + 3)]), value < 60 else { return nil }
+            second = value
+            index += 3
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                var digits = 0
+                while index < bytes.count, let digit = CivilDate.number(bytes[index..<(index + 1)]) {
+                    if digits < 3 { milliseconds = milliseconds * 10 + digit }
+                    digits += 1
+                    index += 1
+                }
+                guard digits > 0 else { return nil }
+                if digits < 3 { for _ in digits..<3 { milliseconds *= 10 } }
+            }
+        }
+        let localSeconds = Int64(date.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        var offset: Int
+        if index == bytes.count {
+            guard let local = Self.localOffset(forLocalSeconds: localSeconds) else { return nil }
+            offset = local
+        } else if bytes[index] == UInt8(ascii: "Z") || bytes[index] == UInt8(ascii: "z") {
+            guard index + 1 == bytes.count else { return nil }
+            offset = 0
+        } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            let rest = Array(bytes[(index + 1)...])
+            let hoursAndMinutes: (Int, Int)?
+            switch rest.count {
+            case 2: hoursAndMinutes = CivilDate.number(rest[0..<2]).map { ($0, 0) }
+            case 4: hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[2..<4]).map { (h, $0) } }
+            case 5 where rest[2] == UInt8(ascii: ":"):
+                hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[3..<5]).map { (h, $0) } }
+            default: hoursAndMinutes = nil
+            }
+            guard let (offsetHours, offsetMinutes) = hoursAndMinutes, offsetHours <= 18, offsetMinutes < 60 else { return nil }
+            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        } else {
+            return nil
+        }
+        self.init(secondsSinceEpoch: localSeconds - Int64(offset), offsetSeconds: offset, milliseconds: milliseconds)
+    }
+
+    /// The UTC offset the local zone (`TZ`) has at the given local wall-clock time.
+    package static func localOffset(forLocalSeconds localSeconds: Int64) -> Int? {
+        let date = CivilDate(daysSinceEpoch: Int(localSeconds.floorDivided(by: 86_400)))
+        let secondOfDay = Int(localSeconds - Int64(date.daysSinceEpoch) * 86_400)
+        var fields = tm()
+        fields.tm_year = Int32(date.year - 1900)
+        fields.tm_mon = Int32(date.month - 1)
+        fields.tm_mday = Int32(date.day)
+        fields.tm_hour = Int32(secondOfDay / 3600)
+        fields.tm_min = Int32(secondOfDay / 60 % 60)
+        fields.tm_sec = Int32(secondOfDay % 60)
+        fields.tm_isdst = -1
+        let instant = mktime(&fields)
+        if instant == -1 && fields.tm_year != 69 { return nil }
+        return Int(fields.tm_gmtoff)
+    }
+
+    /// The local zone's offset at this instant.
+    public static func localOffset(at secondsSinceEpoch: Int64) -> Int {
+        var instant = time_t(secondsSinceEpoch)
+        var fields = tm()
+        localtime_r(&instant, &fields)
+        return Int(fields.tm_gmtoff)
+    }
+
+    /// The same instant expressed in another offset.
+    public func withOffset(_ offsetSeconds: Int) -> Timestamp {
+        Timestamp(secondsSinceEpoch: secondsSinceEpoch, offsetSeconds: offsetSeconds, milliseconds: milliseconds)
+    }
+
+    /// The wall-clock date and time in this timestamp's own offset.
+    public var localDate: CivilDate {
+        CivilDate(daysSinceEpoch: Int((secondsSinceEpoch + Int64(offsetSeconds)).floorDivided(by: 86_400)))
+    }
+
+    /// Hour and minute on the wall clock in this timestamp's own offset.
+    public var localTime: (hour: Int, minute: Int) {
+        let local = secondsSinceEpoch + Int64(offsetSeconds)
+        let secondOfDay = Int(local - local.floorDivided(by: 86_400) * 86_400)
+        return (secondOfDay / 3600, secondOfDay / 60 % 60)
+    }
+
+    /// `2026-12-12T07:35:00+01:00`, or with `Z` for UTC when `utcDesignator` is set.
+    public func iso8601(includingMilliseconds: Bool = false, utcDesignator: Bool = false) -> String {
+        let local = secondsSinceEpoch + Int64(offsetSeconds)
+        let date = localDate
+        let secondOfDay = Int(local - Int64(date.daysSinceEpoch) * 86_400)
+        var text = date.description + "T" + CivilDate.pad(secondOfDay / 3600, 2) + ":"
+            + CivilDate.pad(secondOfDay / 60 % 60, 2) + ":" + CivilDate.pad(secondOfDay % 60, 2)
+        if includingMilliseconds { text += "." + CivilDate.pad(milliseconds, 3) }
+        if offsetSeconds == 0 && utcDesignator { return text + "Z" }
+        let magnitude = abs(offsetSeconds)
+        text += (offsetSeconds < 0 ? "-" : "+") + CivilDate.pad(magnitude / 3600, 2) + ":" + CivilDate.pad(magnitude / 60 % 60, 2)
+        return text
+    }
+
+    /// The form `updatedAt` uses: UTC with milliseconds, `2026-11-30T23:12:17.123Z`.
+    public var utcStamp: String { withOffset(0).iso8601(includingMilliseconds: true, utcDesignator: true) }
+
+    public var description: String { iso8601() }
+
+    /// Timestamps are equal when they name the same instant, whatever offset each is written in
+    /// (07:35Z == 08:35+01:00), consistent with `<`.
+    public static func == (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        (lhs.secondsSinceEpoch, lhs.milliseconds) == (rhs.secondsSinceEpoch, rhs.milliseconds)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(secondsSinceEpoch)
+        hasher.combine(milliseconds)
+    }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        (lhs.secondsSinceEpoch, lhs.milliseconds) < (rhs.secondsSinceEpoch, rhs.milliseconds)
+    }
+}
+
+extension Int64 {
+    package func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
