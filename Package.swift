@@ -73,9 +73,15 @@ let package = Package(
             name: "TripBoardWorkerContract",
             dependencies: ["TripBoardSystem"]
         ),
+        // The read path: where the container is, its read-only open, the schema, the models and the
+        // next-trip query. All the widget needs besides the command line (docs/architecture.md).
+        .target(
+            name: "TripBoardReadPath",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite"]
+        ),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .target(
             name: "TripBoardCLI",
@@ -134,22 +140,22 @@ let package = Package(
         .testTarget(
             name: "TicketImportTests",
             // CPoppler: the tests draw their fixture PDFs with cairo's PDF surface.
-            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
+            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"],
+            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
+            dependencies: ["TripBoardCLI", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract"]
+            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 extension AppCommand {
     static var backupCommands: [CommandSpec] {

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardReadPath
 
 extension AppCommand {
     static var childCommands: [CommandSpec] {

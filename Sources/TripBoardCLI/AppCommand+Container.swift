@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {

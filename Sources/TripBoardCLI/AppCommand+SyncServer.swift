@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `app sync init-server|setup|now|status|leave`: sync with a PostgreSQL server through
 /// `sync-agent` (docs/sync.md). Passwords and the passphrase come from stdin or the terminal.

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `app sync watch [--json]`: syncs at once, then again whenever the server announces a change
 /// in the zone (LISTEN/NOTIFY), another process commits to this store, or a minute passes —

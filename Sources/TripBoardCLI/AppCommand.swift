@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// One `app` subcommand, declared once: the words that select it, its options and arguments
 /// (`Grammar`), what it does, and how it runs. Usage, help, errors, completion and the man page

@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Exit statuses, from sysexits(3). Documented in docs/cli.md; scripts rely on them.
 public enum ExitStatus: Int32, Sendable {

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Every executable the command model describes (`pdf-worker` is not one: only the others run
 /// it, with the contract in docs/pdf-worker.md).

@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardWorkerContract
+import TripBoardReadPath
 
 /// The `share-extension` executable: files one PDF ticket into the shared container, the way a
 /// share extension receives a file from Mail. It never creates or migrates a container (that is

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The frame the single-command executables (`widget`, `share-extension`, `container-migration`)
 /// share: the words are parsed against the program's declared grammar; `--help` prints the help

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never
 /// blocks the app: it waits at most ~250 ms for the container lock, then shows a placeholder.

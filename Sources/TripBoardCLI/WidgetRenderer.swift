@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// How the terminal can show text.
 struct WidgetStyle {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Every bad input gets one `error:` line on stderr, its documented exit status, and changes
 /// nothing in the container.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardReadPath
 
 /// `container-migration` as a process, on version-1 directories written by Python's sqlite3.
 @Suite struct MigrationTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardReadPath
 
 /// Sync when things go wrong: the server stopped in the middle of a sync, `sync now` killed at
 /// random moments, three devices, a zone that asks for a newer client.

@@ -1,6 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `FieldRules`: the one rule per field that every path writing a record uses.
 struct FieldRulesTests {

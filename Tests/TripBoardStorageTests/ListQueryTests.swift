@@ -2,6 +2,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `trip list`'s filters and orders, and `booking list` across trips: what each returns, and
 /// that the ordered-by-start lists walk an index from where they start and stop at the limit.
@@ -94,9 +95,9 @@ struct ListQueryTests {
         #expect(try fixture.store.bookingsAcrossTrips(upcomingAt: now).map(\.booking.title) == ["Hotel", "Train"], "the hotel runs to the 15th")
         #expect(try fixture.store.bookingsAcrossTrips(upcomingAt: now, limit: 1).map(\.booking.title) == ["Hotel"])
 
-        #expect(try Self.plan("SELECT id FROM bookings INDEXED BY bookings_live_by_over WHERE \(Store.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid",
+        #expect(try Self.plan("SELECT id FROM bookings INDEXED BY bookings_live_by_over WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid",
                               [.integer(0)], fixture.store) == ["SEARCH bookings USING INDEX bookings_live_by_over (over_at_epoch>?)", "USE TEMP B-TREE FOR ORDER BY"])
-        #expect(try Self.plan("SELECT id FROM bookings WHERE \(Store.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT 5",
+        #expect(try Self.plan("SELECT id FROM bookings WHERE \(RecordRows.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT 5",
                               [], fixture.store) == ["SEARCH bookings USING INDEX bookings_live_by_start (starts_at_epoch>?)"])
     }
 }

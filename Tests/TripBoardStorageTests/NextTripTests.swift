@@ -1,6 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `NextTrip.find`: the widget's question, asked of a real store.
 struct NextTripTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import TripBoardStorage
+import TripBoardReadPath
 
 struct PreferencesTests {
     static let file = "container/preferences/preferences.json"

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `EXPLAIN QUERY PLAN` of the hot queries on a store of this schema with trips in and out of the
 /// trash: the widget's four lookups stay one index probe each (the plans docs/performance.md
@@ -61,9 +62,9 @@ struct QueryPlanTests {
 
     @Test func liveListsAndCountsUseThePartialIndexes() throws {
         let fixture = try Self.storeWithATrash()
-        #expect(try Self.plan("SELECT count(*) FROM trips WHERE \(Store.live)", fixture.store)
+        #expect(try Self.plan("SELECT count(*) FROM trips WHERE \(RecordRows.live)", fixture.store)
                 == ["SCAN trips USING INDEX trips_live_by_length"])
-        #expect(try Self.plan("SELECT id FROM trips WHERE \(Store.live) ORDER BY start_date, end_date, name, id", fixture.store)
+        #expect(try Self.plan("SELECT id FROM trips WHERE \(RecordRows.live) ORDER BY start_date, end_date, name, id", fixture.store)
                 .first?.hasPrefix("SCAN trips USING INDEX trips_live_by_start") == true)
         #expect(try Self.plan("SELECT id FROM trips WHERE \(Store.pending)", fixture.store)
                 == ["SCAN trips USING INDEX trips_unsynchronized"])

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `ReadOnlyContainer`: the widget's view of the container. It never creates, writes or repairs
 /// anything, and never waits long.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 struct StoreTests {
     // MARK: - Trips

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 
 /// `TicketFields.extract(from:)`: booking details from the text poppler returns for a ticket's first pages.
 struct TicketFieldsTests {

@@ -1,6 +1,7 @@
 import Glibc
-public import TripBoardSodium
+import TripBoardSodium
 public import TripBoardSystem
+import TripBoardReadPath
 
 /// A file copied into the container's staging directory, hashed on the way, not yet published.
 public struct StagedFile: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// What `container check` found, and with `--repair` what it did.
 public struct ContainerCheckReport: Sendable, Equatable, Codable {

@@ -1,4 +1,5 @@
 public import TripBoardSystem
+import TripBoardReadPath
 
 /// `attachments/recovered/`: where files that may be user data go when no row names them (an
 /// orphan, a file a migration found without a row) or when something that is not a regular file

@@ -1,4 +1,5 @@
 public import TripBoardSystem
+import TripBoardReadPath
 
 /// `caches/thumbnails/<attachment id>.png`: derived data. A missing entry is the normal case (it is
 /// regenerated), a failure to write one is logged and never fails an import, and the cache stays

@@ -1,5 +1,6 @@
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The tar inside a backup, in the order a restore needs to check as it reads: the manifest,
 /// the store (whose rows every attachment is checked against), the preferences, the keychain,

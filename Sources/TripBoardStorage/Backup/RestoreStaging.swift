@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Why a restore was refused. Nothing was written anywhere: the target is as it was, and the
 /// staging directory the restore built is gone.

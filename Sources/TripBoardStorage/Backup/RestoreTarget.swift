@@ -1,5 +1,6 @@
 import Glibc
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Where a restore puts the container, and the renames that put it there.
 ///

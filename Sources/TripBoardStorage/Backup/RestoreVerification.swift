@@ -1,4 +1,5 @@
 import TripBoardSQLite
+import TripBoardReadPath
 
 /// The checks a restore runs on its staging directory before anything is put in place: the
 /// store opens, is at a schema this build knows, passes `integrity_check` and

@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 extension Container {
     /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs
@@ -65,7 +66,7 @@ extension Container {
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         // Read the version before anything writes: a foreign or damaged file fails here untouched.
-        let version = try schemaVersion(of: connection)
+        let version = try Schema.version(of: connection)
         if version == 0 && existing?.storeCreated == true {
             // The manifest says this container had a store: an empty one now means the data was
             // lost (a truncated or replaced file). Migrating it would hide that.

@@ -1,6 +1,7 @@
 import Glibc
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSystem
+public import TripBoardReadPath
 
 /// How hard a commit is pushed to disk.
 public enum Durability: String, Sendable, CaseIterable {
@@ -99,7 +100,7 @@ public final class Container {
         let root = try prepareRoot(path, creating: options.mayCreate && options.createsContainer)
         if !options.mayCreate {
             // A container migration that has not finished: the app finishes it, not an extension.
-            if try MigrationJournal.isUnfinished(in: root) { throw StoreError.notReady(path: root.path) }
+            if try ContainerLayout.migrationIsUnfinished(in: root) { throw StoreError.notReady(path: root.path) }
             guard try root.status(of: ContainerLayout.manifestFile) != nil else { throw ContainerError.notFound(path: root.path) }
         } else if !options.createsContainer, try !hasManifestOrStore(root) {
             // Never set up (a first setup that failed leaves only its lock file): only a command
@@ -111,7 +112,7 @@ public final class Container {
         var created = false
         for _ in 0..<3 {
             try lock.lock(.shared, timeout: options.lockTimeout)
-            if try MigrationJournal.isUnfinished(in: root) {
+            if try ContainerLayout.migrationIsUnfinished(in: root) {
                 // Only `container-migration` (or the app's first launch, which runs it) may open the
                 // container until the migration's commit marker is written.
                 lock.unlock()
@@ -358,7 +359,7 @@ public final class Container {
         guard try storeFileKind(in: storeDirectory) != nil
         else { return nil }
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
-        let version = try schemaVersion(of: connection)
+        let version = try Schema.version(of: connection)
         // A foreign tool may have switched the store out of WAL: setup switches it back.
         guard version == Schema.currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
         try configure(connection, durability: options.durability)
@@ -395,7 +396,7 @@ public final class Container {
             } catch let error as SQLiteError {
                 throw StoreError.unreadable(path: storePath, detail: error.message)
             }
-            _ = try schemaVersion(of: preflight, path: storePath, supported: supported)
+            _ = try Schema.version(of: preflight, path: storePath, supported: supported)
         }
         let connection: Connection
         do {
@@ -411,23 +412,6 @@ public final class Container {
         try connection.persistWriteAheadLog()
         try connection.setCheckpointOnClose(false)
         return connection
-    }
-
-    /// `user_version`, with damage and newer schemas turned into store errors.
-    static func schemaVersion(of connection: Connection, path: String? = nil, supported: Int64 = Schema.currentVersion) throws -> Int64 {
-        let path = path ?? connection.path
-        let version: Int64
-        do {
-            version = try connection.userVersion()
-        } catch let error as SQLiteError where error.isCorruption {
-            throw StoreError.corrupt(path: path, detail: error.message)
-        } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
-            throw StoreError.unreadable(path: path, detail: error.message)
-        }
-        if version > supported {
-            throw StoreError.newerSchema(path: path, found: version, supported: supported)
-        }
-        return version
     }
 
     /// Per-connection settings for a writer (architecture §4.2).

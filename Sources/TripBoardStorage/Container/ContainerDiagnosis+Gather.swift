@@ -2,6 +2,7 @@ import Glibc
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 extension ContainerDiagnosis {
     /// Gathers the report for `container` (opened with `StoreRequirement.inspection`), holding
@@ -49,7 +50,7 @@ extension ContainerDiagnosis {
 
     static func migrationState(_ container: Container) throws -> String {
         guard try container.status(of: MigrationJournal.directory)?.kind == .directory else { return "notStarted" }
-        if try MigrationJournal.isUnfinished(in: container.root) { return "unfinished" }
+        if try ContainerLayout.migrationIsUnfinished(in: container.root) { return "unfinished" }
         return try container.status(of: MigrationJournal.directory + "/" + MigrationJournal.commitMarkerFile) != nil ? "finished" : "notStarted"
     }
 

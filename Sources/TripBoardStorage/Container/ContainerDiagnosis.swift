@@ -1,4 +1,5 @@
 import Glibc
+public import TripBoardReadPath
 
 /// `app container diagnose`: what support needs to understand a container in trouble, and
 /// nothing of what the user keeps in it — no name, note, place, reference, file name, id, path,

@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// What `app container salvage` did.
 public struct SalvageReport: Sendable, Codable {

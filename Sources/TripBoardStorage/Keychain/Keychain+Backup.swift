@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSodium
 
 /// What a backup holds of the keychain, and what a restore could make readable again.

@@ -1,4 +1,5 @@
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Rollback detection: every write transaction advances the keychain's generation (stored in the
 /// keychain, beside its random id), and this device records the generation it has seen

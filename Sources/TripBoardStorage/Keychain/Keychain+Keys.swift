@@ -1,6 +1,6 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSodium
-public import TripBoardSystem
+import TripBoardSystem
 
 /// The keys that seal items, the container key and its wraps, recovery, and the associated data
 /// that binds every ciphertext to its identity. Derivations: docs/security.md.

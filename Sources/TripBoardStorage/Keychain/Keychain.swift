@@ -1,6 +1,6 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSodium
-public import TripBoardSystem
+import TripBoardSystem
 
 /// Who may read a keychain item, as in Apple's keychain.
 public enum KeychainAccessibility: String, Sendable, Codable, CaseIterable {

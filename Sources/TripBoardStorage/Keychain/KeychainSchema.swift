@@ -1,5 +1,6 @@
 import Glibc
 import TripBoardSQLite
+import TripBoardReadPath
 
 /// `keychain/Keychain.sqlite`: the sealed items and the wrapped container key. A database of its
 /// own, apart from the store, so that exports and store backups never hold even ciphertext, and
@@ -70,7 +71,7 @@ enum KeychainSchema {
         let directory = try container.directory(directory)
         guard try directory.status(of: fileName) != nil else { return nil }
         let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
-        let version = try Container.schemaVersion(of: connection, path: directory.childPath(fileName), supported: currentVersion)
+        let version = try Schema.version(of: connection, path: directory.childPath(fileName), supported: currentVersion)
         guard version == currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
         try Container.configure(connection, durability: .full)
         return connection

@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {
@@ -355,7 +356,7 @@ public enum ContainerMigration {
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         guard try Container.storeFileKind(in: storeDirectory) != nil else { return nil }
         let connection = try Container.openStoreConnection(storeDirectory: storeDirectory)
-        return try Container.schemaVersion(of: connection) == 0 ? nil : connection
+        return try Schema.version(of: connection) == 0 ? nil : connection
     }
 
     /// Plans without taking the lock or writing anything, and reports what a run would do.

@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Turns legacy rows into records of the new store, through the same rules as every other path
 /// that writes records (`validated()`, `FieldRules`): ids lowercased, names trimmed, timestamps

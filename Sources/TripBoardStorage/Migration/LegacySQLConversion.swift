@@ -1,6 +1,7 @@
 internal import CSQLite
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The store step's conversion inside SQLite: one `INSERT … SELECT` per table from the attached
 /// legacy copy into the new store, in the legacy rowid order. Every field conversion that is not a

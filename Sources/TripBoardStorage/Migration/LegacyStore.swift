@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The version-1 location: `TripBoard.sqlite` (WAL, `user_version` 1), `Attachments/<id>.<ext>`,
 /// `Thumbnails/` (a cache) and `preferences.json`. docs/migration.md describes the format.
@@ -81,7 +82,7 @@ final class LegacyStore {
                 // Committed transactions may be only in -wal: SQLite reads them when it opens the store.
                 connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
             }
-            let version = try Container.schemaVersion(of: connection, path: path, supported: LegacyLayout.schemaVersion)
+            let version = try Schema.version(of: connection, path: path, supported: LegacyLayout.schemaVersion)
             guard version == LegacyLayout.schemaVersion else {
                 throw MigrationError.notLegacyStore(path: path, reason: "its user_version is \(version), not 1")
             }

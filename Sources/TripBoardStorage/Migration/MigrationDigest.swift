@@ -1,4 +1,5 @@
 import TripBoardSodium
+import TripBoardReadPath
 
 /// A BLAKE2b-256 over records in a fixed encoding: every field, in declaration order, each
 /// followed by a unit separator (U+001F; an absent value is U+0000), each record by a record

@@ -1,4 +1,5 @@
-public import TripBoardSystem
+import TripBoardSystem
+import TripBoardReadPath
 
 /// The container migration's durable state in the destination container, `migration/`:
 ///
@@ -11,10 +12,10 @@ public import TripBoardSystem
 ///
 /// Each file is replaced atomically (`Directory.writeAtomically`: temp file, fsync, rename, fsync).
 public enum MigrationJournal {
-    static let directory = "migration"
-    static let journalFile = "journal.json"
+    static let directory = ContainerLayout.migrationDirectory
+    static let journalFile = ContainerLayout.migrationJournalFile
     static let planFile = "plan.json"
-    static let commitMarkerFile = "committed.json"
+    static let commitMarkerFile = ContainerLayout.migrationCommitMarkerFile
     /// The backup-API copy of the legacy store, deleted once the store is published.
     static let stagingStoreFile = "legacy-copy.sqlite"
     /// The new store, built from the copy before it is published into the container's store.
@@ -41,18 +42,6 @@ public enum MigrationJournal {
         var tokensMoved: Int?
         var tokensDiscarded: Int?
         var preferencesKept: [String]?
-    }
-
-    /// True while a migration has recorded its plan but not its commit marker: the store may be
-    /// empty or half-filled, so readers show "updating" and extensions refuse. One `fstatat` when
-    /// there is no `migration/` directory (the usual case).
-    public static func isUnfinished(in root: Directory) throws -> Bool {
-        guard let status = try root.status(of: directory) else { return false }
-        guard status.kind == .directory else {
-            throw ContainerError.unusable(path: root.childPath(directory), reason: "it is not a directory")
-        }
-        let migration = try root.openDirectory(directory)
-        return try migration.status(of: journalFile) != nil && migration.status(of: commitMarkerFile) == nil
     }
 
     /// The `migration/` directory, if it exists.

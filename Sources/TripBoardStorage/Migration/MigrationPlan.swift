@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The legacy preferences, sorted out: values the typed keys accept, and the names (never the
 /// values) of those refused or unknown.

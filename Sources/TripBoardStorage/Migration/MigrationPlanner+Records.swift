@@ -1,3 +1,4 @@
+import TripBoardReadPath
 extension MigrationPlanner {
     /// Reads every legacy trip, place and booking through the converter into `digest` (so a
     /// record the new store would refuse stops the migration before it starts); returns how many

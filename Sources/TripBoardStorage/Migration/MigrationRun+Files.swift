@@ -1,5 +1,6 @@
 import Glibc
 import TripBoardSystem
+import TripBoardReadPath
 
 extension MigrationRun {
     /// The attachments step: each planned file goes to its destination — `rename(2)` when the old

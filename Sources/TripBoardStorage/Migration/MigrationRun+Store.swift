@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 extension MigrationRun {
     /// The store step: the legacy store is copied through SQLite's online backup API (which reads

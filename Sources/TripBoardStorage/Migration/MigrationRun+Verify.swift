@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 extension MigrationRun {
     /// Verifies everything before the commit marker: the store's pages and records (without a
@@ -69,9 +70,9 @@ extension MigrationRun {
             while try statement.step() { body(statement) }
         }
         try connection.readTransaction {
-            try scan("trips", Store.tripColumns) { digest.add(Store.trip(from: $0)) }
-            try scan("places", Store.placeColumns) { digest.add(Store.place(from: $0)) }
-            try scan("bookings", Store.bookingColumns) { digest.add(Store.booking(from: $0)) }
+            try scan("trips", RecordRows.tripColumns) { digest.add(RecordRows.trip(from: $0)) }
+            try scan("places", RecordRows.placeColumns) { digest.add(RecordRows.place(from: $0)) }
+            try scan("bookings", RecordRows.bookingColumns) { digest.add(RecordRows.booking(from: $0)) }
             try scan("attachments", Store.attachmentColumns) { digest.add(Store.attachment(from: $0)) }
         }
         guard digest.finish() == expected else {
@@ -82,9 +83,9 @@ extension MigrationRun {
     /// Every legacy record, converted again, is in the destination and (unless merging) equal.
     private func verifyRecordByRecord(store: Store, legacy: LegacyStore) throws {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: plan.migratedAt)
-        try compare("trips", Store.tripColumns, Store.trip(from:), \.id, in: legacy) { try converter.trip($0) }
-        try compare("places", Store.placeColumns, Store.place(from:), \.id, in: legacy) { try converter.place($0) }
-        try compare("bookings", Store.bookingColumns, Store.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
+        try compare("trips", RecordRows.tripColumns, RecordRows.trip(from:), \.id, in: legacy) { try converter.trip($0) }
+        try compare("places", RecordRows.placeColumns, RecordRows.place(from:), \.id, in: legacy) { try converter.place($0) }
+        try compare("bookings", RecordRows.bookingColumns, RecordRows.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
         let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
         try legacy.forEachAttachmentRow { row in
             let file = try files.file(attachmentID: row.id.lowercased())

@@ -1,6 +1,7 @@
 import Glibc
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The new store, built whole in `migration/new-store.sqlite` from the backup-API copy of the
 /// legacy store (`migration/legacy-copy.sqlite`), before the store step publishes it.

@@ -1,5 +1,6 @@
 import Glibc
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The typed preferences with their defaults filled in.
 public struct Preferences: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import TripBoardReadPath
 /// Finds an id that two records share, among many, cheaply: each id is kept as its 128 bits with
 /// its kind and position (24 bytes, not a string: 2.9 MB for 120,000 records) and the list sorted
 /// once. Used where ids arrive in bulk and must be unique across kinds — an import's document,

@@ -1,4 +1,5 @@
 public import TripBoardSystem
+import TripBoardReadPath
 
 /// A document to import: records may leave out their sync metadata (then they are new,
 /// pendingUpload) and their ids (then they get new ones).

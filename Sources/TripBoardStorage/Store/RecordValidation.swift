@@ -1,4 +1,5 @@
 public import TripBoardSystem
+public import TripBoardReadPath
 
 // Whole records checked field by field with `FieldRules`, in the form the store keeps them. Every
 // path that writes a record goes through these (`Store.insert` calls them again as a last line),

@@ -1,4 +1,5 @@
 public import TripBoardSQLite
+public import TripBoardReadPath
 
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
 /// `relativePath`; this row is committed only after the file is durable there.
@@ -126,7 +127,7 @@ extension Store {
     public func attachment(bookingId: String, contentHash: String) throws -> Attachment? {
         try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments
-            WHERE booking_id = ? AND content_hash = ? AND \(Self.liveAttachment)
+            WHERE booking_id = ? AND content_hash = ? AND \(Store.liveAttachment)
             """).rows([.text(bookingId), .text(contentHash)], Self.attachment(from:)).first
     }
 
@@ -153,7 +154,7 @@ extension Store {
             guard let tripId else {
                 return (try connection.statement("""
                     SELECT \(Self.attachmentColumns) FROM attachments
-                    WHERE \(Self.liveAttachment) ORDER BY created_at, id
+                    WHERE \(Store.liveAttachment) ORDER BY created_at, id
                     """), [])
             }
             _ = try trip(id: tripId)
@@ -188,7 +189,7 @@ extension Store {
     /// The live attachment with exactly this id.
     public func attachment(id: String) throws -> Attachment {
         guard let found = try connection.statement("""
-            SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND \(Self.liveAttachment)
+            SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND \(Store.liveAttachment)
             """).rows([.text(id)], Self.attachment(from:)).first else {
             throw StoreError.notFound(kind: .attachment, id: id)
         }

@@ -1,3 +1,4 @@
+public import TripBoardReadPath
 /// A partial edit of a place: `nil` leaves a field as it is; an empty or blank `city` removes it.
 public struct PlaceChanges: Sendable, Equatable {
     public var name: String?
@@ -41,8 +42,8 @@ extension Store {
     public func editPlace(id: String, changes: PlaceChanges) throws -> Place {
         try connection.writeTransaction {
             let rows = try connection.statement(
-                "SELECT \(Self.placeColumns) FROM places WHERE id = ? AND \(Self.live)"
-            ).rows([.text(id)], Self.place(from:))
+                "SELECT \(RecordRows.placeColumns) FROM places WHERE id = ? AND \(RecordRows.live)"
+            ).rows([.text(id)], RecordRows.place(from:))
             guard let current = rows.first else { throw StoreError.notFound(kind: .place, id: id) }
             var updated = current
             if let name = changes.name { updated.name = try FieldRules.line(name, field: "name") }

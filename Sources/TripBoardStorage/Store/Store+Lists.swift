@@ -1,5 +1,6 @@
 public import TripBoardSQLite
 public import TripBoardSystem
+public import TripBoardReadPath
 
 /// Which trips `trip list` shows, in which order, how many.
 public struct TripQuery: Sendable, Equatable {
@@ -53,16 +54,16 @@ extension Store {
         RowCursor(connection: connection, prepare: { [self] in
             let longest = try connection.statement(NextTrip.Query.longestTrip).rows { $0.isNull(0) ? nil : Int($0.real(0)) }.first ?? nil
             guard let (sql, values) = Self.tripList(query, longest: longest) else {
-                return (try connection.statement("SELECT \(Self.tripColumns) FROM trips WHERE 0"), [])
+                return (try connection.statement("SELECT \(RecordRows.tripColumns) FROM trips WHERE 0"), [])
             }
             return (try connection.statement(sql), values)
-        }, transform: Self.trip(from:))
+        }, transform: RecordRows.trip(from:))
     }
 
     /// The statement for `query` and its values, given the longest live trip's length in days
     /// (`nil`: there is no live trip); `nil` when no trip can match.
     static func tripList(_ query: TripQuery, longest: Int?) -> (sql: String, values: [SQLValue])? {
-        var conditions = [Self.live]
+        var conditions = [RecordRows.live]
         var values: [SQLValue] = []
         func bind(_ value: SQLValue) -> String {
             values.append(value)
@@ -94,29 +95,29 @@ extension Store {
         case (.updated, _): "updated_at DESC, id"
         }
         let limit = query.limit.map { " LIMIT \(bind(.integer(Int64($0))))" } ?? ""
-        return ("SELECT \(Self.tripColumns) FROM trips WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)\(limit)", values)
+        return ("SELECT \(RecordRows.tripColumns) FROM trips WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)\(limit)", values)
     }
 
     /// Live bookings across every trip, earliest first (undated ones last, in the order they were
     /// added), each with its trip's name. `upcomingAt`: only those not over by then (undated ones
     /// never), found through `bookings_live_by_over` so that the past costs nothing.
     public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [(booking: Booking, tripName: String)] {
-        let select = "SELECT \(Self.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id) FROM bookings"
-        func row(_ statement: Statement) -> (booking: Booking, tripName: String) { (Self.booking(from: statement), statement.text(10)) }
+        let select = "SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id) FROM bookings"
+        func row(_ statement: Statement) -> (booking: Booking, tripName: String) { (RecordRows.booking(from: statement), statement.text(10)) }
         let limitValue = SQLValue.integer(Int64(limit ?? -1))  // LIMIT -1: no limit
         return try connection.readTransaction {
             if let now {
                 return try connection.statement("""
                     \(select) INDEXED BY bookings_live_by_over
-                    WHERE \(Self.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
+                    WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
                     """).rows([.integer(now.secondsSinceEpoch), limitValue], row)
             }
             var found = try connection.statement("""
-                \(select) WHERE \(Self.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1
+                \(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1
                 """).rows([limitValue], row)
             if let limit, found.count >= limit { return found }
             found += try connection.statement("""
-                \(select) WHERE \(Self.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1
+                \(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1
                 """).rows([.integer(Int64(limit.map { $0 - found.count } ?? -1))], row)
             return found
         }

@@ -1,5 +1,6 @@
 public import TripBoardSQLite
 public import TripBoardSystem
+public import TripBoardReadPath
 
 /// The fields of a new booking.
 public struct BookingDraft: Sendable, Equatable {
@@ -27,22 +28,6 @@ public struct BookingDraft: Sendable, Equatable {
 }
 
 extension Store {
-    static let placeColumns = "id, trip_id, name, city, visited, sync_state, remote_version, updated_at"
-    static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at, ends_at"
-
-    static func place(from row: Statement) -> Place {
-        Place(id: row.text(0), tripId: row.text(1), name: row.text(2), city: row.optionalText(3),
-              visited: row.integer(4) != 0, syncState: SyncState(rawValue: row.text(5)) ?? .failed,
-              remoteVersion: row.optionalInteger(6), updatedAt: row.text(7))
-    }
-
-    static func booking(from row: Statement) -> Booking {
-        Booking(id: row.text(0), tripId: row.text(1), kind: BookingKind(rawValue: row.text(2)) ?? .other,
-                title: row.text(3), startsAt: row.optionalText(4), reference: row.optionalText(5),
-                syncState: SyncState(rawValue: row.text(6)) ?? .failed, remoteVersion: row.optionalInteger(7),
-                updatedAt: row.text(8), endsAt: row.optionalText(9))
-    }
-
     // MARK: - Places
 
     /// Adds a place to a live trip.
@@ -65,7 +50,7 @@ extension Store {
     func insert(validated place: Place, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(place.id, for: .place) }
         try requireLiveTrip(place.tripId, forLive: .place, id: place.id, state: place.syncState)
-        try connection.statement("INSERT INTO places (\(Self.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
+        try connection.statement("INSERT INTO places (\(RecordRows.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(place.id), .text(place.tripId), .text(place.name), .optional(place.city),
             .integer(place.visited ? 1 : 0), .text(place.syncState.rawValue), .optional(place.remoteVersion),
             .text(place.updatedAt),
@@ -81,9 +66,9 @@ extension Store {
         RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
-                SELECT \(Self.placeColumns) FROM places WHERE trip_id = ? AND \(Self.live) ORDER BY rowid
+                SELECT \(RecordRows.placeColumns) FROM places WHERE trip_id = ? AND \(RecordRows.live) ORDER BY rowid
                 """), [.text(tripId)])
-        }, transform: Self.place(from:))
+        }, transform: RecordRows.place(from:))
     }
 
     /// Marks a place visited (or not); a change makes it pendingUpload.
@@ -91,8 +76,8 @@ extension Store {
     public func setVisited(placeId: String, _ visited: Bool = true) throws -> Place {
         try connection.writeTransaction {
             let rows = try connection.statement(
-                "SELECT \(Self.placeColumns) FROM places WHERE id = ? AND \(Self.live)"
-            ).rows([.text(placeId)], Self.place(from:))
+                "SELECT \(RecordRows.placeColumns) FROM places WHERE id = ? AND \(RecordRows.live)"
+            ).rows([.text(placeId)], RecordRows.place(from:))
             guard var place = rows.first else { throw StoreError.notFound(kind: .place, id: placeId) }
             guard place.visited != visited else { return place }
             place.visited = visited
@@ -152,17 +137,17 @@ extension Store {
         RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
-                SELECT \(Self.bookingColumns) FROM bookings WHERE trip_id = ? AND \(Self.live)
+                SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ? AND \(RecordRows.live)
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
                 """), [.text(tripId)])
-        }, transform: Self.booking(from:))
+        }, transform: RecordRows.booking(from:))
     }
 
     /// The live booking with exactly this id.
     public func booking(id: String) throws -> Booking {
         guard let found = try connection.statement("""
-            SELECT \(Self.bookingColumns) FROM bookings WHERE id = ? AND \(Self.live)
-            """).rows([.text(id)], Self.booking(from:)).first else {
+            SELECT \(RecordRows.bookingColumns) FROM bookings WHERE id = ? AND \(RecordRows.live)
+            """).rows([.text(id)], RecordRows.booking(from:)).first else {
             throw StoreError.notFound(kind: .booking, id: id)
         }
         return found

@@ -1,3 +1,4 @@
+import TripBoardReadPath
 /// The rules that need the store, checked inside the transaction that inserts the record, on
 /// every insert path (commands, import, share extension, migration with `--merge`, sync).
 extension Store {

@@ -1,3 +1,4 @@
+public import TripBoardReadPath
 /// One record `app search` found.
 public struct SearchHit: Sendable, Equatable, Codable {
     public var kind: RecordKind

@@ -1,4 +1,5 @@
 public import TripBoardSQLite
+public import TripBoardReadPath
 
 extension Store {
     /// What the server must hear about: every record not `synchronized`, except what is in the

@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+public import TripBoardReadPath
 
 /// `app export` / `app import`: everything but secrets and caches, as one JSON document.
 public struct ExportDocument: Sendable, Codable, Equatable {
@@ -73,18 +74,18 @@ extension Store {
     }
 
     private var exportedTrips: RowCursor<Trip> {
-        RowCursor(connection: connection, sql: "SELECT \(Self.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id",
-                  transform: Self.trip(from:))
+        RowCursor(connection: connection, sql: "SELECT \(RecordRows.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id",
+                  transform: RecordRows.trip(from:))
     }
 
     private var exportedPlaces: RowCursor<Place> {
-        RowCursor(connection: connection, sql: "SELECT \(Self.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid",
-                  transform: Self.place(from:))
+        RowCursor(connection: connection, sql: "SELECT \(RecordRows.placeColumns) FROM places WHERE \(Self.exported) ORDER BY rowid",
+                  transform: RecordRows.place(from:))
     }
 
     private var exportedBookings: RowCursor<Booking> {
-        RowCursor(connection: connection, sql: "SELECT \(Self.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid",
-                  transform: Self.booking(from:))
+        RowCursor(connection: connection, sql: "SELECT \(RecordRows.bookingColumns) FROM bookings WHERE \(Self.exported) ORDER BY rowid",
+                  transform: RecordRows.booking(from:))
     }
 
     private static func exportedPreferences(_ preferences: Preferences) -> [String: PreferenceValue] {

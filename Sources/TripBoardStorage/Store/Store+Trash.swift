@@ -1,4 +1,5 @@
 import TripBoardSystem
+public import TripBoardReadPath
 
 /// One entry of the trash: a record the user deleted, with what went with it, restorable until it
 /// is purged 30 days later (or at once by `trash empty`). `--json` prints this object.
@@ -79,13 +80,13 @@ extension Store {
             trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
             sync_state = CASE WHEN remote_version IS NULL THEN sync_state ELSE 'pendingDeletion' END
             """
-        guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Self.liveCondition(kind))",
+        guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Store.liveCondition(kind))",
                                      [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
         // Children first: their scope is "of a live booking (or trip)", which the parent's
         // own update then ends.
         for member in Self.memberKinds(of: kind) {
             let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
-            try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Self.liveCondition(member))")
+            try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Store.liveCondition(member))")
                 .run([.text(now), .text(id)])
         }
         guard let entry = try trashEntries().first(where: { $0.id == id }) else { throw StoreError.notInTrash(id: id) }
@@ -97,7 +98,7 @@ extension Store {
     static func childScope(_ member: RecordKind, of kind: RecordKind, liveOnly: Bool = true) -> String {
         switch (kind, member) {
         case (.trip, .attachment):
-            "booking_id IN (SELECT id FROM bookings WHERE trip_id = ?2\(liveOnly ? " AND " + live : ""))"
+            "booking_id IN (SELECT id FROM bookings WHERE trip_id = ?2\(liveOnly ? " AND " + RecordRows.live : ""))"
         case (.booking, .attachment):
             "booking_id = ?2"
         default:

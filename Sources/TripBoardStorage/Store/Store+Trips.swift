@@ -1,5 +1,6 @@
 public import TripBoardSQLite
 public import TripBoardSystem
+public import TripBoardReadPath
 
 /// The fields of a new trip.
 public struct TripDraft: Sendable, Equatable {
@@ -34,16 +35,6 @@ public struct TripChanges: Sendable, Equatable {
 }
 
 extension Store {
-    static let tripColumns = "id, name, start_date, end_date, notes, sync_state, remote_version, updated_at"
-
-    static func trip(from row: Statement) -> Trip {
-        Trip(id: row.text(0), name: row.text(1),
-             startDate: CivilDate(row.text(2)) ?? CivilDate(daysSinceEpoch: 0),
-             endDate: CivilDate(row.text(3)) ?? CivilDate(daysSinceEpoch: 0),
-             notes: row.text(4), syncState: SyncState(rawValue: row.text(5)) ?? .failed,
-             remoteVersion: row.optionalInteger(6), updatedAt: row.text(7))
-    }
-
     /// Creates a trip (pendingUpload) and returns it.
     public func addTrip(_ draft: TripDraft) throws -> Trip {
         let trip = try Trip(id: Identifier.make(), name: draft.name, startDate: draft.startDate, endDate: draft.endDate,
@@ -61,7 +52,7 @@ extension Store {
     /// record has the id (an import into an empty store, its document free of repeated ids).
     func insert(validated trip: Trip, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(trip.id, for: .trip) }
-        try connection.statement("INSERT INTO trips (\(Self.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
+        try connection.statement("INSERT INTO trips (\(RecordRows.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(trip.id), .text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description),
             .text(trip.notes), .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt),
         ])
@@ -73,34 +64,34 @@ extension Store {
     /// Live trips, soonest first, one at a time as they are read (`trip list`).
     public func tripRows() -> RowCursor<Trip> {
         RowCursor(connection: connection, sql: """
-            SELECT \(Self.tripColumns) FROM trips WHERE \(Self.live)
+            SELECT \(RecordRows.tripColumns) FROM trips WHERE \(RecordRows.live)
             ORDER BY start_date, end_date, name, id
-            """, transform: Self.trip(from:))
+            """, transform: RecordRows.trip(from:))
     }
 
     /// The live trips whose dates contain `date`, earliest first.
     public func trips(containing date: CivilDate) throws -> [Trip] {
         try connection.statement("""
-            SELECT \(Self.tripColumns) FROM trips
-            WHERE \(Self.live) AND start_date <= ?1 AND end_date >= ?1
+            SELECT \(RecordRows.tripColumns) FROM trips
+            WHERE \(RecordRows.live) AND start_date <= ?1 AND end_date >= ?1
             ORDER BY start_date, end_date, id
-            """).rows([.text(date.description)], Self.trip(from:))
+            """).rows([.text(date.description)], RecordRows.trip(from:))
     }
 
     /// Up to `limit` live trips that have not ended by `date`, earliest first.
     public func trips(endingOnOrAfter date: CivilDate, limit: Int) throws -> [Trip] {
         try connection.statement("""
-            SELECT \(Self.tripColumns) FROM trips
-            WHERE \(Self.live) AND end_date >= ?1
+            SELECT \(RecordRows.tripColumns) FROM trips
+            WHERE \(RecordRows.live) AND end_date >= ?1
             ORDER BY start_date, end_date, id LIMIT ?2
-            """).rows([.text(date.description), .integer(Int64(limit))], Self.trip(from:))
+            """).rows([.text(date.description), .integer(Int64(limit))], RecordRows.trip(from:))
     }
 
     /// The live trip with exactly this id.
     public func trip(id: String) throws -> Trip {
         let rows = try connection.statement(
-            "SELECT \(Self.tripColumns) FROM trips WHERE id = ? AND \(Self.live)"
-        ).rows([.text(id)], Self.trip(from:))
+            "SELECT \(RecordRows.tripColumns) FROM trips WHERE id = ? AND \(RecordRows.live)"
+        ).rows([.text(id)], RecordRows.trip(from:))
         guard let trip = rows.first else { throw StoreError.notFound(kind: .trip, id: id) }
         return trip
     }

@@ -1,5 +1,6 @@
 public import TripBoardSQLite
 public import TripBoardSystem
+public import TripBoardReadPath
 
 /// The domain store: trips, places, bookings and their sync metadata in one SQLite database.
 ///
@@ -23,15 +24,11 @@ public final class Store {
     /// The `updatedAt` stamp for a change made now.
     func stamp() -> String { clock().utcStamp }
 
-    /// What every query on live trips, places and bookings says — neither a tombstone nor in the
-    /// trash — in the very words of the partial indexes, which SQLite uses only when the query's
-    /// WHERE contains their terms.
-    static let live = "sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
-    /// The same for attachments, which also leave through the deletion queue (`deleting`).
+    /// `RecordRows.live` for attachments, which also leave through the deletion queue (`deleting`).
     static let liveAttachment = "state <> 'deleting' AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
 
     /// `live` or `liveAttachment`, for a query on `kind`'s table.
-    static func liveCondition(_ kind: RecordKind) -> String { kind == .attachment ? liveAttachment : live }
+    static func liveCondition(_ kind: RecordKind) -> String { kind == .attachment ? liveAttachment : RecordRows.live }
 
     /// Resolves a user-typed id or unique prefix to a full id of a live record of `kind`.
     /// Tombstones and records in the trash count as absent unless `includingTombstones` is set
@@ -40,7 +37,7 @@ public final class Store {
         guard let prefix = Identifier.normalizedPrefix(text) else {
             throw StoreError.invalidArgument("'\(text.prefix(40))' is not a \(kind.rawValue) id (a UUID or a prefix of one)")
         }
-        let liveOnly = includingTombstones ? "" : " AND " + Self.liveCondition(kind)
+        let liveOnly = includingTombstones ? "" : " AND " + Store.liveCondition(kind)
         // ids are lowercase hex and '-', all below '~', so [prefix, prefix~) is exactly the prefix range.
         let matches = try connection.statement(
             "SELECT id FROM \(kind.table) WHERE id >= ?1 AND id < ?2\(liveOnly) ORDER BY id LIMIT 6"
@@ -82,10 +79,10 @@ public final class Store {
         }
         return try connection.readTransaction {
             StoreCounts(
-                trips: try count("SELECT count(*) FROM trips WHERE \(Self.live)"),
-                places: try count("SELECT count(*) FROM places WHERE \(Self.live)"),
-                bookings: try count("SELECT count(*) FROM bookings WHERE \(Self.live)"),
-                attachments: try count("SELECT count(*) FROM attachments WHERE \(Self.liveAttachment)"),
+                trips: try count("SELECT count(*) FROM trips WHERE \(RecordRows.live)"),
+                places: try count("SELECT count(*) FROM places WHERE \(RecordRows.live)"),
+                bookings: try count("SELECT count(*) FROM bookings WHERE \(RecordRows.live)"),
+                attachments: try count("SELECT count(*) FROM attachments WHERE \(Store.liveAttachment)"),
                 tombstones: try count(sum("sync_state = 'pendingDeletion'")),
                 pendingChanges: try count(sum(Self.pending))
             )

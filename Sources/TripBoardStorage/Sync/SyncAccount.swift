@@ -1,5 +1,6 @@
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardReadPath
 
 /// The server and zone this container syncs with, and where it is in the zone's change feed.
 /// `sync status --json` prints this object.

@@ -1,4 +1,5 @@
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Pulling: the zone's changes since the change token, in pages of one consistent read, each page
 /// applied with the token it reaches in one SQLite transaction; and the merge rules.

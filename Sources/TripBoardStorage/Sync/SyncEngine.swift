@@ -1,4 +1,5 @@
 public import TripBoardSystem
+import TripBoardReadPath
 
 /// What one `sync now` did. `sync now --json` prints this object.
 public struct SyncReport: Sendable, Equatable, Codable {

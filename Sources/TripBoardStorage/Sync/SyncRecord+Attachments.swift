@@ -1,4 +1,5 @@
 import TripBoardSystem
+import TripBoardReadPath
 
 /// Attachments as sync carries them: the row's metadata as fields (`bookingId`, `originalFilename`,
 /// `contentType`, `byteCount`, `contentHash`, `pageCount`) plus `blob`, the name of its sealed

@@ -1,4 +1,5 @@
 import TripBoardSystem
+import TripBoardReadPath
 
 /// A trip, place or booking as sync sees it: its fields as JSON values, by the names the server
 /// knows them by, and its sync metadata. A trip's start and end dates are one field, `dates`, so

@@ -1,5 +1,6 @@
 public import TripBoardSodium
-public import TripBoardSystem
+import TripBoardSystem
+import TripBoardReadPath
 
 /// A zone's key: made by the first device, stored on the server only wrapped under the sync
 /// passphrase (Argon2id, then XChaCha20-Poly1305 — the keychain's recovery construction), kept on

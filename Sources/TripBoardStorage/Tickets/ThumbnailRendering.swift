@@ -1,5 +1,6 @@
 import TripBoardSystem
 import TripBoardWorkerContract
+import TripBoardReadPath
 
 extension ThumbnailCache {
     /// The thumbnail of `attachment`: the cached one, else page 1 rendered again by `worker` from

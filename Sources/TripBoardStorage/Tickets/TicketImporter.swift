@@ -1,6 +1,7 @@
 import Glibc
 public import TripBoardSystem
-public import TripBoardWorkerContract
+import TripBoardWorkerContract
+public import TripBoardReadPath
 
 /// What to import and where: the share extension's command line, checked.
 public struct TicketImportRequest: Sendable {

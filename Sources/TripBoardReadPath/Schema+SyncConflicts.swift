@@ -7,7 +7,7 @@ extension Schema {
     /// `kept_value` and `lost_value` are `JSONValue.canonicalText` of the field's value (a
     /// trip's `dates` is one object), `lost_on` says whose edit lost: `here` (this device's)
     /// or `elsewhere` (another device's, as the server had it). An ordinary rowid table.
-    static let syncConflicts = """
+    package static let syncConflicts = """
         CREATE TABLE sync_conflicts (
             id TEXT NOT NULL PRIMARY KEY,
             kind TEXT NOT NULL CHECK (kind IN ('trip', 'place', 'booking', 'attachment')),

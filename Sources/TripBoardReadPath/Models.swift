@@ -45,7 +45,7 @@ public struct Trip: Sendable, Equatable, Codable {
     /// Number of calendar days the trip spans, both ends included.
     public var dayCount: Int { startDate.days(until: endDate) + 1 }
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt
     }
 
@@ -75,7 +75,19 @@ public struct Place: Sendable, Equatable, Codable {
     public var remoteVersion: Int64?
     public var updatedAt: String
 
-    enum CodingKeys: String, CodingKey {
+    public init(id: String, tripId: String, name: String, city: String?, visited: Bool, syncState: SyncState,
+                remoteVersion: Int64?, updatedAt: String) {
+        self.id = id
+        self.tripId = tripId
+        self.name = name
+        self.city = city
+        self.visited = visited
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+    }
+
+    package enum CodingKeys: String, CodingKey {
         case id, tripId, name, city, visited, syncState, remoteVersion, updatedAt
     }
 
@@ -106,9 +118,23 @@ public struct Booking: Sendable, Equatable, Codable {
     public var remoteVersion: Int64?
     public var updatedAt: String
     /// When it ends (check-out, arrival), in the same forms as `startsAt`; never before it.
-    public var endsAt: String? = nil
+    public var endsAt: String?
 
-    enum CodingKeys: String, CodingKey {
+    public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil) {
+        self.id = id
+        self.tripId = tripId
+        self.kind = kind
+        self.title = title
+        self.startsAt = startsAt
+        self.reference = reference
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+        self.endsAt = endsAt
+    }
+
+    package enum CodingKeys: String, CodingKey {
         case id, tripId, kind, title, startsAt, endsAt, reference, syncState, remoteVersion, updatedAt
     }
 
@@ -131,7 +157,7 @@ public struct Booking: Sendable, Equatable, Codable {
 public enum RecordKind: String, Sendable, Codable, CaseIterable {
     case trip, place, booking, attachment
 
-    var table: String {
+    package var table: String {
         switch self {
         case .trip: "trips"
         case .place: "places"
@@ -149,7 +175,15 @@ public struct PendingChange: Sendable, Equatable, Codable {
     public var remoteVersion: Int64?
     public var updatedAt: String
 
-    enum CodingKeys: String, CodingKey { case kind, id, syncState, remoteVersion, updatedAt }
+    public init(kind: RecordKind, id: String, syncState: SyncState, remoteVersion: Int64?, updatedAt: String) {
+        self.kind = kind
+        self.id = id
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+    }
+
+    package enum CodingKeys: String, CodingKey { case kind, id, syncState, remoteVersion, updatedAt }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

@@ -10,7 +10,7 @@ extension Schema {
     ///   batch (same mutation id) is sent again and the server applies it at most once.
     ///
     /// Ordinary rowid tables, like every other: `container salvage` copies tables by rowid.
-    static let sync = """
+    package static let sync = """
         CREATE TABLE sync_account (
             only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
             server TEXT NOT NULL,

@@ -1,13 +1,13 @@
-import TripBoardSQLite
+package import TripBoardSQLite
 
 /// The store's schema, versioned by `PRAGMA user_version`. Migrations run only under the exclusive
 /// container lock, each in one `BEGIN IMMEDIATE` transaction with the version bump.
-enum Schema {
+package enum Schema {
     /// The version this build writes and understands.
-    static var currentVersion: Int64 { Int64(migrations.count) }
+    package static var currentVersion: Int64 { Int64(migrations.count) }
 
     /// `migrations[n]` takes the store from version n to n + 1.
-    static let migrations: [String] = [
+    package static let migrations: [String] = [
         // 0 → 1
         """
         CREATE TABLE trips (
@@ -89,7 +89,7 @@ enum Schema {
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one
     /// transaction with its version bump. The caller holds the exclusive container lock.
-    static func migrate(_ connection: Connection, steps migrations: [String] = migrations) throws {
+    package static func migrate(_ connection: Connection, steps migrations: [String] = migrations) throws {
         while true {
             let applied = try connection.writeTransaction { () throws -> Bool in
                 let version = try connection.userVersion()
@@ -100,5 +100,24 @@ enum Schema {
             }
             if !applied { return }
         }
+    }
+}
+
+extension Schema {
+    /// `user_version`, with damage and newer schemas turned into store errors.
+    package static func version(of connection: Connection, path: String? = nil, supported: Int64 = Schema.currentVersion) throws -> Int64 {
+        let path = path ?? connection.path
+        let version: Int64
+        do {
+            version = try connection.userVersion()
+        } catch let error as SQLiteError where error.isCorruption {
+            throw StoreError.corrupt(path: path, detail: error.message)
+        } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
+            throw StoreError.unreadable(path: path, detail: error.message)
+        }
+        if version > supported {
+            throw StoreError.newerSchema(path: path, found: version, supported: supported)
+        }
+        return version
     }
 }

@@ -13,7 +13,7 @@ extension Schema {
     ///   triggers keep it in the same transaction as every write (an insert, an edit, a move to or
     ///   from the trash, a tombstone, a purge); an upgraded store is indexed by this step.
     ///   `unicode61 remove_diacritics 2`: `belem` finds Belém; `prefix` indexes make `lis*` one lookup.
-    static let bookingTimesAndSearch = """
+    package static let bookingTimesAndSearch = """
         ALTER TABLE bookings ADD COLUMN ends_at TEXT;
         ALTER TABLE bookings ADD COLUMN over_at_epoch INTEGER;
         UPDATE bookings SET over_at_epoch = starts_at_epoch;
@@ -88,5 +88,5 @@ extension Schema {
     /// The tables of the search index (`search_index` and FTS5's own `search_index_*`), as a
     /// condition on `sqlite_master.name`: they are derived, so a salvage copies them not (the
     /// triggers refill them) and they hold no record of the user's.
-    static let isSearchTable = #"(name = 'search_index' OR name LIKE 'search\_index\_%' ESCAPE '\')"#
+    package static let isSearchTable = #"(name = 'search_index' OR name LIKE 'search\_index\_%' ESCAPE '\')"#
 }

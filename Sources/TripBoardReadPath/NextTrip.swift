@@ -34,36 +34,36 @@ public struct NextTrip: Sendable, Equatable {
         guard let longest else { return nil }
         let todayText = today.description
         let ongoing = try connection.statement(Query.tripInProgress)
-            .rows([.text(today.adding(days: -longest).description), .text(todayText)], Store.trip(from:)).first
+            .rows([.text(today.adding(days: -longest).description), .text(todayText)], RecordRows.trip(from:)).first
         let found: (Status, Trip)
         if let ongoing {
             found = (.ongoing, ongoing)
-        } else if let upcoming = try connection.statement(Query.upcomingTrip).rows([.text(todayText)], Store.trip(from:)).first {
+        } else if let upcoming = try connection.statement(Query.upcomingTrip).rows([.text(todayText)], RecordRows.trip(from:)).first {
             found = (.upcoming, upcoming)
         } else {
             return nil
         }
         let booking = try connection.statement(Query.nextBooking)
-            .rows([.text(found.1.id), .integer(now.secondsSinceEpoch)], Store.booking(from:)).first
+            .rows([.text(found.1.id), .integer(now.secondsSinceEpoch)], RecordRows.booking(from:)).first
         return NextTrip(status: found.0, trip: found.1, nextBooking: booking, today: today)
     }
 
     /// The widget's four lookups, each one index probe (`QueryPlanTests` checks their plans).
-    enum Query {
-        static let longestTrip = "SELECT max(julianday(end_date) - julianday(start_date)) FROM trips WHERE \(Store.live)"
-        static let tripInProgress = """
-            SELECT \(Store.tripColumns) FROM trips
-            WHERE \(Store.live) AND start_date BETWEEN ?1 AND ?2 AND end_date >= ?2
+    package enum Query {
+        package static let longestTrip = "SELECT max(julianday(end_date) - julianday(start_date)) FROM trips WHERE \(RecordRows.live)"
+        package static let tripInProgress = """
+            SELECT \(RecordRows.tripColumns) FROM trips
+            WHERE \(RecordRows.live) AND start_date BETWEEN ?1 AND ?2 AND end_date >= ?2
             ORDER BY start_date, end_date, id LIMIT 1
             """
-        static let upcomingTrip = """
-            SELECT \(Store.tripColumns) FROM trips
-            WHERE \(Store.live) AND start_date > ?1
+        package static let upcomingTrip = """
+            SELECT \(RecordRows.tripColumns) FROM trips
+            WHERE \(RecordRows.live) AND start_date > ?1
             ORDER BY start_date, end_date, id LIMIT 1
             """
-        static let nextBooking = """
-            SELECT \(Store.bookingColumns) FROM bookings
-            WHERE trip_id = ?1 AND starts_at_epoch >= ?2 AND \(Store.live)
+        package static let nextBooking = """
+            SELECT \(RecordRows.bookingColumns) FROM bookings
+            WHERE trip_id = ?1 AND starts_at_epoch >= ?2 AND \(RecordRows.live)
             ORDER BY starts_at_epoch LIMIT 1
             """
     }

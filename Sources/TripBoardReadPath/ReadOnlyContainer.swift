@@ -1,6 +1,6 @@
 import Glibc
 public import TripBoardSQLite
-public import TripBoardSystem
+package import TripBoardSystem
 
 /// The container as the widget sees it: never creates, writes, migrates or repairs anything.
 ///
@@ -19,16 +19,16 @@ public final class ReadOnlyContainer {
     }
 
     public let path: String
-    let root: Directory
+    package let root: Directory
     /// `nil` when `container.lock` is missing although the container exists (it is never deleted
     /// by TripBoard; a writer recreates it). SQLite's own locking still keeps reads consistent.
-    let lock: FileLock?
+    package let lock: FileLock?
     private var connection: Connection?
     private var openedStoreInode: UInt64?
     private var storePath = ""
     /// True when the store's `-wal`/`-shm` were missing and the store was opened immutable.
     public private(set) var isImmutableSnapshot = false
-    let lockTimeout: Double
+    package let lockTimeout: Double
 
     private init(path: String, root: Directory, lock: FileLock?, lockTimeout: Double) {
         self.path = path
@@ -81,7 +81,7 @@ public final class ReadOnlyContainer {
         defer { lock?.unlock() }
         // A container migration that has not reached its commit marker: the store may be empty or
         // half-filled, so show nothing rather than a partial answer.
-        if try MigrationJournal.isUnfinished(in: root) { return (.updating, nil) }
+        if try ContainerLayout.migrationIsUnfinished(in: root) { return (.updating, nil) }
         let first = try readOnce(body)
         // An immutable read takes no SQLite locks. If a writer appeared meanwhile (it recreates
         // -wal first), a checkpoint may have changed the main file under the read: read again,
@@ -100,7 +100,7 @@ public final class ReadOnlyContainer {
         guard let connection = try currentConnection() else { return (.empty, nil) }
         let version: Int64
         do {
-            version = try Container.schemaVersion(of: connection, path: storePath)
+            version = try Schema.version(of: connection, path: storePath)
         } catch let error as SQLiteError where error.isBusy {
             return (.updating, nil)
         }
@@ -172,7 +172,7 @@ public final class ReadOnlyContainer {
     /// `PRAGMA data_version` of the long-lived connection: changes when another connection commits.
     public func dataVersion() throws -> Int64? { try connection?.dataVersion() }
 
-    static func uriEscaped(_ path: String) -> String {
+    package static func uriEscaped(_ path: String) -> String {
         var escaped = ""
         for byte in path.utf8 {
             switch byte {

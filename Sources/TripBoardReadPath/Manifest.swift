@@ -1,4 +1,4 @@
-import TripBoardSystem
+package import TripBoardSystem
 
 /// `container.json`: what a writer records about the container. Replaced atomically, never edited
 /// in place.
@@ -23,7 +23,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         self.storeDamage = storeDamage
     }
 
-    enum CodingKeys: String, CodingKey { case layoutVersion, createdAt, createdBy, storeCreated, storeDamage }
+    package enum CodingKeys: String, CodingKey { case layoutVersion, createdAt, createdBy, storeCreated, storeDamage }
 
     /// `storeDamage` is written only when set: an older build reads the same manifest as before.
     public func encode(to encoder: any Encoder) throws {
@@ -35,7 +35,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         if let storeDamage { try container.encode(storeDamage, forKey: .storeDamage) }
     }
 
-    static func read(from root: Directory) throws -> Manifest? {
+    package static func read(from root: Directory) throws -> Manifest? {
         let path = root.childPath(ContainerLayout.manifestFile)
         let file: FileDescriptor
         do {
@@ -57,7 +57,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         return manifest
     }
 
-    func write(to root: Directory, staging: Directory) throws {
+    package func write(to root: Directory, staging: Directory) throws {
         try root.writeAtomically(try JSON.encode(self) + [0x0a], to: ContainerLayout.manifestFile, staging: staging)
     }
 }

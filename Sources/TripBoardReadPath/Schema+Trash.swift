@@ -12,7 +12,7 @@ extension Schema {
     /// - v1 leftovers: a deletion that was interrupted (`deleting`, not yet a tombstone) joins the
     ///   queue, which the next writer finishes; an attachment left live under a deleted booking
     ///   goes to the trash on its own (tombstoned when uploaded), kept 30 days from the upgrade.
-    static let trash = """
+    package static let trash = """
         ALTER TABLE trips ADD COLUMN trashed_at TEXT;
         ALTER TABLE trips ADD COLUMN trashed_with TEXT;
         ALTER TABLE places ADD COLUMN trashed_at TEXT;

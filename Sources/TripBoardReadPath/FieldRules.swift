@@ -102,7 +102,7 @@ public enum FieldRules {
 extension String {
     /// Without white space (`Character.isWhitespace`) at either end; `self` when there is none
     /// to remove (the usual case, decided from the first and last bytes when they are ASCII).
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         if let first = utf8.first, let last = utf8.last, first < 0x80, last < 0x80,
            !Character(Unicode.Scalar(first)).isWhitespace, !Character(Unicode.Scalar(last)).isWhitespace {
             return self

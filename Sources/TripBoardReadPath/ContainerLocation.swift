@@ -1,3 +1,4 @@
+package import TripBoardSystem
 /// Where the shared container lives: `--container DIR` › `TRIPBOARD_CONTAINER` ›
 /// `$XDG_DATA_HOME/tripboard/shared-container` (default `~/.local/share/tripboard/shared-container`).
 public enum ContainerLocation {
@@ -29,7 +30,27 @@ public enum ContainerLayout {
     public static let keychainDirectory = "keychain"
     public static let stagingDirectory = "tmp"
 
+    /// Where `container-migration` keeps its journal; the migration owns what is inside, the
+    /// container only asks whether one is unfinished.
+    public static let migrationDirectory = "migration"
+    package static let migrationJournalFile = "journal.json"
+    package static let migrationCommitMarkerFile = "committed.json"
+
     /// Directories a writer creates, in order (parents first), all mode 0700.
-    static let directories = [storeDirectory, preferencesDirectory, attachmentsDirectory, cachesDirectory,
+    package static let directories = [storeDirectory, preferencesDirectory, attachmentsDirectory, cachesDirectory,
                               cachesDirectory + "/" + thumbnailsDirectory, keychainDirectory, stagingDirectory]
+}
+
+extension ContainerLayout {
+    /// True while a migration has recorded its plan but not its commit marker: the store may be
+    /// empty or half-filled, so readers show "updating" and extensions refuse. One `fstatat` when
+    /// there is no `migration/` directory (the usual case).
+    package static func migrationIsUnfinished(in root: Directory) throws -> Bool {
+        guard let status = try root.status(of: migrationDirectory) else { return false }
+        guard status.kind == .directory else {
+            throw ContainerError.unusable(path: root.childPath(migrationDirectory), reason: "it is not a directory")
+        }
+        let migration = try root.openDirectory(migrationDirectory)
+        return try migration.status(of: migrationJournalFile) != nil && migration.status(of: migrationCommitMarkerFile) == nil
+    }
 }
