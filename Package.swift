@@ -83,9 +83,21 @@ let package = Package(
             name: "TripBoardStorage",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
+        // The command line every executable shares: the command model (parsing, help, errors),
+        // the console, exit statuses, the single-command frame.
+        .target(
+            name: "TripBoardCommandLine",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath"]
+        ),
+        // The widget links this, the command line, the read path and the basement's System and
+        // SQLite: no keychain, migration, ticket, backup or sync code (docs/architecture.md).
+        .target(
+            name: "TripBoardWidget",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCommandLine"]
+        ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage"]
+            dependencies: ["TripBoardStorage", "TripBoardCommandLine", "TripBoardWidget"]
         ),
         .executableTarget(
             name: "app",
@@ -96,7 +108,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "widget",
-            dependencies: ["TripBoardCLI"],
+            dependencies: ["TripBoardWidget", "TripBoardCommandLine", "TripBoardSystem"],
             exclude: ["startup-order.txt"],
             swiftSettings: fullyStatic,
             linkerSettings: fullyStaticLink("widget")
@@ -151,7 +163,7 @@ let package = Package(
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",

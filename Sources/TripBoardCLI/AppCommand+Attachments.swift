@@ -1,16 +1,17 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var attachmentCommands: [CommandSpec] {
+    static var attachmentCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["attachment", "list"],
+            AppCommandSpec(words: ["attachment", "list"],
                         options: [
                             .value("--trip", "ID", "only the attachments of this trip"),
                             .json,
                         ],
                         summary: "Lists attachments (of one trip), oldest first.", run: listAttachments),
-            CommandSpec(words: ["attachment", "export"],
+            AppCommandSpec(words: ["attachment", "export"],
                         arguments: [
                             .required("ID", "the attachment (an id or a unique prefix of one)"),
                             .required("DEST", "a file, a directory to put it in under its original name, or - for standard output", completion: .file),
@@ -20,7 +21,7 @@ extension AppCommand {
                         name), verifying its hash on the way; written atomically, mode 0600. DEST - writes it to \
                         standard output, once verified.
                         """, run: exportAttachment),
-            CommandSpec(words: ["attachment", "thumbnail"],
+            AppCommandSpec(words: ["attachment", "thumbnail"],
                         options: [.json],
                         arguments: [
                             .required("ID", "the attachment (an id or a unique prefix of one)"),
@@ -29,14 +30,14 @@ extension AppCommand {
                         Prints the path of the attachment's thumbnail (a PNG of page 1), rendering it again if it is \
                         not cached (--json: {"attachmentId", "path"}).
                         """, run: showThumbnail),
-            CommandSpec(words: ["attachment", "delete"],
+            AppCommandSpec(words: ["attachment", "delete"],
                         arguments: [
                             .required("ID", "the attachment (an id or a unique prefix of one)"),
                         ],
                         summary: "Moves an attachment to the trash; its file is removed when the trash is purged (30 days, or trash empty).",
                         run: deleteAttachment),
-            CommandSpec(words: ["cache", "clear"], summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
-            CommandSpec(words: ["container", "check"],
+            AppCommandSpec(words: ["cache", "clear"], summary: "Removes every cached thumbnail (they are regenerated when needed).", run: clearCache, store: .none),
+            AppCommandSpec(words: ["container", "check"],
                         options: [
                             .flag("--repair", "repair what can be repaired (orphans go to attachments/recovered/, never deleted)"),
                             .flag("--purge-recovered", "with --repair: delete for good what attachments/recovered/ held when the check began"),

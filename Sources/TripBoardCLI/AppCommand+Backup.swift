@@ -1,11 +1,12 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var backupCommands: [CommandSpec] {
+    static var backupCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["backup"],
+            AppCommandSpec(words: ["backup"],
                         options: [
                             .value("--output", "FILE", "the backup file to write (age v1 around a POSIX tar)", required: true, completion: .file),
                             .json,
@@ -16,7 +17,7 @@ extension AppCommand {
                         The passphrase comes from standard input, or is asked for twice on a terminal. Other processes \
                         keep working meanwhile. Never in a backup: caches, tmp/, the lock, the device key.
                         """, run: takingSecrets(backup)),
-            CommandSpec(words: ["restore"],
+            AppCommandSpec(words: ["restore"],
                         options: [
                             .flag("--replace", "move an existing container aside (never deleted) and restore in its place"),
                             .flag("--dry-run", "verify the backup and report; change nothing"),

@@ -1,10 +1,11 @@
 import TripBoardStorage
 import TripBoardReadPath
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var childCommands: [CommandSpec] {
+    static var childCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["place", "add"],
+            AppCommandSpec(words: ["place", "add"],
                         options: [
                             .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
                             .value("--name", "NAME", "the place's name (one line)", required: true),
@@ -12,13 +13,13 @@ extension AppCommand {
                             .json,
                         ],
                         summary: "Adds a place to see on a trip and prints its id (--json: the place object).", run: addPlace),
-            CommandSpec(words: ["place", "list"],
+            AppCommandSpec(words: ["place", "list"],
                         options: [
                             .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
                             .json,
                         ],
                         summary: "Lists a trip's places in the order they were added.", run: listPlaces),
-            CommandSpec(words: ["place", "visit"],
+            AppCommandSpec(words: ["place", "visit"],
                         options: [
                             .flag("--undo", "mark it not visited"),
                         ],
@@ -26,7 +27,7 @@ extension AppCommand {
                             .required("ID", "the place (an id or a unique prefix of one)"),
                         ],
                         summary: "Marks a place visited (--undo: not visited).", run: visitPlace),
-            CommandSpec(words: ["place", "edit"],
+            AppCommandSpec(words: ["place", "edit"],
                         options: [
                             .value("--name", "NAME", "the place's name (one line)"),
                             .value("--city", "CITY", "the city it is in ('' removes it)"),
@@ -36,12 +37,12 @@ extension AppCommand {
                         ],
                         summary: "Changes a place's name or city (--city '' removes it); the place becomes pendingUpload.",
                         run: editPlace),
-            CommandSpec(words: ["place", "delete"],
+            AppCommandSpec(words: ["place", "delete"],
                         arguments: [
                             .required("ID", "the place (an id or a unique prefix of one)"),
                         ],
                         summary: "Moves a place to the trash (restorable for 30 days).", run: deletePlace),
-            CommandSpec(words: ["booking", "add"],
+            AppCommandSpec(words: ["booking", "add"],
                         options: [
                             .value("--trip", "ID", "the trip (an id or a unique prefix of one)", required: true),
                             .choice("--kind", BookingKind.allCases.map(\.rawValue), "flight, train, hotel, car, event or other", required: true),
@@ -56,7 +57,7 @@ extension AppCommand {
                         TIME is e.g. 2026-12-12T07:35+00:00 (without an offset it is local, TZ), or a date alone, \
                         2026-12-14, for all day. --ends-at (check-out, arrival) needs --starts-at and is not before it.
                         """, run: addBooking),
-            CommandSpec(words: ["booking", "edit"],
+            AppCommandSpec(words: ["booking", "edit"],
                         options: [
                             .choice("--kind", BookingKind.allCases.map(\.rawValue), "flight, train, hotel, car, event or other"),
                             .value("--title", "TITLE", "what it is called (one line)"),
@@ -71,7 +72,7 @@ extension AppCommand {
                         Changes the given fields of a booking, with the rules of booking add; an empty value removes \
                         --starts-at, --ends-at or --reference. The booking becomes pendingUpload.
                         """, run: editBooking),
-            CommandSpec(words: ["booking", "list"],
+            AppCommandSpec(words: ["booking", "list"],
                         options: [
                             .value("--trip", "ID", "the trip (an id or a unique prefix of one)"),
                             .flag("--upcoming", "only those not over yet (undated ones never)"),
@@ -82,7 +83,7 @@ extension AppCommand {
                         Lists a trip's bookings, earliest first; without --trip, every trip's, in time order. --upcoming: \
                         those not over yet (undated ones never); --limit N prints at most N.
                         """, run: listBookings),
-            CommandSpec(words: ["booking", "delete"],
+            AppCommandSpec(words: ["booking", "delete"],
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
                         ],

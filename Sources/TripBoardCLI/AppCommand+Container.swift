@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {
@@ -37,15 +38,15 @@ struct ContainerInfo: Encodable {
 }
 
 extension AppCommand {
-    static var containerCommands: [CommandSpec] {
+    static var containerCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["container", "info"],
+            AppCommandSpec(words: ["container", "info"],
                         options: [
                             .json,
                         ],
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
                         run: containerInfo, store: .inspection),
-            CommandSpec(words: ["container", "diagnose"],
+            AppCommandSpec(words: ["container", "diagnose"],
                         options: [
                             .value("--output", "FILE", "write the report to FILE (atomically, mode 0600) instead of standard output", completion: .file),
                         ],
@@ -55,7 +56,7 @@ extension AppCommand {
                         holders, the migration's state and the errors met — never a name, note, place, reference, \
                         file name, id, path, preference value or secret. Works whatever state the store is in.
                         """, run: diagnoseContainer, store: .inspection),
-            CommandSpec(words: ["container", "salvage"],
+            AppCommandSpec(words: ["container", "salvage"],
                         options: [
                             .json,
                         ],
@@ -65,7 +66,7 @@ extension AppCommand {
                         in store/damaged-<stamp>/ (never deleted). Attachments stay where they are. Resumes an \
                         interrupted salvage; on a sound store it changes nothing.
                         """, run: salvageStore, store: .none),
-            CommandSpec(words: ["container", "init"],
+            AppCommandSpec(words: ["container", "init"],
                         options: [.json],
                         arguments: [
                             .optional("DIR", "where to create the container (default: --container, else the environment's)", completion: .directory),

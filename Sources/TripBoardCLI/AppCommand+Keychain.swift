@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardCommandLine
 
 extension AppCommand {
     static let accessTokenService = Keychain.accessTokenService
@@ -8,9 +9,9 @@ extension AppCommand {
     /// Secrets and passphrases larger than this are refused (a token is a few KiB at most).
     static let secretLimit = 64 << 10
 
-    static var keychainCommands: [CommandSpec] {
+    static var keychainCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["keychain", "set"],
+            AppCommandSpec(words: ["keychain", "set"],
                         options: [
                             .choice("--accessibility", ["this-device-only", "migratable"], "this-device-only (default) or migratable (recoverable on another device with the recovery passphrase)"),
                         ],
@@ -22,13 +23,13 @@ extension AppCommand {
                         Stores a secret read from standard input (one final \\n or \\r\\n is dropped; on a terminal it is \
                         asked for without echo). Secrets are never taken from the command line, where `ps` shows them.
                         """, run: takingSecrets(setItem), createsContainer: true, store: .none, takesSecrets: true),
-            CommandSpec(words: ["keychain", "get"],
+            AppCommandSpec(words: ["keychain", "get"],
                         arguments: [
                             .required("SERVICE", "the item's service"),
                             .required("ACCOUNT", "the item's account"),
                         ],
                         summary: "Writes the secret to standard output (with a newline only on a terminal).", run: handlingSecrets(getItem), store: .none),
-            CommandSpec(words: ["keychain", "list"],
+            AppCommandSpec(words: ["keychain", "list"],
                         options: [
                             .json,
                         ],
@@ -36,13 +37,13 @@ extension AppCommand {
                         Lists the items this device sees: service, account, accessibility and status — never values — and \
                         how many items belong to another device.
                         """, run: handlingSecrets(listItems), store: .none),
-            CommandSpec(words: ["keychain", "delete"],
+            AppCommandSpec(words: ["keychain", "delete"],
                         arguments: [
                             .required("SERVICE", "the item's service"),
                             .required("ACCOUNT", "the item's account"),
                         ],
                         summary: "Deletes one item.", run: handlingSecrets(deleteItem), store: .none),
-            CommandSpec(words: ["keychain", "delete-all"],
+            AppCommandSpec(words: ["keychain", "delete-all"],
                         options: [
                             .value("--service", "SERVICE", "only the items of this service"),
                             .yes,
@@ -52,21 +53,21 @@ extension AppCommand {
                         first (--yes: no question); without one it goes ahead.
                         """,
                         run: handlingSecrets(deleteAllItems), store: .none),
-            CommandSpec(words: ["keychain", "forget-other-devices"], summary: """
+            AppCommandSpec(words: ["keychain", "forget-other-devices"], summary: """
                         Removes the this-device-only items sealed on other devices (a copied or restored container, \
                         another device key or machine id), which can never be read here. Nothing else removes them.
                         """, run: handlingSecrets(forgetOtherDevices), store: .none),
-            CommandSpec(words: ["keychain", "accept-rollback"], summary: """
+            AppCommandSpec(words: ["keychain", "accept-rollback"], summary: """
                         Accepts the keychain as it is after an older copy of it was put back on purpose (other commands \
                         refuse a keychain older than this device last saw it): it gets a new id and its generation is recorded.
                         """, run: handlingSecrets(acceptRollback), store: .none),
-            CommandSpec(words: ["keychain", "set-recovery-passphrase"], summary: """
+            AppCommandSpec(words: ["keychain", "set-recovery-passphrase"], summary: """
                         Seals the container key under a passphrase (Argon2id) read from standard input or, on a \
                         terminal, asked for twice without echo, so migratable items can be recovered on another device.
                         """, run: takingSecrets(setRecoveryPassphrase), createsContainer: true, store: .none, takesSecrets: true),
-            CommandSpec(words: ["keychain", "recover"], summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
+            AppCommandSpec(words: ["keychain", "recover"], summary: "Unlocks this container's migratable items on this device with the recovery passphrase.",
                         run: takingSecrets(recover), store: .none, takesSecrets: true),
-            CommandSpec(words: ["auth", "login"],
+            AppCommandSpec(words: ["auth", "login"],
                         options: [
                             .value("--account", "EMAIL", "the account's e-mail address", required: true),
                         ],
@@ -74,18 +75,18 @@ extension AppCommand {
                         Signs in: reads the access token and the refresh token, one per line, from standard input \
                         (asked for on a terminal) and keeps them in the keychain, this device only.
                         """, run: takingSecrets(login), createsContainer: true, store: .none, takesSecrets: true),
-            CommandSpec(words: ["auth", "status"],
+            AppCommandSpec(words: ["auth", "status"],
                         options: [
                             .json,
                         ],
                         summary: "Says which account is signed in.", run: handlingSecrets(authStatus), store: .none),
-            CommandSpec(words: ["auth", "logout"], summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout), store: .none),
+            AppCommandSpec(words: ["auth", "logout"], summary: "Signs out: deletes the tokens.", run: handlingSecrets(logout), store: .none),
         ]
     }
 
     /// `run` for a command that reads a secret: its errors repeat none of its arguments (a word
     /// it did not expect — `--value=…`, an extra positional — is most likely the secret itself).
-    /// (`CommandSpec.takesSecrets` makes its errors repeat no argument.)
+    /// (`AppCommandSpec.takesSecrets` makes its errors repeat no argument.)
     static func takingSecrets(_ run: @escaping (CommandContext) throws -> Void) -> (CommandContext) throws -> Void {
         handlingSecrets(run)
     }

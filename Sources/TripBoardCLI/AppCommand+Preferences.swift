@@ -1,27 +1,28 @@
 import TripBoardStorage
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var preferenceCommands: [CommandSpec] {
+    static var preferenceCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["prefs", "list"],
+            AppCommandSpec(words: ["prefs", "list"],
                         options: [
                             .json,
                         ],
                         summary: "Lists every preference with its value; defaults are marked.", run: listPreferences, store: .none),
-            CommandSpec(words: ["prefs", "get"],
+            AppCommandSpec(words: ["prefs", "get"],
                         options: [.json],
                         arguments: [
                             .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
                         ],
                         summary: "Prints one preference's value (--json: {\"key\", \"value\", \"isDefault\"}).", run: getPreference, store: .none),
-            CommandSpec(words: ["prefs", "set"],
+            AppCommandSpec(words: ["prefs", "set"],
                         arguments: [
                             .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
                             .required("VALUE", "its new value"),
                         ],
                         summary: "Sets a preference. Keys: " + PreferenceKey.allCases.map { "\($0.rawValue) (\($0.allowedValues))" }.joined(separator: "; ") + ".",
                         run: setPreference, createsContainer: true, store: .none),
-            CommandSpec(words: ["prefs", "unset"],
+            AppCommandSpec(words: ["prefs", "unset"],
                         arguments: [
                             .required("KEY", "the preference", completion: .choices(PreferenceKey.allCases.map(\.rawValue))),
                         ],

@@ -1,4 +1,5 @@
 import TripBoardStorage
+public import TripBoardCommandLine
 
 extension AppCommand {
     /// Runs `app` with the command line as the kernel passed it (`ProcessSetup.rawArguments()`).

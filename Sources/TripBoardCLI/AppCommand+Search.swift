@@ -1,9 +1,10 @@
 import TripBoardStorage
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var searchCommands: [CommandSpec] {
+    static var searchCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["search"],
+            AppCommandSpec(words: ["search"],
                         options: [
                             .limit,
                             .json,

@@ -1,15 +1,16 @@
 import TripBoardStorage
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var syncCommands: [CommandSpec] {
+    static var syncCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["sync", "pending"],
+            AppCommandSpec(words: ["sync", "pending"],
                         options: [
                             .json,
                         ],
                         summary: "Lists the records the server has not confirmed (pendingUpload, pendingDeletion, failed).",
                         run: listPending),
-            CommandSpec(words: ["sync", "ack"],
+            AppCommandSpec(words: ["sync", "ack"],
                         options: [
                             .value("--version", "N", "the version the server gave the record (a whole number from 1 on)", required: true),
                             .value("--if-updated-at", "STAMP", "refuse (exit 75) when the record changed after this updatedAt stamp"),
@@ -21,7 +22,7 @@ extension AppCommand {
                         Records that the server accepted record ID at version N: it becomes synchronized, or a \
                         tombstone is removed. --if-updated-at refuses (exit 75) when the record changed after that stamp.
                         """, run: acknowledge),
-            CommandSpec(words: ["sync", "fail"],
+            AppCommandSpec(words: ["sync", "fail"],
                         arguments: [
                             .required("ID", "the record: a trip, place, booking or attachment (an id or a unique prefix of one)"),
                         ],

@@ -1,11 +1,12 @@
 import TripBoardStorage
+import TripBoardCommandLine
 
 /// `app sync conflicts [--json] [--dismiss ID]`: the values that lost a merge, kept on this
 /// device (docs/sync.md §3, "Conflicts").
 extension AppCommand {
-    static var syncConflictCommands: [CommandSpec] {
+    static var syncConflictCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["sync", "conflicts"],
+            AppCommandSpec(words: ["sync", "conflicts"],
                         options: [.json, .value("--dismiss", "ID", "remove this entry (an id from the list) once read")],
                         summary: """
                         Lists the values that lost a merge: a field edited here and on another device, the later edit \

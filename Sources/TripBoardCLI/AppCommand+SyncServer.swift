@@ -6,9 +6,9 @@ import TripBoardReadPath
 /// `app sync init-server|setup|now|status|leave`: sync with a PostgreSQL server through
 /// `sync-agent` (docs/sync.md). Passwords and the passphrase come from stdin or the terminal.
 extension AppCommand {
-    static var syncServerCommands: [CommandSpec] {
+    static var syncServerCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["sync", "init-server"],
+            AppCommandSpec(words: ["sync", "init-server"],
                         options: [
                             .value("--server", "CONNINFO", "the server's PostgreSQL connection string (libpq conninfo or URI, without a password)", required: true),
                             .flag("--with-password", "read the server's password from standard input (asked for on a terminal)"),
@@ -19,7 +19,7 @@ extension AppCommand {
                         string or URI, without a password). Idempotent. --with-password reads the server password from \
                         standard input (asked for on a terminal); it is not kept.
                         """, run: takingSecrets(initServer), store: .none),
-            CommandSpec(words: ["sync", "setup"],
+            AppCommandSpec(words: ["sync", "setup"],
                         options: [
                             .value("--server", "CONNINFO", "the server's PostgreSQL connection string (libpq conninfo or URI, without a password)", required: true),
                             .value("--zone", "NAME", "the zone to sync with (default: default)"),
@@ -32,7 +32,7 @@ extension AppCommand {
                         is read from standard input (asked for on a terminal); with --with-password, standard input holds \
                         the server password first, then the passphrase, one per line. Both are kept in the keychain, this device only.
                         """, run: takingSecrets(setUpSync), createsContainer: true),
-            CommandSpec(words: ["sync", "now"],
+            AppCommandSpec(words: ["sync", "now"],
                         options: [
                             .json,
                         ],
@@ -41,13 +41,13 @@ extension AppCommand {
                         attachments (their files sealed) until nothing is left, fetches the files of pulled attachments; \
                         prints what it did.
                         """, run: handlingSecrets(syncNow)),
-            CommandSpec(words: ["sync", "status"],
+            AppCommandSpec(words: ["sync", "status"],
                         options: [
                             .json,
                         ],
                         summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
                         run: syncStatus),
-            CommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
+            AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
                         run: handlingSecrets(leaveSync)),
         ] + syncConflictCommands + syncWatchCommands
     }

@@ -1,14 +1,15 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
 
 /// `app sync watch [--json]`: syncs at once, then again whenever the server announces a change
 /// in the zone (LISTEN/NOTIFY), another process commits to this store, or a minute passes —
 /// until SIGINT or SIGTERM (docs/sync.md §3, "Watching").
 extension AppCommand {
-    static var syncWatchCommands: [CommandSpec] {
+    static var syncWatchCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["sync", "watch"], options: [.json],
+            AppCommandSpec(words: ["sync", "watch"], options: [.json],
                         summary: """
                         Syncs now, then again on a change announced by the server, a commit to this container, or \
                         every minute, printing a line for each sync that moved something (--json: one object per \

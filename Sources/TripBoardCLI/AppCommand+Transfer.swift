@@ -1,10 +1,11 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var transferCommands: [CommandSpec] {
+    static var transferCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["export"],
+            AppCommandSpec(words: ["export"],
                         options: [
                             .value("--output", "FILE", "write the document to FILE (atomically) instead of standard output", completion: .file),
                         ],
@@ -12,7 +13,7 @@ extension AppCommand {
                         Writes every trip, place, booking (with sync metadata) and the preferences you set as one JSON \
                         document, to stdout or atomically to FILE (mode 0600). Secrets and caches are never exported.
                         """, run: export),
-            CommandSpec(words: ["import"],
+            AppCommandSpec(words: ["import"],
                         options: [
                             .json,
                         ],

@@ -1,10 +1,11 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var trashCommands: [CommandSpec] {
+    static var trashCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["trash", "list"],
+            AppCommandSpec(words: ["trash", "list"],
                         options: [
                             .json,
                         ],
@@ -12,7 +13,7 @@ extension AppCommand {
                         Lists what was deleted (trips, places, bookings, attachments), newest first, with what each \
                         holds and when it is purged for good (30 days after its deletion).
                         """, run: listTrash),
-            CommandSpec(words: ["trash", "restore"],
+            AppCommandSpec(words: ["trash", "restore"],
                         arguments: [
                             .required("ID", "the trash entry (an id or a unique prefix of one)"),
                         ],
@@ -20,7 +21,7 @@ extension AppCommand {
                         Puts a deleted record back where it was, with everything that was deleted with it (files \
                         included). ID is what trash list shows, or a unique prefix of it.
                         """, run: restoreFromTrash),
-            CommandSpec(words: ["trash", "empty"],
+            AppCommandSpec(words: ["trash", "empty"],
                         options: [
                             .yes,
                         ],

@@ -1,11 +1,12 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
 
 extension AppCommand {
-    static var tripCommands: [CommandSpec] {
+    static var tripCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["trip", "add"],
+            AppCommandSpec(words: ["trip", "add"],
                         options: [
                             .value("--name", "NAME", "the trip's name (one line)", required: true),
                             .value("--start", "YYYY-MM-DD", "the first day", required: true),
@@ -14,7 +15,7 @@ extension AppCommand {
                             .json,
                         ],
                         summary: "Creates a trip and prints its id (--json: the trip object).", run: addTrip, createsContainer: true),
-            CommandSpec(words: ["trip", "list"],
+            AppCommandSpec(words: ["trip", "list"],
                         options: [
                             .flag("--upcoming", "only the trips not over today (TZ's date)"),
                             .flag("--past", "only the trips that are over, the most recent first"),
@@ -28,7 +29,7 @@ extension AppCommand {
                         the most recent first; --from/--to: those with a day in that range (either may be left out). \
                         --sort name (ignoring case) or updated (the most recently changed first); --limit N prints at most N.
                         """, run: listTrips),
-            CommandSpec(words: ["trip", "show"],
+            AppCommandSpec(words: ["trip", "show"],
                         options: [
                             .json,
                         ],
@@ -36,7 +37,7 @@ extension AppCommand {
                             .required("ID", "the trip (an id or a unique prefix of one)"),
                         ],
                         summary: "Shows one trip with its places and bookings. ID may be a unique prefix.", run: showTrip),
-            CommandSpec(words: ["trip", "edit"],
+            AppCommandSpec(words: ["trip", "edit"],
                         options: [
                             .value("--name", "N", "the trip's name (one line)"),
                             .value("--start", "D", "the first day"),
@@ -50,7 +51,7 @@ extension AppCommand {
                         Changes the given fields in one transaction. With no field flags, opens $VISUAL (else $EDITOR, \
                         else vi) on the trip as JSON; the result is validated and applied, or refused with nothing changed.
                         """, run: editTrip),
-            CommandSpec(words: ["trip", "delete"],
+            AppCommandSpec(words: ["trip", "delete"],
                         options: [
                             .yes,
                         ],

@@ -2,11 +2,12 @@ import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
+public import TripBoardCommandLine
 
 /// One `app` subcommand, declared once: the words that select it, its options and arguments
 /// (`Grammar`), what it does, and how it runs. Usage, help, errors, completion and the man page
 /// are made from this declaration; adding a command is adding one of these to a list.
-struct CommandSpec {
+struct AppCommandSpec {
     let words: [String]
     let grammar: Grammar
     let summary: String
@@ -33,15 +34,16 @@ struct CommandSpec {
         self.takesSecrets = takesSecrets
     }
 
-    /// `trip add --name NAME … [--json]`: the words, then the grammar's synopsis.
-    var usage: String { (words + [grammar.synopsis]).filter { !$0.isEmpty }.joined(separator: " ") }
+    /// The command as the command model (help, usage, man page) sees it.
+    var declaration: CommandSpec { CommandSpec(words: words, grammar: grammar, summary: summary) }
+    var usage: String { declaration.usage }
 }
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
 public enum AppCommand {
     static let version = "TripBoard app 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
 
-    static var commands: [CommandSpec] {
+    static var commands: [AppCommandSpec] {
         tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands
             + syncCommands + syncServerCommands
             + keychainCommands + containerCommands + backupCommands + shellCommands
@@ -57,7 +59,7 @@ public enum AppCommand {
                         "Options may stand anywhere on the line, before or after the command words. Results go to standard output, diagnostics to standard error; a failure prints one line, error: …, and exits with a status below. `app COMMAND --help` describes one command; docs/cli.md describes them all.",
                     ],
                     globalOptions: globalOptions + [CommonOptions.help, CommonOptions.version],
-                    commands: commands, grammar: Grammar(options: [], positionals: []),
+                    commands: commands.map(\.declaration), grammar: Grammar(options: [], positionals: []),
                     exitStatuses: ExitStatus.appDescriptions)
     }
 
@@ -87,18 +89,18 @@ public enum AppCommand {
     /// What the words ask for: one command with its parsed arguments, or (help, or a mistake)
     /// the command words given so far, which select no single command.
     enum Selection {
-        case command(CommandSpec, Arguments)
+        case command(AppCommandSpec, Arguments)
         case incomplete(words: [String], Arguments)
     }
 
     /// The grammar a command's line is parsed with: its own options and the global ones.
-    static func grammar(of command: CommandSpec) -> Grammar {
+    static func grammar(of command: AppCommandSpec) -> Grammar {
         Grammar(options: command.grammar.options + globalOptions, positionals: command.grammar.positionals)
     }
 
     /// Every option any command has (the first declaration of a name wins): how words are read
     /// when they select no command, to say which command word is wrong.
-    static func unionGrammar(_ commands: [CommandSpec]) -> Grammar {
+    static func unionGrammar(_ commands: [AppCommandSpec]) -> Grammar {
         var seen: Set<String> = []
         var options: [OptionSpec] = []
         for option in globalOptions + commands.flatMap(\.grammar.options) where seen.insert(option.name).inserted {
@@ -110,8 +112,8 @@ public enum AppCommand {
     /// Finds the command: each one parses the words with its own grammar (so that an option's
     /// value is never taken for a command word, wherever the option stands), and the one whose
     /// words come first among the positional words wins.
-    static func select(_ words: [String], among commands: [CommandSpec]) -> Selection {
-        var best: (CommandSpec, Arguments)?
+    static func select(_ words: [String], among commands: [AppCommandSpec]) -> Selection {
+        var best: (AppCommandSpec, Arguments)?
         for command in commands where command.words.count > (best?.0.words.count ?? 0) {
             let parsed = Arguments(words, grammar: grammar(of: command), redacting: command.takesSecrets)
             if parsed.remainingPositionals.starts(with: command.words) { best = (command, parsed) }
@@ -142,7 +144,7 @@ public enum AppCommand {
         case .incomplete(let given, let arguments):
             try refuse(given, arguments, console: console)
         case .command(let command, let arguments):
-            if arguments.wantsHelp { return console.print(HelpText.command(command, of: program)) }
+            if arguments.wantsHelp { return console.print(HelpText.command(command.declaration, of: program)) }
             if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
             try arguments.checked()
             try LocalZone.check(environment)
@@ -169,7 +171,7 @@ public enum AppCommand {
         let prefixMatches = commands.filter { $0.words.starts(with: given) }
         if arguments.wantsHelp {
             let shown = prefixMatches.isEmpty ? (given.count > 1 ? known : commands) : prefixMatches
-            return console.print(HelpText.commandList(shown, of: program))
+            return console.print(HelpText.commandList(shown.map(\.declaration), of: program))
         }
         try arguments.checked()
         if given.isEmpty { throw CommandLineError.usage("missing command; `app --help` lists them") }

@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardCommandLine
 
 /// What every command gets: its arguments, the environment, the console, and the container,
 /// opened on first use (so `--help` and usage errors never touch the disk).
@@ -12,9 +13,9 @@ final class CommandContext {
     var containerPath: String
     /// False for the extensions: they refuse a container the app has not set up or migrated.
     var mayCreateContainer = true
-    /// Whether this command may create a container where there is none (`CommandSpec.createsContainer`).
+    /// Whether this command may create a container where there is none (`AppCommandSpec.createsContainer`).
     var createsContainer = true
-    /// What this command needs of the store (`CommandSpec.store`).
+    /// What this command needs of the store (`AppCommandSpec.store`).
     var storeRequirement = StoreRequirement.required
     /// True when the command line named the container (`--container DIR`, `container init DIR`):
     /// TripBoard 1's data is then never migrated into it on the app's first launch, since a

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardCommandLine
 
 /// Shell completion, made from the command model. The scripts `app completion SHELL` prints are
 /// small and fixed: on each Tab they run `app __complete PROGRAM -- WORDS…` (the words typed
@@ -17,20 +18,20 @@ enum Completion {
         let grammar: Grammar
         let offered: [OptionSpec]
         var positionalsSoFar: [String]
-        var command: CommandSpec?
+        var command: AppCommandSpec?
         if program.isSingleCommand {
             grammar = SingleCommand.grammar(of: program)
             offered = grammar.options
             positionalsSoFar = Arguments(before, grammar: grammar).remainingPositionals
         } else {
-            switch AppCommand.select(before, among: program.commands) {
+            switch AppCommand.select(before, among: AppCommand.commands) {
             case .command(let selected, let arguments):
                 command = selected
                 grammar = AppCommand.grammar(of: selected)
                 offered = grammar.options
                 positionalsSoFar = arguments.remainingPositionals
             case .incomplete(let given, _):
-                grammar = AppCommand.unionGrammar(program.commands)
+                grammar = AppCommand.unionGrammar(AppCommand.commands)
                 offered = AppCommand.globalOptions
                 positionalsSoFar = given
             }
@@ -134,9 +135,9 @@ enum Completion {
 }
 
 extension AppCommand {
-    static var shellCommands: [CommandSpec] {
+    static var shellCommands: [AppCommandSpec] {
         [
-            CommandSpec(words: ["completion"],
+            AppCommandSpec(words: ["completion"],
                         arguments: [.required("SHELL", "bash, zsh or fish", completion: .choices(["bash", "zsh", "fish"]))],
                         summary: """
                         Prints the shell completion script for app, widget, share-extension and container-migration: \

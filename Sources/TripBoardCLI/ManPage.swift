@@ -1,3 +1,4 @@
+import TripBoardCommandLine
 /// Man pages (roff, man macros), made from the command model: `tools/man` writes them to
 /// `docs/man/<program>.1`, and a test checks the checked-in pages are what this makes.
 enum ManPage {

@@ -1,12 +1,13 @@
 import TripBoardStorage
 import TripBoardSystem
+public import TripBoardCommandLine
 
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the
 /// shared container (docs/migration.md). `main.swift` calls `MigrationCommand.main`.
 public enum MigrationCommand {
     /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program, status: exitStatus(for:)) { arguments, containerPath in
             let from = try arguments.option("--from")
             let dryRun = arguments.flag("--dry-run")
             let merge = arguments.flag("--merge")

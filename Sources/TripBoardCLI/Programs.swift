@@ -1,6 +1,8 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
+import TripBoardWidget
 
 /// Every executable the command model describes (`pdf-worker` is not one: only the others run
 /// it, with the contract in docs/pdf-worker.md).
@@ -8,37 +10,6 @@ enum Programs {
     static var all: [ProgramSpec] { [AppCommand.program, WidgetCommand.program, ShareCommand.program, MigrationCommand.program] }
 
     static func named(_ name: String) -> ProgramSpec? { all.first { $0.name == name } }
-
-    /// `--version`'s line for a program other than `app`.
-    static func version(of name: String) -> String {
-        "TripBoard \(name) 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
-    }
-
-    /// The options every single-command program takes besides its own.
-    static let singleGlobalOptions = [CommonOptions.container, CommonOptions.quiet, CommonOptions.help, CommonOptions.version]
-}
-
-extension WidgetCommand {
-    static var program: ProgramSpec {
-        ProgramSpec(name: "widget", tagline: "prints the next trip",
-                    description: [
-                        "Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that starts soonest, with its next booking. It is read-only: it never creates, changes or deletes a file, and waits at most about 250 ms for the container before it prints a placeholder.",
-                    ],
-                    globalOptions: Programs.singleGlobalOptions, commands: [],
-                    grammar: Grammar(options: [
-                        .json,
-                        .value("--now", "ISO8601", "pretend the current time is ISO8601, e.g. 2026-12-12T08:00+00:00"),
-                        .flag("--watch", "print again whenever the answer changes, until interrupted"),
-                    ], positionals: []),
-                    exitStatuses: [
-                        "0  ok, including \"No upcoming trips\"",
-                        "64  usage",
-                        "65  corrupt or newer store",
-                        "66  store missing",
-                        "73  the container path is not a directory (or its lock is not a regular file)",
-                        "75  updating: a migration or setup is not finished",
-                    ])
-    }
 }
 
 extension ShareCommand {
@@ -47,7 +18,7 @@ extension ShareCommand {
                     description: [
                         "Imports the PDF ticket FILE (or standard input, -) as an attachment. The booking is --booking, or one created from what the ticket shows (kind, reference, flight or train number, route, date and time) in --trip, or in the trip whose dates contain the ticket's date; a booking with the same reference and start is used rather than a second one. The same bytes attached twice are reported, not stored again; the bytes of an attachment whose file was lost (missing) are put back in its place. It never creates or migrates a container.",
                     ],
-                    globalOptions: Programs.singleGlobalOptions, commands: [],
+                    globalOptions: SingleCommand.globalOptions, commands: [],
                     grammar: Grammar(options: [
                         .value("--name", "FILENAME", "the file name kept (default: FILE's name; ticket.pdf for standard input)"),
                         .trip(required: false, "the trip to file it in (an id or a unique prefix of one)"),
@@ -73,7 +44,7 @@ extension MigrationCommand {
                     description: [
                         "Moves TripBoard version 1's private data — its store, attachments and preferences, and the sign-in tokens it kept in its preferences — into the shared container, then deletes the old location. Interrupted, it resumes where it stopped when run again; once done, running it again prints \"Nothing to migrate\". The old location is --from DIR, else $TRIPBOARD_LEGACY_DIR, else ~/.tripboard.",
                     ],
-                    globalOptions: Programs.singleGlobalOptions, commands: [],
+                    globalOptions: SingleCommand.globalOptions, commands: [],
                     grammar: Grammar(options: [
                         .value("--from", "DIR", "TripBoard 1's directory (else $TRIPBOARD_LEGACY_DIR, else ~/.tripboard)", completion: .directory),
                         .flag("--dry-run", "plan and report what would be migrated; change nothing"),

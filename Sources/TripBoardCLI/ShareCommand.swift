@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardSystem
 import TripBoardWorkerContract
 import TripBoardReadPath
+public import TripBoardCommandLine
 
 /// The `share-extension` executable: files one PDF ticket into the shared container, the way a
 /// share extension receives a file from Mail. It never creates or migrates a container (that is
@@ -9,7 +10,7 @@ import TripBoardReadPath
 public enum ShareCommand {
     /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: words, environment: environment, console: console, program: program, message: message(for:)) { arguments, containerPath in
+        SingleCommand.main(arguments: words, environment: environment, console: console, program: program, message: message(for:), status: exitStatus(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let name = try arguments.option("--name")
             let tripReference = try arguments.recordIDOption("--trip", "trip")

@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
+import TripBoardCommandLine
 
 /// `trip edit ID` without field flags: the trip's editable fields as JSON in `$VISUAL`/`$EDITOR`.
 ///

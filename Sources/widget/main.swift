@@ -1,6 +1,5 @@
-import TripBoardCLI
-import TripBoardStorage
 import TripBoardSystem
+import TripBoardWidget
 
 ProcessSetup.applyDefaults()
 ProcessSetup.exit(WidgetCommand.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessSetup.environment(WidgetCommand.environmentNames)))

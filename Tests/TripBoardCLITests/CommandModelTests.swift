@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripBoardCLI
+import TripBoardCommandLine
+import TripBoardWidget
 
 /// The command model in process: how words are parsed, which command they select, the errors
 /// and suggestions made from the declarations, and the declarations' own consistency.
@@ -14,7 +16,7 @@ import Testing
         return (status, console.outputText, console.errorLines)
     }
 
-    static func selected(_ words: [String]) -> (CommandSpec, Arguments)? {
+    static func selected(_ words: [String]) -> (AppCommandSpec, Arguments)? {
         guard case .command(let command, let arguments) = AppCommand.select(words, among: AppCommand.commands) else { return nil }
         return (command, arguments)
     }

@@ -1,20 +1,20 @@
-import TripBoardStorage
-import TripBoardSystem
-import TripBoardReadPath
+package import TripBoardSystem
+package import TripBoardReadPath
+import TripBoardCommandLine
 
 /// How the terminal can show text.
-struct WidgetStyle {
-    var unicode: Bool
-    var colour: Bool
+package struct WidgetStyle {
+    package var unicode: Bool
+    package var colour: Bool
 
-    init(unicode: Bool, colour: Bool) {
+    package init(unicode: Bool, colour: Bool) {
         self.unicode = unicode
         self.colour = colour
     }
 
     /// UTF-8 when the locale says so (LC_ALL › LC_CTYPE › LANG); colour only on a terminal,
     /// without a non-empty NO_COLOR (https://no-color.org) and not TERM=dumb.
-    init(environment: [String: String], isTerminal: Bool) {
+    package init(environment: [String: String], isTerminal: Bool) {
         let locale = [environment["LC_ALL"], environment["LC_CTYPE"], environment["LANG"]]
             .compactMap { $0 }.first { !$0.isEmpty } ?? ""
         let lowered = locale.lowercased()
@@ -24,16 +24,16 @@ struct WidgetStyle {
 }
 
 /// Turns a `WidgetAnswer` into the text or JSON the widget prints.
-enum WidgetRenderer {
-    static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+package enum WidgetRenderer {
+    package static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    package static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    static func render(_ answer: WidgetAnswer, json: Bool, style: WidgetStyle, compactJSON: Bool = false) throws -> [UInt8] {
+    package static func render(_ answer: WidgetAnswer, json: Bool, style: WidgetStyle, compactJSON: Bool = false) throws -> [UInt8] {
         if json { return try Console.json(WidgetJSON(answer), pretty: !compactJSON) + [0x0a] }
         return Array(text(answer, style: style).utf8)
     }
 
-    static func text(_ answer: WidgetAnswer, style: WidgetStyle) -> String {
+    package static func text(_ answer: WidgetAnswer, style: WidgetStyle) -> String {
         let dash = style.unicode ? " — " : " - "
         let dot = style.unicode ? " · " : " - "
         switch answer.status {
@@ -69,18 +69,18 @@ enum WidgetRenderer {
     }
 
     /// `Sat 12 Dec`.
-    static func day(_ date: CivilDate) -> String {
+    package static func day(_ date: CivilDate) -> String {
         "\(weekdays[date.weekday]) \(date.day) \(months[date.month - 1])"
     }
 
     /// `Sat 12 Dec → Tue 15 Dec 2026`, or with both years when they differ.
-    static func range(_ start: CivilDate, _ end: CivilDate, style: WidgetStyle) -> String {
+    package static func range(_ start: CivilDate, _ end: CivilDate, style: WidgetStyle) -> String {
         let arrow = style.unicode ? " → " : " -> "
         if start.year == end.year { return day(start) + arrow + day(end) + " \(end.year)" }
         return day(start) + " \(start.year)" + arrow + day(end) + " \(end.year)"
     }
 
-    static func icon(_ kind: BookingKind, style: WidgetStyle) -> String {
+    package static func icon(_ kind: BookingKind, style: WidgetStyle) -> String {
         guard style.unicode else { return "[\(kind.rawValue)]" }
         switch kind {
         case .flight: return "✈"
@@ -94,14 +94,14 @@ enum WidgetRenderer {
 }
 
 /// `widget --json`; keys documented in docs/cli.md.
-struct WidgetJSON: Encodable {
-    let answer: WidgetAnswer
+package struct WidgetJSON: Encodable {
+    package let answer: WidgetAnswer
 
-    init(_ answer: WidgetAnswer) { self.answer = answer }
+    package init(_ answer: WidgetAnswer) { self.answer = answer }
 
-    enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking }
+    package enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking }
 
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(answer.status.rawValue, forKey: .status)
         try container.encode(answer.next?.trip, forKey: .trip)

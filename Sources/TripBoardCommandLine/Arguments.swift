@@ -1,5 +1,4 @@
-import TripBoardStorage
-import TripBoardSystem
+package import TripBoardSystem
 
 /// A command line parsed against its `Grammar`: options are taken by name wherever they stand
 /// (before or after the command words), then the positional words in order; whatever positional
@@ -16,16 +15,16 @@ public struct Arguments {
     private var flags: Set<String> = []
     private var positionals: [String] = []
     /// `-h` or `--help` was given.
-    private(set) var wantsHelp = false
+    package private(set) var wantsHelp = false
     /// The first mistake met while parsing (reported before anything is run).
-    private(set) var mistake: CommandLineError?
+    package private(set) var mistake: CommandLineError?
     /// The grammar the words were parsed against (nil: an empty command line made in code).
     private let grammar: Grammar?
     /// Set for commands that take a secret (on standard input): their errors then repeat no
     /// argument, since a word such a command did not expect is most likely the secret itself.
-    let redactsArguments: Bool
+    package let redactsArguments: Bool
     /// What a redacted error says instead of the argument.
-    static let redactionNote = "not shown: secrets are read only from standard input, never from the command line"
+    package static let redactionNote = "not shown: secrets are read only from standard input, never from the command line"
 
     /// No arguments at all: for a context made in code.
     public init() {
@@ -36,7 +35,7 @@ public struct Arguments {
     /// Parses `words` against `grammar`. Never throws: the first mistake is kept in `mistake`
     /// (and thrown by `checked()`), so that the words can still be looked at — to find which
     /// command was meant, or to print its help.
-    init(_ words: [String], grammar: Grammar, redacting: Bool = false) {
+    package init(_ words: [String], grammar: Grammar, redacting: Bool = false) {
         self.grammar = grammar
         redactsArguments = redacting
         var index = 0
@@ -104,43 +103,43 @@ public struct Arguments {
     }
 
     /// The positional words not taken yet (command selection reads them).
-    var remainingPositionals: [String] { positionals }
+    package var remainingPositionals: [String] { positionals }
 
     /// Drops the first `count` positional words (the command's own words).
-    mutating func dropCommandWords(_ count: Int) { positionals.removeFirst(min(count, positionals.count)) }
+    package mutating func dropCommandWords(_ count: Int) { positionals.removeFirst(min(count, positionals.count)) }
 
     /// Throws the first mistake met while parsing, if any.
-    func checked() throws {
+    package func checked() throws {
         if let mistake { throw mistake }
     }
 
     // MARK: - What commands take
 
     /// The value of `--name`, or `nil` when it was not given.
-    func option(_ name: String) throws -> String? {
+    package func option(_ name: String) throws -> String? {
         assert(grammar?.option(named: name)?.takesValue ?? true, "\(name) is not declared as an option with a value")
         return values[name]
     }
 
     /// Whether the flag `--name` was given.
-    func flag(_ name: String) -> Bool {
+    package func flag(_ name: String) -> Bool {
         assert(grammar.map { $0.option(named: name)?.takesValue == false } ?? true, "\(name) is not declared as a flag")
         return flags.contains(name)
     }
 
     /// Takes the next positional word, or `nil` when there is none.
-    mutating func nextPositional() -> String? {
+    package mutating func nextPositional() -> String? {
         positionals.isEmpty ? nil : positionals.removeFirst()
     }
 
     /// Takes the next positional word, which must be there.
-    mutating func positional(_ what: String) throws -> String {
+    package mutating func positional(_ what: String) throws -> String {
         guard let word = nextPositional() else { throw CommandLineError.usage("missing \(what)") }
         return word
     }
 
     /// Fails on a positional word not taken (options were checked when parsed).
-    func finish() throws {
+    package func finish() throws {
         try checked()
         guard let first = positionals.first else { return }
         if redactsArguments { throw CommandLineError.usage("unexpected argument (\(Self.redactionNote))") }
@@ -152,28 +151,28 @@ public struct Arguments {
     /// Takes the next positional word as the id (or id prefix) of a `kind` record. Its form is
     /// checked here, with the rest of the command line, so that a command refused for its
     /// arguments never reaches the disk (the store then finds the record).
-    mutating func recordID(_ kind: String) throws -> String {
+    package mutating func recordID(_ kind: String) throws -> String {
         try Self.checkedRecordID(try positional("\(kind) ID"), kind)
     }
 
     /// `--name ID` (optional) holding the id or id prefix of a `kind` record, checked as `recordID`.
-    func recordIDOption(_ name: String, _ kind: String) throws -> String? {
+    package func recordIDOption(_ name: String, _ kind: String) throws -> String? {
         try option(name).map { try Self.checkedRecordID($0, kind) }
     }
 
     /// `--name ID`, required, checked as `recordID`.
-    func requiredRecordIDOption(_ name: String, _ kind: String) throws -> String {
+    package func requiredRecordIDOption(_ name: String, _ kind: String) throws -> String {
         try Self.checkedRecordID(try requiredOption(name), kind)
     }
 
-    static func checkedRecordID(_ text: String, _ kind: String) throws -> String {
+    package static func checkedRecordID(_ text: String, _ kind: String) throws -> String {
         guard Identifier.normalizedPrefix(text) != nil else {
             throw CommandLineError.usage("'\(text.prefix(40))' is not a \(kind) id (a UUID or a prefix of one)")
         }
         return text
     }
 
-    func date(_ name: String) throws -> CivilDate? {
+    package func date(_ name: String) throws -> CivilDate? {
         guard let text = try option(name) else { return nil }
         guard let date = CivilDate(text) else {
             throw CommandLineError.usage("\(name) '\(text.prefix(40))' is not a date: use YYYY-MM-DD, e.g. 2026-12-12")
@@ -182,7 +181,7 @@ public struct Arguments {
     }
 
     /// `--limit N`: a whole number from 1 on, or `nil` when absent.
-    func limit() throws -> Int? {
+    package func limit() throws -> Int? {
         guard let text = try option("--limit") else { return nil }
         guard let limit = Int(text), limit >= 1 else {
             throw CommandLineError.usage("--limit '\(text.prefix(40))' is not a whole number from 1 on")
@@ -190,23 +189,23 @@ public struct Arguments {
         return limit
     }
 
-    func requiredOption(_ name: String) throws -> String {
+    package func requiredOption(_ name: String) throws -> String {
         guard let value = try option(name) else { throw CommandLineError.usage("missing \(name)") }
         return value
     }
 
-    func requiredDate(_ name: String) throws -> CivilDate {
+    package func requiredDate(_ name: String) throws -> CivilDate {
         guard let date = try date(name) else { throw CommandLineError.usage("missing \(name) YYYY-MM-DD") }
         return date
     }
 }
 
 /// Did-you-mean: the known word closest to a mistyped one, if it is close enough to be meant.
-enum Suggestion {
+package enum Suggestion {
     /// The candidate at the smallest edit distance (insertions, deletions, substitutions and
     /// swaps of neighbours) from `word`, when that distance is at most a third of the word's length
     /// (at least 1, at most 3); ties go to the first candidate.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    package static func closest(to word: String, among candidates: [String]) -> String? {
         let limit = min(3, max(1, word.count / 3))
         var best: (String, Int)?
         for candidate in candidates where candidate != word {
@@ -217,7 +216,7 @@ enum Suggestion {
     }
 
     /// Optimal string alignment distance over characters.
-    static func editDistance(_ left: String, _ right: String) -> Int {
+    package static func editDistance(_ left: String, _ right: String) -> Int {
         let a = Array(left), b = Array(right)
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         var previousRow: [Int] = []

@@ -1,19 +1,19 @@
 /// `--help`, made from the command model.
-enum HelpText {
+package enum HelpText {
     /// The usage line's start: the program and its global options (`app [--container DIR] [-q]`).
-    static func usagePrefix(_ program: ProgramSpec) -> String {
+    package static func usagePrefix(_ program: ProgramSpec) -> String {
         ([program.name] + program.globalOptions.filter { $0 != CommonOptions.help && $0 != CommonOptions.version }.map(shortSynopsis))
             .joined(separator: " ")
     }
 
     /// `[-q]` rather than `[--quiet]` where there is a short form.
-    static func shortSynopsis(_ option: OptionSpec) -> String {
+    package static func shortSynopsis(_ option: OptionSpec) -> String {
         guard let short = option.short else { return option.synopsis }
         return "[\(short)]"
     }
 
     /// Help for one `app` command.
-    static func command(_ command: CommandSpec, of program: ProgramSpec) -> String {
+    package static func command(_ command: CommandSpec, of program: ProgramSpec) -> String {
         var lines = ["usage: " + usagePrefix(program) + " " + command.usage, ""]
         lines += wrap(command.summary, width: 80)
         lines += table("arguments:", command.grammar.positionals.map { ($0.name + ($0.isRepeated ? "..." : ""), $0.help) })
@@ -23,7 +23,7 @@ enum HelpText {
     }
 
     /// Help listing commands (`app --help`, `app trip --help`).
-    static func commandList(_ commands: [CommandSpec], of program: ProgramSpec) -> String {
+    package static func commandList(_ commands: [CommandSpec], of program: ProgramSpec) -> String {
         var lines = ["usage: " + usagePrefix(program) + " COMMAND [OPTIONS]", ""]
         for paragraph in program.description { lines += wrap(paragraph, width: 80) + [""] }
         lines.append("commands:")
@@ -34,7 +34,7 @@ enum HelpText {
     }
 
     /// Help for a single-command program (`widget --help`).
-    static func single(_ program: ProgramSpec) -> String {
+    package static func single(_ program: ProgramSpec) -> String {
         var lines = ["usage: " + usagePrefix(program) + " " + program.grammar.synopsis, ""]
         for paragraph in program.description { lines += wrap(paragraph, width: 80) }
         lines += table("arguments:", program.grammar.positionals.map { ($0.name, $0.help) })
@@ -44,7 +44,7 @@ enum HelpText {
     }
 
     /// A titled two-column list; nothing when `rows` is empty.
-    static func table(_ title: String, _ rows: [(String, String)]) -> [String] {
+    package static func table(_ title: String, _ rows: [(String, String)]) -> [String] {
         guard !rows.isEmpty else { return [] }
         let width = min(24, rows.map(\.0.count).max() ?? 0)
         var lines = ["", title]
@@ -64,7 +64,7 @@ enum HelpText {
 
     /// `text` broken between words into lines of at most `width` characters (a longer word
     /// stands alone).
-    static func wrap(_ text: String, width: Int) -> [String] {
+    package static func wrap(_ text: String, width: Int) -> [String] {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ", omittingEmptySubsequences: true) {

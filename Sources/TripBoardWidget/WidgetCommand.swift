@@ -1,6 +1,6 @@
-import TripBoardStorage
-import TripBoardSystem
-import TripBoardReadPath
+package import TripBoardSystem
+package import TripBoardReadPath
+public import TripBoardCommandLine
 
 /// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never
 /// blocks the app: it waits at most ~250 ms for the container lock, then shows a placeholder.
@@ -10,12 +10,12 @@ public enum WidgetCommand {
                                           "NO_COLOR", "TERM", "TZ"]
 
     /// How long the widget waits for the shared lock before showing "updating".
-    static let lockTimeout = 0.25
+    package static let lockTimeout = 0.25
 
     /// Runs `widget` with `arguments` (without the program name) and returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
                             isTerminal: Bool? = nil) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program, status: commonExitStatus(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let watch = arguments.flag("--watch")
             let fixedNow = try arguments.option("--now").map { text in
@@ -38,27 +38,27 @@ public enum WidgetCommand {
 }
 
 /// What the widget shows.
-struct WidgetAnswer: Equatable {
-    enum Status: String { case ongoing, upcoming, noTrip = "none", updating }
-    var status: Status
-    var next: NextTrip?
+package struct WidgetAnswer: Equatable {
+    package enum Status: String { case ongoing, upcoming, noTrip = "none", updating }
+    package var status: Status
+    package var next: NextTrip?
 
-    var exitStatus: ExitStatus { status == .updating ? .temporaryFailure : .success }
+    package var exitStatus: ExitStatus { status == .updating ? .temporaryFailure : .success }
 }
 
 /// One widget: a container path and the clock it reads.
-final class Widget {
-    let containerPath: String
-    let fixedNow: Timestamp?
+package final class Widget {
+    package let containerPath: String
+    package let fixedNow: Timestamp?
     private var container: ReadOnlyContainer?
 
-    init(containerPath: String, fixedNow: Timestamp?) {
+    package init(containerPath: String, fixedNow: Timestamp?) {
         self.containerPath = containerPath
         self.fixedNow = fixedNow
     }
 
     /// Computes the answer now. Opens the container lazily; nothing is created if it is absent.
-    func answer() throws -> WidgetAnswer {
+    package func answer() throws -> WidgetAnswer {
         if container == nil {
             container = try ReadOnlyContainer.open(at: containerPath, lockTimeout: WidgetCommand.lockTimeout)
         }
@@ -77,7 +77,7 @@ final class Widget {
         }
     }
 
-    static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
@@ -88,7 +88,7 @@ final class Widget {
     /// Woken by inotify on the container and store directories (a hint), confirmed by
     /// `PRAGMA data_version` (the truth); re-checks every 30 s anyway (the date rolls over, a
     /// watch could not be set).
-    func watch(console: Console, json: Bool, style: WidgetStyle) throws -> ExitStatus {
+    package func watch(console: Console, json: Bool, style: WidgetStyle) throws -> ExitStatus {
         let watcher = try ChangeWatcher()
         var shown: WidgetAnswer?
         var seenVersion: Int64?

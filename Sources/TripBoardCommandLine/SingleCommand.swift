@@ -1,4 +1,3 @@
-import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
 
@@ -7,9 +6,9 @@ import TripBoardReadPath
 /// made from it and touches nothing; `--version` prints the version; `-q` quiets informational
 /// lines; `--container` and the environment give the container's path; an error becomes one
 /// `error:` line and its exit status; output is flushed whatever happens.
-enum SingleCommand {
-    static func main(arguments words: [String], environment: [String: String], console: Console, program: ProgramSpec,
-                     message: (any Error) -> String = errorMessage(for:),
+package enum SingleCommand {
+    package static func main(arguments words: [String], environment: [String: String], console: Console, program: ProgramSpec,
+                     message: (any Error) -> String = errorMessage(for:), status: (any Error) -> ExitStatus,
                      body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
         defer { console.flush() }
         do {
@@ -20,7 +19,7 @@ enum SingleCommand {
             }
             try arguments.checked()
             if arguments.flag(CommonOptions.version.name) {
-                console.print(Programs.version(of: program.name))
+                console.print(versionLine(of: program.name))
                 return ExitStatus.success.rawValue
             }
             if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
@@ -29,12 +28,20 @@ enum SingleCommand {
             return try body(&arguments, containerPath)
         } catch {
             console.failure("error: " + message(error))
-            return exitStatus(for: error).rawValue
+            return status(error).rawValue
         }
     }
 
+    /// `--version`'s line for a program other than `app`.
+    package static func versionLine(of name: String) -> String {
+        "TripBoard \(name) 1.0 (store schema \(Schema.currentVersion), layout \(ContainerLayout.version))"
+    }
+
+    /// The options every single-command program takes besides its own.
+    package static let globalOptions = [CommonOptions.container, CommonOptions.quiet, CommonOptions.help, CommonOptions.version]
+
     /// The program's own options and arguments with the common ones (help is always understood).
-    static func grammar(of program: ProgramSpec) -> Grammar {
+    package static func grammar(of program: ProgramSpec) -> Grammar {
         Grammar(options: program.grammar.options + program.globalOptions.filter { $0 != CommonOptions.help },
                 positionals: program.grammar.positionals)
     }

@@ -1,4 +1,3 @@
-import TripBoardStorage
 import TripBoardSystem
 
 /// The local time zone every executable reads times in (`TZ`, as `date` reads it). glibc reads a
@@ -6,8 +5,8 @@ import TripBoardSystem
 /// store a time an hour off in summer — so a `TZ` that is set must name a zone of the system's
 /// database or be a POSIX rule; otherwise the command is refused (64) before it reads or writes
 /// anything. Unset or empty, the system's zone (`/etc/localtime`) applies, as for glibc.
-enum LocalZone {
-    static func check(_ environment: [String: String]) throws(CommandLineError) {
+package enum LocalZone {
+    package static func check(_ environment: [String: String]) throws(CommandLineError) {
         guard let value = environment["TZ"], !value.isEmpty else { return }
         do {
             _ = try TimeZoneRules.fromEnvironmentValue(value)

@@ -1,5 +1,4 @@
-import TripBoardStorage
-import TripBoardSQLite
+package import TripBoardSQLite
 import TripBoardSystem
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
@@ -7,7 +6,7 @@ public final class Console {
     private var buffer: [UInt8] = []
     /// Lines written to stderr, kept for in-process tests.
     public private(set) var errorLines: [String] = []
-    let echoesErrors: Bool
+    package let echoesErrors: Bool
 
     /// `echoesErrors: false` keeps stderr lines in memory only (tests).
     public init(echoesErrors: Bool = true) { self.echoesErrors = echoesErrors }
@@ -15,13 +14,13 @@ public final class Console {
     /// Everything written to stdout so far (tests).
     public var outputText: String { String(decoding: buffer, as: UTF8.self) }
 
-    func print(_ line: String = "") {
+    package func print(_ line: String = "") {
         buffer += Array(line.utf8)
         buffer.append(0x0a)
         if buffer.count > 1 << 16 { flush() }
     }
 
-    func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         buffer += bytes
         if buffer.count > 1 << 16 { flush() }
     }
@@ -32,16 +31,16 @@ public final class Console {
 
     /// One informational line on stderr, at once ("created a new TripBoard container at …",
     /// "moved trip … to the trash"); nothing under `--quiet`.
-    func diagnostic(_ line: String) {
+    package func diagnostic(_ line: String) {
         guard !isQuiet else { return }
         errorLine(line)
     }
 
     /// A warning on stderr, shown even under `--quiet`.
-    func warning(_ line: String) { errorLine("warning: " + line) }
+    package func warning(_ line: String) { errorLine("warning: " + line) }
 
     /// The `error: …` line of a failure, shown even under `--quiet`.
-    func failure(_ line: String) { errorLine(line) }
+    package func failure(_ line: String) { errorLine(line) }
 
     private func errorLine(_ line: String) {
         errorLines.append(line)
@@ -56,16 +55,16 @@ public final class Console {
     }
 
     /// Writes `value` as JSON: stable, sorted camelCase keys, one document, trailing newline.
-    func printJSON<T: Encodable>(_ value: T) throws {
+    package func printJSON<T: Encodable>(_ value: T) throws {
         write(try Self.json(value) + [0x0a])
     }
 
-    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> [UInt8] {
+    package static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> [UInt8] {
         try JSON.encode(value, pretty: pretty)
     }
 
     /// Prints rows as aligned columns under a header (`TableWriter` with every row at once).
-    func printTable(header: [String], rows: [[String]]) {
+    package func printTable(header: [String], rows: [[String]]) {
         let table = TableWriter(console: self, header: header, pageRows: max(rows.count, 1))
         rows.forEach(table.add)
         table.finish()
@@ -73,7 +72,7 @@ public final class Console {
 
     /// Prints the rows of `cursor` as a table as they are read: `row` makes each one's cells.
     /// With no row at all, prints `emptyMessage` instead, or the header alone when it is nil.
-    func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: RowCursor<Element>,
+    package func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: RowCursor<Element>,
                              row: (Element) -> [String]) throws {
         let table = TableWriter(console: self, header: header)
         try cursor.forEach { table.add(row($0)) }
@@ -83,7 +82,7 @@ public final class Console {
 
     /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same
     /// bytes `printJSON` gives for the array of them all.
-    func printJSONArray<Element: Encodable>(_ cursor: RowCursor<Element>) throws {
+    package func printJSONArray<Element: Encodable>(_ cursor: RowCursor<Element>) throws {
         var array = JSONArrayWriter()
         try cursor.forEach { write(try array.element($0)) }
         write(array.end() + [0x0a])
@@ -96,8 +95,8 @@ public final class Console {
 /// its line to the right (two spaces always separate cells), so memory stays flat in the number
 /// of rows. Widths count characters (grapheme clusters), with a fast path for ASCII cells;
 /// lines are assembled as bytes.
-final class TableWriter {
-    static let defaultPageRows = 1_000
+package final class TableWriter {
+    package static let defaultPageRows = 1_000
 
     private let console: Console
     private let header: [String]
@@ -105,15 +104,15 @@ final class TableWriter {
     private var page: [[String]] = []
     private var widths: [Int]?
     /// How many rows have been added.
-    private(set) var rowCount = 0
+    package private(set) var rowCount = 0
 
-    init(console: Console, header: [String], pageRows: Int = TableWriter.defaultPageRows) {
+    package init(console: Console, header: [String], pageRows: Int = TableWriter.defaultPageRows) {
         self.console = console
         self.header = header
         self.pageRows = pageRows
     }
 
-    func add(_ cells: [String]) {
+    package func add(_ cells: [String]) {
         rowCount += 1
         if widths != nil { return line(cells) }
         page.append(cells)
@@ -121,7 +120,7 @@ final class TableWriter {
     }
 
     /// Prints what is still held (the header, when no row came).
-    func finish() {
+    package func finish() {
         if widths == nil { printPage() }
     }
 

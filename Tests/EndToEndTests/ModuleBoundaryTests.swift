@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// The module boundaries as the linker sees them (docs/architecture.md): each executable carries
+/// only the floors it stands on. Read from the built binaries with binutils' `nm` and `ldd`, so a
+/// dependency that slips in (an import, a type moved to the wrong module) fails here.
+@Suite struct ModuleBoundaryTests {
+    /// Defined symbols of `executable`, one per line (mangled: a Swift module appears as its
+    /// length-prefixed name, e.g. `16TripBoardStorage`).
+    static func definedSymbols(_ executable: String) throws -> String {
+        let result = try ProcessRunner.run("/usr/bin/nm", ["--defined-only", ProcessRunner.executable(executable)],
+                                           environment: ProcessRunner.environment(container: nil))
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout
+    }
+
+    static func mangled(_ module: String) -> String { "\(module.utf8.count)\(module)" }
+
+    /// The process that parses untrusted PDFs holds no store, no keys and no keychain code.
+    @Test func pdfWorkerLinksNeitherSQLiteNorSodiumNorTheStore() throws {
+        let libraries = try ProcessRunner.run("/usr/bin/ldd", [ProcessRunner.executable("pdf-worker")],
+                                              environment: ProcessRunner.environment(container: nil))
+        #expect(libraries.status == 0, "\(libraries.stderr)")
+        #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
+        #expect(!libraries.stdout.contains("libsodium"), "\(libraries.stdout)")
+        let symbols = try Self.definedSymbols("pdf-worker")
+        for module in ["TripBoardStorage", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardCLI", "TripBoardCommandLine"] {
+            #expect(!symbols.contains(Self.mangled(module)), "pdf-worker links \(module)")
+        }
+        for name in ["Keychain", "Migration", "sqlite3_", "crypto_"] {
+            #expect(!symbols.contains(name), "pdf-worker defines a \(name) symbol")
+        }
+        #expect(symbols.contains(Self.mangled("TripBoardWorkerContract")), "the test reads the wrong binary")
+    }
+
+    /// The widget runs one read-only query: no keychain, migration, ticket, backup or sync code,
+    /// no Argon2 and no libsodium at all.
+    @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
+        let symbols = try Self.definedSymbols("widget")
+        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardSyncServer"] {
+            #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
+        }
+        for name in ["Keychain", "MigrationJournal", "Ticket", "SyncEngine", "crypto_pwhash", "sodium_"] {
+            #expect(!symbols.contains(name), "widget defines a \(name) symbol")
+        }
+        #expect(symbols.contains(Self.mangled("TripBoardReadPath")), "the test reads the wrong binary")
+    }
+}
