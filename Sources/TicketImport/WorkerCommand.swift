@@ -179,7 +179,7 @@ public enum WorkerCommand {
         let directoryPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let directory = try Directory.open(path: directoryPath)
-        let file = try directory.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let file = try directory.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
         do {
             try file.write(all: bytes)
         } catch {

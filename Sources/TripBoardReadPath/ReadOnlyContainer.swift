@@ -1,4 +1,3 @@
-import Glibc
 public import TripBoardSQLite
 package import TripBoardSystem
 
@@ -51,7 +50,7 @@ public final class ReadOnlyContainer {
         }
         var lock: FileLock?
         do {
-            lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, flags: O_RDONLY))
+            lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, .readOnly))
         } catch {
             guard error.code == .notFound else { throw error }
             // No lock file: a container that was never set up (nothing to show) — unless a store

@@ -167,14 +167,15 @@ public final class Connection {
     /// connection.
     public func dataVersion() throws -> Int64 { try integer("PRAGMA data_version") }
 
-    /// The C signature of a scalar SQL function.
-    package typealias ScalarFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
-
-    /// Makes `function` callable from SQL on this connection as `name`, deterministic, with
-    /// `argumentCount` arguments.
-    package func defineFunction(_ name: String, argumentCount: Int32, _ function: ScalarFunction) throws {
-        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function,
-                                              nil, nil, nil)
+    /// Makes `body` callable from SQL on this connection as `name`, deterministic, with
+    /// `argumentCount` arguments, each given as its text form (every byte kept) or `nil` for NULL.
+    /// The function lives as long as the connection (SQLite releases it on close).
+    package func defineFunction(_ name: String, argumentCount: Int32,
+                                _ body: @escaping ([String?]) -> FunctionResult) throws {
+        let box = Unmanaged.passRetained(ScalarFunctionBox(body)).toOpaque()
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, box,
+                                              { context, count, values in ScalarFunctionBox.call(context, count, values) },
+                                              nil, nil, { box in box.map { Unmanaged<ScalarFunctionBox>.fromOpaque($0).release() } })
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
     }
 
@@ -200,3 +201,43 @@ public final class Connection {
 
 /// The version of the SQLite library in use.
 public var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }
+
+/// What a scalar SQL function defined with `Connection.defineFunction` returns for one call.
+package enum FunctionResult {
+    case null
+    case text(String)
+    case integer(Int64)
+    /// Fails the statement with `message`.
+    case error(String)
+}
+
+/// The Swift body behind a scalar SQL function, reached from SQLite's C callback through the
+/// function's user data.
+private final class ScalarFunctionBox {
+    let body: ([String?]) -> FunctionResult
+
+    init(_ body: @escaping ([String?]) -> FunctionResult) { self.body = body }
+
+    static func call(_ context: OpaquePointer?, _ count: Int32, _ values: UnsafeMutablePointer<OpaquePointer?>?) {
+        guard let data = sqlite3_user_data(context) else { return sqlite3_result_error(context, "no function body", -1) }
+        let function = Unmanaged<ScalarFunctionBox>.fromOpaque(data).takeUnretainedValue()
+        let arguments = (0..<Int(count)).map { index -> String? in
+            guard let value = values?[index], sqlite3_value_type(value) != SQLITE_NULL,
+                  let pointer = sqlite3_value_text(value) else { return nil }
+            return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+        }
+        switch function.body(arguments) {
+        case .null: sqlite3_result_null(context)
+        case .integer(let value): sqlite3_result_int64(context, value)
+        case .error(let message): sqlite3_result_error(context, message, -1)
+        case .text(let text):
+            guard !text.isEmpty else { return sqlite3_result_text(context, "", 0, tripboard_sqlite_transient()) }
+            var text = text
+            text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    sqlite3_result_text(context, $0.baseAddress, Int32($0.count), tripboard_sqlite_transient())
+                }
+            }
+        }
+    }
+}

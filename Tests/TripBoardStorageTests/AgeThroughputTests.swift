@@ -23,7 +23,7 @@ struct AgeThroughputTests {
         let directory = try Directory.open(path: (input as NSString).deletingLastPathComponent)
         let name = (input as NSString).lastPathComponent + ".age"
         try? directory.removeFile(name)
-        let output = try directory.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL)
+        let output = try directory.openFile(name, .writeOnly, creating: .newFile)
         let writer = try AgeWriter(passphrase: passphrase, output: output)
         while case let count = try buffer.withUnsafeMutableBytes({ try source.read(into: $0) }), count > 0 {
             try buffer.withUnsafeBytes { try writer.write(all: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }

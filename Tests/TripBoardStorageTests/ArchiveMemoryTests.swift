@@ -45,7 +45,7 @@ struct ArchiveMemoryTests {
         let name = "probe-\(byteCount).age"
         let passphrase = try SecureBytes(copying: Array("memory".utf8))
         do {
-            let file = try directory.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL)
+            let file = try directory.openFile(name, .writeOnly, creating: .newFile)
             let age = try AgeWriter(passphrase: passphrase, output: file, workFactor: 10)
             let tar = TarWriter(output: age)
             try tar.addFile("store/TripBoard.sqlite", size: Int64(byteCount), modificationTime: 0, contents: PatternSource(count: byteCount))

@@ -14,7 +14,7 @@ struct BackupArchiveTests {
     /// age(tar(`items`)) written by TripBoard to `directory`/backup.age.
     static func writeBackup(_ items: [TarTests.Item] = TarInteropTests.items, in directory: TemporaryDirectory,
                             workFactor: Int = 10) throws -> String {
-        let file = try Directory.open(path: directory.path).openFile("backup.age", flags: O_WRONLY | O_CREAT | O_EXCL)
+        let file = try Directory.open(path: directory.path).openFile("backup.age", .writeOnly, creating: .newFile)
         let age = try AgeWriter(passphrase: try SecureBytes(copying: Array(passphrase.utf8)), output: file, workFactor: workFactor)
         try TarTests.write(items, to: TarWriter(output: age), mtime: TarInteropTests.mtime)
         try age.finish()

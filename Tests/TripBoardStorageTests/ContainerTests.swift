@@ -210,7 +210,7 @@ struct ContainerTests {
         let temporary = try TemporaryDirectory()
         try makeContainer(temporary)
         let holder = FileLock(descriptor: try Directory.open(path: temporary.child("container"))
-            .openFile("container.lock", flags: O_RDWR))
+            .openFile("container.lock", .readWrite))
         try holder.lock(.exclusive, timeout: 0)
 
         let started = MonotonicClock.now()
@@ -231,7 +231,7 @@ struct ContainerTests {
     @Test func setupWaitsForTheExclusiveLockAndCreatesNothingWhenBusy() throws {
         let temporary = try TemporaryDirectory()
         let root = try Directory.create(path: temporary.child("container"))
-        let reader = FileLock(descriptor: try root.openFile("container.lock", flags: O_RDWR | O_CREAT))
+        let reader = FileLock(descriptor: try root.openFile("container.lock", .readWrite, creating: .ifAbsent))
         try reader.lock(.shared, timeout: 0)
 
         let error = try #require(throws: LockBusyError.self) {
@@ -266,7 +266,7 @@ struct ContainerTests {
     @Test func withExclusiveLockRunsTheBodyAndReturnsToShared() throws {
         let temporary = try TemporaryDirectory()
         let container = try Container.openForWriting(at: temporary.child("container"), options: options(lockTimeout: 0.2))
-        let probe = FileLock(descriptor: try Directory.open(path: temporary.child("container")).openFile("container.lock", flags: O_RDWR))
+        let probe = FileLock(descriptor: try Directory.open(path: temporary.child("container")).openFile("container.lock", .readWrite))
 
         let value = try container.withExclusiveLock { () throws -> Int in
             #expect(container.lock.mode == .exclusive)

@@ -9,7 +9,7 @@ struct FileLockTests {
     private func openLocks(_ count: Int, in temporary: TemporaryDirectory) throws -> [FileLock] {
         let directory = try Directory.open(path: temporary.path)
         return try (0..<count).map { _ in
-            FileLock(descriptor: try directory.openFile("container.lock", flags: O_RDWR | O_CREAT))
+            FileLock(descriptor: try directory.openFile("container.lock", .readWrite, creating: .ifAbsent))
         }
     }
 

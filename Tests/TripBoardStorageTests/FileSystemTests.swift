@@ -93,7 +93,7 @@ struct FileSystemTests {
         let directory = try Directory.open(path: temporary.path)
 
         let error = try #require(throws: FileSystemError.self) {
-            try directory.openFile("link.txt", flags: O_WRONLY | O_CREAT, mode: 0o600)
+            try directory.openFile("link.txt", .writeOnly, creating: .ifAbsent, mode: 0o600)
         }
         #expect(error.code == .symbolicLink)
         #expect(!temporary.exists("planted.txt"))
@@ -214,7 +214,7 @@ struct FileSystemTests {
     @Test func descriptorsAreCloseOnExec() throws {
         let temporary = try TemporaryDirectory()
         let directory = try Directory.open(path: temporary.path)
-        let file = try directory.openFile("file", flags: O_RDWR | O_CREAT)
+        let file = try directory.openFile("file", .readWrite, creating: .ifAbsent)
         for descriptor in [file.rawValue, directory.descriptor.rawValue] {
             let info = try String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8)
             let flagsLine = try #require(info.split(separator: "\n").first { $0.hasPrefix("flags:") })
@@ -227,7 +227,7 @@ struct FileSystemTests {
         let temporary = try TemporaryDirectory()
         let directory = try Directory.open(path: temporary.path)
         let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        let writer = try directory.openFile("data", flags: O_WRONLY | O_CREAT | O_EXCL)
+        let writer = try directory.openFile("data", .writeOnly, creating: .newFile)
         try writer.write(all: bytes)
         try writer.synchronize()
         #expect(try writer.status().size == 200_000)
@@ -275,7 +275,7 @@ struct FileSystemTests {
         try temporary.write("x", to: "file")
         let directory = try Directory.open(path: temporary.path)
         let error = try #require(throws: FileSystemError.self) {
-            try directory.openFile("file", flags: O_WRONLY | O_CREAT | O_EXCL)
+            try directory.openFile("file", .writeOnly, creating: .newFile)
         }
         #expect(error.code == .alreadyExists)
     }

@@ -23,7 +23,7 @@ final class ForeignLockHolder {
         try process.run()
         // Held once an exclusive attempt from a descriptor of our own fails.
         let probe = FileLock(descriptor: try Directory.open(path: (path as NSString).deletingLastPathComponent)
-            .openFile((path as NSString).lastPathComponent, flags: O_RDWR | O_CREAT))
+            .openFile((path as NSString).lastPathComponent, .readWrite, creating: .ifAbsent))
         let deadline = Date().addingTimeInterval(10)
         while true {
             do {

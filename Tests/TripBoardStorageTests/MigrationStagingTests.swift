@@ -12,11 +12,11 @@ import TripBoardSystem
         let staged = try migration.openDirectory(MigrationRun.stagedDirectory, create: true)
         for worker in 0..<2 {
             let directory = try MigrationRun.workerDirectory(worker, in: staged)
-            _ = try directory.openFile("import.\(worker).tmp", flags: O_WRONLY | O_CREAT | O_EXCL)
+            _ = try directory.openFile("import.\(worker).tmp", .writeOnly, creating: .newFile)
         }
-        _ = try staged.openFile("import.earlier-layout.tmp", flags: O_WRONLY | O_CREAT | O_EXCL)
+        _ = try staged.openFile("import.earlier-layout.tmp", .writeOnly, creating: .newFile)
         let outside = try migration.openDirectory("outside", create: true)
-        _ = try outside.openFile("keep.pdf", flags: O_WRONLY | O_CREAT | O_EXCL)
+        _ = try outside.openFile("keep.pdf", .writeOnly, creating: .newFile)
         #expect(symlink(outside.path, staged.childPath("planted")) == 0)
 
         let emptied = try MigrationRun.emptyStagedDirectory(in: migration)

@@ -35,7 +35,7 @@ struct TarInteropTests {
     /// Our archive of `items` in `directory`/ours.tar, written through a file descriptor.
     static func writeOurs(in directory: TemporaryDirectory, items: [TarTests.Item] = items, ustarSizeLimit: Int64 = TarHeader.largestOctal11) throws -> String {
         let path = directory.child("ours.tar")
-        let file = try Directory.open(path: directory.path).openFile("ours.tar", flags: O_WRONLY | O_CREAT | O_EXCL)
+        let file = try Directory.open(path: directory.path).openFile("ours.tar", .writeOnly, creating: .newFile)
         try TarTests.write(items, to: TarWriter(output: file, ustarSizeLimit: ustarSizeLimit), mtime: Self.mtime)
         return path
     }

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSodium
 public import TripBoardSystem
 import TripBoardReadPath
@@ -53,7 +52,7 @@ public struct AttachmentFiles {
         let name = Directory.uniqueTemporaryName(for: "import")
         var staged = false
         defer { if !staged { discard(stagedName: name, in: staging) } }
-        let file = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let file = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
         let hasher = BackgroundHasher()
         defer { hasher.finish() }
         // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
@@ -91,7 +90,7 @@ public struct AttachmentFiles {
 
     /// Makes a staged file durable (`fsync`); see `stage(from:maximumBytes:synchronize:)`.
     public func synchronize(_ file: StagedFile) throws(FileSystemError) {
-        try staging.openFile(file.stagingName, flags: O_WRONLY).synchronize()
+        try staging.openFile(file.stagingName, .writeOnly).synchronize()
     }
 
     /// The staged file's path, for a reader such as the PDF worker.
@@ -177,7 +176,7 @@ public struct AttachmentFiles {
         let (directory, sourceName) = try parent(of: relativePath)
         let source = try directory.openFileForReading(sourceName)
         let temporaryName = Directory.uniqueTemporaryName(for: name)
-        let output = try destination.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let output = try destination.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
         var exported = false
         defer { if !exported { try? destination.removeFile(temporaryName) } }
         let hasher = BackgroundHasher()

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
@@ -68,6 +67,6 @@ final class BackupSnapshot {
 
     /// Made 0600 before SQLite opens it, as the container's own databases are.
     private func createPrivateFile(_ name: String) throws {
-        _ = try staging.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        _ = try staging.openFile(name, .readWrite, creating: .newFile, mode: 0o600)
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 public import TripBoardSodium
 public import TripBoardSystem
 
@@ -74,7 +73,7 @@ public struct ContainerBackup {
             let temporaryName = Directory.uniqueTemporaryName(for: name)
             var summary: BackupSummary
             do {
-                let output = try destination.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+                let output = try destination.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
                 // The header's scrypt (about a second at 2^18) runs on a second thread beside the
                 // snapshot's copy and the keychain's Argon2id wrap.
                 let (passphrase, workFactor) = (passphrase, workFactor)

@@ -1,4 +1,3 @@
-import Glibc
 public import TripBoardSodium
 public import TripBoardSystem
 

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSodium
 import TripBoardSystem
 import TripBoardReadPath
@@ -111,7 +110,7 @@ final class RestoreStaging {
     private func write(_ entry: TarEntry, from tar: TarReader, progress: (Int64) -> Void) throws {
         let components = entry.path.split(separator: "/").map(String.init)
         let parent = try directory(for: Array(components.dropLast()))
-        let output = try parent.openFile(components.last!, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
         // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
         let hasher = isAttachment ? Blake2bHasher() : nil

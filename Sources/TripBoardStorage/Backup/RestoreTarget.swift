@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSystem
 import TripBoardReadPath
 
@@ -94,7 +93,7 @@ struct RestoreTarget {
         guard try directory.entries().isEmpty else {
             throw FileSystemError(code: .alreadyExists, systemCall: "mkdirat", path: directory.path, detail: "a restore of the same instant")
         }
-        _ = try directory.openFile(Self.incompleteMarker, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        _ = try directory.openFile(Self.incompleteMarker, .writeOnly, creating: .newFile, mode: 0o600)
         try parent.synchronize()
         return staging
     }
@@ -127,7 +126,7 @@ struct RestoreTarget {
     /// its work when the directories change places.
     private func replaceContainer(with stagingName: String, stamp: String, lockTimeout: Double) throws -> String {
         let old = try parent.openDirectory(name)
-        let lock = try? old.openFile(ContainerLayout.lockFile, flags: O_RDWR)
+        let lock = try? old.openFile(ContainerLayout.lockFile, .readWrite)
         let fileLock = lock.map { FileLock(descriptor: $0) }
         try fileLock?.lock(.exclusive, timeout: lockTimeout)
         defer { fileLock?.unlock() }

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -38,7 +37,7 @@ extension Container {
             if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
             // Created here, before SQLite opens it, so that the store (and the -wal and -shm that
             // SQLite gives the same mode) is 0600 whatever the umask.
-            _ = try storeDirectory.openFile(ContainerLayout.storeFile, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+            _ = try storeDirectory.openFile(ContainerLayout.storeFile, .readWrite, creating: .newFile, mode: 0o600)
             firstSetUp?.createdStore = true
         }
         try createOrMigrateStore(storeDirectory: storeDirectory, existing: existing)

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
@@ -107,7 +106,7 @@ public final class Container {
             // that may create a container sets it up.
             throw ContainerError.notFound(path: root.path)
         }
-        let lockFile = try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600)
+        let lockFile = try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600)
         let lock = FileLock(descriptor: lockFile)
         var created = false
         for _ in 0..<3 {
@@ -243,7 +242,7 @@ public final class Container {
     /// container migration, which records its journal before the layout and store exist.
     static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
         let root = try prepareRoot(path, creating: true)
-        let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, flags: O_RDWR | O_CREAT, mode: 0o600))
+        let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600))
         try lock.lock(.exclusive, timeout: options.lockTimeout)
         return (root, lock)
     }
@@ -311,7 +310,7 @@ public final class Container {
             throw error
         }
         let status = try root.status()
-        guard status.ownerUserID == geteuid() else {
+        guard status.isOwnedByCurrentUser else {
             throw ContainerError.unusable(path: root.path, reason: "it belongs to another user (uid \(status.ownerUserID))")
         }
         if !created {

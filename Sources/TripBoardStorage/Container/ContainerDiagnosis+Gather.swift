@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
@@ -22,7 +21,7 @@ extension ContainerDiagnosis {
         var integrity: Integrity?
         if let store { integrity = Self.integrity(of: store, errors: &errors) }
         let versions = Versions(tripboard: tripboardVersion, sqlite: sqliteLibraryVersion, libsodium: Sodium.libraryVersion,
-                                kernel: kernelRelease())
+                                kernel: ProcessSetup.kernelRelease())
         let permissions = (try? container.root.status().permissions) ?? 0
         let layout = Layout(layoutVersion: manifest?.layoutVersion, createdBy: manifest?.createdBy, createdAt: manifest?.createdAt,
                             rootPermissions: String(permissions, radix: 8), storeState: (try? StoreHealth(of: container)) ?? .corrupt,
@@ -97,12 +96,5 @@ extension ContainerDiagnosis {
     /// The name of an error enum's case, without its associated values (paths, messages).
     static func caseName(of error: any Error) -> String {
         Mirror(reflecting: error).children.first?.label ?? String(describing: type(of: error))
-    }
-
-    /// The running kernel's release (`uname -r`).
-    static func kernelRelease() -> String {
-        var name = utsname()
-        uname(&name)
-        return withUnsafePointer(to: name.release) { $0.withMemoryRebound(to: CChar.self, capacity: 65) { String(cString: $0) } }
     }
 }

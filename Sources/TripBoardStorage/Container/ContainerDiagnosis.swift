@@ -1,4 +1,3 @@
-import Glibc
 public import TripBoardReadPath
 
 /// `app container diagnose`: what support needs to understand a container in trouble, and

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -91,7 +90,7 @@ public enum StoreSalvage {
         let report = try copier.copyEverything()
         try damaged.execute("DETACH DATABASE salvage")
         // Durable under its final name before anything of the damaged store is moved.
-        try storeDirectory.openFile(partialName, flags: O_RDWR).synchronize()
+        try storeDirectory.openFile(partialName, .readWrite).synchronize()
         try storeDirectory.rename(partialName, to: storeDirectory, as: salvagedPrefix + stamp + ".sqlite")
         try storeDirectory.synchronize()
         CrashPoint.reach("salvage.built")
@@ -131,7 +130,7 @@ public enum StoreSalvage {
     /// A new empty store at the current schema: rollback journal (so that nothing but the main
     /// file exists when it is published), mode 0600.
     static func createNewStore(_ name: String, in storeDirectory: Directory) throws {
-        _ = try storeDirectory.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        _ = try storeDirectory.openFile(name, .readWrite, creating: .newFile, mode: 0o600)
         let connection = try Connection(path: storeDirectory.childPath(name), mode: .readWrite)
         try connection.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF")
         try Schema.migrate(connection)

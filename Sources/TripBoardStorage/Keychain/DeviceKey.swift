@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSodium
 import TripBoardSystem
 
@@ -91,9 +90,7 @@ public final class DeviceKey {
     public static func loadOrCreate(at location: DeviceLocation) throws -> DeviceKey {
         let directory = try Directory.create(path: location.directory, mode: 0o700)
         let status = try checkOwner(of: directory)
-        if status.permissions & 0o077 != 0 && fchmod(directory.descriptor.rawValue, 0o700) != 0 {
-            throw FileSystemError.fromErrno("fchmod", path: location.directory)
-        }
+        if status.permissions & 0o077 != 0 { try directory.setOwnPermissions(0o700) }
         if var fileKey = try readKeyFile(in: directory) {
             return try DeviceKey(fileKey: &fileKey, location: location, isNew: false)
         }
@@ -105,7 +102,7 @@ public final class DeviceKey {
     @discardableResult
     static func checkOwner(of directory: Directory) throws -> FileStatus {
         let status = try directory.status()
-        guard status.ownerUserID == geteuid() else {
+        guard status.isOwnedByCurrentUser else {
             throw KeychainError.insecureDeviceKey(path: directory.path, reason: "the directory belongs to another user")
         }
         return status
@@ -124,7 +121,7 @@ public final class DeviceKey {
         let status = try file.status()
         let path = directory.childPath(fileName)
         guard status.kind == .regular else { throw KeychainError.badDeviceKey(path: path, reason: "not a regular file") }
-        guard status.ownerUserID == geteuid() else {
+        guard status.isOwnedByCurrentUser else {
             throw KeychainError.insecureDeviceKey(path: path, reason: "it belongs to another user")
         }
         guard status.permissions & 0o077 == 0 else {
@@ -143,7 +140,7 @@ public final class DeviceKey {
     static func createKeyFile(in directory: Directory) throws -> (bytes: [UInt8], created: Bool) {
         let temporaryName = Directory.uniqueTemporaryName(for: fileName)
         do {
-            let file = try directory.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            let file = try directory.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
             var candidate = Sodium.randomBytes(count: keyLength)
             defer { for index in candidate.indices { candidate[index] = 0 } }
             try file.write(all: candidate)

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSystem
 
 /// This device's record, beside its key, of the generation each keychain has reached — one file
@@ -64,7 +63,7 @@ struct KeychainGenerations {
         let name = Self.fileName(for: keychainID)
         let file: FileDescriptor
         do {
-            file = try directory.openFile(name, flags: O_RDONLY | O_NONBLOCK)
+            file = try directory.openFile(name, .readOnly)
         } catch {
             if error.code == .notFound { return nil }
             throw error

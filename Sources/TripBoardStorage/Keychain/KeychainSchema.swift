@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardReadPath
 
@@ -55,7 +54,7 @@ enum KeychainSchema {
         try container.withExclusiveLock {
             let directory = try container.directory(directory)
             if try directory.status(of: fileName) == nil {
-                _ = try directory.openFile(fileName, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+                _ = try directory.openFile(fileName, .readWrite, creating: .newFile, mode: 0o600)
             }
             let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
             try connection.enableWriteAheadLog()

@@ -181,20 +181,7 @@ public enum ContainerMigration {
     }
 
     private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
-        switch try state(containerPath: options.containerPath) {
-        case .finished:
-            if !options.dryRun { removeLeftovers(containerPath: options.containerPath) }
-            return nothingToMigrate(options, "the container was migrated already")
-        case .unfinished:
-            if options.dryRun {
-                var summary = MigrationSummary(outcome: "dry run", from: options.legacyPath, container: options.containerPath)
-                summary.note = "an interrupted migration is recorded in the container; running container-migration finishes it"
-                return summary
-            }
-            return try resume(options)
-        case .notStarted:
-            break
-        }
+        if let settled = try settledByState(options, holding: nil) { return settled }
         guard try legacyDirectoryExists(at: options.legacyPath) else {
             if options.legacyPathIsExplicit { throw MigrationError.legacyNotFound(path: options.legacyPath) }
             return nothingToMigrate(options, "there is no version-1 directory at \(options.legacyPath)")
@@ -207,15 +194,7 @@ public enum ContainerMigration {
 
         let (root, lock) = try Container.lockExclusively(at: options.containerPath, options: options.container)
         // Decided again under the lock: another run may have started or finished meanwhile.
-        switch try state(containerPath: options.containerPath) {
-        case .finished:
-            return nothingToMigrate(options, "the container was migrated already")
-        case .unfinished:
-            lock.unlock()
-            return try resume(options)
-        case .notStarted:
-            break
-        }
+        if let settled = try settledByState(options, holding: lock) { return settled }
         let destinationStore = try Self.destinationStore(root: root)
         let trips = try destinationStore.map { try Int($0.integer("SELECT count(*) FROM trips")) } ?? 0
         if trips > 0 && !options.merge {
@@ -229,22 +208,60 @@ public enum ContainerMigration {
         // Into a container with no record, the new store is built whole: its trips, places and
         // bookings are converted on a second thread while the plan lists the files.
         let buildsWhole = try destinationStore.map(MigrationRun.holdsNoRecord) ?? true
+        let (plan, fileList, prebuilt) = try makePlan(planner, buildsWhole: buildsWhole, legacy: legacy, legacyRoot: legacyRoot,
+                                                      root: root, options: options, migratedAt: migratedAt)
+        let directory = try MigrationJournal.openDirectory(in: root, create: true)!
+        try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
+        try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
+        try root.synchronize()
+        CrashPoint.reach("migration.plan")
+        let run = MigrationRun(options: options, plan: plan, files: fileList, root: root, lock: lock, migrationDirectory: directory,
+                               legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
+        run.prebuilt = prebuilt
+        run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
+        return try run.finish()
+    }
+
+    /// What a migration already recorded in the container decides: the summary to return, or nil
+    /// when none has started. Without the lock (`lock` nil) a finished one's leftovers are swept
+    /// and a dry run only reports an interrupted one; holding it, an interrupted one is resumed
+    /// after the lock is let go (the resumed run takes it again).
+    private static func settledByState(_ options: MigrationOptions, holding lock: FileLock?) throws -> MigrationSummary? {
+        switch try state(containerPath: options.containerPath) {
+        case .notStarted:
+            return nil
+        case .finished:
+            if lock == nil && !options.dryRun { removeLeftovers(containerPath: options.containerPath) }
+            return nothingToMigrate(options, "the container was migrated already")
+        case .unfinished:
+            if let lock {
+                lock.unlock()
+            } else if options.dryRun {
+                var summary = MigrationSummary(outcome: "dry run", from: options.legacyPath, container: options.containerPath)
+                summary.note = "an interrupted migration is recorded in the container; running container-migration finishes it"
+                return summary
+            }
+            return try resume(options)
+        }
+    }
+
+    /// Lists the files into the plan's file list (and, when the store is built whole, converts the
+    /// records on a second thread meanwhile), then checks the space the plan needs and
+    /// checkpoints the legacy store. Whatever fails, the staging files are discarded.
+    private static func makePlan(_ planner: MigrationPlanner, buildsWhole: Bool, legacy: LegacyStore, legacyRoot: Directory,
+                                 root: Directory, options: MigrationOptions,
+                                 migratedAt: String) throws -> (MigrationPlan, MigrationFileList, MigrationStoreBuilder?) {
         if buildsWhole {
             // Checked before the store is copied and built (the files, when copied, after the plan).
             let needed = MigrationPlanner.neededBytes(storeBytes: try MigrationPlanner.storeBytes(in: legacyRoot), fileBytes: 0,
                                                       sameFilesystem: true)
-            let available = try root.availableBytes()
-            if available < needed {
-                throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
-            }
+            try requireSpace(needed, in: root, options)
         }
-        var plan: MigrationPlan?
-        var prebuilt: MigrationStoreBuilder?
-        var fileList: MigrationFileList?
         do {
             let migrationDirectory = try MigrationJournal.openDirectory(in: root, create: true)!
             let list = try MigrationFileList.create(in: migrationDirectory)
-            fileList = list
+            var plan: MigrationPlan?
+            var prebuilt: MigrationStoreBuilder?
             if buildsWhole {
                 try ParallelLoop.run(count: 2, threads: 2) { _, index in
                     if index == 0 {
@@ -261,31 +278,23 @@ public enum ContainerMigration {
                 plan = try planner.make(into: list)
             }
             guard let plan else { preconditionFailure("the plan ran") }
-            let needed = MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes, sameFilesystem: plan.sameFilesystem)
-            let available = try root.availableBytes()
-            if available < needed {
-                throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
-            }
+            try requireSpace(MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes,
+                                                          sameFilesystem: plan.sameFilesystem), in: root, options)
             // Once every refusal is behind, the first write outside migration/: committed frames
             // move from the legacy -wal into its main file (the backup API would read them either way).
             try legacy.checkpoint()
+            return (plan, list, prebuilt)
         } catch {
-            prebuilt = nil
-            fileList = nil
             MigrationRun.discardStaging(in: root)
             throw error
         }
-        guard let plan, let fileList else { preconditionFailure("the plan ran") }
-        let directory = try MigrationJournal.openDirectory(in: root, create: true)!
-        try MigrationJournal.write(plan, MigrationJournal.planFile, in: directory)
-        try MigrationJournal.write(MigrationJournal.Record(finished: .planned), MigrationJournal.journalFile, in: directory)
-        try root.synchronize()
-        CrashPoint.reach("migration.plan")
-        let run = MigrationRun(options: options, plan: plan, files: fileList, root: root, lock: lock, migrationDirectory: directory,
-                               legacyRoot: legacyRoot, legacy: legacy, record: MigrationJournal.Record(finished: .planned))
-        run.prebuilt = prebuilt
-        run.stepTimes.append(MigrationStepTime("plan", since: planStarted))
-        return try run.finish()
+    }
+
+    private static func requireSpace(_ needed: Int64, in root: Directory, _ options: MigrationOptions) throws {
+        let available = try root.availableBytes()
+        if available < needed {
+            throw MigrationError.insufficientSpace(path: options.containerPath, needed: needed, available: available)
+        }
     }
 
     /// A finished migration's last run removes journal.json (from then on it is finished), then

@@ -1,4 +1,3 @@
-internal import CSQLite
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -68,43 +67,45 @@ enum LegacySQLConversion {
     }
 
     private static func register(on connection: Connection) throws {
-        try connection.defineFunction("tripboard_date", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { CivilDate($0)?.description }
+        try connection.defineFunction("tripboard_date", argumentCount: 1) { arguments in
+            LegacySQLConversion.converted(arguments[0]) { CivilDate($0)?.description }
         }
-        try connection.defineFunction("tripboard_stamp", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { try? FieldRules.stamp($0) }
+        try connection.defineFunction("tripboard_stamp", argumentCount: 1) { arguments in
+            LegacySQLConversion.converted(arguments[0]) { try? FieldRules.stamp($0) }
         }
-        try connection.defineFunction("tripboard_instant", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { try? FieldRules.startsAt($0) }
+        try connection.defineFunction("tripboard_instant", argumentCount: 1) { arguments in
+            LegacySQLConversion.converted(arguments[0]) { try? FieldRules.startsAt($0) }
         }
-        try connection.defineFunction("tripboard_epoch", argumentCount: 1) { context, _, values in
-            guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
-            guard let time = BookingTime(text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
-            sqlite3_result_int64(context, time.startEpoch)
+        try connection.defineFunction("tripboard_epoch", argumentCount: 1) { arguments in
+            guard let text = arguments[0] else { return .null }
+            guard let time = BookingTime(text) else { return .error("not an ISO 8601 timestamp") }
+            return .integer(time.startEpoch)
         }
         // When a booking with only a start is over (`Schema.bookingTimesAndSearch`): an all-day one at the end of its day.
-        try connection.defineFunction("tripboard_over_epoch", argumentCount: 1) { context, _, values in
-            guard let text = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_null(context) }
-            guard let time = BookingTime(text) else { return sqlite3_result_error(context, "not an ISO 8601 timestamp", -1) }
-            sqlite3_result_int64(context, time.endEpoch)
+        try connection.defineFunction("tripboard_over_epoch", argumentCount: 1) { arguments in
+            guard let text = arguments[0] else { return .null }
+            guard let time = BookingTime(text) else { return .error("not an ISO 8601 timestamp") }
+            return .integer(time.endEpoch)
         }
-        try connection.defineFunction("tripboard_kind", argumentCount: 1) { context, _, values in
-            LegacySQLConversion.resultText(context, values) { (LegacyConverter.kind($0) ?? .other).rawValue }
+        try connection.defineFunction("tripboard_kind", argumentCount: 1) { arguments in
+            LegacySQLConversion.converted(arguments[0]) { (LegacyConverter.kind($0) ?? .other).rawValue }
         }
-        try connection.defineFunction("tripboard_field", argumentCount: 2) { context, _, values in
-            guard let field = LegacySQLConversion.argument(values, 0) else { return sqlite3_result_error(context, "no field name", -1) }
-            guard let text = LegacySQLConversion.argument(values, 1) else { return sqlite3_result_null(context) }
+        try connection.defineFunction("tripboard_field", argumentCount: 2) { arguments in
+            guard let field = arguments[0] else { return .error("no field name") }
+            guard let text = arguments[1] else { return .null }
             switch Result(catching: { try LegacySQLConversion.field(field, text) }) {
-            case .success(let converted?): LegacySQLConversion.setText(context, converted)
-            case .success(nil): sqlite3_result_null(context)
-            case .failure: sqlite3_result_error(context, "a value the plan accepted cannot be converted", -1)
+            case .success(let converted?): return .text(converted)
+            case .success(nil): return .null
+            case .failure: return .error(LegacySQLConversion.refused)
             }
         }
-        try connection.defineFunction("tripboard_destination", argumentCount: 2) { context, _, values in
-            guard let id = LegacySQLConversion.argument(values, 0), let legacyPath = LegacySQLConversion.argument(values, 1) else { return sqlite3_result_null(context) }
-            LegacySQLConversion.setText(context, LegacyConverter.destination(attachmentID: id, legacyPath: legacyPath))
+        try connection.defineFunction("tripboard_destination", argumentCount: 2) { arguments in
+            guard let id = arguments[0], let legacyPath = arguments[1] else { return .null }
+            return .text(LegacyConverter.destination(attachmentID: id, legacyPath: legacyPath))
         }
     }
+
+    private static let refused = "a value the plan accepted cannot be converted"
 
     /// A text field through its rule (`FieldRules`), as `LegacyConverter` converts it through
     /// `validated()`: `nil` for an optional field left blank.
@@ -119,29 +120,11 @@ enum LegacySQLConversion {
         }
     }
 
-    /// Argument `index` as text (SQLite's text form of any value, every byte kept); `nil` for NULL.
-    private static func argument(_ values: UnsafeMutablePointer<OpaquePointer?>?, _ index: Int) -> String? {
-        guard let value = values?[index], sqlite3_value_type(value) != SQLITE_NULL,
-              let pointer = sqlite3_value_text(value) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
-    }
-
     /// NULL for NULL; `transform` of the text, or an error (which fails the statement) when it
     /// refuses the value — the plan accepted every row, so this means the copy differs from it.
-    private static func resultText(_ context: OpaquePointer?, _ values: UnsafeMutablePointer<OpaquePointer?>?,
-                                   _ transform: (String) -> String?) {
-        guard let text = argument(values, 0) else { return sqlite3_result_null(context) }
-        guard let converted = transform(text) else { return sqlite3_result_error(context, "a value the plan accepted cannot be converted", -1) }
-        setText(context, converted)
-    }
-
-    private static func setText(_ context: OpaquePointer?, _ text: String) {
-        guard !text.isEmpty else { return sqlite3_result_text(context, "", 0, tripboard_sqlite_transient()) }
-        var text = text
-        text.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) {
-                sqlite3_result_text(context, $0.baseAddress, Int32($0.count), tripboard_sqlite_transient())
-            }
-        }
+    private static func converted(_ text: String?, _ transform: (String) -> String?) -> FunctionResult {
+        guard let text else { return .null }
+        guard let converted = transform(text) else { return .error(refused) }
+        return .text(converted)
     }
 }

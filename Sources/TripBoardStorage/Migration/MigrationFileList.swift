@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 
@@ -79,7 +78,7 @@ final class MigrationFileList {
         let connection: Connection
         if let directory {
             try removeFiles(in: directory)
-            _ = try directory.openFile(fileName, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+            _ = try directory.openFile(fileName, .readWrite, creating: .newFile, mode: 0o600)
             connection = try Connection(path: directory.childPath(fileName), mode: .readWrite)
         } else {
             connection = try Connection(path: ":memory:", mode: .readWriteCreate)

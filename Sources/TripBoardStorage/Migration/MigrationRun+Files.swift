@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSystem
 import TripBoardReadPath
 
@@ -134,7 +133,7 @@ extension MigrationRun {
         try staging.removeFile(name)
         var kept = false
         defer { if !kept { try? staging.removeFile(name) } }
-        let output = try staging.openFile(name, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let output = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
         let copied: Int64
         do {
             copied = try input.copyContents(to: output, maximumBytes: file.byteCount, buffer: buffer)

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -74,7 +73,7 @@ extension MigrationRun {
     /// fsynced before the step can be recorded.
     private func renameBuiltStoreIntoPlace() throws {
         let name = MigrationJournal.builtStoreFile
-        try migrationDirectory.openFile(name, flags: O_RDWR).synchronize()
+        try migrationDirectory.openFile(name, .readWrite).synchronize()
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory, create: true)
         try migrationDirectory.rename(name, to: storeDirectory, as: ContainerLayout.storeFile)
         try storeDirectory.synchronize()

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -98,6 +97,6 @@ final class MigrationStoreBuilder {
 
     /// Created with mode 0600 before SQLite opens it, as the container's own store is.
     private static func createPrivateFile(_ name: String, in directory: Directory) throws {
-        _ = try directory.openFile(name, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+        _ = try directory.openFile(name, .readWrite, creating: .newFile, mode: 0o600)
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSodium
 import TripBoardSystem
 
@@ -124,7 +123,7 @@ extension SyncEngine {
         let stagingName = Directory.uniqueTemporaryName(for: "sync-blob")
         var published = false
         defer { if !published { files.discard(stagedName: stagingName) } }
-        let file = try files.staging.openFile(stagingName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let file = try files.staging.openFile(stagingName, .writeOnly, creating: .newFile, mode: 0o600)
         let plain = Blake2bHasher()
         let named = try Blake2bHasher(outputLength: 32, key: key.blobNameKey)
         var stream: SecretStream?

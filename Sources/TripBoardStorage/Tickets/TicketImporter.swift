@@ -1,4 +1,3 @@
-import Glibc
 public import TripBoardSystem
 import TripBoardWorkerContract
 public import TripBoardReadPath

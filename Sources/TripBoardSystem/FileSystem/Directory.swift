@@ -81,17 +81,18 @@ public final class Directory: Sendable {
 
     /// Opens the file `name` for reading, refusing symbolic links.
     public func openFileForReading(_ name: String) throws(FileSystemError) -> FileDescriptor {
-        try openFile(name, flags: O_RDONLY)
+        try openFile(name, .readOnly)
     }
 
-    /// Opens the regular file `name` with `flags` (always adding `O_NOFOLLOW | O_CLOEXEC`); new
-    /// files get `mode`. Anything but a regular file is refused (`.notRegularFile`) without
+    /// Opens the regular file `name` for `access`, creating it as `creation` says (never following
+    /// a symbolic link: `O_NOFOLLOW | O_CLOEXEC` always); new files get `mode`. Anything but a regular file is refused (`.notRegularFile`) without
     /// waiting: the file is opened `O_NONBLOCK`, which clear again once `fstat` has shown a
     /// regular file — open(2) of a FIFO for reading otherwise blocks until a writer appears, so a
     /// FIFO planted in the container would hang every process that reads that name.
-    public func openFile(_ name: String, flags: Int32, mode: UInt32 = 0o600) throws(FileSystemError) -> FileDescriptor {
+    public func openFile(_ name: String, _ access: FileAccess, creating creation: FileCreation = .never,
+                         mode: UInt32 = 0o600) throws(FileSystemError) -> FileDescriptor {
         let fd = retryingOnInterrupt {
-            openat(descriptor.rawValue, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode_t(mode))
+            openat(descriptor.rawValue, name, access.flags | creation.flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode_t(mode))
         }
         if fd < 0 {
             let failure = errno
@@ -170,10 +171,15 @@ public final class Directory: Sendable {
         return true
     }
 
+    /// Sets this directory's own mode through its descriptor (no path, so no link is followed).
+    public func setOwnPermissions(_ mode: UInt32) throws(FileSystemError) {
+        guard fchmod(descriptor.rawValue, mode_t(mode)) == 0 else { throw FileSystemError.fromErrno("fchmod", path: path) }
+    }
+
     /// Sets the permission bits of the file `name` (not following a symbolic link: the file is
     /// opened `O_NOFOLLOW` and changed through its descriptor).
     public func setPermissions(of name: String, to mode: UInt32) throws(FileSystemError) {
-        let file = try openFile(name, flags: O_RDONLY)
+        let file = try openFile(name, .readOnly)
         if fchmod(file.rawValue, mode_t(mode)) != 0 { throw .fromErrno("fchmod", path: childPath(name)) }
     }
 
@@ -265,7 +271,7 @@ public final class Directory: Sendable {
                          _ produce: (inout BufferedOutput) throws(FileSystemError) -> Void) throws(FileSystemError) {
         let temporaryName = Self.uniqueTemporaryName(for: name)
         do {
-            let file = try staging.openFile(temporaryName, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            let file = try staging.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
             var output = BufferedOutput(file: file)
             try produce(&output)
             try output.flush()
@@ -330,5 +336,37 @@ package struct BufferedOutput {
         guard !buffer.isEmpty else { return }
         try file.write(all: buffer)
         buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// What a file is opened for (open(2)'s access mode).
+public enum FileAccess: Sendable {
+    case readOnly, writeOnly, readWrite
+
+    var flags: Int32 {
+        switch self {
+        case .readOnly: O_RDONLY
+        case .writeOnly: O_WRONLY
+        case .readWrite: O_RDWR
+        }
+    }
+}
+
+/// Whether opening a file may create it.
+public enum FileCreation: Sendable {
+    /// The file must exist (`.notFound` otherwise).
+    case never
+    /// Created when absent, opened when present (`O_CREAT`).
+    case ifAbsent
+    /// Created, and refused (`.alreadyExists`) if the name is taken (`O_CREAT | O_EXCL`): how a
+    /// writer claims a staging name.
+    case newFile
+
+    var flags: Int32 {
+        switch self {
+        case .never: 0
+        case .ifAbsent: O_CREAT
+        case .newFile: O_CREAT | O_EXCL
+        }
     }
 }

@@ -224,3 +224,9 @@ public struct FileStatus: Sendable, Equatable {
         }
     }
 }
+
+extension FileStatus {
+    /// Whether the effective user of this process owns the file: a container or device directory
+    /// that someone else owns is refused, whatever its mode says.
+    public var isOwnedByCurrentUser: Bool { ownerUserID == geteuid() }
+}

@@ -151,3 +151,12 @@ public enum ProcessSetup {
         return signalNumber == 0 ? (status >> 8) & 0xff : 128 + signalNumber
     }
 }
+
+extension ProcessSetup {
+    /// The running kernel's release (`uname -r`), for diagnostics.
+    public static func kernelRelease() -> String {
+        var name = utsname()
+        uname(&name)
+        return withUnsafePointer(to: name.release) { $0.withMemoryRebound(to: CChar.self, capacity: 65) { String(cString: $0) } }
+    }
+}

@@ -1,5 +1,4 @@
 import Glibc
-import TripBoardSystem
 
 /// A fixed set of buffers handed between two threads in order: a producer fills one and passes
 /// it on, a consumer empties it and gives it back. `depth` buffers of `bufferSize` bytes are all
@@ -9,12 +8,12 @@ import TripBoardSystem
 /// The first error of either side is kept and ends the relay: the other side sees it at its next
 /// hand-off. A consumer sees a producer's error only after every buffer filled before it, so a
 /// reader gets every good byte before the error, as it would without the relay.
-final class ByteRelay: @unchecked Sendable {
+package final class ByteRelay: @unchecked Sendable {
     // @unchecked: `free`, `filled`, `isClosed` and `failure` are read and written under `mutex`
     // only; a buffer's bytes belong to exactly one side at a time (the side that took its index
     // from a queue, until it puts the index into the other queue), and the mutex orders the
     // hand-over.
-    let bufferSize: Int
+    package let bufferSize: Int
     private let buffers: [UnsafeMutableRawBufferPointer]
     private var free: [Int]
     /// Filled buffers in order, each with how many of its bytes count.
@@ -25,7 +24,7 @@ final class ByteRelay: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init(bufferSize: Int = 256 << 10, depth: Int = 4) {
+    package init(bufferSize: Int = 256 << 10, depth: Int = 4) {
         precondition(bufferSize > 0 && depth > 0, "a relay needs at least one buffer")
         self.bufferSize = bufferSize
         buffers = (0..<depth).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64) }
@@ -46,13 +45,13 @@ final class ByteRelay: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func buffer(_ index: Int) -> UnsafeMutableRawBufferPointer { buffers[index] }
+    package func buffer(_ index: Int) -> UnsafeMutableRawBufferPointer { buffers[index] }
 
     // MARK: - Producer
 
     /// A free buffer to fill; waits while every buffer is filled. Throws the consumer's error, or
     /// `ByteRelayClosed` when the consumer has left.
-    func takeFree() throws -> Int {
+    package func takeFree() throws -> Int {
         try locked {
             while free.isEmpty && failure == nil && !isClosed { pthread_cond_wait(changed, mutex) }
             if let failure { throw failure }
@@ -62,7 +61,7 @@ final class ByteRelay: @unchecked Sendable {
     }
 
     /// Passes buffer `index`, of which `count` bytes count, to the consumer.
-    func passFilled(_ index: Int, count: Int) {
+    package func passFilled(_ index: Int, count: Int) {
         locked {
             filled.append((index, count))
             pthread_cond_broadcast(changed)
@@ -73,7 +72,7 @@ final class ByteRelay: @unchecked Sendable {
 
     /// The next filled buffer, or `nil` once the relay is closed and every filled buffer was
     /// taken. Throws the first error either side reported, after the buffers filled before it.
-    func takeFilled() throws -> (index: Int, count: Int)? {
+    package func takeFilled() throws -> (index: Int, count: Int)? {
         try locked {
             while filled.isEmpty && failure == nil && !isClosed { pthread_cond_wait(changed, mutex) }
             if !filled.isEmpty { return filled.removeFirst() }
@@ -83,7 +82,7 @@ final class ByteRelay: @unchecked Sendable {
     }
 
     /// Gives buffer `index` back to the producer.
-    func giveBack(_ index: Int) {
+    package func giveBack(_ index: Int) {
         locked {
             free.append(index)
             pthread_cond_broadcast(changed)
@@ -93,7 +92,7 @@ final class ByteRelay: @unchecked Sendable {
     // MARK: - Either side
 
     /// Ends the relay: no buffer will be filled any more (what was filled can still be taken).
-    func close() {
+    package func close() {
         locked {
             isClosed = true
             pthread_cond_broadcast(changed)
@@ -101,7 +100,7 @@ final class ByteRelay: @unchecked Sendable {
     }
 
     /// Ends the relay with `error`, unless an earlier error ended it already.
-    func fail(_ error: any Error) {
+    package func fail(_ error: any Error) {
         locked {
             if failure == nil { failure = error }
             isClosed = true
@@ -111,7 +110,7 @@ final class ByteRelay: @unchecked Sendable {
 
     /// Ends the relay because one side is going away: the other side stops at its next hand-off
     /// and what was filled but not taken is dropped.
-    func abandon() {
+    package func abandon() {
         locked {
             if failure == nil { failure = ByteRelayClosed() }
             isClosed = true
@@ -122,7 +121,7 @@ final class ByteRelay: @unchecked Sendable {
     }
 
     /// The error the relay ended with, if any.
-    var error: (any Error)? { locked { failure } }
+    package var error: (any Error)? { locked { failure } }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
@@ -132,15 +131,15 @@ final class ByteRelay: @unchecked Sendable {
 }
 
 /// What a producer is told when the consumer left without an error (it will take no more).
-struct ByteRelayClosed: Error {}
+package struct ByteRelayClosed: Error {}
 
 /// A second thread of the process, started with `pthread_create` and joined exactly once.
 /// `body` runs on it; `start` returns `nil` when no thread can be made (EAGAIN), so the caller
 /// does the work itself.
-struct RelayThread {
+package struct RelayThread {
     private var thread: pthread_t
 
-    static func start(_ body: @escaping @Sendable () -> Void) -> RelayThread? {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> RelayThread? {
         final class Work: @unchecked Sendable {
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -158,7 +157,7 @@ struct RelayThread {
         return RelayThread(thread: thread)
     }
 
-    func join() { pthread_join(thread, nil) }
+    package func join() { pthread_join(thread, nil) }
 }
 
 /// Hands what is written to it to a second thread, which writes it to `downstream`: the caller
@@ -173,7 +172,7 @@ struct RelayThread {
 ///
 /// An error of `downstream` comes back from a later `write` or from `finish()`. A sink dropped
 /// without `finish()` stops its thread and drops what it had not yet written.
-final class WriteBehindSink: ByteSink {
+package final class WriteBehindSink: ByteSink {
     private let relay: ByteRelay
     private let downstream: any ByteSink
     private var thread: RelayThread?
@@ -182,7 +181,7 @@ final class WriteBehindSink: ByteSink {
     private var currentCount = 0
     private var isFinished = false
 
-    init(downstream: any ByteSink, bufferSize: Int = 256 << 10, depth: Int = 4) {
+    package init(downstream: any ByteSink, bufferSize: Int = 256 << 10, depth: Int = 4) {
         relay = ByteRelay(bufferSize: bufferSize, depth: depth)
         self.downstream = downstream
         let transfer = UncheckedTransfer((relay, downstream))
@@ -198,7 +197,7 @@ final class WriteBehindSink: ByteSink {
         thread.join()
     }
 
-    func write(all bytes: UnsafeRawBufferPointer) throws {
+    package func write(all bytes: UnsafeRawBufferPointer) throws {
         precondition(!isFinished, "WriteBehindSink.write after finish")
         guard thread != nil else { return try downstream.write(all: bytes) }
         var offset = 0
@@ -216,7 +215,7 @@ final class WriteBehindSink: ByteSink {
     }
 
     /// Waits until everything written reached `downstream`; throws its error if it failed.
-    func finish() throws {
+    package func finish() throws {
         precondition(!isFinished, "WriteBehindSink.finish called twice")
         isFinished = true
         guard let thread else { return }
@@ -254,7 +253,7 @@ extension WriteBehindSink: Sendable {}
 ///
 /// `upstream` is read by the thread only, until the source is dropped. An error of `upstream`
 /// comes from the read that reaches it: every byte before it is read first.
-final class ReadAheadSource: ByteSource {
+package final class ReadAheadSource: ByteSource {
     private let relay: ByteRelay
     private let upstream: any ByteSource
     private var thread: RelayThread?
@@ -263,7 +262,7 @@ final class ReadAheadSource: ByteSource {
     private var taken = 0
     private var isAtEnd = false
 
-    init(upstream: any ByteSource, bufferSize: Int = 256 << 10, depth: Int = 4) {
+    package init(upstream: any ByteSource, bufferSize: Int = 256 << 10, depth: Int = 4) {
         relay = ByteRelay(bufferSize: bufferSize, depth: depth)
         self.upstream = upstream
         let transfer = UncheckedTransfer((relay, upstream))
@@ -279,7 +278,7 @@ final class ReadAheadSource: ByteSource {
         thread.join()
     }
 
-    func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
         guard thread != nil else { return try upstream.read(into: destination) }
         guard destination.count > 0, !isAtEnd else { return 0 }
         if current == nil {
@@ -339,18 +338,18 @@ extension ReadAheadSource: Sendable {}
 /// A value made on a second thread while the caller does something else (the age header's scrypt
 /// beside the backup's snapshot). `value()` waits for it; a result never asked for is still
 /// waited for when it is dropped, so no thread outlives what it works on.
-final class BackgroundResult<Value> {
+package final class BackgroundResult<Value> {
     private let box = ResultBox()
     private var thread: RelayThread?
 
     /// Where the thread leaves the result; read only after `join` (which orders the two).
     private final class ResultBox: @unchecked Sendable {
-        var result: Result<Value, any Error>?
+        package var result: Result<Value, any Error>?
     }
 
     /// Starts `work` on a second thread, or runs it now if no thread can be made. `work` and
     /// what it captures belong to that thread until ``value()`` returns.
-    init(_ work: @escaping () throws -> Value) {
+    package init(_ work: @escaping () throws -> Value) {
         let transfer = UncheckedTransfer(work)
         let box = box
         thread = RelayThread.start { box.result = Result { try transfer.value() } }
@@ -360,7 +359,7 @@ final class BackgroundResult<Value> {
     deinit { thread?.join() }
 
     /// Waits for the work and returns what it made, or throws what it threw.
-    func value() throws -> Value {
+    package func value() throws -> Value {
         if let thread {
             thread.join()
             self.thread = nil
@@ -375,6 +374,6 @@ extension BackgroundResult: Sendable {}
 
 /// Moves a value that is not `Sendable` to the one thread that uses it from then on.
 private struct UncheckedTransfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }
