@@ -49,13 +49,15 @@ extension AppCommand {
                             .value("--title", "TITLE", "what it is called (one line)", required: true),
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
+                            .value("--zone", "ZONE", "the IANA time zone of its times, e.g. Europe/Lisbon (default: TZ's, where it fits)"),
                             .value("--reference", "REF", "the booking or confirmation number"),
                             .json,
                         ],
                         summary: """
                         Adds a booking and prints its id (--json: the booking object). KIND is flight, train, hotel, car, event or other. \
-                        TIME is e.g. 2026-12-12T07:35+00:00 (without an offset it is local, TZ), or a date alone, \
-                        2026-12-14, for all day. --ends-at (check-out, arrival) needs --starts-at and is not before it.
+                        TIME is e.g. 2026-12-12T07:35+00:00, or a date alone, 2026-12-14, for all day; without an offset it is a \
+                        time in --zone (else in TZ), refused where the clocks skip it or show it twice. --ends-at (check-out, \
+                        arrival) needs --starts-at and is not before it. A booking outside its trip's dates is kept, with a warning.
                         """, run: addBooking),
             AppCommandSpec(words: ["booking", "edit"],
                         options: [
@@ -63,14 +65,17 @@ extension AppCommand {
                             .value("--title", "TITLE", "what it is called (one line)"),
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
+                            .value("--zone", "ZONE", "the IANA time zone of its times ('' for a fixed offset)"),
                             .value("--reference", "REF", "the booking or confirmation number"),
                         ],
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
                         ],
                         summary: """
-                        Changes the given fields of a booking, with the rules of booking add; an empty value removes \
-                        --starts-at, --ends-at or --reference. The booking becomes pendingUpload.
+                        Changes the given fields of a booking, with the rules of booking add; times without an offset are read \
+                        in --zone, else the booking's zone. --zone alone keeps the booking's instants and writes them in the new \
+                        zone's offsets. An empty value removes --starts-at, --ends-at, --zone or --reference. The booking becomes \
+                        pendingUpload.
                         """, run: editBooking),
             AppCommandSpec(words: ["booking", "list"],
                         options: [
@@ -147,29 +152,23 @@ extension AppCommand {
         let title = try context.arguments.requiredOption("--title")
         let startsAtText = try context.arguments.option("--starts-at")
         let endsAtText = try context.arguments.option("--ends-at")
+        let zoneName = try context.arguments.option("--zone")
         let reference = try context.arguments.option("--reference")
         let json = context.wantsJSON()
         try context.finishArguments()
         let kind = try FieldRules.bookingKind(kindText, field: "--kind")
-        let start = try startsAtText.map { try bookingTime($0, option: "--starts-at") }
-        let end = try endsAtText.map { try bookingTime($0, option: "--ends-at") }
         // Checked before the container is opened: a refused booking creates nothing.
-        var draft = try BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, reference: reference).checked()
+        let times = try BookingZoneInput(zoneOption: zoneName, bookingZone: nil)
+        let start = try startsAtText.map { try times.read($0, option: "--starts-at") }
+        let end = try endsAtText.map { try times.read($0, option: "--ends-at") }
+        var draft = try BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, reference: reference,
+                                     zone: times.zone(for: start)).checked()
         let store = try context.store()
         draft.tripId = try store.resolveID(.trip, tripReference)
         let booking = try store.addBooking(draft)
+        try warnOutsideTrip(booking, store: store, context: context)
         if json { return try context.console.printJSON(booking) }
         context.console.print(booking.id)
-    }
-
-    /// `--starts-at`/`--ends-at`: a date (all day) or an ISO 8601 time within the years 0001–9999.
-    static func bookingTime(_ text: String, option: String) throws -> BookingTime {
-        guard let time = BookingTime(text) else {
-            throw CommandLineError.usage("\(option) '\(text.prefix(40))' is not a date or an ISO 8601 time: use YYYY-MM-DD (all day) or e.g. 2026-12-12T07:35+00:00")
-        }
-        // The rule names the field as the JSON contract spells it, as for every other path.
-        _ = try FieldRules.bookingTime(text, field: option == "--starts-at" ? "startsAt" : "endsAt")
-        return time
     }
 
     static func editBooking(_ context: CommandContext) throws {
@@ -178,20 +177,50 @@ extension AppCommand {
         var changes = BookingChanges(title: try context.arguments.option("--title"),
                                      startsAt: try context.arguments.option("--starts-at"),
                                      endsAt: try context.arguments.option("--ends-at"),
-                                     reference: try context.arguments.option("--reference"))
+                                     reference: try context.arguments.option("--reference"),
+                                     zone: try context.arguments.option("--zone"))
         try context.finishArguments()
         changes.kind = try kindText.map { try FieldRules.bookingKind($0, field: "--kind") }
         guard !changes.isEmpty else {
-            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at or --reference")
+            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at, --zone or --reference")
         }
         // The values are checked before the container is opened (an empty time removes it).
         if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
+        if let zone = changes.zone, !zone.isEmpty { _ = try BookingZoneInput.rules(zone) }
         for (text, option) in [(changes.startsAt, "--starts-at"), (changes.endsAt, "--ends-at")] {
-            if let text, !text.isEmpty { _ = try bookingTime(text, option: option) }
+            if let text, !text.isEmpty, BookingTime.reading(text, in: .utc, checkingOffset: false) == .unreadable {
+                throw BookingZoneInput.unreadable(text, option: option)
+            }
         }
         if let text = changes.reference { _ = try FieldRules.optionalLine(text, field: "--reference", limit: FieldRules.referenceLimit) }
         let store = try context.store()
-        try store.editBooking(id: try store.resolveID(.booking, reference), changes: changes)
+        let id = try store.resolveID(.booking, reference)
+        // Typed times are read in the zone the booking will have: the new one, else its own.
+        let current = try store.booking(id: id)
+        let times = try BookingZoneInput(zoneOption: changes.zone, bookingZone: current.zone)
+        var start: BookingTime?
+        if let text = changes.startsAt, !text.trimmingWhitespace().isEmpty {
+            start = try times.read(text, option: "--starts-at")
+            changes.startsAt = start?.text
+            if changes.zone == nil, current.zone == nil, let zone = times.zone(for: start) { changes.zone = zone }
+        }
+        if let text = changes.endsAt, !text.trimmingWhitespace().isEmpty { changes.endsAt = try times.read(text, option: "--ends-at").text }
+        let booking = try store.editBooking(id: id, changes: changes)
+        if changes.startsAt != nil || changes.endsAt != nil { try warnOutsideTrip(booking, store: store, context: context) }
+    }
+
+    /// The one-line warning for a booking that starts or ends outside its trip's dates (on the
+    /// booking's own clock; the start, when both are): kept, since plans change, but worth a look.
+    static func warnOutsideTrip(_ booking: Booking, store: Store, context: CommandContext) throws {
+        let trip = try store.trip(id: booking.tripId)
+        for (text, verb) in [(booking.startsAt, "starts"), (booking.endsAt, "ends")] {
+            guard let date = text.flatMap({ BookingTime($0) })?.date else { continue }
+            if date < trip.startDate {
+                return context.console.warning("the booking \(verb) on \(date), before its trip starts (\(trip.startDate)); it is kept")
+            } else if date > trip.endDate {
+                return context.console.warning("the booking \(verb) on \(date), after its trip ends (\(trip.endDate)); it is kept")
+            }
+        }
     }
 
     static func listBookings(_ context: CommandContext) throws {
@@ -202,18 +231,20 @@ extension AppCommand {
         try context.finishArguments()
         let now = try context.now()
         let store = try context.store()
+        var times = BookingTimeText()
         guard let tripReference else {
             let found = try store.bookingsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
             if json { return try context.console.printJSON(found.map(\.booking)) }
             if found.isEmpty { return context.console.print(upcoming ? "No upcoming bookings." : "No bookings yet.") }
             context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: found.map { row in
                 let booking = row.booking
-                return [String(booking.id.prefix(8)), row.tripName, booking.kind.rawValue, booking.title, booking.startsAt ?? "",
-                        booking.endsAt ?? "", booking.reference ?? "", booking.syncState.rawValue]
+                return [String(booking.id.prefix(8)), row.tripName, booking.kind.rawValue, booking.title]
+                    + times.columns(booking, tripYear: row.tripStart.year) + [booking.reference ?? "", booking.syncState.rawValue]
             })
             return
         }
-        var bookings = try store.bookings(tripId: try store.resolveID(.trip, tripReference))
+        let trip = try store.trip(id: try store.resolveID(.trip, tripReference))
+        var bookings = try store.bookings(tripId: trip.id)
         if upcoming {
             bookings = bookings.filter { booking in
                 BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt).overAt.map { $0 >= now.secondsSinceEpoch } ?? false
@@ -222,8 +253,8 @@ extension AppCommand {
         if let limit { bookings = Array(bookings.prefix(limit)) }
         if json { return try context.console.printJSON(bookings) }
         context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: bookings.map { booking in
-            [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title, booking.startsAt ?? "", booking.endsAt ?? "",
-             booking.reference ?? "", booking.syncState.rawValue]
+            [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title] + times.columns(booking, tripYear: trip.startDate.year)
+                + [booking.reference ?? "", booking.syncState.rawValue]
         })
     }
 
@@ -231,5 +262,12 @@ extension AppCommand {
         let reference = try context.arguments.recordID("booking")
         try context.finishArguments()
         try moveToTrash(.booking, reference, context)
+    }
+}
+
+extension BookingTimeText {
+    /// A booking's start and end as a list shows them (`Sat 12 Dec 07:35`, `16:30 EST`; "" for none).
+    mutating func columns(_ booking: Booking, tripYear: Int) -> [String] {
+        [text(booking.startsAt, zone: booking.zone, tripYear: tripYear) ?? "", text(booking.endsAt, zone: booking.zone, tripYear: tripYear) ?? ""]
     }
 }

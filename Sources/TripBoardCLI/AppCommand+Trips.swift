@@ -138,8 +138,10 @@ extension AppCommand {
             console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.prefix(8)))")
         }
         console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")
+        var times = BookingTimeText()
         for booking in bookings {
-            let when = (booking.startsAt ?? "no date") + (booking.endsAt.map { " → " + $0 } ?? "")
+            let start = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) ?? "no date"
+            let when = start + (times.text(booking.endsAt, zone: booking.zone, tripYear: trip.startDate.year).map { " → " + $0 } ?? "")
             console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
         }
         console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")

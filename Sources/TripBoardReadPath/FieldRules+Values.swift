@@ -93,6 +93,19 @@ extension FieldRules {
         return kind
     }
 
+    /// A booking's zone: an IANA zone name (`Europe/Lisbon`, spelt as `TimeZoneRules.isZoneName`
+    /// allows), or nil for a fixed offset. Only the form is checked here: a record from another
+    /// device may name a zone this machine's database is too old to hold, and is still kept (it
+    /// shows in its stored offset). Where a person types a zone (`booking add --zone`), the
+    /// command asks the database.
+    public static func zone(_ text: String?, field: String = "zone") throws -> String? {
+        guard let text else { return nil }
+        guard TimeZoneRules.isZoneName(text) else {
+            throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not an IANA time zone name such as Europe/Lisbon")
+        }
+        return text
+    }
+
     private static func parse(_ text: String, field: String) throws -> Timestamp {
         guard let timestamp = Timestamp(iso8601: text) else {
             throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not an ISO 8601 time")

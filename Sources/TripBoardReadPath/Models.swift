@@ -119,9 +119,12 @@ public struct Booking: Sendable, Equatable, Codable {
     public var updatedAt: String
     /// When it ends (check-out, arrival), in the same forms as `startsAt`; never before it.
     public var endsAt: String?
+    /// The IANA zone its times are in (`Europe/Lisbon`), which says how to show them: `07:35 WET`.
+    /// Nil: a fixed offset, the one `startsAt` was written with.
+    public var zone: String?
 
     public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
-                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil) {
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil) {
         self.id = id
         self.tripId = tripId
         self.kind = kind
@@ -132,10 +135,11 @@ public struct Booking: Sendable, Equatable, Codable {
         self.remoteVersion = remoteVersion
         self.updatedAt = updatedAt
         self.endsAt = endsAt
+        self.zone = zone
     }
 
     package enum CodingKeys: String, CodingKey {
-        case id, tripId, kind, title, startsAt, endsAt, reference, syncState, remoteVersion, updatedAt
+        case id, tripId, kind, title, startsAt, endsAt, zone, reference, syncState, remoteVersion, updatedAt
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -146,6 +150,7 @@ public struct Booking: Sendable, Equatable, Codable {
         try container.encode(title, forKey: .title)
         try container.encode(startsAt, forKey: .startsAt)
         try container.encode(endsAt, forKey: .endsAt)
+        try container.encode(zone, forKey: .zone)
         try container.encode(reference, forKey: .reference)
         try container.encode(syncState, forKey: .syncState)
         try container.encode(remoteVersion, forKey: .remoteVersion)

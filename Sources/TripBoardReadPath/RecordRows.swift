@@ -12,7 +12,7 @@ package enum RecordRows {
 
     package static let tripColumns = "id, name, start_date, end_date, notes, sync_state, remote_version, updated_at"
     package static let placeColumns = "id, trip_id, name, city, visited, sync_state, remote_version, updated_at"
-    package static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at, ends_at"
+    package static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at, ends_at, zone"
 
     package static func trip(from row: Statement) -> Trip {
         Trip(id: row.text(0), name: row.text(1),
@@ -32,6 +32,6 @@ package enum RecordRows {
         Booking(id: row.text(0), tripId: row.text(1), kind: BookingKind(rawValue: row.text(2)) ?? .other,
                 title: row.text(3), startsAt: row.optionalText(4), reference: row.optionalText(5),
                 syncState: SyncState(rawValue: row.text(6)) ?? .failed, remoteVersion: row.optionalInteger(7),
-                updatedAt: row.text(8), endsAt: row.optionalText(9))
+                updatedAt: row.text(8), endsAt: row.optionalText(9), zone: row.optionalText(10))
     }
 }

@@ -85,6 +85,8 @@ package enum Schema {
         sync,
         // 4 → 5: values that lost a sync merge, kept (docs/sync.md §3)
         syncConflicts,
+        // 5 → 6: the zone of a booking's times (docs/storage.md)
+        bookingZone,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

@@ -25,9 +25,6 @@ package struct WidgetStyle {
 
 /// Turns a `WidgetAnswer` into the text or JSON the widget prints.
 package enum WidgetRenderer {
-    package static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    package static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
     package static func render(_ answer: WidgetAnswer, json: Bool, style: WidgetStyle, compactJSON: Bool = false) throws -> [UInt8] {
         if json { return try Console.json(WidgetJSON(answer), pretty: !compactJSON) + [0x0a] }
         return Array(text(answer, style: style).utf8)
@@ -53,29 +50,18 @@ package enum WidgetRenderer {
         var text = line + "\n"
         if let booking = next.nextBooking {
             var parts = [icon(booking.kind, style: style) + " " + booking.title]
-            switch booking.startsAt.flatMap({ BookingTime($0) }) {
-            case .instant(let startsAt):
-                let (hour, minute) = startsAt.localTime
-                parts.append(day(startsAt.localDate) + " " + CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2))
-            case .allDay(let date):
-                parts.append(day(date))
-            case nil:
-                break
-            }
+            var times = BookingTimeText()
+            if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) { parts.append(when) }
             if let reference = booking.reference { parts.append("ref " + reference) }
             text += parts.joined(separator: dot) + "\n"
         }
         return text
     }
 
-    /// `Sat 12 Dec`.
-    package static func day(_ date: CivilDate) -> String {
-        "\(weekdays[date.weekday]) \(date.day) \(months[date.month - 1])"
-    }
-
     /// `Sat 12 Dec → Tue 15 Dec 2026`, or with both years when they differ.
     package static func range(_ start: CivilDate, _ end: CivilDate, style: WidgetStyle) -> String {
         let arrow = style.unicode ? " → " : " -> "
+        let day = BookingTimeText.day
         if start.year == end.year { return day(start) + arrow + day(end) + " \(end.year)" }
         return day(start) + " \(start.year)" + arrow + day(end) + " \(end.year)"
     }

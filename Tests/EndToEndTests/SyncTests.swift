@@ -62,7 +62,8 @@ import TripBoardReadPath
         defer { withExtendedLifetime(server) {} }
         let trip = try a.container.addTrip("Porto", start: "2026-12-20", end: "2026-12-23")
         try a.ok("place", "add", "--trip", trip, "--name", "Livraria Lello", "--city", "Porto")
-        try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Alfa Pendular", "--starts-at", "2026-12-20T08:39+00:00", "--reference", "CP-4711")
+        try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Alfa Pendular", "--starts-at", "2026-12-20T08:39+00:00", "--reference", "CP-4711",
+                 "--zone", "Europe/Lisbon")
 
         let pushed = try a.sync()
         #expect(pushed["pushed"] as? Int == 3 && pushed["pending"] as? Int == 0, "\(pushed)")
@@ -73,6 +74,7 @@ import TripBoardReadPath
         #expect(try b.ok("trip", "list").contains("Porto"))
         #expect(try b.ok("place", "list", "--trip", trip).contains("Livraria Lello"))
         #expect(try b.ok("booking", "list", "--trip", trip).contains("CP-4711"))
+        #expect(try b.container.sqlite("SELECT zone FROM bookings").trimmedStdout == "Europe/Lisbon", "the zone travels")
         #expect(try b.content() == a.content())
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
         let widget = try ProcessRunner.run("widget", ["--now", "2026-12-19T10:00Z"], environment: b.container.environment)
@@ -235,7 +237,8 @@ import TripBoardReadPath
         let planted = ["Zanzibar-Plantedname", "plantednote-7f3a", "Planted Place Kq9", "Plantedcity Vx", "Planted Title Zr", "PLANTREF-99812"]
         let trip = try a.ok("trip", "add", "--name", planted[0], "--start", "2026-12-01", "--end", "2026-12-03", "--notes", planted[1])
         try a.ok("place", "add", "--trip", trip, "--name", planted[2], "--city", planted[3])
-        try a.ok("booking", "add", "--trip", trip, "--kind", "flight", "--title", planted[4], "--reference", planted[5])
+        try a.ok("booking", "add", "--trip", trip, "--kind", "flight", "--title", planted[4], "--reference", planted[5],
+                 "--starts-at", "2026-12-02T10:00", "--zone", "America/Argentina/Ushuaia")
         try a.sync()
         try b.sync()
         try b.ok("trip", "edit", trip, "--notes", planted[1] + " and more")
@@ -245,7 +248,7 @@ import TripBoardReadPath
 
         let dump = try server.dump()
         #expect(dump.contains("tripboard.records") && dump.contains(trip), "the dump holds the schema and the ids")
-        for secret in planted + [SyncDevice.passphrase] {
+        for secret in planted + ["Ushuaia", SyncDevice.passphrase] {
             #expect(!dump.contains(secret), "\(secret) is on the server in the clear")
             #expect(!dump.lowercased().contains(secret.lowercased()))
         }

@@ -113,7 +113,7 @@ struct JSONCodingTests {
             Issue.record("expected an object, got \(booking)")
             return
         }
-        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "reference", "syncState", "remoteVersion", "updatedAt"])
+        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "syncState", "remoteVersion", "updatedAt"])
     }
 
     @Test func outputIsByteForByteWhatFoundationWrites() throws {

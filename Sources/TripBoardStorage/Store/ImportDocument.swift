@@ -34,6 +34,7 @@ public struct ImportDocument {
         var title: String
         var startsAt: String?
         var endsAt: String?
+        var zone: String?
         var reference: String?
         var syncState: SyncState?
         var remoteVersion: Int64?
@@ -227,7 +228,7 @@ extension ImportDocument.BookingRecord {
             try Booking(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, kind: FieldRules.bookingKind(kind),
                         title: title, startsAt: startsAt, reference: reference,
                         syncState: syncState ?? .pendingUpload, remoteVersion: remoteVersion,
-                        updatedAt: updatedAt ?? now, endsAt: endsAt).validated()
+                        updatedAt: updatedAt ?? now, endsAt: endsAt, zone: zone).validated()
         }
     }
 }

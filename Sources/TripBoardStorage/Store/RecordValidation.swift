@@ -44,6 +44,7 @@ extension Booking {
         booking.startsAt = try startsAt.map { try FieldRules.startsAt($0) }
         booking.endsAt = try endsAt.map { try FieldRules.bookingTime($0, field: "endsAt") }
         try FieldRules.bookingTimes(startsAt: booking.startsAt, endsAt: booking.endsAt)
+        booking.zone = try FieldRules.zone(zone)
         booking.reference = try FieldRules.optionalLine(reference, field: "reference", limit: FieldRules.referenceLimit)
         (booking.remoteVersion, booking.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
         return booking

@@ -1,4 +1,6 @@
 public import TripBoardReadPath
+import TripBoardSystem
+
 /// A partial edit of a place: `nil` leaves a field as it is; an empty or blank `city` removes it.
 public struct PlaceChanges: Sendable, Equatable {
     public var name: String?
@@ -12,8 +14,8 @@ public struct PlaceChanges: Sendable, Equatable {
     public var isEmpty: Bool { name == nil && city == nil }
 }
 
-/// A partial edit of a booking: `nil` leaves a field as it is; an empty `startsAt`, `endsAt` or
-/// `reference` removes it (a start cannot go while an end stays).
+/// A partial edit of a booking: `nil` leaves a field as it is; an empty `startsAt`, `endsAt`,
+/// `reference` or `zone` removes it (a start cannot go while an end stays).
 public struct BookingChanges: Sendable, Equatable {
     public var kind: BookingKind?
     public var title: String?
@@ -21,17 +23,22 @@ public struct BookingChanges: Sendable, Equatable {
     public var startsAt: String?
     public var endsAt: String?
     public var reference: String?
+    /// An IANA zone name. A new zone with no new time keeps the booking's instants and writes
+    /// them in the zone's offsets (`07:35+00:00` in Europe/Lisbon becomes `08:35+01:00` in
+    /// Europe/Paris): the ticket said when, the zone says how to show it.
+    public var zone: String?
 
     public init(kind: BookingKind? = nil, title: String? = nil, startsAt: String? = nil, endsAt: String? = nil,
-                reference: String? = nil) {
+                reference: String? = nil, zone: String? = nil) {
         self.kind = kind
         self.title = title
         self.startsAt = startsAt
         self.endsAt = endsAt
         self.reference = reference
+        self.zone = zone
     }
 
-    public var isEmpty: Bool { kind == nil && title == nil && startsAt == nil && endsAt == nil && reference == nil }
+    public var isEmpty: Bool { kind == nil && title == nil && startsAt == nil && endsAt == nil && reference == nil && zone == nil }
 }
 
 extension Store {
@@ -77,6 +84,14 @@ extension Store {
             if let reference = changes.reference {
                 updated.reference = try FieldRules.optionalLine(reference, field: "reference", limit: FieldRules.referenceLimit)
             }
+            if let zone = changes.zone {
+                updated.zone = zone.isEmpty ? nil : try FieldRules.zone(zone)
+                if let name = updated.zone, name != current.zone, let rules = try? TimeZoneRules.named(name) {
+                    // Unchanged times follow the zone: same instant, the zone's offset then.
+                    if changes.startsAt == nil { updated.startsAt = updated.startsAt.map { BookingTime.reexpressed($0, in: rules) } }
+                    if changes.endsAt == nil { updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) } }
+                }
+            }
             try FieldRules.bookingTimes(startsAt: updated.startsAt, endsAt: updated.endsAt)
             guard updated != current else { return current }
             updated.syncState = .pendingUpload
@@ -84,11 +99,11 @@ extension Store {
             let epochs = BookingTime.epochs(startsAt: updated.startsAt, endsAt: updated.endsAt)
             try connection.statement("""
                 UPDATE bookings SET kind = ?, title = ?, starts_at = ?, starts_at_epoch = ?, ends_at = ?, over_at_epoch = ?,
-                                    reference = ?, sync_state = ?, updated_at = ?
+                                    reference = ?, zone = ?, sync_state = ?, updated_at = ?
                 WHERE id = ?
                 """).run([
                 .text(updated.kind.rawValue), .text(updated.title), .optional(updated.startsAt), .optional(epochs.start),
-                .optional(updated.endsAt), .optional(epochs.overAt), .optional(updated.reference),
+                .optional(updated.endsAt), .optional(epochs.overAt), .optional(updated.reference), .optional(updated.zone),
                 .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
             ])
             return updated
@@ -103,6 +118,7 @@ extension BookingDraft {
         var draft = self
         draft.title = try FieldRules.line(title, field: "title")
         draft.reference = try FieldRules.optionalLine(reference, field: "reference", limit: FieldRules.referenceLimit)
+        draft.zone = try FieldRules.zone(zone)
         for (time, field) in [(start, "startsAt"), (end, "endsAt")] {
             if case .instant(let timestamp) = time { _ = try FieldRules.instant(timestamp, field: field) }
         }

@@ -99,11 +99,17 @@ extension Store {
     }
 
     /// Live bookings across every trip, earliest first (undated ones last, in the order they were
-    /// added), each with its trip's name. `upcomingAt`: only those not over by then (undated ones
-    /// never), found through `bookings_live_by_over` so that the past costs nothing.
-    public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [(booking: Booking, tripName: String)] {
-        let select = "SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id) FROM bookings"
-        func row(_ statement: Statement) -> (booking: Booking, tripName: String) { (RecordRows.booking(from: statement), statement.text(10)) }
+    /// added), each with its trip's name and first day. `upcomingAt`: only those not over by
+    /// then (undated ones never), found through `bookings_live_by_over` so that the past costs nothing.
+    public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [BookingOfTrip] {
+        let select = """
+            SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id),
+                   (SELECT start_date FROM trips WHERE trips.id = bookings.trip_id) FROM bookings
+            """
+        func row(_ statement: Statement) -> BookingOfTrip {
+            BookingOfTrip(booking: RecordRows.booking(from: statement), tripName: statement.text(11),
+                          tripStart: CivilDate(statement.text(12)) ?? CivilDate(daysSinceEpoch: 0))
+        }
         let limitValue = SQLValue.integer(Int64(limit ?? -1))  // LIMIT -1: no limit
         return try connection.readTransaction {
             if let now {
@@ -122,4 +128,12 @@ extension Store {
             return found
         }
     }
+}
+
+/// A booking with what a list across trips shows of its trip.
+public struct BookingOfTrip: Sendable, Equatable {
+    public let booking: Booking
+    public let tripName: String
+    /// The trip's first day: a booking in another year shows its year.
+    public let tripStart: CivilDate
 }

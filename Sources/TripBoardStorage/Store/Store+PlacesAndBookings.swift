@@ -10,15 +10,18 @@ public struct BookingDraft: Sendable, Equatable {
     public var start: BookingTime?
     public var end: BookingTime?
     public var reference: String?
+    /// The IANA zone the times are in (`Booking.zone`); nil: fixed offsets.
+    public var zone: String?
 
     public init(tripId: String, kind: BookingKind, title: String, start: BookingTime?, end: BookingTime? = nil,
-                reference: String? = nil) {
+                reference: String? = nil, zone: String? = nil) {
         self.tripId = tripId
         self.kind = kind
         self.title = title
         self.start = start
         self.end = end
         self.reference = reference
+        self.zone = zone
     }
 
     /// A booking that starts at an instant (or is undated), with no end.
@@ -99,7 +102,8 @@ extension Store {
     public func addBooking(_ draft: BookingDraft) throws -> Booking {
         let booking = try Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind, title: draft.title,
                                   startsAt: draft.start?.text, reference: draft.reference,
-                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp(), endsAt: draft.end?.text).validated()
+                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp(), endsAt: draft.end?.text,
+                                  zone: draft.zone).validated()
         try connection.writeTransaction {
             _ = try trip(id: draft.tripId)
             try insert(booking)
@@ -119,12 +123,13 @@ extension Store {
         let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
         try connection.statement("""
             INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version,
-                                  updated_at, ends_at, over_at_epoch)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  updated_at, ends_at, over_at_epoch, zone)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run([
             .text(booking.id), .text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title),
             .optional(booking.startsAt), .optional(epochs.start), .optional(booking.reference), .text(booking.syncState.rawValue),
             .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt), .optional(epochs.overAt),
+            .optional(booking.zone),
         ])
     }
 

@@ -25,7 +25,7 @@ struct SyncRecord {
         switch kind {
         case .trip: ["name", "dates", "notes"]
         case .place: ["tripId", "name", "city", "visited"]
-        case .booking: ["tripId", "kind", "title", "startsAt", "endsAt", "reference"]
+        case .booking: ["tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference"]
         case .attachment: ["bookingId", "originalFilename", "contentType", "byteCount", "contentHash", "pageCount", "blob"]
         }
     }
@@ -62,7 +62,7 @@ extension Store {
         switch kind {
         case .trip: sql = "SELECT name, start_date, end_date, notes, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM trips WHERE id = ?"
         case .place: sql = "SELECT trip_id, name, city, visited, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM places WHERE id = ?"
-        case .booking: sql = "SELECT trip_id, kind, title, starts_at, reference, ends_at, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM bookings WHERE id = ?"
+        case .booking: sql = "SELECT trip_id, kind, title, starts_at, reference, ends_at, zone, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM bookings WHERE id = ?"
         case .attachment: return try attachmentSyncRecord(id: id)
         }
         return try connection.statement(sql).rows([.text(id)]) { row -> SyncRecord in
@@ -81,8 +81,8 @@ extension Store {
             default:
                 fields = ["tripId": .string(row.text(0)), "kind": .string(row.text(1)), "title": .string(row.text(2)),
                           "startsAt": .optionalString(row.optionalText(3)), "reference": .optionalString(row.optionalText(4)),
-                          "endsAt": .optionalString(row.optionalText(5))]
-                metadata = 6
+                          "endsAt": .optionalString(row.optionalText(5)), "zone": .optionalString(row.optionalText(6))]
+                metadata = 7
             }
             return SyncRecord(kind: kind, id: id, fields: fields, syncState: SyncState(rawValue: row.text(metadata)) ?? .failed,
                               remoteVersion: row.optionalInteger(metadata + 1), updatedAt: row.text(metadata + 2),
@@ -141,19 +141,21 @@ extension Store {
         case .booking:
             // `endsAt` came with schema 3: a record pushed by a client that does not know it has none.
             let endsAt = record.fields["endsAt"] == nil ? nil : try optionalString("endsAt")
+            // `zone` likewise came with schema 6.
+            let zone = record.fields["zone"] == nil ? nil : try optionalString("zone")
             let booking = try Booking(id: record.id, tripId: try string("tripId"), kind: try FieldRules.bookingKind(try string("kind")),
                                       title: try string("title"), startsAt: try optionalString("startsAt"),
                                       reference: try optionalString("reference"), syncState: record.syncState,
-                                      remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, endsAt: endsAt).validated()
+                                      remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, endsAt: endsAt, zone: zone).validated()
             if inserting { return try insert(validated: booking) }
             let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
             try connection.statement("""
                 UPDATE bookings SET trip_id = ?, kind = ?, title = ?, starts_at = ?, starts_at_epoch = ?, reference = ?, sync_state = ?,
-                    remote_version = ?, updated_at = ?, ends_at = ?, over_at_epoch = ? WHERE id = ?
+                    remote_version = ?, updated_at = ?, ends_at = ?, over_at_epoch = ?, zone = ? WHERE id = ?
                 """).run([.text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title), .optional(booking.startsAt),
                           .optional(epochs.start), .optional(booking.reference), .text(booking.syncState.rawValue),
                           .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt),
-                          .optional(epochs.overAt), .text(booking.id)])
+                          .optional(epochs.overAt), .optional(booking.zone), .text(booking.id)])
         case .attachment:
             try writeAttachmentSyncRecord(record, inserting: inserting)
         }

@@ -250,19 +250,29 @@ public struct TicketImporter {
     }
 
     /// The booking the ticket describes. A date without a time starts at midnight; times are local
-    /// (TZ), as with `app booking add --starts-at` without an offset.
+    /// (TZ), as with `app booking add --starts-at` without an offset, and the booking keeps TZ's
+    /// zone. A printed time the clocks skip is taken as the first valid time after the jump, one
+    /// they show twice as the first: a ticket cannot be asked which it meant.
     func newBooking(from fields: TicketFields, tripId: String, filename: String) throws -> Booking {
         let store = try container.store
         var startsAt: String?
+        var zone: String?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
-            startsAt = Timestamp(iso8601: date.description + "T" + time)?.iso8601()
+            let local = TimeZoneRules.local()
+            switch BookingTime.reading(date.description + "T" + time, in: local, checkingOffset: false) {
+            case .time(let start): startsAt = start.text
+            case .gap(_, let after): startsAt = BookingTime.instant(after).text
+            case .overlap(let earlier, _): startsAt = BookingTime.instant(earlier).text
+            case .wrongOffset, .unreadable: startsAt = nil
+            }
+            if startsAt != nil, local.isDatabaseZone { zone = local.name }
         }
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
         return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
                            title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
                            startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
-                           updatedAt: store.stamp()).validated()
+                           updatedAt: store.stamp(), zone: zone).validated()
     }
 
     /// The booking of the trip this ticket is for, when one is already there — typed in by hand,

@@ -49,6 +49,9 @@ public struct TimeZoneRules: Sendable, Equatable {
 
     /// The IANA name (`Europe/Lisbon`) or the POSIX rule as given.
     public let name: String
+    /// True when `name` is a zone of the time zone database (read with `named`), which another
+    /// machine can look up again; false for a POSIX rule, an unnamed `/etc/localtime` or the UTC fallback.
+    public let isDatabaseZone: Bool
     /// Transition instants (seconds since the epoch, ascending) and the local type from each on.
     package let transitions: [Int64]
     package let transitionTypes: [Int]
@@ -76,7 +79,9 @@ public struct TimeZoneRules: Sendable, Equatable {
             throw .unknownZone(name)
         }
         guard bytes.starts(with: Array("TZif".utf8)) else { throw .unknownZone(name) }
-        do { return try TZifParser(bytes: bytes).rules(named: name) } catch { throw .unreadableZone(name: name, reason: error.reason) }
+        do { return try TZifParser(bytes: bytes).rules(named: name, isDatabaseZone: true) } catch {
+            throw .unreadableZone(name: name, reason: error.reason)
+        }
     }
 
     /// The rules of a `TZ` value as glibc reads it: `:NAME` or `NAME` of a zone file, or a POSIX
@@ -91,7 +96,7 @@ public struct TimeZoneRules: Sendable, Equatable {
             guard case .unknownZone = error else { throw error }
         }
         if !value.hasPrefix(":"), let rule = PosixRule(value) {
-            return TimeZoneRules(name: value, transitions: [], transitionTypes: [], types: [rule.standard], rule: rule)
+            return TimeZoneRules(name: value, isDatabaseZone: false, transitions: [], transitionTypes: [], types: [rule.standard], rule: rule)
         }
         throw .unknownZone(value)
     }
@@ -101,8 +106,19 @@ public struct TimeZoneRules: Sendable, Equatable {
     public static func current(environment: [String: String]) throws(TimeZoneError) -> TimeZoneRules {
         if let value = environment["TZ"], !value.isEmpty { return try fromEnvironmentValue(value) }
         if let rules = try? systemZone() { return rules }
-        return TimeZoneRules(name: "UTC", transitions: [], transitionTypes: [], types: [LocalType(offset: 0, isDaylightSaving: false, abbreviation: "UTC")],
-                             rule: nil)
+        return utc
+    }
+
+    /// UTC with no database file behind it: what applies when nothing names a zone.
+    public static let utc = TimeZoneRules(name: "UTC", isDatabaseZone: false, transitions: [], transitionTypes: [],
+                                          types: [LocalType(offset: 0, isDaylightSaving: false, abbreviation: "UTC")], rule: nil)
+
+    /// The zone this process reads local times in: `current(environment:)` with the process's own
+    /// `TZ`. Executables check `TZ` first (`LocalZone.check`), so a bad value has been refused by
+    /// the time this is asked; should it fail anyway, UTC, as glibc would.
+    public static func local() -> TimeZoneRules {
+        let value = getenv("TZ").map { String(cString: $0) }
+        return (try? current(environment: value.map { ["TZ": $0] } ?? [:])) ?? utc
     }
 
     /// `/etc/localtime`, named after the zone file it links to when it is a link into the database.
@@ -117,7 +133,7 @@ public struct TimeZoneRules: Sendable, Equatable {
             }
         }
         let bytes = try FileDescriptor.openForReading(path: "/etc/localtime").readToEnd()
-        return try TZifParser(bytes: bytes).rules(named: "localtime")
+        return try TZifParser(bytes: bytes).rules(named: "localtime", isDatabaseZone: false)
     }
 
     /// An IANA-style name: components of letters, digits, `_`, `-`, `+`, `.` (not `.` or `..`),
@@ -189,12 +205,12 @@ private struct TZifParser {
 
     package let bytes: [UInt8]
 
-    package func rules(named name: String) throws(Failure) -> TimeZoneRules {
+    package func rules(named name: String, isDatabaseZone: Bool) throws(Failure) -> TimeZoneRules {
         var reader = Reader(bytes: bytes)
         let first = try reader.header()
         guard first.version >= 2 else {
             let body = try reader.body(first, timeSize: 4)
-            return TimeZoneRules(name: name, transitions: body.transitions, transitionTypes: body.indices, types: body.types, rule: nil)
+            return TimeZoneRules(name: name, isDatabaseZone: isDatabaseZone, transitions: body.transitions, transitionTypes: body.indices, types: body.types, rule: nil)
         }
         // Version 2+: skip the 32-bit block; the 64-bit one and the footer follow.
         try reader.skip(first.dataLength(timeSize: 4))
@@ -203,7 +219,7 @@ private struct TZifParser {
         let footer = try reader.footer()
         let rule = footer.isEmpty ? nil : PosixRule(footer)
         guard footer.isEmpty || rule != nil else { throw Failure(reason: "its footer rule '\(footer.prefix(40))' is not a POSIX TZ rule") }
-        return TimeZoneRules(name: name, transitions: body.transitions, transitionTypes: body.indices, types: body.types, rule: rule)
+        return TimeZoneRules(name: name, isDatabaseZone: isDatabaseZone, transitions: body.transitions, transitionTypes: body.indices, types: body.types, rule: rule)
     }
 
     package struct Header {

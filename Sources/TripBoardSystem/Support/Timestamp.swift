@@ -25,76 +25,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// Parses ISO 8601 `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM|±HHMM]` (a space may stand for `T`).
-    /// Without a zone the time is local, in the zone of the `TZ` environment (as `date` reads it).
+    /// Without a zone the time is local, in the zone of the `TZ` environment (as `date` reads it):
+    /// a time the clocks skip there (a DST gap) is no time (nil), one they show twice (an overlap)
+    /// is the first. `WrittenTime` says which case a time is in, for callers that explain.
     public init?(iso8601 text: some StringProtocol) {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 16, let date = CivilDate(String(decoding: bytes[0..<10], as: UTF8.self)),
-              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
-              bytes[13] == UInt8(ascii: ":"),
-              let hour = CivilDate.number(bytes[11..<13]), let minute = CivilDate.number(bytes[14..<16]),
-              hour < 24, minute < 60
-        else { return nil }
-        var index = 16
-        var second = 0
-        var milliseconds = 0
-        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
-            guard bytes.count >= index + 3, let value = CivilDate.number(bytes[(index + 1)..<(index + 3)]), value < 60 else { return nil }
-            second = value
-            index += 3
-            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                var digits = 0
-                while index < bytes.count, let digit = CivilDate.number(bytes[index..<(index + 1)]) {
-                    if digits < 3 { milliseconds = milliseconds * 10 + digit }
-                    digits += 1
-                    index += 1
-                }
-                guard digits > 0 else { return nil }
-                if digits < 3 { for _ in digits..<3 { milliseconds *= 10 } }
-            }
+        guard let written = WrittenTime(iso8601: text) else { return nil }
+        if let offset = written.offset {
+            self = written.timestamp(offset: offset)
+            return
         }
-        let localSeconds = Int64(date.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-        var offset: Int
-        if index == bytes.count {
-            guard let local = Self.localOffset(forLocalSeconds: localSeconds) else { return nil }
-            offset = local
-        } else if bytes[index] == UInt8(ascii: "Z") || bytes[index] == UInt8(ascii: "z") {
-            guard index + 1 == bytes.count else { return nil }
-            offset = 0
-        } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-            let rest = Array(bytes[(index + 1)...])
-            let hoursAndMinutes: (Int, Int)?
-            switch rest.count {
-            case 2: hoursAndMinutes = CivilDate.number(rest[0..<2]).map { ($0, 0) }
-            case 4: hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[2..<4]).map { (h, $0) } }
-            case 5 where rest[2] == UInt8(ascii: ":"):
-                hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[3..<5]).map { (h, $0) } }
-            default: hoursAndMinutes = nil
-            }
-            guard let (offsetHours, offsetMinutes) = hoursAndMinutes, offsetHours <= 18, offsetMinutes < 60 else { return nil }
-            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
-        } else {
-            return nil
+        switch TimeZoneRules.local().resolve(localSeconds: written.localSeconds) {
+        case .unique(let offset), .overlap(let offset, _): self = written.timestamp(offset: offset)
+        case .gap: return nil
         }
-        self.init(secondsSinceEpoch: localSeconds - Int64(offset), offsetSeconds: offset, milliseconds: milliseconds)
-    }
-
-    /// The UTC offset the local zone (`TZ`) has at the given local wall-clock time.
-    package static func localOffset(forLocalSeconds localSeconds: Int64) -> Int? {
-        let date = CivilDate(daysSinceEpoch: Int(localSeconds.floorDivided(by: 86_400)))
-        let secondOfDay = Int(localSeconds - Int64(date.daysSinceEpoch) * 86_400)
-        var fields = tm()
-        fields.tm_year = Int32(date.year - 1900)
-        fields.tm_mon = Int32(date.month - 1)
-        fields.tm_mday = Int32(date.day)
-        fields.tm_hour = Int32(secondOfDay / 3600)
-        fields.tm_min = Int32(secondOfDay / 60 % 60)
-        fields.tm_sec = Int32(secondOfDay % 60)
-        fields.tm_isdst = -1
-        let instant = mktime(&fields)
-        if instant == -1 && fields.tm_year != 69 { return nil }
-        return Int(fields.tm_gmtoff)
     }
 
     /// The local zone's offset at this instant.
@@ -161,5 +104,77 @@ extension Int64 {
     package func floorDivided(by divisor: Int64) -> Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}
+
+/// An ISO 8601 time as it was written — the wall-clock reading and the offset, if one was given —
+/// before any zone has said which instant it is.
+public struct WrittenTime: Sendable, Equatable {
+    /// Seconds since 1970-01-01T00:00 on the clock it was written on.
+    public let localSeconds: Int64
+    public let milliseconds: Int
+    /// Seconds east of UTC when the text gives `Z` or `±HH:MM`; nil for a local time.
+    public let offset: Int?
+
+    /// Parses `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM|±HHMM|±HH]` (a space may stand for `T`).
+    public init?(iso8601 text: some StringProtocol) {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 16, let date = CivilDate(String(decoding: bytes[0..<10], as: UTF8.self)),
+              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
+              bytes[13] == UInt8(ascii: ":"),
+              let hour = CivilDate.number(bytes[11..<13]), let minute = CivilDate.number(bytes[14..<16]),
+              hour < 24, minute < 60
+        else { return nil }
+        var index = 16
+        var second = 0
+        var milliseconds = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+            guard bytes.count >= index + 3, let value = CivilDate.number(bytes[(index + 1)..<(index + 3)]), value < 60 else { return nil }
+            second = value
+            index += 3
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                var digits = 0
+                while index < bytes.count, let digit = CivilDate.number(bytes[index..<(index + 1)]) {
+                    if digits < 3 { milliseconds = milliseconds * 10 + digit }
+                    digits += 1
+                    index += 1
+                }
+                guard digits > 0 else { return nil }
+                if digits < 3 { for _ in digits..<3 { milliseconds *= 10 } }
+            }
+        }
+        localSeconds = Int64(date.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        self.milliseconds = milliseconds
+        guard index < bytes.count else {
+            offset = nil
+            return
+        }
+        guard let offset = Self.offset(bytes[index...]) else { return nil }
+        self.offset = offset
+    }
+
+    /// `Z`, `±HH`, `±HHMM` or `±HH:MM` → seconds east of UTC.
+    private static func offset(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard let first = bytes.first else { return nil }
+        if first == UInt8(ascii: "Z") || first == UInt8(ascii: "z") { return bytes.count == 1 ? 0 : nil }
+        guard first == UInt8(ascii: "+") || first == UInt8(ascii: "-") else { return nil }
+        let sign = first == UInt8(ascii: "-") ? -1 : 1
+        let rest = Array(bytes.dropFirst())
+        let hoursAndMinutes: (Int, Int)?
+        switch rest.count {
+        case 2: hoursAndMinutes = CivilDate.number(rest[0..<2]).map { ($0, 0) }
+        case 4: hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[2..<4]).map { (h, $0) } }
+        case 5 where rest[2] == UInt8(ascii: ":"):
+            hoursAndMinutes = CivilDate.number(rest[0..<2]).flatMap { h in CivilDate.number(rest[3..<5]).map { (h, $0) } }
+        default: hoursAndMinutes = nil
+        }
+        guard let (hours, minutes) = hoursAndMinutes, hours <= 18, minutes < 60 else { return nil }
+        return sign * (hours * 3600 + minutes * 60)
+    }
+
+    /// The instant this reading is at the given offset.
+    public func timestamp(offset: Int) -> Timestamp {
+        Timestamp(secondsSinceEpoch: localSeconds - Int64(offset), offsetSeconds: offset, milliseconds: milliseconds)
     }
 }

@@ -138,7 +138,7 @@ final class SyncDevice: @unchecked Sendable {
     func content() throws -> String {
         let trips = try container.sqlite("SELECT id, name, start_date, end_date, notes, trashed_at IS NOT NULL FROM trips ORDER BY id").stdout
         let places = try container.sqlite("SELECT id, trip_id, name, ifnull(city, '-'), visited, trashed_at IS NOT NULL FROM places ORDER BY id").stdout
-        let bookings = try container.sqlite("SELECT id, trip_id, kind, title, ifnull(starts_at, '-'), ifnull(reference, '-'), trashed_at IS NOT NULL FROM bookings ORDER BY id").stdout
+        let bookings = try container.sqlite("SELECT id, trip_id, kind, title, ifnull(starts_at, '-'), ifnull(reference, '-'), ifnull(ends_at, '-'), ifnull(zone, '-'), trashed_at IS NOT NULL FROM bookings ORDER BY id").stdout
         return trips + "--\n" + places + "--\n" + bookings
     }
 }

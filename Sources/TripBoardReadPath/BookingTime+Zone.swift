@@ -1,0 +1,112 @@
+public import TripBoardSystem
+
+/// What a time typed for a booking means in the booking's zone (`BookingTime.reading`).
+public enum ZonedReading: Sendable, Equatable {
+    /// One instant, written in the zone's offset then (or a date alone, all day).
+    case time(BookingTime)
+    /// A wall-clock time the clocks skip (spring forward): the last valid minute before the jump
+    /// and the first after it, each in its own offset.
+    case gap(before: Timestamp, after: Timestamp)
+    /// A wall-clock time the clocks show twice (fall back): the two instants, earlier first.
+    case overlap(earlier: Timestamp, later: Timestamp)
+    /// A time with an offset the zone does not have at that instant.
+    case wrongOffset(given: Timestamp, zoneOffset: Int, abbreviation: String)
+    /// Neither a date nor an ISO 8601 time.
+    case unreadable
+}
+
+extension BookingTime {
+    /// Reads `text` — `YYYY-MM-DD`, or an ISO 8601 time with or without an offset — as a time in
+    /// `zone`. A time without an offset takes the zone's offset at that wall-clock time, and is
+    /// refused when the clocks skip it or show it twice there; a time with an offset must, when
+    /// `checkingOffset`, have the zone's offset at that instant (a `+02:00` in Lisbon in December
+    /// is a mistake in one of the two).
+    public static func reading(_ text: String, in zone: TimeZoneRules, checkingOffset: Bool = true) -> ZonedReading {
+        if text.utf8.count == 10 { return BookingTime(text).map { .time($0) } ?? .unreadable }
+        guard let written = WrittenTime(iso8601: text) else { return .unreadable }
+        if let offset = written.offset {
+            let timestamp = written.timestamp(offset: offset)
+            let type = zone.localType(at: timestamp.secondsSinceEpoch)
+            if checkingOffset, type.offset != offset {
+                return .wrongOffset(given: timestamp, zoneOffset: type.offset, abbreviation: type.abbreviation)
+            }
+            return .time(.instant(timestamp))
+        }
+        switch zone.resolve(localSeconds: written.localSeconds) {
+        case .unique(let offset):
+            return .time(.instant(written.timestamp(offset: offset)))
+        case .gap(let transition, let before, let after):
+            return .gap(before: Timestamp(secondsSinceEpoch: transition - 60, offsetSeconds: before.offset),
+                        after: Timestamp(secondsSinceEpoch: transition, offsetSeconds: after.offset))
+        case .overlap(let earlier, let later):
+            return .overlap(earlier: written.timestamp(offset: earlier), later: written.timestamp(offset: later))
+        }
+    }
+
+    /// A stored time written again in `zone`'s offset at its instant; a date alone stays as it is.
+    public static func reexpressed(_ stored: String, in zone: TimeZoneRules) -> String {
+        guard case .instant(let timestamp)? = BookingTime(stored) else { return stored }
+        return BookingTime.instant(timestamp.withOffset(zone.offset(at: timestamp.secondsSinceEpoch))).text
+    }
+}
+
+/// How a booking's times read for a person, as the widget, `booking list` and `trip show` print
+/// them: `Sat 12 Dec 07:35`, with the year when it is not the trip's (`Sat 2 Jan 2027 07:35`), and
+/// a zone marker when the booking's clock is not the reader's (`16:30 EST`, or `16:30 UTC+2` for
+/// a booking with a fixed offset). A time is always shown on the booking's own clock: a 07:35
+/// departure from Lisbon reads 07:35 wherever the reader is.
+public struct BookingTimeText {
+    public static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    public static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The reader's zone.
+    public let viewer: TimeZoneRules
+    /// Zones read so far (nil: not in this machine's database).
+    private var zones: [String: TimeZoneRules?] = [:]
+
+    public init(viewer: TimeZoneRules = .local()) { self.viewer = viewer }
+
+    /// `Sat 12 Dec`.
+    public static func day(_ date: CivilDate) -> String {
+        "\(weekdays[date.weekday]) \(date.day) \(months[date.month - 1])"
+    }
+
+    /// `stored` (a booking's `startsAt` or `endsAt`) for a person; nil for nil or an unreadable text.
+    public mutating func text(_ stored: String?, zone: String?, tripYear: Int?) -> String? {
+        guard let stored, let time = BookingTime(stored) else { return nil }
+        let date = time.date
+        var day = Self.day(date)
+        if let tripYear, tripYear != date.year { day += " \(date.year)" }
+        guard case .instant(let timestamp) = time else { return day }
+        let (hour, minute) = timestamp.localTime
+        let clock = CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2)
+        guard let marker = marker(timestamp, zone: zone) else { return day + " " + clock }
+        return day + " " + clock + " " + marker
+    }
+
+    /// The zone marker of a time, nil when the reader's clock shows the same.
+    public mutating func marker(_ timestamp: Timestamp, zone: String?) -> String? {
+        let instant = timestamp.secondsSinceEpoch
+        // The zone's abbreviation, where the zone is known here and the time is in its offset.
+        let abbreviation = zone.flatMap { rules(of: $0) }.map { $0.localType(at: instant) }
+            .flatMap { $0.offset == timestamp.offsetSeconds ? $0.abbreviation : nil }
+        let reader = viewer.localType(at: instant)
+        if reader.offset == timestamp.offsetSeconds && (abbreviation == nil || abbreviation == reader.abbreviation) { return nil }
+        return abbreviation ?? Self.offsetMarker(timestamp.offsetSeconds)
+    }
+
+    /// `UTC`, `UTC+2`, `UTC-3:30`, `UTC+5:45`.
+    public static func offsetMarker(_ offset: Int) -> String {
+        guard offset != 0 else { return "UTC" }
+        let magnitude = abs(offset)
+        let minutes = magnitude / 60 % 60
+        return "UTC" + (offset < 0 ? "-" : "+") + "\(magnitude / 3600)" + (minutes == 0 ? "" : ":" + CivilDate.pad(minutes, 2))
+    }
+
+    private mutating func rules(of zone: String) -> TimeZoneRules? {
+        if let known = zones[zone] { return known }
+        let rules = try? TimeZoneRules.named(zone)
+        zones[zone] = rules
+        return rules
+    }
+}

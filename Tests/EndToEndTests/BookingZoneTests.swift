@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+/// Bookings keep the IANA zone of their times (`--zone`, else `TZ`'s where its offset fits):
+/// local times are read in it, DST gaps and overlaps are refused with the way out, and every
+/// reader sees a time on the booking's own clock with a marker when it is not theirs.
+@Suite struct BookingZoneTests {
+    /// The booking `id` of `trip` as `booking list --json` prints it.
+    func booking(_ container: TestContainer, _ id: String, environment: [String: String] = [:]) throws -> [String: Any] {
+        let result = try container.app(arguments: ["booking", "list", "--json"], environment: environment)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        return try #require(list.first { $0["id"] as? String == id })
+    }
+
+    func add(_ container: TestContainer, _ trip: String, _ extra: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+        try container.app(arguments: ["booking", "add", "--trip", trip, "--kind", "flight", "--title", "TP 1351"] + extra,
+                          environment: environment)
+    }
+
+    @Test func aLocalTimeIsReadInTheZoneGivenAndTheZoneIsKept() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Paris", start: "2027-07-01", end: "2027-07-05")
+        let result = try add(container, trip, ["--starts-at", "2027-07-01T07:35", "--ends-at", "2027-07-01T11:00", "--zone", "Europe/Lisbon"])
+        #expect(result.status == 0, "\(result)")
+        let stored = try booking(container, result.trimmedStdout)
+        #expect(stored["startsAt"] as? String == "2027-07-01T07:35:00+01:00", "Lisbon is WEST in July, whatever TZ says (UTC here)")
+        #expect(stored["endsAt"] as? String == "2027-07-01T11:00:00+01:00")
+        #expect(stored["zone"] as? String == "Europe/Lisbon")
+        #expect(try container.sqlite("SELECT zone FROM bookings").trimmedStdout == "Europe/Lisbon")
+    }
+
+    @Test(arguments: ["Europe/Lisbn", "europe lisbon", "../../etc/passwd", "Mars/Olympus"])
+    func aZoneTheDatabaseDoesNotHoldIsRefusedAndNothingIsWritten(zone: String) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let before = try container.state()
+        let result = try add(container, trip, ["--starts-at", "2026-12-12T07:35", "--zone", zone])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.hasPrefix("error: --zone '\(zone)' names no time zone") && result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(try container.state() == before)
+    }
+
+    @Test func aTimeTheClocksSkipIsRefusedWithTheNearestValidTimes() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Spring", start: "2027-03-27", end: "2027-03-29")
+        let before = try container.state()
+        let gap = try add(container, trip, ["--starts-at", "2027-03-28T01:30", "--zone", "Europe/Lisbon"])
+        #expect(gap.status == 64)
+        #expect(gap.stderr == """
+            error: --starts-at 2027-03-28T01:30 does not exist in Europe/Lisbon: the clocks go from 01:00 to 02:00 that night; \
+            the nearest valid times are 2027-03-28T00:59+00:00 and 2027-03-28T02:00+01:00
+
+            """)
+        // The same through TZ, and for an end.
+        let viaTZ = try add(container, trip, ["--starts-at", "2027-03-28T00:00", "--ends-at", "2027-03-28T01:15"],
+                            environment: ["TZ": "Europe/Lisbon"])
+        #expect(viaTZ.status == 64 && viaTZ.stderr.hasPrefix("error: --ends-at 2027-03-28T01:15 does not exist in Europe/Lisbon"), "\(viaTZ)")
+        // New York skips 02:00–03:00 on 14 March 2027.
+        let newYork = try add(container, trip, ["--starts-at", "2027-03-14T02:30"], environment: ["TZ": "America/New_York"])
+        #expect(newYork.stderr.contains("the nearest valid times are 2027-03-14T01:59-05:00 and 2027-03-14T03:00-04:00"), "\(newYork)")
+        #expect(try container.state() == before)
+    }
+
+    @Test func aTimeTheClocksShowTwiceNeedsItsOffset() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Autumn", start: "2027-10-30", end: "2027-11-01")
+        let before = try container.state()
+        let overlap = try add(container, trip, ["--starts-at", "2027-10-31T01:30", "--zone", "Europe/Lisbon"])
+        #expect(overlap.status == 64)
+        #expect(overlap.stderr.contains("happens twice in Europe/Lisbon") && overlap.stderr.contains(
+            "give its offset, 2027-10-31T01:30+01:00 (the first) or 2027-10-31T01:30+00:00 (the second)"), "\(overlap)")
+        #expect(try container.state() == before)
+        for offset in ["+01:00", "+00:00"] {
+            let given = try add(container, trip, ["--starts-at", "2027-10-31T01:30" + offset, "--zone", "Europe/Lisbon"])
+            #expect(given.status == 0, "\(given)")
+            #expect(try booking(container, given.trimmedStdout)["startsAt"] as? String == "2027-10-31T01:30:00" + offset)
+        }
+    }
+
+    @Test func aStartWhoseOffsetIsNotTheZonesIsRefusedAndAFixedOffsetStaysPossible() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let wrong = try add(container, trip, ["--starts-at", "2026-12-12T10:00+02:00", "--zone", "Europe/Lisbon"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr == """
+            error: --starts-at 2026-12-12T10:00+02:00 is not a time in Europe/Lisbon, which is +00:00 (WET) then: give 10:00 \
+            without an offset for 10:00 there, 2026-12-12T08:00+00:00 for the same instant, or --zone '' to keep a fixed offset
+
+            """)
+        let fixed = try add(container, trip, ["--starts-at", "2026-12-12T10:00+02:00", "--zone", ""], environment: ["TZ": "Europe/Lisbon"])
+        #expect(fixed.status == 0, "\(fixed)")
+        #expect(try booking(container, fixed.trimmedStdout)["zone"] is NSNull)
+        // An end may land in another zone: a flight from Lisbon to Paris.
+        let flight = try add(container, trip, ["--starts-at", "2026-12-12T07:35", "--ends-at", "2026-12-12T10:40+01:00",
+                                               "--zone", "Europe/Lisbon"])
+        #expect(flight.status == 0, "\(flight)")
+        #expect(try booking(container, flight.trimmedStdout)["endsAt"] as? String == "2026-12-12T10:40:00+01:00")
+    }
+
+    @Test(arguments: [
+        // (TZ, --starts-at, the zone kept)
+        ("Europe/Lisbon", "2026-12-12T07:35", "Europe/Lisbon"),         // local: TZ's zone
+        ("Europe/Lisbon", "2026-12-12T07:35+00:00", "Europe/Lisbon"),   // TZ's offset then
+        ("Europe/Lisbon", "2026-12-12T07:35+01:00", nil),               // another offset: fixed, one offset fits dozens of zones
+        ("Europe/Lisbon", "2026-12-12", nil),                           // all day: no offset to match
+        (":America/New_York", "2026-12-12T07:35-05:00", "America/New_York"),
+        ("UTC0", "2026-12-12T07:35", nil),                              // a POSIX rule names no zone another device can look up
+        ("EST5EDT,M3.2.0,M11.1.0", "2026-12-12T07:35", nil),
+    ] as [(String, String, String?)])
+    func withoutZoneTheBookingTakesTZsZoneWhereItsOffsetFits(tz: String, startsAt: String, zone: String?) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let result = try add(container, trip, ["--starts-at", startsAt], environment: ["TZ": tz])
+        #expect(result.status == 0, "\(result)")
+        #expect(try booking(container, result.trimmedStdout)["zone"] as? String == zone, "\(tz) \(startsAt)")
+    }
+
+    @Test func aBookingOutsideItsTripIsKeptWithAOneLineWarning() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2026-12-12", end: "2026-12-15")
+        let late = try add(container, trip, ["--starts-at", "2026-12-16T09:00Z"])
+        #expect(late.status == 0, "\(late)")
+        #expect(late.stderr == "warning: the booking starts on 2026-12-16, after its trip ends (2026-12-15); it is kept\n")
+        let quiet = try add(container, trip, ["-q", "--starts-at", "2026-12-10"])
+        #expect(quiet.status == 0 && quiet.stderr == "warning: the booking starts on 2026-12-10, before its trip starts (2026-12-12); it is kept\n",
+                "a warning shows under --quiet: \(quiet)")
+        #expect(try container.sqlite("SELECT count(*) FROM bookings").trimmedStdout == "2")
+        let inside = try add(container, trip, ["--starts-at", "2026-12-13T09:00Z"])
+        #expect(inside.stderr.isEmpty)
+        let edited = try container.app("booking", "edit", inside.trimmedStdout, "--ends-at", "2026-12-17")
+        #expect(edited.status == 0 && edited.stderr.contains("the booking ends on 2026-12-17, after its trip ends"), "\(edited)")
+    }
+
+    @Test func timesShowOnTheBookingsClockWithAMarkerWhenItIsNotTheReaders() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("New York", start: "2026-12-30", end: "2027-01-03")
+        let flight = try add(container, trip, ["--starts-at", "2026-12-30T16:30", "--zone", "America/New_York"]).trimmedStdout
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "event", "--title", "Concert", "--starts-at", "2027-01-02T20:00+01:00")
+        let line = { (table: String, title: String) in table.split(separator: "\n").first { $0.contains(title) }.map(String.init) ?? "" }
+        let inUTC = try container.app("booking", "list", "--trip", trip).stdout
+        #expect(line(inUTC, "TP 1351").contains("Wed 30 Dec 16:30 EST"), "\(inUTC)")
+        #expect(line(inUTC, "Concert").contains("Sat 2 Jan 2027 20:00 UTC+1"), "the year when it is not the trip's: \(inUTC)")
+        let inNewYork = try container.app(arguments: ["booking", "list"], environment: ["TZ": "America/New_York"]).stdout
+        #expect(line(inNewYork, "TP 1351").contains("Wed 30 Dec 16:30 ") && !line(inNewYork, "TP 1351").contains("EST"),
+                "no marker on the reader's own clock: \(inNewYork)")
+        let show = try container.appOK("trip", "show", trip)
+        #expect(show.contains("flight TP 1351 · Wed 30 Dec 16:30 EST"), "\(show)")
+        let widget = try ProcessRunner.run("widget", ["--now", "2026-12-29T12:00:00Z"], environment: container.environment(["LANG": "C.UTF-8"]))
+        #expect(widget.stdoutLines.last == "✈ TP 1351 · Wed 30 Dec 16:30 EST", "\(widget)")
+        let widgetJSON = try ProcessRunner.run("widget", ["--json", "--now", "2026-12-29T12:00:00Z"], environment: container.environment([:]))
+        #expect(widgetJSON.stdout.contains("\"zone\" : \"America\\/New_York\"") || widgetJSON.stdout.contains("\"zone\" : \"America/New_York\""),
+                "\(widgetJSON.stdout)")
+        _ = flight
+    }
+
+    @Test func editingTheZoneKeepsTheInstantAndLocalTimesFollowTheBookingsZone() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let id = try add(container, trip, ["--starts-at", "2026-12-12T07:35", "--ends-at", "2026-12-12T09:00", "--zone", "Europe/Lisbon"]).trimmedStdout
+        try container.appOK("booking", "edit", id, "--zone", "Europe/Paris")
+        var stored = try booking(container, id)
+        #expect(stored["startsAt"] as? String == "2026-12-12T08:35:00+01:00", "the same instant in Paris")
+        #expect(stored["endsAt"] as? String == "2026-12-12T10:00:00+01:00")
+        #expect(stored["zone"] as? String == "Europe/Paris")
+        // A local time is read in the booking's zone, not TZ's.
+        try container.appOK("booking", "edit", id, "--starts-at", "2026-12-12T07:00")
+        #expect(try booking(container, id)["startsAt"] as? String == "2026-12-12T07:00:00+01:00")
+        // A start in an offset the booking's zone does not have is refused, nothing changed.
+        let before = try container.state()
+        let wrong = try container.app("booking", "edit", id, "--starts-at", "2026-12-12T07:00+03:00")
+        #expect(wrong.status == 64 && wrong.stderr.contains("is not a time in Europe/Paris"), "\(wrong)")
+        let unknown = try container.app("booking", "edit", id, "--zone", "Europe/Pariss")
+        #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: --zone 'Europe/Pariss' names no time zone"), "\(unknown)")
+        #expect(try container.state() == before)
+        // --zone '' keeps the times and their offsets, without a zone.
+        try container.appOK("booking", "edit", id, "--zone", "")
+        stored = try booking(container, id)
+        #expect(stored["zone"] is NSNull)
+        #expect(stored["startsAt"] as? String == "2026-12-12T07:00:00+01:00")
+    }
+
+    @Test func theZoneTravelsThroughExportAndImportAndAnImportedZoneIsChecked() throws {
+        let source = try TestContainer()
+        let trip = try source.addTrip()
+        try source.appOK("booking", "add", "--trip", trip, "--kind", "train", "--title", "Alfa", "--starts-at", "2026-12-13T09:00",
+                         "--zone", "Europe/Lisbon")
+        let exportFile = source.root.appendingPathComponent("export.json").path
+        try source.appOK("export", "--output", exportFile)
+        let destination = try TestContainer()
+        try destination.appOK("import", exportFile)
+        #expect(try destination.sqlite("SELECT zone FROM bookings").trimmedStdout == "Europe/Lisbon")
+
+        let document = source.root.appendingPathComponent("bad.json").path
+        try Data("""
+            {"trips": [{"id": "11111111-2222-4333-8444-555555555555", "name": "A", "startDate": "2026-01-01", "endDate": "2026-01-02"}],
+             "bookings": [{"tripId": "11111111-2222-4333-8444-555555555555", "kind": "train", "title": "T", "zone": "Europe/../etc"}]}
+            """.utf8).write(to: URL(fileURLWithPath: document))
+        let before = try destination.state()
+        let refused = try destination.app("import", document)
+        #expect(refused.status == 65 && refused.stderr.contains("bookings[0].zone"), "\(refused)")
+        #expect(try destination.state() == before)
+    }
+
+    @Test func aStoreOfSchemaFiveGainsTheZoneColumnAndKeepsItsBookings() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "train", "--title", "Old", "--starts-at", "2026-12-13T09:00+00:00")
+        // Back to what a build of schema 5 left: no zone column.
+        #expect(try container.sqlite("ALTER TABLE bookings DROP COLUMN zone; PRAGMA user_version = 5").status == 0)
+        let list = try container.app("booking", "list", "--json")
+        #expect(list.status == 0, "\(list)")
+        #expect(list.stdout.contains("\"zone\" : null") && list.stdout.contains("\"title\" : \"Old\""), "\(list.stdout)")
+        #expect(try container.sqlite("PRAGMA user_version").trimmedStdout == "6")
+    }
+
+    @Test func aTicketsLocalTimeIsReadInTZAndTheBookingKeepsTZsZone() throws {
+        let container = try TestContainer()
+        try container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        let file = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "boarding pass.pdf")
+        let result = try container.share([file, "--json"], environment: ["TZ": "Europe/Paris"])
+        #expect(result.status == 0, "\(result)")
+        let filed = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let booking = try #require(filed["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2026-12-12T07:35:00+01:00")
+        #expect(booking["zone"] as? String == "Europe/Paris")
+    }
+}

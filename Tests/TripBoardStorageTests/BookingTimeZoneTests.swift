@@ -1,0 +1,79 @@
+import Testing
+import TripBoardSystem
+import TripBoardReadPath
+
+/// `BookingTime.reading` (a typed time in a booking's zone) and `BookingTimeText` (a stored time
+/// for a person), against the system's time zone database.
+struct BookingTimeZoneTests {
+    let lisbon: TimeZoneRules
+    let newYork: TimeZoneRules
+
+    init() throws {
+        lisbon = try TimeZoneRules.named("Europe/Lisbon")
+        newYork = try TimeZoneRules.named("America/New_York")
+    }
+
+    @Test func aLocalTimeTakesTheZonesOffsetThen() {
+        #expect(BookingTime.reading("2027-07-01T07:35", in: lisbon) == .time(BookingTime("2027-07-01T07:35+01:00")!))
+        #expect(BookingTime.reading("2027-01-01T07:35", in: lisbon) == .time(BookingTime("2027-01-01T07:35+00:00")!))
+        #expect(BookingTime.reading("2027-01-01", in: lisbon) == .time(.allDay(CivilDate("2027-01-01")!)))
+        #expect(BookingTime.reading("yesterday", in: lisbon) == .unreadable)
+    }
+
+    @Test func aGapGivesTheLastMinuteBeforeAndTheFirstAfter() {
+        guard case .gap(let before, let after) = BookingTime.reading("2027-03-14T02:30", in: newYork) else {
+            Issue.record("02:30 on 14 March 2027 does not exist in New York")
+            return
+        }
+        #expect(before.iso8601() == "2027-03-14T01:59:00-05:00")
+        #expect(after.iso8601() == "2027-03-14T03:00:00-04:00")
+    }
+
+    @Test func anOverlapGivesBothInstantsEarlierFirst() {
+        guard case .overlap(let earlier, let later) = BookingTime.reading("2027-11-07T01:30", in: newYork) else {
+            Issue.record("01:30 on 7 November 2027 happens twice in New York")
+            return
+        }
+        #expect(earlier.iso8601() == "2027-11-07T01:30:00-04:00")
+        #expect(later.iso8601() == "2027-11-07T01:30:00-05:00")
+        #expect(later.secondsSinceEpoch - earlier.secondsSinceEpoch == 3600)
+    }
+
+    @Test func anOffsetMustBeTheZonesWhenChecked() {
+        #expect(BookingTime.reading("2027-01-01T10:00+02:00", in: lisbon)
+                == .wrongOffset(given: Timestamp(iso8601: "2027-01-01T10:00+02:00")!, zoneOffset: 0, abbreviation: "WET"))
+        #expect(BookingTime.reading("2027-01-01T10:00+02:00", in: lisbon, checkingOffset: false) == .time(BookingTime("2027-01-01T10:00+02:00")!))
+    }
+
+    @Test func reexpressingKeepsTheInstant() throws {
+        let paris = try TimeZoneRules.named("Europe/Paris")
+        #expect(BookingTime.reexpressed("2026-12-12T07:35:00+00:00", in: paris) == "2026-12-12T08:35:00+01:00")
+        #expect(BookingTime.reexpressed("2026-12-12", in: paris) == "2026-12-12")
+    }
+
+    @Test func aMarkerShowsWhenTheReadersClockDiffers() {
+        var inUTC = BookingTimeText(viewer: .utc)
+        #expect(inUTC.text("2026-12-30T16:30:00-05:00", zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30 EST")
+        #expect(inUTC.text("2026-12-30T16:30:00-05:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC-5")
+        #expect(inUTC.text("2027-01-02T20:00:00+05:45", zone: nil, tripYear: 2026) == "Sat 2 Jan 2027 20:00 UTC+5:45")
+        #expect(inUTC.text("2026-12-30T16:30:00+00:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30")
+        #expect(inUTC.text("2026-12-14", zone: "America/New_York", tripYear: 2026) == "Mon 14 Dec")
+        #expect(inUTC.text(nil, zone: nil, tripYear: 2026) == nil)
+        var inNewYork = BookingTimeText(viewer: newYork)
+        #expect(inNewYork.text("2026-12-30T16:30:00-05:00", zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30")
+        #expect(inNewYork.text("2026-12-30T16:30:00+00:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC")
+        // Lisbon and London share +00:00 in winter but not their names: the marker says which.
+        var inLondon = BookingTimeText(viewer: try! TimeZoneRules.named("Europe/London"))
+        #expect(inLondon.text("2026-12-30T16:30:00+00:00", zone: "Europe/Lisbon", tripYear: 2026) == "Wed 30 Dec 16:30 WET")
+        // A zone this machine does not know: the stored offset speaks.
+        #expect(inLondon.text("2026-12-30T16:30:00+03:00", zone: "Mars/Olympus", tripYear: 2026) == "Wed 30 Dec 16:30 UTC+3")
+    }
+
+    @Test func aWrittenTimeKeepsTheOffsetAsGiven() throws {
+        // Timestamp(iso8601:) reads local times in the process's zone with the same rules.
+        #expect(WrittenTime(iso8601: "2027-03-14T02:30")?.offset == nil)
+        #expect(WrittenTime(iso8601: "2027-03-14T02:30-04")?.offset == -4 * 3600)
+        #expect(WrittenTime(iso8601: "2027-03-14T02:30+0530")?.offset == 5 * 3600 + 1800)
+        #expect(WrittenTime(iso8601: "2027-03-14T02:30+5") == nil)
+    }
+}
