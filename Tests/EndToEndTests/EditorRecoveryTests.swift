@@ -71,6 +71,27 @@ import TripBoardSystem
         #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
     }
 
+    /// `$TMPDIR` on another file system (tmpfs): the file cannot be moved there, so it is copied.
+    @Test func anEditedFileOverTheLimitIsCopiedToATMPDIROnAnotherFileSystem() throws {
+        guard access("/dev/shm", W_OK) == 0 else { return }
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let kept = "/dev/shm/tripboard-test-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: kept) }
+        var here = stat(), there = stat()
+        stat(container.root.path, &here)
+        stat(kept, &there)
+        guard here.st_dev != there.st_dev else { return }
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": "truncate -s 3M", "TMPDIR": kept])
+        #expect(result.status == 65, "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-"), "\(result)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(attributes[.size] as? Int == 3 << 20 && attributes[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty)
+    }
+
     /// When `$TMPDIR` cannot take the file, it stays in the container's `tmp/` and that path is named.
     @Test func anEditedFileOverTheLimitThatCannotBeMovedOutStaysInTheContainerAndIsNamed() throws {
         let container = try TestContainer()

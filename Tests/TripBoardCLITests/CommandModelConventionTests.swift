@@ -24,7 +24,9 @@ import TripBoardWidget
         #expect(doubled.mistake == nil && doubled.flag("--quiet") && !doubled.wantsHelp, "a repeated flag counts once")
         // A group is an option of the command: never taken as a value.
         #expect(try #require(Self.selected(["trip", "add", "--name", "-qh"])).1.mistake?.message == "--name needs a value")
+        #expect(try #require(Self.selected(["trip", "add", "--name", "-qq"])).1.mistake?.message == "--name needs a value")
         #expect(try #require(Self.selected(["trip", "add", "--name=-qh"])).1.mistake == nil)
+        #expect(try #require(Self.selected(["trip", "add", "--name", "-qhello"])).1.option("--name") == "-qhello", "not a group: a value")
         // After `--`, a group is a word like any other.
         var search = try #require(Self.selected(["search", "--", "-qh"])).1
         #expect(!search.wantsHelp && search.nextPositional() == "-qh")
