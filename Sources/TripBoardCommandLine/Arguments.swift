@@ -7,10 +7,10 @@ package import TripBoardSystem
 /// The rules (docs/cli.md, Conventions): `--name VALUE` and `--name=VALUE` are the same; the last
 /// of a repeated option wins and a repeated flag counts once; `-h`/`--help` anywhere asks for
 /// help; short options may be grouped (`-qh` is `-q -h`); options of a one-of group
-/// (`ExclusiveGroup`) exclude each other; after `--` every word is positional. A value is taken as it is, even when it starts with
-/// `-` — except `--` or a word that is itself an option of the command: `trip add --name --start D`
-/// is a forgotten name ("--name needs a value"), not a trip called "--start"; `--name=--start`
-/// passes such a value.
+/// (`ExclusiveGroup`) exclude each other; after `--` every word is positional. A value is taken
+/// as it is, even when it starts with `-` — except `--` or a word that is itself an option of the
+/// command (a group of its short options included): `trip add --name --start D` is a forgotten
+/// name ("--name needs a value"), not a trip called "--start"; `--name=--start` passes such a value.
 public struct Arguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
