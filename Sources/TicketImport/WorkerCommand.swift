@@ -52,7 +52,7 @@ public enum WorkerCommand {
         case inspect(Options)
     }
 
-    /// What `pdf-worker --version` (alone on the line) prints.
+    /// What `pdf-worker --version` (alone on the line, or with `-q`/`--quiet`) prints.
     public static let version = "TripBoard pdf-worker 1.0"
 
     /// What `--help` prints.
@@ -66,7 +66,7 @@ public enum WorkerCommand {
     /// The whole worker: parse, confine, silence, inspect, print. Returns the exit status.
     public static func main(arguments: [String]) -> Int32 {
         ProcessSetup.applyDefaults()
-        if arguments == ["--version"] {
+        if arguments.contains("--version"), arguments.allSatisfy({ ["--version", "-q", "--quiet"].contains($0) }) {
             StandardStream.output.write(Array((version + "\n").utf8))
             return 0
         }

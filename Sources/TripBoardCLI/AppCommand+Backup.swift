@@ -76,7 +76,7 @@ extension AppCommand {
         let source = try context.arguments.positional("FILE (the backup)")
         try context.finishArguments()
         let file = try FileDescriptor.openForReading(path: source)
-        var restore = ContainerRestore(target: context.containerPath, passphrase: try readSecret("backup passphrase"),
+        var restore = ContainerRestore(target: try context.containerPath, passphrase: try readSecret("backup passphrase"),
                                        device: try context.deviceLocation())
         restore.replace = replace
         restore.dryRun = dryRun

@@ -127,7 +127,7 @@ extension AppCommand {
         try context.finishArguments()
         if let directory {
             guard !directory.isEmpty else { throw CommandLineError.usage("DIR must not be empty") }
-            context.containerPath = directory
+            context.relocateContainer(to: directory)
             context.containerIsExplicit = true
         }
         let container = try context.container()
@@ -148,7 +148,7 @@ extension AppCommand {
         let preferences = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
         let (state, problem, schemaVersion, counts) = try storeSummary(container)
         let info = ContainerInfo(
-            location: context.containerPath,
+            location: try context.containerPath,
             paths: .init(container: container.path, lock: path(ContainerLayout.lockFile), manifest: path(ContainerLayout.manifestFile),
                          store: path(store), preferences: path(preferences), attachments: path(ContainerLayout.attachmentsDirectory),
                          thumbnails: path(ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory),

@@ -1,13 +1,14 @@
 import TripBoardStorage
 import TripBoardCommandLine
 
-/// `app sync conflicts [--json] [--dismiss ID]`: the values that lost a merge, kept on this
+/// `app sync conflicts [--json | --dismiss ID]`: the values that lost a merge, kept on this
 /// device (docs/sync.md §3, "Conflicts").
 extension AppCommand {
     static var syncConflictCommands: [AppCommandSpec] {
         [
             AppCommandSpec(words: ["sync", "conflicts"],
                         options: [.json, .value("--dismiss", "ID", "remove this entry (an id from the list) once read")],
+                        oneOf: [[["--json"], ["--dismiss"]]],
                         summary: """
                         Lists the values that lost a merge: a field edited here and on another device, the later edit \
                         kept, the other shown here (LOST ON says whose). Nothing is dropped on its own: --dismiss ID \
@@ -22,7 +23,6 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         if let dismiss {
-            guard !json else { throw CommandLineError.usage("--dismiss prints nothing; it does not take --json") }
             let id = try store.dismissSyncConflict(dismiss)
             return context.console.diagnostic("dismissed conflict \(id)")
         }

@@ -19,11 +19,12 @@ extension AppCommand {
                         options: [
                             .flag("--upcoming", "only the trips not over today (TZ's date)"),
                             .flag("--past", "only the trips that are over, the most recent first"),
-                            .value("--from", "D", "only trips with a day on or after D (YYYY-MM-DD; not with --upcoming or --past)"),
-                            .value("--to", "D", "only trips with a day on or before D"),
+                            .value("--from", "D", "only trips with a day on or after D (YYYY-MM-DD)"),
+                            .value("--to", "D", "only trips with a day on or before D (YYYY-MM-DD)"),
                             .choice("--sort", ["start", "name", "updated"], "the order: start (default), name (ignoring case), updated (most recently changed first)"),
                             .limit, .json,
                         ],
+                        oneOf: [[["--upcoming"], ["--past"], ["--from", "--to"]]],
                         summary: """
                         Lists the trips, soonest first. --upcoming: those not over today (TZ's date); --past: those over, \
                         the most recent first; --from/--to: those with a day in that range (either may be left out). \
@@ -103,8 +104,7 @@ extension AppCommand {
         let to = try context.arguments.date("--to")
         let sortText = try context.arguments.option("--sort")
         let limit = try context.arguments.limit()
-        let periods = [upcoming, past, from != nil || to != nil].filter { $0 }.count
-        guard periods <= 1 else { throw CommandLineError.usage("--upcoming, --past and --from/--to choose different trips; give one of them") }
+        // --upcoming, --past and --from/--to exclude each other: the declaration's one-of group.
         if let from, let to, to < from { throw CommandLineError.usage("--to \(to) is before --from \(from)") }
         var order = TripQuery.Order.start
         if let sortText {

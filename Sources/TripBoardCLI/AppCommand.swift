@@ -22,11 +22,13 @@ struct AppCommandSpec {
     /// since a word it did not expect is most likely the secret itself.
     var takesSecrets = false
 
-    init(words: [String], options: [OptionSpec] = [], arguments: [PositionalSpec] = [], summary: String,
-         run: @escaping (CommandContext) throws -> Void, createsContainer: Bool = false,
+    /// `oneOf`: the options that exclude each other, each group as its alternatives
+    /// (`[["--upcoming"], ["--past"], ["--from", "--to"]]`; see `ExclusiveGroup`).
+    init(words: [String], options: [OptionSpec] = [], arguments: [PositionalSpec] = [], oneOf: [[[String]]] = [],
+         summary: String, run: @escaping (CommandContext) throws -> Void, createsContainer: Bool = false,
          store: StoreRequirement = .required, takesSecrets: Bool = false) {
         self.words = words
-        grammar = Grammar(options: options, positionals: arguments)
+        grammar = Grammar(options: options, positionals: arguments, exclusiveGroups: oneOf.map(ExclusiveGroup.init))
         self.summary = summary
         self.run = run
         self.createsContainer = createsContainer
@@ -95,7 +97,8 @@ public enum AppCommand {
 
     /// The grammar a command's line is parsed with: its own options and the global ones.
     static func grammar(of command: AppCommandSpec) -> Grammar {
-        Grammar(options: command.grammar.options + globalOptions, positionals: command.grammar.positionals)
+        Grammar(options: command.grammar.options + globalOptions, positionals: command.grammar.positionals,
+                exclusiveGroups: command.grammar.exclusiveGroups)
     }
 
     /// Every option any command has (the first declaration of a name wins): how words are read
@@ -134,7 +137,7 @@ public enum AppCommand {
     }
 
     static func run(arguments words: [String], environment: [String: String], console: Console) throws {
-        if words == [CommonOptions.version.name] {
+        if asksForVersion(words) {
             return console.print(version)
         }
         if let hidden = words.first, hidden.hasPrefix("__") {
@@ -149,8 +152,10 @@ public enum AppCommand {
             try arguments.checked()
             try LocalZone.check(environment)
             let explicitContainer = try arguments.option(CommonOptions.container.name)
-            let containerPath = try ContainerLocation.resolve(explicit: explicitContainer, environment: environment)
-            let context = CommandContext(arguments: arguments, environment: environment, console: console, containerPath: containerPath)
+            // Found when first needed: a command that needs no container (`completion`, `container
+            // init DIR`) works where none can be told (no HOME); the others fail there, 64.
+            let location = Result { try ContainerLocation.resolve(explicit: explicitContainer, environment: environment) }
+            let context = CommandContext(arguments: arguments, environment: environment, console: console, containerLocation: location)
             context.containerIsExplicit = !(explicitContainer ?? "").isEmpty
             context.createsContainer = command.createsContainer
             context.storeRequirement = command.store
@@ -162,6 +167,13 @@ public enum AppCommand {
             }
             context.finishPendingHashing()
         }
+    }
+
+    /// `app --version`: the flag with no command, alone or with global options (`-q --version`,
+    /// `--version --container DIR`). `sync ack ID --version N` is a command's own option.
+    static func asksForVersion(_ words: [String]) -> Bool {
+        let parsed = Arguments(words, grammar: Grammar(options: globalOptions + [CommonOptions.version], positionals: []))
+        return parsed.mistake == nil && !parsed.wantsHelp && parsed.remainingPositionals.isEmpty && parsed.flag(CommonOptions.version.name)
     }
 
     /// Words that select no single command: help for the commands they begin, or the mistake.

@@ -9,8 +9,11 @@ final class CommandContext {
     var arguments: Arguments
     let environment: [String: String]
     let console: Console
-    /// Where the container is (`container init DIR` may name another place before it is opened).
-    var containerPath: String
+    /// Where the container is, or why that cannot be told (no HOME): found before the command
+    /// runs, thrown only when the command needs it (`container init DIR` may name another place).
+    private var containerLocation: Result<String, any Error>
+    /// Where the container is; throws (exit 64) when no rule of docs/cli.md applies.
+    var containerPath: String { get throws { try containerLocation.get() } }
     /// False for the extensions: they refuse a container the app has not set up or migrated.
     var mayCreateContainer = true
     /// Whether this command may create a container where there is none (`AppCommandSpec.createsContainer`).
@@ -25,19 +28,26 @@ final class CommandContext {
     var processName = "app"
     private var openedContainer: Container?
 
-    init(arguments: Arguments, environment: [String: String], console: Console, containerPath: String) {
+    init(arguments: Arguments, environment: [String: String], console: Console, containerLocation: Result<String, any Error>) {
         self.arguments = arguments
         self.environment = environment
         self.console = console
-        self.containerPath = containerPath
+        self.containerLocation = containerLocation
     }
+
+    convenience init(arguments: Arguments, environment: [String: String], console: Console, containerPath: String) {
+        self.init(arguments: arguments, environment: environment, console: console, containerLocation: .success(containerPath))
+    }
+
+    /// Names the container (`container init DIR`) before it is opened.
+    func relocateContainer(to path: String) { containerLocation = .success(path) }
 
     /// The container, opened for writing with the shared lock held from here to the end — after
     /// migrating TripBoard 1's data into it, the first time (see `MigrationCommand.runOnFirstLaunch`).
     func container() throws -> Container {
         if let openedContainer { return openedContainer }
         try MigrationCommand.runOnFirstLaunch(self)
-        let container = try Container.openForWriting(at: containerPath, options: try containerOptions())
+        let container = try Container.openForWriting(at: try containerPath, options: try containerOptions())
         if container.wasCreated { console.diagnostic(terminalSafe("created a new TripBoard container at \(container.path)")) }
         openedContainer = container
         return container

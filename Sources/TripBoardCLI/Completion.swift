@@ -41,8 +41,14 @@ enum Completion {
             return values(option.completion, current)
         }
         if current.hasPrefix("-") {
-            let given = Set(before)
-            let names = (offered + [CommonOptions.help]).filter { $0.takesValue || !given.contains($0.name) }.map(\.name)
+            let given = Set(before.map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? $0 })
+            // Options of a one-of group that exclude one already given are not offered.
+            let excluded = Set(grammar.exclusiveGroups.flatMap { group in
+                group.alternatives.contains { $0.contains(where: given.contains) }
+                    ? group.alternatives.filter { !$0.contains(where: given.contains) }.flatMap { $0 } : []
+            })
+            let names = (offered + [CommonOptions.help])
+                .filter { ($0.takesValue || !given.contains($0.name)) && !excluded.contains($0.name) }.map(\.name)
             return names.filter { $0.hasPrefix(current) }.sorted()
         }
         if program.isSingleCommand || command != nil {

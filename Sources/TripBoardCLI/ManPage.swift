@@ -12,9 +12,11 @@ enum ManPage {
         ]
         let globals = program.globalOptions.filter { $0 != CommonOptions.help && $0 != CommonOptions.version }
         if program.isSingleCommand {
-            lines.append(synopsis(program.name, globals + program.grammar.options, program.grammar.positionals))
+            var grammar = program.grammar
+            grammar.options = globals + grammar.options
+            lines.append(synopsis(program.name, grammar))
         } else {
-            lines.append(".B \(escape(program.name))\n" + globals.map(synopsisItem).joined(separator: "\n") + "\n.I COMMAND\n[\\fIOPTIONS\\fR]")
+            lines.append(".B \(escape(program.name))\n" + globals.map { synopsisItem($0) }.joined(separator: "\n") + "\n.I COMMAND\n[\\fIOPTIONS\\fR]")
         }
         lines.append(".SH DESCRIPTION")
         for paragraph in program.description { lines += [".PP", escape(paragraph)] }
@@ -22,7 +24,7 @@ enum ManPage {
             lines.append(".SH COMMANDS")
             for command in program.commands {
                 lines.append(".SS \"\(escape(command.words.joined(separator: " ")))\"")
-                lines.append(synopsis(program.name + " " + command.words.joined(separator: " "), command.grammar.options, command.grammar.positionals))
+                lines.append(synopsis(program.name + " " + command.words.joined(separator: " "), command.grammar))
                 lines += [".PP", escape(command.summary)]
                 lines += items(command.grammar.positionals.map { ("\\fI\(escape($0.name))\\fR" + ($0.isRepeated ? "..." : ""), $0.help) })
                 lines += items(command.grammar.options.map { (label($0), $0.help) })
@@ -50,20 +52,21 @@ enum ManPage {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A synopsis paragraph: the name in bold, then each option and argument.
-    static func synopsis(_ name: String, _ options: [OptionSpec], _ positionals: [PositionalSpec]) -> String {
+    /// A synopsis paragraph: the name in bold, then each argument and option (a one-of group as
+    /// `[--upcoming | --past | --from D --to D]`, as in the usage line).
+    static func synopsis(_ name: String, _ grammar: Grammar) -> String {
         var parts = [".B \(escape(name))"]
-        parts += positionals.map { positional in
+        parts += grammar.positionals.map { positional in
             let bare = "\\fI\(escape(positional.name))\\fR" + (positional.isRepeated ? "..." : "")
             return positional.isOptional ? "[\(bare)]" : bare
         }
-        parts += options.map(synopsisItem)
+        parts += grammar.synopsisItems { option, inGroup in synopsisItem(option, bracketed: !inGroup) }
         return parts.joined(separator: "\n")
     }
 
-    static func synopsisItem(_ option: OptionSpec) -> String {
+    static func synopsisItem(_ option: OptionSpec, bracketed: Bool = true) -> String {
         let bare = "\\fB\(escape(option.name))\\fR" + (option.valueName.map { " \\fI\(escape($0))\\fR" } ?? "")
-        return option.isRequired ? bare : "[\(bare)]"
+        return option.isRequired || !bracketed ? bare : "[\(bare)]"
     }
 
     static func label(_ option: OptionSpec) -> String {

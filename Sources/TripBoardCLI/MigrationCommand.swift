@@ -32,7 +32,7 @@ public enum MigrationCommand {
     }
 
     static func migrationOptions(_ context: CommandContext, legacyPath: String, explicit: Bool) throws -> MigrationOptions {
-        var options = MigrationOptions(legacyPath: legacyPath, legacyPathIsExplicit: explicit, containerPath: context.containerPath,
+        var options = MigrationOptions(legacyPath: legacyPath, legacyPathIsExplicit: explicit, containerPath: try context.containerPath,
                                        deviceKey: context.deviceKey)
         options.container.lockTimeout = try context.containerOptions().lockTimeout
         return options
@@ -44,7 +44,8 @@ public enum MigrationCommand {
     static func runOnFirstLaunch(_ context: CommandContext) throws {
         // An extension never migrates: it refuses an unfinished migration and leaves it to the app.
         guard try context.containerOptions().mayCreate else { return }
-        let state = try ContainerMigration.state(containerPath: context.containerPath)
+        let containerPath = try context.containerPath
+        let state = try ContainerMigration.state(containerPath: containerPath)
         guard state != .finished, let legacyPath = LegacyLayout.resolve(explicit: nil, environment: context.environment) else { return }
         // A container the command line names gets no version-1 data by itself (`container-migration
         // --container DIR` moves it there on purpose); an unfinished migration into it was started
@@ -52,8 +53,8 @@ public enum MigrationCommand {
         if state == .notStarted, context.containerIsExplicit { return }
         if state == .notStarted, try !ContainerMigration.legacyDirectoryExists(at: legacyPath) { return }
         let console = context.console
-        console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(context.containerPath)…"
-                                                : "migrating TripBoard 1's data from \(legacyPath) into \(context.containerPath)…")
+        console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(containerPath)…"
+                                                : "migrating TripBoard 1's data from \(legacyPath) into \(containerPath)…")
         let summary = try runWithProgressBar(try migrationOptions(context, legacyPath: legacyPath, explicit: false), console: console)
         for line in describe(summary) { console.diagnostic(line) }
     }

@@ -44,7 +44,8 @@ struct TripEditor {
         let filePath = staging.childPath(fileName)
         let originalBytes = try Console.json(original) + [0x0a]
         try staging.writeAtomically(originalBytes, to: fileName, staging: staging)
-        defer { try? staging.removeFile(fileName) }
+        var leavesFile = false
+        defer { if !leavesFile { try? staging.removeFile(fileName) } }
 
         let reopens = StandardStream.input.isTerminal
         var expectedUpdatedAt = trip.updatedAt
@@ -52,10 +53,16 @@ struct TripEditor {
         while true {
             context.closeContainer()
             let status = try ProcessSetup.runShellCommand(editor, argument: filePath)
-            let written = try readEditedFile(fileName, in: staging)
+            let failure = CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
+            guard let written = try readEditedFile(fileName, in: staging) else {
+                // Too large to read back or to reopen: refused, and the file itself is kept.
+                let tooLarge = CommandLineError(.dataError, "the edited file is larger than the limit of 1 MiB; nothing was changed")
+                let (error, leftInPlace) = keepingFile(fileName, in: staging, tripId: tripId, status == 0 ? tooLarge : failure)
+                leavesFile = leftInPlace
+                throw error
+            }
             let text = Self.strippingComments(written)
             guard status == 0 else {
-                let failure = CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
                 guard text != Self.strippingComments(originalBytes) else { throw failure }
                 throw try keeping(written, tripId: tripId, failure)
             }
@@ -132,14 +139,50 @@ struct TripEditor {
         return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + directory.childPath(name)))
     }
 
-    /// The edited file, at most 1 MiB (a trip's fields take at most about 45 KB): a larger one is
-    /// bad data, exit 65, with the limit named.
-    private func readEditedFile(_ fileName: String, in staging: Directory) throws -> [UInt8] {
+    /// `keeping` for an edited file too large to read whole: the file itself is moved (same
+    /// filesystem) or copied, a block at a time, to `$TMPDIR` (else `/tmp`), mode 0600. Should that
+    /// fail (no room there), it stays where it is, in the container's `tmp/`, and that path is
+    /// named instead (`leftInPlace`: the caller must not remove it).
+    private func keepingFile(_ fileName: String, in staging: Directory, tripId: String,
+                             _ error: CommandLineError) -> (CommandLineError, leftInPlace: Bool) {
+        let directoryPath = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let name = "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        func kept(_ path: String) -> CommandLineError {
+            CommandLineError(error.status, terminalSafe(error.message + "; your edit is kept in " + path))
+        }
+        do throws(FileSystemError) {
+            let directory = try Directory.open(path: directoryPath)
+            if (try? staging.renameUnlessExists(fileName, to: directory, as: name)) == true {
+                try? directory.setPermissions(of: name, to: 0o600)
+                try? directory.synchronize()
+                return (kept(directory.childPath(name)), false)
+            }
+            let source = try staging.openFileForReading(fileName)
+            let copy = try directory.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
+            do throws(FileSystemError) {
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                defer { buffer.deallocate() }
+                _ = try source.copyContents(to: copy, maximumBytes: Int64.max >> 1, buffer: buffer)
+                try copy.synchronize()
+                try directory.synchronize()
+            } catch {
+                try? directory.removeFile(name)
+                throw error
+            }
+            return (kept(directory.childPath(name)), false)
+        } catch {
+            return (kept(staging.childPath(fileName)), true)
+        }
+    }
+
+    /// The edited file, at most 1 MiB (a trip's fields take at most about 45 KB); `nil` for a
+    /// larger one (bad data, exit 65, the limit named, the file kept).
+    private func readEditedFile(_ fileName: String, in staging: Directory) throws -> [UInt8]? {
         do throws(FileSystemError) {
             return try staging.openFileForReading(fileName).readToEnd(limit: 1 << 20)
         } catch {
             guard error.code == .tooLarge else { throw error }
-            throw CommandLineError(.dataError, "the edited file is larger than the limit of 1 MiB; nothing was changed")
+            return nil
         }
     }
 

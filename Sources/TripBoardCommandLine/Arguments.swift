@@ -6,10 +6,11 @@ package import TripBoardSystem
 ///
 /// The rules (docs/cli.md, Conventions): `--name VALUE` and `--name=VALUE` are the same; the last
 /// of a repeated option wins and a repeated flag counts once; `-h`/`--help` anywhere asks for
-/// help; after `--` every word is positional. A value is taken as it is, even when it starts with
-/// `-` — except `--` or a word that is itself an option of the command: `trip add --name --start D`
-/// is a forgotten name ("--name needs a value"), not a trip called "--start"; `--name=--start`
-/// passes such a value.
+/// help; short options may be grouped (`-qh` is `-q -h`); options of a one-of group
+/// (`ExclusiveGroup`) exclude each other; after `--` every word is positional. A value is taken
+/// as it is, even when it starts with `-` — except `--` or a word that is itself an option of the
+/// command (a group of its short options included): `trip add --name --start D` is a forgotten
+/// name ("--name needs a value"), not a trip called "--start"; `--name=--start` passes such a value.
 public struct Arguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
@@ -40,16 +41,26 @@ public struct Arguments {
         redactsArguments = redacting
         var index = 0
         var afterSeparator = false
-        while index < words.count {
-            let word = words[index]
-            index += 1
-            if afterSeparator || word == "-" || !word.hasPrefix("-") {
-                positionals.append(word)
-                continue
-            }
-            if word == "--" {
-                afterSeparator = true
-                continue
+        var pending: [String] = []
+        while !pending.isEmpty || index < words.count {
+            let word: String
+            if pending.isEmpty {
+                word = words[index]
+                index += 1
+                if afterSeparator || word == "-" || !word.hasPrefix("-") {
+                    positionals.append(word)
+                    continue
+                }
+                if word == "--" {
+                    afterSeparator = true
+                    continue
+                }
+                if let group = Self.shortGroup(word, grammar: grammar) {
+                    pending = group
+                    continue
+                }
+            } else {
+                word = pending.removeFirst()
             }
             if word == CommonOptions.help.name || word == CommonOptions.help.short {
                 wantsHelp = true
@@ -67,6 +78,10 @@ public struct Arguments {
             }
             if let inlineValue {
                 values[option.name] = inlineValue
+            } else if !pending.isEmpty {
+                // `-xVALUE` in a group: the rest of the group is the value (POSIX).
+                values[option.name] = pending.map { String($0.dropFirst()) }.joined()
+                pending = []
             } else if index < words.count, !isOption(words[index]) {
                 values[option.name] = words[index]
                 index += 1
@@ -74,6 +89,38 @@ public struct Arguments {
                 note(.usage("\(option.name) needs a value"))
             }
         }
+        let given = flags.union(values.keys)
+        for group in grammar.exclusiveGroups {
+            if let conflict = group.conflict(among: given) { note(.usage(conflict)) }
+        }
+    }
+
+    /// `-qh` → ["-q", "-h"]: a word of several short options grouped POSIX-style, when every
+    /// letter up to the first one that takes a value is a short option of `grammar` (or `-h`);
+    /// the letters after an option that takes a value are that value (`-xVALUE`). `nil` for
+    /// anything else (a long option, a single short option, a word with a letter that is none).
+    static func shortGroup(_ word: String, grammar: Grammar) -> [String]? {
+        guard word.count > 2, word.hasPrefix("-"), !word.hasPrefix("--") else { return nil }
+        var group: [String] = []
+        var inValue = false
+        for letter in word.dropFirst() {
+            let short = "-" + String(letter)
+            group.append(short)
+            if inValue { continue }
+            guard short == CommonOptions.help.short || grammar.option(named: short) != nil else { return nil }
+            inValue = grammar.option(named: short)?.takesValue ?? false
+        }
+        return group
+    }
+
+    /// For a word that reads as a group of short options but holds a letter that is none of
+    /// `grammar`'s: that letter (`-x` in `-qx`). Nil when its first letter is no short option either.
+    static func unknownLetterInGroup(_ word: String, grammar: Grammar) -> String? {
+        guard word.count > 2, word.hasPrefix("-"), !word.hasPrefix("--") else { return nil }
+        let shorts = word.dropFirst().map { "-" + String($0) }
+        let known = { (short: String) in short == CommonOptions.help.short || grammar.option(named: short) != nil }
+        guard let first = shorts.first, known(first) else { return nil }
+        return shorts.first { !known($0) }
     }
 
     /// `--name=VALUE` → ("--name", "VALUE"); anything else → (word, nil).
@@ -86,7 +133,8 @@ public struct Arguments {
     /// flags, or an option of this grammar (`--start`, `--start=D`, `-q`).
     private func isOption(_ word: String) -> Bool {
         if word == "--" || word == CommonOptions.help.name || word == CommonOptions.help.short { return true }
-        return grammar?.option(named: Self.split(word).0) != nil
+        guard let grammar else { return false }
+        return grammar.option(named: Self.split(word).0) != nil || Self.shortGroup(word, grammar: grammar) != nil
     }
 
     private mutating func note(_ error: CommandLineError) {
@@ -96,9 +144,14 @@ public struct Arguments {
     private func unknownOption(_ name: String) -> CommandLineError {
         if redactsArguments { return .usage("unknown option (\(Self.redactionNote))") }
         var message = "unknown option \(terminalSafe(String(name.prefix(60))))"
-        if let grammar, let suggestion = Suggestion.closest(to: name, among: grammar.options.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) }) {
-            message += " (did you mean \(suggestion)?)"
+        let suggestion = grammar.flatMap { grammar in
+            Suggestion.closest(to: name, among: grammar.options.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) })
         }
+        if let grammar, suggestion?.hasPrefix("--") != true, let letter = Self.unknownLetterInGroup(name, grammar: grammar) {
+            // `-qx`: short options may be grouped, and this group holds one that is none.
+            return .usage("unknown option \(terminalSafe(letter)) in \(terminalSafe(String(name.prefix(60))))")
+        }
+        if let suggestion { message += " (did you mean \(suggestion)?)" }
         return .usage(message)
     }
 

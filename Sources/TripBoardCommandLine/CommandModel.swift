@@ -44,10 +44,10 @@ package struct OptionSpec: Equatable, Sendable {
     }
 
     /// How the option reads in a usage line: `--name NAME`, `[--json]`.
-    package var synopsis: String {
-        let bare = valueName.map { "\(name) \($0)" } ?? name
-        return isRequired ? bare : "[\(bare)]"
-    }
+    package var synopsis: String { isRequired ? bareSynopsis : "[\(bareSynopsis)]" }
+
+    /// `--name NAME`, `--json`: without brackets.
+    package var bareSynopsis: String { valueName.map { "\(name) \($0)" } ?? name }
 
     /// How the option reads in a help list: `-q, --quiet`, `--name NAME`.
     package var label: String { (short.map { $0 + ", " } ?? "") + name + (valueName.map { " " + $0 } ?? "") }
@@ -89,14 +89,46 @@ package struct PositionalSpec: Equatable, Sendable {
     }
 }
 
+/// Options that exclude each other, declared once: `trip list`'s `[--upcoming | --past | --from D --to D]`.
+/// Each alternative is one or more (optional) options that may be given together; options of two
+/// alternatives on one line are a usage error made from this declaration.
+package struct ExclusiveGroup: Equatable, Sendable {
+    /// The alternatives, each the names of its options (`["--from", "--to"]`).
+    package let alternatives: [[String]]
+
+    package init(_ alternatives: [[String]]) {
+        self.alternatives = alternatives
+    }
+
+    /// Every option name of the group.
+    package var names: [String] { alternatives.flatMap { $0 } }
+
+    /// The error for `given` (option names on the line), when they come from two alternatives:
+    /// "--upcoming and --past exclude each other", each named by the first of its alternative's
+    /// options that was given, in the order of the declaration.
+    package func conflict(among given: Set<String>) -> String? {
+        let named = alternatives.compactMap { alternative in alternative.first(where: given.contains) }
+        guard named.count >= 2 else { return nil }
+        return "\(named[0]) and \(named[1]) exclude each other"
+    }
+}
+
 /// The grammar of one command line: its options and positional arguments.
 package struct Grammar: Sendable {
     package var options: [OptionSpec]
     package var positionals: [PositionalSpec]
+    /// Sets of options that exclude each other (see `ExclusiveGroup`).
+    package var exclusiveGroups: [ExclusiveGroup]
 
-    package init(options: [OptionSpec], positionals: [PositionalSpec]) {
+    package init(options: [OptionSpec], positionals: [PositionalSpec], exclusiveGroups: [ExclusiveGroup] = []) {
         self.options = options
         self.positionals = positionals
+        self.exclusiveGroups = exclusiveGroups
+        for group in exclusiveGroups {
+            for name in group.names {
+                assert(options.contains { $0.name == name && !$0.isRequired }, "\(name) in a one-of group must be an optional option of the grammar")
+            }
+        }
     }
 
     /// The option named `word` exactly (`--name`, or its short form `-q`).
@@ -104,9 +136,37 @@ package struct Grammar: Sendable {
         options.first { $0.name == word || $0.short == word }
     }
 
-    /// The options, then the positional arguments, as a usage line shows them.
+    /// The group `name` belongs to, if any.
+    package func exclusiveGroup(of name: String) -> ExclusiveGroup? {
+        exclusiveGroups.first { $0.names.contains(name) }
+    }
+
+    /// The options as a usage line shows them, in their order, a one-of group standing where its
+    /// first option is declared; `render(option, inGroup)` writes one option (`inGroup`: without
+    /// the brackets of an optional one), `bracket` a whole group.
+    package func synopsisItems(_ render: (OptionSpec, _ inGroup: Bool) -> String,
+                               bracket: (String) -> String = { "[" + $0 + "]" }) -> [String] {
+        var items: [String] = []
+        var shownGroups: [ExclusiveGroup] = []
+        for option in options {
+            guard let group = exclusiveGroup(of: option.name) else {
+                items.append(render(option, false))
+                continue
+            }
+            guard !shownGroups.contains(group) else { continue }
+            shownGroups.append(group)
+            let alternatives = group.alternatives.map { names in
+                names.compactMap { name in self.option(named: name).map { render($0, true) } }.joined(separator: " ")
+            }
+            items.append(bracket(alternatives.joined(separator: " | ")))
+        }
+        return items
+    }
+
+    /// The positional arguments, then the options, as a usage line shows them.
     package var synopsis: String {
-        (positionals.map(\.synopsis) + options.map(\.synopsis)).joined(separator: " ")
+        (positionals.map(\.synopsis) + synopsisItems { option, inGroup in inGroup ? option.bareSynopsis : option.synopsis })
+            .joined(separator: " ")
     }
 }
 

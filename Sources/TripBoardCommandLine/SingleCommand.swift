@@ -43,6 +43,6 @@ package enum SingleCommand {
     /// The program's own options and arguments with the common ones (help is always understood).
     package static func grammar(of program: ProgramSpec) -> Grammar {
         Grammar(options: program.grammar.options + program.globalOptions.filter { $0 != CommonOptions.help },
-                positionals: program.grammar.positionals)
+                positionals: program.grammar.positionals, exclusiveGroups: program.grammar.exclusiveGroups)
     }
 }

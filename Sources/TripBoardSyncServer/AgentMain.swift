@@ -3,12 +3,20 @@ import TripBoardStorage
 import TripBoardSystem
 
 /// `sync-agent`'s loop: frames in on stdin, frames out on stdout (`HelperSession` is the other
-/// end), until stdin closes. Exit statuses: 0 at end of input, 64 when started with arguments
-/// or sent a frame that is not a request, 74 when a pipe fails. It stops itself after
+/// end), until stdin closes. Exit statuses: 0 at end of input (and for `--version`, alone or with
+/// `-q`), 64 when started with other arguments or sent a frame that is not a request, 74 when a
+/// pipe fails. It stops itself after
 /// `AgentLimits.lifetimeSeconds` (SIGALRM) whatever its client does, and it handles secret
 /// material (a server password), so it makes no core dump.
 public enum AgentMain {
+    /// What `sync-agent --version` prints.
+    public static let version = "TripBoard sync-agent 1.0"
+
     public static func main(arguments: [String]) -> Int32 {
+        if arguments.contains("--version"), arguments.allSatisfy({ ["--version", "-q", "--quiet"].contains($0) }) {
+            _ = StandardStream.output.write(Array((version + "\n").utf8))
+            return 0
+        }
         guard arguments.isEmpty else {
             writeDiagnostic("sync-agent: takes no arguments; `app sync …` starts it and speaks to it on stdin and stdout")
             return 64

@@ -43,6 +43,67 @@ import TripBoardSystem
         #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
     }
 
+    /// An edited file over the 1 MiB limit is refused (65) but never thrown away: the file itself
+    /// is moved or copied to `$TMPDIR`, mode 0600, and named; an editor that also failed says so (69).
+    @Test(arguments: [(0, 65), (3, 69)])
+    func anEditedFileOverTheLimitIsRefusedAndKept(editorStatus: Int, expected: Int32) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let kept = container.root.appendingPathComponent("kept").path
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let typed = container.root.appendingPathComponent("typed.json").path
+        // What a person might do: paste a huge text into the notes (1.5 MiB), then save.
+        let editor = try Self.editor(container, """
+            head -c 1572864 /dev/zero | tr '\\0' 'x' > "$1.big" && mv "$1.big" "$1" && chmod 644 "$1" && cp "$1" '\(typed)'
+            exit \(editorStatus)
+            """)
+        let before = try container.state()
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": editor, "TMPDIR": kept])
+        #expect(result.status == expected, "\(result)")
+        #expect(result.stderrLines.count == 1, "\(result)")
+        #expect(result.stderr.contains(expected == 65 ? "the edited file is larger than the limit of 1 MiB; nothing was changed"
+                                                      : "exited with status \(editorStatus); nothing was changed"), "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-\(trip.prefix(8))-"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)), "the text as the editor left it")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        #expect(try container.state().storeDump == before.storeDump)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
+    }
+
+    /// `$TMPDIR` on another file system (tmpfs): the file cannot be moved there, so it is copied.
+    @Test func anEditedFileOverTheLimitIsCopiedToATMPDIROnAnotherFileSystem() throws {
+        guard access("/dev/shm", W_OK) == 0 else { return }
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let kept = "/dev/shm/tripboard-test-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: kept) }
+        var here = stat(), there = stat()
+        stat(container.root.path, &here)
+        stat(kept, &there)
+        guard here.st_dev != there.st_dev else { return }
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": "truncate -s 3M", "TMPDIR": kept])
+        #expect(result.status == 65, "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-"), "\(result)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(attributes[.size] as? Int == 3 << 20 && attributes[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty)
+    }
+
+    /// When `$TMPDIR` cannot take the file, it stays in the container's `tmp/` and that path is named.
+    @Test func anEditedFileOverTheLimitThatCannotBeMovedOutStaysInTheContainerAndIsNamed() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": "truncate -s 2M",
+                                                                         "TMPDIR": container.root.path + "/missing"])
+        #expect(result.status == 65, "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(container.path + "/tmp/edit-trip-\(trip.prefix(8))-"), "\(result)")
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 2 << 20)
+    }
+
     /// With no terminal and neither VISUAL nor EDITOR, `vi` would wait on nothing: refused at
     /// once, before the container is opened; an explicit EDITOR (or VISUAL) works as ever.
     @Test func withoutATerminalOrAnEditorTripEditWithoutFieldsIsAUsageError() throws {

@@ -37,7 +37,9 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--upcoming", "--past"], "--upcoming, --past and --from/--to choose different trips; give one of them"),
+        (["--upcoming", "--past"], "error: --upcoming and --past exclude each other"),
+        (["--to", "2026-12-01", "--upcoming"], "error: --upcoming and --to exclude each other"),
+        (["--past", "--from=2026-12-01"], "error: --past and --from exclude each other"),
         (["--from", "2026-12-10", "--to", "2026-12-01"], "--to 2026-12-01 is before --from 2026-12-10"),
         (["--sort", "size"], "--sort 'size' is not one of start, name, updated"),
         (["--limit", "0"], "--limit '0' is not a whole number from 1 on"),

@@ -74,10 +74,15 @@ import Testing
     @Test func anEditedTripFileOver1MiBIsRefusedNamingTheLimit() throws {
         let container = try TestContainer()
         let trip = try container.addTrip()
+        let kept = container.root.appendingPathComponent("kept").path
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
         let before = try container.state()
-        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": "truncate -s 2M"])
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": "truncate -s 2M", "TMPDIR": kept])
         #expect(result.status == 65, "\(result)")
-        #expect(result.stderr == "error: the edited file is larger than the limit of 1 MiB; nothing was changed\n", "\(result)")
-        #expect(try container.state() == before)
+        #expect(result.stderr.hasPrefix("error: the edited file is larger than the limit of 1 MiB; nothing was changed; your edit is kept in \(kept)/"),
+                "\(result)")
+        #expect(result.stderrLines.count == 1)
+        #expect(try container.state().files.filter { !$0.key.hasPrefix("kept/") } == before.files)
+        #expect(try container.state().storeDump == before.storeDump)
     }
 }

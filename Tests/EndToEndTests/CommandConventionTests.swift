@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+/// The command-line conventions every executable keeps (docs/cli.md, Conventions), run as a user
+/// runs them: without HOME, `--version` with `-q`, grouped short options, options that exclude
+/// each other.
+@Suite struct CommandConventionTests {
+    /// An environment with neither HOME nor XDG_DATA_HOME nor TRIPBOARD_CONTAINER.
+    static let homeless = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC"]
+
+    /// Runs `program ARGS` in `directory` with exactly `environment` (nothing is added to it).
+    static func run(_ program: String, _ arguments: [String], in directory: String,
+                    environment: [String: String] = homeless) throws -> ProcessResult {
+        try ProcessRunner.run("/usr/bin/env", ["-C", directory, ProcessRunner.executable(program)] + arguments, environment: environment)
+    }
+
+    @Test func withoutHomeCommandsThatNeedNoContainerWorkAndCreateNothing() throws {
+        let test = try TestContainer()
+        let cwd = test.root.path
+        for shell in ["bash", "zsh", "fish"] {
+            let result = try Self.run("app", ["completion", shell], in: cwd)
+            #expect(result.status == 0 && result.stdout.contains("__complete") && result.stderr.isEmpty, "\(shell): \(result)")
+        }
+        let help = try Self.run("app", ["--help"], in: cwd)
+        #expect(help.status == 0 && help.stdout.hasPrefix("usage: app "), "\(help)")
+        #expect(try Self.run("app", ["trip", "list", "--help"], in: cwd).status == 0)
+        for program in ["app", "widget", "share-extension", "container-migration"] {
+            let version = try Self.run(program, ["--version"], in: cwd)
+            #expect(version.status == 0 && version.stdout.hasPrefix("TripBoard \(program) 1.0"), "\(program): \(version)")
+        }
+        let widgetHelp = try Self.run("widget", ["--help"], in: cwd)
+        #expect(widgetHelp.status == 0 && widgetHelp.stdout.hasPrefix("usage: widget "), "\(widgetHelp)")
+        #expect(test.files().isEmpty, "nothing is created: \(test.files())")
+    }
+
+    @Test func withoutHomeACommandThatNeedsTheDefaultContainerIsRefusedWithAHintAndCreatesNothing() throws {
+        let test = try TestContainer()
+        let cwd = test.root.path
+        let hint = "error: cannot tell where the container is: pass --container DIR or set TRIPBOARD_CONTAINER (HOME is not set)"
+        let cases: [(String, [String])] = [
+            ("app", ["trip", "list"]),
+            ("app", ["trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15"]),
+            ("app", ["container", "init"]),
+            ("app", ["prefs", "set", "theme", "dark"]),
+            ("widget", []),
+            ("container-migration", ["--from", cwd + "/no-legacy"]),
+        ]
+        for (program, arguments) in cases {
+            let result = try Self.run(program, arguments, in: cwd)
+            #expect(result.status == 64 && result.stderr == hint + "\n" && result.stdout.isEmpty, "\(program) \(arguments): \(result)")
+        }
+        var relative = Self.homeless
+        relative["HOME"] = "home"
+        let relativeHome = try Self.run("app", ["trip", "list"], in: cwd, environment: relative)
+        #expect(relativeHome.status == 64 && relativeHome.stderr == hint + "\n", "a relative HOME counts as none: \(relativeHome)")
+        #expect(test.files().isEmpty, "nothing is created: \(test.files())")
+        // A container named on the line needs no HOME.
+        let named = try Self.run("app", ["container", "init", cwd + "/named"], in: cwd)
+        #expect(named.status == 0 && named.trimmedStdout == cwd + "/named", "\(named)")
+        let added = try Self.run("app", ["--container", cwd + "/named", "trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15"], in: cwd)
+        #expect(added.status == 0, "\(added)")
+    }
+
+    @Test(arguments: [["-q", "--version"], ["--version", "-q"], ["--quiet", "--version"]])
+    func everyExecutablePrintsItsVersionWithQuiet(words: [String]) throws {
+        let test = try TestContainer()
+        for program in ["app", "widget", "share-extension", "container-migration", "pdf-worker", "sync-agent"] {
+            let result = try ProcessRunner.run(program, words, environment: test.environment)
+            #expect(result.status == 0 && result.stdout.hasPrefix("TripBoard \(program) 1.0") && result.stdout.hasSuffix("\n")
+                    && result.stdoutLines.count == 1 && result.stderr.isEmpty, "\(program) \(words): \(result)")
+        }
+        #expect(test.files().isEmpty)
+    }
+
+    @Test func groupedShortOptionsAreTheOptionsInTurn() throws {
+        let test = try TestContainer()
+        let help = try test.app("trip", "list", "-qh")
+        #expect(help.status == 0 && help.stdout.hasPrefix("usage: app [--container DIR] [-q] trip list "), "\(help)")
+        let widget = try ProcessRunner.run("widget", ["-hq"], environment: test.environment)
+        #expect(widget.status == 0 && widget.stdout.hasPrefix("usage: widget "), "\(widget)")
+        #expect(test.files().isEmpty, "help touches nothing")
+        let quiet = try test.app("-qq", "trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15")
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "-qq is -q: no 'created a new TripBoard container' line: \(quiet)")
+        let unknown = try test.app("trip", "list", "-qx")
+        #expect(unknown.status == 64 && unknown.stderr == "error: unknown option -x in -qx\n", "\(unknown)")
+        let share = try ProcessRunner.run("share-extension", ["ticket.pdf", "-qv"], environment: test.environment)
+        #expect(share.status == 64 && share.stderr == "error: unknown option -v in -qv\n", "\(share)")
+    }
+
+    @Test func optionsThatExcludeEachOtherAreOneUsageErrorBeforeTheContainerIsOpened() throws {
+        let test = try TestContainer()
+        let conflicts = try test.app("sync", "conflicts", "--json", "--dismiss", "abc")
+        #expect(conflicts.status == 64 && conflicts.stderr == "error: --json and --dismiss exclude each other\n", "\(conflicts)")
+        let list = try test.app("trip", "list", "--from", "2026-12-01", "--upcoming")
+        #expect(list.status == 64 && list.stderr == "error: --upcoming and --from exclude each other\n", "\(list)")
+        #expect(test.files().isEmpty, "refused before the container is looked for")
+        let usage = try test.app("trip", "list", "--help")
+        #expect(usage.stdout.hasPrefix("usage: app [--container DIR] [-q] trip list [--upcoming | --past | --from D --to D] [--sort"), "\(usage)")
+    }
+}
