@@ -67,9 +67,12 @@ import TripBoardReadPath
         var generator = SystemRandomNumberGenerator()
         for device in [a, b] {
             var killed = 0
-            for _ in 0..<6 {
+            for round in 0..<6 {
                 let sync = try ProcessRunner.start("app", ["sync", "now"], environment: device.container.environment)
-                usleep(UInt32.random(in: 50_000...1_500_000, using: &generator))
+                // The first kill lands early, while the 1,200 records are still moving (on a fast
+                // machine the whole pull can be over within the later rounds' sleeps); the others anywhere.
+                usleep(round == 0 ? UInt32.random(in: 10_000...100_000, using: &generator)
+                                  : UInt32.random(in: 50_000...1_500_000, using: &generator))
                 if sync.process.isRunning { killed += 1 }
                 sync.kill()
                 _ = sync.wait(timeout: 10)
