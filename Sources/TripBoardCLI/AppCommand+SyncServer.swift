@@ -214,11 +214,17 @@ extension AppCommand {
             let agent = try SyncAgentClient()
             defer { agent.end() }
             let serverTime = try agent.connect(conninfo: account.server, password: password)
+            // With the zone, whether the server still has what this device last saw of it.
+            let check = try store.syncCheck()
             var lookup = AgentRequest(.zone)
             lookup.zone = account.zone
-            guard let zone = try agent.send(lookup).zone else { throw SyncError.zoneMissing(zone: account.zone) }
+            lookup.checkMutation = check.lastMutation
+            lookup.checkRecord = check.tokenRecord
+            let answer = try agent.send(lookup)
+            guard let zone = answer.zone else { throw SyncError.zoneMissing(zone: account.zone) }
             report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key, agent: agent,
-                                    account: account, zone: zone, serverTime: serverTime).run()
+                                    account: account, zone: zone, serverTime: serverTime,
+                                    serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown).run()
             try store.noteSyncEnded(error: nil)
         } catch {
             try? store.noteSyncEnded(error: errorMessage(for: error))

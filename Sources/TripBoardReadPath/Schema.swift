@@ -87,6 +87,8 @@ package enum Schema {
         syncConflicts,
         // 5 → 6: the zone of a booking's times (docs/storage.md)
         bookingZone,
+        // 6 → 7: noticing a server that lost acknowledged changes (docs/sync.md)
+        syncReconcile,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

@@ -58,7 +58,20 @@ public final class AgentService {
             }
             var response = AgentResponse()
             response.zone = try zoneInfo(zone, connection)
+            if let mutation = request.checkMutation {
+                response.mutationKnown = try !connection.query(
+                    "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
+            }
+            if let record = request.checkRecord, let version = record.version {
+                response.recordKnown = try !connection.query(
+                    "SELECT 1 FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 AND version >= $4",
+                    [zone, record.kind, record.id, String(version)]).isEmpty
+            }
             return response
+        case .purgeTombstones:
+            guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
+            return try purgeTombstones(zone: zone, days: max(request.horizonDays ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays),
+                                       connection)
         case .push:
             guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
                   records.count <= AgentLimits.batchRecords else {
@@ -179,11 +192,37 @@ public final class AgentService {
     }
 
     private func zoneInfo(_ zone: String, _ connection: PostgresConnection) throws(PostgresError) -> ZoneInfo? {
-        guard let row = try connection.query(
-            "SELECT name, epoch, change_sequence, key_wrap, min_client_version FROM tripboard.zones WHERE name = $1", [zone]).first
+        guard let row = try connection.query("""
+            SELECT name, epoch, change_sequence, key_wrap, min_client_version, purged_through FROM tripboard.zones WHERE name = $1
+            """, [zone]).first
         else { return nil }
         return ZoneInfo(name: row[0] ?? zone, epoch: row[1] ?? "", changeSequence: Int64(row[2] ?? "0") ?? 0,
-                        keyWrap: row[3] ?? "", minClientVersion: Int(row[4] ?? "1") ?? 1)
+                        keyWrap: row[3] ?? "", minClientVersion: Int(row[4] ?? "1") ?? 1, purgedThrough: Int64(row[5] ?? "0") ?? 0)
+    }
+
+    /// Removes the zone's tombstones last written more than `days` ago, in one transaction with
+    /// the zone's counter row locked (as a push), and raises `purged_through` to the highest
+    /// change sequence removed. Live records are never touched.
+    private func purgeTombstones(zone: String, days: Int, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        try connection.transaction { () throws(PostgresError) -> AgentResponse in
+            guard try !connection.query("SELECT 1 FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).isEmpty else {
+                return .failed(.badRequest, "zone \(zone) does not exist on the server")
+            }
+            let row = try connection.query("""
+                WITH purged AS (
+                    DELETE FROM tripboard.records WHERE zone = $1 AND deleted AND updated_at < now() - make_interval(days => $2::int)
+                    RETURNING change_sequence)
+                SELECT count(*), coalesce(max(change_sequence), 0) FROM purged
+                """, [zone, String(days)]).first
+            let count = Int(row?[0] ?? "0") ?? 0
+            if count > 0 {
+                try connection.query("UPDATE tripboard.zones SET purged_through = greatest(purged_through, $2::bigint) WHERE name = $1",
+                                     [zone, row?[1] ?? "0"])
+            }
+            var response = AgentResponse()
+            response.purged = count
+            return response
+        }
     }
 
     /// One batch in one transaction: the zone's counter row locked first (which also serialises
@@ -193,10 +232,15 @@ public final class AgentService {
     private func push(_ records: [WireRecord], zone: String, mutationID: String,
                       _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
         try connection.transaction { () throws(PostgresError) -> AgentResponse in
-            guard let counter = try connection.query(
-                "SELECT change_sequence FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).first?.first ?? nil else {
+            guard let zoneRow = try connection.query(
+                "SELECT change_sequence, purged_through FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).first,
+                  let counter = zoneRow[0] else {
                 return .failed(.badRequest, "zone \(zone) does not exist on the server")
             }
+            // A record new to the server starts above every version a purged tombstone had (a
+            // version never exceeds the sequence it was written at), so a device that still has
+            // the old one in its trash takes the new one for newer.
+            let firstVersion = (Int64(zoneRow[1] ?? "0") ?? 0) + 1
             if let stored = try connection.query(
                 "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID]).first?.first ?? nil {
                 var response = AgentResponse()
@@ -216,7 +260,7 @@ public final class AgentService {
                     continue
                 }
                 sequence += 1
-                let version = (current ?? 0) + 1
+                let version = current.map { $0 + 1 } ?? firstVersion
                 let fields = try Self.encoded(record.fields)
                 // A deletion keeps no fields; a live write keeps the fields it does not name (a
                 // newer client's, say) — unless it revives a tombstone, which had none.

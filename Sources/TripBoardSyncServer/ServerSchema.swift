@@ -67,5 +67,12 @@ enum ServerSchema {
             FOREIGN KEY (zone, name) REFERENCES tripboard.blobs (zone, name)
         );
         """,
+        """
+        -- Tombstones are kept at least 400 days (AgentLimits.tombstoneDays); purged_through is the
+        -- highest change sequence of one the server no longer keeps, so that a device whose
+        -- token is below it knows it may have missed deletions and reconciles (docs/sync.md).
+        ALTER TABLE tripboard.zones ADD COLUMN purged_through bigint NOT NULL DEFAULT 0;
+        CREATE INDEX records_tombstones ON tripboard.records (zone, updated_at) WHERE deleted;
+        """,
     ]
 }

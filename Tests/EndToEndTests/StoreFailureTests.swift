@@ -26,11 +26,11 @@ import Testing
     @Test func newerSchemaIsRefusedAndLeftAsIs() throws {
         let container = try TestContainer()
         try container.addTrip()
-        _ = try container.sqlite("PRAGMA user_version = 7")
+        _ = try container.sqlite("PRAGMA user_version = 42")
         let before = try container.state()
         let result = try container.app("trip", "list")
         #expect(result.status == 65)
-        #expect(result.stderr.contains("schema version 7, newer than this build understands"), "\(result)")
+        #expect(result.stderr.contains("schema version 42, newer than this build understands"), "\(result)")
         #expect(try container.state() == before)
     }
 

@@ -93,6 +93,28 @@ import TripBoardSodium
         #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
     }
 
+    /// `sync now` on B killed (SIGKILL, crash point `sync.blob-chunk-written`) after the first of
+    /// a file's three chunks is written: the pulled records are there, the attachment `missing`,
+    /// nothing at its path; the next sync fetches, verifies and publishes it.
+    @Test func aDownloadKilledHalfWayLeavesNoHalfFileAndTheNextSyncFetchesIt() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (pdf, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        try a.sync()
+        let killed = try b.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.blob-chunk-written"])
+        #expect(killed.wasSignaled && killed.status == SIGKILL, "\(killed)")
+        #expect(try b.container.sqlite("SELECT state, sync_state FROM attachments WHERE id = '\(id)'").trimmedStdout == "missing|synchronized")
+        #expect(b.container.regularFiles(under: "attachments").isEmpty, "no half file at its path")
+        #expect(try b.container.integrity() == "ok")
+
+        let resumed = try b.sync()
+        #expect(resumed["blobsDownloaded"] as? Int == 1 && resumed["attachmentsMissing"] as? Int == 0, "\(resumed)")
+        #expect(try b.container.sqlite("SELECT state FROM attachments WHERE id = '\(id)'").trimmedStdout == "present")
+        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+        #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
+    }
+
     /// The same file shared on both devices is one blob on the server (named by a keyed hash of its bytes).
     @Test func theSameFileIsOneBlobOnTheServer() throws {
         let (server, a, b) = try SyncTests.twoDevices()

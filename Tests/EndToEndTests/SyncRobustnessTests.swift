@@ -31,7 +31,7 @@ import TripBoardReadPath
     /// trip once on the server at version 1, and B gets them all.
     @Test func aServerStoppedMidSyncFailsInBoundedTimeLosesNothingAndARetryConverges() throws {
         // Durable commits: an immediate stop must not lose what the server acknowledged (a
-        // server that forgets is another scenario, not handled yet: docs/sync.md §8).
+        // server that forgets is SyncReconcileTests' scenario).
         let (server, a, b) = try SyncTests.twoDevices(durable: true)
         defer { withExtendedLifetime(server) {} }
         try Self.importTrips(1_200, on: a)

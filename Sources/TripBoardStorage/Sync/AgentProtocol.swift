@@ -38,6 +38,9 @@ public enum AgentOperation: String, Sendable, Codable {
     /// Chunk `chunkIndex` of the complete blob `blob`: `data`, with `chunkCount`; `blobExists`
     /// false when the server has no complete blob of that name.
     case blobRead
+    /// Removes the zone's tombstones older than the horizon (`horizonDays`, never under
+    /// `AgentLimits.tombstoneDays`), raising the zone's `purgedThrough`.
+    case purgeTombstones
 }
 
 /// One request to the agent. Only the members its operation uses are set.
@@ -61,6 +64,13 @@ public struct AgentRequest: Sendable, Codable {
     public var chunkIndex: Int?
     public var data: String?
     public var waitSeconds: Double?
+    /// `zone`: a mutation id to look up (`AgentResponse.mutationKnown`).
+    public var checkMutation: String?
+    /// `zone`: a record (kind, id, version) whose server copy must be at least that version
+    /// (`AgentResponse.recordKnown`).
+    public var checkRecord: WireRecord?
+    /// `purgeTombstones`: how old a tombstone must be, in days.
+    public var horizonDays: Int?
 
     public init(_ operation: AgentOperation) { self.operation = operation }
 }
@@ -81,6 +91,12 @@ public struct AgentResponse: Sendable, Codable {
     public var changed: Bool?
     public var chunkCount: Int?
     public var data: String?
+    /// `zone` with `checkMutation`: whether the server has applied that batch.
+    public var mutationKnown: Bool?
+    /// `zone` with `checkRecord`: whether the server's copy of that record is at least that version.
+    public var recordKnown: Bool?
+    /// `purgeTombstones`: how many were removed.
+    public var purged: Int?
 
     public init() {}
 
@@ -126,13 +142,17 @@ public struct ZoneInfo: Sendable, Codable, Equatable {
     public var keyWrap: String
     /// Clients older than this may only read (schema skew).
     public var minClientVersion: Int
+    /// The highest change sequence of a tombstone the server no longer keeps (older than the
+    /// horizon): a device whose token is below it may have missed deletions and reconciles.
+    public var purgedThrough: Int64?
 
-    public init(name: String, epoch: String, changeSequence: Int64, keyWrap: String, minClientVersion: Int) {
+    public init(name: String, epoch: String, changeSequence: Int64, keyWrap: String, minClientVersion: Int, purgedThrough: Int64? = nil) {
         self.name = name
         self.epoch = epoch
         self.changeSequence = changeSequence
         self.keyWrap = keyWrap
         self.minClientVersion = minClientVersion
+        self.purgedThrough = purgedThrough
     }
 }
 
@@ -217,4 +237,27 @@ public enum AgentLimits {
     public static let blobChunksMaximum = 1024
     /// Seconds the agent lives at most (it stops itself with `alarm`), whatever `app` does.
     public static let lifetimeSeconds: UInt32 = 900
+    /// How long the server keeps a tombstone, at least (docs/sync.md, Tombstones and the horizon).
+    public static let tombstoneDays = 400
+}
+
+/// What a device asks the server before it syncs, to tell whether the server lost changes it
+/// had acknowledged (`Store.syncCheck`, docs/sync.md).
+public struct SyncCheck: Sendable, Equatable {
+    /// The mutation id of the last batch this device pushed and the server answered.
+    public var lastMutation: String?
+    /// The last record the change token covers, as kind, id and version.
+    public var tokenRecord: WireRecord?
+
+    public init(lastMutation: String?, tokenRecord: WireRecord?) {
+        self.lastMutation = lastMutation
+        self.tokenRecord = tokenRecord
+    }
+
+    /// `kind/id/version` → the record; nil for anything else.
+    static func record(_ text: String) -> WireRecord? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let version = Int64(parts[2]) else { return nil }
+        return WireRecord(kind: String(parts[0]), id: String(parts[1]), version: version, deleted: false, fields: [:])
+    }
 }

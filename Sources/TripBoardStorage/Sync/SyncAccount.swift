@@ -84,6 +84,12 @@ extension Store {
         }
     }
 
+    /// Drops the batches saved for sending: the server they were made for is gone (records
+    /// stay pending, the reconcile sends them again against what the server has now).
+    func dropOutgoing() throws {
+        try connection.statement("DELETE FROM sync_outgoing").run()
+    }
+
     /// Notes how the last sync ended (`nil`: it succeeded).
     public func noteSyncEnded(error: String?) throws {
         try connection.writeTransaction {
@@ -95,9 +101,26 @@ extension Store {
         }
     }
 
-    /// The change token, inside the caller's transaction with the changes it covers.
-    func setChangeToken(epoch: String, sequence: Int64) throws {
+    /// The change token, inside the caller's transaction with the changes it covers; `record`, the
+    /// last record it covers (`SyncCheck.tokenRecord`), when the page had one.
+    func setChangeToken(epoch: String, sequence: Int64, record: WireRecord? = nil) throws {
         try connection.statement("UPDATE sync_account SET epoch = ?, change_sequence = ?").run([.text(epoch), .integer(sequence)])
+        if let record, let version = record.version {
+            try connection.statement("UPDATE sync_account SET token_record = ?").run([.text("\(record.kind)/\(record.id)/\(version)")])
+        }
+    }
+
+    /// The mutation id of the last batch the server answered, inside the transaction that records
+    /// its answers (`SyncCheck.lastMutation`).
+    func setLastMutation(_ mutationID: String?) throws {
+        try connection.statement("UPDATE sync_account SET last_mutation = ?").run([.optional(mutationID)])
+    }
+
+    /// What the server is asked before a sync, to tell whether it lost changes it had acknowledged.
+    public func syncCheck() throws -> SyncCheck {
+        try connection.statement("SELECT last_mutation, token_record FROM sync_account WHERE only_row = 1").rows { row in
+            SyncCheck(lastMutation: row.optionalText(0), tokenRecord: row.optionalText(1).flatMap(SyncCheck.record(_:)))
+        }.first ?? SyncCheck(lastMutation: nil, tokenRecord: nil)
     }
 
     /// Trips, places, bookings and attachments waiting for the server; of those, attachments;

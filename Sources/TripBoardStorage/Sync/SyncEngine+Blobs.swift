@@ -148,6 +148,7 @@ extension SyncEngine {
             plain.update(plaintext)
             named.update(plaintext)
             try file.write(all: plaintext)
+            if index == 0 { CrashPoint.reach("sync.blob-chunk-written") }
         }
         guard total == byteCount, Sodium.hexString(named.finalize()) == name else { return false }
         let hash = Sodium.hexString(plain.finalize())

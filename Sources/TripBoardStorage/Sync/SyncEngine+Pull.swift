@@ -29,7 +29,7 @@ extension SyncEngine {
                 let now = store.stamp()
                 try store.connection.writeTransaction {
                     for record in records { try apply(record, at: now) }
-                    try store.setChangeToken(epoch: zone.epoch, sequence: end)
+                    try store.setChangeToken(epoch: zone.epoch, sequence: end, record: records.last)
                 }
                 CrashPoint.reach("sync.page-applied")
                 reached = end

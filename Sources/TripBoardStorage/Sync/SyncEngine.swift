@@ -33,6 +33,14 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var attachmentsMissing = 0
     /// The zone asks for a newer client (`min_client_version`): this run only pulled.
     public var readOnly = false
+    /// Why this run compared everything with the server first (`zoneRecreated`,
+    /// `serverLostChanges`, `horizonPassed`), or nil for an ordinary run (docs/sync.md).
+    public var reconciled: SyncEngine.ReconcileReason?
+    /// Of the records compared, those sent again because the server had lost them (or an older
+    /// version), and those found deleted on the server long ago and moved to the trash here.
+    public var reuploaded = 0
+    /// Tombstones older than the horizon this run removed from the server.
+    public var tombstonesPurged = 0
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
@@ -55,16 +63,22 @@ public final class SyncEngine {
     let zone: ZoneInfo
     /// The server's clock at connection, in milliseconds: local stamps are clamped to it + 5 minutes.
     let serverMilliseconds: Int64
+    /// What the server answered to this device's `SyncCheck`: whether it still has this device's
+    /// last batch and the last record the token covers (nil: not asked).
+    let serverHasLastMutation: Bool?
+    let serverHasTokenRecord: Bool?
     var report = SyncReport()
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo,
-                serverTime: Timestamp) {
+                serverTime: Timestamp, serverHasLastMutation: Bool? = nil, serverHasTokenRecord: Bool? = nil) {
         self.store = store
         self.files = files
         self.key = key
         self.agent = agent
         self.account = account
         self.zone = zone
+        self.serverHasLastMutation = serverHasLastMutation
+        self.serverHasTokenRecord = serverHasTokenRecord
         serverMilliseconds = serverTime.secondsSinceEpoch * 1000 + Int64(serverTime.milliseconds)
     }
 
@@ -79,7 +93,15 @@ public final class SyncEngine {
             report.pending = try store.syncBacklog().records
             return report
         }
-        try replayOutgoing()
+        if let reason = reconcileReason() {
+            // A batch saved for a server that has lost what it knew cannot be replayed against
+            // it; its records are still pending and go out again after the comparison.
+            if reason != .horizonPassed { try store.connection.writeTransaction { try store.dropOutgoing() } }
+            try replayOutgoing()
+            try reconcile(reason)
+        } else {
+            try replayOutgoing()
+        }
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
             try pull()
@@ -88,6 +110,7 @@ public final class SyncEngine {
             if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty { break }
         }
         try downloadBlobs()
+        try purgeTombstones()
         report.pending = try store.syncBacklog().records
         return report
     }
@@ -179,6 +202,7 @@ public final class SyncEngine {
                 try recordApplied(entry, kind: kind, version: result.version)
             }
             try store.connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+            try store.setLastMutation(mutationID)
         }
         report.pushed += applied
         report.conflicts += conflicts

@@ -78,6 +78,19 @@ final class PostgresServer: @unchecked Sendable {
         return result.stdout
     }
 
+    /// Saves the `tripboard` schema (`pg_dump -Fc -n tripboard`) to `file`, as an operator's backup would.
+    func backUp(to file: String) throws {
+        let result = try Self.tool("pg_dump", ["-h", directory, "-p", String(port), "-U", user, "-Fc", "-n", "tripboard", "-f", file, database])
+        #expect(result.status == 0, "pg_dump: \(result)")
+    }
+
+    /// Puts the `tripboard` schema back as `backUp` saved it: everything since is gone.
+    func restore(from file: String) throws {
+        _ = try psql("DROP SCHEMA tripboard CASCADE")
+        let result = try Self.tool("pg_restore", ["-h", directory, "-p", String(port), "-U", user, "-d", database, "--exit-on-error", file])
+        #expect(result.status == 0, "pg_restore: \(result)")
+    }
+
     private static func tool(_ name: String, _ arguments: [String]) throws -> ProcessResult {
         let environment = ProcessRunner.environment(container: nil, extra: ["HOME": "/tmp"])
         if getuid() == 0 {

@@ -1,0 +1,130 @@
+import TripBoardSystem
+import TripBoardReadPath
+
+/// Reconciling: when the change feed alone cannot be trusted, the device compares everything it
+/// has with everything the server has, and settles each difference by the record's
+/// `remoteVersion` — which tells "the server had it" from "never uploaded" (docs/sync.md, When
+/// the server forgets).
+extension SyncEngine {
+    public enum ReconcileReason: String, Sendable, Codable, Equatable {
+        /// The zone has another epoch than the token: it was recreated, and holds nothing of
+        /// what this device had sent.
+        case zoneRecreated
+        /// The server went back in time: its change counter is below the token, or it no longer
+        /// has this device's last batch, or its copy of the last record the token covers is
+        /// older (restored from an older dump, or run without durable commits and crashed).
+        case serverLostChanges
+        /// The token is older than the tombstones the server still keeps: deletions may have
+        /// been missed.
+        case horizonPassed
+    }
+
+    /// Why the feed alone will not do this time, or nil. A device that never synced has nothing
+    /// to compare (its first sync copies live records).
+    func reconcileReason() -> ReconcileReason? {
+        guard let epoch = account.epoch else { return nil }
+        if epoch != zone.epoch { return .zoneRecreated }
+        let purgedThrough = zone.purgedThrough ?? 0
+        if account.changeSequence < purgedThrough { return .horizonPassed }
+        if account.changeSequence > zone.changeSequence || serverHasLastMutation == false { return .serverLostChanges }
+        // The token's record may be gone for a good reason: a tombstone purged at or after it.
+        if serverHasTokenRecord == false && account.changeSequence > purgedThrough { return .serverLostChanges }
+        return nil
+    }
+
+    /// Pulls the whole zone (live records and the tombstones it keeps) in one consistent read,
+    /// applying it as any pull does, then settles every record this device has that the server
+    /// has older or not at all, and only then moves the token: a crash before the end leaves the
+    /// reason in place, and the next run reconciles again (applying a page twice changes nothing).
+    func reconcile(_ reason: ReconcileReason) throws {
+        report.reconciled = reason
+        var onServer: [String: Int64] = [:]
+        var begin = AgentRequest(.pullBegin)
+        begin.zone = account.zone
+        begin.afterSequence = 0
+        begin.liveOnly = false
+        let high = try agent.send(begin).highSequence ?? 0
+        defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
+        var last: WireRecord?
+        while true {
+            var pageRequest = AgentRequest(.pullPage)
+            pageRequest.limit = AgentLimits.batchRecords
+            let page = try agent.send(pageRequest)
+            let records = page.records ?? []
+            let now = store.stamp()
+            try store.connection.writeTransaction {
+                for record in records {
+                    if let version = record.version { onServer[record.kind + "/" + record.id] = version }
+                    try apply(record, at: now)
+                }
+            }
+            last = records.last ?? last
+            if !(page.more ?? false) { break }
+        }
+        let now = store.stamp()
+        try store.connection.writeTransaction {
+            for kind in SyncRecord.kinds {
+                let known = try store.connection.statement("SELECT id, remote_version FROM \(kind.table) WHERE remote_version IS NOT NULL")
+                    .rows { ($0.text(0), $0.integer(1)) }
+                for (id, remoteVersion) in known {
+                    let serverVersion = onServer[kind.rawValue + "/" + id]
+                    if let serverVersion, serverVersion >= remoteVersion { continue }
+                    // Read again: settling a trip has moved its children since the list was made.
+                    guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
+                    try settle(record, serverVersion: serverVersion, reason: reason, at: now)
+                }
+            }
+            try store.setChangeToken(epoch: zone.epoch, sequence: high, record: last)
+            if reason != .horizonPassed { try store.setLastMutation(nil) }
+        }
+        account.epoch = zone.epoch
+        account.changeSequence = high
+    }
+
+    /// One record the server has older (`serverVersion`) or not at all (nil).
+    private func settle(_ record: SyncRecord, serverVersion: Int64?, reason: ReconcileReason, at now: String) throws {
+        let kind = record.kind
+        // What the server has of it is not what this device last saw: every field goes again.
+        try store.clearShadow(kind, id: record.id)
+        let deletedHere = record.isTombstone || record.isInTrash
+        if let serverVersion {
+            // The server lost later versions: the live record, or its deletion, goes out again
+            // against the version the server has.
+            try store.setSyncMetadata(kind, id: record.id, state: deletedHere ? .pendingDeletion : .pendingUpload,
+                                      remoteVersion: serverVersion)
+            report.reuploaded += 1
+            return
+        }
+        if !deletedHere {
+            if reason == .horizonPassed {
+                // Deleted on the server so long ago that its tombstone is gone: delete beats
+                // edit, the record goes to the trash here (with its children), for this device
+                // alone since the server has nothing to delete.
+                _ = try store.moveToTrashInTransaction(kind, id: record.id, at: now)
+                try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
+                report.trashed += 1
+            } else {
+                // The server lost it: sent again as a new record.
+                try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
+                report.reuploaded += 1
+            }
+            return
+        }
+        if record.isInTrash {
+            // A trash entry the server has nothing of: this device's alone (restoring it sends
+            // it as a new record).
+            try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
+        } else {
+            // A tombstone waiting to tell a server that no longer has the record: done.
+            _ = try store.recordAcknowledgement(kind: kind, id: record.id, remoteVersion: record.remoteVersion ?? 1)
+        }
+    }
+
+    /// Asks the server to drop tombstones older than the horizon (at least 400 days). A server
+    /// that cannot (busy, older schema) is not an error of this sync: the next run asks again.
+    func purgeTombstones() throws {
+        var request = AgentRequest(.purgeTombstones)
+        request.zone = account.zone
+        report.tombstonesPurged = (try? agent.send(request))?.purged ?? 0
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+import TripBoardStorage
+
+/// When the change feed alone cannot be trusted — a server restored from an older backup, a zone
+/// emptied under a new epoch, a device offline past the tombstone horizon — the device compares
+/// everything with the server and settles each difference by `remoteVersion`: nothing deleted
+/// comes back, nothing made only here is lost, nothing is duplicated.
+@Suite struct SyncReconcileTests {
+    func count(_ device: SyncDevice, _ sql: String) throws -> String { try device.container.sqlite(sql).trimmedStdout }
+
+    /// The live records of a device, without sync metadata.
+    func live(_ device: SyncDevice) throws -> String {
+        try count(device, "SELECT id, name, start_date, end_date, notes FROM trips WHERE trashed_at IS NULL AND sync_state <> 'pendingDeletion' ORDER BY id")
+            + "\n" + count(device, "SELECT id, trip_id, name FROM places WHERE trashed_at IS NULL AND sync_state <> 'pendingDeletion' ORDER BY id")
+    }
+
+    /// Timeline: A and B share Porto and Braga → B goes offline → A deletes Porto and syncs → 401
+    /// days pass on the server (its tombstones aged by hand) → A syncs, which purges them → B,
+    /// back, has edited Porto's notes and made Faro meanwhile → B's sync reconciles: Porto goes
+    /// to B's trash (delete beats edit, even a year later), Faro goes up, Braga stays → A gets
+    /// Faro and never sees Porto again; restoring Porto on B sends it as a new record.
+    @Test func aDeviceOfflinePastTheTombstoneHorizonLosesNoDeletionAndNoNewRecord() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let porto = try a.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-03")
+        let braga = try a.container.addTrip("Braga", start: "2027-06-01", end: "2027-06-02")
+        try a.ok("place", "add", "--trip", porto, "--name", "Livraria Lello")
+        try a.sync()
+        try b.sync()
+
+        try a.ok("trip", "delete", porto)
+        try a.sync()
+        #expect(try server.psql("UPDATE tripboard.records SET updated_at = now() - interval '401 days' WHERE deleted") == "UPDATE 2")
+        let purging = try a.sync()
+        #expect(purging["tombstonesPurged"] as? Int == 2, "\(purging)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE deleted") == "0")
+        #expect(try server.psql("SELECT purged_through > 0 FROM tripboard.zones") == "t")
+
+        try b.ok("trip", "edit", porto, "--notes", "Francesinha at Café Santiago")
+        let faro = try b.container.addTrip("Faro", start: "2027-07-01", end: "2027-07-04")
+        let back = try b.sync()
+        #expect(back["reconciled"] as? String == "horizonPassed", "\(back)")
+        #expect(back["trashed"] as? Int == 1 && back["pending"] as? Int == 0, "\(back)")
+        #expect(try count(b, "SELECT trashed_at IS NOT NULL, notes FROM trips WHERE id = '\(porto)'") == "1|Francesinha at Café Santiago",
+                "the edited version is what B's trash keeps")
+        #expect(try count(b, "SELECT count(*) FROM places WHERE trashed_at IS NOT NULL") == "1", "its place went with it")
+        try a.sync()
+        #expect(try live(a) == live(b))
+        #expect(try count(a, "SELECT name FROM trips WHERE trashed_at IS NULL ORDER BY name") == "Braga\nFaro")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'trip' AND NOT deleted") == "2")
+
+        // B's trash entry is B's alone: restored, it goes up as a new record.
+        try b.ok("trash", "restore", porto)
+        try b.sync()
+        try a.sync()
+        #expect(try count(a, "SELECT name FROM trips WHERE trashed_at IS NULL ORDER BY name") == "Braga\nFaro\nPorto")
+        #expect(try live(a) == live(b))
+        _ = (braga, faro)
+    }
+
+    /// Timeline: A and B share Lisbon → the operator backs the server up → A renames Lisbon and
+    /// adds Sintra, B adds Évora, both sync → the server is restored from the backup (it forgets
+    /// the rename, Sintra and Évora) → each device notices on its next sync (B: its token is past
+    /// the server's counter; A: the server no longer has its last batch) and sends again what
+    /// the server lost → both end equal, every record once on the server.
+    @Test func aServerRestoredFromAnOlderBackupGetsBackWhatItLost() throws {
+        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        defer { withExtendedLifetime(server) {} }
+        let lisbon = try a.container.addTrip("Lisbon", start: "2027-05-01", end: "2027-05-03")
+        try a.sync()
+        try b.sync()
+        let backup = server.directory + "/tripboard.dump"
+        try server.backUp(to: backup)
+
+        try a.ok("trip", "edit", lisbon, "--name", "Lisboa")
+        try a.container.addTrip("Sintra", start: "2027-05-02", end: "2027-05-02")
+        try a.sync()
+        try b.container.addTrip("Évora", start: "2027-05-04", end: "2027-05-05")
+        try b.sync()
+        try a.sync()
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records") == "3")
+
+        try server.restore(from: backup)
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records") == "1")
+        let fromB = try b.sync()
+        #expect(fromB["reconciled"] as? String == "serverLostChanges", "\(fromB)")
+        let fromA = try a.sync()
+        #expect(fromA["reconciled"] as? String == "serverLostChanges", "\(fromA)")
+        try b.sync()
+        #expect(try live(a) == live(b))
+        #expect(try count(a, "SELECT name FROM trips ORDER BY name") == "Lisboa\nSintra\nÉvora")
+        #expect(try server.psql("SELECT count(*), count(DISTINCT id) FROM tripboard.records WHERE NOT deleted") == "3|3")
+        for device in [a, b] {
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+            #expect(try device.container.integrity() == "ok")
+        }
+        // From then on the feed is followed again: an edit travels as usual.
+        try b.ok("trip", "edit", lisbon, "--notes", "Tram 28")
+        #expect(try b.sync()["reconciled"] is NSNull)
+        #expect(try a.sync()["reconciled"] is NSNull)
+        #expect(try count(a, "SELECT notes FROM trips WHERE id = '\(lisbon)'") == "Tram 28")
+    }
+
+    /// A zone emptied and given a new epoch (recreated with the same key): both devices send
+    /// everything again, once.
+    @Test func aZoneRecreatedUnderANewEpochGetsEverythingAgainOnce() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.container.addTrip("Madeira", start: "2027-08-01", end: "2027-08-08")
+        try b.container.addTrip("Azores", start: "2027-09-01", end: "2027-09-08")
+        for device in [a, b, a] { try device.sync() }
+        _ = try server.psql("DELETE FROM tripboard.records; DELETE FROM tripboard.mutations; UPDATE tripboard.zones SET epoch = gen_random_uuid()::text, change_sequence = 0")
+
+        #expect(try a.sync()["reconciled"] as? String == "zoneRecreated")
+        #expect(try b.sync()["reconciled"] as? String == "zoneRecreated")
+        try a.sync()
+        #expect(try server.psql("SELECT count(*), count(DISTINCT id) FROM tripboard.records") == "2|2")
+        #expect(try live(a) == live(b))
+        #expect(try count(a, "SELECT count(*) FROM trips") == "2")
+    }
+
+    /// A device reinstalled (a fresh container joining the zone with the passphrase) gets
+    /// everything once, and its first syncs change nothing on the others.
+    @Test func aReinstalledDeviceGetsEverythingOnceAndDuplicatesNothing() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Kyoto", start: "2027-03-01", end: "2027-03-08")
+        try a.ok("place", "add", "--trip", trip, "--name", "Kinkaku-ji")
+        try a.sync()
+        try b.sync()
+        let reinstalled = try SyncDevice()
+        #expect(try reinstalled.join(server).status == 0)
+        let first = try reinstalled.sync()
+        #expect(first["pulled"] as? Int == 2 && first["pushed"] as? Int == 0 && first["reconciled"] is NSNull, "\(first)")
+        #expect(try reinstalled.sync()["pulled"] as? Int == 0)
+        #expect(try a.sync()["pulled"] as? Int == 0)
+        #expect(try live(reinstalled) == live(a))
+        #expect(try server.psql("SELECT count(*), max(version) FROM tripboard.records") == "2|1")
+    }
+
+    /// Timeline, with each device's clock injected: the trips are made a month ago; B goes offline three weeks ago and edits
+    /// the trip's notes and deletes Braga on its first day away; A renames the trip a week
+    /// later, edits the notes two weeks later and edits Braga → B comes back today: the later
+    /// notes (A's) win on both, B's losing notes are kept for `sync conflicts`, the rename
+    /// stays, and Braga goes to the trash on both (delete beats edit, however late the edit).
+    @Test func threeWeeksOfflineMergeByTheClockAndDeletionsStillWin() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let day: TimeInterval = 86_400
+        func at(_ daysAgo: Double) -> [String: String] {
+            ["TRIPBOARD_NOW": ISO8601DateFormatter().string(from: Date(timeIntervalSinceNow: -daysAgo * day))]
+        }
+        let trip = try a.ok("trip", "add", "--name", "Porto", "--start", "2027-05-01", "--end", "2027-05-03", environment: at(30))
+        let braga = try a.ok("trip", "add", "--name", "Braga", "--start", "2027-06-01", "--end", "2027-06-02", environment: at(30))
+        try a.sync()
+        try b.sync()
+
+        try b.ok("trip", "edit", trip, "--notes", "B, offline", environment: at(21))
+        try b.ok("trip", "delete", braga, environment: at(21))
+        try a.ok("trip", "edit", trip, "--name", "Porto e Gaia", environment: at(14))
+        try a.sync()
+        try a.ok("trip", "edit", trip, "--notes", "A, two weeks later", environment: at(7))
+        try a.ok("trip", "edit", braga, "--notes", "A, still going", environment: at(7))
+        try a.sync()
+
+        let back = try b.sync()
+        #expect(back["conflictsKept"] as? Int == 1, "\(back)")
+        try a.sync()
+        for device in [a, b] {
+            let row = try count(device, "SELECT name, notes FROM trips WHERE id = '\(trip)'")
+            #expect(row == "Porto e Gaia|A, two weeks later", "\(row)")
+            #expect(try count(device, "SELECT trashed_at IS NOT NULL FROM trips WHERE id = '\(braga)'") == "1")
+        }
+        #expect(try b.ok("sync", "conflicts").contains("B, offline"))
+        #expect(try live(a) == live(b))
+    }
+}
