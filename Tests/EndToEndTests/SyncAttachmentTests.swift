@@ -115,6 +115,40 @@ import TripBoardSodium
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
     }
 
+    /// The same ticket filed into the same trip on both devices before either synced: after both
+    /// sync, one booking and one attachment everywhere — B, syncing second, keeps A's.
+    @Test func theSameTicketFiledOnBothDevicesIsOneBookingAndOneAttachment() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        try a.sync()
+        try b.sync()
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
+        var filed: [String] = []
+        for device in [a, b] {
+            let shared = try device.container.shareOK(try device.container.input(pdf, as: "boarding pass.pdf"), "--trip", trip)
+            filed.append(try #require((shared["attachment"] as? [String: Any])?["id"] as? String))
+        }
+        try a.sync()
+        let second = try b.sync()
+        #expect(second["duplicatesMerged"] as? Int == 2 && second["pushed"] as? Int == 0 && second["blobsDownloaded"] as? Int == 1,
+                "\(second)")
+        try a.sync()
+        #expect(try server.psql("SELECT kind, count(*) FROM tripboard.records WHERE NOT deleted GROUP BY kind ORDER BY kind")
+                == "attachment|1\nbooking|1\ntrip|1")
+        for device in [a, b] {
+            let listed = try #require(try device.json("attachment", "list") as? [[String: Any]])
+            #expect(listed.count == 1 && listed.first?["id"] as? String == filed[0], "\(listed)")
+            #expect(try device.container.sqlite("SELECT count(*) FROM bookings").trimmedStdout == "1")
+            #expect(try device.container.bytes("container/attachments/\(filed[0].prefix(2))/\(filed[0]).pdf") == pdf)
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        // B's own copy leaves with the next writer (the deletion queue): no file, no row.
+        try b.ok("trip", "edit", trip, "--notes", "one ticket")
+        #expect(try b.container.sqlite("SELECT count(*) FROM attachments").trimmedStdout == "1")
+        #expect(b.container.regularFiles(under: "attachments").count == 1)
+    }
+
     /// The same file shared on both devices is one blob on the server (named by a keyed hash of its bytes).
     @Test func theSameFileIsOneBlobOnTheServer() throws {
         let (server, a, b) = try SyncTests.twoDevices()

@@ -187,6 +187,7 @@ extension SyncEngine {
             record.syncState = .pendingDeletion
         }
         try store.writeSyncRecord(record, inserting: true)
+        if trashedWith == nil { try absorbLocalDuplicate(of: record) }
         if let trashedWith {
             try store.connection.statement("UPDATE \(kind.table) SET trashed_at = ?, trashed_with = ? WHERE id = ?")
                 .run([.text(now), .text(trashedWith), .text(remote.id)])

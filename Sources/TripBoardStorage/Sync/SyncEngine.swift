@@ -41,6 +41,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var reuploaded = 0
     /// Tombstones older than the horizon this run removed from the server.
     public var tombstonesPurged = 0
+    /// Bookings and attachments this device made that turned out to be the ones another device
+    /// had already sent (the same ticket filed on both): merged into the server's.
+    public var duplicatesMerged = 0
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
