@@ -217,8 +217,8 @@ extension AppCommand {
             var lookup = AgentRequest(.zone)
             lookup.zone = account.zone
             guard let zone = try agent.send(lookup).zone else { throw SyncError.zoneMissing(zone: account.zone) }
-            report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key, agent: agent,
-                                    account: account, zone: zone, serverTime: serverTime).run()
+            report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key,
+                                    keychain: try context.keychain(), agent: agent, account: account, zone: zone, serverTime: serverTime).run()
             try store.noteSyncEnded(error: nil)
         } catch {
             try? store.noteSyncEnded(error: errorMessage(for: error))
@@ -237,7 +237,10 @@ extension AppCommand {
             + (report.blobsUploaded + report.blobsDownloaded > 0
                 ? " Files: \(report.blobsUploaded) uploaded, \(report.blobsDownloaded) downloaded." : "")
             + (report.attachmentsMissing > 0 ? " \(report.attachmentsMissing) attachment file\(report.attachmentsMissing == 1 ? "" : "s") not fetched yet." : "")
-            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : ""))
+            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : "")
+            + (report.secretsPulled + report.secretsPushed + report.secretsDeleted + report.secretsPending > 0
+                ? " Keychain items: \(report.secretsPulled) received, \(report.secretsPushed) sent, \(report.secretsDeleted) deleted; \(report.secretsPending) pending." : "")
+            + (report.keychainLocked ? " Keychain items not synced: the container key is locked on this device (`app keychain recover`)." : ""))
     }
 
     /// `sync status --json`.
@@ -251,6 +254,9 @@ extension AppCommand {
         var unconfirmedBatches: Int
         /// Values that lost a merge, kept (`sync conflicts`).
         var conflicts: Int
+        /// Migratable keychain items (and deletions of them) waiting for the server; not in
+        /// `pending`, which counts the store's records.
+        var pendingKeychainItems: Int
     }
 
     static func syncStatus(_ context: CommandContext) throws {
@@ -259,9 +265,12 @@ extension AppCommand {
         let store = try context.store()
         let account = try store.syncAccount()
         let backlog = try store.syncBacklog()
+        // The keychain is opened only for a container that syncs (it has one: the zone key is in it).
+        let keychainBacklog = account == nil ? (items: 0, batches: 0) : try context.keychain().syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
-                                pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile, unconfirmedBatches: backlog.unconfirmedBatches,
-                                conflicts: try store.syncConflictCount())
+                                pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile,
+                                unconfirmedBatches: backlog.unconfirmedBatches + keychainBacklog.batches,
+                                conflicts: try store.syncConflictCount(), pendingKeychainItems: keychainBacklog.items)
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
         context.console.printTable(header: ["", ""], rows: [
@@ -269,7 +278,9 @@ extension AppCommand {
             ["zone", account.zone],
             ["last sync", account.lastSyncAt ?? "never"],
             ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
-            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")" + (backlog.unconfirmedBatches > 0 ? ", 1 batch to confirm" : "")],
+            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")"
+                + (status.unconfirmedBatches > 0 ? ", \(status.unconfirmedBatches) batch\(status.unconfirmedBatches == 1 ? "" : "es") to confirm" : "")],
+            ["keychain items", keychainBacklog.items == 0 ? "-" : "\(keychainBacklog.items) to send"],
             ["attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
                 : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"],
             ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
@@ -285,6 +296,7 @@ extension AppCommand {
         for service in [ZoneKey.keychainService, ZoneKey.passwordService] {
             do { try keychain.delete(service: service, account: account.zone) } catch KeychainError.notFound {}
         }
+        try keychain.forgetSync()
         let dropped = try store.leaveSync()
         context.console.diagnostic("left zone \(account.zone); local data stays as it is"
             + (dropped > 0 ? " (a batch the server never confirmed was dropped; its records stay pending)" : ""))
