@@ -30,6 +30,7 @@ import TripBoardSystem
         defer { withExtendedLifetime(server) {} }
         try Self.set(a, "api.example.com", "ana@example.com", "first-secret")
         #expect(try Self.pendingKeychainItems(a) == 1)
+        #expect(try a.ok("sync", "status").contains("1 to send"))
         let pushed = try a.sync()
         #expect(pushed["secretsPushed"] as? Int == 1 && pushed["secretsPending"] as? Int == 0, "\(pushed)")
         #expect(try Self.pendingKeychainItems(a) == 0)
@@ -167,6 +168,31 @@ import TripBoardSystem
         #expect(try Self.get(a, "wifi", "home").trimmedStdout == "created-on-B")
         #expect(try Self.get(b, "wifi", "home").trimmedStdout == "created-on-B")
         #expect(try Self.secretRecords(server) == "1|0")
+    }
+
+    /// A keychain of schema 2 (before keychain sync) on a device that already syncs: its
+    /// migratable items wait for the server once it is upgraded, and the first sync sends them.
+    @Test func aKeychainOfSchemaTwoSendsItsMigratableItemsOnTheFirstSync() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.container.addTrip("Oslo")
+        try a.sync()
+        try Self.set(a, "legacy.example.com", "ana", "from-schema-two")
+        // Back to schema 2: the sync columns and tables gone, the item kept.
+        let downgrade = try a.container.sqlite("""
+            ALTER TABLE items DROP COLUMN sync_pending; ALTER TABLE items DROP COLUMN sync_version;
+            ALTER TABLE items DROP COLUMN sync_stamp; ALTER TABLE items DROP COLUMN sync_digest;
+            ALTER TABLE items DROP COLUMN sync_conflict_version;
+            DROP TABLE sync_tombstones; DROP TABLE sync_outgoing; DROP TABLE sync_token; PRAGMA user_version = 2;
+            """, database: a.container.keychainPath)
+        #expect(downgrade.status == 0, "\(downgrade)")
+        #expect(try Self.pendingKeychainItems(a) == 1)
+        #expect(try a.container.sqlite("PRAGMA user_version", database: a.container.keychainPath).trimmedStdout == "3")
+        let pushed = try a.sync()
+        #expect(pushed["secretsPushed"] as? Int == 1, "\(pushed)")
+        try b.sync()
+        #expect(try Self.get(b, "legacy.example.com", "ana").trimmedStdout == "from-schema-two")
+        #expect(try b.container.sqlite("SELECT count(*) FROM trips").trimmedStdout == "1")
     }
 
     /// `sync leave` keeps the items; joining again sends them again, merged with what the server has.

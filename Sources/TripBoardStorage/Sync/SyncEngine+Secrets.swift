@@ -256,10 +256,18 @@ extension SyncEngine {
                 guard let entry = byID[result.id] else { continue }
                 guard result.status == .applied else {
                     conflicts += 1
-                    if entry.deleted {
+                    switch (entry.deleted, result.version >= 1) {
+                    case (true, true):
                         try keychain.setSyncTombstone(service: entry.service, account: entry.account, version: result.version)
-                    } else if result.version >= 1 {
+                    case (true, false):
+                        // The server has no such record (a zone made again): nothing to delete there.
+                        try keychain.deleteSyncTombstone(service: entry.service, account: entry.account)
+                    case (false, true):
                         try keychain.setSyncConflictVersion(service: entry.service, account: entry.account, result.version)
+                    case (false, false):
+                        // The server has no such record: the item is sent again as a new one.
+                        try keychain.setSyncState(service: entry.service, account: entry.account, pending: true, version: nil,
+                                                  stamp: nil, digest: nil)
                     }
                     continue
                 }
