@@ -37,9 +37,9 @@ extension AppCommand {
                             .json,
                         ],
                         summary: """
-                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings and \
-                        attachments (their files sealed) until nothing is left, fetches the files of pulled attachments; \
-                        prints what it did.
+                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings, \
+                        attachments (their files sealed) and migratable keychain items (this-device-only ones never leave) \
+                        until nothing is left, fetches the files of pulled attachments; prints what it did.
                         """, run: handlingSecrets(syncNow)),
             AppCommandSpec(words: ["sync", "status"],
                         options: [
@@ -47,7 +47,7 @@ extension AppCommand {
                         ],
                         summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
                         run: syncStatus),
-            AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
+            AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data and keychain items stay as they are.",
                         run: handlingSecrets(leaveSync)),
         ] + syncConflictCommands + syncWatchCommands
     }

@@ -156,6 +156,27 @@ import TripBoardSystem
         #expect(try Self.pendingKeychainItems(a) == 0 && Self.pendingKeychainItems(b) == 0)
     }
 
+    /// A deletes the item while B changes it: delete beats edit, whichever reaches the server
+    /// first; the item is gone on both and nothing is left pending.
+    @Test(arguments: [true, false])
+    func deleteBeatsAConcurrentEdit(deletionPushedFirst: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try Self.set(a, "shared.example.com", "team", "original")
+        try a.sync()
+        try b.sync()
+        try a.ok("keychain", "delete", "shared.example.com", "team")
+        try Self.set(b, "shared.example.com", "team", "edited-on-B", now: Date().addingTimeInterval(60))
+        let (first, second) = deletionPushedFirst ? (a, b) : (b, a)
+        try first.sync()
+        try second.sync()
+        try first.sync()
+        #expect(try Self.get(a, "shared.example.com", "team").status == 66)
+        #expect(try Self.get(b, "shared.example.com", "team").status == 66)
+        #expect(try Self.secretRecords(server) == "0|1")
+        #expect(try Self.pendingKeychainItems(a) == 0 && Self.pendingKeychainItems(b) == 0)
+    }
+
     /// Both devices create the same item before either syncs: one record, the later value on both.
     @Test func theSameItemCreatedOnBothDevicesIsOneRecord() throws {
         let (server, a, b) = try SyncTests.twoDevices()
