@@ -216,6 +216,35 @@ import TripBoardSystem
         #expect(try b.container.sqlite("SELECT count(*) FROM trips").trimmedStdout == "1")
     }
 
+    /// While the container key is locked on a device, its keychain items are neither sent nor
+    /// received, and the keychain's token waits: once `keychain recover` unlocks it, what was
+    /// pushed meanwhile arrives.
+    @Test func aLockedContainerKeyHoldsKeychainItemsBackUntilRecovered() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try Self.set(a, "local.example.com", "ana", "made-before-the-lock")
+        try a.ok("keychain", "set-recovery-passphrase", stdin: "recovery passphrase 42\n")
+        // The container key stays wrapped under the passphrase only: locked on A.
+        #expect(try a.container.sqlite("DELETE FROM container_key_wraps WHERE wrapped_by = 'device'",
+                                       database: a.container.keychainPath).status == 0)
+        try Self.set(b, "api.example.com", "ana", "sent-while-locked")
+        try b.sync()
+        try a.container.addTrip("Lima")
+        let locked = try a.sync()
+        #expect(locked["keychainLocked"] as? Bool == true && locked["secretsPulled"] as? Int == 0
+                && locked["secretsPushed"] as? Int == 0 && locked["pushed"] as? Int == 1, "\(locked)")
+        #expect(try a.ok("sync", "now").contains("the container key is locked on this device"))
+        #expect(try Self.get(a, "api.example.com", "ana").status == 66)
+
+        try a.ok("keychain", "recover", stdin: "recovery passphrase 42\n")
+        let recovered = try a.sync()
+        #expect(recovered["keychainLocked"] as? Bool == false && recovered["secretsPulled"] as? Int == 1
+                && recovered["secretsPushed"] as? Int == 1, "\(recovered)")
+        #expect(try Self.get(a, "api.example.com", "ana").trimmedStdout == "sent-while-locked")
+        try b.sync()
+        #expect(try Self.get(b, "local.example.com", "ana").trimmedStdout == "made-before-the-lock")
+    }
+
     /// `sync leave` keeps the items; joining again sends them again, merged with what the server has.
     @Test func leavingKeepsTheItemsAndJoiningAgainConverges() throws {
         let (server, a, b) = try SyncTests.twoDevices()
