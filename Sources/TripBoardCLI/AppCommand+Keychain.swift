@@ -13,7 +13,7 @@ extension AppCommand {
         [
             AppCommandSpec(words: ["keychain", "set"],
                         options: [
-                            .choice("--accessibility", ["this-device-only", "migratable"], "this-device-only (default) or migratable (recoverable on another device with the recovery passphrase)"),
+                            .choice("--accessibility", ["this-device-only", "migratable"], "this-device-only (default: never leaves this device) or migratable (recoverable on another device with the recovery passphrase, and synced to the zone's other devices by `sync now`)"),
                         ],
                         arguments: [
                             .required("SERVICE", "the item's service"),

@@ -37,9 +37,9 @@ extension AppCommand {
                             .json,
                         ],
                         summary: """
-                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings and \
-                        attachments (their files sealed) until nothing is left, fetches the files of pulled attachments; \
-                        prints what it did.
+                        Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings, \
+                        attachments (their files sealed) and migratable keychain items (this-device-only ones never leave) \
+                        until nothing is left, fetches the files of pulled attachments; prints what it did.
                         """, run: handlingSecrets(syncNow)),
             AppCommandSpec(words: ["sync", "status"],
                         options: [
@@ -47,7 +47,7 @@ extension AppCommand {
                         ],
                         summary: "Says which server and zone this container syncs with, the last sync, what is pending; contacts nothing.",
                         run: syncStatus),
-            AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data stays as it is.",
+            AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data and keychain items stay as they are.",
                         run: handlingSecrets(leaveSync)),
         ] + syncConflictCommands + syncWatchCommands
     }
@@ -222,8 +222,8 @@ extension AppCommand {
             lookup.checkRecord = check.tokenRecord
             let answer = try agent.send(lookup)
             guard let zone = answer.zone else { throw SyncError.zoneMissing(zone: account.zone) }
-            report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key, agent: agent,
-                                    account: account, zone: zone, serverTime: serverTime,
+            report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key,
+                                    keychain: try context.keychain(), agent: agent, account: account, zone: zone, serverTime: serverTime,
                                     serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown).run()
             try store.noteSyncEnded(error: nil)
         } catch {
@@ -243,7 +243,10 @@ extension AppCommand {
             + (report.blobsUploaded + report.blobsDownloaded > 0
                 ? " Files: \(report.blobsUploaded) uploaded, \(report.blobsDownloaded) downloaded." : "")
             + (report.attachmentsMissing > 0 ? " \(report.attachmentsMissing) attachment file\(report.attachmentsMissing == 1 ? "" : "s") not fetched yet." : "")
-            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : ""))
+            + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : "")
+            + (report.secretsPulled + report.secretsPushed + report.secretsDeleted + report.secretsPending > 0
+                ? " Keychain items: \(report.secretsPulled) received, \(report.secretsPushed) sent, \(report.secretsDeleted) deleted; \(report.secretsPending) pending." : "")
+            + (report.keychainLocked ? " Keychain items not synced: the container key is locked on this device (`app keychain recover`)." : ""))
     }
 
     /// `sync status --json`.
@@ -257,6 +260,9 @@ extension AppCommand {
         var unconfirmedBatches: Int
         /// Values that lost a merge, kept (`sync conflicts`).
         var conflicts: Int
+        /// Migratable keychain items (and deletions of them) waiting for the server; not in
+        /// `pending`, which counts the store's records.
+        var pendingKeychainItems: Int
     }
 
     static func syncStatus(_ context: CommandContext) throws {
@@ -265,9 +271,12 @@ extension AppCommand {
         let store = try context.store()
         let account = try store.syncAccount()
         let backlog = try store.syncBacklog()
+        // The keychain is opened only for a container that syncs (it has one: the zone key is in it).
+        let keychainBacklog = account == nil ? (items: 0, batches: 0) : try context.keychain().syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
-                                pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile, unconfirmedBatches: backlog.unconfirmedBatches,
-                                conflicts: try store.syncConflictCount())
+                                pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile,
+                                unconfirmedBatches: backlog.unconfirmedBatches + keychainBacklog.batches,
+                                conflicts: try store.syncConflictCount(), pendingKeychainItems: keychainBacklog.items)
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
         context.console.printTable(header: ["", ""], rows: [
@@ -275,7 +284,9 @@ extension AppCommand {
             ["zone", account.zone],
             ["last sync", account.lastSyncAt ?? "never"],
             ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
-            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")" + (backlog.unconfirmedBatches > 0 ? ", 1 batch to confirm" : "")],
+            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")"
+                + (status.unconfirmedBatches > 0 ? ", \(status.unconfirmedBatches) batch\(status.unconfirmedBatches == 1 ? "" : "es") to confirm" : "")],
+            ["keychain items", keychainBacklog.items == 0 ? "-" : "\(keychainBacklog.items) to send"],
             ["attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
                 : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"],
             ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
@@ -291,6 +302,7 @@ extension AppCommand {
         for service in [ZoneKey.keychainService, ZoneKey.passwordService] {
             do { try keychain.delete(service: service, account: account.zone) } catch KeychainError.notFound {}
         }
+        try keychain.forgetSync()
         let dropped = try store.leaveSync()
         context.console.diagnostic("left zone \(account.zone); local data stays as it is"
             + (dropped > 0 ? " (a batch the server never confirmed was dropped; its records stay pending)" : ""))

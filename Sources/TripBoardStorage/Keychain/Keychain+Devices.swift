@@ -52,6 +52,7 @@ extension Keychain {
     /// Deletes the items `device` sees (of one service, if given) inside the caller's transaction.
     @discardableResult
     func deleteVisibleItems(service: String?, device: DeviceKey?) throws -> Int {
+        try tombstoneMigratableItems(where: "(?2 IS NULL OR service = ?2)", [.optional(service)], at: clock().utcStamp)
         try connection.statement("DELETE FROM items WHERE (?1 IS NULL OR service = ?1) AND \(Self.visibleToDevice(parameter: 2))")
             .run([.optional(service), .text(device.map(Self.deviceKeyID) ?? "")])
         return connection.changes

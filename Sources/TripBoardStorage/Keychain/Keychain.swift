@@ -126,11 +126,19 @@ public final class Keychain {
 
     /// Inserts or updates the row inside the caller's write transaction, then seals `value` with
     /// the row id in its associated data. True when the row was another device's item.
+    ///
+    /// Sync bookkeeping follows in the same transaction (docs/sync.md, "Keychain items"): a
+    /// migratable item written here waits for the server (taking over the version of a tombstone
+    /// it replaces); one made this-device-only leaves a tombstone when the server had it.
+    /// `fromSync` (a value pulled from the server) leaves the bookkeeping to the sync engine.
     func store(_ value: SecureBytes, service: String, account: String, accessibility: KeychainAccessibility,
-               device: DeviceKey) throws -> Bool {
+               device: DeviceKey, fromSync: Bool = false) throws -> Bool {
         let replaced = try isOtherDevicesItem(service: service, account: account, device: device)
         let (key, keyID) = try itemKey(accessibility, device: device, creatingContainerKey: true)
         let now = clock().utcStamp
+        if accessibility == .thisDeviceOnly {
+            try tombstoneMigratableItems(where: "service = ?2 AND account = ?3", [.text(service), .text(account)], at: now)
+        }
         try connection.statement("""
             INSERT INTO items (service, account, accessibility, key_id, nonce, ciphertext, created_at, updated_at)
             VALUES (?1, ?2, ?3, ?4, x'', x'', ?5, ?5)
@@ -142,6 +150,20 @@ public final class Keychain {
             associatedData: Self.itemAssociatedData(service: service, account: account, accessibility: accessibility, keyID: keyID, rowID: rowID))
         try connection.statement("UPDATE items SET nonce = ?, ciphertext = ? WHERE id = ?")
             .run([.blob(sealed.nonce), .blob(sealed.ciphertext), .integer(rowID)])
+        switch (accessibility, fromSync) {
+        case (.thisDeviceOnly, _):
+            try connection.statement("""
+                UPDATE items SET sync_pending = 0, sync_version = NULL, sync_stamp = NULL, sync_digest = NULL,
+                    sync_conflict_version = NULL WHERE id = ?
+                """).run([.integer(rowID)])
+        case (.migratable, false):
+            let tombstone = try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ? RETURNING remote_version")
+                .rows([.text(service), .text(account)]) { $0.integer(0) }.first
+            try connection.statement("UPDATE items SET sync_pending = 1, sync_version = coalesce(sync_version, ?) WHERE id = ?")
+                .run([.optional(tombstone), .integer(rowID)])
+        case (.migratable, true):
+            break
+        }
         return replaced
     }
 
@@ -207,6 +229,7 @@ public final class Keychain {
     /// when it is another device's (only `forgetOtherDevices` removes those).
     public func delete(service: String, account: String) throws {
         try write {
+            try tombstoneMigratableItems(where: "service = ?2 AND account = ?3", [.text(service), .text(account)], at: clock().utcStamp)
             try connection.statement("DELETE FROM items WHERE service = ?1 AND account = ?2 AND \(Self.visibleToDevice(parameter: 3))")
                 .run([.text(service), .text(account), .text(myKeyID)])
             guard connection.changes == 0 else { return }

@@ -45,6 +45,38 @@ enum KeychainSchema {
         );
         INSERT INTO keychain_state (singleton, keychain_id, generation) VALUES (1, lower(hex(randomblob(16))), 0);
         """,
+        // Version 3: sync of migratable items (docs/sync.md, "Keychain items"). Per item: whether
+        // it waits for the server, the server's version, the stamp and keyed digest of the value
+        // the server has (the shadow), the version a refused push met. Tombstones of items the
+        // server has and this device deleted or made this-device-only; the saved push batch; the
+        // change token the keychain has applied up to (its own: it commits apart from the store).
+        """
+        ALTER TABLE items ADD COLUMN sync_pending INTEGER NOT NULL DEFAULT 0 CHECK (sync_pending IN (0, 1));
+        ALTER TABLE items ADD COLUMN sync_version INTEGER CHECK (sync_version >= 1);
+        ALTER TABLE items ADD COLUMN sync_stamp TEXT;
+        ALTER TABLE items ADD COLUMN sync_digest TEXT;
+        ALTER TABLE items ADD COLUMN sync_conflict_version INTEGER;
+        UPDATE items SET sync_pending = 1 WHERE accessibility = 'migratable';
+        CREATE TABLE sync_tombstones (
+            service TEXT NOT NULL,
+            account TEXT NOT NULL,
+            remote_version INTEGER NOT NULL CHECK (remote_version >= 1),
+            deleted_at TEXT NOT NULL,
+            PRIMARY KEY (service, account)
+        );
+        CREATE TABLE sync_outgoing (
+            mutation_id TEXT PRIMARY KEY,
+            request TEXT NOT NULL,
+            local TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sync_token (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            zone TEXT NOT NULL,
+            epoch TEXT NOT NULL,
+            change_sequence INTEGER NOT NULL CHECK (change_sequence >= 0)
+        );
+        """,
     ]
 
     /// Opens the keychain database, creating or migrating it under the exclusive container lock

@@ -8,14 +8,21 @@ extension SyncEngine {
         // A first sync (or a zone recreated under another epoch) starts from the beginning and
         // copies live records only: old tombstones mean nothing to a device that never had them.
         let fresh = account.epoch != zone.epoch
-        let after = fresh ? 0 : account.changeSequence
+        let storeAfter = fresh ? 0 : account.changeSequence
+        // The keychain keeps a change token of its own (it commits apart from the store): the
+        // pull starts from the earlier of the two, and each side applies only what is past its
+        // own. `nil` while keychain items cannot be synced here (the token then waits).
+        let secrets = try secretPullStart()
+        let after = min(storeAfter, secrets?.after ?? storeAfter)
         var begin = AgentRequest(.pullBegin)
         begin.zone = account.zone
         begin.afterSequence = after
-        begin.liveOnly = fresh
+        begin.liveOnly = fresh && (secrets?.fresh ?? true)
         let high = try agent.send(begin).highSequence ?? after
         defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
         var reached = after
+        var storeReached = storeAfter
+        var secretsReached = secrets?.after
         while true {
             var pageRequest = AgentRequest(.pullPage)
             pageRequest.limit = AgentLimits.batchRecords
@@ -23,19 +30,31 @@ extension SyncEngine {
             let records = page.records ?? []
             let more = page.more ?? false
             let end = more ? (records.last?.sequence ?? reached) : high
+            // Keychain items first, in the keychain's own transaction with its token: a kill
+            // before the store's page commits pulls them again, and they are skipped then.
+            if let secretsAfter = secretsReached, let secrets {
+                let mine = records.filter { $0.kind == Self.secretKind && ($0.sequence ?? .max) > secretsAfter }
+                if !mine.isEmpty || end > secretsAfter || secrets.fresh {
+                    try applySecrets(mine, token: max(end, secretsAfter))
+                    secretsReached = max(end, secretsAfter)
+                }
+            }
+            let theirs = records.filter { $0.kind != Self.secretKind && ($0.sequence ?? .max) > storeReached }
             // A first sync records its token even when there was nothing: from then on the
             // device follows the feed, tombstones included.
-            if !records.isEmpty || end != reached || fresh {
+            if !theirs.isEmpty || end > storeReached || fresh {
                 let now = store.stamp()
+                let token = max(end, storeReached)
                 try store.connection.writeTransaction {
-                    for record in records { try apply(record, at: now) }
-                    try store.setChangeToken(epoch: zone.epoch, sequence: end, record: records.last)
+                    for record in theirs { try apply(record, at: now) }
+                    try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last)
                 }
                 CrashPoint.reach("sync.page-applied")
-                reached = end
+                storeReached = token
                 account.epoch = zone.epoch
-                account.changeSequence = end
+                account.changeSequence = token
             }
+            reached = end
             if !more { break }
         }
     }

@@ -53,7 +53,8 @@ extension SyncEngine {
             let records = page.records ?? []
             let now = store.stamp()
             try store.connection.writeTransaction {
-                for record in records {
+                // Keychain items follow their own token (`pull`); the comparison is of records.
+                for record in records where record.kind != Self.secretKind {
                     if let version = record.version { onServer[record.kind + "/" + record.id] = version }
                     try apply(record, at: now)
                 }

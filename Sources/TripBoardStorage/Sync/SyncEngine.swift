@@ -44,6 +44,16 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// Bookings and attachments this device made that turned out to be the ones another device
     /// had already sent (the same ticket filed on both): merged into the server's.
     public var duplicatesMerged = 0
+    /// Migratable keychain items (records of kind `secret`): written here from the server,
+    /// accepted by the server from here (tombstones included), deleted here because they were
+    /// deleted (or made this-device-only) on another device, and still waiting for the server.
+    public var secretsPulled = 0
+    public var secretsPushed = 0
+    public var secretsDeleted = 0
+    public var secretsPending = 0
+    /// The container key is locked on this device (`app keychain recover`): keychain items were
+    /// neither sent nor received this run; they wait, and so does the keychain's change token.
+    public var keychainLocked = false
 }
 
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
@@ -61,6 +71,8 @@ public final class SyncEngine {
     let store: Store
     let files: AttachmentFiles
     let key: ZoneKey
+    /// This device's keychain, for migratable items; `nil`: they are not synced this run.
+    let keychain: Keychain?
     let agent: SyncAgentClient
     var account: SyncAccount
     let zone: ZoneInfo
@@ -72,11 +84,13 @@ public final class SyncEngine {
     let serverHasTokenRecord: Bool?
     var report = SyncReport()
 
-    public init(store: Store, files: AttachmentFiles, key: ZoneKey, agent: SyncAgentClient, account: SyncAccount, zone: ZoneInfo,
-                serverTime: Timestamp, serverHasLastMutation: Bool? = nil, serverHasTokenRecord: Bool? = nil) {
+    public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
+                account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,
+                serverHasTokenRecord: Bool? = nil) {
         self.store = store
         self.files = files
         self.key = key
+        self.keychain = keychain
         self.agent = agent
         self.account = account
         self.zone = zone
@@ -93,7 +107,7 @@ public final class SyncEngine {
             report.rounds = 1
             try pull()
             try downloadBlobs()
-            report.pending = try store.syncBacklog().records
+            try finishReport()
             return report
         }
         if let reason = reconcileReason() {
@@ -101,20 +115,24 @@ public final class SyncEngine {
             // it; its records are still pending and go out again after the comparison.
             if reason != .horizonPassed { try store.connection.writeTransaction { try store.dropOutgoing() } }
             try replayOutgoing()
+            try replaySecretOutgoing()
             try reconcile(reason)
         } else {
             try replayOutgoing()
+            try replaySecretOutgoing()
         }
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
             try pull()
-            let (pushed, conflicts) = try pushPending()
+            let (recordsPushed, recordConflicts) = try pushPending()
+            let (secretsPushed, secretConflicts) = try pushSecrets()
+            let (pushed, conflicts) = (recordsPushed + secretsPushed, recordConflicts + secretConflicts)
             if conflicts == 0 && pushed == 0 { break }
-            if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty { break }
+            if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty, try !secretsWaiting() { break }
         }
         try downloadBlobs()
         try purgeTombstones()
-        report.pending = try store.syncBacklog().records
+        try finishReport()
         return report
     }
 
@@ -242,8 +260,12 @@ public final class SyncEngine {
     /// The stamp of a local edit: the record's `updated_at`, clamped to the server's clock plus
     /// five minutes, and later than the value it replaced (`HybridStamp.edit`).
     func localStamp(_ record: SyncRecord, after shadow: ShadowField?) -> HybridStamp {
-        let edited = Timestamp(iso8601: record.updatedAt).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) } ?? 0
+        localStamp(updatedAt: record.updatedAt, after: shadow?.stamp)
+    }
+
+    func localStamp(updatedAt: String, after shadowStamp: String?) -> HybridStamp {
+        let edited = Timestamp(iso8601: updatedAt).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) } ?? 0
         let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)
-        return HybridStamp.edit(at: wall, node: account.node, after: shadow.flatMap { HybridStamp($0.stamp) })
+        return HybridStamp.edit(at: wall, node: account.node, after: shadowStamp.flatMap { HybridStamp($0) })
     }
 }

@@ -20,6 +20,13 @@ public struct ZoneKey: Sendable {
     /// gets the same name on every device of the zone, and the server learns nothing from it).
     let blobKey: SecureBytes
     let blobNameKey: SecureBytes
+    /// Migratable keychain items (kind `secret`): their fields are sealed under a key of their own,
+    /// their ids are a keyed BLAKE2b of service and account (the same item has the same id on
+    /// every device, and the server learns nothing from it), and the shadow keeps a keyed digest of
+    /// the value, never the value.
+    let secretKey: SecureBytes
+    let secretIDKey: SecureBytes
+    let secretDigestKey: SecureBytes
 
     init(key: SecureBytes, zone: String) throws {
         self.key = key
@@ -28,6 +35,9 @@ public struct ZoneKey: Sendable {
         fieldKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 1, context: "TBsyncF1")
         blobKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 2, context: "TBsyncB1")
         blobNameKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 3, context: "TBsyncN1")
+        secretKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 4, context: "TBsyncS1")
+        secretIDKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 5, context: "TBsyncI1")
+        secretDigestKey = try KeyDerivation.deriveSubkey(from: key, subkeyID: 6, context: "TBsyncD1")
     }
 
     /// A new random key for `zone`.
@@ -120,6 +130,45 @@ public struct ZoneKey: Sendable {
         } catch {
             throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a JSON value")
         }
+    }
+
+    // MARK: - Keychain items
+
+    /// The record id of the keychain item (service, account): 64 hex digits.
+    func secretID(service: String, account: String) throws -> String {
+        Sodium.hexString(try blake2b(Keychain.encode(["tripboard-sync-secret-id/v1", service, account]), outputLength: 32, key: secretIDKey))
+    }
+
+    /// The keyed digest of a value, as the shadow keeps it (hex).
+    func secretDigest(_ value: SecureBytes) throws -> String {
+        let key = secretDigestKey
+        return Sodium.hexString(try value.withUnsafeBytes { (bytes) throws(CryptoError) -> [UInt8] in
+            try blake2b(bytes, outputLength: 32, key: key)
+        })
+    }
+
+    /// `value` sealed for field `field` of keychain item `id` at `stamp`.
+    func sealSecretField(_ value: SecureBytes, id: String, field: String, stamp: HybridStamp) throws -> SealedField {
+        let sealed = try XChaCha20Poly1305.seal(plaintext: value, key: secretKey,
+                                                associatedData: secretAssociatedData(id: id, field: field, stamp: stamp.description))
+        return SealedField(stamp: stamp.description, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
+    }
+
+    /// The value of a keychain item's field, verified against where it claims to belong.
+    func openSecretField(_ sealed: SealedField, id: String, field: String) throws -> SecureBytes {
+        guard let nonce = Self.bytes(base64: sealed.nonce), let ciphertext = Self.bytes(base64: sealed.ciphertext) else {
+            throw SyncError.damagedServerData("secret \(id): field \(field) is not a sealed value")
+        }
+        do {
+            return try XChaCha20Poly1305.open(ciphertext: ciphertext, nonce: nonce, key: secretKey,
+                                              associatedData: secretAssociatedData(id: id, field: field, stamp: sealed.stamp))
+        } catch {
+            throw SyncError.damagedServerData("secret \(id): field \(field) does not open under the zone key (tampered, or another zone's)")
+        }
+    }
+
+    private func secretAssociatedData(id: String, field: String, stamp: String) -> [UInt8] {
+        Keychain.encode(["tripboard-sync-secret/v1", zone, "secret", id, field, stamp])
     }
 
     /// The associated data of chunk `index` of `count` of blob `name`: a chunk moved to another

@@ -1,0 +1,303 @@
+import TripBoardSodium
+import TripBoardSystem
+import TripBoardReadPath
+
+/// Migratable keychain items, synced as records of kind `secret` (docs/sync.md, "Keychain
+/// items"). A record's id is a keyed BLAKE2b of service and account; its fields `service`,
+/// `account` and `value` are sealed under a zone subkey of their own. Everything this device
+/// writes for them — the item, its bookkeeping, the change token, the saved batch — goes to the
+/// keychain's database in the keychain's own transactions, never to the store: the store and
+/// its backups hold neither a secret nor its name. This-device-only items never leave.
+extension SyncEngine {
+    static let secretKind = "secret"
+    static let secretFields = ["service", "account", "value"]
+
+    /// What a saved batch records locally once the server answers, per item.
+    struct SecretEntry: Codable {
+        var id: String
+        var service: String
+        var account: String
+        var updatedAt: String
+        var deleted: Bool
+        var stamp: String?
+        var digest: String?
+    }
+
+    /// The keychain when its items can be synced now; notes a locked container key in the report.
+    var syncingKeychain: Keychain? {
+        guard let keychain else { return nil }
+        guard keychain.canSyncMigratableItems else {
+            report.keychainLocked = true
+            return nil
+        }
+        return keychain
+    }
+
+    /// Where the keychain's pull starts and whether it copies from zero; `nil` when its items
+    /// are not synced this run.
+    func secretPullStart() throws -> (after: Int64, fresh: Bool)? {
+        guard let keychain = syncingKeychain else { return nil }
+        guard let token = try keychain.secretSyncToken(), token.zone == account.zone, token.epoch == zone.epoch else {
+            return (0, true)
+        }
+        return (token.sequence, false)
+    }
+
+    func secretsWaiting() throws -> Bool {
+        guard let keychain = syncingKeychain else { return false }
+        return try keychain.syncBacklog().items > 0
+    }
+
+    func finishReport() throws {
+        report.pending = try store.syncBacklog().records
+        if let keychain { report.secretsPending = try keychain.syncBacklog().items }
+        _ = syncingKeychain  // notes a locked container key
+    }
+
+    // MARK: - Pull
+
+    /// Applies a page's keychain items and the keychain's token in one keychain transaction.
+    func applySecrets(_ records: [WireRecord], token: Int64) throws {
+        guard let keychain else { return }
+        // Ids of the items this device has (or has tombstones of), to find what a record names.
+        var names: [String: (service: String, account: String)] = [:]
+        if !records.isEmpty {
+            for item in try keychain.syncItems() { names[try key.secretID(service: item.service, account: item.account)] = (item.service, item.account) }
+            for tombstone in try keychain.syncTombstones() {
+                names[try key.secretID(service: tombstone.service, account: tombstone.account)] = (tombstone.service, tombstone.account)
+            }
+        }
+        // Opened before the transaction: a record that does not open ends the sync with nothing written.
+        let opened = try records.map { ($0, try openSecret($0, names: names)) }
+        try keychain.write {
+            for (remote, fields) in opened { try applySecret(remote, fields, names: names, keychain: keychain) }
+            try keychain.setSecretSyncToken(zone: account.zone, epoch: zone.epoch, sequence: token)
+        }
+    }
+
+    private struct OpenedSecret {
+        var service: String
+        var account: String
+        var value: SecureBytes
+        var stamp: HybridStamp
+    }
+
+    /// The fields of a live record, checked; `nil` for a tombstone or a record that is skipped.
+    private func openSecret(_ remote: WireRecord, names: [String: (service: String, account: String)]) throws -> OpenedSecret? {
+        guard !remote.deleted, Self.isSecretID(remote.id), let version = remote.version, version >= 1,
+              let sealedValue = remote.fields["value"] else { return nil }
+        guard let stamp = HybridStamp(sealedValue.stamp) else { throw SyncError.damagedServerData("secret \(remote.id): a field's stamp is malformed") }
+        func text(_ field: String) throws -> String? {
+            guard let sealed = remote.fields[field] else { return nil }
+            let bytes = try key.openSecretField(sealed, id: remote.id, field: field)
+            return bytes.withUnsafeBytes { String(validating: $0, as: UTF8.self) }
+        }
+        let service = try text("service") ?? names[remote.id]?.service
+        let account = try text("account") ?? names[remote.id]?.account
+        let value = try key.openSecretField(sealedValue, id: remote.id, field: "value")
+        guard let service, let account, (try? Keychain.checkedName(service, "service")) != nil, (try? Keychain.checkedName(account, "account")) != nil,
+              value.count > 0, try key.secretID(service: service, account: account) == remote.id else { return nil }
+        return OpenedSecret(service: service, account: account, value: value, stamp: stamp)
+    }
+
+    static func isSecretID(_ id: String) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// One record, inside the keychain's transaction. The merge rules are the store's: the later
+    /// stamp wins a value edited on both sides, and delete beats edit.
+    private func applySecret(_ remote: WireRecord, _ opened: OpenedSecret?, names: [String: (service: String, account: String)],
+                             keychain: Keychain) throws {
+        guard let version = remote.version, version >= 1, Self.isSecretID(remote.id) else {
+            report.skipped += 1
+            return
+        }
+        if remote.deleted {
+            guard let (service, account) = names[remote.id] else { return }  // never had it
+            if try keychain.syncTombstones().contains(where: { $0.service == service && $0.account == account }) {
+                try keychain.deleteSyncTombstone(service: service, account: account)  // deleted on both sides
+                return
+            }
+            guard let local = try keychain.syncItem(service: service, account: account), (local.version ?? 0) < version else { return }
+            // Delete beats edit: the item goes, edited here or not (the keychain has no trash).
+            try keychain.deleteFromSync(service: service, account: account)
+            report.secretsDeleted += 1
+            return
+        }
+        guard let opened else {
+            report.skipped += 1
+            return
+        }
+        let (service, account) = (opened.service, opened.account)
+        let theirDigest = try key.secretDigest(opened.value)
+        if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
+            // Deleted here, edited there: delete beats edit; the tombstone now expects this version.
+            if tombstone.version < version { try keychain.setSyncTombstone(service: service, account: account, version: version) }
+            return
+        }
+        if let local = try keychain.syncItem(service: service, account: account) {
+            if let current = local.version, current >= version { return }  // our own push coming back, or older
+            let mine = try keychain.get(service: service, account: account)
+            let myDigest = try key.secretDigest(mine)
+            if local.pending && myDigest != local.digest
+                && localStamp(updatedAt: local.updatedAt, after: local.stamp) > opened.stamp && myDigest != theirDigest {
+                // Edited here later than there: this value stays and is pushed against this version.
+                try keychain.setSyncState(service: service, account: account, pending: true, version: version,
+                                          stamp: opened.stamp.description, digest: theirDigest)
+                report.secretsPulled += 1
+                return
+            }
+            if myDigest != theirDigest { try keychain.storeFromSync(opened.value, service: service, account: account) }
+            try keychain.setSyncState(service: service, account: account, pending: false, version: version,
+                                      stamp: opened.stamp.description, digest: theirDigest)
+            report.secretsPulled += 1
+            return
+        }
+        if try keychain.holdsThisDeviceOnlyItem(service: service, account: account) {
+            // This device keeps its own this-device-only item of that name; the other stays there.
+            report.skipped += 1
+            return
+        }
+        try keychain.storeFromSync(opened.value, service: service, account: account)
+        try keychain.setSyncState(service: service, account: account, pending: false, version: version,
+                                  stamp: opened.stamp.description, digest: theirDigest)
+        report.secretsPulled += 1
+    }
+
+    // MARK: - Push
+
+    /// Pushes up to one batch of migratable items waiting for the server, and tombstones.
+    func pushSecrets() throws -> (Int, Int) {
+        guard let keychain = syncingKeychain else { return (0, 0) }
+        var wire: [WireRecord] = []
+        var entries: [SecretEntry] = []
+        var unchanged: [KeychainSyncItem] = []
+        for item in try keychain.syncItems(pendingOnly: true) where wire.count < AgentLimits.batchRecords {
+            let value: SecureBytes
+            do {
+                value = try keychain.get(service: item.service, account: item.account)
+            } catch is KeychainError {
+                continue  // unreadable here (sealed under a container key not unlocked): it waits
+            }
+            let id = try key.secretID(service: item.service, account: item.account)
+            let digest = try key.secretDigest(value)
+            // Against the version a refused push met, when no pull brought a later one.
+            let expected = max(item.version ?? 0, item.conflictVersion ?? 0)
+            let expectedVersion: Int64? = expected == 0 ? nil : expected
+            let serverKnown = item.stamp != nil && expectedVersion == item.version
+            if serverKnown && digest == item.digest {
+                unchanged.append(item)  // edited and edited back, or set to the value it had
+                continue
+            }
+            let stamp = localStamp(updatedAt: item.updatedAt, after: serverKnown ? item.stamp : nil)
+            var fields = ["value": try key.sealSecretField(value, id: id, field: "value", stamp: stamp)]
+            if !serverKnown {
+                fields["service"] = try key.sealSecretField(try SecureBytes(copying: Array(item.service.utf8)), id: id, field: "service", stamp: stamp)
+                fields["account"] = try key.sealSecretField(try SecureBytes(copying: Array(item.account.utf8)), id: id, field: "account", stamp: stamp)
+            }
+            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: expectedVersion, deleted: false, fields: fields))
+            entries.append(SecretEntry(id: id, service: item.service, account: item.account, updatedAt: item.updatedAt, deleted: false,
+                                       stamp: stamp.description, digest: digest))
+        }
+        for tombstone in try keychain.syncTombstones() where wire.count < AgentLimits.batchRecords {
+            let id = try key.secretID(service: tombstone.service, account: tombstone.account)
+            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: tombstone.version, deleted: true, fields: [:]))
+            entries.append(SecretEntry(id: id, service: tombstone.service, account: tombstone.account, updatedAt: "", deleted: true))
+        }
+        if !unchanged.isEmpty {
+            try keychain.write {
+                for item in unchanged {
+                    try keychain.setSyncState(service: item.service, account: item.account, pending: false, version: item.version,
+                                              stamp: item.stamp, digest: item.digest)
+                }
+            }
+        }
+        guard !wire.isEmpty else { return (0, 0) }
+        let mutationID = Identifier.make()
+        try keychain.saveSyncOutgoing(mutationID: mutationID, request: String(decoding: try JSON.encode(wire, pretty: false), as: UTF8.self),
+                                      local: String(decoding: try JSON.encode(entries, pretty: false), as: UTF8.self))
+        CrashPoint.reach("sync.batch-saved")
+        return try sendSecrets(mutationID: mutationID, wire, entries, replaying: false, keychain: keychain)
+    }
+
+    /// A keychain batch an interrupted run left: sent again under its mutation id.
+    func replaySecretOutgoing() throws {
+        guard let keychain = syncingKeychain else { return }
+        while let (mutationID, request, local) = try keychain.syncOutgoing() {
+            let wire: [WireRecord]
+            let entries: [SecretEntry]
+            do {
+                wire = try JSON.decode([WireRecord].self, from: Array(request.utf8))
+                entries = try JSON.decode([SecretEntry].self, from: Array(local.utf8))
+            } catch {
+                throw StoreError.corrupt(path: keychain.connection.path, detail: "a saved keychain sync batch is not readable")
+            }
+            _ = try sendSecrets(mutationID: mutationID, wire, entries, replaying: true, keychain: keychain)
+        }
+    }
+
+    private func sendSecrets(mutationID: String, _ wire: [WireRecord], _ entries: [SecretEntry], replaying: Bool,
+                             keychain: Keychain) throws -> (Int, Int) {
+        var request = AgentRequest(.push)
+        request.zone = account.zone
+        request.mutationId = mutationID
+        request.records = wire
+        let response = try agent.send(request)
+        CrashPoint.reach("sync.pushed")
+        let results = response.results ?? []
+        if replaying && response.replayed == true { report.replayed += results.count }
+        let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var applied = 0
+        var conflicts = 0
+        try keychain.write {
+            applied = 0
+            conflicts = 0
+            for result in results where result.kind == Self.secretKind {
+                guard let entry = byID[result.id] else { continue }
+                guard result.status == .applied else {
+                    conflicts += 1
+                    switch (entry.deleted, result.version >= 1) {
+                    case (true, true):
+                        try keychain.setSyncTombstone(service: entry.service, account: entry.account, version: result.version)
+                    case (true, false):
+                        // The server has no such record (a zone made again): nothing to delete there.
+                        try keychain.deleteSyncTombstone(service: entry.service, account: entry.account)
+                    case (false, true):
+                        try keychain.setSyncConflictVersion(service: entry.service, account: entry.account, result.version)
+                    case (false, false):
+                        // The server has no such record: the item is sent again as a new one.
+                        try keychain.setSyncState(service: entry.service, account: entry.account, pending: true, version: nil,
+                                                  stamp: nil, digest: nil)
+                    }
+                    continue
+                }
+                applied += 1
+                try recordSecretApplied(entry, version: result.version, keychain: keychain)
+            }
+            try keychain.deleteSyncOutgoing(mutationID: mutationID)
+        }
+        report.secretsPushed += applied
+        report.conflicts += conflicts
+        return (applied, conflicts)
+    }
+
+    /// The server has `entry` at `version`, recorded as it is now here: an item edited since the
+    /// batch was made stays pending; one deleted or made this-device-only since gets a tombstone.
+    private func recordSecretApplied(_ entry: SecretEntry, version: Int64, keychain: Keychain) throws {
+        let local = try keychain.syncItem(service: entry.service, account: entry.account)
+        if entry.deleted {
+            guard let tombstone = try keychain.syncTombstones().first(where: { $0.service == entry.service && $0.account == entry.account }) else {
+                return
+            }
+            if tombstone.version < version { try keychain.deleteSyncTombstone(service: entry.service, account: entry.account) }
+            return
+        }
+        guard let local else {
+            try keychain.setSyncTombstone(service: entry.service, account: entry.account, version: version)
+            return
+        }
+        if let current = local.version, current >= version { return }
+        try keychain.setSyncState(service: entry.service, account: entry.account, pending: local.updatedAt != entry.updatedAt,
+                                  version: version, stamp: entry.stamp, digest: entry.digest)
+    }
+}
