@@ -72,7 +72,7 @@ public func commonExitStatus(for error: any Error) -> ExitStatus {
     case let error as SQLiteError:
         if error.isBusy { return .temporaryFailure }
         if error.isCorruption { return .dataError }
-        if error.primaryCode == SQLiteError.full || error.primaryCode == SQLiteError.ioError { return .ioError }
+        if error.code == .full || error.code == .ioError { return .ioError }
         return .internalError
     default:
         return .internalError

@@ -116,7 +116,7 @@ extension Schema {
             version = try connection.userVersion()
         } catch let error as SQLiteError where error.isCorruption {
             throw StoreError.corrupt(path: path, detail: error.message)
-        } catch let error as SQLiteError where error.primaryCode == SQLiteError.cannotOpen || error.primaryCode == SQLiteError.permission {
+        } catch let error as SQLiteError where error.code == .cannotOpen || error.code == .permission {
             throw StoreError.unreadable(path: path, detail: error.message)
         }
         if version > supported {

@@ -122,7 +122,7 @@ public final class Connection {
                     throw error
                 }
                 return result
-            } catch let error as SQLiteError where error.extendedCode == SQLiteError.busySnapshot && attempt < 50 {
+            } catch let error as SQLiteError where error.isBusySnapshot && attempt < 50 {
                 continue
             }
         }

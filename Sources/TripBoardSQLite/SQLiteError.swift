@@ -11,17 +11,36 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     public var primaryCode: Int32 { extendedCode & 0xff }
 
-    public static let busy: Int32 = SQLITE_BUSY
-    public static let busySnapshot: Int32 = 517  // SQLITE_BUSY_SNAPSHOT: (SQLITE_BUSY | (2<<8))
-    public static let locked: Int32 = SQLITE_LOCKED
-    public static let notADatabase: Int32 = SQLITE_NOTADB
-    public static let corrupt: Int32 = SQLITE_CORRUPT
-    public static let cannotOpen: Int32 = SQLITE_CANTOPEN
-    public static let readOnly: Int32 = SQLITE_READONLY
-    public static let full: Int32 = SQLITE_FULL
-    public static let ioError: Int32 = SQLITE_IOERR
-    public static let constraint: Int32 = SQLITE_CONSTRAINT
-    public static let permission: Int32 = SQLITE_PERM
+    /// The primary result code (`primaryCode`) by name.
+    public var code: Code { Code(rawValue: primaryCode) }
+
+    /// A primary result code by name, so that no caller spells SQLite's numbers, matched against
+    /// an error with `~=` as swift-system's `Errno` is:
+    ///
+    ///     do { … } catch SQLiteError.Code.constraint { … }
+    ///     if case SQLiteError.Code.cannotOpen = error { … }
+    public struct Code: RawRepresentable, Sendable, Hashable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let busy = Code(rawValue: SQLITE_BUSY)
+        public static let locked = Code(rawValue: SQLITE_LOCKED)
+        public static let notADatabase = Code(rawValue: SQLITE_NOTADB)
+        public static let corrupt = Code(rawValue: SQLITE_CORRUPT)
+        public static let cannotOpen = Code(rawValue: SQLITE_CANTOPEN)
+        public static let readOnly = Code(rawValue: SQLITE_READONLY)
+        public static let full = Code(rawValue: SQLITE_FULL)
+        public static let ioError = Code(rawValue: SQLITE_IOERR)
+        public static let constraint = Code(rawValue: SQLITE_CONSTRAINT)
+        public static let permission = Code(rawValue: SQLITE_PERM)
+
+        /// True when `error` is an `SQLiteError` with this primary code.
+        public static func ~= (code: Code, error: any Error) -> Bool { (error as? SQLiteError)?.code == code }
+    }
+
+    /// `SQLITE_BUSY_SNAPSHOT`, the extended code of a read snapshot too old to upgrade to a write
+    /// (`SQLITE_BUSY | 2 << 8`): the one extended code callers tell apart.
+    public var isBusySnapshot: Bool { extendedCode == 517 }
 
     package init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
@@ -40,10 +59,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 
     /// True for contention that a later attempt may not hit: busy, snapshot conflict, locked.
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    public var isBusy: Bool { code == .busy || code == .locked }
 
     /// True when the file is not a usable database: garbage bytes, a damaged page, a bad header.
-    public var isCorruption: Bool { primaryCode == SQLITE_NOTADB || primaryCode == SQLITE_CORRUPT }
+    public var isCorruption: Bool { code == .notADatabase || code == .corrupt }
 
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"

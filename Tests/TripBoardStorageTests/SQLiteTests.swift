@@ -126,7 +126,7 @@ struct SQLiteTests {
 
         let error = try #require(throws: SQLiteError.self) { try connection.execute(sql) }
         #expect(error.extendedCode == extendedCode)
-        #expect(error.primaryCode == SQLiteError.constraint)
+        #expect(error.code == .constraint)
         #expect(error.message.contains(kind), "\(error.message)")
         #expect(error.sql == sql)
         #expect(!error.isBusy)
@@ -172,7 +172,7 @@ struct SQLiteTests {
             _ = try Connection(path: temporary.child("link.sqlite"), mode: .readWrite)
         }
         #expect(error.extendedCode == 1_550)  // SQLITE_CANTOPEN_SYMLINK
-        #expect(error.primaryCode == SQLiteError.cannotOpen)
+        #expect(error.code == .cannotOpen)
     }
 
     @Test func openingAMissingFileWithoutCreateFails() throws {
@@ -180,7 +180,7 @@ struct SQLiteTests {
         let error = try #require(throws: SQLiteError.self) {
             _ = try Connection(path: temporary.child("absent.sqlite"), mode: .readWrite)
         }
-        #expect(error.primaryCode == SQLiteError.cannotOpen)
+        #expect(error.code == .cannotOpen)
         #expect(try temporary.entries() == [])
     }
 
@@ -190,7 +190,7 @@ struct SQLiteTests {
         try temporary.write(garbage, to: "garbage.sqlite")
         let connection = try Connection(path: temporary.child("garbage.sqlite"), mode: .readWrite)
         let error = try #require(throws: SQLiteError.self) { try connection.userVersion() }
-        #expect(error.extendedCode == SQLiteError.notADatabase)
+        #expect(error.extendedCode == SQLiteError.Code.notADatabase.rawValue)
         #expect(error.isCorruption)
         #expect(try temporary.bytes("garbage.sqlite") == garbage)
     }
@@ -203,7 +203,7 @@ struct SQLiteTests {
         #expect(reader.isReadOnly)
         #expect(!writer.isReadOnly)
         let error = try #require(throws: SQLiteError.self) { try reader.execute("INSERT INTO t (name) VALUES ('x')") }
-        #expect(error.primaryCode == SQLiteError.readOnly)
+        #expect(error.code == .readOnly)
     }
 
     // MARK: - Transactions
@@ -264,7 +264,7 @@ struct SQLiteTests {
             let error = try #require(throws: SQLiteError.self) {
                 try second.writeTransaction { secondBodyRan = true }
             }
-            #expect(error.primaryCode == SQLiteError.busy)
+            #expect(error.code == .busy)
             #expect(error.isBusy)
         }
         #expect(!secondBodyRan)

@@ -80,7 +80,7 @@ struct SalvageCopier {
         do {
             try statement.run([.integer(rowid)])
             return connection.changes == 1
-        } catch let error as SQLiteError where error.isCorruption || error.primaryCode == SQLiteError.constraint {
+        } catch let error as SQLiteError where error.isCorruption || error.code == .constraint {
             statement.reset()
             return false
         }
@@ -93,7 +93,7 @@ struct SalvageCopier {
         do {
             try statement.run([.integer(last), .integer(Int64(limit))])
             return connection.changes
-        } catch let error as SQLiteError where error.isCorruption || error.primaryCode == SQLiteError.constraint {
+        } catch let error as SQLiteError where error.isCorruption || error.code == .constraint {
             statement.reset()
             return nil
         }

@@ -137,7 +137,7 @@ extension Store {
                     }
                     try refuseOrphans(base)
                 }
-            } catch let error as SQLiteError where error.primaryCode == SQLiteError.constraint {
+            } catch SQLiteError.Code.constraint {
                 throw StoreError.invalidData("the import breaks a rule of the store; nothing was imported")
             }
         }
