@@ -183,29 +183,10 @@ public struct TicketImporter {
             return restored
         }
 
-        let trip: Trip
-        if let requestedBooking {
-            trip = try requestedTrip ?? store.trip(id: requestedBooking.tripId)
-        } else if let requestedTrip {
-            trip = requestedTrip
-        } else {
-            trip = try tripContaining(detected.departureDate, today: request.today)
-        }
-        let matchedBooking = requestedBooking == nil ? try matchingBooking(for: detected, tripId: trip.id) : nil
-        let plannedBooking = try requestedBooking ?? matchedBooking
-            ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
-        var result = TicketImportResult(
-            outcome: .attached, attachment: Attachment(
-                id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
-                contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
-                pageCount: Int64(inspection.pageCount), relativePath: "", state: "present", createdAt: store.stamp(),
-                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
-            booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
-            bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
-            detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
-
-        if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: trip.id)
-            ?? hashingUnverified(like: staged, booking: requestedBooking, tripId: trip.id, files: files) {
+        var result = try planFiling(staged, inspection: inspection, detected: detected, requestedTrip: requestedTrip,
+                                    requestedBooking: requestedBooking, originalFilename: originalFilename, today: request.today)
+        if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: result.tripId)
+            ?? hashingUnverified(like: staged, booking: requestedBooking, tripId: result.tripId, files: files) {
             try reportAlreadyAttached(existing, in: &result)
         } else {
             result.attachment.relativePath = try files.publish(staged, id: result.attachment.id, fileExtension: "pdf")
@@ -218,6 +199,34 @@ public struct TicketImporter {
             cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &result)
         }
         return result
+    }
+
+    /// Where the ticket goes and what it makes: the trip (`--trip`, `--booking`'s, else the one
+    /// containing the ticket's date), the booking (`--booking`, one that matches the ticket, else
+    /// a new one from its fields) and the attachment row, not yet written.
+    func planFiling(_ staged: StagedFile, inspection: PDFInspection, detected: TicketFields, requestedTrip: Trip?,
+                    requestedBooking: Booking?, originalFilename: String, today: CivilDate) throws -> TicketImportResult {
+        let store = try container.store
+        let trip: Trip
+        if let requestedBooking {
+            trip = try requestedTrip ?? store.trip(id: requestedBooking.tripId)
+        } else if let requestedTrip {
+            trip = requestedTrip
+        } else {
+            trip = try tripContaining(detected.departureDate, today: today)
+        }
+        let matchedBooking = requestedBooking == nil ? try matchingBooking(for: detected, tripId: trip.id) : nil
+        let plannedBooking = try requestedBooking ?? matchedBooking
+            ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
+        return TicketImportResult(
+            outcome: .attached, attachment: Attachment(
+                id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
+                contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
+                pageCount: Int64(inspection.pageCount), relativePath: "", state: "present", createdAt: store.stamp(),
+                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
+            booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
+            bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
+            detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
     }
 
     /// The user's lost file came back: the same bytes as an attachment row marked `missing`,
@@ -351,19 +360,12 @@ public struct TicketImporter {
     /// same bytes first). On failure or a duplicate, the published file is removed again.
     func commit(_ result: inout TicketImportResult, files: AttachmentFiles) throws {
         let store = try container.store
-        var duplicate: Attachment?
+        let duplicate: Attachment?
         do {
-            try store.connection.writeTransaction {
-                duplicate = nil
-                _ = try store.trip(id: result.tripId)
-                if !result.bookingCreated { _ = try store.booking(id: result.booking.id) }
-                if let existing = try existingCopy(of: result.attachment.contentHash,
-                                                   booking: result.bookingCreated ? nil : result.booking, tripId: result.tripId) {
-                    duplicate = existing
-                    return
-                }
-                if result.bookingCreated { try store.insert(result.booking) }
-                try store.insert(result.attachment)
+            let filed = result
+            duplicate = try store.fileAttachment(filed.attachment, booking: filed.booking, creatingBooking: filed.bookingCreated,
+                                                 tripId: filed.tripId) {
+                try existingCopy(of: filed.attachment.contentHash, booking: filed.bookingCreated ? nil : filed.booking, tripId: filed.tripId)
             }
         } catch {
             try? files.remove(relativePath: result.attachment.relativePath)  // else an orphan for container check --repair
