@@ -48,39 +48,20 @@ extension MigrationRun {
                 report("attachments", done: done, total: plan.fileBytes)
             }
             if try isInPlace(file, directory: directory, name: name) {
-                // Killed between a rename and its chmod, an earlier attempt left version 1's mode.
-                if try directory.status(of: name)?.permissions != 0o600 {
-                    try directory.setPermissions(of: name, to: 0o600)
-                    touched.insert(components[1])
-                }
+                if try madePrivate(name, in: directory) { touched.insert(components[1]) }
                 return
             }
             touched.insert(components[1])
             if !crossDevice {
-                guard let status = try source.status(of: file.source), file.isPlannedFile(status) else {
-                    throw MigrationError.sourceChanged(path: source.childPath(file.source))
-                }
-                do {
-                    try source.rename(file.source, to: directory, as: name)
-                    // The same inode keeps version 1's mode: make it private like every container file.
-                    try directory.setPermissions(of: name, to: 0o600)
-                    return
-                } catch let error as FileSystemError where error.code == .crossDevice {
-                    crossDevice = true  // rename(2): EXDEV — every later file is copied
-                }
+                if try rename(file, from: source, to: directory, as: name) { return }
+                crossDevice = true  // rename(2): EXDEV — every later file is copied
             }
             // Copied into migration/staged/0/ (its size checked); made durable, recorded and
             // renamed into place in batches below (one syncfs instead of an fsync per file).
             let stagingDirectory = try staging ?? (copiedAheadThrough > 0
                 ? Self.workerDirectory(0, in: migrationDirectory.openDirectory(Self.stagedDirectory)) : ownStagingDirectory())
             staging = stagingDirectory
-            let copyInode: UInt64
-            if file.number <= copiedAheadThrough, let status = try stagingDirectory.status(of: Self.stagedName(file)),
-               status.size == file.byteCount {
-                copyInode = status.inode
-            } else {
-                copyInode = try Self.copy(file, from: source, into: stagingDirectory, buffer: buffer)
-            }
+            let copyInode = try stagedCopy(of: file, from: source, in: stagingDirectory, buffer: buffer)
             copies.append(PendingCopy(file: file, directory: directory, name: name, inode: copyInode))
             if copies.count >= Self.copyBatch { try publishCopies(&copies, from: stagingDirectory) }
         }
@@ -96,6 +77,42 @@ extension MigrationRun {
             try attachments.synchronizeFileSystem()
             if crossDevice { try source.synchronizeFileSystem() }
         }
+    }
+
+    /// Killed between a rename and its chmod, an earlier attempt left version 1's mode on a file
+    /// already in place: made 0600 now. True when it had to be.
+    private func madePrivate(_ name: String, in directory: Directory) throws -> Bool {
+        guard try directory.status(of: name)?.permissions != 0o600 else { return false }
+        try directory.setPermissions(of: name, to: 0o600)
+        return true
+    }
+
+    /// Renames a planned file into the container (same filesystem), made private like every
+    /// container file (the same inode keeps version 1's mode). False when the container is on
+    /// another filesystem (rename(2): EXDEV): the file is to be copied. A file that is not the
+    /// one planned (identity changed) stops the migration.
+    private func rename(_ file: PlannedFile, from source: Directory, to directory: Directory, as name: String) throws -> Bool {
+        guard let status = try source.status(of: file.source), file.isPlannedFile(status) else {
+            throw MigrationError.sourceChanged(path: source.childPath(file.source))
+        }
+        do {
+            try source.rename(file.source, to: directory, as: name)
+        } catch {
+            if error.code == .crossDevice { return false }
+            throw error
+        }
+        try directory.setPermissions(of: name, to: 0o600)
+        return true
+    }
+
+    /// The inode of `file`'s copy in `staging`: the one copied ahead (`copiedAheadThrough`) when
+    /// it is whole, else a new copy (its size checked).
+    private func stagedCopy(of file: PlannedFile, from source: Directory, in staging: Directory,
+                            buffer: UnsafeMutableRawBufferPointer) throws -> UInt64 {
+        if file.number <= copiedAheadThrough, let status = try staging.status(of: Self.stagedName(file)), status.size == file.byteCount {
+            return status.inode
+        }
+        return try Self.copy(file, from: source, into: staging, buffer: buffer)
     }
 
     /// A copy checked and waiting in `migration/staged/0/` to be made durable and renamed.
