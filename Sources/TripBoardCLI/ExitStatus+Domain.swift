@@ -8,62 +8,90 @@ import TripBoardSystem
 /// `commonExitStatus(for:)`.
 public func exitStatus(for error: any Error) -> ExitStatus {
     switch error {
-    case let error as MigrationError:
-        switch error {
-        case .legacyNotFound: return .noInput
-        case .insufficientSpace: return .ioError
-        case .otherMigrationUnfinished: return .usage
+    case let error as any DomainExitStatus: error.exitStatus
+    case let error as CryptoError: error == .authenticationFailed ? .dataError : .internalError
+    // A wrong passphrase, a damaged, truncated or foreign file: bad data, nothing written.
+    case is AgeError, is TarError, is AttachmentError: .dataError
+    default: commonExitStatus(for: error)
+    }
+}
+
+/// An error of a floor above the read path that says its own exit status (docs/cli.md, Exit statuses).
+protocol DomainExitStatus: Error {
+    var exitStatus: ExitStatus { get }
+}
+
+extension MigrationError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .legacyNotFound: .noInput
+        case .insufficientSpace: .ioError
+        case .otherMigrationUnfinished: .usage
         case .notLegacyStore, .legacyCorrupt, .invalidLegacyRecord, .destinationHasTrips, .sourceChanged, .destinationConflict,
-             .damagedJournal, .verificationFailed: return .dataError
+             .damagedJournal, .verificationFailed: .dataError
         }
-    case let error as CryptoError:
-        return error == .authenticationFailed ? .dataError : .internalError
-    case let error as KeychainError:
-        switch error {
-        case .notFound, .sealedOnAnotherDevice, .noDeviceKey: return .noInput
-        case .locked, .containerKeyLocked, .noRecoveryPassphrase: return .unavailable
-        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord, .badDeviceKey:
-            return .dataError
-        case .insecureDeviceKey: return .cannotCreate
-        case .noDeviceDirectory, .invalidArgument: return .usage
+    }
+}
+
+extension KeychainError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .notFound, .sealedOnAnotherDevice, .noDeviceKey: .noInput
+        case .locked, .containerKeyLocked, .noRecoveryPassphrase: .unavailable
+        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord, .badDeviceKey: .dataError
+        case .insecureDeviceKey: .cannotCreate
+        case .noDeviceDirectory, .invalidArgument: .usage
         }
-    case is AgeError, is TarError:
-        // A wrong passphrase, a damaged, truncated or foreign file: bad data, nothing written.
-        return .dataError
-    case let error as BackupError:
-        switch error {
-        case .attachmentMismatch: return .dataError
-        case .weakPassphrase: return .usage
+    }
+}
+
+extension BackupError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .attachmentMismatch: .dataError
+        case .weakPassphrase: .usage
         }
-    case let error as RestoreError:
-        switch error {
-        case .targetHoldsAContainer: return .cannotCreate
-        case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: return .dataError
-        case .insufficientSpace: return .ioError
+    }
+}
+
+extension RestoreError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .targetHoldsAContainer: .cannotCreate
+        case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: .dataError
+        case .insufficientSpace: .ioError
         }
-    case let error as SyncError:
-        switch error {
-        case .invalidArgument: return .usage
-        case .wrongPassphrase, .damagedServerData, .alreadySetUp, .attachmentChanged: return .dataError
-        case .zoneKeyMissing, .zoneMissing, .noSuchConflict: return .noInput
-        case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: return .unavailable
-        case .agentFailed, .serverBusy: return .temporaryFailure
+    }
+}
+
+extension SyncError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalidArgument: .usage
+        case .wrongPassphrase, .damagedServerData, .alreadySetUp, .attachmentChanged: .dataError
+        case .zoneKeyMissing, .zoneMissing, .noSuchConflict: .noInput
+        case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: .unavailable
+        case .agentFailed, .serverBusy: .temporaryFailure
         }
-    case let error as PDFImportError:
-        switch error.kind {
-        case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: return .dataError
-        case .unreadable: return .noInput
-        case .workerMissing: return .unavailable
-        case .workerFailed: return .internalError
+    }
+}
+
+extension PDFImportError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch kind {
+        case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: .dataError
+        case .unreadable: .noInput
+        case .workerMissing: .unavailable
+        case .workerFailed: .internalError
         }
-    case let error as TicketImportError:
-        switch error {
-        case .empty: return .dataError
-        case .tripNeeded, .bookingNotInTrip: return .usage
+    }
+}
+
+extension TicketImportError: DomainExitStatus {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .empty: .dataError
+        case .tripNeeded, .bookingNotInTrip: .usage
         }
-    case is AttachmentError:
-        return .dataError
-    default:
-        return commonExitStatus(for: error)
     }
 }

@@ -124,6 +124,15 @@ public struct ImportDocument {
         } catch let error as JSONSyntaxError {
             throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
         }
+        try refuse(shapeErrors: shapeErrors, ruleErrors: ruleErrors, format: format, formatVersion: formatVersion)
+        return ImportDocument(openSource: openSource, preferences: preferences,
+                              recordCount: counts.values.reduce(0, +), occurrences: occurrences)
+    }
+
+    /// The first problem `parse` found, in the order a whole-document decode would report it:
+    /// the shape (by member), then the format and its version, then the records' rules.
+    private static func refuse(shapeErrors: [String: DecodingError], ruleErrors: [String: StoreError], format: String?,
+                               formatVersion: Int?) throws {
         for key in ["", "format", "formatVersion", "trips", "places", "bookings", "preferences"] {
             if let error = shapeErrors[key] {
                 throw StoreError.invalidData("the import is not a valid TripBoard export: \(describe(error)); nothing was imported")
@@ -138,8 +147,6 @@ public struct ImportDocument {
         for key in ["trips", "places", "bookings"] {
             if let error = ruleErrors[key] { throw error }
         }
-        return ImportDocument(openSource: openSource, preferences: preferences,
-                              recordCount: counts.values.reduce(0, +), occurrences: occurrences)
     }
 
     /// One record of the document as the store keeps it, `index` its place in its array.
