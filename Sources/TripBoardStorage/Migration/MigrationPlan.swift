@@ -75,16 +75,7 @@ struct MigrationPlanner {
         var foreign: [String] = []
         try list.writing {
             try legacy.forEachAttachmentRow { row in
-                let components = row.relativePath.split(separator: "/", omittingEmptySubsequences: false)
-                var file: PlannedFile?
-                if components.count == 2, components[0] == Substring(LegacyLayout.attachmentsDirectory), let attachmentsDirectory,
-                   components[1] != ".", components[1] != "..", !components[1].isEmpty,
-                   let status = try attachmentsDirectory.status(of: String(components[1])), status.kind == .regular {
-                    let id = row.id.lowercased()
-                    file = PlannedFile(source: String(components[1]),
-                                       destination: LegacyConverter.destination(attachmentID: id, legacyPath: row.relativePath),
-                                       status: status, attachmentID: id)
-                }
+                let file = try Self.plannedFile(for: row, in: attachmentsDirectory)
                 // The row's own fields, checked now.
                 let id = try converter.attachment(row, file: nil).id
                 try checkAgainstDestination(.attachment, id)
@@ -107,16 +98,7 @@ struct MigrationPlanner {
                     case); ids must be unique across trips, places, bookings and attachments
                     """)
             }
-            if let attachmentsDirectory {
-                for name in try attachmentsDirectory.entries().sorted() where try !list.contains(source: name) {
-                    guard let status = try attachmentsDirectory.status(of: name) else { continue }
-                    guard status.kind == .regular else {
-                        foreign.append(LegacyLayout.attachmentsDirectory + "/" + name)
-                        continue
-                    }
-                    try list.add(PlannedFile(source: name, destination: "", status: status, attachmentID: nil))
-                }
-            }
+            if let attachmentsDirectory { foreign += try Self.planUnnamedFiles(in: attachmentsDirectory, into: list) }
             try assignRecoveredNames(in: list)
         }
         progress(MigrationProgress(step: "planning", done: 2, total: 3))
@@ -137,6 +119,33 @@ struct MigrationPlanner {
             fileCount: try list.count, fileBytes: try list.byteCount, missing: missing, recovered: try list.recoveredDestinations(),
             preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
             recordDigest: digest.finish())
+    }
+
+    /// The file an attachment row names, when it is a regular file directly in version 1's
+    /// `Attachments/` (`Attachments/<name>`, nothing else): its identity, read without a byte of it.
+    static func plannedFile(for row: LegacyAttachmentRow, in attachmentsDirectory: Directory?) throws -> PlannedFile? {
+        let components = row.relativePath.split(separator: "/", omittingEmptySubsequences: false)
+        guard components.count == 2, components[0] == Substring(LegacyLayout.attachmentsDirectory), let attachmentsDirectory,
+              components[1] != ".", components[1] != "..", !components[1].isEmpty,
+              let status = try attachmentsDirectory.status(of: String(components[1])), status.kind == .regular else { return nil }
+        let id = row.id.lowercased()
+        return PlannedFile(source: String(components[1]), destination: LegacyConverter.destination(attachmentID: id, legacyPath: row.relativePath),
+                           status: status, attachmentID: id)
+    }
+
+    /// The regular files of `Attachments/` that no row names, added to `list` (bound for
+    /// `attachments/recovered/`); returns the entries that are not regular files (reported, left).
+    static func planUnnamedFiles(in attachmentsDirectory: Directory, into list: MigrationFileList) throws -> [String] {
+        var foreign: [String] = []
+        for name in try attachmentsDirectory.entries().sorted() where try !list.contains(source: name) {
+            guard let status = try attachmentsDirectory.status(of: name) else { continue }
+            guard status.kind == .regular else {
+                foreign.append(LegacyLayout.attachmentsDirectory + "/" + name)
+                continue
+            }
+            try list.add(PlannedFile(source: name, destination: "", status: status, attachmentID: nil))
+        }
+        return foreign
     }
 
     /// The legacy store and its `-wal`.

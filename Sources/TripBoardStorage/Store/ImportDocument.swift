@@ -66,6 +66,29 @@ public struct ImportDocument {
     /// preferences and the counts; `openSource` is called again to import.
     public static func parse(_ openSource: @escaping () throws -> any ByteSource) throws -> ImportDocument {
         var reader = JSONStreamReader(source: try openSource())
+        var state = ParseState()
+        do {
+            try reader.walk(begin: { key in
+                state.begin(key)
+                return recordKeys.contains(key) ? .elements : .whole
+            }, value: { key, value in
+                try state.member(key, value)
+            }, element: { key, index, value in
+                state.record(key, index, value)
+            }, notAnObject: { _ in
+                state.shapeErrors[""] = .typeMismatch([String: Any].self, .init(codingPath: [], debugDescription: "expected an object"))
+            })
+        } catch let error as JSONSyntaxError {
+            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
+        }
+        try refuse(shapeErrors: state.shapeErrors, ruleErrors: state.ruleErrors, format: state.format, formatVersion: state.formatVersion)
+        return ImportDocument(openSource: openSource, preferences: state.preferences,
+                              recordCount: state.counts.values.reduce(0, +), occurrences: state.occurrences)
+    }
+
+    /// What `parse` has seen so far: per top-level member its count and first problem of each
+    /// kind, and the values it keeps.
+    private struct ParseState {
         var occurrences: [String: Int] = [:]
         var shapeErrors: [String: DecodingError] = [:]
         var ruleErrors: [String: StoreError] = [:]
@@ -73,10 +96,38 @@ public struct ImportDocument {
         var format: String?
         var formatVersion: Int?
         var preferences: [String: PreferenceValue]?
+
         func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> T {
             try T(from: ValueDecoder(value: value, codingPath: path))
         }
-        func record(_ key: String, _ index: Int, _ value: JSONValue) {
+
+        /// A repeated key starts over: only its last value counts.
+        mutating func begin(_ key: String) {
+            occurrences[key, default: 0] += 1
+            counts[key] = 0
+            shapeErrors[key] = nil
+            ruleErrors[key] = nil
+        }
+
+        mutating func member(_ key: String, _ value: JSONValue) throws {
+            let path: [any CodingKey] = [MemberKey(key)]
+            do {
+                switch key {
+                case "format": format = value == .null ? nil : try decode(String.self, value, path)
+                case "formatVersion": formatVersion = value == .null ? nil : try decode(Int.self, value, path)
+                case "preferences": preferences = value == .null ? nil : try decode([String: PreferenceValue].self, value, path)
+                case _ where recordKeys.contains(key):
+                    // Not an array: null is an empty list; anything else is the wrong shape.
+                    guard value != .null else { return }
+                    throw DecodingError.typeMismatch([Any].self, .init(codingPath: path, debugDescription: "expected an array"))
+                default: break
+                }
+            } catch let error as DecodingError {
+                shapeErrors[key] = error
+            }
+        }
+
+        mutating func record(_ key: String, _ index: Int, _ value: JSONValue) {
             counts[key, default: 0] += 1
             guard shapeErrors[key] == nil else { return }
             do {
@@ -94,39 +145,6 @@ public struct ImportDocument {
                 if ruleErrors[key] == nil { ruleErrors[key] = .invalidData("\(key)[\(index)]: \(error); nothing was imported") }
             }
         }
-        do {
-            try reader.walk(begin: { key in
-                // A repeated key starts over: only its last value counts.
-                occurrences[key, default: 0] += 1
-                counts[key] = 0
-                shapeErrors[key] = nil
-                ruleErrors[key] = nil
-                return recordKeys.contains(key) ? .elements : .whole
-            }, value: { key, value in
-                let path: [any CodingKey] = [MemberKey(key)]
-                do {
-                    switch key {
-                    case "format": format = value == .null ? nil : try decode(String.self, value, path)
-                    case "formatVersion": formatVersion = value == .null ? nil : try decode(Int.self, value, path)
-                    case "preferences": preferences = value == .null ? nil : try decode([String: PreferenceValue].self, value, path)
-                    case _ where recordKeys.contains(key):
-                        // Not an array: null is an empty list; anything else is the wrong shape.
-                        guard value != .null else { return }
-                        throw DecodingError.typeMismatch([Any].self, .init(codingPath: path, debugDescription: "expected an array"))
-                    default: break
-                    }
-                } catch let error as DecodingError {
-                    shapeErrors[key] = error
-                }
-            }, element: record, notAnObject: { _ in
-                shapeErrors[""] = .typeMismatch([String: Any].self, .init(codingPath: [], debugDescription: "expected an object"))
-            })
-        } catch let error as JSONSyntaxError {
-            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
-        }
-        try refuse(shapeErrors: shapeErrors, ruleErrors: ruleErrors, format: format, formatVersion: formatVersion)
-        return ImportDocument(openSource: openSource, preferences: preferences,
-                              recordCount: counts.values.reduce(0, +), occurrences: occurrences)
     }
 
     /// The first problem `parse` found, in the order a whole-document decode would report it:
