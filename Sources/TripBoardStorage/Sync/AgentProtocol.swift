@@ -203,8 +203,15 @@ public struct PushResult: Sendable, Codable, Equatable {
 
 /// The limits both sides hold to.
 public enum AgentLimits {
-    /// Records per push batch and per pulled page.
-    public static let batchRecords = 500
+    /// Records per push batch and per pulled page, at most.
+    public static let batchRecords = 5000
+    /// Records per page a pull asks for: a page is held three times at once while it is applied
+    /// (its frame, the JSON tree, the records) and the next one is on its way, so pages are
+    /// smaller than push batches, to keep a first sync's memory low.
+    public static let pageRecords = 2000
+    /// Bytes of sealed fields per push batch and per pulled page, beyond which it ends (after its
+    /// first record): with the JSON around them, a frame stays well below the 32 MiB limit.
+    public static let batchBytes = 8 << 20
     /// Seconds a statement may run on the server (`statement_timeout`), and libpq's `connect_timeout`.
     public static let statementSeconds = 15
     public static let connectSeconds = 5

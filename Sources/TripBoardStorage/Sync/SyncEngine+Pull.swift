@@ -16,27 +16,36 @@ extension SyncEngine {
         let high = try agent.send(begin).highSequence ?? after
         defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
         var reached = after
-        while true {
+        // A page touches more index pages (the records', the shadow's, the search index's) than
+        // the default 2 MB cache holds: spilling them to the WAL mid-transaction costs far more.
+        // Each record's savepoint keeps the pages it changes in a statement journal: in memory
+        // (one record's pages at a time), not a file in /var/tmp written a page at a time.
+        try store.connection.execute("PRAGMA temp_store = MEMORY")
+        defer { try? store.connection.execute("PRAGMA temp_store = DEFAULT") }
+        try store.connection.withPageCache(kibibytes: 8 << 10) {
             var pageRequest = AgentRequest(.pullPage)
-            pageRequest.limit = AgentLimits.batchRecords
-            let page = try agent.send(pageRequest)
-            let records = page.records ?? []
-            let more = page.more ?? false
-            let end = more ? (records.last?.sequence ?? reached) : high
-            // A first sync records its token even when there was nothing: from then on the
-            // device follows the feed, tombstones included.
-            if !records.isEmpty || end != reached || fresh {
-                let now = store.stamp()
-                try store.connection.writeTransaction {
-                    for record in records { try apply(record, at: now) }
-                    try store.setChangeToken(epoch: zone.epoch, sequence: end)
+            pageRequest.limit = AgentLimits.pageRecords
+            try agent.post(pageRequest)
+            while true {
+                let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
+                // The next page is read on the server while this one is applied here.
+                if more { try agent.post(pageRequest) }
+                let end = more ? (records.last?.sequence ?? reached) : high
+                // A first sync records its token even when there was nothing: from then on the
+                // device follows the feed, tombstones included.
+                if !records.isEmpty || end != reached || fresh {
+                    let now = store.stamp()
+                    try store.connection.writeTransaction {
+                        for record in records { try apply(record, at: now) }
+                        try store.setChangeToken(epoch: zone.epoch, sequence: end)
+                    }
+                    CrashPoint.reach("sync.page-applied")
+                    reached = end
+                    account.epoch = zone.epoch
+                    account.changeSequence = end
                 }
-                CrashPoint.reach("sync.page-applied")
-                reached = end
-                account.epoch = zone.epoch
-                account.changeSequence = end
+                if !more { break }
             }
-            if !more { break }
         }
     }
 
@@ -68,10 +77,11 @@ extension SyncEngine {
 
     private func merge(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
-        try store.connection.execute("SAVEPOINT sync_record")
+        // Prepared once (the statement cache), not parsed again for each record.
+        try store.connection.statement("SAVEPOINT sync_record").run()
         do {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
-            try store.connection.execute("RELEASE sync_record")
+            try store.connection.statement("RELEASE sync_record").run()
         } catch {
             try store.connection.execute("ROLLBACK TO sync_record")
             try store.connection.execute("RELEASE sync_record")

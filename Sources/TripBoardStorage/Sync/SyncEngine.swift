@@ -94,12 +94,28 @@ public final class SyncEngine {
 
     // MARK: - Push
 
-    /// Pushes up to one batch of pending records; returns how many were applied and refused.
+    /// Pushes pending records batch after batch until none is left, a batch meets a conflict
+    /// (the next round pulls and merges first) or nothing moves; returns how many were applied
+    /// and refused.
     func pushPending() throws -> (Int, Int) {
+        var applied = 0
+        while true {
+            let (pushed, conflicts, acknowledged) = try pushBatch()
+            applied += pushed
+            if conflicts > 0 || pushed + acknowledged == 0 { return (applied, conflicts) }
+        }
+    }
+
+    /// Pushes one batch of pending records (at most `AgentLimits.batchRecords`, and about
+    /// `AgentLimits.batchBytes` of sealed fields); returns how many were applied, refused, and
+    /// acknowledged without being sent (edited and edited back).
+    private func pushBatch() throws -> (Int, Int, Int) {
         var wire: [WireRecord] = []
         var entries: [OutgoingEntry] = []
         var unchanged: [SyncRecord] = []
+        var bytes = 0
         for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords) {
+            if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
@@ -130,6 +146,7 @@ public final class SyncEngine {
                 unchanged.append(record)
                 continue
             }
+            bytes += sealed.reduce(0) { $0 + $1.key.utf8.count + $1.value.stamp.utf8.count + $1.value.nonce.utf8.count + $1.value.ciphertext.utf8.count + 48 }
             wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed))
             entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
         }
@@ -142,11 +159,13 @@ public final class SyncEngine {
                 }
             }
         }
-        guard !wire.isEmpty else { return (0, 0) }
+        guard !wire.isEmpty else { return (0, 0, unchanged.count) }
         let mutationID = Identifier.make()
-        try store.saveOutgoing(mutationID: mutationID, request: wire, local: entries)
+        let encoded = WireJSON.records(wire)
+        try store.saveOutgoing(mutationID: mutationID, request: encoded, local: entries)
         CrashPoint.reach("sync.batch-saved")
-        return try send(mutationID: mutationID, wire, entries, replaying: false)
+        let (applied, conflicts) = try send(mutationID: mutationID, wire, entries, replaying: false, encoded: encoded)
+        return (applied, conflicts, unchanged.count)
     }
 
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
@@ -157,16 +176,27 @@ public final class SyncEngine {
         }
     }
 
-    private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+    private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool,
+                      encoded: [UInt8]? = nil) throws -> (Int, Int) {
         var request = AgentRequest(.push)
         request.zone = account.zone
         request.mutationId = mutationID
-        request.records = wire
-        let response = try agent.send(request)
+        let response = try agent.send(encoded: try WireJSON.request(request, records: encoded ?? WireJSON.records(wire)))
         CrashPoint.reach("sync.pushed")
         let results = response.results ?? []
         if replaying && response.replayed == true { report.replayed += results.count }
         let byID = Dictionary(entries.map { ($0.kind + "/" + $0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // When the server numbered this batch's changes right after the change token (nobody
+        // else's change in between), the token moves past them with their acknowledgements: the
+        // next pull does not bring this device's own records back.
+        var token: Int64?
+        if !replaying && response.replayed != true && account.epoch == zone.epoch {
+            let sequences = results.compactMap { $0.status == .applied ? $0.sequence : nil }.sorted()
+            if let last = sequences.last, sequences.first == account.changeSequence + 1,
+               last == account.changeSequence + Int64(sequences.count) {
+                token = last
+            }
+        }
         var applied = 0
         var conflicts = 0
         try store.connection.writeTransaction {
@@ -179,7 +209,9 @@ public final class SyncEngine {
                 try recordApplied(entry, kind: kind, version: result.version)
             }
             try store.connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+            if let token { try store.setChangeToken(epoch: zone.epoch, sequence: token) }
         }
+        if let token { account.changeSequence = token }
         report.pushed += applied
         report.conflicts += conflicts
         return (applied, conflicts)
