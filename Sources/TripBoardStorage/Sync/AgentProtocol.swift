@@ -204,10 +204,10 @@ public struct PushResult: Sendable, Codable, Equatable {
 /// The limits both sides hold to.
 public enum AgentLimits {
     /// Records per push batch and per pulled page, at most.
-    public static let batchRecords = 5000
-    /// Records per page a pull asks for: a page is held three times at once while it is applied
-    /// (its frame, the JSON tree, the records) and the next one is on its way, so pages are
-    /// smaller than push batches, to keep a first sync's memory low.
+    public static let batchRecords = 2500
+    /// Records per page a pull asks for: while a page is applied it is held as its frame, its
+    /// JSON tree and its records, and the next one is on its way, so pages stay small enough to
+    /// keep a first sync's memory low (about 30 MB at 100,000 records).
     public static let pageRecords = 2000
     /// Bytes of sealed fields per push batch and per pulled page, beyond which it ends (after its
     /// first record): with the JSON around them, a frame stays well below the 32 MiB limit.

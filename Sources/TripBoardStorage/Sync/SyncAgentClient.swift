@@ -50,10 +50,15 @@ public final class SyncAgentClient {
     /// Sends `request` without waiting for the answer, which `collect` returns: the agent and
     /// the server work on it while this side does something else (applies the previous page).
     func post(_ request: AgentRequest) throws {
+        try post(encoded: try JSON.encode(request, pretty: false))
+    }
+
+    /// `post` of a request already encoded as JSON (`WireJSON.request`).
+    func post(encoded request: [UInt8]) throws {
         drain()
         do {
-            try session.post(try JSON.encode(request, pretty: false))
-        } catch let error as HelperSessionError {
+            try session.post(request)
+        } catch {
             throw SyncError.agentFailed(detail: error.description)
         }
         awaiting = true

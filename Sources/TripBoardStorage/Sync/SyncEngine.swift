@@ -96,25 +96,55 @@ public final class SyncEngine {
 
     /// Pushes pending records batch after batch until none is left, a batch meets a conflict
     /// (the next round pulls and merges first) or nothing moves; returns how many were applied
-    /// and refused.
+    /// and refused. While the agent and the server write one batch, the next is made and saved
+    /// here (other records: those in flight are left out), and sent once the answer is recorded.
     func pushPending() throws -> (Int, Int) {
         var applied = 0
+        var conflicts = 0
+        var inFlight: OutgoingBatch?
         while true {
-            let (pushed, conflicts, acknowledged) = try pushBatch()
-            applied += pushed
-            if conflicts > 0 || pushed + acknowledged == 0 { return (applied, conflicts) }
+            let prepared = try prepareBatch(excluding: inFlight?.keys ?? [], mayUpload: inFlight == nil)
+            if let batch = inFlight {
+                let (pushed, refused) = try finish(batch.mutationID, batch.entries, replaying: false)
+                applied += pushed
+                conflicts += refused
+                inFlight = nil
+            }
+            if let next = prepared.batch {
+                try post(mutationID: next.mutationID, next.wire, encoded: next.encoded)
+                inFlight = next
+                if conflicts > 0 {
+                    let (pushed, refused) = try finish(next.mutationID, next.entries, replaying: false)
+                    return (applied + pushed, conflicts + refused)
+                }
+                continue
+            }
+            if conflicts == 0 && (prepared.acknowledged > 0 || prepared.waitedForUpload) { continue }
+            return (applied, conflicts)
         }
     }
 
-    /// Pushes one batch of pending records (at most `AgentLimits.batchRecords`, and about
-    /// `AgentLimits.batchBytes` of sealed fields); returns how many were applied, refused, and
-    /// acknowledged without being sent (edited and edited back).
-    private func pushBatch() throws -> (Int, Int, Int) {
+    /// A batch made, saved and not yet answered.
+    struct OutgoingBatch {
+        var mutationID: String
+        var wire: [WireRecord]
+        var entries: [OutgoingEntry]
+        var encoded: [UInt8]
+        var keys: Set<String> { Set(wire.map { $0.kind + "/" + $0.id }) }
+    }
+
+    /// Makes and saves one batch of pending records not in `excluding` (at most
+    /// `AgentLimits.batchRecords`, and about `AgentLimits.batchBytes` of sealed fields); also
+    /// acknowledges those edited and edited back (the server has their values). Without
+    /// `mayUpload` (a push is in flight: the agent is busy), the batch ends before the first
+    /// attachment whose file would have to be uploaded (`waitedForUpload`).
+    private func prepareBatch(excluding: Set<String>, mayUpload: Bool) throws -> (batch: OutgoingBatch?, acknowledged: Int, waitedForUpload: Bool) {
         var wire: [WireRecord] = []
         var entries: [OutgoingEntry] = []
         var unchanged: [SyncRecord] = []
         var bytes = 0
-        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords) {
+        var waited = false
+        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding) {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
@@ -127,6 +157,9 @@ public final class SyncEngine {
                 // Its file goes first: the blob is on the server before any record names it.
                 if let blob = shadow["blob"], let name = (try? JSONValue.parse(Array(blob.value.utf8)))?.stringValue {
                     record.fields["blob"] = .string(name)
+                } else if !mayUpload {
+                    waited = true
+                    break
                 } else if let (name, contentHash) = try uploadBlob(of: record) {
                     record.fields["blob"] = .string(name)
                     record.fields["contentHash"] = .string(contentHash)
@@ -159,13 +192,12 @@ public final class SyncEngine {
                 }
             }
         }
-        guard !wire.isEmpty else { return (0, 0, unchanged.count) }
+        guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
         try store.saveOutgoing(mutationID: mutationID, request: encoded, local: entries)
         CrashPoint.reach("sync.batch-saved")
-        let (applied, conflicts) = try send(mutationID: mutationID, wire, entries, replaying: false, encoded: encoded)
-        return (applied, conflicts, unchanged.count)
+        return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
     }
 
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
@@ -176,12 +208,23 @@ public final class SyncEngine {
         }
     }
 
-    private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool,
-                      encoded: [UInt8]? = nil) throws -> (Int, Int) {
+    private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+        try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
+        return try finish(mutationID, entries, replaying: replaying)
+    }
+
+    /// Sends a saved batch to the agent; `finish` collects and records the answer.
+    private func post(mutationID: String, _ wire: [WireRecord], encoded: [UInt8]) throws {
         var request = AgentRequest(.push)
         request.zone = account.zone
         request.mutationId = mutationID
-        let response = try agent.send(encoded: try WireJSON.request(request, records: encoded ?? WireJSON.records(wire)))
+        try agent.post(encoded: try WireJSON.request(request, records: encoded))
+    }
+
+    /// The answer to the batch `post` sent, recorded: the acknowledgements, in one transaction
+    /// that also removes the saved batch.
+    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+        let response = try agent.response(try agent.collect())
         CrashPoint.reach("sync.pushed")
         let results = response.results ?? []
         if replaying && response.replayed == true { report.replayed += results.count }
