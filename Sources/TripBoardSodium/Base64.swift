@@ -21,14 +21,21 @@ package enum Base64 {
     /// padding, no whitespace, no character outside `A–Z a–z 0–9 + /`, no stray bits.
     package static func decodeUnpadded(_ text: some Collection<UInt8>) -> [UInt8]? {
         Sodium.initialize()
-        let characters = text.map { CChar(bitPattern: $0) }
+        // Read in place (one copy at most, none for an array): decoding is on the path of every
+        // field a sync opens.
+        let input = Array(text)
         // A length of 1 modulo 4 cannot come from any byte string.
-        if characters.count % 4 == 1 { return nil }
-        var bytes = [UInt8](repeating: 0, count: characters.count * 3 / 4 + 1)
+        if input.count % 4 == 1 { return nil }
+        if input.isEmpty { return [] }
+        var bytes = [UInt8](repeating: 0, count: input.count * 3 / 4 + 1)
         var decodedCount = 0
         // With `b64_end` NULL, sodium_base642bin fails unless it consumed the whole input.
-        let result = sodium_base642bin(&bytes, bytes.count, characters, characters.count, nil, &decodedCount, nil,
-                                       Int32(sodium_base64_VARIANT_ORIGINAL_NO_PADDING))
+        let result = input.withUnsafeBufferPointer { input in
+            input.withMemoryRebound(to: CChar.self) { characters in
+                sodium_base642bin(&bytes, bytes.count, characters.baseAddress, characters.count, nil, &decodedCount, nil,
+                                  Int32(sodium_base64_VARIANT_ORIGINAL_NO_PADDING))
+            }
+        }
         guard result == 0 else { return nil }
         bytes.removeLast(bytes.count - decodedCount)
         return bytes

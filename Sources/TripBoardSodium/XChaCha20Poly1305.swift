@@ -57,6 +57,33 @@ public enum XChaCha20Poly1305 {
         }
     }
 
+    /// Verifies and decrypts into an ordinary array, for values that are no secret once opened
+    /// (a synchronised record's fields, written to the store as they are): no guarded pages to map,
+    /// lock and unlock for each one. Throws as `open(ciphertext:nonce:key:associatedData:)` does.
+    public static func openPublic(
+        ciphertext: [UInt8], nonce: [UInt8], key: SecureBytes, associatedData: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        try CryptoError.checkLength("key", key.count, keyLength...keyLength)
+        try CryptoError.checkLength("nonce", nonce.count, nonceLength...nonceLength)
+        guard ciphertext.count >= tagLength else { throw .authenticationFailed }
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - tagLength)
+        let result = plaintext.withUnsafeMutableBufferPointer { plaintext in
+            ciphertext.withUnsafeBufferPointer { ciphertext in
+                nonce.withUnsafeBufferPointer { nonce in
+                    associatedData.withUnsafeBufferPointer { associatedData in
+                        key.withUnsafePointer { key in
+                            crypto_aead_xchacha20poly1305_ietf_decrypt(
+                                plaintext.baseAddress, nil, nil, ciphertext.baseAddress!, UInt64(ciphertext.count),
+                                associatedData.baseAddress, UInt64(associatedData.count), nonce.baseAddress!, key)
+                        }
+                    }
+                }
+            }
+        }
+        guard result == 0 else { throw .authenticationFailed }
+        return plaintext
+    }
+
     /// Verifies and decrypts. The plaintext is written straight into guarded memory; nothing is
     /// written anywhere unless the tag verifies.
     ///

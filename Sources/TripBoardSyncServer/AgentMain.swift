@@ -43,14 +43,14 @@ public enum AgentMain {
             } catch {
                 return 74
             }
-            let response: AgentResponse
+            let request: AgentRequest
             do {
-                response = service.handle(try JSON.decode(AgentRequest.self, from: frame))
+                request = try JSON.decode(AgentRequest.self, from: frame)
             } catch {
                 return 64
             }
             do {
-                let bytes = try JSON.encode(response, pretty: false)
+                let bytes = try service.answer(request)
                 try output.write(all: HelperSession.header(bytes.count) + bytes)
             } catch {
                 return 74

@@ -17,17 +17,88 @@ public final class AgentService {
         do {
             return try perform(request)
         } catch {
-            if error.kind == .unavailable {
-                connection = nil
-                pull = nil
-                upload = nil
-            } else if upload != nil {
-                // The upload's transaction is aborted: nothing of the blob stays.
-                try? connection?.execute("ROLLBACK")
-                upload = nil
-            }
-            return .failed(error.kind, error.message)
+            return failed(error)
         }
+    }
+
+    /// The answer to `request` as the JSON frame to send. A page of a pull is written straight
+    /// into bytes, each record's fields as the server's text of them (jsonb, so valid JSON; `app`
+    /// checks what they hold): no decoding and encoding again of every sealed field here.
+    public func answer(_ request: AgentRequest) throws -> [UInt8] {
+        if request.operation == .pullPage, let connection, let current = pull {
+            do {
+                return try page(request, current, connection)
+            } catch {
+                return try JSON.encode(failed(error), pretty: false)
+            }
+        }
+        if request.operation == .push, let connection {
+            guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
+                  records.count <= AgentLimits.batchRecords else {
+                return try JSON.encode(AgentResponse.failed(.badRequest,
+                    "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records"), pretty: false)
+            }
+            do {
+                return try push(records, zone: zone, mutationID: mutationID, connection)
+            } catch {
+                return try JSON.encode(failed(error), pretty: false)
+            }
+        }
+        return try JSON.encode(handle(request), pretty: false)
+    }
+
+    private func failed(_ error: PostgresError) -> AgentResponse {
+        if error.kind == .unavailable {
+            connection = nil
+            pull = nil
+            upload = nil
+        } else if upload != nil {
+            // The upload's transaction is aborted: nothing of the blob stays.
+            try? connection?.execute("ROLLBACK")
+            upload = nil
+        }
+        return .failed(error.kind, error.message)
+    }
+
+    /// The next page of the open read: at most `limit` records, and fewer once their fields
+    /// reach `AgentLimits.batchBytes` (after the first), so that a frame stays far below the limit.
+    private func page(_ request: AgentRequest, _ current: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool),
+                      _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
+        let limit = min(max(request.limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
+        let rows = try connection.query("""
+            SELECT kind, id, version, change_sequence, deleted, fields::text FROM tripboard.records
+            WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
+            ORDER BY change_sequence LIMIT $4
+            """, [current.zone, String(current.cursor), String(current.high), String(limit)], prepared: true)
+        var output: [UInt8] = []
+        output.reserveCapacity(rows.reduce(0) { $0 + ($1[5]?.utf8.count ?? 2) + 160 })
+        output += Array(#"{"records":["#.utf8)
+        var bytes = 0
+        var count = 0
+        var last: Int64?
+        for row in rows {
+            let fields = row[5] ?? "{}"
+            if count > 0 && bytes + fields.utf8.count > AgentLimits.batchBytes { break }
+            bytes += fields.utf8.count
+            if count > 0 { output.append(UInt8(ascii: ",")) }
+            count += 1
+            output += Array(#"{"kind":"#.utf8)
+            JSONValue.writeString(row[0] ?? "", into: &output)
+            output += Array(#","id":"#.utf8)
+            JSONValue.writeString(row[1] ?? "", into: &output)
+            if let version = row[2].flatMap({ Int64($0) }) { output += Array(",\"version\":\(version)".utf8) }
+            if let sequence = row[3].flatMap({ Int64($0) }) {
+                output += Array(",\"sequence\":\(sequence)".utf8)
+                last = sequence
+            }
+            output += Array(",\"deleted\":\(row[4] == "t"),\"fields\":".utf8)
+            output += Array(fields.utf8)
+            output.append(UInt8(ascii: "}"))
+        }
+        if let last { pull?.cursor = last }
+        let more = count < rows.count || rows.count == limit
+        output += Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
+        return output
     }
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
@@ -73,11 +144,8 @@ public final class AgentService {
             return try purgeTombstones(zone: zone, days: max(request.horizonDays ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays),
                                        connection)
         case .push:
-            guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
-                  records.count <= AgentLimits.batchRecords else {
-                return .failed(.badRequest, "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records")
-            }
-            return try push(records, zone: zone, mutationID: mutationID, connection)
+            // Answered by `answer(_:)`, which writes the results' frame itself.
+            return .failed(.badRequest, "push is answered as a frame of its own")
         case .pullBegin:
             guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -90,30 +158,9 @@ public final class AgentService {
             response.highSequence = Int64(high) ?? 0
             return response
         case .pullPage:
-            guard let current = pull else { return .failed(.badRequest, "pullPage outside a pull") }
-            let limit = min(max(request.limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
-            let rows = try connection.query("""
-                SELECT kind, id, version, change_sequence, deleted, fields::text FROM tripboard.records
-                WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
-                ORDER BY change_sequence LIMIT $4
-                """, [current.zone, String(current.cursor), String(current.high), String(limit)])
-            var records: [WireRecord] = []
-            for row in rows {
-                let fields: [String: SealedField]
-                do {
-                    fields = try JSON.decode([String: SealedField].self, from: Array((row[5] ?? "{}").utf8))
-                } catch {
-                    return .failed(.server, "record \(row[1] ?? "?") on the server has unreadable fields")
-                }
-                records.append(WireRecord(kind: row[0] ?? "", id: row[1] ?? "", version: Int64(row[2] ?? ""),
-                                          sequence: Int64(row[3] ?? ""), deleted: row[4] == "t", fields: fields))
-            }
-            if let last = records.last?.sequence { pull?.cursor = last }
-            var response = AgentResponse()
-            response.records = records
-            response.more = records.count == limit
-            response.highSequence = current.high
-            return response
+            // Answered by `answer(_:)`, which writes the page's frame itself.
+            guard pull != nil else { return .failed(.badRequest, "pullPage outside a pull") }
+            return .failed(.badRequest, "pullPage is answered as a frame of its own")
         case .pullEnd:
             if pull != nil { try connection.execute("COMMIT") }
             pull = nil
@@ -226,65 +273,114 @@ public final class AgentService {
     }
 
     /// One batch in one transaction: the zone's counter row locked first (which also serialises
-    /// retries of the same mutation id), the mutation id looked up, then each record written only
-    /// if its expected version still matches, numbered from the counter; the results stored under
-    /// the mutation id in the same transaction.
+    /// retries of the same mutation id), the mutation id looked up, then the current versions of
+    /// the whole batch read and locked in one statement (`SELECT … FOR UPDATE`), each record
+    /// checked against its expected version in batch order and numbered from the counter, and
+    /// every record that matched written by one `INSERT … SELECT FROM json_to_recordset(…) ON
+    /// CONFLICT … DO UPDATE` (one more per repetition of a record within the batch, in order);
+    /// the results stored under the mutation id in the same transaction.
     private func push(_ records: [WireRecord], zone: String, mutationID: String,
-                      _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
-        try connection.transaction { () throws(PostgresError) -> AgentResponse in
+                      _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
+        try connection.transaction { () throws(PostgresError) -> [UInt8] in
             guard let zoneRow = try connection.query(
-                "SELECT change_sequence, purged_through FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).first,
+                "SELECT change_sequence, purged_through FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone], prepared: true).first,
                   let counter = zoneRow[0] else {
-                return .failed(.badRequest, "zone \(zone) does not exist on the server")
+                return try Self.frame(.failed(.badRequest, "zone \(zone) does not exist on the server"))
             }
             // A record new to the server starts above every version a purged tombstone had (a
             // version never exceeds the sequence it was written at), so a device that still has
             // the old one in its trash takes the new one for newer.
             let firstVersion = (Int64(zoneRow[1] ?? "0") ?? 0) + 1
             if let stored = try connection.query(
-                "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID]).first?.first ?? nil {
+                "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID],
+                prepared: true).first?.first ?? nil {
                 var response = AgentResponse()
                 response.results = try Self.decoded([PushResult].self, stored, what: "the stored results of mutation \(mutationID)")
                 response.replayed = true
-                return response
+                return try Self.frame(response)
+            }
+            var keys = "["
+            for (index, record) in records.enumerated() {
+                if index > 0 { keys += "," }
+                keys += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id) + "}"
+            }
+            keys += "]"
+            var current: [String: Int64] = [:]
+            for row in try connection.query("""
+                SELECT r.kind, r.id, r.version FROM tripboard.records r
+                JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
+                WHERE r.zone = $1 FOR UPDATE OF r
+                """, [zone, keys], prepared: true) {
+                current[(row[0] ?? "") + "/" + (row[1] ?? "")] = Int64(row[2] ?? "")
             }
             var sequence = Int64(counter) ?? 0
             var results: [PushResult] = []
+            results.reserveCapacity(records.count)
+            // Rows to write, by how many times their record was written before in this batch:
+            // one statement may not change the same row twice.
+            var layers: [String] = []
+            var layerRows: [Int] = []
+            var writes: [String: Int] = [:]
             for record in records {
-                let row = try connection.query(
-                    "SELECT version FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 FOR UPDATE",
-                    [zone, record.kind, record.id]).first
-                let current = row.flatMap { $0[0] }.flatMap { Int64($0) }
-                guard current == record.expectedVersion else {
-                    results.append(PushResult(kind: record.kind, id: record.id, status: .conflict, version: current ?? 0, sequence: nil))
+                let key = record.kind + "/" + record.id
+                let version = current[key]
+                guard version == record.expectedVersion else {
+                    results.append(PushResult(kind: record.kind, id: record.id, status: .conflict, version: version ?? 0, sequence: nil))
                     continue
                 }
                 sequence += 1
-                let version = current.map { $0 + 1 } ?? firstVersion
-                let fields = try Self.encoded(record.fields)
+                let next = version.map { $0 + 1 } ?? firstVersion
+                current[key] = next
+                var encodedFields: [UInt8] = []
+                WireJSON.fields(record.fields, into: &encodedFields)
+                let fields = String(decoding: encodedFields, as: UTF8.self)
+                let layer = writes[key, default: 0]
+                writes[key] = layer + 1
+                if layer == layers.count {
+                    layers.append("[")
+                    layerRows.append(0)
+                }
+                if layerRows[layer] > 0 { layers[layer] += "," }
+                layerRows[layer] += 1
+                layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
+                    + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
+                    + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields + "}"
+                results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
+            }
+            for layer in layers {
                 // A deletion keeps no fields; a live write keeps the fields it does not name (a
                 // newer client's, say) — unless it revives a tombstone, which had none.
                 try connection.query("""
                     INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
-                    VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6 THEN '{}'::jsonb ELSE $7::jsonb END, $8)
+                    SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count
+                    FROM json_to_recordset($2::json) AS b (kind text, id text, version bigint, sequence bigint, deleted boolean, fields jsonb,
+                                                          byte_count integer)
                     ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
                         change_sequence = excluded.change_sequence, deleted = excluded.deleted,
                         fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
                         byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
                         updated_at = now()
-                    """, [zone, record.kind, record.id, String(version), String(sequence), record.deleted ? "true" : "false", fields,
-                                      String(record.deleted ? 2 : fields.utf8.count)])
-                results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: version, sequence: sequence))
+                    """, [zone, layer + "]"], prepared: true)
             }
-            try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)])
-            let stored = try Self.encoded(results)
+            try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)], prepared: true)
+            let stored = WireJSON.results(results)
             try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
-                                 [zone, mutationID, stored])
-            if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone]) }
-            var response = AgentResponse()
-            response.results = results
-            response.replayed = false
-            return response
+                                 [zone, mutationID, String(decoding: stored, as: UTF8.self)], prepared: true)
+            if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone], prepared: true) }
+            return Array(#"{"replayed":false,"results":"#.utf8) + stored + [UInt8(ascii: "}")]
         }
+    }
+
+    private static func frame(_ response: AgentResponse) throws(PostgresError) -> [UInt8] {
+        do {
+            return try JSON.encode(response, pretty: false)
+        } catch {
+            throw PostgresError(kind: .server, sqlState: nil, message: "could not encode an answer: \(error)")
+        }
+    }
+
+    /// `text` as a JSON string literal.
+    private static func jsonString(_ text: String) -> String {
+        String(decoding: JSONValue.string(text).serialized(pretty: false, sortedKeys: true), as: UTF8.self)
     }
 }

@@ -7,6 +7,8 @@ import TripBoardStorage
 /// SQL. The corresponding C functions are `PQconnectdbParams`, `PQexecParams`, `PQfinish`.
 final class PostgresConnection {
     private let handle: OpaquePointer
+    /// Statements prepared on this connection (`PQprepare`), by their text: the name to run them by.
+    private var preparedNames: [String: String] = [:]
 
     /// Connects with `conninfo` (a keyword/value string or a URI), `password` when given, and
     /// bounds on everything that could wait: `connect_timeout`, and a `statement_timeout`,
@@ -46,13 +48,29 @@ final class PostgresConnection {
     deinit { PQfinish(handle) }
 
     /// Runs `sql` with `parameters` ($1, $2, … as text; `nil` is NULL) and returns the rows, each
-    /// value as text or `nil` for NULL.
+    /// value as text or `nil` for NULL. With `prepared`, the statement is prepared once on this
+    /// connection (`PQprepare`; a protocol-level statement, which outlives a rolled-back
+    /// transaction) and run by name (`PQexecPrepared`) from then on.
     @discardableResult
-    func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+    func query(_ sql: String, _ parameters: [String?] = [], prepared: Bool = false) throws(PostgresError) -> [[String?]] {
+        var name: String?
+        if prepared {
+            if let known = preparedNames[sql] {
+                name = known
+            } else {
+                let fresh = "tripboard_\(preparedNames.count + 1)"
+                guard let result = PQprepare(handle, fresh, sql, Int32(parameters.count), nil) else { throw failure(nil) }
+                defer { PQclear(result) }
+                guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
+                preparedNames[sql] = fresh
+                name = fresh
+            }
+        }
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { for pointer in copies { free(pointer) } }
         let result: OpaquePointer? = copies.map { $0.map { UnsafePointer<CChar>($0) } }.withUnsafeBufferPointer { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+            if let name { return PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, nil, nil, 0) }
+            return PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
         }
         guard let result else { throw failure(nil) }
         defer { PQclear(result) }

@@ -6,7 +6,7 @@ import TripBoardReadPath
 /// Sync when things go wrong: the server stopped in the middle of a sync, `sync now` killed at
 /// random moments, three devices, a zone that asks for a newer client.
 @Suite struct SyncRobustnessTests {
-    /// `count` trips imported on `device` in one transaction (three push batches for 1,200).
+    /// `count` trips imported on `device` in one transaction (three push batches for 6,000).
     static func importTrips(_ count: Int, on device: SyncDevice, prefix: String = "Trip") throws {
         let stamp = "2026-12-01T00:00:00.000Z"
         let trips = (0..<count).map { index in
@@ -25,7 +25,7 @@ import TripBoardReadPath
 
     static func count(_ device: SyncDevice, _ sql: String) throws -> String { try device.container.sqlite(sql).trimmedStdout }
 
-    /// Timeline: A pushes 1,200 trips (three batches) → as soon as the first batch is on the
+    /// Timeline: A pushes 6,000 trips (three batches of at most 2,500) → as soon as the first batch is on the
     /// server, it is stopped with `-m immediate` → A's `sync now` fails within seconds, one line,
     /// 69 or 75, its trips all there → the server starts again → `sync now` converges: every
     /// trip once on the server at version 1, and B gets them all.
@@ -34,7 +34,7 @@ import TripBoardReadPath
         // server that forgets is SyncReconcileTests' scenario).
         let (server, a, b) = try SyncTests.twoDevices(durable: true)
         defer { withExtendedLifetime(server) {} }
-        try Self.importTrips(1_200, on: a)
+        try Self.importTrips(6_000, on: a)
         let sync = try ProcessRunner.start("app", ["sync", "now"], environment: a.container.environment)
         defer { sync.kill() }
         let firstBatch = try SyncWatchTests.within(60) { try server.psql("SELECT count(*) > 0 FROM tripboard.records") == "t" }
@@ -46,15 +46,15 @@ import TripBoardReadPath
         #expect([69, 75].contains(failed.status) && !failed.wasSignaled, "\(failed)")
         #expect(lines.count == 1 && lines.first?.hasPrefix("error: ") == true, "one line: \(failed.stderr)")
         #expect(Date().timeIntervalSince(stopped) < 35, "bounded: \(Date().timeIntervalSince(stopped)) s")
-        #expect(try Self.count(a, "SELECT count(*) FROM trips") == "1200", "nothing lost")
-        #expect(try Self.count(a, "SELECT count(*) FROM trips WHERE sync_state = 'synchronized'") != "1200")
+        #expect(try Self.count(a, "SELECT count(*) FROM trips") == "6000", "nothing lost")
+        #expect(try Self.count(a, "SELECT count(*) FROM trips WHERE sync_state = 'synchronized'") != "6000")
 
         try server.start()
         let converged = try a.sync()
         #expect(converged["pending"] as? Int == 0, "\(converged)")
-        #expect(try server.psql("SELECT count(*), max(version), count(DISTINCT id) FROM tripboard.records") == "1200|1|1200")
-        #expect(try server.psql("SELECT change_sequence FROM tripboard.zones") == "1200", "no change numbered twice")
-        #expect(try b.sync()["pulled"] as? Int == 1_200)
+        #expect(try server.psql("SELECT count(*), max(version), count(DISTINCT id) FROM tripboard.records") == "6000|1|6000")
+        #expect(try server.psql("SELECT change_sequence FROM tripboard.zones") == "6000", "no change numbered twice")
+        #expect(try b.sync()["pulled"] as? Int == 6_000)
         #expect(try b.content() == a.content())
     }
 

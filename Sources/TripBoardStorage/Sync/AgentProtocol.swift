@@ -223,8 +223,15 @@ public struct PushResult: Sendable, Codable, Equatable {
 
 /// The limits both sides hold to.
 public enum AgentLimits {
-    /// Records per push batch and per pulled page.
-    public static let batchRecords = 500
+    /// Records per push batch and per pulled page, at most.
+    public static let batchRecords = 2500
+    /// Records per page a pull asks for: while a page is applied it is held as its frame, its
+    /// JSON tree and its records, and the next one is on its way, so pages stay small enough to
+    /// keep a first sync's memory low (about 30 MB at 100,000 records).
+    public static let pageRecords = 2000
+    /// Bytes of sealed fields per push batch and per pulled page, beyond which it ends (after its
+    /// first record): with the JSON around them, a frame stays well below the 32 MiB limit.
+    public static let batchBytes = 8 << 20
     /// Seconds a statement may run on the server (`statement_timeout`), and libpq's `connect_timeout`.
     public static let statementSeconds = 15
     public static let connectSeconds = 5

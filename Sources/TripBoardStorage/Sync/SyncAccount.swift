@@ -158,9 +158,10 @@ extension Store {
 
     // MARK: - Outgoing batch
 
-    func saveOutgoing(mutationID: String, request: [WireRecord], local: [OutgoingEntry]) throws {
-        let requestText = String(decoding: try JSON.encode(request, pretty: false), as: UTF8.self)
-        let localText = String(decoding: try JSON.encode(local, pretty: false), as: UTF8.self)
+    /// Saves a batch: `request` is its records as JSON (`WireJSON.records`).
+    func saveOutgoing(mutationID: String, request: [UInt8], local: [OutgoingEntry]) throws {
+        let requestText = String(decoding: request, as: UTF8.self)
+        let localText = String(decoding: WireJSON.entries(local), as: UTF8.self)
         try connection.writeTransaction {
             try connection.statement("INSERT INTO sync_outgoing (mutation_id, request, local, created_at) VALUES (?, ?, ?, ?)")
                 .run([.text(mutationID), .text(requestText), .text(localText), .text(stamp())])

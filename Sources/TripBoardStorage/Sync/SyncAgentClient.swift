@@ -8,6 +8,8 @@ public final class SyncAgentClient {
     public static let environmentVariable = "TRIPBOARD_SYNC_AGENT"
 
     private let session: HelperSession
+    /// A request was posted and its answer not collected yet.
+    private var awaiting = false
     public let executablePath: String
 
     /// Starts the agent. Its environment: the library path and nothing else of ours (libpq
@@ -30,12 +32,58 @@ public final class SyncAgentClient {
 
     /// Sends `request` and returns the answer, or throws what its failure means.
     public func send(_ request: AgentRequest, timeout: Double = AgentLimits.answerSeconds) throws -> AgentResponse {
+        try send(encoded: try JSON.encode(request, pretty: false), timeout: timeout)
+    }
+
+    /// Sends a request already encoded as JSON (`WireJSON.request`).
+    func send(encoded request: [UInt8], timeout: Double = AgentLimits.answerSeconds) throws -> AgentResponse {
+        drain()
         let answer: [UInt8]
         do {
-            answer = try session.exchange(try JSON.encode(request, pretty: false), timeout: timeout)
-        } catch let error as HelperSessionError {
+            answer = try session.exchange(request, timeout: timeout)
+        } catch {
             throw SyncError.agentFailed(detail: error.description)
         }
+        return try response(answer)
+    }
+
+    /// Sends `request` without waiting for the answer, which `collect` returns: the agent and
+    /// the server work on it while this side does something else (applies the previous page).
+    func post(_ request: AgentRequest) throws {
+        try post(encoded: try JSON.encode(request, pretty: false))
+    }
+
+    /// `post` of a request already encoded as JSON (`WireJSON.request`).
+    func post(encoded request: [UInt8]) throws {
+        drain()
+        do {
+            try session.post(request)
+        } catch {
+            throw SyncError.agentFailed(detail: error.description)
+        }
+        awaiting = true
+    }
+
+    /// The answer to the request `post` sent, as it came (`response(_:)` reads it).
+    func collect(timeout: Double = AgentLimits.answerSeconds) throws -> [UInt8] {
+        awaiting = false
+        do {
+            return try session.receive(timeout: timeout)
+        } catch {
+            throw SyncError.agentFailed(detail: error.description)
+        }
+    }
+
+    /// An answer posted for and never collected (its caller threw meanwhile) is read and
+    /// dropped before the next request, so that answers stay in step with requests.
+    private func drain() {
+        guard awaiting else { return }
+        awaiting = false
+        _ = try? session.receive(timeout: AgentLimits.answerSeconds)
+    }
+
+    /// The response in `answer`, or what its failure means, thrown.
+    func response(_ answer: [UInt8]) throws -> AgentResponse {
         let response: AgentResponse
         do {
             response = try JSON.decode(AgentResponse.self, from: answer)

@@ -23,39 +23,48 @@ extension SyncEngine {
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
-        while true {
+        // A page touches more index pages (the records', the shadow's, the search index's) than
+        // the default 2 MB cache holds: spilling them to the WAL mid-transaction costs far more.
+        // Each record's savepoint keeps the pages it changes in a statement journal: in memory
+        // (one record's pages at a time), not a file in /var/tmp written a page at a time.
+        try store.connection.execute("PRAGMA temp_store = MEMORY")
+        defer { try? store.connection.execute("PRAGMA temp_store = DEFAULT") }
+        try store.connection.withPageCache(kibibytes: 8 << 10) {
             var pageRequest = AgentRequest(.pullPage)
-            pageRequest.limit = AgentLimits.batchRecords
-            let page = try agent.send(pageRequest)
-            let records = page.records ?? []
-            let more = page.more ?? false
-            let end = more ? (records.last?.sequence ?? reached) : high
-            // Keychain items first, in the keychain's own transaction with its token: a kill
-            // before the store's page commits pulls them again, and they are skipped then.
-            if let secretsAfter = secretsReached, let secrets {
-                let mine = records.filter { $0.kind == Self.secretKind && ($0.sequence ?? .max) > secretsAfter }
-                if !mine.isEmpty || end > secretsAfter || secrets.fresh {
-                    try applySecrets(mine, token: max(end, secretsAfter))
-                    secretsReached = max(end, secretsAfter)
+            pageRequest.limit = AgentLimits.pageRecords
+            try agent.post(pageRequest)
+            while true {
+                let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
+                // The next page is read on the server while this one is applied here.
+                if more { try agent.post(pageRequest) }
+                let end = more ? (records.last?.sequence ?? reached) : high
+                // Keychain items first, in the keychain's own transaction with its token: a kill
+                // before the store's page commits pulls them again, and they are skipped then.
+                if let secretsAfter = secretsReached, let secrets {
+                    let mine = records.filter { $0.kind == Self.secretKind && ($0.sequence ?? .max) > secretsAfter }
+                    if !mine.isEmpty || end > secretsAfter || secrets.fresh {
+                        try applySecrets(mine, token: max(end, secretsAfter))
+                        secretsReached = max(end, secretsAfter)
+                    }
                 }
-            }
-            let theirs = records.filter { $0.kind != Self.secretKind && ($0.sequence ?? .max) > storeReached }
-            // A first sync records its token even when there was nothing: from then on the
-            // device follows the feed, tombstones included.
-            if !theirs.isEmpty || end > storeReached || fresh {
-                let now = store.stamp()
-                let token = max(end, storeReached)
-                try store.connection.writeTransaction {
-                    for record in theirs { try apply(record, at: now) }
-                    try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last)
+                let theirs = records.filter { $0.kind != Self.secretKind && ($0.sequence ?? .max) > storeReached }
+                // A first sync records its token even when there was nothing: from then on the
+                // device follows the feed, tombstones included.
+                if !theirs.isEmpty || end > storeReached || fresh {
+                    let now = store.stamp()
+                    let token = max(end, storeReached)
+                    try store.connection.writeTransaction {
+                        for record in theirs { try apply(record, at: now) }
+                        try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last)
+                    }
+                    CrashPoint.reach("sync.page-applied")
+                    storeReached = token
+                    account.epoch = zone.epoch
+                    account.changeSequence = token
                 }
-                CrashPoint.reach("sync.page-applied")
-                storeReached = token
-                account.epoch = zone.epoch
-                account.changeSequence = token
+                reached = end
+                if !more { break }
             }
-            reached = end
-            if !more { break }
         }
     }
 
@@ -87,10 +96,11 @@ extension SyncEngine {
 
     private func merge(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
-        try store.connection.execute("SAVEPOINT sync_record")
+        // Prepared once (the statement cache), not parsed again for each record.
+        try store.connection.statement("SAVEPOINT sync_record").run()
         do {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
-            try store.connection.execute("RELEASE sync_record")
+            try store.connection.statement("RELEASE sync_record").run()
         } catch {
             try store.connection.execute("ROLLBACK TO sync_record")
             try store.connection.execute("RELEASE sync_record")

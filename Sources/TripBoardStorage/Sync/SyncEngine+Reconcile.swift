@@ -46,11 +46,11 @@ extension SyncEngine {
         let high = try agent.send(begin).highSequence ?? 0
         defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
         var last: WireRecord?
+        var pageRequest = AgentRequest(.pullPage)
+        pageRequest.limit = AgentLimits.pageRecords
         while true {
-            var pageRequest = AgentRequest(.pullPage)
-            pageRequest.limit = AgentLimits.batchRecords
-            let page = try agent.send(pageRequest)
-            let records = page.records ?? []
+            try agent.post(pageRequest)
+            let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
             let now = store.stamp()
             try store.connection.writeTransaction {
                 // Keychain items follow their own token (`pull`); the comparison is of records.
@@ -60,7 +60,7 @@ extension SyncEngine {
                 }
             }
             last = records.last ?? last
-            if !(page.more ?? false) { break }
+            if !more { break }
         }
         let now = store.stamp()
         try store.connection.writeTransaction {

@@ -138,12 +138,58 @@ public final class SyncEngine {
 
     // MARK: - Push
 
-    /// Pushes up to one batch of pending records; returns how many were applied and refused.
+    /// Pushes pending records batch after batch until none is left, a batch meets a conflict
+    /// (the next round pulls and merges first) or nothing moves; returns how many were applied
+    /// and refused. While the agent and the server write one batch, the next is made and saved
+    /// here (other records: those in flight are left out), and sent once the answer is recorded.
     func pushPending() throws -> (Int, Int) {
+        var applied = 0
+        var conflicts = 0
+        var inFlight: OutgoingBatch?
+        while true {
+            let prepared = try prepareBatch(excluding: inFlight?.keys ?? [], mayUpload: inFlight == nil)
+            if let batch = inFlight {
+                let (pushed, refused) = try finish(batch.mutationID, batch.entries, replaying: false)
+                applied += pushed
+                conflicts += refused
+                inFlight = nil
+            }
+            if let next = prepared.batch {
+                try post(mutationID: next.mutationID, next.wire, encoded: next.encoded)
+                inFlight = next
+                if conflicts > 0 {
+                    let (pushed, refused) = try finish(next.mutationID, next.entries, replaying: false)
+                    return (applied + pushed, conflicts + refused)
+                }
+                continue
+            }
+            if conflicts == 0 && (prepared.acknowledged > 0 || prepared.waitedForUpload) { continue }
+            return (applied, conflicts)
+        }
+    }
+
+    /// A batch made, saved and not yet answered.
+    struct OutgoingBatch {
+        var mutationID: String
+        var wire: [WireRecord]
+        var entries: [OutgoingEntry]
+        var encoded: [UInt8]
+        var keys: Set<String> { Set(wire.map { $0.kind + "/" + $0.id }) }
+    }
+
+    /// Makes and saves one batch of pending records not in `excluding` (at most
+    /// `AgentLimits.batchRecords`, and about `AgentLimits.batchBytes` of sealed fields); also
+    /// acknowledges those edited and edited back (the server has their values). Without
+    /// `mayUpload` (a push is in flight: the agent is busy), the batch ends before the first
+    /// attachment whose file would have to be uploaded (`waitedForUpload`).
+    private func prepareBatch(excluding: Set<String>, mayUpload: Bool) throws -> (batch: OutgoingBatch?, acknowledged: Int, waitedForUpload: Bool) {
         var wire: [WireRecord] = []
         var entries: [OutgoingEntry] = []
         var unchanged: [SyncRecord] = []
-        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords) {
+        var bytes = 0
+        var waited = false
+        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding) {
+            if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
@@ -155,6 +201,9 @@ public final class SyncEngine {
                 // Its file goes first: the blob is on the server before any record names it.
                 if let blob = shadow["blob"], let name = (try? JSONValue.parse(Array(blob.value.utf8)))?.stringValue {
                     record.fields["blob"] = .string(name)
+                } else if !mayUpload {
+                    waited = true
+                    break
                 } else if let (name, contentHash) = try uploadBlob(of: record) {
                     record.fields["blob"] = .string(name)
                     record.fields["contentHash"] = .string(contentHash)
@@ -174,6 +223,7 @@ public final class SyncEngine {
                 unchanged.append(record)
                 continue
             }
+            bytes += sealed.reduce(0) { $0 + $1.key.utf8.count + $1.value.stamp.utf8.count + $1.value.nonce.utf8.count + $1.value.ciphertext.utf8.count + 48 }
             wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed))
             entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
         }
@@ -186,11 +236,12 @@ public final class SyncEngine {
                 }
             }
         }
-        guard !wire.isEmpty else { return (0, 0) }
+        guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
         let mutationID = Identifier.make()
-        try store.saveOutgoing(mutationID: mutationID, request: wire, local: entries)
+        let encoded = WireJSON.records(wire)
+        try store.saveOutgoing(mutationID: mutationID, request: encoded, local: entries)
         CrashPoint.reach("sync.batch-saved")
-        return try send(mutationID: mutationID, wire, entries, replaying: false)
+        return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
     }
 
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
@@ -202,15 +253,37 @@ public final class SyncEngine {
     }
 
     private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+        try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
+        return try finish(mutationID, entries, replaying: replaying)
+    }
+
+    /// Sends a saved batch to the agent; `finish` collects and records the answer.
+    private func post(mutationID: String, _ wire: [WireRecord], encoded: [UInt8]) throws {
         var request = AgentRequest(.push)
         request.zone = account.zone
         request.mutationId = mutationID
-        request.records = wire
-        let response = try agent.send(request)
+        try agent.post(encoded: try WireJSON.request(request, records: encoded))
+    }
+
+    /// The answer to the batch `post` sent, recorded: the acknowledgements, in one transaction
+    /// that also removes the saved batch.
+    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
+        let response = try agent.response(try agent.collect())
         CrashPoint.reach("sync.pushed")
         let results = response.results ?? []
         if replaying && response.replayed == true { report.replayed += results.count }
         let byID = Dictionary(entries.map { ($0.kind + "/" + $0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // When the server numbered this batch's changes right after the change token (nobody
+        // else's change in between), the token moves past them with their acknowledgements: the
+        // next pull does not bring this device's own records back.
+        var token: Int64?
+        if !replaying && response.replayed != true && account.epoch == zone.epoch {
+            let sequences = results.compactMap { $0.status == .applied ? $0.sequence : nil }.sorted()
+            if let last = sequences.last, sequences.first == account.changeSequence + 1,
+               last == account.changeSequence + Int64(sequences.count) {
+                token = last
+            }
+        }
         var applied = 0
         var conflicts = 0
         try store.connection.writeTransaction {
@@ -224,7 +297,9 @@ public final class SyncEngine {
             }
             try store.connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
             try store.setLastMutation(mutationID)
+            if let token { try store.setChangeToken(epoch: zone.epoch, sequence: token) }
         }
+        if let token { account.changeSequence = token }
         report.pushed += applied
         report.conflicts += conflicts
         return (applied, conflicts)

@@ -92,11 +92,14 @@ extension Store {
 
     /// The records the server must hear about (`Store.pending`), trips first so that a place's
     /// trip is written on the server before it, at most `limit`.
-    func pendingSyncRecords(limit: Int) throws -> [SyncRecord] {
+    /// `excluding` ("kind/id") leaves out the records of a batch still in flight.
+    func pendingSyncRecords(limit: Int, excluding: Set<String> = []) throws -> [SyncRecord] {
         var records: [SyncRecord] = []
         for kind in SyncRecord.kinds where records.count < limit {
             let ids = try connection.statement("SELECT id FROM \(kind.table) WHERE \(Self.pending) ORDER BY updated_at, id LIMIT ?")
-                .rows([.integer(Int64(limit - records.count))]) { $0.text(0) }
+                .rows([.integer(Int64(limit - records.count + excluding.count))]) { $0.text(0) }
+                .filter { !excluding.contains(kind.rawValue + "/" + $0) }
+                .prefix(limit - records.count)
             records += try ids.compactMap { try syncRecord(kind, id: $0) }
         }
         return records

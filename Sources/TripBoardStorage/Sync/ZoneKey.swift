@@ -118,15 +118,16 @@ public struct ZoneKey: Sendable {
         guard let nonce = Self.bytes(base64: sealed.nonce), let ciphertext = Self.bytes(base64: sealed.ciphertext) else {
             throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a sealed value")
         }
-        let plaintext: SecureBytes
+        // A field's value is no secret once opened (it goes into the store as it is).
+        let plaintext: [UInt8]
         do {
-            plaintext = try XChaCha20Poly1305.open(ciphertext: ciphertext, nonce: nonce, key: fieldKey,
+            plaintext = try XChaCha20Poly1305.openPublic(ciphertext: ciphertext, nonce: nonce, key: fieldKey,
                                                    associatedData: fieldAssociatedData(kind: kind, id: id, field: field, stamp: sealed.stamp))
         } catch {
             throw SyncError.damagedServerData("\(kind) \(id): field \(field) does not open under the zone key (tampered, or another zone's)")
         }
         do {
-            return try plaintext.withUnsafeBytes { try JSONValue.parse(Array($0)) }
+            return try JSONValue.parse(plaintext)
         } catch {
             throw SyncError.damagedServerData("\(kind) \(id): field \(field) is not a JSON value")
         }

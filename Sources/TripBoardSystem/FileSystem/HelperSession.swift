@@ -42,6 +42,14 @@ public final class HelperSession {
 
     /// Sends one frame and waits at most `timeout` seconds for the answering frame.
     public func exchange(_ request: [UInt8], timeout: Double) throws(HelperSessionError) -> [UInt8] {
+        try post(request)
+        return try receive(timeout: timeout)
+    }
+
+    /// Sends one frame without waiting for its answer: the caller collects it with `receive`
+    /// before anything else is sent (one request, one answer, in turn, as ever — the helper
+    /// simply works on it meanwhile).
+    public func post(_ request: [UInt8]) throws(HelperSessionError) {
         guard !ended, let requests else { throw .ended }
         guard request.count <= Self.frameLimit else { throw .frameTooLarge(request.count) }
         do {
@@ -50,6 +58,11 @@ public final class HelperSession {
             kill()
             throw .helperGone(detail: error.description)
         }
+    }
+
+    /// The answer to the request last posted, waited for at most `timeout` seconds.
+    public func receive(timeout: Double) throws(HelperSessionError) -> [UInt8] {
+        guard !ended else { throw .ended }
         let deadline = MonotonicClock.now() + timeout
         do throws(HelperSessionError) {
             let header = try read(4, until: deadline)

@@ -1,0 +1,282 @@
+"""The sync benchmarks, run by tools/bench (`--only sync`, and in the default set).
+
+A throw-away PostgreSQL 15 cluster is started for the group (initdb into a temporary directory,
+pg_ctl on a Unix socket in it and a free port, as the `postgres` user when run as root; the
+server's default durability: fsync on, synchronous_commit on) and stopped at the end. Then, with
+N records (`--sync-records`, default 100,000: half trips, a quarter places, a quarter bookings)
+imported with `app import` on device A:
+
+- push: A's `sync now` of the N pending records into an empty zone, against `psql` copying the
+  same server rows in (`\\copy tripboard.records from FILE`); before each run the server's tables
+  are emptied and A's container and device directory are copied back from before its first push;
+- first sync: a new device B (`sync setup` done, nothing pulled) running `sync now`, against
+  `psql` copying the same rows out (`\\copy (SELECT …) to FILE`) plus `sqlite3` running the same
+  records as an INSERT script in one transaction into an empty store of the same schema (its
+  triggers included); peak RSS through GNU time (the largest of `app` and `sync-agent`);
+- watch: both devices running `sync watch`, an `app trip edit` on A, until B's store has the new
+  name (polled every 5 ms): median of 20 (`--quick`: 5).
+"""
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+
+PASSPHRASE = "correct horse battery staple"
+PG = "/usr/lib/postgresql/15/bin"
+ZONE = "bench"
+
+
+class Cluster:
+    """A PostgreSQL cluster of its own in a temporary directory, listening on a Unix socket only."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="tb-bench-pg-")
+        os.chmod(self.directory, 0o700)
+        self.root = os.getuid() == 0
+        if self.root:
+            shutil.chown(self.directory, "postgres")
+        self.port = free_port()
+        self.tool("initdb", "-D", self.data, "-A", "trust", "-U", "tripboard", "--no-sync", "-E", "UTF8", "--locale=C")
+        self.tool("pg_ctl", "-D", self.data, "-o", f"-c listen_addresses='' -k {self.directory} -p {self.port}",
+                  "-l", os.path.join(self.directory, "server.log"), "-w", "-t", "60", "start")
+
+    @property
+    def data(self):
+        return os.path.join(self.directory, "data")
+
+    @property
+    def conninfo(self):
+        return f"host={self.directory} port={self.port} dbname=postgres user=tripboard"
+
+    def tool(self, name, *arguments):
+        prefix = ["runuser", "-u", "postgres", "--"] if self.root else []
+        return subprocess.run(prefix + [os.path.join(PG, name), *arguments], check=True, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ, HOME="/tmp")).stdout
+
+    def psql_command(self, *arguments):
+        return ["psql", "-h", self.directory, "-p", str(self.port), "-U", "tripboard", "-d", "postgres", "-q", "-At",
+                "-v", "ON_ERROR_STOP=1", *arguments]
+
+    def psql(self, *statements):
+        """Each statement in its own `-c` (so VACUUM is outside a transaction block)."""
+        arguments = [part for sql in statements for part in ("-c", sql)]
+        return subprocess.run(self.psql_command(*arguments), check=True, text=True, stdout=subprocess.PIPE).stdout
+
+    def stop(self):
+        try:
+            self.tool("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def records_document(count, seed=11):
+    """`count` records: half trips, a quarter places, a quarter bookings (two of each per trip)."""
+    rng = random.Random(seed)
+    trips, places, bookings = [], [], []
+    trip_count = count // 2
+    for index in range(trip_count):
+        start = 18262 + rng.randrange(0, 365 * 40)
+        trip_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        trips.append({"id": trip_id, "name": f"Trip {index}", "startDate": day(start), "endDate": day(start + rng.randrange(0, 21)),
+                      "notes": f"Notes for trip {index}: museum at 10, dinner at 20"})
+    for index in range(count - trip_count):
+        trip = trips[index % trip_count]
+        if index % 2 == 0:
+            places.append({"id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "tripId": trip["id"],
+                           "name": f"Place {index}", "city": "Lisbon", "visited": index % 4 == 0})
+        else:
+            bookings.append({"id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "tripId": trip["id"], "kind": "flight",
+                             "title": f"TP {index % 9000}", "startsAt": trip["startDate"] + "T07:35:00Z", "reference": "X7K2QP"})
+    return {"format": "tripboard-export", "formatVersion": 1, "trips": trips, "places": places, "bookings": bookings}
+
+
+def day(days):
+    return time.strftime("%Y-%m-%d", time.gmtime(days * 86400))
+
+
+def quote(text):
+    return "NULL" if text is None else "'" + text.replace("'", "''") + "'"
+
+
+def write_inserts(path, document):
+    """The records as a pulling device would hold them, as INSERT statements in one transaction."""
+    stamp = "'2026-11-30T00:00:00.000Z'"
+    with open(path, "w") as file:
+        file.write("BEGIN IMMEDIATE;\n")
+        for t in document["trips"]:
+            file.write("INSERT INTO trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at) VALUES "
+                       f"({quote(t['id'])}, {quote(t['name'])}, {quote(t['startDate'])}, {quote(t['endDate'])}, {quote(t['notes'])}, "
+                       f"'synchronized', 1, {stamp});\n")
+        for p in document["places"]:
+            file.write("INSERT INTO places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at) VALUES "
+                       f"({quote(p['id'])}, {quote(p['tripId'])}, {quote(p['name'])}, {quote(p['city'])}, {1 if p['visited'] else 0}, "
+                       f"'synchronized', 1, {stamp});\n")
+        for b in document["bookings"]:
+            epoch = int(time.mktime(time.strptime(b["startsAt"], "%Y-%m-%dT%H:%M:%SZ")))
+            file.write("INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, "
+                       f"updated_at) VALUES ({quote(b['id'])}, {quote(b['tripId'])}, 'flight', {quote(b['title'])}, "
+                       f"{quote(b['startsAt'].replace('Z', '+00:00'))}, {epoch}, {quote(b['reference'])}, 'synchronized', 1, {stamp});\n")
+        file.write("COMMIT;\n")
+
+
+class Device:
+    """A container and its device directory (keychain key) under `root`."""
+
+    def __init__(self, release, root):
+        self.release, self.root = release, root
+        self.container, self.device = os.path.join(root, "c"), os.path.join(root, "device")
+        self.env = dict(os.environ, TRIPBOARD_CONTAINER=self.container, TRIPBOARD_DEVICE_DIR=self.device, HOME="/tmp")
+
+    def command(self, *arguments):
+        return [os.path.join(self.release, "app"), *arguments]
+
+    def run(self, *arguments, stdin=None):
+        return subprocess.run(self.command(*arguments), check=True, text=True, input=stdin, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=self.env).stdout
+
+    def save(self, template):
+        shutil.rmtree(template, ignore_errors=True)
+        shutil.copytree(self.root, template, symlinks=True)
+
+    def restore(self, template):
+        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.copytree(template, self.root, symlinks=True)
+
+    @property
+    def store(self):
+        return os.path.join(self.container, "store", "TripBoard.sqlite")
+
+
+def bench(args, release, work, alternate, Result, run_once):
+    count = args.sync_records or (10_000 if args.quick else 100_000)
+    runs = 3
+    cluster = Cluster()
+    try:
+        return run(args, release, work, alternate, Result, run_once, cluster, count, runs)
+    finally:
+        cluster.stop()
+
+
+def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
+    root = os.path.join(work, "sync")
+    os.makedirs(root, exist_ok=True)
+    document = records_document(count)
+    source, inserts = os.path.join(root, "records.json"), os.path.join(root, "inserts.sql")
+    import json
+    with open(source, "w") as file:
+        json.dump(document, file)
+    write_inserts(inserts, document)
+
+    a, b = Device(release, os.path.join(root, "a")), Device(release, os.path.join(root, "b"))
+    a.run("sync", "init-server", "--server", cluster.conninfo)
+    a.run("sync", "setup", "--server", cluster.conninfo, "--zone", ZONE, stdin=PASSPHRASE + "\n")
+    a.run("import", source)
+    a_template = os.path.join(root, "a-before-push")
+    a.save(a_template)
+
+    def empty_server():
+        cluster.psql("TRUNCATE tripboard.records, tripboard.mutations", "UPDATE tripboard.zones SET change_sequence = 0",
+                     "VACUUM ANALYZE tripboard.records")
+
+    # The server rows of one push, for psql's side of both comparisons.
+    empty_server()
+    a.run("sync", "now")
+    rows = os.path.join(root, "records.copy")
+    cluster.psql(f"\\copy tripboard.records to '{rows}'")
+    on_server = int(cluster.psql(f"SELECT count(*) FROM tripboard.records WHERE zone = '{ZONE}'"))
+    if on_server != count:
+        raise SystemExit(f"bench: one `sync now` left {on_server} of {count} records on the server")
+
+    def fresh_a():
+        empty_server()
+        a.restore(a_template)
+
+    def fresh_table():
+        cluster.psql("TRUNCATE tripboard.records", "VACUUM ANALYZE tripboard.records")
+
+    push_a, push_b = alternate(runs, lambda: run_once(a.command("sync", "now"), env=a.env, setup=fresh_a),
+                               lambda: run_once(cluster.psql_command("-c", f"\\copy tripboard.records from '{rows}'"), setup=fresh_table))
+    results = [Result(f"push of {count:,} records (`sync now` on the device that has them)", "app sync now",
+                      "psql -c \"\\copy tripboard.records from FILE\"", push_a, push_b, "≤ 1.5×",
+                      "empty zone and A's container from before its first push, before each run; server with fsync and synchronous_commit on")]
+
+    # Leave the server holding A's records (the last run may have been psql's), then device B.
+    fresh_a()
+    a.run("sync", "now")
+    b.run("sync", "setup", "--server", cluster.conninfo, "--zone", ZONE, stdin=PASSPHRASE + "\n")
+    b_template = os.path.join(root, "b-joined")
+    b.save(b_template)
+    peer = Device(release, os.path.join(root, "peer"))
+    peer.run("container", "init")
+    peer_template = os.path.join(root, "peer-empty")
+    peer.save(peer_template)
+    copied = os.path.join(root, "pulled.copy")
+    pull_sql = (f"\\copy (SELECT kind, id, version, change_sequence, deleted, fields FROM tripboard.records "
+                f"WHERE zone = '{ZONE}' AND NOT deleted ORDER BY change_sequence) to '{copied}'")
+    peer_script = f"{' '.join(map(shlex_quote, cluster.psql_command('-c', pull_sql)))} && sqlite3 {shlex_quote(peer.store)} < {shlex_quote(inserts)}"
+    pull_a, pull_b = alternate(runs, lambda: run_once(b.command("sync", "now"), env=b.env, setup=lambda: b.restore(b_template)),
+                               lambda: run_once(["sh", "-c", peer_script], setup=lambda: peer.restore(peer_template)))
+    pulled = int(subprocess.run(["sqlite3", b.store, "SELECT (SELECT count(*) FROM trips) + (SELECT count(*) FROM places) + "
+                                 "(SELECT count(*) FROM bookings)"], check=True, text=True, stdout=subprocess.PIPE).stdout)
+    if pulled != count:
+        raise SystemExit(f"bench: the first sync of B holds {pulled} of {count} records")
+    peak = statistics.median(x[1] for x in pull_a) / 1024
+    results.append(Result(f"first sync of a new device: pull of {count:,} records", "app sync now (new device)",
+                          "psql \\copy (SELECT …) to FILE && sqlite3 STORE < inserts.sql (one transaction)", pull_a, pull_b,
+                          "≤ 1.5× wall, peak RSS ≤ 50 MB", f"A's peak RSS {peak:.1f} MB (median; the larger of app and sync-agent)"))
+
+    results.append(watch_latency(args, a, b, document, Result))
+    return results
+
+
+def shlex_quote(text):
+    import shlex
+    return shlex.quote(text)
+
+
+def watch_latency(args, a, b, document, Result):
+    """Both devices run `sync watch`; each round an `app trip edit` on A, then B's store is polled
+    until the new name is there. The samples are seconds from the edit's start."""
+    rounds = 5 if args.quick else 20
+    trip = document["trips"][len(document["trips"]) // 2]["id"]
+    watchers = [subprocess.Popen(device.command("sync", "watch"), env=device.env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL) for device in (a, b)]
+    samples = []
+    try:
+        time.sleep(3)
+        reader = sqlite3.connect(f"file:{b.store}?mode=ro", uri=True)
+        for index in range(rounds):
+            name = f"Watched {index} {uuid.uuid4().hex[:6]}"
+            started = time.perf_counter()
+            subprocess.run(a.command("trip", "edit", trip, "--name", name), env=a.env, check=True, stdout=subprocess.DEVNULL)
+            deadline = started + 30
+            while reader.execute("SELECT name FROM trips WHERE id = ?", (trip,)).fetchone()[0] != name:
+                if time.perf_counter() > deadline:
+                    raise SystemExit("bench: an edit on A did not reach B's store within 30 s")
+                time.sleep(0.005)
+            samples.append((time.perf_counter() - started, 0))
+            time.sleep(0.3)
+        reader.close()
+    finally:
+        for watcher in watchers:
+            watcher.terminate()
+            watcher.wait(timeout=60)
+    median = statistics.median(s[0] for s in samples)
+    result = Result(f"`sync watch`: an edit on A visible in B's store ({rounds} edits)", "trip edit on A → B's store",
+                    "—", samples, [(1.0, 1)], "< 1 s, median",
+                  f"median {median * 1000:.0f} ms, min {min(s[0] for s in samples) * 1000:.0f} ms, "
+                  f"max {max(s[0] for s in samples) * 1000:.0f} ms; both devices run `sync watch` on the stores of the pull benchmark")
+    result.absolute = True
+    return result
