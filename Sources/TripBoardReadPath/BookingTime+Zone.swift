@@ -59,12 +59,18 @@ public struct BookingTimeText {
     public static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     public static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// The reader's zone.
-    public let viewer: TimeZoneRules
+    /// The reader's clock at an instant.
+    private let viewer: (Int64) -> TimeZoneRules.LocalType
     /// Zones read so far (nil: not in this machine's database).
     private var zones: [String: TimeZoneRules?] = [:]
 
-    public init(viewer: TimeZoneRules = .local()) { self.viewer = viewer }
+    /// For a reader in `viewer`.
+    public init(viewer: TimeZoneRules) { self.viewer = { viewer.localType(at: $0) } }
+
+    /// For the reader of this process: the local zone as glibc has it (`TZ`, checked by
+    /// `LocalZone`, else `/etc/localtime`), loaded already by any local date, so that showing
+    /// a time reads no zone file beyond the booking's own.
+    public init() { viewer = { Timestamp.localType(at: $0) } }
 
     /// `Sat 12 Dec`.
     public static func day(_ date: CivilDate) -> String {
@@ -90,7 +96,7 @@ public struct BookingTimeText {
         // The zone's abbreviation, where the zone is known here and the time is in its offset.
         let abbreviation = zone.flatMap { rules(of: $0) }.map { $0.localType(at: instant) }
             .flatMap { $0.offset == timestamp.offsetSeconds ? $0.abbreviation : nil }
-        let reader = viewer.localType(at: instant)
+        let reader = viewer(instant)
         if reader.offset == timestamp.offsetSeconds && (abbreviation == nil || abbreviation == reader.abbreviation) { return nil }
         return abbreviation ?? Self.offsetMarker(timestamp.offsetSeconds)
     }

@@ -34,6 +34,12 @@ public struct TimeZoneRules: Sendable, Equatable {
         public let offset: Int
         public let isDaylightSaving: Bool
         public let abbreviation: String
+
+        public init(offset: Int, isDaylightSaving: Bool, abbreviation: String) {
+            self.offset = offset
+            self.isDaylightSaving = isDaylightSaving
+            self.abbreviation = abbreviation
+        }
     }
 
     /// What a wall-clock time means in the zone.

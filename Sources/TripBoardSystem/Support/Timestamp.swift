@@ -48,6 +48,16 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return Int(fields.tm_gmtoff)
     }
 
+    /// The local zone's offset, daylight-saving flag and abbreviation at this instant, as glibc's
+    /// `localtime_r` has them (`TZ`, else `/etc/localtime`, read once per process by glibc).
+    public static func localType(at secondsSinceEpoch: Int64) -> TimeZoneRules.LocalType {
+        var instant = time_t(secondsSinceEpoch)
+        var fields = tm()
+        localtime_r(&instant, &fields)
+        let abbreviation = fields.tm_zone.map { String(cString: $0) } ?? ""
+        return TimeZoneRules.LocalType(offset: Int(fields.tm_gmtoff), isDaylightSaving: fields.tm_isdst > 0, abbreviation: abbreviation)
+    }
+
     /// The same instant expressed in another offset.
     public func withOffset(_ offsetSeconds: Int) -> Timestamp {
         Timestamp(secondsSinceEpoch: secondsSinceEpoch, offsetSeconds: offsetSeconds, milliseconds: milliseconds)
