@@ -61,7 +61,7 @@ struct BookingZoneInput {
         case .gap(let before, let after):
             let jump = Timestamp(secondsSinceEpoch: after.secondsSinceEpoch, offsetSeconds: before.offsetSeconds)
             throw CommandLineError.usage("""
-                \(option) \(text) does not exist in \(rules.name): the clocks go from \(Self.clock(jump)) to \(Self.clock(after)) \
+                \(option) \(text) does not exist in \(rules.name): the clocks go from \(jump.clockText) to \(after.clockText) \
                 that night; the nearest valid times are \(Self.minute(before)) and \(Self.minute(after))
                 """)
         case .overlap(let earlier, let later):
@@ -72,7 +72,7 @@ struct BookingZoneInput {
         case .wrongOffset(let given, let zoneOffset, let abbreviation):
             let written = String(text.prefix(16).suffix(5))
             throw CommandLineError.usage("""
-                \(option) \(text) is not a time in \(rules.name), which is \(Self.offset(zoneOffset)) (\(abbreviation)) then: \
+                \(option) \(text) is not a time in \(rules.name), which is \(Timestamp.offsetText(zoneOffset)) (\(abbreviation)) then: \
                 give \(written) without an offset for \(written) there, \(Self.minute(given.withOffset(zoneOffset))) for the same \
                 instant, or --zone '' to keep a fixed offset
                 """)
@@ -89,17 +89,5 @@ struct BookingZoneInput {
         let seconds = text.index(text.startIndex, offsetBy: 16)..<text.index(text.startIndex, offsetBy: 19)
         if text[seconds] == ":00" { text.removeSubrange(seconds) }
         return text
-    }
-
-    /// `02:00`.
-    static func clock(_ timestamp: Timestamp) -> String {
-        let (hour, minute) = timestamp.localTime
-        return CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2)
-    }
-
-    /// `+01:00`.
-    static func offset(_ seconds: Int) -> String {
-        let magnitude = abs(seconds)
-        return (seconds < 0 ? "-" : "+") + CivilDate.pad(magnitude / 3600, 2) + ":" + CivilDate.pad(magnitude / 60 % 60, 2)
     }
 }

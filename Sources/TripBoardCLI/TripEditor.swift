@@ -132,11 +132,16 @@ struct TripEditor {
     /// Copies the refused file out of the container (whose `tmp/` is swept) into `$TMPDIR` (else
     /// `/tmp`), mode 0600, and returns `error` with its path added: the work is never lost.
     private func keeping(_ bytes: [UInt8], tripId: String, _ error: any Error) throws -> CommandLineError {
-        let directoryPath = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let name = "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let (directoryPath, name) = keptFileLocation(tripId: tripId)
         let directory = try Directory.open(path: directoryPath)
         try directory.writeAtomically(bytes, to: name, staging: directory)
         return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + directory.childPath(name)))
+    }
+
+    /// Where a refused edit is kept: `$TMPDIR` (else `/tmp`), under a new name.
+    private func keptFileLocation(tripId: String) -> (directory: String, name: String) {
+        (context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp",
+         "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json")
     }
 
     /// `keeping` for an edited file too large to read whole: the file itself is moved (same
@@ -145,8 +150,7 @@ struct TripEditor {
     /// named instead (`leftInPlace`: the caller must not remove it).
     private func keepingFile(_ fileName: String, in staging: Directory, tripId: String,
                              _ error: CommandLineError) -> (CommandLineError, leftInPlace: Bool) {
-        let directoryPath = context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let name = "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let (directoryPath, name) = keptFileLocation(tripId: tripId)
         func kept(_ path: String) -> CommandLineError {
             CommandLineError(error.status, terminalSafe(error.message + "; your edit is kept in " + path))
         }

@@ -84,10 +84,8 @@ public struct BookingTimeText {
         var day = Self.day(date)
         if let tripYear, tripYear != date.year { day += " \(date.year)" }
         guard case .instant(let timestamp) = time else { return day }
-        let (hour, minute) = timestamp.localTime
-        let clock = CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2)
-        guard let marker = marker(timestamp, zone: zone) else { return day + " " + clock }
-        return day + " " + clock + " " + marker
+        guard let marker = marker(timestamp, zone: zone) else { return day + " " + timestamp.clockText }
+        return day + " " + timestamp.clockText + " " + marker
     }
 
     /// The zone marker of a time, nil when the reader's clock shows the same.

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Why a time zone could not be used.
 public enum TimeZoneError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -121,11 +122,19 @@ public struct TimeZoneRules: Sendable, Equatable {
 
     /// The zone this process reads local times in: `current(environment:)` with the process's own
     /// `TZ`. Executables check `TZ` first (`LocalZone.check`), so a bad value has been refused by
-    /// the time this is asked; should it fail anyway, UTC, as glibc would.
+    /// the time this is asked; should it fail anyway, UTC, as glibc would. Read once per value of
+    /// `TZ`, as glibc does: an import of local times reads the zone file once, not per record.
     public static func local() -> TimeZoneRules {
         let value = getenv("TZ").map { String(cString: $0) }
-        return (try? current(environment: value.map { ["TZ": $0] } ?? [:])) ?? utc
+        return localCache.withLock { cached in
+            if let cached, cached.tz == value { return cached.rules }
+            let rules = (try? current(environment: value.map { ["TZ": $0] } ?? [:])) ?? utc
+            cached = (value, rules)
+            return rules
+        }
     }
+
+    private static let localCache = Mutex<(tz: String?, rules: TimeZoneRules)?>(nil)
 
     /// `/etc/localtime`, named after the zone file it links to when it is a link into the database.
     package static func systemZone() throws -> TimeZoneRules {

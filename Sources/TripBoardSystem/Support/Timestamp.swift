@@ -41,21 +41,33 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// The local zone's offset at this instant.
-    public static func localOffset(at secondsSinceEpoch: Int64) -> Int {
-        var instant = time_t(secondsSinceEpoch)
-        var fields = tm()
-        localtime_r(&instant, &fields)
-        return Int(fields.tm_gmtoff)
-    }
+    public static func localOffset(at secondsSinceEpoch: Int64) -> Int { Int(localFields(at: secondsSinceEpoch).tm_gmtoff) }
 
     /// The local zone's offset, daylight-saving flag and abbreviation at this instant, as glibc's
     /// `localtime_r` has them (`TZ`, else `/etc/localtime`, read once per process by glibc).
     public static func localType(at secondsSinceEpoch: Int64) -> TimeZoneRules.LocalType {
+        let fields = localFields(at: secondsSinceEpoch)
+        return TimeZoneRules.LocalType(offset: Int(fields.tm_gmtoff), isDaylightSaving: fields.tm_isdst > 0,
+                                       abbreviation: fields.tm_zone.map { String(cString: $0) } ?? "")
+    }
+
+    private static func localFields(at secondsSinceEpoch: Int64) -> tm {
         var instant = time_t(secondsSinceEpoch)
         var fields = tm()
         localtime_r(&instant, &fields)
-        let abbreviation = fields.tm_zone.map { String(cString: $0) } ?? ""
-        return TimeZoneRules.LocalType(offset: Int(fields.tm_gmtoff), isDaylightSaving: fields.tm_isdst > 0, abbreviation: abbreviation)
+        return fields
+    }
+
+    /// `+01:00`, `-03:30`: an offset east of UTC as ISO 8601 writes it.
+    public static func offsetText(_ seconds: Int) -> String {
+        let magnitude = abs(seconds)
+        return (seconds < 0 ? "-" : "+") + CivilDate.pad(magnitude / 3600, 2) + ":" + CivilDate.pad(magnitude / 60 % 60, 2)
+    }
+
+    /// `07:35`: hour and minute on the wall clock in this timestamp's own offset.
+    public var clockText: String {
+        let (hour, minute) = localTime
+        return CivilDate.pad(hour, 2) + ":" + CivilDate.pad(minute, 2)
     }
 
     /// The same instant expressed in another offset.
@@ -84,9 +96,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             + CivilDate.pad(secondOfDay / 60 % 60, 2) + ":" + CivilDate.pad(secondOfDay % 60, 2)
         if includingMilliseconds { text += "." + CivilDate.pad(milliseconds, 3) }
         if offsetSeconds == 0 && utcDesignator { return text + "Z" }
-        let magnitude = abs(offsetSeconds)
-        text += (offsetSeconds < 0 ? "-" : "+") + CivilDate.pad(magnitude / 3600, 2) + ":" + CivilDate.pad(magnitude / 60 % 60, 2)
-        return text
+        return text + Self.offsetText(offsetSeconds)
     }
 
     /// The form `updatedAt` uses: UTC with milliseconds, `2026-11-30T23:12:17.123Z`.
