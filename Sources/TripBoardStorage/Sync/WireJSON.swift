@@ -7,15 +7,8 @@ import TripBoardSystem
 package enum WireJSON {
     /// `records` as a JSON array of `WireRecord`s.
     static func records(_ records: [WireRecord]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(records.count * 600)
-        output.append(UInt8(ascii: "["))
-        for (index, record) in records.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            output += Array(#"{"kind":"#.utf8)
-            JSONValue.writeString(record.kind, into: &output)
-            output += Array(#","id":"#.utf8)
-            JSONValue.writeString(record.id, into: &output)
+        array(records, bytesEach: 600) { record, output in
+            head(kind: record.kind, id: record.id, into: &output)
             if let version = record.version { output += Array(",\"version\":\(version)".utf8) }
             if let expected = record.expectedVersion { output += Array(",\"expectedVersion\":\(expected)".utf8) }
             if let sequence = record.sequence { output += Array(",\"sequence\":\(sequence)".utf8) }
@@ -23,21 +16,34 @@ package enum WireJSON {
             fields(record.fields, into: &output)
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// `[` the elements, each written by `element`, separated by commas `]`.
+    private static func array<Element>(_ elements: [Element], bytesEach: Int,
+                                       _ element: (Element, inout [UInt8]) -> Void) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(elements.count * bytesEach)
+        output.append(UInt8(ascii: "["))
+        for (index, item) in elements.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            element(item, &output)
+        }
         output.append(UInt8(ascii: "]"))
         return output
     }
 
+    /// `{"kind":KIND,"id":ID` — the start of every record-like object.
+    private static func head(kind: String, id: String, into output: inout [UInt8]) {
+        output += Array(#"{"kind":"#.utf8)
+        JSONValue.writeString(kind, into: &output)
+        output += Array(#","id":"#.utf8)
+        JSONValue.writeString(id, into: &output)
+    }
+
     /// `entries` as a JSON array of `OutgoingEntry`s.
     static func entries(_ entries: [OutgoingEntry]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(entries.count * 300)
-        output.append(UInt8(ascii: "["))
-        for (index, entry) in entries.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            output += Array(#"{"kind":"#.utf8)
-            JSONValue.writeString(entry.kind, into: &output)
-            output += Array(#","id":"#.utf8)
-            JSONValue.writeString(entry.id, into: &output)
+        array(entries, bytesEach: 300) { entry, output in
+            head(kind: entry.kind, id: entry.id, into: &output)
             output += Array(#","updatedAt":"#.utf8)
             JSONValue.writeString(entry.updatedAt, into: &output)
             output += Array(",\"deleted\":\(entry.deleted),\"fields\":{".utf8)
@@ -52,8 +58,6 @@ package enum WireJSON {
             }
             output += Array("}}".utf8)
         }
-        output.append(UInt8(ascii: "]"))
-        return output
     }
 
     /// The request `request` (whose `records` are not set) with `records`, already JSON, as its
@@ -165,20 +169,11 @@ extension WireJSON {
 
     /// Push results as a JSON array of `PushResult`s.
     package static func results(_ results: [PushResult]) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(results.count * 100)
-        output.append(UInt8(ascii: "["))
-        for (index, result) in results.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            output += Array(#"{"kind":"#.utf8)
-            JSONValue.writeString(result.kind, into: &output)
-            output += Array(#","id":"#.utf8)
-            JSONValue.writeString(result.id, into: &output)
+        array(results, bytesEach: 100) { result, output in
+            head(kind: result.kind, id: result.id, into: &output)
             output += Array(",\"status\":\"\(result.status.rawValue)\",\"version\":\(result.version)".utf8)
             if let sequence = result.sequence { output += Array(",\"sequence\":\(sequence)".utf8) }
             output.append(UInt8(ascii: "}"))
         }
-        output.append(UInt8(ascii: "]"))
-        return output
     }
 }
