@@ -73,6 +73,13 @@ let package = Package(
             name: "TripBoardWorkerContract",
             dependencies: ["TripBoardSystem"]
         ),
+        // What `app` and `sync-agent` say to each other: the frames, the wire records (identity and
+        // versions in the clear, fields sealed), the limits both sides hold to. The agent links this
+        // and the basement, never the store, the keychain or the engine.
+        .target(
+            name: "TripBoardSyncProtocol",
+            dependencies: ["TripBoardSystem"]
+        ),
         // The read path: where the container is, its read-only open, the schema, the models and the
         // next-trip query. All the widget needs besides the command line (docs/architecture.md).
         .target(
@@ -95,9 +102,15 @@ let package = Package(
             name: "TripBoardWidget",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCommandLine"]
         ),
+        // The sync engine: pull, merge, push, blobs, keychain items, the reconcile; above the store,
+        // whose methods it composes (it runs no SQL of its own), talking to `sync-agent`.
+        .target(
+            name: "TripBoardSync",
+            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardSyncProtocol"]
+        ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage", "TripBoardCommandLine", "TripBoardWidget"]
+            dependencies: ["TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine", "TripBoardWidget"]
         ),
         .executableTarget(
             name: "app",
@@ -142,11 +155,11 @@ let package = Package(
         // and opens no container: it moves sealed records between `app` and the server.
         .target(
             name: "TripBoardSyncServer",
-            dependencies: ["CLibPQ", "TripBoardStorage"]
+            dependencies: ["CLibPQ", "TripBoardSystem", "TripBoardSodium", "TripBoardSyncProtocol"]
         ),
         .executableTarget(
             name: "sync-agent",
-            dependencies: ["TripBoardSyncServer"],
+            dependencies: ["TripBoardSyncServer", "TripBoardSystem"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
@@ -163,11 +176,11 @@ let package = Package(
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
     ],
     swiftLanguageModes: [.v6]

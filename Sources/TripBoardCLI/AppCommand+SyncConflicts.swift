@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSync
 import TripBoardCommandLine
 
 /// `app sync conflicts [--json | --dismiss ID]`: the values that lost a merge, kept on this

@@ -1,4 +1,6 @@
 import TripBoardStorage
+import TripBoardSync
+import TripBoardSyncProtocol
 import TripBoardSodium
 import TripBoardSystem
 import TripBoardReadPath

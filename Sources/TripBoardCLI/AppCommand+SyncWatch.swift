@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSync
 import TripBoardSystem
 import TripBoardReadPath
 import TripBoardCommandLine

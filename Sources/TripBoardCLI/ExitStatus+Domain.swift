@@ -1,6 +1,7 @@
 public import TripBoardCommandLine
 import TripBoardSodium
 import TripBoardStorage
+import TripBoardSync
 import TripBoardSystem
 
 /// The one mapping from an error to an exit status for the executables that open the container

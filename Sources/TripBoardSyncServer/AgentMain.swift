@@ -1,5 +1,5 @@
 import Glibc
-import TripBoardStorage
+import TripBoardSyncProtocol
 import TripBoardSystem
 
 /// `sync-agent`'s loop: frames in on stdin, frames out on stdout (`HelperSession` is the other

@@ -1,4 +1,4 @@
-import TripBoardStorage
+import TripBoardSyncProtocol
 import TripBoardSodium
 
 /// Blobs (attachment files, sealed by `app` with secretstream before they get here): uploaded in

@@ -1,4 +1,4 @@
-public import TripBoardStorage
+public import TripBoardSyncProtocol
 import TripBoardSystem
 
 /// What `sync-agent` does with each request (`AgentRequest`): the only code that speaks SQL to

@@ -1,6 +1,6 @@
 internal import CLibPQ
 import Glibc
-import TripBoardStorage
+import TripBoardSyncProtocol
 
 /// One libpq connection, the one owner of its `PGconn` (`PQfinish` in `deinit`). Queries go
 /// through `PQexecParams` with text parameters and text results: values are never spliced into

@@ -1,6 +1,5 @@
 // sync-agent: the only TripBoard program that links libpq. `app sync …` starts it and speaks to
 // it in frames on stdin/stdout; the conversation is documented on `AgentMain` and in docs/sync.md.
-import TripBoardStorage
 import TripBoardSyncServer
 import TripBoardSystem
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardStorage
+import TripBoardSync
 import TripBoardReadPath
 
 /// Sync when things go wrong: the server stopped in the middle of a sync, `sync now` killed at

@@ -11,6 +11,15 @@ public struct StagedFile: Sendable, Equatable {
     public let contentHash: String
     /// The first bytes (up to 1024), for format checks such as `%PDF-`.
     public let head: [UInt8]
+
+    /// A file staged by other means than `stage` (sync downloads a blob into `tmp/` chunk by
+    /// chunk, verifying as it goes).
+    package init(stagingName: String, byteCount: Int64, contentHash: String, head: [UInt8]) {
+        self.stagingName = stagingName
+        self.byteCount = byteCount
+        self.contentHash = contentHash
+        self.head = head
+    }
 }
 
 /// What `AttachmentFiles.check` found for one attachment's file.
@@ -21,7 +30,7 @@ public enum AttachmentFileState: String, Sendable, Codable {
 /// The file side of attachments: `attachments/<xx>/<id>.<ext>`, written durably before the row
 /// that references it is committed (architecture §4.4), and never followed through a symlink.
 public struct AttachmentFiles {
-    let staging: Directory
+    package let staging: Directory
     let attachments: Directory
     /// `attachments/recovered/`: files the container migration found with no row naming them.
     public static let recoveredDirectory = "recovered"

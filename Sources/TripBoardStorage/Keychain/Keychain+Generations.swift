@@ -44,7 +44,7 @@ extension Keychain {
     /// Runs `body` in one write transaction that also advances the generation; after the commit,
     /// raises this device's record to it. The record is written after the commit on purpose: a
     /// kill in between leaves it behind the keychain, which reads as no rollback.
-    func write<T>(_ body: () throws -> T) throws -> T {
+    package func write<T>(_ body: () throws -> T) throws -> T {
         let (result, identity) = try connection.writeTransaction { () throws -> (T, Identity) in
             let result = try body()
             let rows = try connection.statement("UPDATE keychain_state SET generation = generation + 1 RETURNING keychain_id, generation")

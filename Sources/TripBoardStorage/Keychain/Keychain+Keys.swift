@@ -22,7 +22,7 @@ extension Keychain {
 
     static func deviceKeyID(_ device: DeviceKey) -> String { "device:" + device.fingerprint }
 
-    static func keyID(_ key: SecureBytes) throws -> String {
+    package static func keyID(_ key: SecureBytes) throws -> String {
         Sodium.hexString(try blake2b(Array("tripboard key id v1".utf8), outputLength: 16, key: key))
     }
 
@@ -142,7 +142,7 @@ extension Keychain {
         encode(["tripboard-container-key/v1", containerKeyID, wrappedBy, wrappingKeyID])
     }
 
-    static func encode(_ fields: [String]) -> [UInt8] {
+    package static func encode(_ fields: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         for field in fields {
             let utf8 = Array(field.utf8)

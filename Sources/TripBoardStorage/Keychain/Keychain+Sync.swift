@@ -1,36 +1,39 @@
 import TripBoardSQLite
-import TripBoardSodium
+package import TripBoardSodium
 import TripBoardSystem
 
 /// A migratable item as sync sees it: its name, when it was last written here, and what the
 /// server has of it (version, stamp and keyed digest of its value: the shadow). Never its value.
-struct KeychainSyncItem {
-    var service: String
-    var account: String
-    var updatedAt: String
-    var pending: Bool
-    var version: Int64?
-    var stamp: String?
-    var digest: String?
+package struct KeychainSyncItem {
+    package var service: String
+    package var account: String
+    package var updatedAt: String
+    package var pending: Bool
+    package var version: Int64?
+    package var stamp: String?
+    package var digest: String?
     /// The server's version as a refused push reported it (the server may hold a tombstone this
     /// device never pulled): the next push is made against it.
-    var conflictVersion: Int64?
+    package var conflictVersion: Int64?
 }
 
 /// An item the server has and this device deleted or made this-device-only.
-struct KeychainSyncTombstone {
-    var service: String
-    var account: String
-    var version: Int64
+package struct KeychainSyncTombstone {
+    package var service: String
+    package var account: String
+    package var version: Int64
 }
 
 /// The keychain's sync bookkeeping (schema version 3), read and written by `SyncEngine` inside
 /// the keychain's own write transactions (`write`), so that an item and its bookkeeping always
 /// commit together. docs/sync.md, "Keychain items".
 extension Keychain {
+    /// Where the keychain's database is, for the message of an error about what it holds.
+    package var databasePath: String { connection.path }
+
     /// Whether migratable items can be sealed and opened here now: this device has a key, and the
     /// container key is unlocked here (or there is none yet: the first one pulled makes it).
-    var canSyncMigratableItems: Bool {
+    package var canSyncMigratableItems: Bool {
         guard let device else { return false }
         do {
             _ = try containerKey(device: device, creating: false)
@@ -56,12 +59,12 @@ extension Keychain {
     // MARK: - Reading
 
     /// The change token the keychain has applied up to: zone, epoch, sequence.
-    func secretSyncToken() throws -> (zone: String, epoch: String, sequence: Int64)? {
+    package func secretSyncToken() throws -> (zone: String, epoch: String, sequence: Int64)? {
         try connection.statement("SELECT zone, epoch, change_sequence FROM sync_token WHERE singleton = 1")
             .rows { ($0.text(0), $0.text(1), $0.integer(2)) }.first
     }
 
-    func syncItems(pendingOnly: Bool = false) throws -> [KeychainSyncItem] {
+    package func syncItems(pendingOnly: Bool = false) throws -> [KeychainSyncItem] {
         try connection.statement("""
             SELECT service, account, updated_at, sync_pending, sync_version, sync_stamp, sync_digest, sync_conflict_version FROM items
             WHERE accessibility = 'migratable' \(pendingOnly ? "AND sync_pending = 1" : "") ORDER BY updated_at, service, account
@@ -72,17 +75,17 @@ extension Keychain {
         }
     }
 
-    func syncItem(service: String, account: String) throws -> KeychainSyncItem? {
+    package func syncItem(service: String, account: String) throws -> KeychainSyncItem? {
         try syncItems().first { $0.service == service && $0.account == account }
     }
 
-    func syncTombstones() throws -> [KeychainSyncTombstone] {
+    package func syncTombstones() throws -> [KeychainSyncTombstone] {
         try connection.statement("SELECT service, account, remote_version FROM sync_tombstones ORDER BY deleted_at, service, account")
             .rows { KeychainSyncTombstone(service: $0.text(0), account: $0.text(1), version: $0.integer(2)) }
     }
 
     /// Whether (service, account) holds a this-device-only item (this device's or another's).
-    func holdsThisDeviceOnlyItem(service: String, account: String) throws -> Bool {
+    package func holdsThisDeviceOnlyItem(service: String, account: String) throws -> Bool {
         try connection.integer("SELECT count(*) FROM items WHERE service = ? AND account = ? AND accessibility = 'thisDeviceOnly'",
                                [.text(service), .text(account)]) > 0
     }
@@ -98,7 +101,7 @@ extension Keychain {
 
     // MARK: - Writing, inside the caller's `write`
 
-    func setSecretSyncToken(zone: String, epoch: String, sequence: Int64) throws {
+    package func setSecretSyncToken(zone: String, epoch: String, sequence: Int64) throws {
         try connection.statement("""
             INSERT INTO sync_token (singleton, zone, epoch, change_sequence) VALUES (1, ?1, ?2, ?3)
             ON CONFLICT (singleton) DO UPDATE SET zone = ?1, epoch = ?2, change_sequence = ?3
@@ -106,13 +109,13 @@ extension Keychain {
     }
 
     /// Stores a value pulled from the server as a migratable item, bookkeeping left to the caller.
-    func storeFromSync(_ value: SecureBytes, service: String, account: String) throws {
+    package func storeFromSync(_ value: SecureBytes, service: String, account: String) throws {
         guard let device else { throw KeychainError.containerKeyLocked }
         _ = try store(value, service: service, account: account, accessibility: .migratable, device: device, fromSync: true)
     }
 
     /// What the server has of (service, account) now, and whether the item still waits for it.
-    func setSyncState(service: String, account: String, pending: Bool, version: Int64?, stamp: String?, digest: String?,
+    package func setSyncState(service: String, account: String, pending: Bool, version: Int64?, stamp: String?, digest: String?,
                       conflictVersion: Int64? = nil) throws {
         try connection.statement("""
             UPDATE items SET sync_pending = ?, sync_version = ?, sync_stamp = ?, sync_digest = ?, sync_conflict_version = ?
@@ -121,43 +124,43 @@ extension Keychain {
                       .text(service), .text(account)])
     }
 
-    func setSyncConflictVersion(service: String, account: String, _ version: Int64) throws {
+    package func setSyncConflictVersion(service: String, account: String, _ version: Int64) throws {
         try connection.statement("UPDATE items SET sync_conflict_version = ? WHERE service = ? AND account = ? AND accessibility = 'migratable'")
             .run([.integer(version), .text(service), .text(account)])
     }
 
     /// Removes a migratable item deleted on another device (no tombstone: the server has it deleted).
-    func deleteFromSync(service: String, account: String) throws {
+    package func deleteFromSync(service: String, account: String) throws {
         try connection.statement("DELETE FROM items WHERE service = ? AND account = ? AND accessibility = 'migratable'")
             .run([.text(service), .text(account)])
     }
 
-    func setSyncTombstone(service: String, account: String, version: Int64) throws {
+    package func setSyncTombstone(service: String, account: String, version: Int64) throws {
         try connection.statement("""
             INSERT INTO sync_tombstones (service, account, remote_version, deleted_at) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, ?3)
             """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp)])
     }
 
-    func deleteSyncTombstone(service: String, account: String) throws {
+    package func deleteSyncTombstone(service: String, account: String) throws {
         try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ?").run([.text(service), .text(account)])
     }
 
     // MARK: - The saved push batch
 
-    func saveSyncOutgoing(mutationID: String, request: String, local: String) throws {
+    package func saveSyncOutgoing(mutationID: String, request: String, local: String) throws {
         try write {
             try connection.statement("INSERT INTO sync_outgoing (mutation_id, request, local, created_at) VALUES (?, ?, ?, ?)")
                 .run([.text(mutationID), .text(request), .text(local), .text(clock().utcStamp)])
         }
     }
 
-    func syncOutgoing() throws -> (mutationID: String, request: String, local: String)? {
+    package func syncOutgoing() throws -> (mutationID: String, request: String, local: String)? {
         try connection.statement("SELECT mutation_id, request, local FROM sync_outgoing ORDER BY created_at, mutation_id LIMIT 1")
             .rows { ($0.text(0), $0.text(1), $0.text(2)) }.first
     }
 
-    func deleteSyncOutgoing(mutationID: String) throws {
+    package func deleteSyncOutgoing(mutationID: String) throws {
         try connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
     }
 

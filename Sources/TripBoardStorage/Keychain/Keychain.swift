@@ -247,7 +247,7 @@ public final class Keychain {
         try write { try deleteVisibleItems(service: service, device: device) }
     }
 
-    static func checkedName(_ name: String, _ what: String) throws -> String {
+    package static func checkedName(_ name: String, _ what: String) throws -> String {
         guard !name.isEmpty, name.utf8.count <= 256,
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw KeychainError.invalidArgument("the \(what) must be 1–256 bytes without control characters")

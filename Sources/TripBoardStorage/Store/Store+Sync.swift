@@ -41,7 +41,7 @@ extension Store {
     /// The acknowledgement inside the caller's write transaction (`sync now` records a whole
     /// batch's in one, with the change token). False, and nothing written, when `expectedUpdatedAt`
     /// is given and the record changed after it.
-    func recordAcknowledgement(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws -> Bool {
+    package func recordAcknowledgement(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws -> Bool {
         let rows = try connection.statement(
             "SELECT sync_state, remote_version, updated_at, trashed_at IS NOT NULL FROM \(kind.table) WHERE id = ?"
         ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }

@@ -75,7 +75,7 @@ extension Store {
 
     /// `moveToTrash` inside the caller's write transaction (sync applies a deletion from the
     /// server with the rest of a page).
-    func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String) throws -> TrashEntry {
+    package func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String) throws -> TrashEntry {
         let marked = """
             trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
             sync_state = CASE WHEN remote_version IS NULL THEN sync_state ELSE 'pendingDeletion' END

@@ -22,7 +22,7 @@ public final class Store {
     public static var schemaVersion: Int64 { Schema.currentVersion }
 
     /// The `updatedAt` stamp for a change made now.
-    func stamp() -> String { clock().utcStamp }
+    package func stamp() -> String { clock().utcStamp }
 
     /// `RecordRows.live` for attachments, which also leave through the deletion queue (`deleting`).
     static let liveAttachment = "state <> 'deleting' AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL"

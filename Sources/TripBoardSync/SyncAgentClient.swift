@@ -1,4 +1,5 @@
 public import TripBoardSystem
+public import TripBoardSyncProtocol
 
 /// `app`'s end of the conversation with `sync-agent` (`AgentProtocol.swift`): starts it next to
 /// the running executable (or where `TRIPBOARD_SYNC_AGENT` says), sends requests, turns failures

@@ -247,24 +247,3 @@ public enum AgentLimits {
     /// How long the server keeps a tombstone, at least (docs/sync.md, Tombstones and the horizon).
     public static let tombstoneDays = 400
 }
-
-/// What a device asks the server before it syncs, to tell whether the server lost changes it
-/// had acknowledged (`Store.syncCheck`, docs/sync.md).
-public struct SyncCheck: Sendable, Equatable {
-    /// The mutation id of the last batch this device pushed and the server answered.
-    public var lastMutation: String?
-    /// The last record the change token covers, as kind, id and version.
-    public var tokenRecord: WireRecord?
-
-    public init(lastMutation: String?, tokenRecord: WireRecord?) {
-        self.lastMutation = lastMutation
-        self.tokenRecord = tokenRecord
-    }
-
-    /// `kind/id/version` → the record; nil for anything else.
-    static func record(_ text: String) -> WireRecord? {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, let version = Int64(parts[2]) else { return nil }
-        return WireRecord(kind: String(parts[0]), id: String(parts[1]), version: version, deleted: false, fields: [:])
-    }
-}

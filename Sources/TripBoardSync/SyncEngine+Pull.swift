@@ -1,4 +1,6 @@
 import TripBoardSystem
+import TripBoardStorage
+import TripBoardSyncProtocol
 import TripBoardReadPath
 
 /// Pulling: the zone's changes since the change token, in pages of one consistent read, each page
@@ -23,13 +25,7 @@ extension SyncEngine {
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
-        // A page touches more index pages (the records', the shadow's, the search index's) than
-        // the default 2 MB cache holds: spilling them to the WAL mid-transaction costs far more.
-        // Each record's savepoint keeps the pages it changes in a statement journal: in memory
-        // (one record's pages at a time), not a file in /var/tmp written a page at a time.
-        try store.connection.execute("PRAGMA temp_store = MEMORY")
-        defer { try? store.connection.execute("PRAGMA temp_store = DEFAULT") }
-        try store.connection.withPageCache(kibibytes: 8 << 10) {
+        try store.withPullCache(kibibytes: 8 << 10) {
             var pageRequest = AgentRequest(.pullPage)
             pageRequest.limit = AgentLimits.pageRecords
             try agent.post(pageRequest)
@@ -53,9 +49,9 @@ extension SyncEngine {
                 if !theirs.isEmpty || end > storeReached || fresh {
                     let now = store.stamp()
                     let token = max(end, storeReached)
-                    try store.connection.writeTransaction {
+                    try store.writeTransaction {
                         for record in theirs { try apply(record, at: now) }
-                        try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last)
+                        try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
                     }
                     CrashPoint.reach("sync.page-applied")
                     storeReached = token
@@ -96,15 +92,8 @@ extension SyncEngine {
 
     private func merge(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
-        // Prepared once (the statement cache), not parsed again for each record.
-        try store.connection.statement("SAVEPOINT sync_record").run()
-        do {
+        try store.inRecordSavepoint {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
-            try store.connection.statement("RELEASE sync_record").run()
-        } catch {
-            try store.connection.execute("ROLLBACK TO sync_record")
-            try store.connection.execute("RELEASE sync_record")
-            throw error
         }
     }
 
@@ -150,7 +139,7 @@ extension SyncEngine {
         }
         if local.isInTrash {
             // In the trash here after the server deleted it, live there again: restored on another device.
-            try store.connection.statement("UPDATE \(kind.table) SET trashed_at = NULL, trashed_with = NULL WHERE id = ?").run([.text(remote.id)])
+            try store.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }
         // Field by field: a field edited here since the server's last version keeps the local
@@ -216,10 +205,10 @@ extension SyncEngine {
             record.syncState = .pendingDeletion
         }
         try store.writeSyncRecord(record, inserting: true)
-        if trashedWith == nil { try absorbLocalDuplicate(of: record) }
         if let trashedWith {
-            try store.connection.statement("UPDATE \(kind.table) SET trashed_at = ?, trashed_with = ? WHERE id = ?")
-                .run([.text(now), .text(trashedWith), .text(remote.id)])
+            try store.placeInTrash(kind, id: remote.id, with: trashedWith, at: now)
+        } else {
+            report.duplicatesMerged += try store.absorbLocalDuplicate(of: record)
         }
     }
 }

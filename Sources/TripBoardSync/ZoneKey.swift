@@ -1,5 +1,7 @@
 public import TripBoardSodium
+public import TripBoardStorage
 import TripBoardSystem
+import TripBoardSyncProtocol
 import TripBoardReadPath
 
 /// A zone's key: made by the first device, stored on the server only wrapped under the sync

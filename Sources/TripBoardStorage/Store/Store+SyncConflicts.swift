@@ -89,7 +89,7 @@ struct EncodableJSONValue: Encodable {
 
 extension Store {
     /// Keeps the value that lost a merge, inside the caller's transaction (the pulled page's).
-    func keepConflict(_ kind: RecordKind, id: String, field: String, kept: ShadowField, lost: ShadowField,
+    package func keepConflict(_ kind: RecordKind, id: String, field: String, kept: ShadowField, lost: ShadowField,
                       lostOn: SyncConflict.Side, at now: String) throws {
         try connection.statement("""
             INSERT INTO sync_conflicts (id, kind, record_id, field, kept_value, kept_stamp, lost_value, lost_stamp, lost_on, detected_at)
@@ -116,12 +116,14 @@ extension Store {
         Int(try connection.integer("SELECT count(*) FROM sync_conflicts"))
     }
 
-    /// Removes the kept conflict whose id starts with `prefix` (one match): the user has read it. Returns its full id.
-    public func dismissSyncConflict(_ prefix: String) throws -> String {
+    /// Removes the kept conflict whose id starts with `prefix` (one match): the user has read it.
+    /// Returns its full id, or nil when no kept conflict has that prefix (`dismissSyncConflict`
+    /// says so as a sync error).
+    package func removeSyncConflict(prefix: String) throws -> String? {
         try connection.writeTransaction {
             let ids = try connection.statement("SELECT id FROM sync_conflicts WHERE substr(id, 1, ?) = ? LIMIT 2")
                 .rows([.integer(Int64(prefix.utf8.count)), .text(prefix)]) { $0.text(0) }
-            guard let id = ids.first else { throw SyncError.noSuchConflict(id: prefix) }
+            guard let id = ids.first else { return nil }
             guard ids.count == 1 else { throw StoreError.invalidArgument("id prefix '\(prefix)' matches several kept conflicts; give more characters") }
             try connection.statement("DELETE FROM sync_conflicts WHERE id = ?").run([.text(id)])
             return id

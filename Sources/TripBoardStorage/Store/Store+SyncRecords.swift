@@ -1,27 +1,42 @@
-import TripBoardSystem
-import TripBoardReadPath
+package import TripBoardSystem
+package import TripBoardReadPath
 
 /// A trip, place or booking as sync sees it: its fields as JSON values, by the names the server
 /// knows them by, and its sync metadata. A trip's start and end dates are one field, `dates`, so
 /// that they always merge together and `end ≥ start` holds whatever two devices did.
-struct SyncRecord {
-    var kind: RecordKind
-    var id: String
-    var fields: [String: JSONValue]
-    var syncState: SyncState
-    var remoteVersion: Int64?
-    var updatedAt: String
-    var trashedAt: String?
-    var trashedWith: String?
+package struct SyncRecord {
+    package var kind: RecordKind
+    package var id: String
+    package var fields: [String: JSONValue]
+    package var syncState: SyncState
+    package var remoteVersion: Int64?
+    package var updatedAt: String
+    package var trashedAt: String?
+    package var trashedWith: String?
     /// Attachments: the row's `state` (`present`, `missing`, `deleting`) and file.
-    var fileState: String?
-    var relativePath: String?
+    package var fileState: String?
+    package var relativePath: String?
+
+    package init(kind: RecordKind, id: String, fields: [String: JSONValue], syncState: SyncState, remoteVersion: Int64?,
+                 updatedAt: String, trashedAt: String? = nil, trashedWith: String? = nil, fileState: String? = nil,
+                 relativePath: String? = nil) {
+        self.kind = kind
+        self.id = id
+        self.fields = fields
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+        self.trashedAt = trashedAt
+        self.trashedWith = trashedWith
+        self.fileState = fileState
+        self.relativePath = relativePath
+    }
 
     /// The kinds sync carries, parents first (a push batch is in this order).
-    static let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
+    package static let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
 
     /// The fields of each kind, in the order they are written.
-    static func fieldNames(_ kind: RecordKind) -> [String] {
+    package static func fieldNames(_ kind: RecordKind) -> [String] {
         switch kind {
         case .trip: ["name", "dates", "notes"]
         case .place: ["tripId", "name", "city", "visited"]
@@ -30,11 +45,11 @@ struct SyncRecord {
         }
     }
 
-    var isTombstone: Bool { syncState == .pendingDeletion }
-    var isInTrash: Bool { trashedAt != nil }
-    var tripId: String? { fields["tripId"].flatMap(\.stringValue) }
+    package var isTombstone: Bool { syncState == .pendingDeletion }
+    package var isInTrash: Bool { trashedAt != nil }
+    package var tripId: String? { fields["tripId"].flatMap(\.stringValue) }
     /// The record this one belongs to (trash entries go with it): a place's or booking's trip, an attachment's booking.
-    var parent: (kind: RecordKind, id: String)? {
+    package var parent: (kind: RecordKind, id: String)? {
         switch kind {
         case .trip: nil
         case .place, .booking: tripId.map { (.trip, $0) }
@@ -44,20 +59,20 @@ struct SyncRecord {
 }
 
 extension JSONValue {
-    var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
 
     /// The compact, key-sorted text: what is sealed, kept in the shadow, and compared.
-    var canonicalText: String { String(decoding: serialized(pretty: false, sortedKeys: true), as: UTF8.self) }
+    package var canonicalText: String { String(decoding: serialized(pretty: false, sortedKeys: true), as: UTF8.self) }
 
-    static func optionalString(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
+    package static func optionalString(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
 }
 
 extension Store {
     /// The record `id` of `kind` in any state (live, pending, tombstone, in the trash), or nil.
-    func syncRecord(_ kind: RecordKind, id: String) throws -> SyncRecord? {
+    package func syncRecord(_ kind: RecordKind, id: String) throws -> SyncRecord? {
         let sql: String
         switch kind {
         case .trip: sql = "SELECT name, start_date, end_date, notes, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM trips WHERE id = ?"
@@ -93,7 +108,7 @@ extension Store {
     /// The records the server must hear about (`Store.pending`), trips first so that a place's
     /// trip is written on the server before it, at most `limit`.
     /// `excluding` ("kind/id") leaves out the records of a batch still in flight.
-    func pendingSyncRecords(limit: Int, excluding: Set<String> = []) throws -> [SyncRecord] {
+    package func pendingSyncRecords(limit: Int, excluding: Set<String> = []) throws -> [SyncRecord] {
         var records: [SyncRecord] = []
         for kind in SyncRecord.kinds where records.count < limit {
             let ids = try connection.statement("SELECT id FROM \(kind.table) WHERE \(Self.pending) ORDER BY updated_at, id LIMIT ?")
@@ -108,7 +123,7 @@ extension Store {
     /// Writes `record`'s fields and metadata over its row, or inserts it, checked by the same
     /// rules as every other write (`validated()`, `FieldRules`). A field missing from `fields`
     /// makes the record invalid (`StoreError.invalidField`).
-    func writeSyncRecord(_ record: SyncRecord, inserting: Bool) throws {
+    package func writeSyncRecord(_ record: SyncRecord, inserting: Bool) throws {
         func string(_ name: String) throws -> String { try record.requiredText(name) }
         func optionalString(_ name: String) throws -> String? {
             guard let value = record.fields[name] else { throw StoreError.invalidField(field: name, rule: "missing in the synchronised record") }
@@ -165,7 +180,7 @@ extension Store {
     }
 
     /// Sets only the sync metadata of `kind` `id`.
-    func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {
+    package func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {
         try connection.statement("UPDATE \(kind.table) SET sync_state = ?, remote_version = ? WHERE id = ?")
             .run([.text(state.rawValue), .optional(remoteVersion), .text(id)])
     }

@@ -79,7 +79,7 @@ extension Store {
 
     /// Pulled attachments still without their file: id, path, size, hash (empty when not known)
     /// and the name of their blob on the server.
-    func attachmentsAwaitingBlob() throws -> [(id: String, relativePath: String, byteCount: Int64, contentHash: String, blob: String)] {
+    package func attachmentsAwaitingBlob() throws -> [(id: String, relativePath: String, byteCount: Int64, contentHash: String, blob: String)] {
         try connection.statement("""
             SELECT a.id, a.relative_path, a.byte_count, a.content_hash, s.value FROM attachments a
             JOIN sync_shadow s ON s.kind = 'attachment' AND s.id = a.id AND s.field = 'blob'

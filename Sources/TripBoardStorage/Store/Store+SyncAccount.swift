@@ -1,6 +1,6 @@
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+package import TripBoardReadPath
 
 /// The server and zone this container syncs with, and where it is in the zone's change feed.
 /// `sync status --json` prints this object.
@@ -19,20 +19,15 @@ public struct SyncAccount: Sendable, Equatable, Codable {
 }
 
 /// One field as the server has it (the shadow), or as a push sends it.
-struct ShadowField: Codable, Equatable {
+package struct ShadowField: Codable, Equatable {
     /// `JSONValue.canonicalText` of the value.
-    var value: String
-    var stamp: String
-}
+    package var value: String
+    package var stamp: String
 
-/// What `app` remembers of a batch it pushed, to record the server's answer locally.
-struct OutgoingEntry: Codable {
-    var kind: String
-    var id: String
-    /// The record's `updated_at` when the batch was made: an edit after it keeps the record pending.
-    var updatedAt: String
-    var deleted: Bool
-    var fields: [String: ShadowField]
+    package init(value: String, stamp: String) {
+        self.value = value
+        self.stamp = stamp
+    }
 }
 
 extension Store {
@@ -86,7 +81,7 @@ extension Store {
 
     /// Drops the batches saved for sending: the server they were made for is gone (records
     /// stay pending, the reconcile sends them again against what the server has now).
-    func dropOutgoing() throws {
+    package func dropOutgoing() throws {
         try connection.statement("DELETE FROM sync_outgoing").run()
     }
 
@@ -103,24 +98,25 @@ extension Store {
 
     /// The change token, inside the caller's transaction with the changes it covers; `record`, the
     /// last record it covers (`SyncCheck.tokenRecord`), when the page had one.
-    func setChangeToken(epoch: String, sequence: Int64, record: WireRecord? = nil) throws {
+    package func setChangeToken(epoch: String, sequence: Int64, record: SyncVersionedRecord? = nil) throws {
         try connection.statement("UPDATE sync_account SET epoch = ?, change_sequence = ?").run([.text(epoch), .integer(sequence)])
-        if let record, let version = record.version {
-            try connection.statement("UPDATE sync_account SET token_record = ?").run([.text("\(record.kind)/\(record.id)/\(version)")])
+        if let record {
+            try connection.statement("UPDATE sync_account SET token_record = ?").run([.text("\(record.kind)/\(record.id)/\(record.version)")])
         }
     }
 
     /// The mutation id of the last batch the server answered, inside the transaction that records
     /// its answers (`SyncCheck.lastMutation`).
-    func setLastMutation(_ mutationID: String?) throws {
+    package func setLastMutation(_ mutationID: String?) throws {
         try connection.statement("UPDATE sync_account SET last_mutation = ?").run([.optional(mutationID)])
     }
 
-    /// What the server is asked before a sync, to tell whether it lost changes it had acknowledged.
-    public func syncCheck() throws -> SyncCheck {
+    /// What the server is asked before a sync (`SyncCheck`), to tell whether it lost changes it
+    /// had acknowledged: the last batch it answered, and the last record the change token covers.
+    package func syncCheckpoint() throws -> (lastMutation: String?, tokenRecord: SyncVersionedRecord?) {
         try connection.statement("SELECT last_mutation, token_record FROM sync_account WHERE only_row = 1").rows { row in
-            SyncCheck(lastMutation: row.optionalText(0), tokenRecord: row.optionalText(1).flatMap(SyncCheck.record(_:)))
-        }.first ?? SyncCheck(lastMutation: nil, tokenRecord: nil)
+            (row.optionalText(0), row.optionalText(1).flatMap(SyncVersionedRecord.init(text:)))
+        }.first ?? (nil, nil)
     }
 
     /// Trips, places, bookings and attachments waiting for the server; of those, attachments;
@@ -139,7 +135,7 @@ extension Store {
 
     // MARK: - Shadow
 
-    func shadow(_ kind: RecordKind, id: String) throws -> [String: ShadowField] {
+    package func shadow(_ kind: RecordKind, id: String) throws -> [String: ShadowField] {
         var fields: [String: ShadowField] = [:]
         try connection.statement("SELECT field, value, stamp FROM sync_shadow WHERE kind = ? AND id = ?")
             .rows([.text(kind.rawValue), .text(id)]) { ($0.text(0), ShadowField(value: $0.text(1), stamp: $0.text(2))) }
@@ -147,30 +143,59 @@ extension Store {
         return fields
     }
 
-    func setShadow(_ kind: RecordKind, id: String, field: String, _ value: ShadowField) throws {
+    package func setShadow(_ kind: RecordKind, id: String, field: String, _ value: ShadowField) throws {
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES (?, ?, ?, ?, ?)")
             .run([.text(kind.rawValue), .text(id), .text(field), .text(value.value), .text(value.stamp)])
     }
 
-    func clearShadow(_ kind: RecordKind, id: String) throws {
+    package func clearShadow(_ kind: RecordKind, id: String) throws {
         try connection.statement("DELETE FROM sync_shadow WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
     }
 
     // MARK: - Outgoing batch
 
-    /// Saves a batch: `request` is its records as JSON (`WireJSON.records`).
-    func saveOutgoing(mutationID: String, request: [UInt8], local: [OutgoingEntry]) throws {
+    /// Saves a batch: `request` is its records as JSON (`WireJSON.records`), `local` what this
+    /// device records once the server answers (`OutgoingEntry`s, as JSON). The store keeps both
+    /// as the text they are; the sync engine reads them.
+    package func saveOutgoing(mutationID: String, request: [UInt8], local: [UInt8]) throws {
         let requestText = String(decoding: request, as: UTF8.self)
-        let localText = String(decoding: WireJSON.entries(local), as: UTF8.self)
+        let localText = String(decoding: local, as: UTF8.self)
         try connection.writeTransaction {
             try connection.statement("INSERT INTO sync_outgoing (mutation_id, request, local, created_at) VALUES (?, ?, ?, ?)")
                 .run([.text(mutationID), .text(requestText), .text(localText), .text(stamp())])
         }
     }
 
-    func outgoing() throws -> (mutationID: String, request: [WireRecord], local: [OutgoingEntry])? {
+    /// The oldest saved batch, as `saveOutgoing` was given it.
+    package func outgoing() throws -> (mutationID: String, request: [UInt8], local: [UInt8])? {
         guard let row = try connection.statement("SELECT mutation_id, request, local FROM sync_outgoing ORDER BY created_at LIMIT 1")
             .rows({ ($0.text(0), $0.text(1), $0.text(2)) }).first else { return nil }
-        return (row.0, try JSON.decode([WireRecord].self, from: Array(row.1.utf8)), try JSON.decode([OutgoingEntry].self, from: Array(row.2.utf8)))
+        return (row.0, Array(row.1.utf8), Array(row.2.utf8))
+    }
+
+    /// Removes the saved batch `mutationID`, inside the transaction that records its answers.
+    package func removeOutgoing(mutationID: String) throws {
+        try connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+    }
+}
+
+/// A record named with the version the server has of it: the last record a change token covers,
+/// kept as `kind/id/version` in `sync_account.token_record`.
+package struct SyncVersionedRecord: Equatable, Sendable {
+    package var kind: String
+    package var id: String
+    package var version: Int64
+
+    package init(kind: String, id: String, version: Int64) {
+        self.kind = kind
+        self.id = id
+        self.version = version
+    }
+
+    /// `kind/id/version` → the record; nil for anything else.
+    init?(text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, let version = Int64(parts[2]) else { return nil }
+        self.init(kind: String(parts[0]), id: String(parts[1]), version: version)
     }
 }

@@ -1,4 +1,6 @@
 import TripBoardSystem
+import TripBoardStorage
+import TripBoardSyncProtocol
 import TripBoardReadPath
 
 /// Reconciling: when the change feed alone cannot be trusted, the device compares everything it
@@ -52,7 +54,7 @@ extension SyncEngine {
             try agent.post(pageRequest)
             let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
             let now = store.stamp()
-            try store.connection.writeTransaction {
+            try store.writeTransaction {
                 // Keychain items follow their own token (`pull`); the comparison is of records.
                 for record in records where record.kind != Self.secretKind {
                     if let version = record.version { onServer[record.kind + "/" + record.id] = version }
@@ -63,11 +65,9 @@ extension SyncEngine {
             if !more { break }
         }
         let now = store.stamp()
-        try store.connection.writeTransaction {
+        try store.writeTransaction {
             for kind in SyncRecord.kinds {
-                let known = try store.connection.statement("SELECT id, remote_version FROM \(kind.table) WHERE remote_version IS NOT NULL")
-                    .rows { ($0.text(0), $0.integer(1)) }
-                for (id, remoteVersion) in known {
+                for (id, remoteVersion) in try store.uploadedVersions(kind) {
                     let serverVersion = onServer[kind.rawValue + "/" + id]
                     if let serverVersion, serverVersion >= remoteVersion { continue }
                     // Read again: settling a trip has moved its children since the list was made.
@@ -75,7 +75,7 @@ extension SyncEngine {
                     try settle(record, serverVersion: serverVersion, reason: reason, at: now)
                 }
             }
-            try store.setChangeToken(epoch: zone.epoch, sequence: high, record: last)
+            try store.setChangeToken(epoch: zone.epoch, sequence: high, record: last?.versioned)
             if reason != .horizonPassed { try store.setLastMutation(nil) }
         }
         account.epoch = zone.epoch

@@ -1,5 +1,7 @@
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardStorage
+import TripBoardSyncProtocol
 
 /// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
 /// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the

@@ -9,40 +9,41 @@ import TripBoardReadPath
 /// booking goes (it was never anywhere else), its own attachment joins the deletion queue (its
 /// file removed by the next writer; the server's copy is downloaded and verified as any other).
 /// Bookings with no reference are never merged: two hand-typed "Museum pass" are two.
-extension SyncEngine {
-    /// Call after the remote record `record` is inserted, in the page's transaction.
-    func absorbLocalDuplicate(of record: SyncRecord) throws {
+extension Store {
+    /// Call after the pulled record `record` is inserted, in the page's transaction. Returns how
+    /// many records of this device's were merged into it.
+    package func absorbLocalDuplicate(of record: SyncRecord) throws -> Int {
         switch record.kind {
         case .booking:
-            guard let reference = record.fields["reference"]?.stringValue, let tripId = record.tripId else { return }
+            guard let reference = record.fields["reference"]?.stringValue, let tripId = record.tripId else { return 0 }
             let title = record.fields["title"]?.stringValue ?? ""
             let kind = record.fields["kind"]?.stringValue ?? ""
             let startsAt = record.fields["startsAt"]?.stringValue
-            let duplicates = try store.connection.statement("""
+            let duplicates = try connection.statement("""
                 SELECT id FROM bookings
                 WHERE trip_id = ? AND kind = ? AND title = ? AND starts_at IS ? AND reference = ? AND id <> ?
                   AND remote_version IS NULL AND sync_state = 'pendingUpload' AND trashed_at IS NULL
                 """).rows([.text(tripId), .text(kind), .text(title), .optional(startsAt), .text(reference), .text(record.id)]) { $0.text(0) }
-            guard duplicates.count == 1, let duplicate = duplicates.first else { return }
-            try store.connection.statement("UPDATE attachments SET booking_id = ? WHERE booking_id = ?").run([.text(record.id), .text(duplicate)])
-            try store.connection.statement("DELETE FROM bookings WHERE id = ?").run([.text(duplicate)])
-            report.duplicatesMerged += 1
+            guard duplicates.count == 1, let duplicate = duplicates.first else { return 0 }
+            try connection.statement("UPDATE attachments SET booking_id = ? WHERE booking_id = ?").run([.text(record.id), .text(duplicate)])
+            try connection.statement("DELETE FROM bookings WHERE id = ?").run([.text(duplicate)])
+            return 1
         case .attachment:
             guard let bookingId = record.fields["bookingId"]?.stringValue, let hash = record.fields["contentHash"]?.stringValue,
-                  !hash.isEmpty else { return }
-            let duplicates = try store.connection.statement("""
+                  !hash.isEmpty else { return 0 }
+            let duplicates = try connection.statement("""
                 SELECT id FROM attachments
                 WHERE booking_id = ? AND content_hash = ? AND id <> ? AND state = 'present'
                   AND remote_version IS NULL AND sync_state = 'pendingUpload' AND trashed_at IS NULL
                 """).rows([.text(bookingId), .text(hash), .text(record.id)]) { $0.text(0) }
             for duplicate in duplicates {
-                try store.connection.statement("""
+                try connection.statement("""
                     UPDATE attachments SET state = 'deleting', trashed_at = ?, trashed_with = NULL WHERE id = ?
-                    """).run([.text(store.stamp()), .text(duplicate)])
-                report.duplicatesMerged += 1
+                    """).run([.text(stamp()), .text(duplicate)])
             }
+            return duplicates.count
         case .trip, .place:
-            return
+            return 0
         }
     }
 }

@@ -1,4 +1,6 @@
 public import TripBoardSystem
+public import TripBoardStorage
+public import TripBoardSyncProtocol
 import TripBoardReadPath
 
 /// What one `sync now` did. `sync now --json` prints this object.
@@ -113,7 +115,7 @@ public final class SyncEngine {
         if let reason = reconcileReason() {
             // A batch saved for a server that has lost what it knew cannot be replayed against
             // it; its records are still pending and go out again after the comparison.
-            if reason != .horizonPassed { try store.connection.writeTransaction { try store.dropOutgoing() } }
+            if reason != .horizonPassed { try store.writeTransaction { try store.dropOutgoing() } }
             try replayOutgoing()
             try replaySecretOutgoing()
             try reconcile(reason)
@@ -229,7 +231,7 @@ public final class SyncEngine {
         }
         if !unchanged.isEmpty {
             // Edited and edited back: the server already has these values.
-            try store.connection.writeTransaction {
+            try store.writeTransaction {
                 for record in unchanged {
                     _ = try store.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
                                                         expectedUpdatedAt: record.updatedAt)
@@ -239,7 +241,7 @@ public final class SyncEngine {
         guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
-        try store.saveOutgoing(mutationID: mutationID, request: encoded, local: entries)
+        try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
     }
@@ -247,7 +249,9 @@ public final class SyncEngine {
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
     /// applies it now or answers what it did the first time.
     func replayOutgoing() throws {
-        while let (mutationID, wire, entries) = try store.outgoing() {
+        while let (mutationID, request, local) = try store.outgoing() {
+            let wire = try JSON.decode([WireRecord].self, from: request)
+            let entries = try JSON.decode([OutgoingEntry].self, from: local)
             _ = try send(mutationID: mutationID, wire, entries, replaying: true)
         }
     }
@@ -286,7 +290,7 @@ public final class SyncEngine {
         }
         var applied = 0
         var conflicts = 0
-        try store.connection.writeTransaction {
+        try store.writeTransaction {
             applied = 0
             conflicts = 0
             for result in results {
@@ -295,7 +299,7 @@ public final class SyncEngine {
                 guard let entry = byID[result.kind + "/" + result.id], let kind = RecordKind(rawValue: result.kind) else { continue }
                 try recordApplied(entry, kind: kind, version: result.version)
             }
-            try store.connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+            try store.removeOutgoing(mutationID: mutationID)
             try store.setLastMutation(mutationID)
             if let token { try store.setChangeToken(epoch: zone.epoch, sequence: token) }
         }

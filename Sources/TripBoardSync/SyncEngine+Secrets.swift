@@ -1,5 +1,7 @@
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardStorage
+import TripBoardSyncProtocol
 import TripBoardReadPath
 
 /// Migratable keychain items, synced as records of kind `secret` (docs/sync.md, "Keychain
@@ -230,7 +232,7 @@ extension SyncEngine {
                 wire = try JSON.decode([WireRecord].self, from: Array(request.utf8))
                 entries = try JSON.decode([SecretEntry].self, from: Array(local.utf8))
             } catch {
-                throw StoreError.corrupt(path: keychain.connection.path, detail: "a saved keychain sync batch is not readable")
+                throw StoreError.corrupt(path: keychain.databasePath, detail: "a saved keychain sync batch is not readable")
             }
             _ = try sendSecrets(mutationID: mutationID, wire, entries, replaying: true, keychain: keychain)
         }

@@ -1,0 +1,60 @@
+package import TripBoardReadPath
+
+/// What the sync engine (TripBoardSync) needs around the store's sync writes: a pulled page, or a
+/// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it.
+/// The engine composes these; the SQL stays here.
+extension Store {
+    /// One write transaction around several of the package methods below (they write inside the
+    /// caller's transaction): a pulled page with its change token, a batch's acknowledgements with
+    /// the removal of the saved batch.
+    package func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.writeTransaction(body)
+    }
+
+    /// Runs `body`, the writes of one pulled record, in a savepoint of the page's transaction:
+    /// when it throws, what it wrote is undone and the page goes on.
+    package func inRecordSavepoint<T>(_ body: () throws -> T) throws -> T {
+        // Prepared once (the statement cache), not parsed again for each record.
+        try connection.statement("SAVEPOINT sync_record").run()
+        do {
+            let result = try body()
+            try connection.statement("RELEASE sync_record").run()
+            return result
+        } catch {
+            try connection.execute("ROLLBACK TO sync_record")
+            try connection.execute("RELEASE sync_record")
+            throw error
+        }
+    }
+
+    /// Runs `body`, a pull applying its pages, with a page cache of `kibibytes` and statement
+    /// journals in memory. A page touches more index pages (the records', the shadow's, the search
+    /// index's) than the default 2 MB cache holds: spilling them to the WAL mid-transaction costs
+    /// far more. Each record's savepoint keeps the pages it changes in a statement journal: in
+    /// memory (one record's pages at a time), not a file in /var/tmp written a page at a time.
+    package func withPullCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+        try connection.execute("PRAGMA temp_store = MEMORY")
+        defer { try? connection.execute("PRAGMA temp_store = DEFAULT") }
+        return try connection.withPageCache(kibibytes: kibibytes, body)
+    }
+
+    /// Takes `kind` `id` out of the trash, inside the page's transaction: the server has it live
+    /// again (restored on another device).
+    package func takeOutOfTrash(_ kind: RecordKind, id: String) throws {
+        try connection.statement("UPDATE \(kind.table) SET trashed_at = NULL, trashed_with = NULL WHERE id = ?").run([.text(id)])
+    }
+
+    /// Puts `kind` `id` in the trash as a member of entry `trashedWith`, inside the page's
+    /// transaction: a record pulled into a trip (or booking) that is in the trash here joins it.
+    package func placeInTrash(_ kind: RecordKind, id: String, with trashedWith: String, at now: String) throws {
+        try connection.statement("UPDATE \(kind.table) SET trashed_at = ?, trashed_with = ? WHERE id = ?")
+            .run([.text(now), .text(trashedWith), .text(id)])
+    }
+
+    /// Every record of `kind` the server has had, with the version it had: what a reconcile
+    /// compares with the server's copy.
+    package func uploadedVersions(_ kind: RecordKind) throws -> [(id: String, remoteVersion: Int64)] {
+        try connection.statement("SELECT id, remote_version FROM \(kind.table) WHERE remote_version IS NOT NULL")
+            .rows { ($0.text(0), $0.integer(1)) }
+    }
+}
