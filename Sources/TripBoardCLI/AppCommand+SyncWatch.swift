@@ -53,24 +53,11 @@ extension AppCommand {
                 if listener == nil { listenerRetryAt = MonotonicClock.now() + 5 } else { due = true }
             }
             if due && MonotonicClock.now() >= syncRetryAt {
-                do {
-                    let report = try performSync(context, store: store, key: key, password: password)
-                    if failures > 0 { context.console.diagnostic("the sync server answers again") }
-                    if report.readOnly && !warnedReadOnly { context.console.warning(readOnlyWarning) }
-                    warnedReadOnly = report.readOnly
-                    failures = 0
-                    due = false
-                    if report.movedSomething {
-                        if json { try context.console.write(Console.json(report, pretty: false) + [0x0a]) } else {
-                            context.console.print(Timestamp.now().utcStamp + " " + summary(of: report))
-                        }
-                    }
-                } catch {
-                    guard isWorthRetrying(error) else { throw error }
-                    failures += 1
-                    let delay = min(60.0, Double(1 << min(failures, 6)))
+                if let delay = try watchSync(context, store: store, key: key, password: password, json: json,
+                                             failures: &failures, warnedReadOnly: &warnedReadOnly) {
                     syncRetryAt = MonotonicClock.now() + delay
-                    context.console.diagnostic("error: \(errorMessage(for: error)); trying again in \(Int(delay)) s")
+                } else {
+                    due = false
                 }
                 context.console.flush()
                 lastSync = MonotonicClock.now()
@@ -93,6 +80,31 @@ extension AppCommand {
         }
         listener?.end()
         context.console.diagnostic("stopped watching")
+    }
+
+    /// One sync of the watch, printing a line when it moved something. A failure worth another
+    /// try is reported, and returns how long to wait before it (nil: the sync succeeded).
+    private static func watchSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?, json: Bool,
+                                  failures: inout Int, warnedReadOnly: inout Bool) throws -> Double? {
+        do {
+            let report = try performSync(context, store: store, key: key, password: password)
+            if failures > 0 { context.console.diagnostic("the sync server answers again") }
+            if report.readOnly && !warnedReadOnly { context.console.warning(readOnlyWarning) }
+            warnedReadOnly = report.readOnly
+            failures = 0
+            if report.movedSomething {
+                if json { try context.console.write(Console.json(report, pretty: false) + [0x0a]) } else {
+                    context.console.print(Timestamp.now().utcStamp + " " + summary(of: report))
+                }
+            }
+            return nil
+        } catch {
+            guard isWorthRetrying(error) else { throw error }
+            failures += 1
+            let delay = min(60.0, Double(1 << min(failures, 6)))
+            context.console.diagnostic("error: \(errorMessage(for: error)); trying again in \(Int(delay)) s")
+            return delay
+        }
     }
 
     private static func startListener(account: SyncAccount, password: String?) throws -> SyncAgentClient {

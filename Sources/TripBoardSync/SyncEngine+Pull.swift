@@ -6,6 +6,9 @@ import TripBoardReadPath
 /// Pulling: the zone's changes since the change token, in pages of one consistent read, each page
 /// applied with the token it reaches in one SQLite transaction; and the merge rules.
 extension SyncEngine {
+    /// A pulled record's fields, opened: each value with its hybrid-clock stamp.
+    typealias OpenedFields = [String: (value: JSONValue, stamp: HybridStamp)]
+
     func pull() throws {
         // A first sync (or a zone recreated under another epoch) starts from the beginning and
         // copies live records only: old tombstones mean nothing to a device that never had them.
@@ -73,7 +76,7 @@ extension SyncEngine {
             report.skipped += 1
             return
         }
-        var fields: [String: (value: JSONValue, stamp: HybridStamp)] = [:]
+        var fields: OpenedFields = [:]
         for field in SyncRecord.fieldNames(kind) {
             guard let sealed = remote.fields[field] else { continue }
             guard let stamp = HybridStamp(sealed.stamp) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): a field's stamp is malformed") }
@@ -90,14 +93,14 @@ extension SyncEngine {
         }
     }
 
-    private func merge(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+    private func merge(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
         try store.inRecordSavepoint {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
         }
     }
 
-    private func mergeUnguarded(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+    private func mergeUnguarded(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                                 into local: SyncRecord?, kind: RecordKind, at now: String) throws {
         let shadow = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
         func keepShadow() throws {
@@ -111,22 +114,7 @@ extension SyncEngine {
             report.pulled += 1
             return
         }
-        if remote.deleted {
-            try store.clearShadow(kind, id: remote.id)
-            if local.isTombstone || local.isInTrash {
-                // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
-                if try !store.recordAcknowledgement(kind: kind, id: remote.id, remoteVersion: version) {
-                    try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
-                }
-                return
-            }
-            // Delete beats edit: the record (edited here or not) goes to the trash, with its
-            // children; the server has it deleted, so it is synchronized there.
-            _ = try store.moveToTrashInTransaction(kind, id: remote.id, at: now)
-            try store.setSyncMetadata(kind, id: remote.id, state: .synchronized, remoteVersion: version)
-            report.trashed += 1
-            return
-        }
+        if remote.deleted { return try applyDeletion(of: local, version: version, at: now) }
         if local.isTombstone {
             // Deleted here, edited there: delete beats edit. The edited version is what the trash
             // keeps; the tombstone now expects the server's version, and is pushed.
@@ -142,11 +130,41 @@ extension SyncEngine {
             try store.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }
-        // Field by field: a field edited here since the server's last version keeps the local
-        // value only if its stamp is later than the server's. When the server's value changed
-        // too (its stamp is not the one this device last saw) and the two differ, the losing
-        // value is kept for `sync conflicts`, whichever side it came from.
-        let localShadow = try store.shadow(kind, id: remote.id)
+        let (merged, kept) = try mergeFields(of: local, with: fields, version: version, at: now)
+        try store.writeSyncRecord(merged, inserting: false)
+        try keepShadow()
+        report.pulled += 1
+        report.conflictsKept += kept  // counted once the record is written (a skipped one keeps none)
+    }
+
+    /// The server deleted `local`: acknowledged when it is deleted here too (or already in the
+    /// trash), else moved to the trash — delete beats edit.
+    private func applyDeletion(of local: SyncRecord, version: Int64, at now: String) throws {
+        let (kind, id) = (local.kind, local.id)
+        try store.clearShadow(kind, id: id)
+        if local.isTombstone || local.isInTrash {
+            // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
+            if try !store.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {
+                try store.setSyncMetadata(kind, id: id, state: local.syncState, remoteVersion: version)
+            }
+            return
+        }
+        // Delete beats edit: the record (edited here or not) goes to the trash, with its
+        // children; the server has it deleted, so it is synchronized there.
+        _ = try store.moveToTrashInTransaction(kind, id: id, at: now)
+        try store.setSyncMetadata(kind, id: id, state: .synchronized, remoteVersion: version)
+        report.trashed += 1
+    }
+
+    /// `local` merged field by field with the server's `fields` at `version`, and how many losing
+    /// values were kept. A field edited here since the server's last version keeps the local
+    /// value only if its stamp is later than the server's. When the server's value changed too
+    /// (its stamp is not the one this device last saw) and the two differ, the losing value is
+    /// kept for `sync conflicts`, whichever side it came from.
+    private func mergeFields(of local: SyncRecord, with fields: OpenedFields, version: Int64,
+                             at now: String) throws -> (merged: SyncRecord, kept: Int) {
+        let (kind, id) = (local.kind, local.id)
+        let localShadow = try store.shadow(kind, id: id)
         let edited = Set(changedFields(of: local, shadow: localShadow))
         var localWins = false
         var kept = 0
@@ -165,13 +183,13 @@ extension SyncEngine {
             if myStamp > theirs.stamp {
                 if differs { localWins = true }
                 if concurrent {
-                    try store.keepConflict(kind, id: remote.id, field: field, kept: minePair, lost: theirPair, lostOn: .elsewhere, at: now)
+                    try store.keepConflict(kind, id: id, field: field, kept: minePair, lost: theirPair, lostOn: .elsewhere, at: now)
                     kept += 1
                 }
                 continue
             }
             if concurrent {
-                try store.keepConflict(kind, id: remote.id, field: field, kept: theirPair, lost: minePair, lostOn: .here, at: now)
+                try store.keepConflict(kind, id: id, field: field, kept: theirPair, lost: minePair, lostOn: .here, at: now)
                 kept += 1
             }
             merged.fields[field] = theirs.value
@@ -184,16 +202,13 @@ extension SyncEngine {
             merged.syncState = .synchronized
             merged.updatedAt = now
         }
-        try store.writeSyncRecord(merged, inserting: false)
-        try keepShadow()
-        report.pulled += 1
-        report.conflictsKept += kept  // counted once the record is written (a skipped one keeps none)
+        return (merged, kept)
     }
 
     /// A record this device has never had. A place or booking whose trip is in the trash here,
     /// or an attachment whose booking is, joins it there (the server still has it live: its
     /// deletion is pushed from here).
-    private func insertNew(_ remote: WireRecord, version: Int64, fields: [String: (value: JSONValue, stamp: HybridStamp)],
+    private func insertNew(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                            kind: RecordKind, at now: String) throws {
         let latest = fields.values.map(\.stamp.milliseconds).max() ?? 0
         let updatedAt = Timestamp(secondsSinceEpoch: latest / 1000, milliseconds: Int(latest % 1000)).utcStamp

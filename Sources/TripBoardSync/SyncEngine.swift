@@ -213,14 +213,7 @@ public final class SyncEngine {
                     continue  // its file is not here (or not what its row says): it waits
                 }
             }
-            var sealed: [String: SealedField] = [:]
-            var pushed: [String: ShadowField] = [:]
-            for field in changedFields(of: record, shadow: shadow) {
-                guard let value = record.fields[field] else { continue }
-                let stamp = localStamp(record, after: shadow[field])
-                sealed[field] = try key.seal(value, kind: record.kind, id: record.id, field: field, stamp: stamp)
-                pushed[field] = ShadowField(value: value.canonicalText, stamp: stamp.description)
-            }
+            let (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow)
             if sealed.isEmpty && record.remoteVersion != nil {
                 unchanged.append(record)
                 continue
@@ -244,6 +237,21 @@ public final class SyncEngine {
         try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
+    }
+
+    /// The fields of `record` that changed since the server's version, sealed for the wire, and
+    /// as the shadow will keep them once the server has them.
+    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField]) throws
+        -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
+        var sealed: [String: SealedField] = [:]
+        var pushed: [String: ShadowField] = [:]
+        for field in changedFields(of: record, shadow: shadow) {
+            guard let value = record.fields[field] else { continue }
+            let stamp = localStamp(record, after: shadow[field])
+            sealed[field] = try key.seal(value, kind: record.kind, id: record.id, field: field, stamp: stamp)
+            pushed[field] = ShadowField(value: value.canonicalText, stamp: stamp.description)
+        }
+        return (sealed, pushed)
     }
 
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either

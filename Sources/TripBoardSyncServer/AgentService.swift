@@ -102,15 +102,7 @@ public final class AgentService {
     }
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
-        if request.operation == .connect {
-            guard let conninfo = request.conninfo, !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
-            let connection = try PostgresConnection(conninfo: conninfo, password: request.password)
-            self.connection = connection
-            var response = AgentResponse()
-            response.serverTime = try connection.query(
-                #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil
-            return response
-        }
+        if request.operation == .connect { return try connect(request) }
         guard let connection else { return .failed(.badRequest, "not connected") }
         switch request.operation {
         case .connect:
@@ -118,27 +110,7 @@ public final class AgentService {
         case .initServer:
             return try initServer(connection)
         case .zone, .createZone:
-            guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
-            try requireSchema(connection)
-            if request.operation == .createZone {
-                guard let wrap = request.keyWrap else { return .failed(.badRequest, "createZone needs a key wrap") }
-                try connection.query("""
-                    INSERT INTO tripboard.zones (name, epoch, key_wrap) VALUES ($1, gen_random_uuid()::text, $2)
-                    ON CONFLICT (name) DO NOTHING
-                    """, [zone, wrap])
-            }
-            var response = AgentResponse()
-            response.zone = try zoneInfo(zone, connection)
-            if let mutation = request.checkMutation {
-                response.mutationKnown = try !connection.query(
-                    "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
-            }
-            if let record = request.checkRecord, let version = record.version {
-                response.recordKnown = try !connection.query(
-                    "SELECT 1 FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 AND version >= $4",
-                    [zone, record.kind, record.id, String(version)]).isEmpty
-            }
-            return response
+            return try zone(request, connection)
         case .purgeTombstones:
             guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
             return try purgeTombstones(zone: zone, days: max(request.horizonDays ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays),
@@ -147,16 +119,7 @@ public final class AgentService {
             // Answered by `answer(_:)`, which writes the results' frame itself.
             return .failed(.badRequest, "push is answered as a frame of its own")
         case .pullBegin:
-            guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            guard let high = try connection.query("SELECT change_sequence FROM tripboard.zones WHERE name = $1", [zone]).first?.first ?? nil else {
-                try? connection.execute("ROLLBACK")
-                return .failed(.badRequest, "zone \(zone) does not exist on the server")
-            }
-            pull = (zone, request.afterSequence ?? 0, Int64(high) ?? 0, request.liveOnly ?? false)
-            var response = AgentResponse()
-            response.highSequence = Int64(high) ?? 0
-            return response
+            return try pullBegin(request, connection)
         case .pullPage:
             // Answered by `answer(_:)`, which writes the page's frame itself.
             guard pull != nil else { return .failed(.badRequest, "pullPage outside a pull") }
@@ -177,6 +140,57 @@ public final class AgentService {
             guard pull == nil else { return .failed(.badRequest, "blob operations do not belong inside a pull") }
             return try blob(request, connection)
         }
+    }
+
+    /// `connect`: opens the connection the other operations use; answers the server's clock.
+    private func connect(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
+        guard let conninfo = request.conninfo, !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
+        let connection = try PostgresConnection(conninfo: conninfo, password: request.password)
+        self.connection = connection
+        var response = AgentResponse()
+        response.serverTime = try connection.query(
+            #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil
+        return response
+    }
+
+    /// `zone` and `createZone`: the zone as the server has it (made first for `createZone`), and
+    /// the answers to the device's `SyncCheck`.
+    private func zone(_ request: AgentRequest, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
+        try requireSchema(connection)
+        if request.operation == .createZone {
+            guard let wrap = request.keyWrap else { return .failed(.badRequest, "createZone needs a key wrap") }
+            try connection.query("""
+                INSERT INTO tripboard.zones (name, epoch, key_wrap) VALUES ($1, gen_random_uuid()::text, $2)
+                ON CONFLICT (name) DO NOTHING
+                """, [zone, wrap])
+        }
+        var response = AgentResponse()
+        response.zone = try zoneInfo(zone, connection)
+        if let mutation = request.checkMutation {
+            response.mutationKnown = try !connection.query(
+                "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
+        }
+        if let record = request.checkRecord, let version = record.version {
+            response.recordKnown = try !connection.query(
+                "SELECT 1 FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 AND version >= $4",
+                [zone, record.kind, record.id, String(version)]).isEmpty
+        }
+        return response
+    }
+
+    /// `pullBegin`: opens the pull's one consistent read; answers the zone's sequence in it.
+    private func pullBegin(_ request: AgentRequest, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        guard let high = try connection.query("SELECT change_sequence FROM tripboard.zones WHERE name = $1", [zone]).first?.first ?? nil else {
+            try? connection.execute("ROLLBACK")
+            return .failed(.badRequest, "zone \(zone) does not exist on the server")
+        }
+        pull = (zone, request.afterSequence ?? 0, Int64(high) ?? 0, request.liveOnly ?? false)
+        var response = AgentResponse()
+        response.highSequence = Int64(high) ?? 0
+        return response
     }
 
     /// Compact JSON for a jsonb parameter; a value that cannot be encoded aborts the transaction
@@ -299,75 +313,99 @@ public final class AgentService {
                 response.replayed = true
                 return try Self.frame(response)
             }
-            var keys = "["
-            for (index, record) in records.enumerated() {
-                if index > 0 { keys += "," }
-                keys += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id) + "}"
-            }
-            keys += "]"
-            var current: [String: Int64] = [:]
-            for row in try connection.query("""
-                SELECT r.kind, r.id, r.version FROM tripboard.records r
-                JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
-                WHERE r.zone = $1 FOR UPDATE OF r
-                """, [zone, keys], prepared: true) {
-                current[(row[0] ?? "") + "/" + (row[1] ?? "")] = Int64(row[2] ?? "")
-            }
-            var sequence = Int64(counter) ?? 0
-            var results: [PushResult] = []
-            results.reserveCapacity(records.count)
-            // Rows to write, by how many times their record was written before in this batch:
-            // one statement may not change the same row twice.
-            var layers: [String] = []
-            var layerRows: [Int] = []
-            var writes: [String: Int] = [:]
-            for record in records {
-                let key = record.kind + "/" + record.id
-                let version = current[key]
-                guard version == record.expectedVersion else {
-                    results.append(PushResult(kind: record.kind, id: record.id, status: .conflict, version: version ?? 0, sequence: nil))
-                    continue
-                }
-                sequence += 1
-                let next = version.map { $0 + 1 } ?? firstVersion
-                current[key] = next
-                var encodedFields: [UInt8] = []
-                WireJSON.fields(record.fields, into: &encodedFields)
-                let fields = String(decoding: encodedFields, as: UTF8.self)
-                let layer = writes[key, default: 0]
-                writes[key] = layer + 1
-                if layer == layers.count {
-                    layers.append("[")
-                    layerRows.append(0)
-                }
-                if layerRows[layer] > 0 { layers[layer] += "," }
-                layerRows[layer] += 1
-                layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
-                    + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
-                    + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields + "}"
-                results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
-            }
-            for layer in layers {
-                // A deletion keeps no fields; a live write keeps the fields it does not name (a
-                // newer client's, say) — unless it revives a tombstone, which had none.
-                try connection.query("""
-                    INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
-                    SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count
-                    FROM json_to_recordset($2::json) AS b (kind text, id text, version bigint, sequence bigint, deleted boolean, fields jsonb,
-                                                          byte_count integer)
-                    ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
-                        change_sequence = excluded.change_sequence, deleted = excluded.deleted,
-                        fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
-                        byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
-                        updated_at = now()
-                    """, [zone, layer + "]"], prepared: true)
-            }
+            let current = try Self.lockedVersions(of: records, zone: zone, connection)
+            let (results, layers, sequence) = Self.numbered(records, current: current, counter: Int64(counter) ?? 0,
+                                                            firstVersion: firstVersion)
+            try Self.write(layers, zone: zone, connection)
             try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)], prepared: true)
             let stored = WireJSON.results(results)
             try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
                                  [zone, mutationID, String(decoding: stored, as: UTF8.self)], prepared: true)
             if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone], prepared: true) }
             return Array(#"{"replayed":false,"results":"#.utf8) + stored + [UInt8(ascii: "}")]
+        }
+    }
+
+    /// The server's versions of the batch's records, their rows locked (`SELECT … FOR UPDATE`)
+    /// in one statement, by `kind/id`.
+    private static func lockedVersions(of records: [WireRecord], zone: String,
+                                       _ connection: PostgresConnection) throws(PostgresError) -> [String: Int64] {
+        var keys = "["
+        for (index, record) in records.enumerated() {
+            if index > 0 { keys += "," }
+            keys += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id) + "}"
+        }
+        keys += "]"
+        var current: [String: Int64] = [:]
+        for row in try connection.query("""
+            SELECT r.kind, r.id, r.version FROM tripboard.records r
+            JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
+            WHERE r.zone = $1 FOR UPDATE OF r
+            """, [zone, keys], prepared: true) {
+            current[(row[0] ?? "") + "/" + (row[1] ?? "")] = Int64(row[2] ?? "")
+        }
+        return current
+    }
+
+    /// Each record of a batch checked against its expected version in batch order (a record
+    /// repeated in the batch is checked against its earlier write) and numbered from the counter: the results, the rows to
+    /// write as JSON arrays (open, without their `]`) in layers, and the last sequence number.
+    private static func numbered(_ records: [WireRecord], current: [String: Int64], counter: Int64,
+                                 firstVersion: Int64) -> (results: [PushResult], layers: [String], sequence: Int64) {
+        var current = current
+        var sequence = counter
+        var results: [PushResult] = []
+        results.reserveCapacity(records.count)
+        // Rows to write, by how many times their record was written before in this batch:
+        // one statement may not change the same row twice.
+        var layers: [String] = []
+        var layerRows: [Int] = []
+        var writes: [String: Int] = [:]
+        for record in records {
+            let key = record.kind + "/" + record.id
+            let version = current[key]
+            guard version == record.expectedVersion else {
+                results.append(PushResult(kind: record.kind, id: record.id, status: .conflict, version: version ?? 0, sequence: nil))
+                continue
+            }
+            sequence += 1
+            let next = version.map { $0 + 1 } ?? firstVersion
+            current[key] = next
+            var encodedFields: [UInt8] = []
+            WireJSON.fields(record.fields, into: &encodedFields)
+            let fields = String(decoding: encodedFields, as: UTF8.self)
+            let layer = writes[key, default: 0]
+            writes[key] = layer + 1
+            if layer == layers.count {
+                layers.append("[")
+                layerRows.append(0)
+            }
+            if layerRows[layer] > 0 { layers[layer] += "," }
+            layerRows[layer] += 1
+            layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
+                + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
+                + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields + "}"
+            results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
+        }
+        return (results, layers, sequence)
+    }
+
+    /// Writes the batch's rows, one statement per layer.
+    private static func write(_ layers: [String], zone: String, _ connection: PostgresConnection) throws(PostgresError) {
+        for layer in layers {
+            // A deletion keeps no fields; a live write keeps the fields it does not name (a
+            // newer client's, say) — unless it revives a tombstone, which had none.
+            try connection.query("""
+                INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
+                SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count
+                FROM json_to_recordset($2::json) AS b (kind text, id text, version bigint, sequence bigint, deleted boolean, fields jsonb,
+                                                      byte_count integer)
+                ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
+                    change_sequence = excluded.change_sequence, deleted = excluded.deleted,
+                    fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
+                    byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
+                    updated_at = now()
+                """, [zone, layer + "]"], prepared: true)
         }
     }
 
