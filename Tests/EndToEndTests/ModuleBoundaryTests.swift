@@ -37,12 +37,32 @@ import Testing
     /// no Argon2 and no libsodium at all.
     @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
-        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardSyncServer"] {
+        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardSync",
+                       "TripBoardSyncProtocol", "TripBoardSyncServer"] {
             #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
         }
-        for name in ["Keychain", "MigrationJournal", "Ticket", "SyncEngine", "crypto_pwhash", "sodium_"] {
+        for name in ["Keychain", "MigrationJournal", "Ticket", "SyncEngine", "SyncAgentClient", "ZoneKey", "WireRecord", "crypto_pwhash",
+                     "sodium_"] {
             #expect(!symbols.contains(name), "widget defines a \(name) symbol")
         }
         #expect(symbols.contains(Self.mangled("TripBoardReadPath")), "the test reads the wrong binary")
+    }
+
+    /// The PostgreSQL client moves sealed records between `app` and the server: it links the
+    /// frames it speaks (TripBoardSyncProtocol) and the basement's System and Sodium, and holds
+    /// no store, no SQLite, no keychain, no migration and no sync engine (which has the keys).
+    @Test func syncAgentLinksOnlyTheProtocolAndTheBasement() throws {
+        let libraries = try ProcessRunner.run("/usr/bin/ldd", [ProcessRunner.executable("sync-agent")],
+                                              environment: ProcessRunner.environment(container: nil))
+        #expect(libraries.status == 0, "\(libraries.stderr)")
+        #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
+        let symbols = try Self.definedSymbols("sync-agent")
+        for module in ["TripBoardStorage", "TripBoardSync", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCLI", "TripBoardCommandLine"] {
+            #expect(!symbols.contains(Self.mangled(module)), "sync-agent links \(module)")
+        }
+        for name in ["Keychain", "Migration", "Store", "sqlite3_", "SyncEngine", "ZoneKey"] {
+            #expect(!symbols.contains(name), "sync-agent defines a \(name) symbol")
+        }
+        #expect(symbols.contains(Self.mangled("TripBoardSyncProtocol")), "the test reads the wrong binary")
     }
 }
