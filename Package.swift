@@ -102,6 +102,12 @@ let package = Package(
             name: "TripBoardWidget",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCommandLine"]
         ),
+        // Ticket filing: what a ticket's text says (dates, route, reference, lodging) and the
+        // importer that runs `pdf-worker` on a shared PDF and files it through the store.
+        .target(
+            name: "TripBoardTickets",
+            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardWorkerContract", "TripBoardStorage"]
+        ),
         // The sync engine: pull, merge, push, blobs, keychain items, the reconcile; above the store,
         // whose methods it composes (it runs no SQL of its own), talking to `sync-agent`.
         .target(
@@ -110,7 +116,7 @@ let package = Package(
         ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine", "TripBoardWidget"]
+            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine", "TripBoardWidget"]
         ),
         .executableTarget(
             name: "app",
@@ -165,22 +171,22 @@ let package = Package(
         .testTarget(
             name: "TicketImportTests",
             // CPoppler: the tests draw their fixture PDFs with cairo's PDF surface.
-            dependencies: ["TicketImport", "TripBoardStorage", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TicketImport", "TripBoardStorage", "TripBoardTickets", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"],
+            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
     ],
     swiftLanguageModes: [.v6]

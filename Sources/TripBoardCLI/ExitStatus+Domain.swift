@@ -1,6 +1,7 @@
 public import TripBoardCommandLine
 import TripBoardSodium
 import TripBoardStorage
+import TripBoardTickets
 import TripBoardSync
 import TripBoardSystem
 

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardTickets
 import TripBoardSystem
 import TripBoardWorkerContract
 import TripBoardReadPath

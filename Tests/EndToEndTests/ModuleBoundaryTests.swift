@@ -37,8 +37,8 @@ import Testing
     /// no Argon2 and no libsodium at all.
     @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
-        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardSync",
-                       "TripBoardSyncProtocol", "TripBoardSyncServer"] {
+        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardTickets",
+                       "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer"] {
             #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
         }
         for name in ["Keychain", "MigrationJournal", "Ticket", "SyncEngine", "SyncAgentClient", "ZoneKey", "WireRecord", "crypto_pwhash",
@@ -57,7 +57,8 @@ import Testing
         #expect(libraries.status == 0, "\(libraries.stderr)")
         #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
         let symbols = try Self.definedSymbols("sync-agent")
-        for module in ["TripBoardStorage", "TripBoardSync", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCLI", "TripBoardCommandLine"] {
+        for module in ["TripBoardStorage", "TripBoardSync", "TripBoardTickets", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCLI",
+                       "TripBoardCommandLine"] {
             #expect(!symbols.contains(Self.mangled(module)), "sync-agent links \(module)")
         }
         for name in ["Keychain", "Migration", "Store", "sqlite3_", "SyncEngine", "ZoneKey"] {

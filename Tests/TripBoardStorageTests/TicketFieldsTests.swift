@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import TripBoardStorage
+@testable import TripBoardTickets
+import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
 

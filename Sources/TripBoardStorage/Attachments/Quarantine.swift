@@ -105,7 +105,7 @@ extension AttachmentFiles {
     /// (`renameat2(RENAME_NOREPLACE)`), and fsyncs the directories; false when the place is taken.
     /// The caller has checked the bytes against the row's size and hash, and marks it `present`
     /// only after this returns.
-    func putBack(_ name: String, from source: Directory, to relativePath: String) throws -> Bool {
+    package func putBack(_ name: String, from source: Directory, to relativePath: String) throws -> Bool {
         let components = relativePath.split(separator: "/").map(String.init)
         guard components.count == 3, components[0] == ContainerLayout.attachmentsDirectory, components[1] != Self.recoveredDirectory,
               !components.contains(".."), !components.contains(".") else { throw AttachmentError.invalidPath(relativePath) }

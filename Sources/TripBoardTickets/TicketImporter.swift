@@ -1,4 +1,5 @@
 public import TripBoardSystem
+public import TripBoardStorage
 import TripBoardWorkerContract
 public import TripBoardReadPath
 
