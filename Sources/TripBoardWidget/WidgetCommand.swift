@@ -12,7 +12,9 @@ public enum WidgetCommand {
     /// How long the widget waits for the shared lock before showing "updating".
     package static let lockTimeout = 0.25
 
-    /// Runs `widget` with `arguments` (without the program name) and returns the exit status.
+    /// Runs `widget` with `arguments` (without the program name) and returns the exit status, for the
+    /// process to exit with: a one-shot answer leaves its store connection open (`--watch` closes
+    /// what it opens).
     public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
                             isTerminal: Bool? = nil) -> Int32 {
         SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program, status: commonExitStatus(for:)) { arguments, containerPath in
@@ -32,10 +34,19 @@ public enum WidgetCommand {
             }
             let answer = try widget.answer()
             try console.write(WidgetRenderer.render(answer, json: json, style: style))
+            // The process exits right after this answer: the kernel closes the store's descriptors,
+            // drops its locks and unmaps its -shm. Closing the connection first would free the parsed
+            // schema piece by piece (6% of a start's instructions) and attempt a checkpoint that a
+            // read-only connection cannot make (docs/performance.md).
+            keptUntilExit = widget
             return answer.exitStatus.rawValue
         }
     }
 }
+
+/// The one-shot answer's widget, kept from being freed before the process exits (see
+/// `WidgetCommand.main`). Written once, on the main thread, and never read: nothing to race.
+nonisolated(unsafe) private var keptUntilExit: Widget?
 
 /// What the widget shows.
 package struct WidgetAnswer: Equatable {

@@ -104,8 +104,13 @@ public final class FileDescriptor: Sendable {
         if status.kind == .regular && status.size > limit { throw tooLarge }
         var result: [UInt8] = []
         if status.kind == .regular { result.reserveCapacity(Int(status.size) + 1) }
+        // A regular file in reads of about its size (one byte over, so the second read sees the
+        // end), not of 64 KiB: each read allocates and clears its buffer, and two 64 KiB buffers
+        // were most of what the widget spent on its 114-byte zone file (docs/performance.md).
+        // At least a page, for files that report no size (/proc).
+        let chunkSize = status.kind == .regular ? min(max(Int(status.size) + 1, 4096), 64 << 10) : 64 << 10
         while true {
-            let chunk = try read(upTo: 64 << 10)
+            let chunk = try read(upTo: chunkSize)
             if chunk.isEmpty { return result }
             result += chunk
             if result.count > limit { throw tooLarge }
