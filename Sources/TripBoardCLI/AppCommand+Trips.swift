@@ -108,7 +108,7 @@ extension AppCommand {
         cells.appendASCII { start.appendDescription(to: &$0) }
         cells.appendASCII { end.appendDescription(to: &$0) }
         cells.append(start.days(until: end) + 1)
-        cells.append(RecordBytes.syncState(row, 5).rawValue)
+        cells.append(ascii: RecordBytes.syncStateName(row, 5))
     }
 
     /// `trip list`'s filters, checked before the container is opened.

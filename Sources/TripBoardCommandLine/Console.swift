@@ -177,12 +177,21 @@ package final class TableWriter {
         page = []
     }
 
+    /// Padding copied from here is a `memcpy`, not a loop over a repeated element.
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 128)
+
     private static func line(_ row: TableRow, _ widths: [Int], into output: inout [UInt8]) {
+        let spaces = Self.spaces
         let start = output.count
         for index in 0..<row.count {
             output.append(contentsOf: row.cell(index))
             if index < row.count - 1 {
-                output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: max(widths[index] - row.widths[index], 0) + 2))
+                let padding = max(widths[index] - row.widths[index], 0) + 2
+                if padding <= spaces.count {
+                    output.append(contentsOf: spaces[..<padding])
+                } else {
+                    output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: padding))
+                }
             }
         }
         while output.count > start, output.last == UInt8(ascii: " ") { output.removeLast() }

@@ -64,9 +64,26 @@ package struct TableRow {
         appendASCII(UnsafeRawBufferPointer(rebasing: cell.prefix(characters)))
     }
 
+    /// A cell from a fixed word (a state's name).
+    package mutating func append(ascii word: StaticString) {
+        appendASCII(UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+    }
+
+    /// A number in decimal, as `String(number)` writes it.
     package mutating func append(_ number: Int) {
-        var text = String(number)
-        text.withUTF8 { appendASCII(UnsafeRawBufferPointer($0)) }
+        guard number >= 0 else {
+            var text = String(number)
+            return text.withUTF8 { appendASCII(UnsafeRawBufferPointer($0)) }
+        }
+        appendASCII { output in
+            let start = output.count
+            var rest = number
+            repeat {
+                output.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest > 0
+            output[start...].reverse()
+        }
     }
 
     /// Cell `index`'s bytes.

@@ -1,6 +1,5 @@
 package import TripBoardSQLite
 package import TripBoardSystem
-package import TripBoardReadPath
 
 /// How the lists print a record straight from its row (`RowCursor.forEachRawRow`), in the
 /// columns of `RecordRows`: no model, no `String` for ASCII text, no `Encodable`. Each function
@@ -12,15 +11,19 @@ package enum RecordBytes {
         row.withText(column) { CivilDate(utf8: $0) } ?? CivilDate(daysSinceEpoch: 0)
     }
 
-    /// The column as the models read a sync state: one of the four, else `failed`.
-    package static func syncState(_ row: borrowing RawRow, _ column: Int32) -> SyncState {
+    /// The column as the models read a sync state — one of the four, else `failed` — by its
+    /// name, which needs no `String` to print.
+    package static func syncStateName(_ row: borrowing RawRow, _ column: Int32) -> StaticString {
         row.withText(column) { bytes in
-            syncStates.first { bytes.elementsEqual($0.rawValue.utf8) } ?? .failed
+            let name: StaticString = switch bytes.count {
+            case 12: "synchronized"
+            case 13: "pendingUpload"
+            case 15: "pendingDeletion"
+            default: "failed"
+            }
+            return bytes.elementsEqual(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) ? name : "failed"
         }
     }
-
-    /// Made once: `allCases` builds its array at every call.
-    private static let syncStates = SyncState.allCases
 
     /// A trip (`RecordRows.tripColumns`) as the next element of a pretty JSON array: `Trip`'s
     /// members in the order `JSON.encode` sorts them.
@@ -32,7 +35,7 @@ package enum RecordBytes {
         row.withText(4) { object.string("notes", utf8: $0, into: &output) }
         object.integer("remoteVersion", row.isNull(6) ? nil : row.integer(6), into: &output)
         object.date("startDate", date(row, 2), into: &output)
-        object.string("syncState", syncState(row, 5).rawValue, into: &output)
+        object.string("syncState", ascii: syncStateName(row, 5), into: &output)
         row.withText(7) { object.string("updatedAt", utf8: $0, into: &output) }
         object.end(into: &output)
     }

@@ -18,9 +18,18 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
     /// its dates without making a `String`). A date that parses writes back the very same bytes
     /// as its `description`.
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        /// The decimal number in bytes `range`, nil unless every one is a digit.
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = Self.number(bytes[0..<4]), let month = Self.number(bytes[5..<7]),
-              let day = Self.number(bytes[8..<10]),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               (1...9999).contains(year), (1...12).contains(month),
               (1...Self.daysIn(month: month, year: year)).contains(day)
         else { return nil }
@@ -111,7 +120,7 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
-    package static func number(_ digits: some Collection<UInt8>) -> Int? {
+    package static func number(_ digits: ArraySlice<UInt8>) -> Int? {
         var value = 0
         for byte in digits {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }

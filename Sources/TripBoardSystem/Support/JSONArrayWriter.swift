@@ -58,6 +58,14 @@ public struct JSONObjectWriter {
         JSONValue.writeString(utf8: bytes, into: &output)
     }
 
+    /// A string member from a fixed word that needs no escape (a state's name).
+    public mutating func string(_ key: StaticString, ascii word: StaticString, into output: inout [UInt8]) {
+        self.key(key, into: &output)
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+        output.append(UInt8(ascii: "\""))
+    }
+
     public mutating func string(_ key: StaticString, _ text: String, into output: inout [UInt8]) {
         self.key(key, into: &output)
         JSONValue.writeString(text, into: &output)
