@@ -1,5 +1,5 @@
 package import TripBoardSQLite
-import TripBoardSystem
+package import TripBoardSystem
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {
@@ -14,6 +14,9 @@ public final class Console {
     /// Everything written to stdout so far (tests).
     public var outputText: String { String(decoding: buffer, as: UTF8.self) }
 
+    /// The same, as the bytes written (tests that compare outputs byte for byte).
+    package var outputBytes: [UInt8] { buffer }
+
     package func print(_ line: String = "") {
         buffer += Array(line.utf8)
         buffer.append(0x0a)
@@ -22,6 +25,13 @@ public final class Console {
 
     package func write(_ bytes: [UInt8]) {
         buffer += bytes
+        if buffer.count > 1 << 16 { flush() }
+    }
+
+    /// Lets `body` append its bytes to the output straight, with no array of its own (a list
+    /// printed row by row from the statement's bytes).
+    package func write(_ body: (inout [UInt8]) throws -> Void) rethrows {
+        try body(&buffer)
         if buffer.count > 1 << 16 { flush() }
     }
 
@@ -80,6 +90,31 @@ public final class Console {
         table.finish()
     }
 
+    /// Prints the rows of `cursor` as a table straight from their bytes (`RawRow`): `row` fills
+    /// each one's cells into a `TableRow` reused from row to row. The same lines as the other
+    /// `printTable` for the same cells.
+    package func printTable<Element>(header: [String], emptyMessage: String? = nil, rawRowsOf cursor: RowCursor<Element>,
+                                     row: (borrowing RawRow, inout TableRow) -> Void) throws {
+        let table = TableWriter(console: self, header: header)
+        var cells = TableRow()
+        try cursor.forEachRawRow { raw in
+            cells.removeAll()
+            row(raw, &cells)
+            table.add(cells)
+        }
+        if table.rowCount == 0, let emptyMessage { return print(emptyMessage) }
+        table.finish()
+    }
+
+    /// Prints the rows of `cursor` as one pretty JSON array written straight from their bytes:
+    /// `element` writes each one (`JSONArrayWriter.objectElement`) into the output.
+    package func printJSONArray<Element>(rawRowsOf cursor: RowCursor<Element>,
+                                         _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
+        var array = JSONArrayWriter()
+        try cursor.forEachRawRow { row in write { element(row, &array, &$0) } }
+        write(array.end() + [0x0a])
+    }
+
     /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same
     /// bytes `printJSON` gives for the array of them all.
     package func printJSONArray<Element: Encodable>(_ cursor: RowCursor<Element>) throws {
@@ -93,29 +128,32 @@ public final class Console {
 /// page of rows (`pageRows`, 1,000 by default), which is held until it is full, then printed;
 /// every later row is printed at once. A later cell wider than its column pushes the rest of
 /// its line to the right (two spaces always separate cells), so memory stays flat in the number
-/// of rows. Widths count characters (grapheme clusters), with a fast path for ASCII cells;
-/// lines are assembled as bytes.
+/// of rows. Widths count characters (grapheme clusters), with a fast path for ASCII cells
+/// (`TableRow`); lines are assembled as bytes.
 package final class TableWriter {
     package static let defaultPageRows = 1_000
 
     private let console: Console
-    private let header: [String]
+    private let header: TableRow
     private let pageRows: Int
-    private var page: [[String]] = []
+    private var page: [TableRow] = []
     private var widths: [Int]?
     /// How many rows have been added.
     package private(set) var rowCount = 0
 
     package init(console: Console, header: [String], pageRows: Int = TableWriter.defaultPageRows) {
         self.console = console
-        self.header = header
+        self.header = TableRow(header)
         self.pageRows = pageRows
     }
 
-    package func add(_ cells: [String]) {
+    package func add(_ cells: [String]) { add(TableRow(cells)) }
+
+    /// Adds a row given as bytes; the caller may reuse `row` for the next one.
+    package func add(_ row: TableRow) {
         rowCount += 1
-        if widths != nil { return line(cells) }
-        page.append(cells)
+        if let widths { return console.write { Self.line(row, widths, into: &$0) } }
+        page.append(row)
         if page.count >= pageRows { printPage() }
     }
 
@@ -125,35 +163,38 @@ package final class TableWriter {
     }
 
     private func printPage() {
-        var widths = header.map(Self.width)
-        for cells in page {
-            for (index, cell) in cells.enumerated() {
-                let cellWidth = Self.width(cell)
-                if cellWidth > widths[index] { widths[index] = cellWidth }
+        var widths = header.widths
+        for row in page {
+            for (index, cellWidth) in row.widths.enumerated() where cellWidth > widths[index] {
+                widths[index] = cellWidth
             }
         }
         self.widths = widths
-        line(header)
-        page.forEach(line)
+        console.write { output in
+            Self.line(header, widths, into: &output)
+            for row in page { Self.line(row, widths, into: &output) }
+        }
         page = []
     }
 
-    private func line(_ cells: [String]) {
-        let widths = widths!
-        var line: [UInt8] = []
-        for (index, cell) in cells.enumerated() {
-            line += cell.utf8
-            if index < cells.count - 1 {
-                line += repeatElement(UInt8(ascii: " "), count: max(widths[index] - Self.width(cell), 0) + 2)
+    /// Padding copied from here is a `memcpy`, not a loop over a repeated element.
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 128)
+
+    private static func line(_ row: TableRow, _ widths: [Int], into output: inout [UInt8]) {
+        let spaces = Self.spaces
+        let start = output.count
+        for index in 0..<row.count {
+            output.append(contentsOf: row.cell(index))
+            if index < row.count - 1 {
+                let padding = max(widths[index] - row.widths[index], 0) + 2
+                if padding <= spaces.count {
+                    output.append(contentsOf: spaces[..<padding])
+                } else {
+                    output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: padding))
+                }
             }
         }
-        while line.last == UInt8(ascii: " ") { line.removeLast() }
-        line.append(0x0a)
-        console.write(line)
-    }
-
-    private static func width(_ cell: String) -> Int {
-        let utf8 = cell.utf8
-        return utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : cell.count
+        while output.count > start, output.last == UInt8(ascii: " ") { output.removeLast() }
+        output.append(0x0a)
     }
 }

@@ -10,9 +10,26 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Parses a strict `YYYY-MM-DD` and checks that the day exists (no 2026-02-30).
     public init?(_ text: some StringProtocol) {
         let bytes = Array(text.utf8)
+        guard let date = bytes.withUnsafeBytes({ CivilDate(utf8: $0) }) else { return nil }
+        self = date
+    }
+
+    /// Parses UTF-8 bytes as `init?(_:)` parses text (a list printed from its rows' bytes reads
+    /// its dates without making a `String`). A date that parses writes back the very same bytes
+    /// as its `description`.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        /// The decimal number in bytes `range`, nil unless every one is a digit.
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              let year = Self.number(bytes[0..<4]), let month = Self.number(bytes[5..<7]),
-              let day = Self.number(bytes[8..<10]),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               (1...9999).contains(year), (1...12).contains(month),
               (1...Self.daysIn(month: month, year: year)).contains(day)
         else { return nil }
@@ -58,6 +75,23 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String {
         Self.pad(year, 4) + "-" + Self.pad(month, 2) + "-" + Self.pad(day, 2)
+    }
+
+    /// Appends the bytes of `description` without making a `String` (a list printing a million dates).
+    package func appendDescription(to output: inout [UInt8]) {
+        guard (0...9999).contains(year) else { return output.append(contentsOf: description.utf8) }
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = width == 4 ? 1000 : 10
+            while divisor > 0 {
+                output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        output.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        output.append(UInt8(ascii: "-"))
+        digits(day, 2)
     }
 
     public static func < (lhs: CivilDate, rhs: CivilDate) -> Bool {

@@ -291,14 +291,29 @@ extension JSONValue {
     }
 
     package static func writeString(_ text: String, into output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeEscaped(UnsafeRawBufferPointer($0), into: &output) }
+    }
+
+    /// Writes `bytes` as a JSON string, byte for byte what `writeString` gives for
+    /// `String(decoding: bytes, as: UTF8.self)`: ASCII is escaped in place; other text goes through
+    /// that `String` first, which replaces invalid UTF-8 as the model path does.
+    package static func writeString(utf8 bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) {
+        guard bytes.contains(where: { $0 >= 0x80 }) else { return writeEscaped(bytes, into: &output) }
+        writeString(String(decoding: bytes, as: UTF8.self), into: &output)
+    }
+
+    /// RFC 8259 §7: the quotation mark, the reverse solidus and the control characters are
+    /// escaped, every other byte (valid UTF-8 here) is copied.
+    private static func writeEscaped(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Most text (ids, stamps, base64) needs no escape: copied in one go.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output.append(contentsOf: text.utf8)
+        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output.append(contentsOf: bytes)
             output.append(UInt8(ascii: "\""))
             return
         }
-        for byte in text.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): output += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
             case UInt8(ascii: "\\"): output += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]

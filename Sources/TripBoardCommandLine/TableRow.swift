@@ -1,0 +1,93 @@
+/// One row of a `TableWriter` table as bytes: each cell's UTF-8 and its width on screen. A list
+/// printed from its rows' bytes fills one and reuses it for every row, so a row costs no `String`.
+///
+/// A cell's width is what `TableWriter` has always counted: its byte count when it is ASCII,
+/// else its characters (grapheme clusters) — and a cell given as bytes that are not ASCII is
+/// made a `String` first, exactly as the model path reads it (invalid UTF-8 replaced).
+package struct TableRow {
+    package private(set) var bytes: [UInt8] = []
+    /// Where each cell ends in `bytes`.
+    package private(set) var ends: [Int] = []
+    package private(set) var widths: [Int] = []
+
+    package init() {}
+
+    package init(_ cells: [String]) {
+        for cell in cells { append(cell) }
+    }
+
+    package var count: Int { ends.count }
+
+    /// Empties the row, keeping its storage for the next one.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        widths.removeAll(keepingCapacity: true)
+    }
+
+    package mutating func append(_ cell: String) {
+        let utf8 = cell.utf8
+        bytes.append(contentsOf: utf8)
+        ends.append(bytes.count)
+        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : cell.count)
+    }
+
+    /// A cell from UTF-8 bytes (a column read in place).
+    package mutating func append(utf8 cell: UnsafeRawBufferPointer) {
+        guard !cell.contains(where: { $0 >= 0x80 }) else { return append(String(decoding: cell, as: UTF8.self)) }
+        appendASCII(cell)
+    }
+
+    /// A cell known to be ASCII (a date, a number, a fixed word).
+    package mutating func appendASCII(_ cell: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: cell)
+        ends.append(bytes.count)
+        widths.append(cell.count)
+    }
+
+    /// A cell written by `write` straight into the row, known to be ASCII (a date).
+    package mutating func appendASCII(_ write: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        write(&bytes)
+        ends.append(bytes.count)
+        widths.append(bytes.count - start)
+    }
+
+    /// The first `characters` characters of `cell`, as `String.prefix` takes them (a short id).
+    package mutating func append(prefix characters: Int, ofUTF8 cell: UnsafeRawBufferPointer) {
+        // Between two ASCII characters there is always a character boundary but in CR LF
+        // (UAX #29, GB3): a prefix that stays in ASCII, and is followed by ASCII, is its bytes.
+        let looked = cell.prefix(characters + 1)
+        guard looked.allSatisfy({ $0 < 0x80 && $0 != 0x0d }) else {
+            return append(String(String(decoding: cell, as: UTF8.self).prefix(characters)))
+        }
+        appendASCII(UnsafeRawBufferPointer(rebasing: cell.prefix(characters)))
+    }
+
+    /// A cell from a fixed word (a state's name).
+    package mutating func append(ascii word: StaticString) {
+        appendASCII(UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+    }
+
+    /// A number in decimal, as `String(number)` writes it.
+    package mutating func append(_ number: Int) {
+        guard number >= 0 else {
+            var text = String(number)
+            return text.withUTF8 { appendASCII(UnsafeRawBufferPointer($0)) }
+        }
+        appendASCII { output in
+            let start = output.count
+            var rest = number
+            repeat {
+                output.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest > 0
+            output[start...].reverse()
+        }
+    }
+
+    /// Cell `index`'s bytes.
+    package func cell(_ index: Int) -> ArraySlice<UInt8> {
+        bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+    }
+}
