@@ -263,20 +263,17 @@ public enum ContainerMigration {
             var plan: MigrationPlan?
             var prebuilt: MigrationStoreBuilder?
             if buildsWhole {
-                // The builder checks the trips, places and bookings as it converts them.
-                var planner = planner
-                planner.recordsCheckedByBuilder = true
                 try ParallelLoop.run(count: 2, threads: 2) { _, index in
                     if index == 0 {
                         plan = try planner.make(into: list)
                     } else {
                         // Its own connection to the legacy store: the planner's is in use on the other thread.
-                        let builder = try MigrationStoreBuilder(legacy: LegacyStore(directory: legacyRoot), migrationDirectory: migrationDirectory)
+                        let builder = try MigrationStoreBuilder(legacy: LegacyStore(directory: legacyRoot).connection,
+                                                                migrationDirectory: migrationDirectory)
                         try builder.convertRecordsBeforeFiles(migratedAt: migratedAt)
                         prebuilt = builder
                     }
                 }
-                plan?.bookingKindsChangedToOther = prebuilt?.kindsChangedToOther ?? 0
             } else {
                 plan = try planner.make(into: list)
             }

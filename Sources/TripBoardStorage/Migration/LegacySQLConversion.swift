@@ -3,32 +3,30 @@ import TripBoardSystem
 import TripBoardReadPath
 
 /// The store step's conversion inside SQLite: one `INSERT … SELECT` per table from the attached
-/// legacy copy into the new store, in the legacy rowid order. Every field that is not a constant
-/// goes through the Swift rules `LegacyConverter` applies (`FieldRules`: ids, names, notes, dates
-/// and their order, times, kinds, file names), registered as SQL functions, so the two cannot
-/// drift apart. A value a rule refuses fails the statement; the migration then walks the copy
-/// through `LegacyConverter` to name the record and the rule (`LegacyRecordCheck`). This is how a
-/// migration into a container with no record checks its trips, places and bookings: once, inside
-/// SQLite, while the plan lists the files.
+/// legacy copy into the new store, in the legacy rowid order. Every field conversion that is not a
+/// plain copy or `lower()` of an ASCII id calls the Swift code `LegacyConverter` uses (the field
+/// rules of `FieldRules`, which trim names and normalise times), registered
+/// as SQL functions, so the two cannot drift apart; and the verification step compares a digest
+/// of what the store then holds with the one the plan took through `LegacyConverter` itself.
 enum LegacySQLConversion {
     /// `?1` is the migration's `migratedAt`, the `updated_at` of records version 1 had none for.
     static let statements = [
         """
         INSERT INTO main.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
-        SELECT tripboard_id(id), tripboard_field('name', name), tripboard_date(start_date), tripboard_end_date(start_date, end_date),
-               tripboard_field('notes', coalesce(notes, '')), 'pendingUpload', NULL, tripboard_stamp(updated_at)
+        SELECT lower(id), tripboard_field('name', name), tripboard_date(start_date), tripboard_date(end_date), coalesce(notes, ''),
+               'pendingUpload', NULL, tripboard_stamp(updated_at)
         FROM legacy.trips ORDER BY rowid
         """,
         """
         INSERT INTO main.places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at)
-        SELECT tripboard_id(id), tripboard_id(trip_id), tripboard_field('name', name), tripboard_field('city', city),
+        SELECT lower(id), lower(trip_id), tripboard_field('name', name), tripboard_field('city', city),
                CAST(coalesce(visited, 0) AS INTEGER) <> 0, 'pendingUpload', NULL, ?1
         FROM legacy.places ORDER BY rowid
         """,
         """
         INSERT INTO main.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at,
                                    over_at_epoch)
-        SELECT tripboard_id(id), tripboard_id(trip_id), tripboard_kind(kind), tripboard_field('title', title), tripboard_instant(starts_at),
+        SELECT lower(id), lower(trip_id), tripboard_kind(kind), tripboard_field('title', title), tripboard_instant(starts_at),
                tripboard_epoch(tripboard_instant(starts_at)), tripboard_field('reference', reference), 'pendingUpload', NULL, ?1,
                tripboard_over_epoch(tripboard_instant(starts_at))
         FROM legacy.bookings ORDER BY rowid
@@ -36,23 +34,13 @@ enum LegacySQLConversion {
         """
         INSERT INTO main.attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, page_count,
                                       relative_path, state, created_at, sync_state, remote_version, updated_at)
-        SELECT tripboard_id(a.id), tripboard_id(a.booking_id), tripboard_field('originalFilename', a.filename),
+        SELECT lower(a.id), lower(a.booking_id), tripboard_field('originalFilename', a.filename),
                tripboard_field('contentType', a.content_type), coalesce(f.byte_count, 0), '',
                NULL, coalesce(f.destination, tripboard_destination(lower(a.id), a.relative_path)),
                CASE WHEN f.number IS NULL THEN 'missing' ELSE 'present' END, tripboard_stamp(a.created_at), 'pendingUpload', NULL, ?1
         FROM legacy.attachments AS a LEFT JOIN plan.files AS f ON f.attachment_id = lower(a.id) ORDER BY a.rowid
         """,
     ]
-
-    /// The first id that two version-1 records share (in any case), across the four tables.
-    static let repeatedID = """
-        SELECT id FROM (SELECT lower(id) AS id FROM legacy.trips UNION ALL SELECT lower(id) FROM legacy.places
-                        UNION ALL SELECT lower(id) FROM legacy.bookings UNION ALL SELECT lower(id) FROM legacy.attachments)
-        GROUP BY id HAVING count(*) > 1 LIMIT 1
-        """
-
-    /// How many version-1 bookings have a kind this version does not know (converted to `other`).
-    static let unknownKinds = "SELECT count(*) FROM legacy.bookings WHERE NOT tripboard_known_kind(kind)"
 
     /// Registers the conversion functions on `connection` and attaches the legacy copy at
     /// `copyPath` as `legacy`. It stays attached: the connection is the built store's, closed when
@@ -81,20 +69,6 @@ enum LegacySQLConversion {
     private static func register(on connection: Connection) throws {
         try connection.defineFunction("tripboard_date", argumentCount: 1) { arguments in
             LegacySQLConversion.converted(arguments[0]) { CivilDate($0)?.description }
-        }
-        try connection.defineFunction("tripboard_id", argumentCount: 1) { arguments in
-            LegacySQLConversion.converted(arguments[0]) { try? FieldRules.id($0) }
-        }
-        // A trip's end date, refused when it is before its start (`FieldRules.dateRange`).
-        try connection.defineFunction("tripboard_end_date", argumentCount: 2) { arguments in
-            guard let startText = arguments[0], let endText = arguments[1] else { return .null }
-            guard let start = CivilDate(startText), let end = CivilDate(endText), (try? FieldRules.dateRange(start: start, end: end)) != nil else {
-                return .error(LegacySQLConversion.refused)
-            }
-            return .text(end.description)
-        }
-        try connection.defineFunction("tripboard_known_kind", argumentCount: 1) { arguments in
-            .integer(arguments[0].flatMap(LegacyConverter.kind) == nil ? 0 : 1)
         }
         try connection.defineFunction("tripboard_stamp", argumentCount: 1) { arguments in
             LegacySQLConversion.converted(arguments[0]) { try? FieldRules.stamp($0) }
@@ -138,7 +112,6 @@ enum LegacySQLConversion {
     private static func field(_ name: String, _ text: String) throws -> String? {
         switch name {
         case "name", "title": try FieldRules.line(text, field: name)
-        case "notes": try FieldRules.notes(text)
         case "city": try FieldRules.optionalLine(text, field: name)
         case "reference": try FieldRules.optionalLine(text, field: name, limit: FieldRules.referenceLimit)
         case "originalFilename": try FieldRules.filename(text)

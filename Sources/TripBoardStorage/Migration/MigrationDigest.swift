@@ -1,12 +1,11 @@
-import TripBoardSQLite
 import TripBoardSodium
 import TripBoardReadPath
 
 /// A BLAKE2b-256 over records in a fixed encoding: every field, in declaration order, each
 /// followed by a unit separator (U+001F; an absent value is U+0000), each record by a record
-/// separator (U+001E). The store step digests the store it built, before publishing it; the
-/// verification digests what the container's store holds, and the two must be equal: what was
-/// published is what was built, record for record, whatever happened between the two steps.
+/// separator (U+001E). The store step digests the records it converts from the legacy copy, in
+/// order; the verification digests what the container's store holds, in insertion (rowid)
+/// order, and the two must be equal — one sequential scan instead of a lookup per record.
 struct MigrationDigest {
     private let hasher = Blake2bHasher()
     private var buffer: [UInt8] = []
@@ -31,25 +30,6 @@ struct MigrationDigest {
                 String(attachment.byteCount), attachment.contentHash, attachment.pageCount.map(String.init),
                 attachment.relativePath, attachment.state, attachment.createdAt, attachment.syncState.rawValue,
                 attachment.remoteVersion.map(String.init), attachment.updatedAt])
-    }
-
-    /// The digest of every record `connection`'s store holds, in insertion (rowid) order: one
-    /// sequential scan of each table, never a whole table in memory.
-    static func ofRecords(in connection: Connection) throws -> String {
-        var digest = MigrationDigest()
-        func scan(_ table: String, _ columns: String, _ body: (Statement) -> Void) throws {
-            let statement = try connection.statement("SELECT \(columns) FROM \(table) ORDER BY rowid")
-            try statement.bind([])
-            defer { statement.reset() }
-            while try statement.step() { body(statement) }
-        }
-        try connection.readTransaction {
-            try scan("trips", RecordRows.tripColumns) { digest.add(RecordRows.trip(from: $0)) }
-            try scan("places", RecordRows.placeColumns) { digest.add(RecordRows.place(from: $0)) }
-            try scan("bookings", RecordRows.bookingColumns) { digest.add(RecordRows.booking(from: $0)) }
-            try scan("attachments", Store.attachmentColumns) { digest.add(Store.attachment(from: $0)) }
-        }
-        return digest.finish()
     }
 
     /// The digest, lowercase hex. Call once.

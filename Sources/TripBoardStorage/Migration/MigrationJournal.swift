@@ -35,8 +35,8 @@ public enum MigrationJournal {
         var finished: Step
         /// What the store step added, recorded when it finished.
         var added: MigrationCounts?
-        /// The `MigrationDigest` of the store the store step published, taken before publishing:
-        /// what the verification expects to read back (absent after a merge).
+        /// The `MigrationDigest` of every record the store step converted (present or added), in
+        /// order: what the verification expects to read back (absent in a journal from before it).
         var storeDigest: String?
         /// What the preferences step did, recorded when it finished.
         var tokensMoved: Int?

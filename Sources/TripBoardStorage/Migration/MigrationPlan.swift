@@ -42,13 +42,13 @@ struct MigrationPlan: Codable {
     var bookingKindsChangedToOther: Int
     /// Entries of the old location that version 1 did not write: reported, left where they are.
     var foreign: [String]
-    /// Written by earlier builds (a digest of the converted records the verification compared);
-    /// read from their plans and unused.
+    /// `MigrationDigest` of every legacy record as `LegacyConverter` converts it, in rowid order;
+    /// the store built inside SQLite must hold exactly these.
     var recordDigest: String?
 }
 
-/// Builds a plan: checks every legacy record (here through the converter, or in the builder beside
-/// it: a record the new store would refuse stops the migration before it starts), finds each attachment's file and records its
+/// Builds a plan: reads every legacy row through the converter (so a record the new store would
+/// refuse stops the migration before it starts), finds each attachment's file and records its
 /// identity (device, inode, size, modification time) in the file list — reading no byte of it.
 struct MigrationPlanner {
     let legacy: LegacyStore
@@ -59,18 +59,14 @@ struct MigrationPlanner {
     let migratedAt: String
     /// The destination store, to skip (with `--merge`) attachments whose id it already has.
     let destinationStore: Connection?
-    /// True when the store step's builder checks the trips, places and bookings as it converts
-    /// them (into a container with no record: `MigrationStoreBuilder`), so the plan reads only
-    /// the attachment rows; their booking kinds are then counted there too.
-    var recordsCheckedByBuilder = false
     let progress: (MigrationProgress) -> Void
 
     /// The plan; its files go into `list` (one transaction).
     func make(into list: MigrationFileList) throws -> MigrationPlan {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
-        let check = LegacyRecordCheck(rows: legacy, storePath: legacy.path, migratedAt: migratedAt, destinationStore: destinationStore)
+        var digest = MigrationDigest()
         var ids = IDRegister()
-        let kindsChanged = recordsCheckedByBuilder ? 0 : try check.checkTripsPlacesAndBookings(ids: &ids)
+        let kindsChanged = try digestTripsPlacesAndBookings(into: &digest, ids: &ids)
         progress(MigrationProgress(step: "planning", done: 1, total: 3))
 
         let attachmentsDirectory = try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
@@ -82,7 +78,7 @@ struct MigrationPlanner {
                 let file = try Self.plannedFile(for: row, in: attachmentsDirectory)
                 // The row's own fields, checked now.
                 let id = try converter.attachment(row, file: nil).id
-                try check.checkAgainstDestination(.attachment, id)
+                try checkAgainstDestination(.attachment, id)
                 ids.add(id, .attachment)
                 guard var file else {
                     missing.append("\(row.id.lowercased()) \(row.relativePath)")
@@ -96,7 +92,12 @@ struct MigrationPlanner {
                 }
                 try list.add(file)
             }
-            try check.checkUnique(ids)
+            if let repeated = ids.firstRepeat() {
+                throw MigrationError.invalidLegacyRecord(path: legacy.path, detail: """
+                    \(repeated.first.kind.withArticle) and \(repeated.second.kind.withArticle) have the id \(repeated.id) (in some \
+                    case); ids must be unique across trips, places, bookings and attachments
+                    """)
+            }
             if let attachmentsDirectory { foreign += try Self.planUnnamedFiles(in: attachmentsDirectory, into: list) }
             try assignRecoveredNames(in: list)
         }
@@ -107,12 +108,17 @@ struct MigrationPlanner {
         let storeBytes = try Self.storeBytes(in: legacyRoot)
         let sourceDevice = try (attachmentsDirectory ?? legacyRoot).status().device
         let sameFilesystem = try Self.nearestExistingDirectory(of: containerPath).status().device == sourceDevice
+        // The attachment records need the files' sizes: digested once the list has them.
+        try legacy.forEachAttachmentRow { row in
+            digest.add(try converter.attachment(row, file: try list.file(attachmentID: row.id.lowercased())))
+        }
         progress(MigrationProgress(step: "planning", done: 3, total: 3))
         return MigrationPlan(
             legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
             sameFilesystem: sameFilesystem, storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection),
             fileCount: try list.count, fileBytes: try list.byteCount, missing: missing, recovered: try list.recoveredDestinations(),
-            preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign)
+            preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
+            recordDigest: digest.finish())
     }
 
     /// The file an attachment row names, when it is a regular file directly in version 1's

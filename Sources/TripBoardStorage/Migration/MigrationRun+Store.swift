@@ -18,10 +18,10 @@ extension MigrationRun {
     ///
     /// Repeating the step adds nothing twice: after a crash the store has the records, and the
     /// third way finds every id present.
-    func publishStore() throws -> (added: MigrationCounts, digest: String?) {
+    func publishStore() throws -> (added: MigrationCounts, digest: String) {
         let (legacy, _) = try legacySource()
         report("store", done: 0, total: plan.storeBytes)
-        let result: (added: MigrationCounts, digest: String?)
+        let result: (added: MigrationCounts, digest: String)
         if try containerHasNoStore() {
             result = try buildStore(legacy: legacy)
             report("store", done: plan.storeBytes / 2, total: plan.storeBytes)
@@ -40,8 +40,7 @@ extension MigrationRun {
                 try removeStagingStores()
                 let copy = try MigrationStoreBuilder.copyLegacyStore(legacy.connection, into: migrationDirectory)
                 CrashPoint.reach("migration.store-staged")
-                let added = try insertRecords(from: copy, into: store)
-                result = (added, plan.merge ? nil : try MigrationDigest.ofRecords(in: store.connection))
+                result = try insertRecords(from: copy, into: store)
             }
         }
         try removeStagingStores()
@@ -82,22 +81,28 @@ extension MigrationRun {
     }
 
     /// Finishes the store the plan started building (or builds it now, on a resumed run) and
-    /// calls `publish` with it still open; it is closed on return. Returns its counts and the
-    /// digest of its records, which the verification reads back from the published store.
+    /// calls `publish` with it still open; it is closed on return. The digest to verify it
+    /// against is the plan's. A plan written without one (by an earlier TripBoard) gets the
+    /// record-by-record conversion, which takes its own.
     private func buildStore(legacy: LegacyStore,
-                            publish: (Connection) throws -> Void = { _ in }) throws -> (added: MigrationCounts, digest: String?) {
-        let builder = try prebuilt ?? MigrationStoreBuilder(legacy: legacy, migrationDirectory: migrationDirectory)
+                            publish: (Connection) throws -> Void = { _ in }) throws -> (added: MigrationCounts, digest: String) {
+        let builder = try prebuilt ?? MigrationStoreBuilder(legacy: legacy.connection, migrationDirectory: migrationDirectory)
         prebuilt = nil
         CrashPoint.reach("migration.store-staged")
-        let counts = try builder.finish(files: files, migratedAt: plan.migratedAt)
-        let digest = try MigrationDigest.ofRecords(in: builder.connection)
+        let result: (added: MigrationCounts, digest: String)
+        if let digest = plan.recordDigest {
+            result = (try builder.finish(files: files, migratedAt: plan.migratedAt), digest)
+        } else {
+            let (_, digest) = try convertRecords(from: builder.copy, into: Store(connection: builder.connection)) { _, _ in true }
+            result = (try builder.finishWithoutConverting(), digest)
+        }
         try publish(builder.connection)
-        return (counts, digest)
+        return result
     }
 
     /// `--merge` into a store that has records: the legacy records whose id is absent are added in
     /// one transaction that also checks them, so its commit publishes all of them at once.
-    private func insertRecords(from copy: LegacyStore, into store: Store) throws -> MigrationCounts {
+    private func insertRecords(from copy: LegacyStore, into store: Store) throws -> (added: MigrationCounts, digest: String) {
         let connection = store.connection
         return try connection.withPageCache(kibibytes: Self.pageCacheKibibytes) {
             try connection.writeTransaction {
@@ -116,27 +121,32 @@ extension MigrationRun {
     static let pageCacheKibibytes = 4 << 10
 
     /// Converts every record of the copy, in rowid order, and inserts those `isAbsent` accepts;
-    /// returns what was added.
+    /// returns what was added and the digest of every converted record (`MigrationDigest`).
     private func convertRecords(from copy: LegacyStore, into store: Store,
-                                isAbsent: (_ table: String, _ id: String) throws -> Bool) throws -> MigrationCounts {
+                                isAbsent: (_ table: String, _ id: String) throws -> Bool) throws -> (MigrationCounts, String) {
         let converter = LegacyConverter(storePath: copy.path, migratedAt: plan.migratedAt)
         var added = MigrationCounts()
+        var digest = MigrationDigest()
         try copy.forEachRow("trips") { row in
             let trip = try converter.trip(row)
+            digest.add(trip)
             if try isAbsent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
         }
         try copy.forEachRow("places") { row in
             let place = try converter.place(row)
+            digest.add(place)
             if try isAbsent("places", place.id) { try store.insert(place); added.places += 1 }
         }
         try copy.forEachRow("bookings") { row in
             let booking = try converter.booking(row).booking
+            digest.add(booking)
             if try isAbsent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
         }
         try copy.forEachAttachmentRow { row in
             let attachment = try converter.attachment(row, file: try files.file(attachmentID: row.id.lowercased()))
+            digest.add(attachment)
             if try isAbsent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
         }
-        return added
+        return (added, digest.finish())
     }
 }

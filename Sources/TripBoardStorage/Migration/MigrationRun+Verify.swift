@@ -4,9 +4,7 @@ import TripBoardReadPath
 
 extension MigrationRun {
     /// Verifies everything before the commit marker: the store's pages and records (without a
-    /// merge: `quick_check`, the counts, and the digest of every record against the one the store
-    /// step took of the store it built — the records were checked field by field as SQLite
-    /// converted them; with one: `integrity_check`,
+    /// merge: `quick_check` and the digest of every record; with one: `integrity_check`,
     /// `foreign_key_check` and each legacy record looked up and compared); every file at its
     /// destination, the planned file by its identity or the recorded copy by its inode and size (no
     /// byte read: the hashes come after, `AttachmentHashing`); the preferences and tokens.
@@ -15,23 +13,15 @@ extension MigrationRun {
         let container = try container()
         let store = try container.store
         report("finishing", done: 0, total: 1)
-        if !plan.merge {
-            // Every page of every b-tree is sound (quick_check), and it holds exactly version 1's
-            // number of records, those the store step built. integrity_check would add the index-against-table cross-check:
-            // these indexes were made from these rows by CREATE INDEX in the store step, which
-            // also ran foreign_key_check on them.
+        if !plan.merge, let expected = record.storeDigest {
+            // Every page of every b-tree is sound (quick_check), and every record, read back in
+            // full, is the one the plan converted (the digest). integrity_check would add the
+            // index-against-table cross-check: these indexes were made from these rows by
+            // CREATE INDEX in the store step, which also ran foreign_key_check on them.
             if let problem = try store.connection.statement("PRAGMA quick_check").rows({ $0.text(0) }).first(where: { $0 != "ok" }) {
                 throw MigrationError.verificationFailed(detail: "the store: \(problem)")
             }
-            let counts = try MigrationCounts(counting: store.connection)
-            let legacyCounts = try MigrationCounts(counting: legacy.connection)
-            guard counts == legacyCounts else {
-                throw MigrationError.verificationFailed(detail: "the new store holds \(counts) records, version 1 \(legacyCounts)")
-            }
-            // What was published is what the store step built, record for record.
-            if let expected = record.storeDigest, try MigrationDigest.ofRecords(in: store.connection) != expected {
-                throw MigrationError.verificationFailed(detail: "the new store's records differ from those the store step converted from version 1")
-            }
+            try verifyByDigest(expected, store: store, legacy: legacy)
         } else {
             if let problem = try store.integrityProblems().first {
                 throw MigrationError.verificationFailed(detail: "the store: \(problem)")
@@ -59,6 +49,35 @@ extension MigrationRun {
             }
         }
         report("finishing", done: 1, total: 1)
+    }
+
+    /// Without a merge the container's store holds exactly the migrated records, in the order the
+    /// store step inserted them: the legacy store's counts must match, and one scan of the store
+    /// must give the digest the store step took of the records it converted.
+    private func verifyByDigest(_ expected: String, store: Store, legacy: LegacyStore) throws {
+        let counts = try MigrationCounts(counting: store.connection)
+        let legacyCounts = try MigrationCounts(counting: legacy.connection)
+        guard counts == legacyCounts else {
+            throw MigrationError.verificationFailed(detail: "the new store holds \(counts) records, version 1 \(legacyCounts)")
+        }
+        var digest = MigrationDigest()
+        let connection = store.connection
+        /// Streams the rows of `table` in rowid order (never the whole table in memory).
+        func scan(_ table: String, _ columns: String, _ body: (Statement) -> Void) throws {
+            let statement = try connection.statement("SELECT \(columns) FROM \(table) ORDER BY rowid")
+            try statement.bind([])
+            defer { statement.reset() }
+            while try statement.step() { body(statement) }
+        }
+        try connection.readTransaction {
+            try scan("trips", RecordRows.tripColumns) { digest.add(RecordRows.trip(from: $0)) }
+            try scan("places", RecordRows.placeColumns) { digest.add(RecordRows.place(from: $0)) }
+            try scan("bookings", RecordRows.bookingColumns) { digest.add(RecordRows.booking(from: $0)) }
+            try scan("attachments", Store.attachmentColumns) { digest.add(Store.attachment(from: $0)) }
+        }
+        guard digest.finish() == expected else {
+            throw MigrationError.verificationFailed(detail: "the new store's records differ from those converted from version 1")
+        }
     }
 
     /// Every legacy record, converted again, is in the destination and (unless merging) equal.

@@ -18,22 +18,16 @@ final class MigrationStoreBuilder {
     let copy: LegacyStore
     /// The store being built.
     let connection: Connection
-    /// The legacy store's path, named in messages about its records.
-    let legacyPath: String
-    /// Bookings whose version-1 kind this version does not know (now `other`), counted as they
-    /// were converted.
-    private(set) var kindsChangedToOther = 0
     private let indexes: [(name: String, sql: String)]
     private var convertedBeforeFiles = false
 
     /// Deletes what an earlier attempt left, copies `legacy` through the backup API, and creates
     /// the new store with its tables (no secondary index yet). Runs on any one thread:
-    /// `legacy` must be a store no other thread uses meanwhile.
-    init(legacy: LegacyStore, migrationDirectory: Directory) throws {
+    /// `legacy` must be a connection no other thread uses meanwhile.
+    init(legacy: Connection, migrationDirectory: Directory) throws {
         self.migrationDirectory = migrationDirectory
-        legacyPath = legacy.path
         try Self.removeFiles(in: migrationDirectory)
-        copy = try Self.copyLegacyStore(legacy.connection, into: migrationDirectory)
+        copy = try Self.copyLegacyStore(legacy, into: migrationDirectory)
         try Self.createPrivateFile(MigrationJournal.builtStoreFile, in: migrationDirectory)
         connection = try Connection(path: migrationDirectory.childPath(MigrationJournal.builtStoreFile), mode: .readWrite)
         // The connection is this builder's alone: its settings need no restoring.
@@ -47,42 +41,13 @@ final class MigrationStoreBuilder {
         for index in indexes { try connection.execute("DROP INDEX \"\(index.name)\"") }
     }
 
-    /// Trips, places and bookings, converted inside SQLite, which checks each field through its
-    /// rule; then the ids of all four kinds are checked for repeats. What is refused is named by
-    /// walking the copy through `LegacyConverter` (`LegacyRecordCheck`), with the message the
-    /// plan of a merge would give.
+    /// Trips, places and bookings, converted inside SQLite.
     func convertRecordsBeforeFiles(migratedAt: String) throws {
         guard !convertedBeforeFiles else { return }
         try LegacySQLConversion.attach(legacyCopy: copy.path, to: connection)
-        do {
-            try withLargerSearchIndexBuffer {
-                try LegacySQLConversion.convertTripsPlacesAndBookings(migratedAt: migratedAt, in: connection)
-            }
-            guard try connection.statement(LegacySQLConversion.repeatedID).rows({ $0.text(0) }).isEmpty else {
-                throw MigrationError.verificationFailed(detail: "an id is repeated across the version-1 records")
-            }
-        } catch {
-            try LegacyRecordCheck(rows: copy, storePath: legacyPath, migratedAt: migratedAt, destinationStore: nil).checkAll()
-            throw MigrationError.verificationFailed(detail: "the version-1 records could not be converted: \(error)")
-        }
-        kindsChangedToOther = Int(try connection.integer(LegacySQLConversion.unknownKinds))
+        try LegacySQLConversion.convertTripsPlacesAndBookings(migratedAt: migratedAt, in: connection)
         convertedBeforeFiles = true
     }
-
-    /// Runs `body` with FTS5's `hashsize` set to `searchIndexBufferBytes`, then removes the
-    /// setting again (sqlite.org/fts5.html, "The 'hashsize' configuration option" is kept in
-    /// `search_index_config`): the published store's search index has the default settings.
-    private func withLargerSearchIndexBuffer(_ body: () throws -> Void) throws {
-        try connection.statement("INSERT INTO search_index (search_index, rank) VALUES ('hashsize', ?1)")
-            .run([.integer(Int64(Self.searchIndexBufferBytes))])
-        try body()
-        try connection.execute("DELETE FROM search_index_config WHERE k = 'hashsize'")
-    }
-
-    /// FTS5's buffer of pending index entries while the trips' notes go into the search index
-    /// (its `hashsize`, 1 MiB by default): flushed four times less often, it makes fewer segments
-    /// to merge. Measured on 100 MB of notes: 2.1 s → 1.7 s, 4 MB more peak memory.
-    static let searchIndexBufferBytes = 4 << 20
 
     /// The attachments (with the plan's file list), then the indexes, then the checks: no dangling
     /// reference, exactly the copy's number of records. Returns the counts.
