@@ -67,6 +67,16 @@ extension SyncEngine {
         }
     }
 
+    /// Pulls, then settles what the pull may have paired: the same ticket filed and pushed on
+    /// two devices (`Store.mergePushedDuplicates`), in a transaction of its own whose changes
+    /// the push that follows sends.
+    func pullAndSettle() throws {
+        let pulledBefore = report.pulled
+        try pull()
+        guard report.pulled > pulledBefore else { return }
+        report.duplicatesMerged += try store.writeTransaction { try store.mergePushedDuplicates(at: store.stamp()) }
+    }
+
     /// Applies one server record inside the page's transaction. Nothing the user made is lost:
     /// a deletion from the server moves a live record to the trash; a local deletion keeps the
     /// server's edited version in the trash.

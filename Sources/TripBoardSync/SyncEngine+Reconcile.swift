@@ -48,14 +48,16 @@ extension SyncEngine {
         let high = try agent.send(begin).highSequence ?? 0
         defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
         var last: WireRecord?
+        var secrets: [WireRecord] = []
         var pageRequest = AgentRequest(.pullPage)
         pageRequest.limit = AgentLimits.pageRecords
         while true {
             try agent.post(pageRequest)
             let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
             let now = store.stamp()
+            // Keychain items are settled in the keychain's transaction, with its own token.
+            secrets += records.filter { $0.kind == Self.secretKind }
             try store.writeTransaction {
-                // Keychain items follow their own token (`pull`); the comparison is of records.
                 for record in records where record.kind != Self.secretKind {
                     if let version = record.version { onServer[record.kind + "/" + record.id] = version }
                     try apply(record, at: now)
@@ -64,6 +66,9 @@ extension SyncEngine {
             last = records.last ?? last
             if !more { break }
         }
+        // The keychain first: the store's token moving is what ends the reconcile, so a crash
+        // between the two reconciles again (settling an item twice changes nothing).
+        try reconcileSecrets(secrets, high: high, reason: reason)
         let now = store.stamp()
         try store.writeTransaction {
             for kind in SyncRecord.kinds {
@@ -118,6 +123,38 @@ extension SyncEngine {
         } else {
             // A tombstone waiting to tell a server that no longer has the record: done.
             _ = try store.recordAcknowledgement(kind: kind, id: record.id, remoteVersion: record.remoteVersion ?? 1)
+        }
+    }
+
+    /// The keychain's side of a reconcile: the zone's keychain items applied as a pull from
+    /// zero would, then each migratable item the server has older or not at all settled as a
+    /// record is — sent again against what the server has, or as new; gone from here when the
+    /// horizon passed (deleted there long ago: delete beats edit) — and each local deletion
+    /// waiting for a server that no longer has the item dropped; the keychain's token moved to
+    /// the zone's mark, all in one keychain transaction.
+    func reconcileSecrets(_ records: [WireRecord], high: Int64, reason: ReconcileReason) throws {
+        guard syncingKeychain != nil else { return }
+        var onServer: [String: Int64] = [:]
+        for record in records { if let version = record.version { onServer[record.id] = version } }
+        try applySecrets(records, token: high) { keychain in
+            for item in try keychain.syncItems() {
+                guard let version = item.version else { continue }  // never uploaded: pending already
+                let serverVersion = onServer[try key.secretID(service: item.service, account: item.account)]
+                if let serverVersion, serverVersion >= version { continue }
+                if serverVersion == nil && reason == .horizonPassed {
+                    try keychain.deleteFromSync(service: item.service, account: item.account)
+                    report.secretsDeleted += 1
+                    continue
+                }
+                // No digest: the value goes again even if it is the one last sent.
+                try keychain.setSyncState(service: item.service, account: item.account, pending: true, version: serverVersion,
+                                          stamp: serverVersion == nil ? nil : item.stamp, digest: nil)
+                report.reuploaded += 1
+            }
+            for tombstone in try keychain.syncTombstones() {
+                let serverVersion = onServer[try key.secretID(service: tombstone.service, account: tombstone.account)]
+                try keychain.settleSyncTombstone(service: tombstone.service, account: tombstone.account, serverVersion: serverVersion)
+            }
         }
     }
 

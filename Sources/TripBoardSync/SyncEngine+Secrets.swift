@@ -39,7 +39,10 @@ extension SyncEngine {
     /// are not synced this run.
     func secretPullStart() throws -> (after: Int64, fresh: Bool)? {
         guard let keychain = syncingKeychain else { return nil }
-        guard let token = try keychain.secretSyncToken(), token.zone == account.zone, token.epoch == zone.epoch else {
+        // A token past the zone's counter is of a server that went back while the keychain
+        // could not follow (locked during the reconcile): read from the start again.
+        guard let token = try keychain.secretSyncToken(), token.zone == account.zone, token.epoch == zone.epoch,
+              token.sequence <= zone.changeSequence else {
             return (0, true)
         }
         return (token.sequence, false)
@@ -58,8 +61,9 @@ extension SyncEngine {
 
     // MARK: - Pull
 
-    /// Applies a page's keychain items and the keychain's token in one keychain transaction.
-    func applySecrets(_ records: [WireRecord], token: Int64) throws {
+    /// Applies a page's keychain items and the keychain's token in one keychain transaction;
+    /// `then` runs in it too, after the items (a reconcile settles what the server lacks there).
+    func applySecrets(_ records: [WireRecord], token: Int64, then settle: (Keychain) throws -> Void = { _ in }) throws {
         guard let keychain else { return }
         // Ids of the items this device has (or has tombstones of), to find what a record names.
         var names: [String: (service: String, account: String)] = [:]
@@ -73,6 +77,7 @@ extension SyncEngine {
         let opened = try records.map { ($0, try openSecret($0, names: names)) }
         try keychain.write {
             for (remote, fields) in opened { try applySecret(remote, fields, names: names, keychain: keychain) }
+            try settle(keychain)
             try keychain.setSecretSyncToken(zone: account.zone, epoch: zone.epoch, sequence: token)
         }
     }
@@ -278,6 +283,9 @@ extension SyncEngine {
             }
             try keychain.deleteSyncOutgoing(mutationID: mutationID)
         }
+        // The store's checkpoint names the last batch of either kind, so a server that forgets
+        // a keychain batch is noticed as one that forgets the store's (`reconcileReason`).
+        if applied > 0 { try store.writeTransaction { try store.setLastMutation(mutationID) } }
         report.secretsPushed += applied
         report.conflicts += conflicts
         return (applied, conflicts)

@@ -115,7 +115,10 @@ public final class SyncEngine {
         if let reason = reconcileReason() {
             // A batch saved for a server that has lost what it knew cannot be replayed against
             // it; its records are still pending and go out again after the comparison.
-            if reason != .horizonPassed { try store.writeTransaction { try store.dropOutgoing() } }
+            if reason != .horizonPassed {
+                try store.writeTransaction { try store.dropOutgoing() }
+                try syncingKeychain?.dropSyncOutgoing()
+            }
             try replayOutgoing()
             try replaySecretOutgoing()
             try reconcile(reason)
@@ -125,7 +128,7 @@ public final class SyncEngine {
         }
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
-            try pull()
+            try pullAndSettle()
             let (recordsPushed, recordConflicts) = try pushPending()
             let (secretsPushed, secretConflicts) = try pushSecrets()
             let (pushed, conflicts) = (recordsPushed + secretsPushed, recordConflicts + secretConflicts)

@@ -149,6 +149,60 @@ import TripBoardSodium
         #expect(b.container.regularFiles(under: "attachments").count == 1)
     }
 
+    /// The same ticket filed on both devices, and both copies pushed before either device pulled
+    /// the other's (B's batch saved, then the run killed; A syncs; B's next run sends its batch
+    /// before it pulls): every device settles the pair the same way — the booking with the
+    /// smaller id stays, the other goes to the trash with its copy of the file — in both orders.
+    @Test(arguments: [false, true])
+    func theSameTicketPushedFromBothDevicesEndsAsOneBooking(bSettlesFirst: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        try a.sync()
+        try b.sync()
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
+        var bookings: [String] = []
+        var attachments: [String] = []
+        for device in [a, b] {
+            let shared = try device.container.shareOK(try device.container.input(pdf, as: "boarding pass.pdf"), "--trip", trip)
+            bookings.append(try #require((shared["booking"] as? [String: Any])?["id"] as? String))
+            attachments.append(try #require((shared["attachment"] as? [String: Any])?["id"] as? String))
+        }
+        let killed = try b.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.batch-saved"])
+        #expect(killed.wasSignaled, "\(killed)")
+        try a.sync()
+        let first = bSettlesFirst ? b : a
+        if !bSettlesFirst {
+            // B sends its batch and applies A's page, then dies before it settles: A settles first.
+            #expect(try b.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.page-applied"]).wasSignaled)
+        }
+        // B first: its batch goes out in the run that settles. A first: both copies are there now.
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'booking' AND NOT deleted") == (bSettlesFirst ? "1" : "2"))
+        let settled = try first.sync()
+        #expect(settled["duplicatesMerged"] as? Int == 1, "\(settled)")
+        for device in [a, b, a, b] { try device.sync() }
+        let kept = bookings.min()!
+        let keptAttachment = attachments[bookings.firstIndex(of: kept)!]
+        #expect(try server.psql("SELECT kind, count(*) FROM tripboard.records WHERE NOT deleted GROUP BY kind ORDER BY kind")
+                == "attachment|1\nbooking|1\ntrip|1")
+        // The copy is in the trash of the device that filed it, and of the other if it ever had
+        // it (not when B settled first, dropping its own copy before A saw it).
+        let loser = bookings.max()!
+        let loserFiledOnB = bookings[1] == loser
+        for device in [a, b] {
+            let listed = try #require(try device.json("booking", "list", "--trip", trip) as? [[String: Any]])
+            #expect(listed.map { $0["id"] as? String } == [kept], "\(listed)")
+            let filedLoser = (device === b) == loserFiledOnB
+            let trash = try #require(try device.json("trash", "list") as? [[String: Any]])
+            #expect(trash.map { $0["id"] as? String } == (filedLoser || !(bSettlesFirst && loserFiledOnB) ? [loser] : []), "\(trash)")
+            let files = try #require(try device.json("attachment", "list") as? [[String: Any]])
+            #expect(files.map { $0["id"] as? String } == [keptAttachment], "\(files)")
+            #expect(try device.container.bytes("container/attachments/\(keptAttachment.prefix(2))/\(keptAttachment).pdf") == pdf)
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        if !(bSettlesFirst && loserFiledOnB) { #expect(try a.content() == b.content()) }
+    }
+
     /// The same file shared on both devices is one blob on the server (named by a keyed hash of its bytes).
     @Test func theSameFileIsOneBlobOnTheServer() throws {
         let (server, a, b) = try SyncTests.twoDevices()

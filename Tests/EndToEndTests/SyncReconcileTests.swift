@@ -102,6 +102,49 @@ import TripBoardStorage
         #expect(try count(a, "SELECT notes FROM trips WHERE id = '\(lisbon)'") == "Tram 28")
     }
 
+    /// The same for keychain items, which follow their own token: A and B share item X →
+    /// backup → A sets X again and adds Y, B adds Z, all synced → the server is restored → each
+    /// device sends again what the server lost (X against the version it has, Y and Z as new),
+    /// and its keychain token follows the server's counter back, so an item set afterwards still
+    /// reaches the other device.
+    @Test func aServerRestoredFromAnOlderBackupGetsBackTheKeychainItemsItLost() throws {
+        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        defer { withExtendedLifetime(server) {} }
+        func value(_ device: SyncDevice, _ account: String) throws -> String {
+            try SyncKeychainTests.get(device, "restore.example", account).trimmedStdout
+        }
+        try SyncKeychainTests.set(a, "restore.example", "x", "x-first")
+        try a.sync()
+        try b.sync()
+        let backup = server.directory + "/tripboard.dump"
+        try server.backUp(to: backup)
+
+        try SyncKeychainTests.set(a, "restore.example", "x", "x-second")
+        try SyncKeychainTests.set(a, "restore.example", "y", "y-only-on-a")
+        try a.sync()
+        try SyncKeychainTests.set(b, "restore.example", "z", "z-only-on-b")
+        try b.sync()
+        try a.sync()
+        #expect(try SyncKeychainTests.secretRecords(server) == "3|0")
+
+        try server.restore(from: backup)
+        #expect(try SyncKeychainTests.secretRecords(server) == "1|0")
+        #expect(try b.sync()["reconciled"] as? String == "serverLostChanges")
+        #expect(try a.sync()["reconciled"] as? String == "serverLostChanges")
+        try b.sync()
+        #expect(try SyncKeychainTests.secretRecords(server) == "3|0")
+        #expect(try server.psql("SELECT count(DISTINCT id) FROM tripboard.records WHERE kind = 'secret'") == "3")
+        for device in [a, b] {
+            #expect(try [value(device, "x"), value(device, "y"), value(device, "z")] == ["x-second", "y-only-on-a", "z-only-on-b"])
+            #expect(try SyncKeychainTests.pendingKeychainItems(device) == 0)
+        }
+        // Set after the reconcile, at a change sequence below the tokens the devices had: it arrives.
+        try SyncKeychainTests.set(a, "restore.example", "w", "w-after")
+        try a.sync()
+        #expect(try b.sync()["secretsPulled"] as? Int == 1)
+        #expect(try value(b, "w") == "w-after")
+    }
+
     /// A zone emptied and given a new epoch (recreated with the same key): both devices send
     /// everything again, once.
     @Test func aZoneRecreatedUnderANewEpochGetsEverythingAgainOnce() throws {

@@ -142,6 +142,20 @@ extension Keychain {
             """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp)])
     }
 
+    /// A reconcile found the server with an older version of a deleted item (the deletion is
+    /// sent against that one) or with none (nothing to tell it: the tombstone goes).
+    package func settleSyncTombstone(service: String, account: String, serverVersion: Int64?) throws {
+        guard let serverVersion else { return try deleteSyncTombstone(service: service, account: account) }
+        try connection.statement("UPDATE sync_tombstones SET remote_version = ? WHERE service = ? AND account = ?")
+            .run([.integer(serverVersion), .text(service), .text(account)])
+    }
+
+    /// Drops every keychain batch saved for a server that has since forgotten what it knew;
+    /// their items are still pending and go out again after the reconcile.
+    package func dropSyncOutgoing() throws {
+        try write { try connection.statement("DELETE FROM sync_outgoing").run() }
+    }
+
     package func deleteSyncTombstone(service: String, account: String) throws {
         try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ?").run([.text(service), .text(account)])
     }

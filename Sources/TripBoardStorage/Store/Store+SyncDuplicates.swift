@@ -47,3 +47,49 @@ extension Store {
         }
     }
 }
+
+/// The same ticket filed on two devices that both pushed their copy before pulling the other's:
+/// both bookings are on the server. Every device that holds both settles them the same way, so
+/// they converge whatever the order: of bookings with the same trip, kind, title, start and
+/// confirmation number that each hold an attachment with the same bytes, the one with the
+/// smallest id stays. The other's attachments that the survivor has no copy of move to it (an
+/// edit, pushed); the other booking goes to the trash with what is left under it (the copies),
+/// restorable there for 30 days, its tombstone pushed. A device that pulls that tombstone before
+/// settling the pair itself does the same through the deletion rule.
+extension Store {
+    /// Settles every such pair, in the caller's write transaction. Returns how many bookings went
+    /// to the trash.
+    package func mergePushedDuplicates(at now: String) throws -> Int {
+        let pairs = try connection.statement("""
+            SELECT b.id, min(s.id) FROM bookings b JOIN bookings s
+              ON s.trip_id = b.trip_id AND s.kind = b.kind AND s.title = b.title AND s.starts_at IS b.starts_at
+             AND s.reference = b.reference AND s.id < b.id
+            WHERE b.reference IS NOT NULL AND b.remote_version IS NOT NULL AND s.remote_version IS NOT NULL
+              AND b.sync_state <> 'pendingDeletion' AND b.trashed_at IS NULL
+              AND s.sync_state <> 'pendingDeletion' AND s.trashed_at IS NULL
+              AND EXISTS (SELECT 1 FROM attachments x JOIN attachments y ON y.content_hash = x.content_hash
+                          WHERE x.booking_id = b.id AND y.booking_id = s.id AND x.content_hash <> ''
+                            AND x.state <> 'deleting' AND x.sync_state <> 'pendingDeletion' AND x.trashed_at IS NULL
+                            AND y.state <> 'deleting' AND y.sync_state <> 'pendingDeletion' AND y.trashed_at IS NULL)
+            GROUP BY b.id ORDER BY b.id
+            """).rows { ($0.text(0), $0.text(1)) }
+        guard !pairs.isEmpty else { return 0 }
+        let survivorOf = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+        func root(_ id: String) -> String {
+            var id = id
+            while let next = survivorOf[id] { id = next }
+            return id
+        }
+        for (loser, _) in pairs {
+            try connection.statement("""
+                UPDATE attachments SET booking_id = ?1, updated_at = ?3,
+                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
+                WHERE booking_id = ?2 AND \(Self.liveAttachment)
+                  AND content_hash NOT IN (SELECT content_hash FROM attachments
+                                           WHERE booking_id = ?1 AND content_hash <> '' AND \(Self.liveAttachment))
+                """).run([.text(root(loser)), .text(loser), .text(now)])
+            _ = try moveToTrashInTransaction(.booking, id: loser, at: now)
+        }
+        return pairs.count
+    }
+}
