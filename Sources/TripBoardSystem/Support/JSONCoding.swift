@@ -231,6 +231,32 @@ extension JSONValue: Encodable {
     }
 }
 
+/// A value that JSON holds as its text (`CivilDate` as `2026-12-12`, a ticket's time as `07:35`),
+/// not as the synthesized object of its fields: `description` is written, `init?(_:)` reads it
+/// back, and text it refuses is a `DecodingError.dataCorrupted` that names `textForm`.
+public protocol CodableAsText: Codable, CustomStringConvertible {
+    /// The form the text must have, for the error: `a date in YYYY-MM-DD form`.
+    static var textForm: String { get }
+    /// The value `text` spells, or nil when it is not in `textForm`.
+    init?(_ text: some StringProtocol)
+}
+
+extension CodableAsText {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Self(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "not \(Self.textForm): \(text.prefix(40))"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// The coding key of an array element.
 package struct IndexKey: CodingKey {
     package let intValue: Int?
