@@ -303,16 +303,6 @@ extension AppCommand {
         var hasRefreshToken: Bool
         /// The keychain holds an access token sealed on another device.
         var signedInOnAnotherDevice: Bool
-
-        enum CodingKeys: String, CodingKey { case signedIn, account, hasRefreshToken, signedInOnAnotherDevice }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(signedIn, forKey: .signedIn)
-            try container.encode(account, forKey: .account)
-            try container.encode(hasRefreshToken, forKey: .hasRefreshToken)
-            try container.encode(signedInOnAnotherDevice, forKey: .signedInOnAnotherDevice)
-        }
     }
 
     static func authStatus(_ context: CommandContext) throws {

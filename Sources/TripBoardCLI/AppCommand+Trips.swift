@@ -238,20 +238,12 @@ struct TripDetail: Encodable {
     let bookings: [Booking]
     let attachments: [Attachment]
 
-    enum CodingKeys: String, CodingKey {
-        case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt, places, bookings, attachments
-    }
+    enum CodingKeys: String, CodingKey { case places, bookings, attachments }
 
+    // By hand for its shape: the trip's own keys, flat (as `Trip` writes them), then its records.
     func encode(to encoder: any Encoder) throws {
+        try trip.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(trip.id, forKey: .id)
-        try container.encode(trip.name, forKey: .name)
-        try container.encode(trip.startDate, forKey: .startDate)
-        try container.encode(trip.endDate, forKey: .endDate)
-        try container.encode(trip.notes, forKey: .notes)
-        try container.encode(trip.syncState, forKey: .syncState)
-        try container.encode(trip.remoteVersion, forKey: .remoteVersion)
-        try container.encode(trip.updatedAt, forKey: .updatedAt)
         try container.encode(places, forKey: .places)
         try container.encode(bookings, forKey: .bookings)
         try container.encode(attachments, forKey: .attachments)

@@ -43,7 +43,7 @@ struct AppCommandSpec {
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
 public enum AppCommand {
-    static let version = "TripBoard app 1.0 (store schema \(Store.schemaVersion), layout \(ContainerLayout.version))"
+    static let version = SingleCommand.versionLine(of: "app")
 
     static var commands: [AppCommandSpec] {
         tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands

@@ -32,7 +32,8 @@ package enum SingleCommand {
         }
     }
 
-    /// `--version`'s line for a program other than `app`.
+    /// `--version`'s line of every program, `app` included: the schema and layout numbers come
+    /// from `Schema.migrations` and `ContainerLayout`, never written out by hand.
     package static func versionLine(of name: String) -> String {
         "TripBoard \(name) 1.0 (store schema \(Schema.currentVersion), layout \(ContainerLayout.version))"
     }

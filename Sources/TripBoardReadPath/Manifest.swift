@@ -26,6 +26,8 @@ public struct Manifest: Codable, Sendable, Equatable {
     package enum CodingKeys: String, CodingKey { case layoutVersion, createdAt, createdBy, storeCreated, storeDamage }
 
     /// `storeDamage` is written only when set: an older build reads the same manifest as before.
+    /// By hand for that alone: the encoder writes `null` for every other nil (`JSON.encode`), and
+    /// this is the one key of a file format that is left out instead.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(layoutVersion, forKey: .layoutVersion)

@@ -45,22 +45,10 @@ public struct Trip: Sendable, Equatable, Codable {
     /// Number of calendar days the trip spans, both ends included.
     public var dayCount: Int { startDate.days(until: endDate) + 1 }
 
+    // The JSON keys are a documented, stable contract (docs/cli.md); a nil value is written as
+    // `null`, never left out, by the encoder itself (`JSON.encode`), for this and every model.
     package enum CodingKeys: String, CodingKey {
         case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt
-    }
-
-    // Written by hand so that absent values are `null`, not missing keys: the JSON keys are a
-    // documented, stable contract (docs/cli.md).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(startDate, forKey: .startDate)
-        try container.encode(endDate, forKey: .endDate)
-        try container.encode(notes, forKey: .notes)
-        try container.encode(syncState, forKey: .syncState)
-        try container.encode(remoteVersion, forKey: .remoteVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
 
@@ -89,18 +77,6 @@ public struct Place: Sendable, Equatable, Codable {
 
     package enum CodingKeys: String, CodingKey {
         case id, tripId, name, city, visited, syncState, remoteVersion, updatedAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(tripId, forKey: .tripId)
-        try container.encode(name, forKey: .name)
-        try container.encode(city, forKey: .city)
-        try container.encode(visited, forKey: .visited)
-        try container.encode(syncState, forKey: .syncState)
-        try container.encode(remoteVersion, forKey: .remoteVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
 
@@ -141,21 +117,6 @@ public struct Booking: Sendable, Equatable, Codable {
     package enum CodingKeys: String, CodingKey {
         case id, tripId, kind, title, startsAt, endsAt, zone, reference, syncState, remoteVersion, updatedAt
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(tripId, forKey: .tripId)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(title, forKey: .title)
-        try container.encode(startsAt, forKey: .startsAt)
-        try container.encode(endsAt, forKey: .endsAt)
-        try container.encode(zone, forKey: .zone)
-        try container.encode(reference, forKey: .reference)
-        try container.encode(syncState, forKey: .syncState)
-        try container.encode(remoteVersion, forKey: .remoteVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
 }
 
 /// The record types the store holds, as named in messages and in `sync pending`.
@@ -189,13 +150,4 @@ public struct PendingChange: Sendable, Equatable, Codable {
     }
 
     package enum CodingKeys: String, CodingKey { case kind, id, syncState, remoteVersion, updatedAt }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(id, forKey: .id)
-        try container.encode(syncState, forKey: .syncState)
-        try container.encode(remoteVersion, forKey: .remoteVersion)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
 }

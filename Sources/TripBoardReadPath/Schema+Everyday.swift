@@ -13,6 +13,9 @@ extension Schema {
     ///   triggers keep it in the same transaction as every write (an insert, an edit, a move to or
     ///   from the trash, a tombstone, a purge); an upgraded store is indexed by this step.
     ///   `unicode61 remove_diacritics 2`: `belem` finds Belém; `prefix` indexes make `lis*` one lookup.
+    ///
+    /// The places' and the bookings' triggers are deliberately like the trips' (other columns,
+    /// other kind digit): a schema step is SQL frozen as it shipped, read whole, not generated.
     package static let bookingTimesAndSearch = """
         ALTER TABLE bookings ADD COLUMN ends_at TEXT;
         ALTER TABLE bookings ADD COLUMN over_at_epoch INTEGER;

@@ -8,7 +8,9 @@ extension Schema {
     /// - `attachments` is rebuilt so that deleting a booking never deletes attachment rows (v1's
     ///   `ON DELETE CASCADE` left their files behind): `ON DELETE SET NULL`, and a CHECK lets only
     ///   a row in the deletion queue or in the trash lose its booking — any other booking deletion
-    ///   fails. Files leave only through the deletion queue.
+    ///   fails. Files leave only through the deletion queue. `attachments_v2` is deliberately like
+    ///   schema 1's `attachments` (`Schema.swift`) but for that foreign key and CHECK: SQLite
+    ///   cannot alter a constraint, so the table is rebuilt, and a step's SQL stays as it shipped.
     /// - v1 leftovers: a deletion that was interrupted (`deleting`, not yet a tombstone) joins the
     ///   queue, which the next writer finishes; an attachment left live under a deleted booking
     ///   goes to the trash on its own (tombstoned when uploaded), kept 30 days from the upgrade.

@@ -8,7 +8,8 @@ package enum Schema {
 
     /// `migrations[n]` takes the store from version n to n + 1.
     package static let migrations: [String] = [
-        // 0 → 1
+        // 0 → 1. Its `attachments` table is rebuilt by schema 2 as `attachments_v2`
+        // (Schema+Trash.swift), deliberately alike but for the booking's foreign key.
         """
         CREATE TABLE trips (
             id TEXT NOT NULL PRIMARY KEY,

@@ -18,6 +18,8 @@ package enum ChaCha20Poly1305 {
 
     /// Seals a secret (an age file key) under `key` and `nonce`, without associated data. The
     /// caller owns nonce uniqueness: age's wrap keys are fresh for every file, so nonce zero is safe.
+    /// Deliberately like `XChaCha20Poly1305.seal`, around another C function (the IETF nonce, no
+    /// associated data): one Swift wrapper per libsodium construction.
     package static func seal(_ plaintext: SecureBytes, key: SecureBytes, nonce: [UInt8]) throws(CryptoError) -> [UInt8] {
         try checkKeyAndNonce(key: key, nonceCount: nonce.count)
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + tagLength)

@@ -113,7 +113,8 @@ extension PasswordHashParameters: Codable {
         }
     }
 
-    /// Writes the algorithm, both costs and the salt as lowercase hex.
+    /// Writes the algorithm, both costs and the salt as lowercase hex (by hand: the algorithm is
+    /// not a stored property and the salt is bytes).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(Self.algorithm, forKey: .algorithm)

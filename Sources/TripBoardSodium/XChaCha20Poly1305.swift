@@ -117,6 +117,8 @@ public enum XChaCha20Poly1305 {
         }
     }
 
+    // Deliberately like `ChaCha20Poly1305.seal`, around another C function: one Swift wrapper per
+    // libsodium construction.
     private static func seal(
         _ plaintext: UnsafeBufferPointer<UInt8>, key: SecureBytes, nonce: [UInt8], associatedData: [UInt8]
     ) throws(CryptoError) -> [UInt8] {

@@ -1,11 +1,11 @@
-import TripBoardSystem
+public import TripBoardSystem
 
 extension TicketFields {
     /// A wall-clock time as printed on a ticket (`07:35`), with no date or zone: the zone is the
     /// departure station's, which the ticket rarely prints.
     ///
     /// Encodes as the string `"07:35"`.
-    public struct TimeOfDay: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public struct TimeOfDay: Sendable, Hashable, Comparable, CodableAsText {
         /// 0…23.
         public let hour: Int
         /// 0…59.
@@ -36,18 +36,7 @@ extension TicketFields {
             lhs.minutesSinceMidnight < rhs.minutesSinceMidnight
         }
 
-        public init(from decoder: any Decoder) throws {
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let time = TimeOfDay(text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                        debugDescription: "not a time in HH:MM form: \(text.prefix(40))"))
-            }
-            self = time
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(description)
-        }
+        /// In JSON, the string `07:35` (`CodableAsText`).
+        public static let textForm = "a time in HH:MM form"
     }
 }

@@ -64,25 +64,6 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
     /// The cached thumbnail's path; nil when none could be made (`thumbnailError` says why).
     public var thumbnail: String?
     public var thumbnailError: String?
-
-    enum CodingKeys: String, CodingKey {
-        case outcome, attachment, booking, bookingCreated, bookingMatched, tripId, tripName, detected, pageCount, thumbnail, thumbnailError
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(outcome, forKey: .outcome)
-        try container.encode(attachment, forKey: .attachment)
-        try container.encode(booking, forKey: .booking)
-        try container.encode(bookingCreated, forKey: .bookingCreated)
-        try container.encode(bookingMatched, forKey: .bookingMatched)
-        try container.encode(tripId, forKey: .tripId)
-        try container.encode(tripName, forKey: .tripName)
-        try container.encode(detected, forKey: .detected)
-        try container.encode(pageCount, forKey: .pageCount)
-        try container.encode(thumbnail, forKey: .thumbnail)
-        try container.encode(thumbnailError, forKey: .thumbnailError)
-    }
 }
 
 /// Why a ticket could not be filed (beyond a bad PDF, `PDFImportError`, and a bad reference,

@@ -87,6 +87,8 @@ package struct WidgetJSON: Encodable {
 
     package enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking }
 
+    // By hand for its shape: the answer's parts, flat, with the trip's length computed. Each key
+    // is there when there is no next trip, as `null` (the encoder writes every nil so).
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(answer.status.rawValue, forKey: .status)

@@ -4,7 +4,8 @@
 //     {"pageCount": 1, "text": "BOARDING PASS…", "thumbnail": {"height": 200, "path": "…", "width": 141}, "thumbnailError": null}
 //     {"error": "encrypted", "message": "the PDF is protected by a password"}
 //
-// Keys are stable; new keys may be added, so readers ignore keys they do not know.
+// Keys are stable; new keys may be added, so readers ignore keys they do not know. An absent value
+// is an explicit `null`, never a missing key: `JSON.encode` writes every nil so.
 
 /// What `pdf-worker inspect` found in a PDF it could read.
 public struct PDFInspection: Codable, Sendable, Equatable {
@@ -28,22 +29,6 @@ public struct PDFInspection: Codable, Sendable, Equatable {
         self.thumbnail = thumbnail
         self.thumbnailError = thumbnailError
         self.thumbnailErrorKind = thumbnailErrorKind
-    }
-
-    private enum CodingKeys: String, CodingKey { case pageCount, text, thumbnail, thumbnailError, thumbnailErrorKind }
-
-    // Written by hand so that an absent thumbnail is an explicit `null`, not a missing key.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(pageCount, forKey: .pageCount)
-        try container.encode(text, forKey: .text)
-        if let thumbnail { try container.encode(thumbnail, forKey: .thumbnail) } else { try container.encodeNil(forKey: .thumbnail) }
-        if let thumbnailError { try container.encode(thumbnailError, forKey: .thumbnailError) } else { try container.encodeNil(forKey: .thumbnailError) }
-        if let thumbnailErrorKind {
-            try container.encode(thumbnailErrorKind, forKey: .thumbnailErrorKind)
-        } else {
-            try container.encodeNil(forKey: .thumbnailErrorKind)
-        }
     }
 }
 

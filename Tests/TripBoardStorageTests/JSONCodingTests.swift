@@ -55,6 +55,23 @@ struct JSONCodingTests {
                               preferences: ["currency": .text("JPY"), "showsVisitedPlaces": .flag(false)])
     }
 
+    /// `exportDocument()` with no nil left in it.
+    private func exportDocumentWithEveryValueSet() throws -> ExportDocument {
+        var document = try exportDocument()
+        for index in document.trips.indices { document.trips[index].remoteVersion = document.trips[index].remoteVersion ?? 5 }
+        for index in document.places.indices {
+            document.places[index].city = document.places[index].city ?? "Lisbon"
+            document.places[index].remoteVersion = document.places[index].remoteVersion ?? 6
+        }
+        for index in document.bookings.indices {
+            document.bookings[index].startsAt = "2026-12-12T07:35:00+01:00"
+            document.bookings[index].endsAt = "2026-12-12T10:50:00+01:00"
+            document.bookings[index].zone = "Europe/Lisbon"
+            document.bookings[index].reference = document.bookings[index].reference ?? "HX48K2Q"
+        }
+        return document
+    }
+
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     private func describe(_ error: any Error) -> (Failure, [String])? {
@@ -116,13 +133,53 @@ struct JSONCodingTests {
         #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "syncState", "remoteVersion", "updatedAt"])
     }
 
+    /// Foundation is the oracle for everything but a nil, whose key it leaves out where ours writes
+    /// `null` (`aNilIsNullWhereFoundationLeavesTheKeyOut`): the document compared has every value set.
     @Test func outputIsByteForByteWhatFoundationWrites() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let document = try exportDocument()
+        let document = try exportDocumentWithEveryValueSet()
         #expect(text(try JSON.encode(document)) == text(Array(try encoder.encode(document))))
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         #expect(text(try JSON.encode(document, pretty: false)) == text(Array(try encoder.encode(document))))
+    }
+
+    @Test func aNilIsNullWhereFoundationLeavesTheKeyOut() throws {
+        let place = try models().places[1]
+        let ours = try JSONValue.parse(try JSON.encode(place))
+        let foundation = try JSONValue.parse(Array(try JSONEncoder().encode(place)))
+        #expect(ours["city"] == .null && ours["remoteVersion"] == .null)
+        #expect(foundation["city"] == nil && foundation["remoteVersion"] == nil)
+        #expect(foundation["name"] == ours["name"])
+    }
+
+    /// Every `encodeIfPresent` requirement the standard library declares, through a synthesized
+    /// conformance: each nil is its key with `null`, in the order of the properties.
+    private struct EveryOptional: Encodable {
+        var flag: Bool?, text: String?, double: Double?, float: Float?
+        var int: Int?, int8: Int8?, int16: Int16?, int32: Int32?, int64: Int64?
+        var uint: UInt?, uint8: UInt8?, uint16: UInt16?, uint32: UInt32?, uint64: UInt64?
+        var measurement: Measurement?, date: CivilDate?
+    }
+
+    @Test func aSynthesizedConformanceWritesNullForEveryNil() throws {
+        let value = try JSON.makeValue(EveryOptional())
+        guard case .object(let members) = value else {
+            Issue.record("expected an object, got \(value)")
+            return
+        }
+        #expect(members.map(\.key) == ["flag", "text", "double", "float", "int", "int8", "int16", "int32", "int64",
+                                        "uint", "uint8", "uint16", "uint32", "uint64", "measurement", "date"])
+        #expect(members.allSatisfy { $0.value == .null })
+        let set = EveryOptional(flag: true, text: "x", double: 0.5, float: 2, int: -1, int8: 8, int16: 16, int32: 32, int64: 64,
+                                uint: 1, uint8: 8, uint16: 16, uint32: 32, uint64: 64,
+                                measurement: Measurement(label: "m", values: []), date: try day("2026-12-12"))
+        #expect(text(try JSON.encode(set, pretty: false)) == #"{"date":"2026-12-12","double":0.5,"flag":true,"float":2,"int":-1,"int16":16,"int32":32,"int64":64,"int8":8,"measurement":{"label":"m","values":[]},"text":"x","uint":1,"uint16":16,"uint32":32,"uint64":64,"uint8":8}"#)
+    }
+
+    @Test func aJSONValueIsWrittenAsTheJSONItIs() throws {
+        let value = try JSONValue.parse(Array(#"{"b": [1, 2.5, "x", null, true, -0.0], "a": {"z": {}, "y": []}}"#.utf8))
+        #expect(text(try JSON.encode(value, pretty: false)) == #"{"a":{"y":[],"z":{}},"b":[1,2.5,"x",null,true,0]}"#)
     }
 
     @Test func modelsRoundTrip() throws {

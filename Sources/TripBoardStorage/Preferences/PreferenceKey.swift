@@ -89,6 +89,7 @@ public enum PreferenceValue: Sendable, Equatable, Codable, CustomStringConvertib
         }
     }
 
+    /// The bare value (`"JPY"`, `true`, `3`), not the synthesized `{"text": {"_0": …}}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

@@ -2,7 +2,8 @@ public import TripBoardSystem
 import TripBoardReadPath
 
 /// A document to import: records may leave out their sync metadata (then they are new,
-/// pendingUpload) and their ids (then they get new ones).
+/// pendingUpload) and their ids (then they get new ones). The three records are deliberately
+/// alike, each the lenient form of its model (`Trip`, `Place`, `Booking`).
 public struct ImportDocument {
     public struct TripRecord: Sendable, Decodable {
         var id: String?
@@ -256,15 +257,6 @@ extension ImportDocument.BookingRecord {
                         updatedAt: updatedAt ?? now, endsAt: endsAt, zone: zone).validated()
         }
     }
-}
-
-/// The coding key of a top-level member, for decoding paths (`trips[3].endDate`).
-struct MemberKey: CodingKey {
-    let stringValue: String
-    var intValue: Int? { nil }
-    init(_ name: String) { stringValue = name }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }
 
 extension ImportDocument {

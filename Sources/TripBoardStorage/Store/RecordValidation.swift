@@ -20,6 +20,8 @@ extension Trip {
     }
 }
 
+// `Trip`, `Place` and `Booking` are validated deliberately alike, one `FieldRules` call a field:
+// their fields and rules differ, and each reads best as its own list.
 extension Place {
     /// This place in the form the store keeps, or the first rule it breaks.
     public func validated() throws -> Place {

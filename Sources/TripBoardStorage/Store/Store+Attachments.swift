@@ -72,6 +72,8 @@ public struct Attachment: Sendable, Equatable, Codable {
                   updatedAt: try container.decode(String.self, forKey: .updatedAt))
     }
 
+    // By hand for what the encoder cannot know: an unhashed file's empty `contentHash` is written
+    // as `null` (`hashIsUnverified`). A nil optional is `null` by the encoder itself.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -186,7 +188,7 @@ extension Store {
         })
     }
 
-    /// The live attachment with exactly this id.
+    /// The live attachment with exactly this id (deliberately like `booking(id:)`: one query a table).
     public func attachment(id: String) throws -> Attachment {
         guard let found = try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND \(Store.liveAttachment)

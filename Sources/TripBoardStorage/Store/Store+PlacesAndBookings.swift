@@ -45,7 +45,8 @@ extension Store {
     }
 
     /// Inserts `place` in the form `validated()` gives it: refused when its id is any record's, or
-    /// when it is live and its trip is a tombstone. Call inside a write transaction.
+    /// when it is live and its trip is a tombstone. Call inside a write transaction. (A booking's
+    /// insert, below, is deliberately like this one: another table, its own columns.)
     func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
 
     /// Inserts a place `validated()` returned; the checks that need the store still run (see
@@ -111,7 +112,8 @@ extension Store {
         return booking
     }
 
-    /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's.
+    /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's
+    /// (deliberately like `insert(_ place:)` above: another table, its own columns).
     /// Call inside a write transaction.
     func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
 
@@ -148,7 +150,8 @@ extension Store {
         }, transform: RecordRows.booking(from:))
     }
 
-    /// The live booking with exactly this id.
+    /// The live booking with exactly this id (deliberately like `attachment(id:)`: one query a
+    /// table, each with its own columns and row reader).
     public func booking(id: String) throws -> Booking {
         guard let found = try connection.statement("""
             SELECT \(RecordRows.bookingColumns) FROM bookings WHERE id = ? AND \(RecordRows.live)

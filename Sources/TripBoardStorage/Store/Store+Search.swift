@@ -10,18 +10,6 @@ public struct SearchHit: Sendable, Equatable, Codable {
     public var title: String
     /// The trip's notes, the place's city, the booking's reference; `nil` when there are none.
     public var detail: String?
-
-    enum CodingKeys: String, CodingKey { case kind, id, tripId, tripName, title, detail }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(id, forKey: .id)
-        try container.encode(tripId, forKey: .tripId)
-        try container.encode(tripName, forKey: .tripName)
-        try container.encode(title, forKey: .title)
-        try container.encode(detail, forKey: .detail)
-    }
 }
 
 extension Store {

@@ -25,65 +25,10 @@ public struct SyncConflict: Sendable, Equatable, Encodable {
     public var lostOn: Side
     public var detectedAt: String
 
-    enum CodingKeys: String, CodingKey {
-        case id, kind, recordId, field, kept, keptStamp, lost, lostStamp, lostOn, detectedAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(recordId, forKey: .recordId)
-        try container.encode(field, forKey: .field)
-        try container.encode(EncodableJSONValue(kept), forKey: .kept)
-        try container.encode(keptStamp, forKey: .keptStamp)
-        try container.encode(EncodableJSONValue(lost), forKey: .lost)
-        try container.encode(lostStamp, forKey: .lostStamp)
-        try container.encode(lostOn, forKey: .lostOn)
-        try container.encode(detectedAt, forKey: .detectedAt)
-    }
-
     /// The value as one line for a table: a string as it is, anything else as compact JSON.
     public static func displayText(_ value: JSONValue) -> String {
         if case .string(let text) = value { return text }
         return value.canonicalText
-    }
-}
-
-/// A `JSONValue` written as the JSON it is (a string stays a string, an object an object).
-struct EncodableJSONValue: Encodable {
-    let value: JSONValue
-
-    init(_ value: JSONValue) { self.value = value }
-
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        switch value {
-        case .null:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
-        case .bool(let flag):
-            var container = encoder.singleValueContainer()
-            try container.encode(flag)
-        case .number(let text):
-            var container = encoder.singleValueContainer()
-            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? 0) }
-        case .string(let text):
-            var container = encoder.singleValueContainer()
-            try container.encode(text)
-        case .array(let elements):
-            var container = encoder.unkeyedContainer()
-            for element in elements { try container.encode(EncodableJSONValue(element)) }
-        case .object(let members):
-            var container = encoder.container(keyedBy: Key.self)
-            for member in members { try container.encode(EncodableJSONValue(member.value), forKey: Key(stringValue: member.key)) }
-        }
     }
 }
 

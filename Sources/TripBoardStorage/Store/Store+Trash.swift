@@ -27,24 +27,6 @@ public struct TrashEntry: Sendable, Equatable, Encodable {
     /// `pendingDeletion` when the server had it (a tombstone it will be told about), else what it was.
     public var syncState: SyncState
     public var remoteVersion: Int64?
-
-    enum CodingKeys: String, CodingKey {
-        case kind, id, name, parentId, parentName, trashedAt, purgeAfter, contents, syncState, remoteVersion
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(parentId, forKey: .parentId)
-        try container.encode(parentName, forKey: .parentName)
-        try container.encode(trashedAt, forKey: .trashedAt)
-        try container.encode(purgeAfter, forKey: .purgeAfter)
-        try container.encode(contents, forKey: .contents)
-        try container.encode(syncState, forKey: .syncState)
-        try container.encode(remoteVersion, forKey: .remoteVersion)
-    }
 }
 
 /// The trash, in the store (docs/storage.md §4.4). A deleted record keeps its row, marked with

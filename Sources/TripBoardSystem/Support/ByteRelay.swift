@@ -181,6 +181,8 @@ package final class WriteBehindSink: ByteSink {
     private var currentCount = 0
     private var isFinished = false
 
+    // Deliberately like `ReadAheadSource`'s init and deinit: the same relay and thread, the
+    // other way round (this one drains to its sink; that one fills from its source).
     package init(downstream: any ByteSink, bufferSize: Int = 256 << 10, depth: Int = 4) {
         relay = ByteRelay(bufferSize: bufferSize, depth: depth)
         self.downstream = downstream
@@ -262,6 +264,7 @@ package final class ReadAheadSource: ByteSource {
     private var taken = 0
     private var isAtEnd = false
 
+    // Deliberately like `WriteBehindSink`'s init and deinit, the other way round.
     package init(upstream: any ByteSource, bufferSize: Int = 256 << 10, depth: Int = 4) {
         relay = ByteRelay(bufferSize: bufferSize, depth: depth)
         self.upstream = upstream

@@ -2,7 +2,7 @@ import Glibc
 
 /// A calendar date with no time or zone (`YYYY-MM-DD`), as trips use: a trip to Lisbon from the
 /// 12th to the 15th is those days wherever the traveller is.
-public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+public struct CivilDate: Sendable, Hashable, Comparable, CodableAsText {
     public let year: Int
     public let month: Int
     public let day: Int
@@ -98,19 +98,8 @@ public struct CivilDate: Sendable, Hashable, Comparable, CustomStringConvertible
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let date = CivilDate(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "not a date in YYYY-MM-DD form: \(text.prefix(40))"))
-        }
-        self = date
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    /// In JSON, the string `2026-12-12` (`CodableAsText`).
+    public static let textForm = "a date in YYYY-MM-DD form"
 
     package static func daysIn(month: Int, year: Int) -> Int {
         switch month {

@@ -203,6 +203,60 @@ extension EncodingNode {
     }
 }
 
+/// A `JSONValue` encodes as the JSON it is (a string stays a string, an object an object), so a
+/// model can hold one (`SyncConflict.kept`) and keep a synthesized conformance. A number is
+/// written as an integer when its text is one, else as a `Double`.
+extension JSONValue: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        case .bool(let flag):
+            var container = encoder.singleValueContainer()
+            try container.encode(flag)
+        case .number(let text):
+            var container = encoder.singleValueContainer()
+            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? 0) }
+        case .string(let text):
+            var container = encoder.singleValueContainer()
+            try container.encode(text)
+        case .array(let elements):
+            var container = encoder.unkeyedContainer()
+            for element in elements { try container.encode(element) }
+        case .object(let members):
+            var container = encoder.container(keyedBy: MemberKey.self)
+            for member in members { try container.encode(member.value, forKey: MemberKey(member.key)) }
+        }
+    }
+}
+
+/// A value that JSON holds as its text (`CivilDate` as `2026-12-12`, a ticket's time as `07:35`),
+/// not as the synthesized object of its fields: `description` is written, `init?(_:)` reads it
+/// back, and text it refuses is a `DecodingError.dataCorrupted` that names `textForm`.
+public protocol CodableAsText: Codable, CustomStringConvertible {
+    /// The form the text must have, for the error: `a date in YYYY-MM-DD form`.
+    static var textForm: String { get }
+    /// The value `text` spells, or nil when it is not in `textForm`.
+    init?(_ text: some StringProtocol)
+}
+
+extension CodableAsText {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Self(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "not \(Self.textForm): \(text.prefix(40))"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// The coding key of an array element.
 package struct IndexKey: CodingKey {
     package let intValue: Int?
@@ -210,6 +264,16 @@ package struct IndexKey: CodingKey {
     package init(_ index: Int) { intValue = index }
     package init?(stringValue: String) { nil }
     package init?(intValue: Int) { self.intValue = intValue }
+}
+
+/// The coding key of an object member named at run time: a `JSONValue`'s members, a decoding
+/// path (`trips[3].endDate`).
+package struct MemberKey: CodingKey {
+    package let stringValue: String
+    package var intValue: Int? { nil }
+    package init(_ name: String) { stringValue = name }
+    package init?(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
 }
 
 // MARK: - Decoding
