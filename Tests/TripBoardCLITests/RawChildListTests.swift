@@ -150,4 +150,35 @@ struct RawChildListTests {
         #expect(fixture.run(["booking", "list", "--trip", "aaaa", "--upcoming", "--json"]).output == Array("[]\n".utf8))
         #expect(fixture.run(["place", "list", "--trip", "ffff"]).status == 66)
     }
+
+    /// `booking list` held every booking to size its columns; it now streams as `trip list`
+    /// does: the first 1,000 rows size them, and a wider title further down pushes the rest of
+    /// its own line right, two spaces on.
+    @Test func bookingsPastTheFirstPageKeepThatPagesWidths() throws {
+        let fixture = try RawListTests.Fixture()
+        try fixture.store.connection.writeTransaction {
+            try fixture.insertTrip(id: .text(Self.lisbon), name: .text("Lisbon"), start: "2026-12-10", end: "2026-12-20")
+            for index in 0..<1_005 {
+                try fixture.store.connection.statement("""
+                    INSERT INTO bookings (id, trip_id, kind, title, sync_state, updated_at) VALUES (?1, ?2, 'train', ?3, 'failed', ?4)
+                    """).run([.text("b\(index)-0123456789"), .text(Self.lisbon),
+                              .text(index == 1_002 ? "a much wider title than any on the first page" : "CP \(index % 10)"),
+                              .text("2026-11-30T00:00:00.000Z")])
+            }
+        }
+        for words in [["booking", "list", "--trip", "aaaa"], ["booking", "list"]] {
+            let lines = String(decoding: fixture.run(words).output, as: UTF8.self).split(separator: "\n")
+            #expect(lines.count == 1_006)
+            // Every other line has the first page's columns: SYNC, the header's last cell, starts
+            // where the header's does (the lines are ASCII).
+            #expect(lines[0].hasSuffix("SYNC"))
+            let column = lines[0].utf8.count - 4
+            for line in lines.dropFirst() where !line.contains("wider") {
+                #expect(line.utf8.dropFirst(column).starts(with: "failed".utf8), "\(line)")
+            }
+            let wide = lines[1_003]
+            #expect(wide.contains("a much wider title than any on the first page  "), "two spaces after the wider cell: \(wide)")
+            #expect(wide.hasSuffix("failed"))
+        }
+    }
 }
