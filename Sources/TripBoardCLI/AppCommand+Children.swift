@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardReadPath
 import TripBoardCommandLine
+import TripBoardSQLite
 
 extension AppCommand {
     static var childCommands: [AppCommandSpec] {
@@ -114,10 +115,19 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         let places = store.placeRows(tripId: try store.resolveID(.trip, tripReference))
-        if json { return try context.console.printJSONArray(places) }
-        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"], places) { place in
-            [String(place.id.prefix(8)), place.name, place.city ?? "", place.visited ? "yes" : "no", place.syncState.rawValue]
-        }
+        // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`).
+        if json { return try context.console.printJSONArray(rawRowsOf: places, RecordBytes.placeJSON) }
+        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"], rawRowsOf: places, row: placeListCells)
+    }
+
+    /// A `place list` line's cells from a row of `RecordRows.placeColumns`: `[String(place.id.prefix(8)),
+    /// place.name, place.city ?? "", place.visited ? "yes" : "no", place.syncState.rawValue]`, as bytes.
+    static func placeListCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
+        row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
+        row.withText(2) { cells.append(utf8: $0) }
+        row.withText(3) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
+        cells.append(ascii: row.integer(4) != 0 ? "yes" : "no")
+        cells.append(ascii: RecordBytes.syncStateName(row, 5))
     }
 
     static func visitPlace(_ context: CommandContext) throws {
@@ -232,30 +242,39 @@ extension AppCommand {
         let now = try context.now()
         let store = try context.store()
         var times = BookingTimeText()
+        // Printed from the rows' bytes, as `trip list` is; only the times are read as `String`s.
         guard let tripReference else {
-            let found = try store.bookingsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
-            if json { return try context.console.printJSON(found.map(\.booking)) }
-            if found.isEmpty { return context.console.print(upcoming ? "No upcoming bookings." : "No bookings yet.") }
-            context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: found.map { row in
-                let booking = row.booking
-                return [String(booking.id.prefix(8)), row.tripName, booking.kind.rawValue, booking.title]
-                    + times.columns(booking, tripYear: row.tripStart.year) + [booking.reference ?? "", booking.syncState.rawValue]
-            })
+            let found = store.bookingRowsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
+            if json { return try context.console.printJSONArray(rawRowsOf: found, RecordBytes.bookingJSON) }
+            try context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"],
+                                           emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.", rawRowsOf: found) { row, cells in
+                bookingListCells(row, &cells, times: &times, tripYear: RecordBytes.date(row, 12).year, tripNameColumn: 11)
+            }
             return
         }
         let trip = try store.trip(id: try store.resolveID(.trip, tripReference))
-        var bookings = try store.bookings(tripId: trip.id)
-        if upcoming {
-            bookings = bookings.filter { booking in
-                BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt).overAt.map { $0 >= now.secondsSinceEpoch } ?? false
-            }
+        let bookings = store.bookingRows(tripId: trip.id, upcomingAt: upcoming ? now : nil, limit: limit)
+        if json { return try context.console.printJSONArray(rawRowsOf: bookings, RecordBytes.bookingJSON) }
+        try context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rawRowsOf: bookings) { row, cells in
+            bookingListCells(row, &cells, times: &times, tripYear: trip.startDate.year)
         }
-        if let limit { bookings = Array(bookings.prefix(limit)) }
-        if json { return try context.console.printJSON(bookings) }
-        context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rows: bookings.map { booking in
-            [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title] + times.columns(booking, tripYear: trip.startDate.year)
-                + [booking.reference ?? "", booking.syncState.rawValue]
-        })
+    }
+
+    /// A `booking list` line's cells from a row of `RecordRows.bookingColumns` — with the trip's
+    /// name after the id when `tripNameColumn` says where it is — as bytes: `[String(booking.id.prefix(8)),
+    /// booking.kind.rawValue, booking.title] + times.columns(booking, tripYear:) + [booking.reference ?? "",
+    /// booking.syncState.rawValue]`.
+    static func bookingListCells(_ row: borrowing RawRow, _ cells: inout TableRow, times: inout BookingTimeText, tripYear: Int,
+                                 tripNameColumn: Int32? = nil) {
+        row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
+        if let tripNameColumn { row.withText(tripNameColumn) { cells.append(utf8: $0) } }
+        cells.append(ascii: RecordBytes.bookingKindName(row, 2))
+        row.withText(3) { cells.append(utf8: $0) }
+        for column in times.columns(startsAt: row.optionalText(4), endsAt: row.optionalText(9), zone: row.optionalText(10), tripYear: tripYear) {
+            cells.append(column)
+        }
+        row.withText(5) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
+        cells.append(ascii: RecordBytes.syncStateName(row, 6))
     }
 
     static func deleteBooking(_ context: CommandContext) throws {
@@ -268,6 +287,11 @@ extension AppCommand {
 extension BookingTimeText {
     /// A booking's start and end as a list shows them (`Sat 12 Dec 07:35`, `16:30 EST`; "" for none).
     mutating func columns(_ booking: Booking, tripYear: Int) -> [String] {
-        [text(booking.startsAt, zone: booking.zone, tripYear: tripYear) ?? "", text(booking.endsAt, zone: booking.zone, tripYear: tripYear) ?? ""]
+        columns(startsAt: booking.startsAt, endsAt: booking.endsAt, zone: booking.zone, tripYear: tripYear)
+    }
+
+    /// The same from the stored texts.
+    mutating func columns(startsAt: String?, endsAt: String?, zone: String?, tripYear: Int) -> [String] {
+        [text(startsAt, zone: zone, tripYear: tripYear) ?? "", text(endsAt, zone: zone, tripYear: tripYear) ?? ""]
     }
 }

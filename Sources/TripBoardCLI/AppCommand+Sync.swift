@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardCommandLine
+import TripBoardSQLite
 
 extension AppCommand {
     static var syncCommands: [AppCommandSpec] {
@@ -35,11 +36,20 @@ extension AppCommand {
         let json = context.wantsJSON()
         try context.finishArguments()
         let pending = try context.store().pendingChangeRows()
-        if json { return try context.console.printJSONArray(pending) }
+        // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`).
+        if json { return try context.console.printJSONArray(rawRowsOf: pending, RecordBytes.pendingChangeJSON) }
         try context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"],
-                                       emptyMessage: "Everything is synchronized.", pending) { change in
-            [change.kind.rawValue, change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]
-        }
+                                       emptyMessage: "Everything is synchronized.", rawRowsOf: pending, row: pendingChangeCells)
+    }
+
+    /// A `sync pending` line's cells from a row of `Store.pendingChangeRows`: `[change.kind.rawValue,
+    /// change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]`, as bytes.
+    static func pendingChangeCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
+        cells.append(ascii: RecordBytes.recordKindName(row, 0))
+        row.withText(1) { cells.append(utf8: $0) }
+        cells.append(ascii: RecordBytes.syncStateName(row, 2))
+        if row.isNull(3) { cells.append(ascii: "-") } else { cells.append(Int(row.integer(3))) }
+        row.withText(4) { cells.append(utf8: $0) }
     }
 
     static func acknowledge(_ context: CommandContext) throws {

@@ -110,9 +110,8 @@ public final class Console {
     /// `element` writes each one (`JSONArrayWriter.objectElement`) into the output.
     package func printJSONArray<Element>(rawRowsOf cursor: RowCursor<Element>,
                                          _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
-        var array = JSONArrayWriter()
-        try cursor.forEachRawRow { row in write { element(row, &array, &$0) } }
-        write(array.end() + [0x0a])
+        try cursor.writeJSONArray(element) { body in write(body) }
+        write([0x0a])
     }
 
     /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same

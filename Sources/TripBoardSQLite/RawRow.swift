@@ -1,4 +1,5 @@
 internal import CSQLite
+package import TripBoardSystem
 
 /// The current row of a statement as SQLite holds it, for a printer that copies column bytes
 /// straight to its output: no `String` and no model per row (a list of a million trips spent as
@@ -14,6 +15,10 @@ public struct RawRow: ~Copyable {
     public func isNull(_ column: Int32) -> Bool { statement.isNull(column) }
 
     public func integer(_ column: Int32) -> Int64 { statement.integer(column) }
+
+    /// The column as `Statement.optionalText(_:)` reads it, for a value the printer must read
+    /// as a `String` (a booking's time, which `BookingTime` parses).
+    public func optionalText(_ column: Int32) -> String? { statement.optionalText(column) }
 
     /// Lends the column's text, as UTF-8 bytes exactly as `Statement.text(_:)` reads them before
     /// it makes a `String` (which would repair invalid UTF-8), to `body`. NULL lends no bytes.
@@ -53,11 +58,21 @@ extension Statement {
 
 extension RowCursor {
     /// Hands every row to `body` as it is, without `transform`: the printer reads the columns
-    /// in place (`RawRow`), in the same snapshot, order and statement as `forEach`.
+    /// in place (`RawRow`), in the same snapshot, order, statements, filter and limit as `forEach`.
     public func forEachRawRow(_ body: (borrowing RawRow) throws -> Void) throws {
-        try connection.readTransaction {
-            let (statement, values) = try prepare()
-            try statement.forEachRow(values) { row in try body(RawRow(row)) }
+        try walk { row in try body(RawRow(row)) }
+    }
+
+    /// The rows as one pretty JSON array (`JSONArrayWriter` at `indentLevel`), each element
+    /// written from its row's bytes by `element`. `emit` lends the output to append to, once per
+    /// element and once for the closing bracket: a console's buffer, or an export's next piece.
+    package func writeJSONArray(indentLevel: Int = 0, _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void,
+                                through emit: ((inout [UInt8]) -> Void) throws -> Void) throws {
+        var array = JSONArrayWriter(indentLevel: indentLevel)
+        // Neither closure is kept: `emit` runs the one it is lent at once, and returns.
+        try withoutActuallyEscaping(element) { element in
+            try forEachRawRow { row in try emit { element(row, &array, &$0) } }
         }
+        try emit { $0 += array.end() }
     }
 }

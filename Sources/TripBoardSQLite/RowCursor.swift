@@ -3,17 +3,29 @@
 ///
 /// `prepare` runs inside the read transaction that `forEach` opens (when none is open yet), so
 /// a check it makes first — that a trip exists before its places are listed — sees the same
-/// snapshot as the rows.
+/// snapshot as the rows. A list whose order no one index gives (dated bookings, then undated
+/// ones) reads several statements in turn (`parts`), each prepared when the one before it is done.
 public struct RowCursor<Element> {
-    package let connection: Connection
-    package let prepare: () throws -> (statement: Statement, values: [SQLValue])
-    package let transform: (Statement) throws -> Element
+    /// Prepares one statement of the cursor and gives the values to bind to it.
+    package typealias Part = () throws -> (statement: Statement, values: [SQLValue])
 
-    package init(connection: Connection, prepare: @escaping () throws -> (statement: Statement, values: [SQLValue]),
-         transform: @escaping (Statement) throws -> Element) {
+    package let connection: Connection
+    /// The statements whose rows the cursor hands out, one after the other, in one snapshot.
+    package let parts: [Part]
+    package let transform: (Statement) throws -> Element
+    /// Rows this refuses are skipped (a filter SQL cannot say: `booking list --trip --upcoming`).
+    package var isIncluded: ((Statement) -> Bool)?
+    /// At most this many rows, over every part; the walk stops there, leaving the rest unread.
+    package var limit: Int?
+
+    package init(connection: Connection, parts: [Part], transform: @escaping (Statement) throws -> Element) {
         self.connection = connection
-        self.prepare = prepare
+        self.parts = parts
         self.transform = transform
+    }
+
+    package init(connection: Connection, prepare: @escaping Part, transform: @escaping (Statement) throws -> Element) {
+        self.init(connection: connection, parts: [prepare], transform: transform)
     }
 
     /// The rows of `sql` with `values` bound, each made into an `Element` by `transform`.
@@ -24,10 +36,7 @@ public struct RowCursor<Element> {
     /// Hands every row to `body` in order, as it is read. The statement is reset afterwards
     /// (and when `body` throws), so it holds no read snapshot.
     public func forEach(_ body: (Element) throws -> Void) throws {
-        try connection.readTransaction {
-            let (statement, values) = try prepare()
-            try statement.forEachRow(values) { row in try body(try transform(row)) }
-        }
+        try walk { row in try body(try transform(row)) }
     }
 
     /// Every row, in one array (for callers that need them all at once, and tests).
@@ -35,5 +44,23 @@ public struct RowCursor<Element> {
         var elements: [Element] = []
         try forEach { elements.append($0) }
         return elements
+    }
+
+    /// Steps through the parts in one read transaction, handing `body` each row `isIncluded`
+    /// keeps, up to `limit`; every statement is reset when it is left, done or not.
+    package func walk(_ body: (Statement) throws -> Void) throws {
+        try connection.readTransaction {
+            var remaining = limit ?? .max
+            for part in parts where remaining > 0 {
+                let (statement, values) = try part()
+                defer { statement.reset() }
+                try statement.bind(values)
+                while remaining > 0, try statement.step() {
+                    if let isIncluded, !isIncluded(statement) { continue }
+                    remaining -= 1
+                    try body(statement)
+                }
+            }
+        }
     }
 }

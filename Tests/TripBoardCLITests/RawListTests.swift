@@ -13,7 +13,7 @@ import TripBoardReadPath
 /// be the same bytes.
 struct RawListTests {
     /// A container in a fresh directory, removed afterwards, filled by raw SQL.
-    private final class Fixture {
+    final class Fixture {
         let path: String
         let store: Store
 
@@ -33,9 +33,11 @@ struct RawListTests {
                 """).run([id, name, .text(start), .text(end), notes, .text(state), remoteVersion, updatedAt])
         }
 
-        func run(_ words: [String]) -> (status: Int32, output: [UInt8]) {
+        func run(_ words: [String], now: String? = nil) -> (status: Int32, output: [UInt8]) {
             let console = Console(echoesErrors: false)
-            let status = AppCommand.main(arguments: words, environment: ["TRIPBOARD_CONTAINER": path, "TZ": "UTC"], console: console)
+            var environment = ["TRIPBOARD_CONTAINER": path, "TZ": "UTC"]
+            if let now { environment["TRIPBOARD_NOW"] = now }
+            let status = AppCommand.main(arguments: words, environment: environment, console: console)
             return (status, console.outputBytes)
         }
     }
@@ -43,7 +45,7 @@ struct RawListTests {
     /// Names and notes that exercise escaping and widths: non-ASCII, emoji (one with a ZWJ
     /// sequence), combining marks, wide CJK, every kind of control character, quotes, backslashes,
     /// DEL, empty text, long text, invalid UTF-8.
-    private static let texts: [SQLValue] = [
+    static let texts: [SQLValue] = [
         .text("Lisbon"), .text("Zürich"), .text("東京 — 大阪"), .text("👨‍👩‍👧 family"), .text("e\u{301}e\u{301}"),
         .text("say \"hi\""), .text("back\\slash\\"), .text("tab\there"), .text("line\nbreak"), .text("cr\r\nlf"),
         .text("bell\u{7}\u{1}\u{1f}"), .text("del\u{7f}"), .text("trailing  "), .text(" "), .text(String(repeating: "long name ", count: 40)),

@@ -102,31 +102,36 @@ extension Store {
     /// added), each with its trip's name and first day. `upcomingAt`: only those not over by
     /// then (undated ones never), found through `bookings_live_by_over` so that the past costs nothing.
     public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [BookingOfTrip] {
+        try bookingRowsAcrossTrips(upcomingAt: now, limit: limit).collect()
+    }
+
+    /// `bookingsAcrossTrips` one at a time as they are read, in one snapshot: the columns of
+    /// `RecordRows.bookingColumns`, then the trip's name (11) and first day (12). The dated ones
+    /// come from `bookings_live_by_start` in its order, then the undated ones — two statements,
+    /// so that neither sorts the whole list.
+    public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> RowCursor<BookingOfTrip> {
         let select = """
             SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id),
                    (SELECT start_date FROM trips WHERE trips.id = bookings.trip_id) FROM bookings
             """
-        func row(_ statement: Statement) -> BookingOfTrip {
-            BookingOfTrip(booking: RecordRows.booking(from: statement), tripName: statement.text(11),
-                          tripStart: CivilDate(statement.text(12)) ?? CivilDate(daysSinceEpoch: 0))
-        }
         let limitValue = SQLValue.integer(Int64(limit ?? -1))  // LIMIT -1: no limit
-        return try connection.readTransaction {
-            if let now {
-                return try connection.statement("""
-                    \(select) INDEXED BY bookings_live_by_over
-                    WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
-                    """).rows([.integer(now.secondsSinceEpoch), limitValue], row)
-            }
-            var found = try connection.statement("""
-                \(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1
-                """).rows([limitValue], row)
-            if let limit, found.count >= limit { return found }
-            found += try connection.statement("""
-                \(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1
-                """).rows([.integer(Int64(limit.map { $0 - found.count } ?? -1))], row)
-            return found
+        let sql = if now != nil {
+            ["""
+             \(select) INDEXED BY bookings_live_by_over
+             WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
+             """]
+        } else {
+            ["\(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1",
+             "\(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1"]
         }
+        let values = now.map { [.integer($0.secondsSinceEpoch), limitValue] } ?? [limitValue]
+        var cursor = RowCursor(connection: connection, parts: sql.map { text in { [connection] in (try connection.statement(text), values) } }) { row in
+            BookingOfTrip(booking: RecordRows.booking(from: row), tripName: row.text(11),
+                          tripStart: CivilDate(row.text(12)) ?? CivilDate(daysSinceEpoch: 0))
+        }
+        // Each statement is limited too; the cursor's limit stops the second where the first left off.
+        cursor.limit = limit
+        return cursor
     }
 }
 

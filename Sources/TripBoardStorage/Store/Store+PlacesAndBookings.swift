@@ -139,15 +139,26 @@ extension Store {
     public func bookings(tripId: String) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }
 
     /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
-    /// when the cursor is walked.
-    public func bookingRows(tripId: String) -> RowCursor<Booking> {
-        RowCursor(connection: connection, prepare: { [self] in
+    /// when the cursor is walked. `upcomingAt`: only those not over by then (undated ones never),
+    /// as `BookingTime.epochs` counts it from the stored texts; `limit`: at most that many.
+    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> RowCursor<Booking> {
+        var cursor = RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
                 SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ? AND \(RecordRows.live)
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
                 """), [.text(tripId)])
         }, transform: RecordRows.booking(from:))
+        if let now {
+            // From the texts, not `over_at_epoch`: a booking from before schema 3 is over at its
+            // start there, and this list has always counted an all-day one to the end of its day.
+            cursor.isIncluded = { row in
+                BookingTime.epochs(startsAt: row.optionalText(4), endsAt: row.optionalText(9)).overAt
+                    .map { $0 >= now.secondsSinceEpoch } ?? false
+            }
+        }
+        cursor.limit = limit
+        return cursor
     }
 
     /// The live booking with exactly this id (deliberately like `attachment(id:)`: one query a

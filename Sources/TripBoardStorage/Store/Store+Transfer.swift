@@ -42,36 +42,51 @@ extension Store {
     }
 
     /// Writes the export as `JSON.encode(exportDocument(preferences:))` would, with its trailing
-    /// newline, piece by piece to `write` as the records are read (one snapshot): memory stays
-    /// flat whatever the number of records.
+    /// newline, to `write` as the records are read (one snapshot), each record printed from its
+    /// row's bytes (`RecordBytes`) into pieces of about 64 KiB: memory stays flat whatever the
+    /// number of records.
     public func writeExport(preferences: Preferences, to write: ([UInt8]) throws -> Void) throws {
+        var piece: [UInt8] = []
+        func emit(_ body: (inout [UInt8]) -> Void) throws {
+            body(&piece)
+            if piece.count >= Self.exportPieceSize {
+                try write(piece)
+                piece.removeAll(keepingCapacity: true)
+            }
+        }
         func member(_ key: String, first: Bool = false) throws {
-            var bytes = Array((first ? "{\n  " : ",\n  ").utf8)
-            JSONValue.writeString(key, into: &bytes)
-            try write(bytes + Array(" : ".utf8))
+            try emit { bytes in
+                bytes += (first ? "{\n  " : ",\n  ").utf8
+                JSONValue.writeString(key, into: &bytes)
+                bytes += " : ".utf8
+            }
         }
         func scalar(_ key: String, _ value: some Encodable) throws {
             try member(key)
-            try write(try JSON.makeValue(value).serialized(indentLevel: 1))
+            let encoded = try JSON.makeValue(value).serialized(indentLevel: 1)
+            try emit { $0 += encoded }
         }
-        func array<Element: Encodable>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false) throws {
+        func array<Element>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false,
+                            _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
             try member(key, first: first)
-            var array = JSONArrayWriter(indentLevel: 1)
-            try rows.forEach { try write(try array.element($0)) }
-            try write(array.end())
+            try rows.writeJSONArray(indentLevel: 1, element, through: emit)
         }
         try connection.readTransaction {
             // The members in the order JSON.encode sorts them (by their UTF-8 bytes).
-            try array("bookings", exportedBookings, first: true)
+            try array("bookings", exportedBookings, first: true, RecordBytes.bookingJSON)
             try scalar("exportedAt", stamp())
             try scalar("format", ExportDocument.formatName)
             try scalar("formatVersion", ExportDocument.currentFormatVersion)
-            try array("places", exportedPlaces)
+            try array("places", exportedPlaces, RecordBytes.placeJSON)
             try scalar("preferences", Self.exportedPreferences(preferences))
-            try array("trips", exportedTrips)
-            try write(Array("\n}\n".utf8))
+            try array("trips", exportedTrips, RecordBytes.tripJSON)
+            try emit { $0 += "\n}\n".utf8 }
         }
+        if !piece.isEmpty { try write(piece) }
     }
+
+    /// How much of an export is gathered before it is handed to the writer.
+    static let exportPieceSize = 1 << 16
 
     private var exportedTrips: RowCursor<Trip> {
         RowCursor(connection: connection, sql: "SELECT \(RecordRows.tripColumns) FROM trips WHERE \(Self.exported) ORDER BY start_date, id",
