@@ -1,4 +1,4 @@
-import TripBoardSQLite
+package import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -240,7 +240,7 @@ public final class Container {
 
     /// The container root and its lock, held exclusively, without setting anything up: for the
     /// container migration, which records its journal before the layout and store exist.
-    static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
+    package static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
         let root = try prepareRoot(path, creating: true)
         let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600))
         try lock.lock(.exclusive, timeout: options.lockTimeout)
@@ -249,7 +249,7 @@ public final class Container {
 
     /// Sets up the container whose exclusive lock the caller holds (see `lockExclusively`) and
     /// opens its store. The lock stays exclusive for as long as the returned container lives.
-    static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
+    package static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
         precondition(lock.mode == .exclusive, "setUpHoldingExclusiveLock needs the exclusive lock")
         _ = try setUp(root: root, options: options)
         guard let connection = try openReadyStore(root: root, options: options) else {
@@ -338,7 +338,7 @@ public final class Container {
     /// even one whose manifest was removed or that holds a store copied into it.
     static let ownEntries: Set<String> = [ContainerLayout.manifestFile, ContainerLayout.lockFile, ContainerLayout.storeDirectory,
                                           ContainerLayout.keychainDirectory, ContainerLayout.attachmentsDirectory,
-                                          MigrationJournal.directory]
+                                          ContainerLayout.migrationDirectory]
 
     static func presence(in root: Directory) throws -> Presence {
         let entries = try root.entries()
@@ -367,7 +367,7 @@ public final class Container {
 
     /// `.regular` when the store file exists, `nil` when it does not; anything else (a symbolic
     /// link, a directory) is refused.
-    static func storeFileKind(in storeDirectory: Directory) throws -> FileStatus.Kind? {
+    package static func storeFileKind(in storeDirectory: Directory) throws -> FileStatus.Kind? {
         guard let status = try storeDirectory.status(of: ContainerLayout.storeFile) else { return nil }
         let path = storeDirectory.childPath(ContainerLayout.storeFile)
         switch status.kind {
@@ -381,8 +381,8 @@ public final class Container {
 
     /// `supported`: the newest schema version of that database this build reads (the keychain
     /// has its own numbering).
-    static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
-                                    supported: Int64 = Schema.currentVersion) throws -> Connection {
+    package static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
+                                            supported: Int64 = Schema.currentVersion) throws -> Connection {
         let storePath = storeDirectory.childPath(fileName)
         if try storeDirectory.status(of: fileName + "-wal") == nil {
             // Opening a WAL store without its -wal creates one. Look first, through an immutable

@@ -95,12 +95,12 @@ public struct Attachment: Sendable, Equatable, Codable {
 }
 
 extension Store {
-    static let attachmentColumns = """
+    package static let attachmentColumns = """
         id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
         created_at, sync_state, remote_version, updated_at, trashed_at
         """
 
-    static func attachment(from row: Statement) -> Attachment {
+    package static func attachment(from row: Statement) -> Attachment {
         Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
                    byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
                    relativePath: row.text(7), state: row.text(8), createdAt: row.text(9),
@@ -111,7 +111,7 @@ extension Store {
     /// Inserts an attachment row in the form `validated()` gives it, refusing an id any record
     /// has; call inside the transaction that may also create its booking, after the file is
     /// durable at `relativePath`.
-    func insert(_ attachment: Attachment) throws {
+    package func insert(_ attachment: Attachment) throws {
         let attachment = try attachment.validated()
         try requireUnusedID(attachment.id, for: .attachment)
         try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([

@@ -46,7 +46,7 @@ extension Store {
 
     /// Inserts `place` in the form `validated()` gives it: refused when its id is any record's, or
     /// when it is live and its trip is a tombstone. Call inside a write transaction.
-    func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
+    package func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
 
     /// Inserts a place `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).
@@ -113,7 +113,7 @@ extension Store {
 
     /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's.
     /// Call inside a write transaction.
-    func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
+    package func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
 
     /// Inserts a booking `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).

@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSystem
 
 /// One run of the step machine, from whatever step the journal says was finished last. Every
