@@ -90,6 +90,13 @@ let package = Package(
             name: "TripBoardStorage",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
+        // The one-shot move of TripBoard 1's private store, attachments and preferences into the
+        // shared container: above the store, whose writers and files it uses; the container only
+        // asks, through the layout, whether a migration is unfinished (docs/architecture.md).
+        .target(
+            name: "TripBoardMigration",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage"]
+        ),
         // The command line every executable shares: the command model (parsing, help, errors),
         // the console, exit statuses, the single-command frame.
         .target(
@@ -116,7 +123,8 @@ let package = Package(
         ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine", "TripBoardWidget"]
+            dependencies: ["TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine",
+                           "TripBoardWidget"]
         ),
         .executableTarget(
             name: "app",
@@ -152,7 +160,7 @@ let package = Package(
         // Runs once per device: a static link like the others, without a start-up symbol order.
         .executableTarget(
             name: "container-migration",
-            dependencies: ["TripBoardCLI"],
+            dependencies: ["TripBoardCLI", "TripBoardMigration"],
             swiftSettings: fullyStatic,
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
@@ -175,14 +183,15 @@ let package = Package(
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"],
+            dependencies: ["TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium",
+                           "TripBoardWorkerContract", "TripBoardReadPath"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -1,4 +1,4 @@
-import Glibc
+import TripBoardSystem
 
 /// `file://` URIs for paths, because `poppler_document_new_from_file` takes a URI, not a path
 /// (it calls `g_filename_from_uri`, which percent-decodes: a path containing `%`, `#`, `?` or a
@@ -7,7 +7,7 @@ enum FileURI {
     /// The `file://` URI of `path`: made absolute against the current directory, every byte but
     /// RFC 3986 unreserved characters and `/` percent-escaped (so a non-UTF-8 name survives too).
     static func make(path: String) -> String {
-        make(path: path, currentDirectory: currentDirectory())
+        make(path: path, currentDirectory: ProcessSetup.currentDirectory() ?? "/")
     }
 
     static func make(path: String, currentDirectory: String) -> String {
@@ -24,13 +24,5 @@ enum FileURI {
             }
         }
         return String(decoding: uri, as: UTF8.self)
-    }
-
-    private static func currentDirectory() -> String {
-        // getcwd(3): "As an extension to the POSIX.1-2001 standard, glibc's getcwd() allocates
-        // the buffer dynamically using malloc(3) if buf is NULL."
-        guard let pointer = getcwd(nil, 0) else { return "/" }
-        defer { free(pointer) }
-        return String(cString: pointer)
     }
 }

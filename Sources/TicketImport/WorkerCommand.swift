@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSystem
 public import TripBoardWorkerContract
 
@@ -152,9 +151,13 @@ public enum WorkerCommand {
     /// with no `%PDF-` in its first 1024 bytes (poppler accepts junk before the header, and so
     /// do we, but it also "repairs" files that are not PDFs at all).
     static func checkFile(_ path: String, maximumBytes: Int = PDFWorkerLimits.fileBytes) throws(PDFInspectionFailure) {
-        var info = stat()
-        if stat(path, &info) != 0 { throw PDFInspectionFailure(.unreadable, String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw PDFInspectionFailure(.unreadable, "not a regular file") }
+        let status: FileStatus
+        do {
+            status = try FileStatus.of(path: path)
+        } catch {
+            throw PDFInspectionFailure(.unreadable, error.reason)
+        }
+        guard status.kind == .regular else { throw PDFInspectionFailure(.unreadable, "not a regular file") }
         let prefix: [UInt8]
         let size: Int64
         do {

@@ -1,5 +1,5 @@
 internal import CPoppler
-import Glibc
+import TripBoardSystem
 import TripBoardWorkerContract
 
 /// What `pdf-worker` does to itself before it lets poppler near a file.
@@ -12,11 +12,11 @@ enum WorkerConfinement {
     /// SIGXFSZ is ignored so that an oversized write fails with EFBIG and becomes a
     /// `thumbnailError` instead of killing the inspection.
     static func applyLimits() {
-        lower(RLIMIT_AS, to: rlim_t(PDFWorkerLimits.memoryBytes), "RLIMIT_AS")
-        lower(RLIMIT_CPU, soft: rlim_t(PDFWorkerLimits.cpuSeconds), hard: rlim_t(PDFWorkerLimits.cpuSeconds + 2), "RLIMIT_CPU")
-        lower(RLIMIT_FSIZE, to: rlim_t(PDFWorkerLimits.writtenFileBytes), "RLIMIT_FSIZE")
-        lower(RLIMIT_CORE, to: 0, "RLIMIT_CORE")
-        signal(SIGXFSZ, SIG_IGN)
+        ResourceLimit.addressSpaceBytes.lower(to: UInt64(PDFWorkerLimits.memoryBytes))
+        ResourceLimit.cpuSeconds.lower(soft: UInt64(PDFWorkerLimits.cpuSeconds), hard: UInt64(PDFWorkerLimits.cpuSeconds + 2))
+        ResourceLimit.writtenFileBytes.lower(to: UInt64(PDFWorkerLimits.writtenFileBytes))
+        ResourceLimit.coreFileBytes.lower(to: 0)
+        ProcessSignal.fileSizeLimit.ignore()
     }
 
     /// Keeps poppler's and glib's diagnostics ("Syntax Error: …", "Invalid XRef entry") away from
@@ -27,24 +27,6 @@ enum WorkerConfinement {
     static func silenceDiagnostics() {
         g_log_set_default_handler({ _, _, _, _ in }, nil)
         g_log_set_writer_func({ _, _, _, _ in G_LOG_WRITER_HANDLED }, nil, nil)
-        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        if null >= 0 {
-            _ = dup2(null, 2)
-            if null != 2 { _ = close(null) }
-        }
-    }
-
-    private static func lower(_ resource: __rlimit_resource, to limit: rlim_t, _ name: StaticString) {
-        lower(resource, soft: limit, hard: limit, name)
-    }
-
-    /// setrlimit(2): "An unprivileged process may … irreversibly lower its hard limit." Lowering
-    /// cannot fail, so a failure is a programmer error (a wrong resource), and traps.
-    private static func lower(_ resource: __rlimit_resource, soft: rlim_t, hard: rlim_t, _ name: StaticString) {
-        let which = __rlimit_resource_t(resource.rawValue)
-        var current = rlimit()
-        precondition(getrlimit(which, &current) == 0, "getrlimit(\(name)) failed")
-        var limit = rlimit(rlim_cur: min(soft, current.rlim_max), rlim_max: min(hard, current.rlim_max))
-        precondition(setrlimit(which, &limit) == 0, "setrlimit(\(name)) failed")
+        StandardStream.error.discard()
     }
 }

@@ -69,7 +69,7 @@ extension AppCommand {
                                        emptyMessage: "No attachments.", store.attachmentListingRows(tripId: tripId)) { listing in
             let attachment = listing.attachment
             return [String(attachment.id.prefix(8)), attachment.originalFilename, attachment.contentType, String(attachment.byteCount),
-                    attachment.pageCount.map(String.init) ?? "", attachment.state, listing.bookingTitle, listing.tripName]
+                    attachment.pageCount.map(String.init) ?? "", attachment.state.rawValue, listing.bookingTitle, listing.tripName]
         }
     }
 

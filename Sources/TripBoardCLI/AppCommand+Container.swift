@@ -97,11 +97,11 @@ extension AppCommand {
         if json { return try context.console.printJSON(report) }
         let console = context.console
         switch report.outcome {
-        case "nothing to salvage":
+        case .nothingToSalvage:
             return console.print("The store passed integrity_check: nothing to salvage, nothing changed.")
-        case "finished":
+        case .finished:
             console.print("Finished an interrupted salvage: the salvaged store is in place.")
-        default:
+        case .salvaged:
             console.print("Salvaged the store of \(container.path):")
         }
         for table in report.tables {

@@ -163,7 +163,7 @@ extension AppCommand {
         let titles = Dictionary(bookings.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
         for attachment in attachments {
             let pages = attachment.pageCount.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
-            let state = attachment.state == "present" ? "" : " · \(attachment.state)"
+            let state = attachment.state == .present ? "" : " · \(attachment.state.rawValue)"
             console.print("    \(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages) · for \(titles[attachment.bookingId] ?? "?")\(state)  (\(attachment.id.prefix(8)))")
         }
     }

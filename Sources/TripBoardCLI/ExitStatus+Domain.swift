@@ -1,5 +1,6 @@
 public import TripBoardCommandLine
 import TripBoardSodium
+import TripBoardMigration
 import TripBoardStorage
 import TripBoardTickets
 import TripBoardSync

@@ -1,3 +1,4 @@
+import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
 public import TripBoardCommandLine
@@ -71,19 +72,19 @@ public enum MigrationCommand {
     /// The summary for people, one fact a line.
     static func describe(_ summary: MigrationSummary) -> [String] {
         switch summary.outcome {
-        case "nothing to migrate":
+        case .nothingToMigrate:
             return ["Nothing to migrate: \(summary.note)."]
-        case "dry run" where !summary.note.isEmpty:
+        case .dryRun where !summary.note.isEmpty:
             return ["Dry run: \(summary.note)."]
-        default:
+        case .dryRun, .migrated:
             break
         }
-        let counts = summary.outcome == "dry run" ? summary.legacyCounts : summary.added
-        var lines = [summary.outcome == "dry run"
+        let counts = summary.outcome == .dryRun ? summary.legacyCounts : summary.added
+        var lines = [summary.outcome == .dryRun
                      ? "Dry run: would migrate \(summary.from) into \(summary.container):"
                      : "Migrated \(summary.from) into \(summary.container) in \(summary.durationSeconds) s\(summary.resumed ? " (resumed)" : ""):"]
         lines.append("  \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
-        if summary.added != summary.legacyCounts && summary.outcome != "dry run" {
+        if summary.added != summary.legacyCounts && summary.outcome != .dryRun {
             let legacy = summary.legacyCounts
             lines.append("  already in the container, kept as they were: \(legacy.trips - counts.trips) trips, \(legacy.places - counts.places) places, \(legacy.bookings - counts.bookings) bookings, \(legacy.attachments - counts.attachments) attachments")
         }

@@ -1,3 +1,4 @@
+import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
 

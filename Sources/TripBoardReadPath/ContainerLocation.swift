@@ -53,4 +53,11 @@ extension ContainerLayout {
         let migration = try root.openDirectory(migrationDirectory)
         return try migration.status(of: migrationJournalFile) != nil && migration.status(of: migrationCommitMarkerFile) == nil
     }
+
+    /// The `migration/` directory, if it exists (or created, with `create`): the migration keeps
+    /// its journal there, and the attachment hashing pass it leaves due its marker.
+    package static func openMigrationDirectory(in root: Directory, create: Bool = false) throws(FileSystemError) -> Directory? {
+        if !create, try root.status(of: migrationDirectory) == nil { return nil }
+        return try root.openDirectory(migrationDirectory, create: create)
+    }
 }

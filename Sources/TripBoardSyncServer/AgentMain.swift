@@ -1,4 +1,3 @@
-import Glibc
 import TripBoardSyncProtocol
 import TripBoardSystem
 
@@ -18,12 +17,12 @@ public enum AgentMain {
             return 0
         }
         guard arguments.isEmpty else {
-            writeDiagnostic("sync-agent: takes no arguments; `app sync …` starts it and speaks to it on stdin and stdout")
+            StandardStream.error.write(Array("sync-agent: takes no arguments; `app sync …` starts it and speaks to it on stdin and stdout\n".utf8))
             return 64
         }
         ProcessSetup.applyDefaults()
         try? ProcessSetup.protectSecretsFromCoreDumps()
-        alarm(AgentLimits.lifetimeSeconds)
+        ProcessSignal.scheduleAlarm(inSeconds: AgentLimits.lifetimeSeconds)
         let input: FileDescriptor
         let output: FileDescriptor
         do {
@@ -75,11 +74,6 @@ public enum AgentMain {
             bytes += chunk
         }
         return bytes
-    }
-
-    private static func writeDiagnostic(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBufferPointer { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }
 

@@ -1,6 +1,6 @@
 internal import CLibPQ
-import Glibc
 import TripBoardSyncProtocol
+import TripBoardSystem
 
 /// One libpq connection, the one owner of its `PGconn` (`PQfinish` in `deinit`). Queries go
 /// through `PQexecParams` with text parameters and text results: values are never spliced into
@@ -21,16 +21,11 @@ final class PostgresConnection {
         pairs.append(("connect_timeout", String(AgentLimits.connectSeconds)))
         pairs.append(("application_name", "tripboard-sync-agent"))
         pairs.append(("client_encoding", "UTF8"))
-        let keywords = pairs.map { strdup($0.0) } + [nil]
-        let values = pairs.map { strdup($0.1) } + [nil]
-        defer {
-            for pointer in keywords { free(pointer) }
-            for pointer in values { free(pointer) }
-        }
-        let connection: OpaquePointer? = keywords.map { $0.map { UnsafePointer<CChar>($0) } }.withUnsafeBufferPointer { keywordPointers in
-            values.map { $0.map { UnsafePointer<CChar>($0) } }.withUnsafeBufferPointer { valuePointers in
-                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 1)
-            }
+        // Both arrays end with NULL (PQconnectdbParams).
+        let keywords = CStringArray(pairs.map(\.0) + [nil])
+        let values = CStringArray(pairs.map(\.1) + [nil])
+        let connection: OpaquePointer? = keywords.withPointers { keywordPointers in
+            values.withPointers { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
         }
         guard let connection else { throw PostgresError(kind: .unavailable, sqlState: nil, message: "out of memory") }
         guard PQstatus(connection) == CONNECTION_OK else {
@@ -66,11 +61,9 @@ final class PostgresConnection {
                 name = fresh
             }
         }
-        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
-        defer { for pointer in copies { free(pointer) } }
-        let result: OpaquePointer? = copies.map { $0.map { UnsafePointer<CChar>($0) } }.withUnsafeBufferPointer { values in
-            if let name { return PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, nil, nil, 0) }
-            return PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+        let result: OpaquePointer? = CStringArray(parameters).withPointers { values in
+            if let name { return PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0) }
+            return PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         guard let result else { throw failure(nil) }
         defer { PQclear(result) }
@@ -119,10 +112,14 @@ final class PostgresConnection {
         if !payloads.isEmpty { return payloads }
         let socket = PQsocket(handle)
         guard socket >= 0 else { throw PostgresError(kind: .unavailable, sqlState: nil, message: "the connection to the server is closed") }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, Int32(max(0, min(timeout, 30)) * 1000))
-        if ready < 0 && errno != EINTR { throw PostgresError(kind: .unavailable, sqlState: nil, message: "poll on the server's socket failed") }
-        if ready > 0 {
+        let ready: Bool
+        do {
+            ready = try FileDescriptor.waitForInput(onDescriptor: socket, milliseconds: Int32(max(0, min(timeout, 30)) * 1000),
+                                                    path: "the server's socket")
+        } catch {
+            throw PostgresError(kind: .unavailable, sqlState: nil, message: "poll on the server's socket failed")
+        }
+        if ready {
             guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
                 throw PostgresError(kind: .unavailable, sqlState: nil, message: Self.trimmed(String(cString: PQerrorMessage(handle))))
             }

@@ -204,7 +204,7 @@ public struct TicketImporter {
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
-                pageCount: Int64(inspection.pageCount), relativePath: "", state: "present", createdAt: store.stamp(),
+                pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.stamp(),
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
             bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
@@ -223,7 +223,7 @@ public struct TicketImporter {
               try files.putBack(staged.stagingName, from: files.staging, to: row.relativePath) else { return nil }
         CrashPoint.reach("import.restored")
         try store.markAttachmentPresent(id: row.id)
-        row.state = "present"
+        row.state = .present
         return TicketImportResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
                                   bookingCreated: false, bookingMatched: false, tripId: trip.id, tripName: trip.name, detected: detected,
                                   pageCount: pageCount, thumbnail: nil, thumbnailError: nil)

@@ -1,5 +1,5 @@
 import TripBoardCLI
-import TripBoardStorage
+import TripBoardMigration
 import TripBoardSystem
 
 ProcessSetup.applyDefaults()

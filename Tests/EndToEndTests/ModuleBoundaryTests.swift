@@ -24,7 +24,8 @@ import Testing
         #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
         #expect(!libraries.stdout.contains("libsodium"), "\(libraries.stdout)")
         let symbols = try Self.definedSymbols("pdf-worker")
-        for module in ["TripBoardStorage", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardCLI", "TripBoardCommandLine"] {
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardCLI",
+                       "TripBoardCommandLine"] {
             #expect(!symbols.contains(Self.mangled(module)), "pdf-worker links \(module)")
         }
         for name in ["Keychain", "Migration", "sqlite3_", "crypto_"] {
@@ -37,7 +38,7 @@ import Testing
     /// no Argon2 and no libsodium at all.
     @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
-        for module in ["TripBoardStorage", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardTickets",
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardTickets",
                        "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer"] {
             #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
         }
@@ -57,8 +58,8 @@ import Testing
         #expect(libraries.status == 0, "\(libraries.stderr)")
         #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
         let symbols = try Self.definedSymbols("sync-agent")
-        for module in ["TripBoardStorage", "TripBoardSync", "TripBoardTickets", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCLI",
-                       "TripBoardCommandLine"] {
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSync", "TripBoardTickets", "TripBoardSQLite", "TripBoardReadPath",
+                       "TripBoardCLI", "TripBoardCommandLine"] {
             #expect(!symbols.contains(Self.mangled(module)), "sync-agent links \(module)")
         }
         for name in ["Keychain", "Migration", "Store", "sqlite3_", "SyncEngine", "ZoneKey"] {

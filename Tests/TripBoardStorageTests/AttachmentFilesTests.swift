@@ -75,7 +75,7 @@ struct AttachmentFilesTests {
         let hash = String(repeating: "ab", count: 32)
         let attachment = Attachment(id: Identifier.make(), bookingId: booking.id, originalFilename: "ticket.pdf",
                                     contentType: "application/pdf", byteCount: 10, contentHash: hash, pageCount: 1,
-                                    relativePath: "attachments/aa/x.pdf", state: "present", createdAt: "2026-01-01T00:00:00.000Z",
+                                    relativePath: "attachments/aa/x.pdf", state: .present, createdAt: "2026-01-01T00:00:00.000Z",
                                     syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-01-01T00:00:00.000Z")
         try store.connection.writeTransaction { try store.insert(attachment) }
         #expect(try store.attachment(bookingId: booking.id, contentHash: hash) == attachment)

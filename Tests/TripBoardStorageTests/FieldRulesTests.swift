@@ -181,11 +181,11 @@ struct FieldRulesTests {
     @Test func anAttachmentHashIsEmptyOrBLAKE2bHex() throws {
         var attachment = TripBoardStorage.Attachment(id: "7a1c0000-0000-4000-8000-000000000004", bookingId: "7a1c0000-0000-4000-8000-000000000003",
                                     originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 0, contentHash: "",
-                                    pageCount: nil, relativePath: "attachments/7a/x.pdf", state: "missing",
+                                    pageCount: nil, relativePath: "attachments/7a/x.pdf", state: .missing,
                                     createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
                                     updatedAt: "2026-12-01T00:00:00.000Z")
         #expect(try attachment.validated() == attachment)
-        attachment.state = "present"
+        attachment.state = .present
         #expect(try attachment.validated() == attachment && attachment.hashIsUnverified)
         attachment.contentHash = String(repeating: "AB", count: 32)
         #expect(refusal { try attachment.validated() }?.field == "contentHash")

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+@testable import TripBoardMigration
 @testable import TripBoardStorage
 import TripBoardSystem
 

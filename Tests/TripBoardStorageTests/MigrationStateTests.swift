@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import TripBoardMigration
 @testable import TripBoardStorage
 import TripBoardReadPath
 

@@ -29,7 +29,7 @@ struct RecordChecksTests {
     private func attachment(id: String, bookingId: String) -> TripBoardStorage.Attachment {
         TripBoardStorage.Attachment(id: id, bookingId: bookingId, originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 3,
                    contentHash: String(repeating: "0f", count: 32), pageCount: 1, relativePath: "attachments/\(id.prefix(2))/\(id).pdf",
-                   state: "present", createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
+                   state: .present, createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
                    updatedAt: "2026-12-01T00:00:00.000Z")
     }
 

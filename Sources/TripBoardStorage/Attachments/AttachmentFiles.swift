@@ -42,7 +42,7 @@ public struct AttachmentFiles {
 
     /// The copy's buffer: large enough that system calls cost little, small enough that memory
     /// stays flat whatever the file's size.
-    static let chunkBytes = 256 << 10
+    package static let chunkBytes = 256 << 10
     /// How much is written before writeback of it is started (see `FileDescriptor.startWriteBack`).
     static let writeBackBytes: Int64 = 8 << 20
 

@@ -1,4 +1,5 @@
-import TripBoardSystem
+package import TripBoardSystem
+import TripBoardReadPath
 
 /// Content hashes filled in after the container is usable. The container migration moves every
 /// file without reading a byte (same filesystem: a rename keeps the inode; across filesystems: a
@@ -32,13 +33,13 @@ public enum AttachmentHashing {
     /// True when a pass is due: one `fstatat` when the container has no `migration/` directory.
     public static func isPending(in container: Container) throws -> Bool { try isPending(in: container.root) }
 
-    static func isPending(in root: Directory) throws -> Bool {
-        guard let migration = try MigrationJournal.openDirectory(in: root) else { return false }
+    package static func isPending(in root: Directory) throws -> Bool {
+        guard let migration = try ContainerLayout.openMigrationDirectory(in: root) else { return false }
         return try migration.status(of: markerFile) != nil
     }
 
     /// Written (durably) before the migration publishes unverified rows.
-    static func markPending(in migrationDirectory: Directory) throws {
+    package static func markPending(in migrationDirectory: Directory) throws {
         try migrationDirectory.writeAtomically(Array(#"{"pending": true}"#.utf8) + [0x0a], to: markerFile, staging: migrationDirectory)
     }
 
@@ -78,7 +79,7 @@ public enum AttachmentHashing {
         }
         CrashPoint.reach("hashing.recorded")
         // Every row is hashed or unverifiable; the marker goes (another pass may have removed it).
-        if let migration = try MigrationJournal.openDirectory(in: container.root) {
+        if let migration = try ContainerLayout.openMigrationDirectory(in: container.root) {
             try migration.removeFile(markerFile)
             try migration.synchronize()
         }

@@ -97,9 +97,9 @@ public enum ContainerCheck {
                 rows = try container.store.allAttachments()
             }
             try pass.checkRows(rows)
-            try pass.checkReturnedFiles(rows.filter { $0.state == "missing" })
+            try pass.checkReturnedFiles(rows.filter { $0.state == .missing })
             try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
-            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != "deleting" && $0.trashedAt == nil }.map(\.id)))
+            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != .deleting && $0.trashedAt == nil }.map(\.id)))
             for line in try pass.files.purgeRecovered(shown) { pass.report.repairs.append("deleted \(line), as --purge-recovered asked") }
         } else if purgeRecovered {
             // A file there may be the bytes of a `missing` row, which cannot be read to tell.
@@ -162,7 +162,8 @@ extension ContainerCheck.Pass {
     mutating func checkRows(_ rows: [Attachment]) throws {
         let store = try container.store
         for row in rows {
-            if row.state == "deleting" {
+            switch row.state {
+            case .deleting:
                 if repair {
                     try AttachmentDeletion.finish(row, files: files, store: store)
                     report.repairs.append("finished deleting attachment \(row.id)")
@@ -170,8 +171,11 @@ extension ContainerCheck.Pass {
                     report.unfinishedDeletions.append(row.id)
                 }
                 continue
+            case .missing:
+                continue
+            case .present:
+                break
             }
-            guard row.state == "present" else { continue }
             // Not hashed yet: hashed now and recorded; an empty hash is never compared with anything.
             if row.hashIsUnverified, try AttachmentHashing.hashOnTheSpot(row, files: files, store: store) != nil {
                 report.hashesRecorded += 1

@@ -1,4 +1,4 @@
-import TripBoardSQLite
+package import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -97,6 +97,26 @@ public final class Container {
     /// does not exist yet. Holds the shared lock until released.
     public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
         let root = try prepareRoot(path, creating: options.mayCreate && options.createsContainer)
+        try refuseUnlessOpenable(root, options: options)
+        let lockFile = try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600)
+        let lock = FileLock(descriptor: lockFile)
+        var created = false
+        for _ in 0..<3 {
+            try lock.lock(.shared, timeout: options.lockTimeout)
+            if let container = try openHoldingSharedLock(root: root, lock: lock, options: options, created: created) {
+                return container
+            }
+            if let container = try setUpTakingExclusiveLock(root: root, lock: lock, options: options, created: &created) {
+                return container
+            }
+        }
+        throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+    }
+
+    /// Refuses, before any lock, a container this process may not open: for an extension
+    /// (`mayCreate` false) one whose migration is unfinished or that was never set up; for a
+    /// command that creates no container, a directory that was never set up.
+    private static func refuseUnlessOpenable(_ root: Directory, options: ContainerOptions) throws {
         if !options.mayCreate {
             // A container migration that has not finished: the app finishes it, not an extension.
             if try ContainerLayout.migrationIsUnfinished(in: root) { throw StoreError.notReady(path: root.path) }
@@ -106,55 +126,65 @@ public final class Container {
             // that may create a container sets it up.
             throw ContainerError.notFound(path: root.path)
         }
-        let lockFile = try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600)
-        let lock = FileLock(descriptor: lockFile)
-        var created = false
-        for _ in 0..<3 {
-            try lock.lock(.shared, timeout: options.lockTimeout)
-            if try ContainerLayout.migrationIsUnfinished(in: root) {
-                // Only `container-migration` (or the app's first launch, which runs it) may open the
-                // container until the migration's commit marker is written.
-                lock.unlock()
-                throw StoreError.notReady(path: root.path)
-            }
-            let opened: Connection?
-            do {
-                // (Right after this process set the store up it is opened all the same: closing it,
-                // configured, checkpoints setup's WAL frames, which a later reader must not do.)
-                if options.storeRequirement == .none, !created, try isSetUp(root) {
-                    return Container(path: root.path, root: root, lock: lock, store: nil, options: options)
-                }
-                opened = try openReadyStore(root: root, options: options)
-            } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
-                return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
-            }
-            if let connection = opened {
-                if options.storeRequirement == .required, let damage = try Manifest.read(from: root)?.storeDamage {
-                    lock.unlock()
-                    throw StoreError.damaged(path: connection.path, foundAt: damage.foundAt, detail: damage.detail)
-                }
-                let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
-                                          options: options)
-                container.wasCreated = created
-                if options.storeRequirement == .required { Trash.tidyUp(container: container) }
-                return container
-            }
-            guard options.mayCreate else {
-                defer { lock.unlock() }
-                throw try whyNotReady(root: root)
-            }
+    }
+
+    /// Under the shared lock: the container, its store open as `options` asks, or `nil` when it
+    /// must be set up first (the shared lock still held, for the caller to drop). Releases the
+    /// lock before refusing the container.
+    private static func openHoldingSharedLock(root: Directory, lock: FileLock, options: ContainerOptions,
+                                              created: Bool) throws -> Container? {
+        if try ContainerLayout.migrationIsUnfinished(in: root) {
+            // Only `container-migration` (or the app's first launch, which runs it) may open the
+            // container until the migration's commit marker is written.
             lock.unlock()
-            try lock.lock(.exclusive, timeout: options.lockTimeout)
-            do {
-                defer { lock.unlock() }
-                if try setUp(root: root, options: options) { created = true }
-            } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
-                // Set up as far as the store: the keychain and preferences still work.
-                try lock.lock(.shared, timeout: options.lockTimeout)
-                return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
-            }
+            throw StoreError.notReady(path: root.path)
         }
-        throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
+        let opened: Connection?
+        do {
+            // (Right after this process set the store up it is opened all the same: closing it,
+            // configured, checkpoints setup's WAL frames, which a later reader must not do.)
+            if options.storeRequirement == .none, !created, try isSetUp(root) {
+                return Container(path: root.path, root: root, lock: lock, store: nil, options: options)
+            }
+            opened = try openReadyStore(root: root, options: options)
+        } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
+            return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
+        }
+        if let connection = opened {
+            if options.storeRequirement == .required, let damage = try Manifest.read(from: root)?.storeDamage {
+                lock.unlock()
+                throw StoreError.damaged(path: connection.path, foundAt: damage.foundAt, detail: damage.detail)
+            }
+            let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
+                                      options: options)
+            container.wasCreated = created
+            if options.storeRequirement == .required { Trash.tidyUp(container: container) }
+            return container
+        }
+        guard options.mayCreate else {
+            defer { lock.unlock() }
+            throw try whyNotReady(root: root)
+        }
+        return nil
+    }
+
+    /// Drops the shared lock, takes the exclusive one (flock cannot upgrade atomically) and sets
+    /// the container up, then lets it go, so the caller opens it again under the shared lock
+    /// (`nil`); sets `created` when this process created it. A store problem a command can live
+    /// with (`StoreRequirement` other than `.required`) gives the container without its store,
+    /// the shared lock held again: set up as far as the store, the keychain and preferences work.
+    private static func setUpTakingExclusiveLock(root: Directory, lock: FileLock, options: ContainerOptions,
+                                                 created: inout Bool) throws -> Container? {
+        lock.unlock()
+        try lock.lock(.exclusive, timeout: options.lockTimeout)
+        do {
+            defer { lock.unlock() }
+            if try setUp(root: root, options: options) { created = true }
+        } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
+            try lock.lock(.shared, timeout: options.lockTimeout)
+            return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
+        }
+        return nil
     }
 
     /// True when the manifest says the container is set up at this layout with a store.
@@ -240,7 +270,7 @@ public final class Container {
 
     /// The container root and its lock, held exclusively, without setting anything up: for the
     /// container migration, which records its journal before the layout and store exist.
-    static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
+    package static func lockExclusively(at path: String, options: ContainerOptions) throws -> (root: Directory, lock: FileLock) {
         let root = try prepareRoot(path, creating: true)
         let lock = FileLock(descriptor: try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600))
         try lock.lock(.exclusive, timeout: options.lockTimeout)
@@ -249,7 +279,7 @@ public final class Container {
 
     /// Sets up the container whose exclusive lock the caller holds (see `lockExclusively`) and
     /// opens its store. The lock stays exclusive for as long as the returned container lives.
-    static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
+    package static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
         precondition(lock.mode == .exclusive, "setUpHoldingExclusiveLock needs the exclusive lock")
         _ = try setUp(root: root, options: options)
         guard let connection = try openReadyStore(root: root, options: options) else {
@@ -338,7 +368,7 @@ public final class Container {
     /// even one whose manifest was removed or that holds a store copied into it.
     static let ownEntries: Set<String> = [ContainerLayout.manifestFile, ContainerLayout.lockFile, ContainerLayout.storeDirectory,
                                           ContainerLayout.keychainDirectory, ContainerLayout.attachmentsDirectory,
-                                          MigrationJournal.directory]
+                                          ContainerLayout.migrationDirectory]
 
     static func presence(in root: Directory) throws -> Presence {
         let entries = try root.entries()
@@ -367,7 +397,7 @@ public final class Container {
 
     /// `.regular` when the store file exists, `nil` when it does not; anything else (a symbolic
     /// link, a directory) is refused.
-    static func storeFileKind(in storeDirectory: Directory) throws -> FileStatus.Kind? {
+    package static func storeFileKind(in storeDirectory: Directory) throws -> FileStatus.Kind? {
         guard let status = try storeDirectory.status(of: ContainerLayout.storeFile) else { return nil }
         let path = storeDirectory.childPath(ContainerLayout.storeFile)
         switch status.kind {
@@ -381,8 +411,8 @@ public final class Container {
 
     /// `supported`: the newest schema version of that database this build reads (the keychain
     /// has its own numbering).
-    static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
-                                    supported: Int64 = Schema.currentVersion) throws -> Connection {
+    package static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
+                                            supported: Int64 = Schema.currentVersion) throws -> Connection {
         let storePath = storeDirectory.childPath(fileName)
         if try storeDirectory.status(of: fileName + "-wal") == nil {
             // Opening a WAL store without its -wal creates one. Look first, through an immutable

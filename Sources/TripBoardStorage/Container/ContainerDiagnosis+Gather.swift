@@ -48,9 +48,9 @@ extension ContainerDiagnosis {
     }
 
     static func migrationState(_ container: Container) throws -> String {
-        guard try container.status(of: MigrationJournal.directory)?.kind == .directory else { return "notStarted" }
+        guard try container.status(of: ContainerLayout.migrationDirectory)?.kind == .directory else { return "notStarted" }
         if try ContainerLayout.migrationIsUnfinished(in: container.root) { return "unfinished" }
-        return try container.status(of: MigrationJournal.directory + "/" + MigrationJournal.commitMarkerFile) != nil ? "finished" : "notStarted"
+        return try container.status(of: ContainerLayout.migrationDirectory + "/" + ContainerLayout.migrationCommitMarkerFile) != nil ? "finished" : "notStarted"
     }
 
     /// Sizes and counts only: the walk never reads a file, and no name leaves this function.

@@ -23,7 +23,7 @@ struct SalvageCopier {
         let tables = try connection.statement("SELECT name FROM salvage.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND NOT \(Schema.isSearchTable)")
             .rows { $0.text(0) }
             .sorted { (Self.order.firstIndex(of: $0) ?? Self.order.count, $0) < (Self.order.firstIndex(of: $1) ?? Self.order.count, $1) }
-        var report = SalvageReport(outcome: "salvaged")
+        var report = SalvageReport(outcome: .salvaged)
         for table in tables { report.tables.append(try copy(table)) }
         report.placeholders = try SalvagePlaceholders(connection: connection, stamp: clock().utcStamp).recreateLostParents()
         let problems = try connection.statement("PRAGMA salvage.integrity_check").rows { $0.text(0) }.filter { $0 != "ok" }

@@ -17,9 +17,17 @@ public struct SalvageReport: Sendable, Codable {
         public var refused: Int
     }
 
-    /// `salvaged`, `nothing to salvage` (the store is sound), or `finished` (an interrupted
-    /// salvage was completed).
-    public var outcome: String
+    /// What the salvage came to; the raw values are the JSON contract's `outcome`.
+    public enum Outcome: String, Sendable, Codable {
+        /// The store was copied into a new one, which replaced it.
+        case salvaged
+        /// The store is sound: nothing was done.
+        case nothingToSalvage = "nothing to salvage"
+        /// An interrupted salvage was completed.
+        case finished
+    }
+
+    public var outcome: Outcome
     public var tables: [Table] = []
     /// Records recreated with their lost parent's id so that their children are kept:
     /// `trip <id>` / `booking <id>`, named as such in their title.
@@ -52,14 +60,14 @@ public enum StoreSalvage {
         try container.withExclusiveLock {
             let storeDirectory = try container.directory(ContainerLayout.storeDirectory)
             if let stamp = try pendingPublication(in: storeDirectory) {
-                var report = SalvageReport(outcome: "finished")
+                var report = SalvageReport(outcome: .finished)
                 report.damagedStoreKeptIn = try publish(stamp: stamp, in: storeDirectory, container: container)
                 return report
             }
             let stamp = container.options.clock().utcStamp.filter { $0 != ":" && $0 != "-" && $0 != "." }
             guard var report = try build(stamp: stamp, in: storeDirectory, container: container) else {
                 try container.clearStoreDamage()
-                return SalvageReport(outcome: "nothing to salvage")
+                return SalvageReport(outcome: .nothingToSalvage)
             }
             report.damagedStoreKeptIn = try publish(stamp: stamp, in: storeDirectory, container: container)
             return report

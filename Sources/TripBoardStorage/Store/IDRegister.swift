@@ -1,29 +1,31 @@
-import TripBoardReadPath
+package import TripBoardReadPath
 /// Finds an id that two records share, among many, cheaply: each id is kept as its 128 bits with
 /// its kind and position (24 bytes, not a string: 2.9 MB for 120,000 records) and the list sorted
 /// once. Used where ids arrive in bulk and must be unique across kinds — an import's document,
 /// TripBoard 1's four tables (separate, and case-sensitive: `AAAA…` and `aaaa…` were two trips).
 /// A `Dictionary` of strings cost an import of 100,000 trips 4% of its time; SQLite's `GROUP BY`
 /// over version 1's tables took 0.8 s for 310,000 ids.
-struct IDRegister {
+package struct IDRegister {
     /// One record: where it is (its kind, and its index among the records of that kind).
-    struct Position: Equatable {
-        let kind: RecordKind
-        let index: Int
+    package struct Position: Equatable {
+        package let kind: RecordKind
+        package let index: Int
     }
 
     /// Two records with one id; `first` comes first by kind (trips, places, bookings,
     /// attachments), then index.
-    struct Repeat {
-        let id: String
-        let first: Position
-        let second: Position
+    package struct Repeat {
+        package let id: String
+        package let first: Position
+        package let second: Position
     }
 
     private var entries: [(high: UInt64, low: UInt64, kind: UInt8, index: UInt32)] = []
 
+    package init() {}
+
     /// Records `id`, a lowercase UUID that `FieldRules.id` accepted, at `index` among its `kind`.
-    mutating func add(_ id: String, _ kind: RecordKind, index: Int = 0) {
+    package mutating func add(_ id: String, _ kind: RecordKind, index: Int = 0) {
         var high: UInt64 = 0
         var low: UInt64 = 0
         var count = 0
@@ -38,7 +40,7 @@ struct IDRegister {
 
     /// An id two records share, if any (the smallest such id; of its records, the first two in
     /// the order kinds were listed and by index); then forgets every id, so the memory is back.
-    mutating func firstRepeat() -> Repeat? {
+    package mutating func firstRepeat() -> Repeat? {
         defer { entries = [] }
         entries.sort { ($0.high, $0.low, $0.kind, $0.index) < ($1.high, $1.low, $1.kind, $1.index) }
         for index in entries.indices.dropFirst() where (entries[index].high, entries[index].low) == (entries[index - 1].high, entries[index - 1].low) {

@@ -54,9 +54,6 @@ extension Booking {
 }
 
 extension Attachment {
-    /// The states an attachment row may be in (`state`).
-    public static let states: Set<String> = ["present", "missing", "deleting"]
-
     /// This attachment row in the form the store keeps, or the first rule it breaks. The hash
     /// is 64 lowercase hex digits, or empty for a row whose file was lost (`missing`) or whose
     /// bytes are not hashed yet (`hashIsUnverified`).
@@ -66,9 +63,6 @@ extension Attachment {
         attachment.bookingId = try FieldRules.id(bookingId, field: "bookingId")
         attachment.originalFilename = try FieldRules.filename(originalFilename)
         attachment.contentType = try FieldRules.contentType(contentType)
-        guard Self.states.contains(state) else {
-            throw StoreError.invalidField(field: "state", rule: "'\(state.prefix(40))' is not one of deleting, missing, present")
-        }
         guard byteCount >= 0 else { throw StoreError.invalidField(field: "byteCount", rule: "must not be negative") }
         if let pageCount, pageCount < 1 { throw StoreError.invalidField(field: "pageCount", rule: "must be at least 1") }
         let isHash = contentHash.utf8.count == 64 && contentHash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }

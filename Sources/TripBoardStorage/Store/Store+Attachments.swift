@@ -15,9 +15,7 @@ public struct Attachment: Sendable, Equatable, Codable {
     public var contentHash: String
     public var pageCount: Int64?
     public var relativePath: String
-    /// `present`; `missing` (its file was lost, e.g. before a migration); `deleting` (queued:
-    /// the file is being removed, then the row).
-    public var state: String
+    public var state: State
     public var createdAt: String
     public var syncState: SyncState
     public var remoteVersion: Int64?
@@ -25,6 +23,17 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// When it went to the trash (still on disk, restorable); `nil` when it is not in the trash.
     /// Not part of the JSON contract: a trashed attachment is never listed with the live ones.
     public var trashedAt: String? = nil
+
+    /// Where the row's file stands. The raw values are the texts of the store's `state` column
+    /// and of the JSON contract's `state`.
+    public enum State: String, Sendable, Codable, CaseIterable {
+        /// The file is in the container at `relativePath`.
+        case present
+        /// Its file was lost (e.g. before a migration); the row is kept, waiting for the bytes.
+        case missing
+        /// Queued: the file is being removed, then the row.
+        case deleting
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, bookingId, originalFilename, contentType, byteCount, contentHash, pageCount, relativePath, state,
@@ -35,10 +44,10 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// without reading them and the hashing pass (`AttachmentHashing`) records their hashes after
     /// the container is published. Whoever needs the hash meanwhile hashes the file on the spot.
     /// `contentHash` is `null` in the JSON contract while this lasts.
-    public var hashIsUnverified: Bool { contentHash.isEmpty && state != "missing" }
+    public var hashIsUnverified: Bool { contentHash.isEmpty && state != .missing }
 
     public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: String,
-                pageCount: Int64?, relativePath: String, state: String, createdAt: String, syncState: SyncState,
+                pageCount: Int64?, relativePath: String, state: State, createdAt: String, syncState: SyncState,
                 remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil) {
         self.id = id
         self.bookingId = bookingId
@@ -65,7 +74,7 @@ public struct Attachment: Sendable, Equatable, Codable {
                   byteCount: try container.decode(Int64.self, forKey: .byteCount),
                   contentHash: try container.decodeIfPresent(String.self, forKey: .contentHash) ?? "",
                   pageCount: try container.decodeIfPresent(Int64.self, forKey: .pageCount),
-                  relativePath: try container.decode(String.self, forKey: .relativePath), state: try container.decode(String.self, forKey: .state),
+                  relativePath: try container.decode(String.self, forKey: .relativePath), state: try container.decode(State.self, forKey: .state),
                   createdAt: try container.decode(String.self, forKey: .createdAt),
                   syncState: try container.decode(SyncState.self, forKey: .syncState),
                   remoteVersion: try container.decodeIfPresent(Int64.self, forKey: .remoteVersion),
@@ -97,15 +106,17 @@ public struct Attachment: Sendable, Equatable, Codable {
 }
 
 extension Store {
-    static let attachmentColumns = """
+    package static let attachmentColumns = """
         id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
         created_at, sync_state, remote_version, updated_at, trashed_at
         """
 
-    static func attachment(from row: Statement) -> Attachment {
+    package static func attachment(from row: Statement) -> Attachment {
         Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
                    byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
-                   relativePath: row.text(7), state: row.text(8), createdAt: row.text(9),
+                   // The schema's CHECK admits only the three states; a row that breaks it (a damaged
+                   // page) claims no file.
+                   relativePath: row.text(7), state: Attachment.State(rawValue: row.text(8)) ?? .missing, createdAt: row.text(9),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
                    updatedAt: row.text(12), trashedAt: row.optionalText(13))
     }
@@ -113,13 +124,13 @@ extension Store {
     /// Inserts an attachment row in the form `validated()` gives it, refusing an id any record
     /// has; call inside the transaction that may also create its booking, after the file is
     /// durable at `relativePath`.
-    func insert(_ attachment: Attachment) throws {
+    package func insert(_ attachment: Attachment) throws {
         let attachment = try attachment.validated()
         try requireUnusedID(attachment.id, for: .attachment)
         try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
             .integer(attachment.byteCount), .text(attachment.contentHash), .optional(attachment.pageCount),
-            .text(attachment.relativePath), .text(attachment.state), .text(attachment.createdAt),
+            .text(attachment.relativePath), .text(attachment.state.rawValue), .text(attachment.createdAt),
             .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
             .optional(attachment.trashedAt),
         ])

@@ -47,7 +47,7 @@ extension Store {
     /// Inserts `place` in the form `validated()` gives it: refused when its id is any record's, or
     /// when it is live and its trip is a tombstone. Call inside a write transaction. (A booking's
     /// insert, below, is deliberately like this one: another table, its own columns.)
-    func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
+    package func insert(_ place: Place) throws { try insert(validated: try place.validated()) }
 
     /// Inserts a place `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).
@@ -115,7 +115,7 @@ extension Store {
     /// Inserts `booking` in the form `validated()` gives it, with the same refusals as a place's
     /// (deliberately like `insert(_ place:)` above: another table, its own columns).
     /// Call inside a write transaction.
-    func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
+    package func insert(_ booking: Booking) throws { try insert(validated: try booking.validated()) }
 
     /// Inserts a booking `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+package import TripBoardReadPath
 /// The rules that need the store, checked inside the transaction that inserts the record, on
 /// every insert path (commands, import, share extension, migration with `--merge`, sync).
 extension Store {
@@ -21,7 +21,7 @@ extension Store {
     }
 
     /// The kind of the record, tombstones included, whose id is exactly `id`; `nil` when none has it.
-    func kindHolding(id: String) throws -> RecordKind? {
+    package func kindHolding(id: String) throws -> RecordKind? {
         let sql = RecordKind.allCases.map { "SELECT '\($0.rawValue)' FROM \($0.table) WHERE id = ?1" }.joined(separator: " UNION ALL ") + " LIMIT 1"
         return try connection.statement(sql).rows([.text(id)], { RecordKind(rawValue: $0.text(0)) }).first ?? nil
     }
@@ -45,5 +45,5 @@ extension Store {
 
 extension RecordKind {
     /// "a trip", "an attachment": for messages.
-    var withArticle: String { (self == .attachment ? "an " : "a ") + rawValue }
+    package var withArticle: String { (self == .attachment ? "an " : "a ") + rawValue }
 }

@@ -52,7 +52,7 @@ extension Store {
                 + Self.fileExtension(contentType: contentType, filename: filename)
             try insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
                                   byteCount: byteCount, contentHash: record.fields["contentHash"]?.stringValue ?? "", pageCount: pageCount,
-                                  relativePath: relativePath, state: "missing", createdAt: record.updatedAt, syncState: record.syncState,
+                                  relativePath: relativePath, state: .missing, createdAt: record.updatedAt, syncState: record.syncState,
                                   remoteVersion: record.remoteVersion, updatedAt: record.updatedAt))
             return
         }

@@ -45,7 +45,7 @@ extension Store {
 
     /// Inserts `trip` in the form `validated()` gives it, refusing an id any record has. Call
     /// inside a write transaction.
-    func insert(_ trip: Trip) throws { try insert(validated: try trip.validated()) }
+    package func insert(_ trip: Trip) throws { try insert(validated: try trip.validated()) }
 
     /// Inserts a trip `validated()` returned (an import validates its records first, naming each
     /// one); the checks that need the store still run, but for `idIsUnused`: the caller knows no

@@ -231,6 +231,14 @@ public struct FileStatus: Sendable, Equatable {
 }
 
 extension FileStatus {
+    /// The metadata of the file at `path`, symbolic links followed (`stat`): for a file the user
+    /// named, outside any container, looked at before it is opened.
+    public static func of(path: String) throws(FileSystemError) -> FileStatus {
+        var info = stat()
+        if stat(path, &info) != 0 { throw .fromErrno("stat", path: path) }
+        return FileStatus(info)
+    }
+
     /// Whether the effective user of this process owns the file: a container or device directory
     /// that someone else owns is refused, whatever its mode says.
     public var isOwnedByCurrentUser: Bool { ownerUserID == geteuid() }

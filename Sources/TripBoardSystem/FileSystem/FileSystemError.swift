@@ -79,14 +79,13 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in the system's words (`strerror(3)`: "No such file or directory"), or
+    /// the code's name when no system call failed.
+    public var reason: String { errorNumber != 0 ? String(cString: strerror(errorNumber)) : code.name }
+
     public var description: String {
-        var text = "\(path): "
-        if errorNumber != 0 {
-            text += String(cString: strerror(errorNumber))
-            if errorNumber == ELOOP { text += " (symbolic links are not followed inside the container)" }
-        } else {
-            text += code.name
-        }
+        var text = "\(path): " + reason
+        if errorNumber == ELOOP { text += " (symbolic links are not followed inside the container)" }
         if let detail { text += " (\(detail))" }
         if code == .notRegularFile { text += "; TripBoard reads only regular files there: move it away" }
         text += " [\(systemCall)]"

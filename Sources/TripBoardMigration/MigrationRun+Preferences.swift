@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
 

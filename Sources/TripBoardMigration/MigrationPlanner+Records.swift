@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardReadPath
 extension MigrationPlanner {
     /// Reads every legacy trip, place and booking through the converter into `digest` (so a

@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSodium
 import TripBoardReadPath
 
@@ -28,7 +29,7 @@ struct MigrationDigest {
     mutating func add(_ attachment: Attachment) {
         record([attachment.id, attachment.bookingId, attachment.originalFilename, attachment.contentType,
                 String(attachment.byteCount), attachment.contentHash, attachment.pageCount.map(String.init),
-                attachment.relativePath, attachment.state, attachment.createdAt, attachment.syncState.rawValue,
+                attachment.relativePath, attachment.state.rawValue, attachment.createdAt, attachment.syncState.rawValue,
                 attachment.remoteVersion.map(String.init), attachment.updatedAt])
     }
 

@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -51,7 +52,7 @@ struct LegacyConverter {
                 id: id, bookingId: row.bookingId, originalFilename: row.filename, contentType: row.contentType,
                 byteCount: file?.byteCount ?? 0, contentHash: "", pageCount: nil,
                 relativePath: file?.destination ?? Self.destination(attachmentID: id, legacyPath: row.relativePath),
-                state: file == nil ? "missing" : "present", createdAt: row.createdAt,
+                state: file == nil ? .missing : .present, createdAt: row.createdAt,
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()
         }
     }

@@ -1,3 +1,4 @@
+import TripBoardStorage
 /// Why the container migration refused or stopped. Messages are one line, name the paths
 /// involved, and never contain a preference value or a token.
 public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible {

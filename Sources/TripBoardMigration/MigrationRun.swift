@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSystem
 
 /// One run of the step machine, from whatever step the journal says was finished last. Every
@@ -85,7 +86,7 @@ final class MigrationRun {
             try timed("commit") {
                 // The rows' hashes are still to be read: the pass is due from the moment they are visible.
                 if plan.fileCount > 0 { try AttachmentHashing.markPending(in: migrationDirectory) }
-                try MigrationJournal.write(Self.summary(plan: plan, outcome: "migrated"), MigrationJournal.commitMarkerFile,
+                try MigrationJournal.write(Self.summary(plan: plan, outcome: .migrated), MigrationJournal.commitMarkerFile,
                                            in: migrationDirectory)
             }
             CrashPoint.reach("migration.commit")
@@ -106,7 +107,7 @@ final class MigrationRun {
             return leftBehind
         }
 
-        var summary = Self.summary(plan: plan, outcome: "migrated")
+        var summary = Self.summary(plan: plan, outcome: .migrated)
         summary.resumed = resumed
         summary.added = record.added ?? MigrationCounts()
         summary.tokensMoved = record.tokensMoved ?? 0
@@ -133,7 +134,7 @@ final class MigrationRun {
     }
 
     /// The parts of the summary that come from the plan alone.
-    static func summary(plan: MigrationPlan, outcome: String) -> MigrationSummary {
+    static func summary(plan: MigrationPlan, outcome: MigrationSummary.Outcome) -> MigrationSummary {
         var summary = MigrationSummary(outcome: outcome, from: plan.legacyPath, container: plan.containerPath)
         summary.legacyCounts = plan.counts
         summary.storeBytes = plan.storeBytes

@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath

@@ -1,3 +1,4 @@
+public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -55,8 +56,14 @@ public struct MigrationStepTime: Sendable, Codable, Equatable {
 /// What a run did (or, for a dry run, would do). The `--json` summary; keys documented in
 /// docs/migration.md.
 public struct MigrationSummary: Sendable, Codable, Equatable {
-    /// `migrated`, `nothing to migrate`, `dry run`.
-    public var outcome: String
+    /// What the run came to; the raw values are the JSON contract's `outcome`.
+    public enum Outcome: String, Sendable, Codable {
+        case migrated
+        case nothingToMigrate = "nothing to migrate"
+        case dryRun = "dry run"
+    }
+
+    public var outcome: Outcome
     /// Why there was nothing to do, or what a dry run found in progress; empty otherwise.
     public var note = ""
     public var from: String
@@ -101,7 +108,7 @@ public struct MigrationSummary: Sendable, Codable, Equatable {
     /// What was left in the old location because version 1 did not write it.
     public var leftBehind: [String] = []
 
-    init(outcome: String, from: String, container: String) {
+    init(outcome: Outcome, from: String, container: String) {
         self.outcome = outcome
         self.from = from
         self.container = container
@@ -157,7 +164,7 @@ public enum ContainerMigration {
         let started = MonotonicClock.now()
         var summary = try runSteps(options)
         summary.usableSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
-        if !options.dryRun, summary.outcome != "dry run", try state(containerPath: options.containerPath) == .finished {
+        if !options.dryRun, summary.outcome != .dryRun, try state(containerPath: options.containerPath) == .finished {
             try hashPendingFiles(options, into: &summary)
         }
         summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
@@ -237,7 +244,7 @@ public enum ContainerMigration {
             if let lock {
                 lock.unlock()
             } else if options.dryRun {
-                var summary = MigrationSummary(outcome: "dry run", from: options.legacyPath, container: options.containerPath)
+                var summary = MigrationSummary(outcome: .dryRun, from: options.legacyPath, container: options.containerPath)
                 summary.note = "an interrupted migration is recorded in the container; running container-migration finishes it"
                 return summary
             }
@@ -313,7 +320,7 @@ public enum ContainerMigration {
     }
 
     private static func nothingToMigrate(_ options: MigrationOptions, _ note: String) -> MigrationSummary {
-        var summary = MigrationSummary(outcome: "nothing to migrate", from: options.legacyPath, container: options.containerPath)
+        var summary = MigrationSummary(outcome: .nothingToMigrate, from: options.legacyPath, container: options.containerPath)
         summary.note = note
         return summary
     }
@@ -382,7 +389,7 @@ public enum ContainerMigration {
         let plan = try MigrationPlanner(legacy: legacy, legacyRoot: legacyRoot, containerRoot: root, containerPath: options.containerPath,
                                         merge: options.merge, migratedAt: options.container.clock().utcStamp,
                                         destinationStore: nil, progress: options.progress).make(into: MigrationFileList.create(in: nil))
-        var summary = MigrationRun.summary(plan: plan, outcome: "dry run")
+        var summary = MigrationRun.summary(plan: plan, outcome: .dryRun)
         summary.added = plan.counts
         summary.preferencesMigrated = plan.preferences.values.keys.map(\.rawValue).sorted()
         summary.tokensMoved = plan.preferences.tokens

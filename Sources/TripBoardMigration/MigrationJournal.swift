@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
 
@@ -46,8 +47,7 @@ public enum MigrationJournal {
 
     /// The `migration/` directory, if it exists.
     static func openDirectory(in root: Directory, create: Bool = false) throws -> Directory? {
-        if !create, try root.status(of: directory) == nil { return nil }
-        return try root.openDirectory(directory, create: create)
+        try ContainerLayout.openMigrationDirectory(in: root, create: create)
     }
 
     static func read<T: Decodable>(_ type: T.Type, _ name: String, in directory: Directory) throws -> T? {

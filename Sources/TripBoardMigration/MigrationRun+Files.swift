@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSystem
 import TripBoardReadPath
 
