@@ -195,14 +195,8 @@ public enum ChildProcess {
         while true {
             let remaining = deadline - MonotonicClock.now()
             if remaining <= 0 { return (output, .deadline) }
-            var descriptor = pollfd(fd: readEnd.rawValue, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000 + 1, 60_000)))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return (output, .failed(.fromErrno("poll", path: readEnd.path)))
-            }
-            if ready == 0 { continue }
             do {
+                guard try readEnd.waitForInput(milliseconds: Int32(min(remaining * 1000 + 1, 60_000))) else { continue }
                 let chunk = try readEnd.read(upTo: 64 << 10)
                 if chunk.isEmpty { return (output, .endOfFile) }
                 output += chunk

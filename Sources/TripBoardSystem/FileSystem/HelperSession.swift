@@ -109,15 +109,9 @@ public final class HelperSession {
         while bytes.count < count {
             let remaining = deadline - MonotonicClock.now()
             if remaining <= 0 { throw .timedOut }
-            var descriptor = pollfd(fd: answers.rawValue, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000 + 1, 60_000)))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .helperGone(detail: FileSystemError.fromErrno("poll", path: answers.path).description)
-            }
-            if ready == 0 { continue }
             let chunk: [UInt8]
             do {
+                guard try answers.waitForInput(milliseconds: Int32(min(remaining * 1000 + 1, 60_000))) else { continue }
                 chunk = try answers.read(upTo: min(count - bytes.count, 1 << 20))
             } catch {
                 throw .helperGone(detail: error.description)

@@ -96,7 +96,7 @@ extension FileDescriptor {
     /// Waits at most `milliseconds` for input on `descriptor` (or for its other end to close):
     /// `poll(2)` with `POLLIN`. False at the deadline, and when a signal interrupted the wait
     /// (`EINTR`): the caller, which knows its own deadline, waits again or gives up. For a
-    /// descriptor another library owns (libpq's socket); TripBoard's own use `waitForInput`.
+    /// descriptor another library owns (libpq's socket); TripBoard's own descriptors use the instance form.
     package static func waitForInput(onDescriptor descriptor: Int32, milliseconds: Int32, path: String) throws(FileSystemError) -> Bool {
         var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&request, 1, milliseconds)
