@@ -115,20 +115,27 @@ import TripBoardSodium
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
     }
 
-    /// The same ticket filed into the same trip on both devices before either synced: after both
-    /// sync, one booking and one attachment everywhere — B, syncing second, keeps A's.
-    @Test func theSameTicketFiledOnBothDevicesIsOneBookingAndOneAttachment() throws {
+    /// Two devices sharing a trip "Paris", then the same boarding pass filed into it on A and on B
+    /// before either syncs again: the share-extension's answers, A's first.
+    private static func theSameTicketFiledOnBothDevices() throws
+        -> (PostgresServer, SyncDevice, SyncDevice, trip: String, pdf: Data, shared: [[String: Any]]) {
         let (server, a, b) = try SyncTests.twoDevices()
-        defer { withExtendedLifetime(server) {} }
         let trip = try a.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
         try a.sync()
         try b.sync()
         let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
-        var filed: [String] = []
-        for device in [a, b] {
-            let shared = try device.container.shareOK(try device.container.input(pdf, as: "boarding pass.pdf"), "--trip", trip)
-            filed.append(try #require((shared["attachment"] as? [String: Any])?["id"] as? String))
+        let shared = try [a, b].map {
+            try $0.container.shareOK(try $0.container.input(pdf, as: "boarding pass.pdf"), "--trip", trip)
         }
+        return (server, a, b, trip, pdf, shared)
+    }
+
+    /// The same ticket filed into the same trip on both devices before either synced: after both
+    /// sync, one booking and one attachment everywhere — B, syncing second, keeps A's.
+    @Test func theSameTicketFiledOnBothDevicesIsOneBookingAndOneAttachment() throws {
+        let (server, a, b, trip, pdf, shared) = try Self.theSameTicketFiledOnBothDevices()
+        defer { withExtendedLifetime(server) {} }
+        let filed = try shared.map { try #require(($0["attachment"] as? [String: Any])?["id"] as? String) }
         try a.sync()
         let second = try b.sync()
         #expect(second["duplicatesMerged"] as? Int == 2 && second["pushed"] as? Int == 0 && second["blobsDownloaded"] as? Int == 1,
@@ -155,19 +162,10 @@ import TripBoardSodium
     /// smaller id stays, the other goes to the trash with its copy of the file — in both orders.
     @Test(arguments: [false, true])
     func theSameTicketPushedFromBothDevicesEndsAsOneBooking(bSettlesFirst: Bool) throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip, pdf, shared) = try Self.theSameTicketFiledOnBothDevices()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
-        try a.sync()
-        try b.sync()
-        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
-        var bookings: [String] = []
-        var attachments: [String] = []
-        for device in [a, b] {
-            let shared = try device.container.shareOK(try device.container.input(pdf, as: "boarding pass.pdf"), "--trip", trip)
-            bookings.append(try #require((shared["booking"] as? [String: Any])?["id"] as? String))
-            attachments.append(try #require((shared["attachment"] as? [String: Any])?["id"] as? String))
-        }
+        let bookings = try shared.map { try #require(($0["booking"] as? [String: Any])?["id"] as? String) }
+        let attachments = try shared.map { try #require(($0["attachment"] as? [String: Any])?["id"] as? String) }
         let killed = try b.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.batch-saved"])
         #expect(killed.wasSignaled, "\(killed)")
         try a.sync()
