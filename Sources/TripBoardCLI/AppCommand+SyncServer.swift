@@ -244,6 +244,8 @@ extension AppCommand {
             + "pushed \(report.pushed) (\(report.conflicts) conflicts, \(report.replayed) replayed); \(report.pending) pending."
             + (report.blobsUploaded + report.blobsDownloaded > 0
                 ? " Files: \(report.blobsUploaded) uploaded, \(report.blobsDownloaded) downloaded." : "")
+            + (report.blobsCollected > 0
+                ? " \(report.blobsCollected) file\(report.blobsCollected == 1 ? "" : "s") no record names removed from the server." : "")
             + (report.attachmentsMissing > 0 ? " \(report.attachmentsMissing) attachment file\(report.attachmentsMissing == 1 ? "" : "s") not fetched yet." : "")
             + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : "")
             + (report.secretsPulled + report.secretsPushed + report.secretsDeleted + report.secretsPending > 0

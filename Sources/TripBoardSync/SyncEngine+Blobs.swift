@@ -2,6 +2,7 @@ import TripBoardSodium
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
+import TripBoardReadPath
 
 /// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
 /// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the
@@ -82,6 +83,49 @@ extension SyncEngine {
         _ = try agent.send(AgentRequest(.blobEnd))
         report.blobsUploaded += 1
         return (name, contentHash)
+    }
+
+    /// The blob the server's copy of an attachment names, from its shadow.
+    static func blobName(in shadow: [String: ShadowField]) -> String? {
+        guard let blob = shadow["blob"], let value = try? JSONValue.parse(Array(blob.value.utf8)) else { return nil }
+        return value.stringValue
+    }
+
+    /// Blobs the server answered a push with as missing (removed while its batch waited here):
+    /// uploaded again from the attachment here that names each, if its file is here.
+    func uploadAgain(_ missing: [String]) throws {
+        for name in missing {
+            for id in try store.attachmentIDs(namingBlob: name) {
+                guard let record = try store.syncRecord(.attachment, id: id), let uploaded = try uploadBlob(of: record) else { continue }
+                if uploaded.name == name { break }
+            }
+        }
+    }
+
+    /// Blobs no live record names leave the server once nothing has named or uploaded them for
+    /// `AgentLimits.blobGraceDays` (docs/sync.md, Blobs no record names). While the server has
+    /// live attachment records that do not say which blob they name (pushed by an older
+    /// client), nothing is collected: this device names those it has at the server's version,
+    /// then asks once more.
+    func collectBlobs() throws {
+        var request = AgentRequest(.collectBlobs)
+        request.zone = account.zone
+        var answer = try agent.send(request)
+        if let unnamed = answer.unnamedBlobRecords, !unnamed.isEmpty {
+            var known: [WireRecord] = []
+            for record in unnamed {
+                guard let version = record.version, try store.syncRecord(.attachment, id: record.id)?.remoteVersion == version,
+                      let name = Self.blobName(in: try store.shadow(.attachment, id: record.id)) else { continue }
+                known.append(WireRecord(kind: RecordKind.attachment.rawValue, id: record.id, version: version, deleted: false, fields: [:],
+                                        blob: name))
+            }
+            var naming = AgentRequest(.nameBlobs)
+            naming.zone = account.zone
+            naming.records = known
+            guard !known.isEmpty, try agent.send(naming).named ?? 0 > 0 else { return }
+            answer = try agent.send(request)
+        }
+        report.blobsCollected += answer.collected ?? 0
     }
 
     /// Fetches the file of every pulled attachment still `missing`: a blob that is not on the

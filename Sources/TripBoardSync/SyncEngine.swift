@@ -30,6 +30,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// downloaded, verified and published here.
     public var blobsUploaded = 0
     public var blobsDownloaded = 0
+    /// Blobs this run removed from the server: no live record named them, and nothing had named
+    /// or uploaded them for `AgentLimits.blobGraceDays`.
+    public var blobsCollected = 0
     /// Attachments pulled here whose file could not be fetched or verified: they stay `missing`
     /// (never a half file) and the next sync tries again.
     public var attachmentsMissing = 0
@@ -137,6 +140,7 @@ public final class SyncEngine {
         }
         try downloadBlobs()
         try purgeTombstones()
+        try collectBlobs()
         try finishReport()
         return report
     }
@@ -202,19 +206,21 @@ public final class SyncEngine {
             }
             let shadow = try store.shadow(record.kind, id: record.id)
             var record = record
+            var blobName: String?
             if record.kind == .attachment {
                 // Its file goes first: the blob is on the server before any record names it.
-                if let blob = shadow["blob"], let name = (try? JSONValue.parse(Array(blob.value.utf8)))?.stringValue {
-                    record.fields["blob"] = .string(name)
+                if let name = Self.blobName(in: shadow) {
+                    blobName = name
                 } else if !mayUpload {
                     waited = true
                     break
                 } else if let (name, contentHash) = try uploadBlob(of: record) {
-                    record.fields["blob"] = .string(name)
+                    blobName = name
                     record.fields["contentHash"] = .string(contentHash)
                 } else {
                     continue  // its file is not here (or not what its row says): it waits
                 }
+                record.fields["blob"] = blobName.map(JSONValue.string)
             }
             let (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow)
             if sealed.isEmpty && record.remoteVersion != nil {
@@ -222,7 +228,8 @@ public final class SyncEngine {
                 continue
             }
             bytes += sealed.reduce(0) { $0 + $1.key.utf8.count + $1.value.stamp.utf8.count + $1.value.nonce.utf8.count + $1.value.ciphertext.utf8.count + 48 }
-            wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed))
+            wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed,
+                                   blob: blobName))
             entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
         }
         if !unchanged.isEmpty {
@@ -317,6 +324,7 @@ public final class SyncEngine {
         if let token { account.changeSequence = token }
         report.pushed += applied
         report.conflicts += conflicts
+        try uploadAgain(response.missingBlobs ?? [])
         return (applied, conflicts)
     }
 

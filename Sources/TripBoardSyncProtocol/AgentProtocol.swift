@@ -41,6 +41,14 @@ public enum AgentOperation: String, Sendable, Codable {
     /// Removes the zone's tombstones older than the horizon (`horizonDays`, never under
     /// `AgentLimits.tombstoneDays`), raising the zone's `purgedThrough`.
     case purgeTombstones
+    /// Removes the zone's blobs that no live record names and nothing has named or uploaded for
+    /// `AgentLimits.blobGraceDays`, answering `collected`; or, while some live attachment
+    /// records do not say which blob they name (pushed by a client older than the server's
+    /// schema 3), collects nothing and answers those records (`unnamedBlobRecords`: id, version).
+    case collectBlobs
+    /// Records which blob each of `records` names (attachment id, version, `blob`), where the
+    /// server's copy is still at that version and did not say: answers `named`.
+    case nameBlobs
 }
 
 /// One request to the agent. Only the members its operation uses are set.
@@ -97,6 +105,15 @@ public struct AgentResponse: Sendable, Codable {
     public var recordKnown: Bool?
     /// `purgeTombstones`: how many were removed.
     public var purged: Int?
+    /// `push`: blobs the batch's attachment records name that the server does not have (removed
+    /// while the batch waited on the device): the pushing device uploads them again.
+    public var missingBlobs: [String]?
+    /// `collectBlobs`: how many blobs were removed, and the live attachment records that keep it
+    /// from removing any until a device names their blobs (`nameBlobs`).
+    public var collected: Int?
+    public var unnamedBlobRecords: [WireRecord]?
+    /// `nameBlobs`: how many records now say which blob they name.
+    public var named: Int?
 
     public init() {}
 
@@ -169,9 +186,13 @@ public struct WireRecord: Sendable, Codable, Equatable {
     public var deleted: Bool
     /// Field name → sealed value. A push carries only the fields it changes; the server keeps the others.
     public var fields: [String: SealedField]
+    /// Pushes of a live attachment: the name of the blob its file is in, in the clear (the server
+    /// has the blob under that name already), so that the server knows which blobs are still in
+    /// use (`collectBlobs`). Absent in pulls.
+    public var blob: String?
 
     public init(kind: String, id: String, version: Int64? = nil, expectedVersion: Int64? = nil, sequence: Int64? = nil,
-                deleted: Bool, fields: [String: SealedField]) {
+                deleted: Bool, fields: [String: SealedField], blob: String? = nil) {
         self.kind = kind
         self.id = id
         self.version = version
@@ -179,6 +200,7 @@ public struct WireRecord: Sendable, Codable, Equatable {
         self.sequence = sequence
         self.deleted = deleted
         self.fields = fields
+        self.blob = blob
     }
 }
 
@@ -246,4 +268,10 @@ public enum AgentLimits {
     public static let lifetimeSeconds: UInt32 = 900
     /// How long the server keeps a tombstone, at least (docs/sync.md, Tombstones and the horizon).
     public static let tombstoneDays = 400
+    /// How long the server keeps a blob that no live record names, at least, counted from the
+    /// last time one was uploaded, named by a push, or unnamed by a deletion: longer than the
+    /// trash keeps what was deleted, so a restore on any device finds the file still there.
+    public static let blobGraceDays = 31
+    /// Blobs one `collectBlobs` removes at most, and unnamed records it answers at most.
+    public static let blobsCollectedMaximum = 500
 }

@@ -14,6 +14,10 @@ package enum WireJSON {
             if let sequence = record.sequence { output += Array(",\"sequence\":\(sequence)".utf8) }
             output += Array(",\"deleted\":\(record.deleted),\"fields\":".utf8)
             fields(record.fields, into: &output)
+            if let blob = record.blob {
+                output += Array(#","blob":"#.utf8)
+                JSONValue.writeString(blob, into: &output)
+            }
             output.append(UInt8(ascii: "}"))
         }
     }

@@ -22,7 +22,8 @@ extension AgentService {
             guard let current = upload, current.next == current.chunkCount else {
                 return .failed(.badRequest, "blobEnd before every chunk of the upload")
             }
-            try connection.query("UPDATE tripboard.blobs SET complete = true WHERE zone = $1 AND name = $2", [current.zone, current.name])
+            try connection.query("UPDATE tripboard.blobs SET complete = true, last_used = now() WHERE zone = $1 AND name = $2",
+                                 [current.zone, current.name])
             try connection.execute("COMMIT")
             upload = nil
             return AgentResponse()
@@ -41,12 +42,13 @@ extension AgentService {
         }
         try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         upload = (zone, name, chunkCount, 0)
-        // Waits for another device uploading the same blob (its row lock), up to lock_timeout.
-        try connection.query("""
-            INSERT INTO tripboard.blobs (zone, name, chunk_count, byte_count) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING
-            """, [zone, name, String(chunkCount), String(byteCount)])
-        let complete = try connection.query("SELECT complete FROM tripboard.blobs WHERE zone = $1 AND name = $2 FOR UPDATE",
-                                            [zone, name]).first?.first ?? nil
+        // One statement that inserts the row or locks and touches the existing one: it waits for
+        // another device uploading the same blob (its row lock), up to lock_timeout, and for a
+        // collection removing it (then it inserts). Touched, a blob is kept another grace period.
+        let complete = try connection.query("""
+            INSERT INTO tripboard.blobs AS b (zone, name, chunk_count, byte_count) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (zone, name) DO UPDATE SET last_used = now() RETURNING b.complete
+            """, [zone, name, String(chunkCount), String(byteCount)]).first?.first ?? nil
         var response = AgentResponse()
         if complete == "t" {
             try connection.execute("COMMIT")
@@ -83,6 +85,100 @@ extension AgentService {
             guard let bytes = Sodium.bytes(hex: hex) else { return .failed(.server, "blob \\(name) on the server has an unreadable chunk") }
             response.data = String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self)
         }
+        return response
+    }
+
+    /// In a push's transaction, before its records are written: touches every blob its applied
+    /// attachment records name, and those its deletions stop naming (each is kept another grace
+    /// period, so a restore from the trash on any device finds it), skipping a blob another
+    /// device holds locked (it is touching it too). Answers the names a live record of the batch
+    /// gives that the server has no complete blob of: removed while the batch waited on the device.
+    static func touchBlobs(of records: [WireRecord], _ results: [PushResult], zone: String,
+                           _ connection: PostgresConnection) throws(PostgresError) -> [String] {
+        var named = Set<String>()
+        var batch = "["
+        for (record, result) in zip(records, results) where result.status == .applied && (record.kind == "attachment" || record.blob != nil) {
+            if batch.utf8.count > 1 { batch += "," }
+            batch += "{\"kind\":" + jsonString(record.kind) + ",\"id\":" + jsonString(record.id) + ",\"deleted\":\(record.deleted)"
+                + (record.blob.map { ",\"blob\":\"\($0)\"" } ?? "") + "}"
+            if let blob = record.blob, !record.deleted { named.insert(blob) }
+        }
+        guard batch.utf8.count > 1 else { return [] }
+        let touched = try connection.query("""
+            WITH batch AS (SELECT * FROM json_to_recordset($2::json) AS b (kind text, id text, deleted boolean, blob text)),
+            named AS (SELECT blob AS name FROM batch WHERE NOT deleted AND blob IS NOT NULL
+                      UNION SELECT r.blob FROM tripboard.records r JOIN batch b ON r.kind = b.kind AND r.id = b.id AND b.deleted
+                      WHERE r.zone = $1 AND r.blob IS NOT NULL AND NOT r.deleted)
+            UPDATE tripboard.blobs SET last_used = now() WHERE zone = $1 AND name IN (
+                SELECT name FROM tripboard.blobs WHERE zone = $1 AND complete AND name IN (SELECT name FROM named) FOR UPDATE SKIP LOCKED)
+            RETURNING name
+            """, [zone, batch + "]"], prepared: true)
+        for row in touched { if let name = row.first ?? nil { named.remove(name) } }
+        return named.sorted()
+    }
+
+    /// `collectBlobs`, in one transaction with the zone's counter row locked (as a push, so no
+    /// record naming a blob can be written meanwhile). Nothing is removed while a live attachment
+    /// record does not say which blob it names. Otherwise blobs past the grace period that a
+    /// live record names are touched (not looked at again for another grace period), and those
+    /// no live record names are removed, chunks first — skipping any another device holds
+    /// locked (an upload or a push touching it), and at most `AgentLimits.blobsCollectedMaximum`.
+    func collectBlobs(zone: String, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        try connection.transaction { () throws(PostgresError) -> AgentResponse in
+            guard try !connection.query("SELECT 1 FROM tripboard.zones WHERE name = $1 FOR UPDATE", [zone]).isEmpty else {
+                return .failed(.badRequest, "zone \(zone) does not exist on the server")
+            }
+            var response = AgentResponse()
+            let limit = String(AgentLimits.blobsCollectedMaximum)
+            let unnamed = try connection.query("""
+                SELECT id, version FROM tripboard.records WHERE zone = $1 AND kind = 'attachment' AND blob IS NULL AND NOT deleted
+                ORDER BY id LIMIT $2::int
+                """, [zone, limit])
+            guard unnamed.isEmpty else {
+                response.collected = 0
+                response.unnamedBlobRecords = unnamed.map {
+                    WireRecord(kind: "attachment", id: $0[0] ?? "", version: Int64($0[1] ?? ""), deleted: false, fields: [:])
+                }
+                return response
+            }
+            let grace = String(AgentLimits.blobGraceDays)
+            let stale = "b.zone = $1 AND b.last_used < now() - make_interval(days => $2::int)"
+            let named = "EXISTS (SELECT 1 FROM tripboard.records r WHERE r.zone = b.zone AND r.blob = b.name AND NOT r.deleted)"
+            try connection.query("""
+                UPDATE tripboard.blobs SET last_used = now() WHERE zone = $1 AND name IN (
+                    SELECT b.name FROM tripboard.blobs b WHERE \(stale) AND \(named) FOR UPDATE SKIP LOCKED)
+                """, [zone, grace])
+            let doomed = try connection.query("""
+                SELECT b.name FROM tripboard.blobs b WHERE \(stale) AND NOT \(named) ORDER BY b.name LIMIT $3::int FOR UPDATE SKIP LOCKED
+                """, [zone, grace, limit]).compactMap { $0.first ?? nil }.filter(Self.isBlobName)
+            if !doomed.isEmpty {
+                let names = "{" + doomed.joined(separator: ",") + "}"
+                try connection.query("DELETE FROM tripboard.blob_chunks WHERE zone = $1 AND name = ANY($2::text[])", [zone, names])
+                try connection.query("DELETE FROM tripboard.blobs WHERE zone = $1 AND name = ANY($2::text[])", [zone, names])
+            }
+            response.collected = doomed.count
+            return response
+        }
+    }
+
+    /// `nameBlobs`: each record says which blob it names, where the server's copy is a live
+    /// attachment still at the version the device has and did not say.
+    func nameBlobs(_ records: [WireRecord], zone: String, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        var batch = "["
+        for record in records {
+            guard let version = record.version, let blob = record.blob else { continue }
+            if batch.utf8.count > 1 { batch += "," }
+            batch += "{\"id\":" + Self.jsonString(record.id) + ",\"version\":\(version),\"blob\":\"\(blob)\"}"
+        }
+        let rows = try connection.query("""
+            WITH named AS (
+                UPDATE tripboard.records r SET blob = b.blob FROM json_to_recordset($2::json) AS b (id text, version bigint, blob text)
+                WHERE r.zone = $1 AND r.kind = 'attachment' AND r.id = b.id AND r.version = b.version AND r.blob IS NULL AND NOT r.deleted
+                RETURNING 1)
+            SELECT count(*) FROM named
+            """, [zone, batch + "]"])
+        var response = AgentResponse()
+        response.named = Int((rows.first?.first ?? nil) ?? "0") ?? 0
         return response
     }
 

@@ -34,9 +34,10 @@ public final class AgentService {
         }
         if request.operation == .push, let connection {
             guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
-                  records.count <= AgentLimits.batchRecords else {
+                  records.count <= AgentLimits.batchRecords, records.allSatisfy({ $0.blob.map(Self.isBlobName) ?? true }) else {
                 return try JSON.encode(AgentResponse.failed(.badRequest,
-                    "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records"), pretty: false)
+                    "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records, each naming a blob by its hash if any"),
+                    pretty: false)
             }
             do {
                 return try push(records, zone: zone, mutationID: mutationID, connection)
@@ -115,6 +116,16 @@ public final class AgentService {
             guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
             return try purgeTombstones(zone: zone, days: max(request.horizonDays ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays),
                                        connection)
+        case .collectBlobs:
+            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "collectBlobs needs a zone, outside a pull or upload") }
+            return try collectBlobs(zone: zone, connection)
+        case .nameBlobs:
+            guard let zone = request.zone, pull == nil, upload == nil, let records = request.records,
+                  records.count <= AgentLimits.blobsCollectedMaximum,
+                  records.allSatisfy({ $0.version != nil && $0.blob.map(Self.isBlobName) == true }) else {
+                return .failed(.badRequest, "nameBlobs needs a zone and records with a version and a blob name, outside a pull or upload")
+            }
+            return try nameBlobs(records, zone: zone, connection)
         case .push:
             // Answered by `answer(_:)`, which writes the results' frame itself.
             return .failed(.badRequest, "push is answered as a frame of its own")
@@ -316,13 +327,18 @@ public final class AgentService {
             let current = try Self.lockedVersions(of: records, zone: zone, connection)
             let (results, layers, sequence) = Self.numbered(records, current: current, counter: Int64(counter) ?? 0,
                                                             firstVersion: firstVersion)
+            let missingBlobs = try Self.touchBlobs(of: records, results, zone: zone, connection)
             try Self.write(layers, zone: zone, connection)
             try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)], prepared: true)
             let stored = WireJSON.results(results)
             try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
                                  [zone, mutationID, String(decoding: stored, as: UTF8.self)], prepared: true)
             if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone], prepared: true) }
-            return Array(#"{"replayed":false,"results":"#.utf8) + stored + [UInt8(ascii: "}")]
+            var frame = Array(#"{"replayed":false,"results":"#.utf8) + stored
+            if !missingBlobs.isEmpty {
+                frame += Array(#","missingBlobs":"#.utf8) + WireJSON.array(missingBlobs, bytesEach: 67) { JSONValue.writeString($0, into: &$1) }
+            }
+            return frame + [UInt8(ascii: "}")]
         }
     }
 
@@ -384,7 +400,8 @@ public final class AgentService {
             layerRows[layer] += 1
             layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
                 + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
-                + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields + "}"
+                + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields
+                + (record.blob.map { ",\"blob\":\"\($0)\"" } ?? "") + "}"
             results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
         }
         return (results, layers, sequence)
@@ -396,12 +413,13 @@ public final class AgentService {
             // A deletion keeps no fields; a live write keeps the fields it does not name (a
             // newer client's, say) — unless it revives a tombstone, which had none.
             try connection.query("""
-                INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
-                SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count
+                INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count, blob)
+                SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count,
+                       b.blob
                 FROM json_to_recordset($2::json) AS b (kind text, id text, version bigint, sequence bigint, deleted boolean, fields jsonb,
-                                                      byte_count integer)
+                                                      byte_count integer, blob text)
                 ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
-                    change_sequence = excluded.change_sequence, deleted = excluded.deleted,
+                    change_sequence = excluded.change_sequence, deleted = excluded.deleted, blob = coalesce(excluded.blob, r.blob),
                     fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
                     byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
                     updated_at = now()
@@ -418,7 +436,7 @@ public final class AgentService {
     }
 
     /// `text` as a JSON string literal.
-    private static func jsonString(_ text: String) -> String {
+    static func jsonString(_ text: String) -> String {
         String(decoding: JSONValue.string(text).serialized(pretty: false, sortedKeys: true), as: UTF8.self)
     }
 }

@@ -74,5 +74,17 @@ enum ServerSchema {
         ALTER TABLE tripboard.zones ADD COLUMN purged_through bigint NOT NULL DEFAULT 0;
         CREATE INDEX records_tombstones ON tripboard.records (zone, updated_at) WHERE deleted;
         """,
+        """
+        -- Blob collection (docs/sync.md, Blobs no record names). records.blob: the blob a live
+        -- attachment's file is in, as its pushing client says (NULL for records pushed before this
+        -- step: then nothing is collected in the zone until a device names them). last_used: the
+        -- last upload, push naming it, or deletion of a record naming it; a blob no live record
+        -- names is removed once that is AgentLimits.blobGraceDays old. Existing blobs start now.
+        ALTER TABLE tripboard.records ADD COLUMN blob text CHECK (blob IS NULL OR length(blob) = 64);
+        ALTER TABLE tripboard.blobs ADD COLUMN last_used timestamptz NOT NULL DEFAULT now();
+        CREATE INDEX records_by_blob ON tripboard.records (zone, blob) WHERE blob IS NOT NULL AND NOT deleted;
+        CREATE INDEX records_unnamed_blob ON tripboard.records (zone, id) WHERE kind = 'attachment' AND blob IS NULL AND NOT deleted;
+        CREATE INDEX blobs_by_last_used ON tripboard.blobs (zone, last_used);
+        """,
     ]
 }

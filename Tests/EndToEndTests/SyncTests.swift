@@ -27,9 +27,9 @@ import TripBoardReadPath
         let server = try PostgresServer()
         let a = try SyncDevice()
         let b = try SyncDevice()
-        #expect(try a.ok("sync", "init-server", "--server", server.conninfo) == "The server's TripBoard schema is now at version 2.")
-        #expect(try a.ok("sync", "init-server", "--server", server.conninfo).contains("already at version 2"))
-        #expect(try server.psql("SELECT version FROM tripboard.schema_version") == "2")
+        #expect(try a.ok("sync", "init-server", "--server", server.conninfo) == "The server's TripBoard schema is now at version 3.")
+        #expect(try a.ok("sync", "init-server", "--server", server.conninfo).contains("already at version 3"))
+        #expect(try server.psql("SELECT version FROM tripboard.schema_version") == "3")
 
         let created = try a.join(server)
         #expect(created.status == 0 && created.stderr.contains("created zone default"), "\(created)")

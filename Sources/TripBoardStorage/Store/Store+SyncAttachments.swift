@@ -26,6 +26,12 @@ extension Store {
         }.first
     }
 
+    /// The attachments whose server copy names blob `name` (by their shadow).
+    package func attachmentIDs(namingBlob name: String) throws -> [String] {
+        try connection.statement("SELECT id FROM sync_shadow WHERE kind = 'attachment' AND field = 'blob' AND value = ? ORDER BY id")
+            .rows([.text(JSONValue.string(name).canonicalText)]) { $0.text(0) }
+    }
+
     /// A pulled attachment: inserted `missing` at the path its file will have, or its metadata
     /// updated (the file of an id never changes: its size and hash are left as they are).
     func writeAttachmentSyncRecord(_ record: SyncRecord, inserting: Bool) throws {

@@ -80,10 +80,14 @@ def sync_device_ops(box, rng, acknowledged, report, label):
     """A few random edits on one device, some killed at a random moment."""
     trips = [row["id"] for row in box.rows("SELECT id FROM trips WHERE trashed_at IS NULL AND sync_state <> 'pendingDeletion'")]
     for _ in range(rng.randint(2, 5)):
-        action = rng.choices(["add", "edit", "delete", "place", "booking", "ticket"], [3, 4, 1, 2, 2, 1])[0]
+        action = rng.choices(["add", "edit", "delete", "place", "booking", "ticket", "unfile"], [3, 4, 1, 2, 2, 2, 1])[0]
         if not trips and action != "add":
             action = "add"
         trip = rng.choice(trips) if trips else None
+        filed = [row["id"] for row in box.rows("SELECT DISTINCT booking_id AS id FROM attachments WHERE trashed_at IS NULL "
+                                               "AND booking_id IS NOT NULL AND state = 'present'")] if action == "unfile" else []
+        if action == "unfile" and not filed:
+            action = "ticket"
         if action == "add":
             argv = ["trip", "add", f"--name={random_text(rng)}", "--start", "2027-02-01", "--end", "2027-02-05"]
         elif action == "edit":
@@ -93,6 +97,9 @@ def sync_device_ops(box, rng, acknowledged, report, label):
             argv = ["trip", "delete", trip, "--yes"]
         elif action == "place":
             argv = ["place", "add", "--trip", trip, f"--name={random_text(rng)}"]
+        elif action == "unfile":
+            # A booking with its ticket deleted: its blob is no live record's once the deletion is pushed.
+            argv = ["booking", "delete", rng.choice(filed)]
         elif action == "booking":
             argv = ["booking", "add", "--trip", trip, "--kind", "train", f"--title={random_text(rng)}",
                     "--starts-at", f"2027-02-0{rng.randint(1, 5)}T10:00Z"]
@@ -138,7 +145,8 @@ def scenario_sync(ctx, report, rng):
             if result.status != 0:
                 raise RuntimeError(f"sync setup failed: {result.describe()}")
         acknowledged = {"added": set(), "deleted": set(), "maybe deleted": set()}
-        counts = {"killed syncs": 0, "server cuts": 0, "syncs": 0}
+        counts = {"killed syncs": 0, "server cuts": 0, "syncs": 0, "blobs collected": 0}
+        blobs_seen = set()
         rounds = 3 if ctx.quick else 8
         for round_index in range(1, rounds + 1):
             label = f"sync round {round_index}"
@@ -179,7 +187,7 @@ def scenario_sync(ctx, report, rng):
                         break
                     answer = json.loads(result.out)
                     moved |= answer["pulled"] > 0 or answer["pushed"] > 0 or answer["pending"] > 0 \
-                        or answer["blobsDownloaded"] > 0
+                        or answer["blobsDownloaded"] > 0 or answer["blobsUploaded"] > 0
                 if not moved:
                     break
             contents = []
@@ -200,6 +208,15 @@ def scenario_sync(ctx, report, rng):
                 report.check(f"{label}: no deleted trip back", not back, f"{len(back)} live again: {back[:3]}")
             duplicates = server.psql("SELECT count(*) - count(DISTINCT (kind, id)) FROM tripboard.records")
             report.check(f"{label}: no record twice on the server", duplicates == "0", duplicates)
+            unbacked = server.psql("SELECT count(*) FROM tripboard.records r WHERE NOT r.deleted AND r.blob IS NOT NULL AND NOT EXISTS "
+                                   "(SELECT 1 FROM tripboard.blobs b WHERE b.zone = r.zone AND b.name = r.blob AND b.complete)")
+            report.check(f"{label}: every blob a live record names is on the server", unbacked == "0", unbacked)
+            present = set(server.psql("SELECT name FROM tripboard.blobs").split())
+            blobs_seen |= present
+            counts["blobs collected"] = len(blobs_seen - present)
+            # Every blob past the grace period from here on: the next round's syncs collect what no
+            # live record names while the others import, delete, get killed and cut off.
+            server.psql("UPDATE tripboard.blobs SET last_used = now() - interval '32 days'")
         report.info(f"{rounds} rounds, 3 devices: " + ", ".join(f"{name} {count}" for name, count in counts.items())
                     + f"; {len(acknowledged['added'])} trips added, {len(acknowledged['deleted'])} deleted")
     finally:
