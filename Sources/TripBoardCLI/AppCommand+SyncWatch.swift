@@ -20,9 +20,9 @@ extension AppCommand {
         ]
     }
 
-    /// How long each wait for the server's announcement lasts: also how soon a local commit or
-    /// a signal is noticed.
-    static let watchWaitSeconds = 0.25
+    /// How long the listener's agent waits on LISTEN per request; it answers at once when an
+    /// announcement arrives, and the next request follows each answer.
+    static let watchListenSeconds = 30.0
     /// A sync at least this often, in case an announcement was missed (the listener was down).
     static let watchFallbackSeconds = 60.0
 
@@ -38,8 +38,7 @@ extension AppCommand {
         context.console.diagnostic("watching zone \(account.zone); SIGINT or SIGTERM stops")
         context.console.flush()
 
-        var listener: SyncAgentClient?
-        var listenerRetryAt = 0.0
+        var listener = WatchListener(account: account, password: password)
         var due = true
         var syncRetryAt = 0.0
         var failures = 0
@@ -47,12 +46,12 @@ extension AppCommand {
         var lastSync = MonotonicClock.now()
         var seenVersion = try store.connection.dataVersion()
         while true {
-            if listener == nil && MonotonicClock.now() >= listenerRetryAt {
-                // Listening before syncing: a change made meanwhile is announced, not missed.
-                listener = try? startListener(account: account, password: password)
-                if listener == nil { listenerRetryAt = MonotonicClock.now() + 5 } else { due = true }
-            }
+            // Listening before syncing: a change made meanwhile is announced, not missed.
+            if listener.startIfDue() { due = true }
             if due && MonotonicClock.now() >= syncRetryAt {
+                // Read before the sync: a commit another process makes while it runs is seen
+                // after it (the sync's own commits, on this connection, do not count).
+                seenVersion = try store.connection.dataVersion()
                 if let delay = try watchSync(context, store: store, key: key, password: password, json: json,
                                              failures: &failures, warnedReadOnly: &warnedReadOnly) {
                     syncRetryAt = MonotonicClock.now() + delay
@@ -61,24 +60,21 @@ extension AppCommand {
                 }
                 context.console.flush()
                 lastSync = MonotonicClock.now()
-                seenVersion = try store.connection.dataVersion()
             }
-            var announced = false
-            if let agent = listener {
-                do {
-                    announced = try agent.awaitChange(zone: account.zone, seconds: watchWaitSeconds)
-                } catch {
-                    agent.end()
-                    listener = nil
-                }
-            }
-            if watcher.wait(timeout: listener == nil ? watchWaitSeconds : 0) == .terminated { break }
+            // One wait on everything at once: the listener's answer, a commit here, a signal,
+            // or the next thing due (the fallback sync, a retry).
+            var deadline = lastSync + watchFallbackSeconds
+            if due { deadline = min(deadline, syncRetryAt) }
+            if let retryAt = listener.retryAt { deadline = min(deadline, retryAt) }
+            let wake = watcher.wait(timeout: deadline - MonotonicClock.now(), orInputOn: listener.waitingDescriptor())
+            if wake == .terminated { break }
+            let announced = wake == .input && listener.collect()
             // data_version changes when another connection commits (this one's own, sync's, do not).
             let version = try store.connection.dataVersion()
             if announced || version != seenVersion || MonotonicClock.now() - lastSync >= watchFallbackSeconds { due = true }
             seenVersion = version
         }
-        listener?.end()
+        listener.end()
         context.console.diagnostic("stopped watching")
     }
 
@@ -107,17 +103,6 @@ extension AppCommand {
         }
     }
 
-    private static func startListener(account: SyncAccount, password: String?) throws -> SyncAgentClient {
-        let agent = try SyncAgentClient()
-        do {
-            _ = try agent.connect(conninfo: account.server, password: password)
-            try agent.listen()
-            return agent
-        } catch {
-            agent.end()
-            throw error
-        }
-    }
 
     /// A server that is down, busy, or an agent that timed out: worth another try later. Anything
     /// else (damaged data, a missing zone or key) ends the watch with its exit status.
@@ -134,5 +119,86 @@ extension SyncReport {
     /// Whether this sync changed anything here or on the server.
     var movedSomething: Bool {
         pulled + trashed + pushed + replayed + blobsUploaded + blobsDownloaded + conflictsKept > 0
+    }
+}
+
+/// `sync watch`'s listener: an agent of its own, connected and listening (LISTEN), with one
+/// `awaitChange` request outstanding while the watch waits, so that an announcement wakes the
+/// watch the moment the agent answers. One that cannot be started, or fails, is tried again
+/// `retrySeconds` later; meanwhile the watch syncs on local commits and the fallback minute.
+struct WatchListener {
+    static let retrySeconds = 5.0
+    let account: SyncAccount
+    let password: String?
+    private var agent: SyncAgentClient?
+    private var asked = false
+    /// When a listener is to be started again, while there is none.
+    private(set) var retryAt: Double? = 0
+
+    init(account: SyncAccount, password: String?) {
+        self.account = account
+        self.password = password
+    }
+
+    /// Starts the listener if there is none and its retry time has come: whether it did.
+    mutating func startIfDue() -> Bool {
+        guard agent == nil, let retryAt, MonotonicClock.now() >= retryAt else { return false }
+        do {
+            let started = try SyncAgentClient()
+            do {
+                _ = try started.connect(conninfo: account.server, password: password)
+                try started.listen()
+            } catch {
+                started.end()
+                throw error
+            }
+            agent = started
+            self.retryAt = nil
+            return true
+        } catch {
+            self.retryAt = MonotonicClock.now() + Self.retrySeconds
+            return false
+        }
+    }
+
+    /// The descriptor to wait on for the agent's answer, after asking it to wait for an
+    /// announcement if it is not asked already; nil without a listener.
+    mutating func waitingDescriptor() -> Int32? {
+        guard let agent else { return nil }
+        if !asked {
+            do {
+                try agent.postAwaitChange(zone: account.zone, seconds: AppCommand.watchListenSeconds)
+                asked = true
+            } catch {
+                fail()
+                return nil
+            }
+        }
+        return agent.answerDescriptor
+    }
+
+    /// The agent's answer, once its descriptor is readable: whether the zone changed. A failed
+    /// listener (the agent or the server gone) is ended and tried again later.
+    mutating func collect() -> Bool {
+        guard let agent, asked else { return false }
+        asked = false
+        do {
+            return try agent.collectChange()
+        } catch {
+            fail()
+            return false
+        }
+    }
+
+    private mutating func fail() {
+        agent?.end()
+        agent = nil
+        asked = false
+        retryAt = MonotonicClock.now() + Self.retrySeconds
+    }
+
+    mutating func end() {
+        agent?.end()
+        agent = nil
     }
 }

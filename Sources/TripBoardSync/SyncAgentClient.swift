@@ -115,14 +115,25 @@ public final class SyncAgentClient {
     /// Listens for the server's change notifications from now on (`sync watch`).
     public func listen() throws { _ = try send(AgentRequest(.listen)) }
 
-    /// Whether the server announced a change in `zone` within `seconds` (since `listen`, any
-    /// announcement not yet collected counts).
-    public func awaitChange(zone: String, seconds: Double) throws -> Bool {
+    /// Asks whether the server announces a change in `zone` within `seconds` (since `listen`,
+    /// any announcement not yet collected counts), without waiting for the answer: the caller
+    /// waits on `answerDescriptor` with whatever else it waits for, then `collectChange`. The
+    /// agent answers as soon as an announcement arrives.
+    public func postAwaitChange(zone: String, seconds: Double) throws {
         var request = AgentRequest(.awaitChange)
         request.zone = zone
         request.waitSeconds = seconds
-        return try send(request, timeout: seconds + AgentLimits.answerSeconds).changed ?? false
+        try post(request)
     }
+
+    /// The answer to `postAwaitChange`: whether the zone changed. Call it once `answerDescriptor`
+    /// is readable; it waits at most `AgentLimits.answerSeconds` for the rest of the answer.
+    public func collectChange() throws -> Bool {
+        try response(try collect()).changed ?? false
+    }
+
+    /// The descriptor the agent's answers arrive on (`ChangeWatcher.wait(timeout:orInputOn:)`).
+    public var answerDescriptor: Int32 { session.answerDescriptor }
 
     public func end() { session.end() }
 }

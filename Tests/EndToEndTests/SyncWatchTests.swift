@@ -54,6 +54,33 @@ import TripBoardStorage
         #expect(try b.container.integrity() == "ok")
     }
 
+    /// Edits made one after another on the watching device, each as soon as the one before is
+    /// on the server: every one is pushed within seconds, none left for the fallback minute —
+    /// including those committed while the watch was in the middle of a sync (the watch reads
+    /// the store's `data_version` before it syncs, so a commit during the sync wakes it after).
+    @Test func everyEditOnTheWatchingDeviceIsPushedEvenOneMadeDuringASync() throws {
+        let (server, a, _) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Gent", start: "2026-12-01", end: "2026-12-03")
+        try a.sync()
+        let watch = try Self.startWatch(a)
+        defer { watch.kill() }
+        for round in 1...20 {
+            try a.ok("trip", "edit", trip, "--notes", "edit \(round)")
+            // The next edit lands at a different moment of the sync this one starts.
+            usleep(useconds_t(round % 6) * 15_000)
+            try a.ok("trip", "edit", trip, "--name", "Gent \(round)")
+            // Synchronized again only once the server acknowledged the last edit itself.
+            let pushed = try Self.within(8) {
+                try a.container.sqlite("SELECT name, sync_state FROM trips WHERE id = '\(trip)'").trimmedStdout == "Gent \(round)|synchronized"
+            }
+            #expect(pushed != nil, "edit \(round) was not pushed within 8 s")
+            if pushed == nil { break }
+        }
+        watch.kill(signal: SIGTERM)
+        #expect(watch.wait(timeout: 10).status == 0)
+    }
+
     /// The server stops under a running watch and starts again: the watch keeps going and picks
     /// up what was pushed meanwhile; SIGINT then stops it (exit 0).
     @Test func aWatchOutlivesTheServerGoingAwayAndComingBack() throws {

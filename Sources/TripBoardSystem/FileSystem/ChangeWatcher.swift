@@ -13,6 +13,8 @@ public final class ChangeWatcher {
         case changed
         case timedOut
         case terminated
+        /// The extra descriptor `wait` was given became readable (or was closed at the other end).
+        case input
     }
 
     private let inotify: FileDescriptor
@@ -54,14 +56,18 @@ public final class ChangeWatcher {
         }
     }
 
-    /// Waits up to `timeout` seconds. After a change, waits a few milliseconds more so that a burst
-    /// of writes (one commit touches -wal several times) wakes the caller once.
-    public func wait(timeout: Double) -> Wake {
+    /// Waits up to `timeout` seconds, and for `input` to become readable too when it is given
+    /// (a helper's answer: `sync watch` waits on its listener this way). After a change, waits a
+    /// few milliseconds more so that a burst of writes (one commit touches -wal several times)
+    /// wakes the caller once. A signal comes first, then input, then a change.
+    public func wait(timeout: Double, orInputOn input: Int32? = nil) -> Wake {
         var descriptors = [pollfd(fd: inotify.rawValue, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: signals.rawValue, events: Int16(POLLIN), revents: 0)]
-        let ready = poll(&descriptors, 2, Int32(max(0, min(timeout, 86_400)) * 1000))
+                           pollfd(fd: signals.rawValue, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: input ?? -1, events: Int16(POLLIN), revents: 0)]
+        let ready = poll(&descriptors, 3, Int32(max(0, min(timeout, 86_400)) * 1000))
         if ready <= 0 { return .timedOut }
         if descriptors[1].revents != 0 { return .terminated }
+        if descriptors[2].revents != 0 { return .input }
         MonotonicClock.sleep(seconds: 0.005)
         drain()
         return .changed

@@ -40,6 +40,9 @@ public final class HelperSession {
 
     deinit { end() }
 
+    /// The descriptor answers arrive on, to wait on with others (`poll`) before `receive`.
+    package var answerDescriptor: Int32 { answers.rawValue }
+
     /// Sends one frame and waits at most `timeout` seconds for the answering frame.
     public func exchange(_ request: [UInt8], timeout: Double) throws(HelperSessionError) -> [UInt8] {
         try post(request)
