@@ -44,14 +44,14 @@ extension AppCommand {
         var failures = 0
         var warnedReadOnly = false
         var lastSync = MonotonicClock.now()
-        var seenVersion = try store.connection.dataVersion()
+        var seenVersion = try store.changeCounter()
         while true {
             // Listening before syncing: a change made meanwhile is announced, not missed.
             if listener.startIfDue() { due = true }
             if due && MonotonicClock.now() >= syncRetryAt {
                 // Read before the sync: a commit another process makes while it runs is seen
                 // after it (the sync's own commits, on this connection, do not count).
-                seenVersion = try store.connection.dataVersion()
+                seenVersion = try store.changeCounter()
                 if let delay = try watchSync(context, store: store, key: key, password: password, json: json,
                                              failures: &failures, warnedReadOnly: &warnedReadOnly) {
                     syncRetryAt = MonotonicClock.now() + delay
@@ -70,7 +70,7 @@ extension AppCommand {
             if wake == .terminated { break }
             let announced = wake == .input && listener.collect()
             // data_version changes when another connection commits (this one's own, sync's, do not).
-            let version = try store.connection.dataVersion()
+            let version = try store.changeCounter()
             if announced || version != seenVersion || MonotonicClock.now() - lastSync >= watchFallbackSeconds { due = true }
             seenVersion = version
         }

@@ -32,7 +32,7 @@ extension SyncEngine {
     /// Returns the blob's name and the file's hash, or nil when the file cannot be sent — not
     /// there, or not what its row says (`container check` names it) — and the record waits.
     func uploadBlob(of record: SyncRecord) throws -> (name: String, contentHash: String)? {
-        guard record.fileState == "present", let relativePath = record.relativePath else { return nil }
+        guard record.fileState == .present, let relativePath = record.relativePath else { return nil }
         let (name, contentHash, byteCount): (String, String, Int64)
         do {
             (name, contentHash, byteCount) = try nameBlob(try files.openForReading(relativePath: relativePath))

@@ -85,8 +85,8 @@ struct BackupArchive {
         try store.statement("""
             SELECT id, relative_path, byte_count, content_hash, state FROM attachments WHERE state <> 'deleting' ORDER BY relative_path
             """).forEachRow { row in
-            let (id, path, byteCount, hash, state) = (row.text(0), row.text(1), row.integer(2), row.text(3), row.text(4))
-            guard state == "present" else {
+            let (id, path, byteCount, hash) = (row.text(0), row.text(1), row.integer(2), row.text(3))
+            guard Attachment.State(column: row.text(4)) == .present else {
                 summary.missingAttachments += 1
                 return
             }

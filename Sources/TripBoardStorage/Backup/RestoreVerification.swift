@@ -46,16 +46,17 @@ struct RestoreVerification {
         var lost: [String] = []
         var unverified: [(id: String, hash: String)] = []
         try connection.statement("SELECT id, relative_path, byte_count, content_hash, state FROM attachments").forEachRow { row in
-            let (id, path, byteCount, hash, state) = (row.text(0), row.text(1), row.integer(2), row.text(3), row.text(4))
+            let (id, path, byteCount, hash) = (row.text(0), row.text(1), row.integer(2), row.text(3))
+            let state = Attachment.State(column: row.text(4))
             guard let (size, digest) = unmatched.removeValue(forKey: path) else {
-                if state == "present" { lost.append(id) }
-                if state != "deleting" { summary.missingAttachments += 1 }
+                if state == .present { lost.append(id) }
+                if state != .deleting { summary.missingAttachments += 1 }
                 return
             }
             // A row not hashed yet (an archive written before backups recorded hashes) takes the
             // hash of the bytes the archive held, which were checked against its size.
-            if hash.isEmpty && state == "present" && size == byteCount { unverified.append((id, digest)) }
-            guard size == byteCount, digest == hash || hash.isEmpty || state != "present" else {
+            if hash.isEmpty && state == .present && size == byteCount { unverified.append((id, digest)) }
+            guard size == byteCount, digest == hash || hash.isEmpty || state != .present else {
                 throw RestoreError.attachmentMismatch(path: path, detail: size == byteCount ? "does not match its recorded hash"
                                                           : "is \(size) bytes, its row says \(byteCount)")
             }

@@ -26,7 +26,7 @@ extension ContainerDiagnosis {
         let layout = Layout(layoutVersion: manifest?.layoutVersion, createdBy: manifest?.createdBy, createdAt: manifest?.createdAt,
                             rootPermissions: String(permissions, radix: 8), storeState: (try? StoreHealth(of: container)) ?? .corrupt,
                             storeDamage: manifest?.storeDamage,
-                            migration: attempt("migration journal") { try migrationState(container) } ?? "unknown")
+                            migration: attempt("migration journal") { try migrationState(container) } ?? .unknown)
         let files = try files(of: container, errors: &errors)
         let keychain = attempt("keychain") { try KeychainStatistics.read(in: container) }
         let holders = LockHolders.find(for: container.lock.descriptor).map { holder in
@@ -47,10 +47,10 @@ extension ContainerDiagnosis {
         }
     }
 
-    static func migrationState(_ container: Container) throws -> String {
-        guard try container.status(of: ContainerLayout.migrationDirectory)?.kind == .directory else { return "notStarted" }
-        if try ContainerLayout.migrationIsUnfinished(in: container.root) { return "unfinished" }
-        return try container.status(of: ContainerLayout.migrationDirectory + "/" + ContainerLayout.migrationCommitMarkerFile) != nil ? "finished" : "notStarted"
+    static func migrationState(_ container: Container) throws -> MigrationState {
+        guard try container.status(of: ContainerLayout.migrationDirectory)?.kind == .directory else { return .notStarted }
+        if try ContainerLayout.migrationIsUnfinished(in: container.root) { return .unfinished }
+        return try container.status(of: ContainerLayout.migrationDirectory + "/" + ContainerLayout.migrationCommitMarkerFile) != nil ? .finished : .notStarted
     }
 
     /// Sizes and counts only: the walk never reads a file, and no name leaves this function.

@@ -19,8 +19,20 @@ public struct ContainerDiagnosis: Sendable, Codable {
         public var rootPermissions: String
         public var storeState: StoreHealth
         public var storeDamage: StoreDamage?
-        /// `notStarted`, `unfinished` or `finished` (the container migration's journal).
-        public var migration: String
+        public var migration: MigrationState
+    }
+
+    /// Where the container migration stands, as its `migration/` directory tells. The raw values
+    /// are the report's `migration` texts.
+    public enum MigrationState: String, Sendable, Codable {
+        /// No `migration/` directory, or one with neither a journal nor a commit marker.
+        case notStarted
+        /// A journal without a commit marker: a run stopped before finishing (or one is running).
+        case unfinished
+        /// The commit marker.
+        case finished
+        /// The directory could not be read (the report's `errors` say why).
+        case unknown
     }
 
     /// Bytes and counts of the files, by place.

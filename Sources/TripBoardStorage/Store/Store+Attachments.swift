@@ -105,6 +105,14 @@ public struct Attachment: Sendable, Equatable, Codable {
     }
 }
 
+extension Attachment.State {
+    /// The state a `state` column holds. The schema's CHECK admits only the three states; a row
+    /// that breaks it (a damaged page) claims no file.
+    package init(column text: String) {
+        self = Self(rawValue: text) ?? .missing
+    }
+}
+
 extension Store {
     package static let attachmentColumns = """
         id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
@@ -114,9 +122,7 @@ extension Store {
     package static func attachment(from row: Statement) -> Attachment {
         Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
                    byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
-                   // The schema's CHECK admits only the three states; a row that breaks it (a damaged
-                   // page) claims no file.
-                   relativePath: row.text(7), state: Attachment.State(rawValue: row.text(8)) ?? .missing, createdAt: row.text(9),
+                   relativePath: row.text(7), state: Attachment.State(column: row.text(8)), createdAt: row.text(9),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
                    updatedAt: row.text(12), trashedAt: row.optionalText(13))
     }

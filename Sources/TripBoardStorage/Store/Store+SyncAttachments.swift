@@ -22,7 +22,7 @@ extension Store {
             ]
             return SyncRecord(kind: .attachment, id: id, fields: fields, syncState: SyncState(rawValue: row.text(6)) ?? .failed,
                               remoteVersion: row.optionalInteger(7), updatedAt: row.text(8), trashedAt: row.optionalText(9),
-                              trashedWith: row.optionalText(10), fileState: row.text(11), relativePath: row.text(12))
+                              trashedWith: row.optionalText(10), fileState: Attachment.State(column: row.text(11)), relativePath: row.text(12))
         }.first
     }
 

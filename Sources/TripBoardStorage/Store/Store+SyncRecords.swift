@@ -13,12 +13,12 @@ package struct SyncRecord {
     package var updatedAt: String
     package var trashedAt: String?
     package var trashedWith: String?
-    /// Attachments: the row's `state` (`present`, `missing`, `deleting`) and file.
-    package var fileState: String?
+    /// Attachments: the row's `state` and file.
+    package var fileState: Attachment.State?
     package var relativePath: String?
 
     package init(kind: RecordKind, id: String, fields: [String: JSONValue], syncState: SyncState, remoteVersion: Int64?,
-                 updatedAt: String, trashedAt: String? = nil, trashedWith: String? = nil, fileState: String? = nil,
+                 updatedAt: String, trashedAt: String? = nil, trashedWith: String? = nil, fileState: Attachment.State? = nil,
                  relativePath: String? = nil) {
         self.kind = kind
         self.id = id

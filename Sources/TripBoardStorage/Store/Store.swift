@@ -98,6 +98,10 @@ public final class Store {
         }
         return problems
     }
+
+    /// Changes when another connection commits to the store (this one's own commits leave it alone):
+    /// the cheap "has anyone written since?" a watcher asks before it does any real work.
+    public func changeCounter() throws -> Int64 { try connection.dataVersion() }
 }
 
 /// How many records the store holds.
