@@ -90,6 +90,8 @@ package enum Schema {
         bookingZone,
         // 6 → 7: noticing a server that lost acknowledged changes (docs/sync.md)
         syncReconcile,
+        // 7 → 8: pending records in push order (docs/storage.md, Indexes)
+        syncPending,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

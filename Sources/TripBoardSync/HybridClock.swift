@@ -23,10 +23,32 @@ public struct HybridStamp: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     public var description: String {
-        let digits = String(milliseconds)
-        let hex = String(counter, radix: 16)
-        return String(repeating: "0", count: max(0, 13 - digits.utf8.count)) + digits + "-"
-            + String(repeating: "0", count: max(0, 4 - hex.utf8.count)) + hex + "-" + node
+        guard (0...9_999_999_999_999).contains(milliseconds), (0...0xffff).contains(counter) else {
+            // Outside the written form's widths (no stamp this build makes): padded, not cut.
+            let digits = String(milliseconds)
+            let hex = String(counter, radix: 16)
+            return String(repeating: "0", count: max(0, 13 - digits.utf8.count)) + digits + "-"
+                + String(repeating: "0", count: max(0, 4 - hex.utf8.count)) + hex + "-" + node
+        }
+        // Written digit by digit into the string's own storage: a push writes one per field.
+        var node = node
+        return node.withUTF8 { nodeBytes in
+            String(unsafeUninitializedCapacity: 19 + nodeBytes.count) { out in
+                var rest = milliseconds
+                for index in stride(from: 12, through: 0, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                out[13] = UInt8(ascii: "-")
+                let hexDigits: StaticString = "0123456789abcdef"
+                for index in 0..<4 {
+                    out[14 + index] = hexDigits.utf8Start[(counter >> (12 - 4 * index)) & 0xf]
+                }
+                out[18] = UInt8(ascii: "-")
+                for (index, byte) in nodeBytes.enumerated() { out[19 + index] = byte }
+                return 19 + nodeBytes.count
+            }
+        }
     }
 
     public static func < (lhs: HybridStamp, rhs: HybridStamp) -> Bool {

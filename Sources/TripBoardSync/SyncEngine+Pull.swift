@@ -28,7 +28,7 @@ extension SyncEngine {
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
-        try store.withPullCache(kibibytes: 8 << 10) {
+        try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) {
             var pageRequest = AgentRequest(.pullPage)
             pageRequest.limit = AgentLimits.pageRecords
             try agent.post(pageRequest)
@@ -115,7 +115,7 @@ extension SyncEngine {
         let shadow = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
         func keepShadow() throws {
             try store.clearShadow(kind, id: remote.id)
-            for (field, value) in shadow { try store.setShadow(kind, id: remote.id, field: field, value) }
+            try store.setShadow(kind, id: remote.id, fields: shadow)
         }
         guard var local else {
             guard !remote.deleted else { return }

@@ -160,9 +160,17 @@ extension SyncEngine {
 
     /// Asks the server to drop tombstones older than the horizon (at least 400 days). A server
     /// that cannot (busy, older schema) is not an error of this sync: the next run asks again.
+    /// A connection that is gone is: the requests after this one could not go anywhere either.
     func purgeTombstones() throws {
         var request = AgentRequest(.purgeTombstones)
         request.zone = account.zone
-        report.tombstonesPurged = (try? agent.send(request))?.purged ?? 0
+        do {
+            report.tombstonesPurged = try agent.send(request).purged ?? 0
+        } catch {
+            switch error as? SyncError {
+            case .serverUnavailable, .agentFailed: throw error
+            default: report.tombstonesPurged = 0
+            }
+        }
     }
 }

@@ -69,6 +69,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
 /// transaction, so a crash at any point loses nothing and applies nothing twice.
 public final class SyncEngine {
     static let maximumRounds = 6
+    /// The store's page cache while a pull applies pages or a push records answers (`Store.withSyncCache`).
+    static let syncCacheKibibytes = 8 << 10
     /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
     /// that asks for more (a newer client changed what records mean) is only read from here.
     public static let clientVersion = 1
@@ -132,7 +134,7 @@ public final class SyncEngine {
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
             try pullAndSettle()
-            let (recordsPushed, recordConflicts) = try pushPending()
+            let (recordsPushed, recordConflicts) = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
             let (secretsPushed, secretConflicts) = try pushSecrets()
             let (pushed, conflicts) = (recordsPushed + secretsPushed, recordConflicts + secretConflicts)
             if conflicts == 0 && pushed == 0 { break }
@@ -149,30 +151,33 @@ public final class SyncEngine {
 
     /// Pushes pending records batch after batch until none is left, a batch meets a conflict
     /// (the next round pulls and merges first) or nothing moves; returns how many were applied
-    /// and refused. While the agent and the server write one batch, the next is made and saved
-    /// here (other records: those in flight are left out), and sent once the answer is recorded.
+    /// and refused. While the agent and the server write one batch, this side makes and saves the
+    /// next (other records: those in flight are left out); once the answer comes, the next batch
+    /// is sent first and the answer recorded while the server writes it.
     func pushPending() throws -> (Int, Int) {
         var applied = 0
         var conflicts = 0
         var inFlight: OutgoingBatch?
         while true {
             let prepared = try prepareBatch(excluding: inFlight?.keys ?? [], mayUpload: inFlight == nil)
-            if let batch = inFlight {
-                let (pushed, refused) = try finish(batch.mutationID, batch.entries, replaying: false)
-                applied += pushed
-                conflicts += refused
-                inFlight = nil
-            }
+            let answered = try inFlight.map { batch in (batch, try agent.collect()) }
+            inFlight = nil
             if let next = prepared.batch {
                 try post(mutationID: next.mutationID, next.wire, encoded: next.encoded)
                 inFlight = next
-                if conflicts > 0 {
-                    let (pushed, refused) = try finish(next.mutationID, next.entries, replaying: false)
-                    return (applied + pushed, conflicts + refused)
-                }
-                continue
             }
-            if conflicts == 0 && (prepared.acknowledged > 0 || prepared.waitedForUpload) { continue }
+            if let (batch, answer) = answered {
+                let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: answer, replaying: false)
+                applied += pushed
+                conflicts += refused
+            }
+            if conflicts > 0 {
+                // The batch already sent is answered and recorded; the rest waits for the next round.
+                guard let batch = inFlight else { return (applied, conflicts) }
+                let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: try agent.collect(), replaying: false)
+                return (applied + pushed, conflicts + refused)
+            }
+            if inFlight != nil || prepared.acknowledged > 0 || prepared.waitedForUpload { continue }
             return (applied, conflicts)
         }
     }
@@ -197,14 +202,19 @@ public final class SyncEngine {
         var unchanged: [SyncRecord] = []
         var bytes = 0
         var waited = false
-        for record in try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding) {
+        // The records and their shadows from one snapshot; the batch may end before the last.
+        let candidates = try store.readTransaction {
+            try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
+                (record, record.isTombstone ? [:] : try store.shadow(record.kind, id: record.id))
+            }
+        }
+        for (record, shadow) in candidates {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
                 continue
             }
-            let shadow = try store.shadow(record.kind, id: record.id)
             var record = record
             var blobName: String?
             if record.kind == .attachment {
@@ -255,11 +265,25 @@ public final class SyncEngine {
         -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
         var sealed: [String: SealedField] = [:]
         var pushed: [String: ShadowField] = [:]
-        for field in changedFields(of: record, shadow: shadow) {
+        guard record.syncState != .synchronized else { return (sealed, pushed) }
+        // `changedFields` and `localStamp`, with each value's canonical text made once (compared,
+        // sealed and kept) and the stamp of a field the server has never seen written once.
+        var firstStamp: String?
+        for field in SyncRecord.fieldNames(record.kind) {
             guard let value = record.fields[field] else { continue }
-            let stamp = localStamp(record, after: shadow[field])
-            sealed[field] = try key.seal(value, kind: record.kind, id: record.id, field: field, stamp: stamp)
-            pushed[field] = ShadowField(value: value.canonicalText, stamp: stamp.description)
+            let canonical = value.serialized(pretty: false, sortedKeys: true)
+            let text = String(decoding: canonical, as: UTF8.self)
+            let before = shadow[field]
+            if before?.value == text { continue }
+            let stamp: String
+            if before == nil, let firstStamp {
+                stamp = firstStamp
+            } else {
+                stamp = localStamp(record, after: before).description
+                if before == nil { firstStamp = stamp }
+            }
+            sealed[field] = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: field, stamp: stamp)
+            pushed[field] = ShadowField(value: text, stamp: stamp)
         }
         return (sealed, pushed)
     }
@@ -276,7 +300,7 @@ public final class SyncEngine {
 
     private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
         try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
-        return try finish(mutationID, entries, replaying: replaying)
+        return try finish(mutationID, entries, answer: try agent.collect(), replaying: replaying)
     }
 
     /// Sends a saved batch to the agent; `finish` collects and records the answer.
@@ -287,10 +311,10 @@ public final class SyncEngine {
         try agent.post(encoded: try WireJSON.request(request, records: encoded))
     }
 
-    /// The answer to the batch `post` sent, recorded: the acknowledgements, in one transaction
-    /// that also removes the saved batch.
-    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
-        let response = try agent.response(try agent.collect())
+    /// The answer to the batch `post` sent (`answer`, as the agent wrote it), recorded: the
+    /// acknowledgements, in one transaction that also removes the saved batch.
+    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], answer: [UInt8], replaying: Bool) throws -> (Int, Int) {
+        let response = try agent.response(answer)
         CrashPoint.reach("sync.pushed")
         let results = response.results ?? []
         if replaying && response.replayed == true { report.replayed += results.count }
@@ -331,15 +355,14 @@ public final class SyncEngine {
     /// The server has `entry` at `version`: the existing acknowledgement path, unless the record
     /// changed since the batch was made (then only its remote version moves and it stays pending).
     private func recordApplied(_ entry: OutgoingEntry, kind: RecordKind, version: Int64) throws {
-        guard let record = try store.syncRecord(kind, id: entry.id) else { return }  // purged meanwhile
-        if let current = record.remoteVersion, current >= version { return }
-        if try !store.recordAcknowledgement(kind: kind, id: entry.id, remoteVersion: version, expectedUpdatedAt: entry.updatedAt) {
-            try store.setSyncMetadata(kind, id: entry.id, state: record.syncState, remoteVersion: version)
+        switch try store.recordPushed(kind: kind, id: entry.id, remoteVersion: version, updatedAt: entry.updatedAt) {
+        case .gone, .alreadyNewer: return
+        case .acknowledged, .changedSince: break
         }
         if entry.deleted {
             try store.clearShadow(kind, id: entry.id)
         } else {
-            for (field, value) in entry.fields { try store.setShadow(kind, id: entry.id, field: field, value) }
+            try store.setShadow(kind, id: entry.id, fields: entry.fields)
         }
     }
 

@@ -108,10 +108,12 @@ public struct ZoneKey: Sendable {
     // MARK: - Fields
 
     /// `value` sealed for field `field` of record `kind` `id` at `stamp`.
-    func seal(_ value: JSONValue, kind: RecordKind, id: String, field: String, stamp: HybridStamp) throws -> SealedField {
-        let sealed = try XChaCha20Poly1305.seal(plaintext: value.serialized(pretty: false, sortedKeys: true), key: fieldKey,
-                                                associatedData: fieldAssociatedData(kind: kind.rawValue, id: id, field: field, stamp: stamp.description))
-        return SealedField(stamp: stamp.description, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
+    /// Seals a field's value, given in its canonical text (`JSONValue.canonicalText`'s bytes), under
+    /// its stamp (`HybridStamp.description`): a push keeps both in the shadow too.
+    func seal(canonical: [UInt8], kind: RecordKind, id: String, field: String, stamp: String) throws -> SealedField {
+        let sealed = try XChaCha20Poly1305.seal(plaintext: canonical, key: fieldKey,
+                                                associatedData: fieldAssociatedData(kind: kind.rawValue, id: id, field: field, stamp: stamp))
+        return SealedField(stamp: stamp, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
     }
 
     /// The value of `sealed`, verified against where it claims to belong. A field moved to

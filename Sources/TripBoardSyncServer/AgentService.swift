@@ -104,7 +104,9 @@ public final class AgentService {
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
         if request.operation == .connect { return try connect(request) }
-        guard let connection else { return .failed(.badRequest, "not connected") }
+        // No connection: never made, or dropped when it broke (`failed`). The client hears
+        // "unavailable", as for the failure that dropped it, and connects again next time.
+        guard let connection else { return .failed(.unavailable, "not connected to the server (the connection was lost)") }
         switch request.operation {
         case .connect:
             return AgentResponse()

@@ -141,7 +141,12 @@ final class PostgresConnection {
         let message = Self.trimmed(String(cString: result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(handle)))
         // PG_DIAG_SQLSTATE is the macro 'C', which does not import.
         let sqlState = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        if PQstatus(handle) != CONNECTION_OK { return PostgresError(kind: .unavailable, sqlState: sqlState, message: message) }
+        // An error without a SQLSTATE is libpq's own, not the server's answer to the statement:
+        // the connection broke, even when its status does not say so yet (a server stopped under
+        // a command: "server closed the connection unexpectedly"). Worth a new connection.
+        if PQstatus(handle) != CONNECTION_OK || sqlState == nil {
+            return PostgresError(kind: .unavailable, sqlState: sqlState, message: message)
+        }
         return PostgresError(kind: PostgresError.kind(sqlState: sqlState), sqlState: sqlState, message: message)
     }
 

@@ -209,12 +209,20 @@ import TripBoardStorage
         // Back to what a build of schema 5 left: no zone column (nor what later steps add).
         #expect(try container.sqlite("""
             ALTER TABLE bookings DROP COLUMN zone; ALTER TABLE sync_account DROP COLUMN last_mutation;
-            ALTER TABLE sync_account DROP COLUMN token_record; PRAGMA user_version = 5
+            ALTER TABLE sync_account DROP COLUMN token_record;
+            DROP INDEX trips_pending; DROP INDEX places_pending; DROP INDEX bookings_pending; DROP INDEX attachments_pending;
+            CREATE INDEX trips_unsynchronized ON trips (sync_state) WHERE sync_state <> 'synchronized';
+            CREATE INDEX places_unsynchronized ON places (sync_state) WHERE sync_state <> 'synchronized';
+            CREATE INDEX bookings_unsynchronized ON bookings (sync_state) WHERE sync_state <> 'synchronized';
+            PRAGMA user_version = 5
             """).status == 0)
         let list = try container.app("booking", "list", "--json")
         #expect(list.status == 0, "\(list)")
         #expect(list.stdout.contains("\"zone\" : null") && list.stdout.contains("\"title\" : \"Old\""), "\(list.stdout)")
         #expect(try container.sqlite("PRAGMA user_version").trimmedStdout == String(Store.schemaVersion))
+        // Schema 8's push-order indexes replace the (sync_state) ones.
+        #expect(try container.sqlite("SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema WHERE name LIKE '%pending' OR name LIKE '%unsynchronized' ORDER BY name)")
+                    .trimmedStdout == "attachments_pending bookings_pending places_pending trips_pending")
     }
 
     @Test func aTicketsLocalTimeIsReadInTZAndTheBookingKeepsTZsZone() throws {

@@ -67,7 +67,12 @@ struct QueryPlanTests {
         #expect(try Self.plan("SELECT id FROM trips WHERE \(RecordRows.live) ORDER BY start_date, end_date, name, id", fixture.store)
                 .first?.hasPrefix("SCAN trips USING INDEX trips_live_by_start") == true)
         #expect(try Self.plan("SELECT id FROM trips WHERE \(Store.pending)", fixture.store)
-                == ["SCAN trips USING INDEX trips_unsynchronized"])
+                == ["SCAN trips USING INDEX trips_pending"])
+        // A push batch: the oldest pending records of a kind, read in the index's order (no sort).
+        for kind in SyncRecord.kinds {
+            #expect(try Self.plan(Store.pendingInPushOrder(kind), fixture.store, "10")
+                    == ["SCAN \(kind.table) USING INDEX \(kind.table)_pending"])
+        }
         #expect(try Self.plan("""
             SELECT id FROM attachments WHERE content_hash = ?1 AND state = 'missing' AND byte_count = ?2
             AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL

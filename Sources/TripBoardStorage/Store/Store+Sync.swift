@@ -4,7 +4,7 @@ public import TripBoardReadPath
 extension Store {
     /// What the server must hear about: every record not `synchronized`, except what is in the
     /// trash without having been uploaded (it waits there to be restored or purged; a trashed
-    /// record the server had is a tombstone, and listed). Uses the `*_unsynchronized` indexes.
+    /// record the server had is a tombstone, and listed). Uses the `*_pending` indexes.
     static let pending = "sync_state <> 'synchronized' AND (trashed_at IS NULL OR sync_state = 'pendingDeletion')"
 
     /// Every record the server has not confirmed: pendingUpload, pendingDeletion and failed, oldest
@@ -42,10 +42,42 @@ extension Store {
     /// batch's in one, with the change token). False, and nothing written, when `expectedUpdatedAt`
     /// is given and the record changed after it.
     package func recordAcknowledgement(kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String? = nil) throws -> Bool {
-        let rows = try connection.statement(
+        guard let row = try acknowledgementRow(kind, id: id) else { throw StoreError.notFound(kind: kind, id: id) }
+        return try acknowledge(row, kind: kind, id: id, remoteVersion: remoteVersion, expectedUpdatedAt: expectedUpdatedAt)
+    }
+
+    /// What `recordPushed` did with a record the server took at a version.
+    package enum PushedOutcome {
+        /// Synchronised at that version (or, a deletion, gone from the store).
+        case acknowledged
+        /// Edited since the batch was made: only its remote version moved, and it stays pending.
+        case changedSince
+        /// Already at that version or a later one (a pull brought it meanwhile): nothing written.
+        case alreadyNewer
+        /// Purged meanwhile: nothing written.
+        case gone
+    }
+
+    /// The server took record `id` at `remoteVersion`, as it was at `updatedAt`: one read of its
+    /// row, then the acknowledgement, inside the caller's write transaction.
+    package func recordPushed(kind: RecordKind, id: String, remoteVersion: Int64, updatedAt: String) throws -> PushedOutcome {
+        guard let row = try acknowledgementRow(kind, id: id) else { return .gone }
+        if let current = row.remoteVersion, current >= remoteVersion { return .alreadyNewer }
+        if try acknowledge(row, kind: kind, id: id, remoteVersion: remoteVersion, expectedUpdatedAt: updatedAt) { return .acknowledged }
+        try connection.statement("UPDATE \(kind.table) SET remote_version = ? WHERE id = ?").run([.integer(remoteVersion), .text(id)])
+        return .changedSince
+    }
+
+    private typealias AcknowledgementRow = (state: SyncState?, remoteVersion: Int64?, updatedAt: String, inTrash: Bool)
+
+    private func acknowledgementRow(_ kind: RecordKind, id: String) throws -> AcknowledgementRow? {
+        try connection.statement(
             "SELECT sync_state, remote_version, updated_at, trashed_at IS NOT NULL FROM \(kind.table) WHERE id = ?"
-        ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }
-        guard let (state, current, updatedAt, inTrash) = rows.first else { throw StoreError.notFound(kind: kind, id: id) }
+        ).rows([.text(id)]) { (SyncState(rawValue: $0.text(0)), $0.optionalInteger(1), $0.text(2), $0.integer(3) != 0) }.first
+    }
+
+    private func acknowledge(_ row: AcknowledgementRow, kind: RecordKind, id: String, remoteVersion: Int64, expectedUpdatedAt: String?) throws -> Bool {
+        let (state, current, updatedAt, inTrash) = row
         if let expectedUpdatedAt, expectedUpdatedAt != updatedAt { return false }
         if let current, remoteVersion < current {
             throw StoreError.invalidData("\(kind.rawValue) \(id) is already at remote version \(current); refusing to go back to \(remoteVersion)")

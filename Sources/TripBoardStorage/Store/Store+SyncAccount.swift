@@ -1,3 +1,4 @@
+import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
 package import TripBoardReadPath
@@ -143,9 +144,17 @@ extension Store {
         return fields
     }
 
-    package func setShadow(_ kind: RecordKind, id: String, field: String, _ value: ShadowField) throws {
-        try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES (?, ?, ?, ?, ?)")
-            .run([.text(kind.rawValue), .text(id), .text(field), .text(value.value), .text(value.stamp)])
+    /// The server's values of several fields of one record, as `ShadowField`s, in one statement.
+    package func setShadow(_ kind: RecordKind, id: String, fields: [String: ShadowField]) throws {
+        guard !fields.isEmpty else { return }
+        // One statement per number of fields (a kind has at most seven), each prepared once.
+        let rows = Array(repeating: "(?, ?, ?, ?, ?)", count: fields.count).joined(separator: ", ")
+        var values: [SQLValue] = []
+        values.reserveCapacity(fields.count * 5)
+        for (field, value) in fields {
+            values += [.text(kind.rawValue), .text(id), .text(field), .text(value.value), .text(value.stamp)]
+        }
+        try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
     }
 
     package func clearShadow(_ kind: RecordKind, id: String) throws {

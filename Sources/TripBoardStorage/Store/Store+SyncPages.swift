@@ -11,6 +11,12 @@ extension Store {
         try connection.writeTransaction(body)
     }
 
+    /// One read transaction around several reads: a push batch's records and their shadows are
+    /// read from one snapshot (and the file lock taken once, not once per statement).
+    package func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.readTransaction(body)
+    }
+
     /// Runs `body`, the writes of one pulled record, in a savepoint of the page's transaction:
     /// when it throws, what it wrote is undone and the page goes on.
     package func inRecordSavepoint<T>(_ body: () throws -> T) throws -> T {
@@ -27,12 +33,13 @@ extension Store {
         }
     }
 
-    /// Runs `body`, a pull applying its pages, with a page cache of `kibibytes` and statement
-    /// journals in memory. A page touches more index pages (the records', the shadow's, the search
-    /// index's) than the default 2 MB cache holds: spilling them to the WAL mid-transaction costs
-    /// far more. Each record's savepoint keeps the pages it changes in a statement journal: in
-    /// memory (one record's pages at a time), not a file in /var/tmp written a page at a time.
-    package func withPullCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+    /// Runs `body`, a pull applying its pages or a push recording its answers, with a page cache
+    /// of `kibibytes` and statement journals in memory. A page or a batch touches more index pages
+    /// (the records', the shadow's, the search index's) than the default 2 MB cache holds: spilling
+    /// them to the WAL mid-transaction, and reading them back for the next batch, costs far more.
+    /// Each pulled record's savepoint keeps the pages it changes in a statement journal: in memory
+    /// (one record's pages at a time), not a file in /var/tmp written a page at a time.
+    package func withSyncCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
         try connection.execute("PRAGMA temp_store = MEMORY")
         defer { try? connection.execute("PRAGMA temp_store = DEFAULT") }
         return try connection.withPageCache(kibibytes: kibibytes, body)

@@ -111,13 +111,19 @@ extension Store {
     package func pendingSyncRecords(limit: Int, excluding: Set<String> = []) throws -> [SyncRecord] {
         var records: [SyncRecord] = []
         for kind in SyncRecord.kinds where records.count < limit {
-            let ids = try connection.statement("SELECT id FROM \(kind.table) WHERE \(Self.pending) ORDER BY updated_at, id LIMIT ?")
+            let ids = try connection.statement(Self.pendingInPushOrder(kind))
                 .rows([.integer(Int64(limit - records.count + excluding.count))]) { $0.text(0) }
                 .filter { !excluding.contains(kind.rawValue + "/" + $0) }
                 .prefix(limit - records.count)
             records += try ids.compactMap { try syncRecord(kind, id: $0) }
         }
         return records
+    }
+
+    /// The ids of the oldest pending records of `kind`, at most `?1`: the first entries of its
+    /// `*_pending` index (schema 8), not a sort of every pending record.
+    static func pendingInPushOrder(_ kind: RecordKind) -> String {
+        "SELECT id FROM \(kind.table) WHERE \(pending) ORDER BY updated_at, id LIMIT ?1"
     }
 
     /// Writes `record`'s fields and metadata over its row, or inserts it, checked by the same
