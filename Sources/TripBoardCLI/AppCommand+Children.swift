@@ -242,13 +242,14 @@ extension AppCommand {
         let now = try context.now()
         let store = try context.store()
         var times = BookingTimeText()
-        // Printed from the rows' bytes, as `trip list` is; only the times are read as `String`s.
+        var cellBuffer: [UInt8] = []
+        // Printed from the rows' bytes, as `trip list` is, the times too (`BookingTimeText.write`).
         guard let tripReference else {
             let found = store.bookingRowsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
             if json { return try context.console.printJSONArray(rawRowsOf: found, RecordBytes.bookingJSON) }
             try context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"],
                                            emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.", rawRowsOf: found) { row, cells in
-                bookingListCells(row, &cells, times: &times, tripYear: RecordBytes.date(row, 12).year, tripNameColumn: 11)
+                bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: RecordBytes.date(row, 12).year, tripNameColumn: 11)
             }
             return
         }
@@ -256,22 +257,27 @@ extension AppCommand {
         let bookings = store.bookingRows(tripId: trip.id, upcomingAt: upcoming ? now : nil, limit: limit)
         if json { return try context.console.printJSONArray(rawRowsOf: bookings, RecordBytes.bookingJSON) }
         try context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rawRowsOf: bookings) { row, cells in
-            bookingListCells(row, &cells, times: &times, tripYear: trip.startDate.year)
+            bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: trip.startDate.year)
         }
     }
 
     /// A `booking list` line's cells from a row of `RecordRows.bookingColumns` — with the trip's
     /// name after the id when `tripNameColumn` says where it is — as bytes: `[String(booking.id.prefix(8)),
-    /// booking.kind.rawValue, booking.title] + times.columns(booking, tripYear:) + [booking.reference ?? "",
-    /// booking.syncState.rawValue]`.
-    static func bookingListCells(_ row: borrowing RawRow, _ cells: inout TableRow, times: inout BookingTimeText, tripYear: Int,
-                                 tripNameColumn: Int32? = nil) {
+    /// booking.kind.rawValue, booking.title, start, end, booking.reference ?? "", booking.syncState.rawValue]`, where start and
+    /// end are `times.text(_:zone:tripYear:) ?? ""` of `startsAt` and `endsAt`.
+    static func bookingListCells(_ row: borrowing RawRow, _ cells: inout TableRow, times: inout BookingTimeText,
+                                 cellBuffer: inout [UInt8], tripYear: Int, tripNameColumn: Int32? = nil) {
         row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
         if let tripNameColumn { row.withText(tripNameColumn) { cells.append(utf8: $0) } }
         cells.append(ascii: RecordBytes.bookingKindName(row, 2))
         row.withText(3) { cells.append(utf8: $0) }
-        for column in times.columns(startsAt: row.optionalText(4), endsAt: row.optionalText(9), zone: row.optionalText(10), tripYear: tripYear) {
-            cells.append(column)
+        let zone = row.optionalText(10)
+        for column: Int32 in [4, 9] {  // startsAt, endsAt
+            row.withText(column) { stored in
+                times.write(stored: stored, zone: zone, tripYear: tripYear, into: &cellBuffer)
+                cellBuffer.withUnsafeBytes { cells.append(utf8: $0) }
+                cellBuffer.removeAll(keepingCapacity: true)
+            }
         }
         row.withText(5) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
         cells.append(ascii: RecordBytes.syncStateName(row, 6))
@@ -281,17 +287,5 @@ extension AppCommand {
         let reference = try context.arguments.recordID("booking")
         try context.finishArguments()
         try moveToTrash(.booking, reference, context)
-    }
-}
-
-extension BookingTimeText {
-    /// A booking's start and end as a list shows them (`Sat 12 Dec 07:35`, `16:30 EST`; "" for none).
-    mutating func columns(_ booking: Booking, tripYear: Int) -> [String] {
-        columns(startsAt: booking.startsAt, endsAt: booking.endsAt, zone: booking.zone, tripYear: tripYear)
-    }
-
-    /// The same from the stored texts.
-    mutating func columns(startsAt: String?, endsAt: String?, zone: String?, tripYear: Int) -> [String] {
-        [text(startsAt, zone: zone, tripYear: tripYear) ?? "", text(endsAt, zone: zone, tripYear: tripYear) ?? ""]
     }
 }

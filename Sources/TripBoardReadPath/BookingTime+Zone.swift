@@ -88,6 +88,77 @@ public struct BookingTimeText {
         return day + " " + timestamp.clockText + " " + marker
     }
 
+    /// `text(_:zone:tripYear:)` of a stored time given as its bytes (a list's column read in
+    /// place), appended to `output`: the same text, without a `String` for the store's own forms
+    /// (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM:SS±HH:MM`). Any other text is read by `text`. Nothing is
+    /// written for no bytes or an unreadable text.
+    public mutating func write(stored: UnsafeRawBufferPointer, zone: String?, tripYear: Int?, into output: inout [UInt8]) {
+        guard !stored.isEmpty else { return }
+        guard let time = StoredTime(stored) else {
+            if let text = text(String(decoding: stored, as: UTF8.self), zone: zone, tripYear: tripYear) { output += text.utf8 }
+            return
+        }
+        let date = time.date
+        // Byte by byte: `append(contentsOf:)` of a slice costs more than the bytes themselves.
+        for index in (date.weekday * 3)..<(date.weekday * 3 + 3) { output.append(Self.weekdayLetters[index]) }
+        output.append(0x20)
+        Self.appendDecimal(date.day, to: &output)
+        output.append(0x20)
+        for index in ((date.month - 1) * 3)..<(date.month * 3) { output.append(Self.monthLetters[index]) }
+        if let tripYear, tripYear != date.year {
+            output.append(0x20)
+            Self.appendDecimal(date.year, to: &output)
+        }
+        guard let clock = time.clock else { return }
+        output.append(0x20)
+        for index in 11..<16 { output.append(stored[index]) }  // HH:MM, as written: the booking's own clock
+        let instant = Int64(date.daysSinceEpoch) * 86_400 + Int64(clock.secondOfDay - clock.offset)
+        if let marker = marker(Timestamp(secondsSinceEpoch: instant, offsetSeconds: clock.offset), zone: zone) {
+            output.append(0x20)
+            output += marker.utf8
+        }
+    }
+
+    private static let weekdayLetters = Array(weekdays.joined().utf8)
+    private static let monthLetters = Array(months.joined().utf8)
+
+    private static func appendDecimal(_ number: Int, to output: inout [UInt8]) {
+        if number >= 10 { appendDecimal(number / 10, to: &output) }
+        output.append(UInt8(ascii: "0") + UInt8(number % 10))
+    }
+
+    /// A stored time in one of the forms the store writes, read from its bytes with the checks
+    /// `BookingTime(_:)` makes (nil for anything else: that path reads it).
+    private struct StoredTime {
+        var date: CivilDate
+        /// A time's second of the day and offset; nil for an all-day date.
+        var clock: (secondOfDay: Int, offset: Int)?
+
+        init?(_ bytes: UnsafeRawBufferPointer) {
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
+            }
+            guard bytes.count == 10 || bytes.count == 25,
+                  let date = CivilDate(utf8: UnsafeRawBufferPointer(rebasing: bytes[0..<10])) else { return nil }
+            self.date = date
+            guard bytes.count == 25 else { clock = nil; return }
+            let sign = bytes[19]
+            guard bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"), bytes[22] == UInt8(ascii: ":"),
+                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                  let offsetHours = number(20..<22), let offsetMinutes = number(23..<25),
+                  hour < 24, minute < 60, second < 60, offsetHours <= 18, offsetMinutes < 60 else { return nil }
+            let offset = (sign == UInt8(ascii: "-") ? -1 : 1) * (offsetHours * 3600 + offsetMinutes * 60)
+            clock = (hour * 3600 + minute * 60 + second, offset)
+        }
+    }
+
     /// The zone marker of a time, nil when the reader's clock shows the same.
     public mutating func marker(_ timestamp: Timestamp, zone: String?) -> String? {
         let instant = timestamp.secondsSinceEpoch

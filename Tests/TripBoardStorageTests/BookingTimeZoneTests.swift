@@ -69,6 +69,40 @@ struct BookingTimeZoneTests {
         #expect(inLondon.text("2026-12-30T16:30:00+03:00", zone: "Mars/Olympus", tripYear: 2026) == "Wed 30 Dec 16:30 UTC+3")
     }
 
+    /// `write(stored:…)`, which lists use on their rows' bytes, writes what `text` returns: the
+    /// store's two forms over years, offsets, zones and readers, and other texts (read by `text`).
+    @Test func aStoredTimeWrittenFromItsBytesIsTheTextOfIt() throws {
+        var samples = ["2026-12-14", "0001-01-01", "9999-12-31", "2028-02-29", "2027-02-29", "2026-13-01", "",
+                       "2026-12-30T16:30:00Z", "2026-12-30T16:30:00.250+01:00", "2026-12-30T16:30+01:00", "2026-12-30 16:30:00+01:00",
+                       "2026-12-30T24:00:00+00:00", "2026-12-30T16:60:00+00:00", "2026-12-30T16:30:60+00:00", "2026-12-30T16:30:00+19:00",
+                       "2026-12-30T16:30:00+18:00", "2026-12-30T16:30:00-00:00", "2026-12-30T16:30:00+05:75", "2026-12-30T1a:30:00+00:00",
+                       "2026-12-30T16:30:00*01:00", "２０２６-12-30", "2026-12-30T16:30:00+01:00 ", "not a time"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<400 {
+            let instant = Int64.random(in: -62_000_000_000...250_000_000_000, using: &generator)
+            let offset = Int.random(in: -18...18, using: &generator) * 3600 + [0, 1800, 2700].randomElement(using: &generator)!
+            let time = Timestamp(secondsSinceEpoch: instant, offsetSeconds: abs(offset) > 18 * 3600 ? 0 : offset)
+            if let text = BookingTime(time.iso8601())?.text { samples.append(text) }
+            samples.append(time.localDate.description)
+        }
+        let readers = [try TimeZoneRules.named("UTC"), lisbon, newYork, try TimeZoneRules.named("Asia/Kathmandu")]
+        for reader in readers {
+            for zone in [nil, "Europe/Lisbon", "America/New_York", "Asia/Tokyo", "Mars/Olympus"] {
+                for tripYear in [nil, 2026] {
+                    var byText = BookingTimeText(viewer: reader)
+                    var byBytes = BookingTimeText(viewer: reader)
+                    for stored in samples {
+                        var output: [UInt8] = []
+                        var copy = stored
+                        copy.withUTF8 { byBytes.write(stored: UnsafeRawBufferPointer($0), zone: zone, tripYear: tripYear, into: &output) }
+                        #expect(String(decoding: output, as: UTF8.self) == byText.text(stored, zone: zone, tripYear: tripYear) ?? "",
+                                "\(stored) in \(zone ?? "no zone"), trip year \(tripYear.map(String.init) ?? "none")")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func aWrittenTimeKeepsTheOffsetAsGiven() throws {
         // Timestamp(iso8601:) reads local times in the process's zone with the same rules.
         #expect(WrittenTime(iso8601: "2027-03-14T02:30")?.offset == nil)
