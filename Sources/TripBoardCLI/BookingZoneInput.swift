@@ -18,9 +18,13 @@ struct BookingZoneInput {
     let isNamed: Bool
     /// `--zone ''`: the booking keeps fixed offsets.
     let isFixedOffset: Bool
+    /// The booking's zone, when this machine's database cannot read it (synced from a newer
+    /// one, or its file damaged): a time typed without an offset cannot be placed in it.
+    let unreadableBookingZone: String?
 
     init(zoneOption: String?, bookingZone: String?) throws {
         isFixedOffset = zoneOption?.isEmpty == true
+        var unreadable: String?
         if let zoneOption, !zoneOption.isEmpty {
             rules = try Self.rules(zoneOption)
             isNamed = true
@@ -28,9 +32,11 @@ struct BookingZoneInput {
             rules = known
             isNamed = true
         } else {
+            if zoneOption == nil, let bookingZone { unreadable = bookingZone }
             rules = .local()
             isNamed = false
         }
+        unreadableBookingZone = unreadable
     }
 
     /// The zone `--zone NAME` names, or the usage error saying it names none.
@@ -50,6 +56,13 @@ struct BookingZoneInput {
     /// `--starts-at`/`--ends-at` read in the zone, or the usage error saying why not. An end may
     /// carry another offset than the zone's (a flight lands in another zone).
     func read(_ text: String, option: String) throws -> BookingTime {
+        if let zone = unreadableBookingZone, text.utf8.count != 10, let written = WrittenTime(iso8601: text), written.offset == nil {
+            // Read in TZ's zone instead, it would be a wrong instant kept under the booking's zone.
+            throw CommandLineError.usage("""
+                \(option) \(text) has no offset, and the booking's zone \(zone.prefix(60)) is not in this system's time zone \
+                database: give the time with its offset (e.g. \(text.prefix(16))+01:00), or --zone NAME
+                """)
+        }
         let checking = isNamed && option == "--starts-at"
         switch BookingTime.reading(text, in: rules, checkingOffset: checking) {
         case .time(let time):

@@ -62,7 +62,7 @@ extension RestoreError: DomainExitStatus {
         switch self {
         case .targetHoldsAContainer: .cannotCreate
         case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: .dataError
-        case .insufficientSpace: .ioError
+        case .insufficientSpace, .replacedButUnsettled: .ioError
         }
     }
 }

@@ -50,9 +50,22 @@ struct TripEditor {
         let reopens = StandardStream.input.isTerminal
         var expectedUpdatedAt = trip.updatedAt
         var refusedText: [UInt8]?
+        // Once an edit was refused and the editor reopened, the file holds the person's text: a
+        // failure from then on keeps it where it is and names it.
+        var holdsRefusedEdit = false
+        func keptInPlace(_ error: any Error) -> CommandLineError {
+            leavesFile = true
+            return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + filePath))
+        }
         while true {
             context.closeContainer()
-            let status = try ProcessSetup.runShellCommand(editor, argument: filePath)
+            let status: Int32
+            do {
+                status = try ProcessSetup.runShellCommand(editor, argument: filePath)
+            } catch {
+                guard holdsRefusedEdit else { throw error }
+                throw keptInPlace(error)
+            }
             let failure = CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
             guard let written = try readEditedFile(fileName, in: staging) else {
                 // Too large to read back or to reopen: refused, and the file itself is kept.
@@ -64,7 +77,7 @@ struct TripEditor {
             let text = Self.strippingComments(written)
             guard status == 0 else {
                 guard text != Self.strippingComments(originalBytes) else { throw failure }
-                throw try keeping(written, tripId: tripId, failure)
+                throw keeping(written, fileName: fileName, in: staging, tripId: tripId, failure, leavesFile: &leavesFile)
             }
             if text.allSatisfy({ [0x20, 0x09, 0x0a, 0x0d].contains($0) }) {
                 return context.console.diagnostic("the edited file is empty: the edit is cancelled; nothing was changed")
@@ -74,7 +87,9 @@ struct TripEditor {
                                  readAt: trip.updatedAt)
             } catch {
                 // Saved unchanged after a refusal: the person has given up on this text.
-                guard reopens, text != refusedText else { throw try keeping(written, tripId: tripId, error) }
+                guard reopens, text != refusedText else {
+                    throw keeping(written, fileName: fileName, in: staging, tripId: tripId, error, leavesFile: &leavesFile)
+                }
                 refusedText = text
                 var notes = [errorMessage(for: error)]
                 if case StoreError.conflict = error, let current = try? context.store().trip(id: tripId) {
@@ -86,7 +101,12 @@ struct TripEditor {
                                                                            endDate: current.endDate.description, notes: current.notes)),
                                     as: UTF8.self).split(separator: "\n").map(String.init)
                 }
-                try staging.writeAtomically(Self.header(notes) + text, to: fileName, staging: staging)
+                do {
+                    try staging.writeAtomically(Self.header(notes) + text, to: fileName, staging: staging)
+                } catch {
+                    throw keptInPlace(error)  // not replaced: the file holds what the person saved
+                }
+                holdsRefusedEdit = true
             }
         }
     }
@@ -131,11 +151,21 @@ struct TripEditor {
 
     /// Copies the refused file out of the container (whose `tmp/` is swept) into `$TMPDIR` (else
     /// `/tmp`), mode 0600, and returns `error` with its path added: the work is never lost.
-    private func keeping(_ bytes: [UInt8], tripId: String, _ error: any Error) throws -> CommandLineError {
+    /// `bytes` (what the person saved, also in `fileName`) written to `$TMPDIR` (else `/tmp`); should
+    /// that fail, `fileName` in the container's `tmp/` is left as it is (`leavesFile`) and named.
+    private func keeping(_ bytes: [UInt8], fileName: String, in staging: Directory, tripId: String, _ error: any Error,
+                         leavesFile: inout Bool) -> CommandLineError {
         let (directoryPath, name) = keptFileLocation(tripId: tripId)
-        let directory = try Directory.open(path: directoryPath)
-        try directory.writeAtomically(bytes, to: name, staging: directory)
-        return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + directory.childPath(name)))
+        let keptAt: String
+        do {
+            let directory = try Directory.open(path: directoryPath)
+            try directory.writeAtomically(bytes, to: name, staging: directory)
+            keptAt = directory.childPath(name)
+        } catch {
+            leavesFile = true
+            keptAt = staging.childPath(fileName)
+        }
+        return CommandLineError(exitStatus(for: error), terminalSafe(errorMessage(for: error) + "; your edit is kept in " + keptAt))
     }
 
     /// Where a refused edit is kept: `$TMPDIR` (else `/tmp`), under a new name.

@@ -135,15 +135,7 @@ public struct BookingTimeText {
         var clock: (secondOfDay: Int, offset: Int)?
 
         init?(_ bytes: UnsafeRawBufferPointer) {
-            func number(_ range: Range<Int>) -> Int? {
-                var value = 0
-                for index in range {
-                    let digit = bytes[index] &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    value = value * 10 + Int(digit)
-                }
-                return value
-            }
+            func number(_ range: Range<Int>) -> Int? { CivilDate.number(bytes, range) }
             guard bytes.count == 10 || bytes.count == 25,
                   let date = CivilDate(utf8: UnsafeRawBufferPointer(rebasing: bytes[0..<10])) else { return nil }
             self.date = date

@@ -24,7 +24,10 @@ extension SyncEngine {
         begin.afterSequence = after
         begin.liveOnly = fresh && (secrets?.fresh ?? true)
         let high = try agent.send(begin).highSequence ?? after
-        defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
+        // After a failure the pull's end is sent best-effort (the failure is what is reported);
+        // after a pull that went through it is awaited like any request (`endPull`).
+        var ended = false
+        defer { if !ended { _ = try? agent.send(AgentRequest(.pullEnd)) } }
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
@@ -65,6 +68,14 @@ extension SyncEngine {
                 if !more { break }
             }
         }
+        try endPull(&ended)
+    }
+
+    /// Ends the pull the agent holds open: a lost connection, or a server that cannot commit the
+    /// pull's read-only transaction, surfaces here rather than in the requests after it.
+    func endPull(_ ended: inout Bool) throws {
+        ended = true
+        _ = try agent.send(AgentRequest(.pullEnd))
     }
 
     /// Pulls, then settles what the pull may have paired: the same ticket filed and pushed on

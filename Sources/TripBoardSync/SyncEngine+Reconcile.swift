@@ -46,7 +46,8 @@ extension SyncEngine {
         begin.afterSequence = 0
         begin.liveOnly = false
         let high = try agent.send(begin).highSequence ?? 0
-        defer { _ = try? agent.send(AgentRequest(.pullEnd)) }
+        var ended = false
+        defer { if !ended { _ = try? agent.send(AgentRequest(.pullEnd)) } }  // after a failure (see `pull`)
         var last: WireRecord?
         var secrets: [WireRecord] = []
         var pageRequest = AgentRequest(.pullPage)
@@ -66,6 +67,7 @@ extension SyncEngine {
             last = records.last ?? last
             if !more { break }
         }
+        try endPull(&ended)
         // The keychain first: the store's token moving is what ends the reconcile, so a crash
         // between the two reconciles again (settling an item twice changes nothing).
         try reconcileSecrets(secrets, high: high, reason: reason)

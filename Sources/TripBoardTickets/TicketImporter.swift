@@ -218,8 +218,19 @@ public struct TicketImporter {
     func restoreMissingFile(_ staged: StagedFile, files: AttachmentFiles, detected: TicketFields,
                             pageCount: Int) throws -> TicketImportResult? {
         let store = try container.store
+        // A row's booking or trip that is not there (or not live) is "no such row"; a store that
+        // cannot be read is an error, not a reason to import the bytes a second time.
+        func unlessNotFound<T>(_ read: () throws -> T) throws -> T? {
+            do {
+                return try read()
+            } catch {
+                if case StoreError.notFound = error { return nil }
+                throw error
+            }
+        }
         guard var row = try store.missingAttachment(contentHash: staged.contentHash, byteCount: staged.byteCount),
-              let booking = try? store.booking(id: row.bookingId), let trip = try? store.trip(id: booking.tripId),
+              let booking = try unlessNotFound({ try store.booking(id: row.bookingId) }),
+              let trip = try unlessNotFound({ try store.trip(id: booking.tripId) }),
               try files.putBack(staged.stagingName, from: files.staging, to: row.relativePath) else { return nil }
         CrashPoint.reach("import.restored")
         try store.markAttachmentPresent(id: row.id)

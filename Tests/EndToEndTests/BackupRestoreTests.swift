@@ -278,6 +278,38 @@ import Testing
         #expect(!everything.contains { $0.hasPrefix(".container.restoring-") }, "\(step): \(everything)")
     }
 
+    /// timeline: backup written → restore --replace whose move of the old container to its
+    /// `.replaced-…` name fails with EIO (strace's fault injection on the second renameat2, the
+    /// one after the exchange) → exit 74 naming both places; the old container is still whole
+    /// where it says, never removed by the failed restore's clean-up; a second restore keeps it.
+    @Test func aRestoreThatFailsAfterTheExchangeKeepsTheOldContainerAndSaysWhere() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        try test.addTrip("Old only")
+        var environment = test.environment(device)
+        environment["TRIPBOARD_CONTAINER"] = test.path
+        let failed = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "trace=renameat2",
+                                                               "-e", "inject=renameat2:error=EIO:when=2",
+                                                               ProcessRunner.executable("app"), "restore", file, "--replace"],
+                                           environment: environment, stdin: Array((Self.passphrase + "\n").utf8))
+        #expect(failed.status == 74 && failed.stderrLines.count == 1, "\(failed)")
+        #expect(failed.stderr.contains("the backup was restored at \(test.path) and the replaced container is kept at "), "\(failed)")
+        let keptAt = try #require(failed.stderr.components(separatedBy: "is kept at ").last?.components(separatedBy: ", but then").first)
+        #expect(try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": keptAt]).stdout.contains("Old only"),
+                "the old container is whole at \(keptAt)")
+        #expect(try test.appOK("trip", "list").contains("Lisbon"), "the restored container is in place")
+        // The next restore keeps the leftover old container under a `.replaced-` name.
+        #expect(try restore(test, file, into: test.path, device: device, extra: ["--replace"]).status == 0)
+        let everything = try FileManager.default.contentsOfDirectory(atPath: test.root.path)
+        let oldOnes = try everything.filter { $0.hasPrefix("container.replaced-") }.filter { name in
+            try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + name]).stdout.contains("Old only")
+        }
+        #expect(oldOnes.count == 1, "\(everything)")
+    }
+
     /// timeline: 3 writers add trips and an importer files tickets → backup in the middle →
     /// writers stop → restore: the snapshot is whole (every row has its file, integrity ok).
     @Test func aBackupTakenWhileWritersWorkIsOneConsistentSnapshot() throws {

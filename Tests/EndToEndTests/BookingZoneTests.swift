@@ -180,6 +180,26 @@ import TripBoardStorage
         #expect(stored["startsAt"] as? String == "2026-12-12T07:00:00+01:00")
     }
 
+    /// A booking whose zone this machine's database cannot read (synced from a newer one): a
+    /// local time cannot be placed in it, so it is refused rather than read in TZ's zone; a time
+    /// with its offset, a date, or --zone still edit it.
+    @Test func aLocalTimeForABookingInAZoneThisMachineDoesNotKnowIsRefused() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let id = try add(container, trip, ["--starts-at", "2026-12-12T07:35", "--zone", "Europe/Lisbon"]).trimmedStdout
+        #expect(try container.sqlite("UPDATE bookings SET zone = 'Mars/Olympus' WHERE id = '\(id)'").status == 0)
+        let before = try container.state()
+        let local = try container.app("booking", "edit", id, "--starts-at", "2026-12-12T09:00", environment: ["TZ": "Asia/Tokyo"])
+        #expect(local.status == 64 && local.stderrLines.count == 1
+                && local.stderr.contains("the booking's zone Mars/Olympus is not in this system's time zone database"), "\(local)")
+        #expect(try container.state() == before)
+        try container.appOK("booking", "edit", id, "--starts-at", "2026-12-12T09:00+00:00")
+        #expect(try booking(container, id)["startsAt"] as? String == "2026-12-12T09:00:00+00:00")
+        try container.appOK("booking", "edit", id, "--starts-at", "2026-12-13")
+        try container.appOK("booking", "edit", id, "--starts-at", "2026-12-12T10:00", "--zone", "Europe/Lisbon")
+        #expect(try booking(container, id)["startsAt"] as? String == "2026-12-12T10:00:00+00:00")
+    }
+
     @Test func theZoneTravelsThroughExportAndImportAndAnImportedZoneIsChecked() throws {
         let source = try TestContainer()
         let trip = try source.addTrip()

@@ -104,6 +104,22 @@ import TripBoardSystem
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == 2 << 20)
     }
 
+    /// A refused edit whose `$TMPDIR` cannot take it (here: missing) is not lost with the file in
+    /// the container's `tmp/`: that file stays, holding what the editor saved, and is named.
+    @Test func aRefusedEditThatTMPDIRCannotTakeStaysInTheContainerAndIsNamed() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let typed = container.root.appendingPathComponent("typed.json").path
+        let editor = try Self.editor(container, "sed -i 's/2026-12-15/2026-13-01/' \"$1\" && cp \"$1\" '\(typed)'")
+        let before = try container.state().storeDump
+        let result = try container.app("trip", "edit", trip, environment: ["EDITOR": editor, "TMPDIR": container.root.path + "/missing"])
+        #expect(result.status == 65 && result.stderrLines.count == 1, "\(result)")
+        let path = try #require(Self.keptPath(result.stderr), "\(result)")
+        #expect(path.hasPrefix(container.path + "/tmp/edit-trip-\(trip.prefix(8))-"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)), "the text as the editor left it")
+        #expect(try container.state().storeDump == before)
+    }
+
     /// With no terminal and neither VISUAL nor EDITOR, `vi` would wait on nothing: refused at
     /// once, before the container is opened; an explicit EDITOR (or VISUAL) works as ever.
     @Test func withoutATerminalOrAnEditorTripEditWithoutFieldsIsAUsageError() throws {

@@ -65,6 +65,9 @@ public struct ContainerRestore {
             summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
             return summary
         } catch {
+            // Staged files only: once the exchange happened, the staging name holds the old
+            // container, and that error says so.
+            if case .replacedButUnsettled? = error as? RestoreError { throw error }
             try? place.parent.removeTree(stagingName)
             throw error
         }

@@ -17,6 +17,9 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case newerSchema(found: Int64, supported: Int64)
     /// The target's filesystem has less room than the backup needs.
     case insufficientSpace(path: String, needed: Int64, available: Int64)
+    /// The restored container took the old one's place, and what came after failed (the
+    /// directory's fsync, moving the old one to its `.replaced-…` name): both are kept.
+    case replacedButUnsettled(restoredAt: String, oldKeptAt: String, detail: String)
 
     public var description: String {
         switch self {
@@ -32,6 +35,9 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the backup's store has schema version \(found), newer than this build understands (\(supported)); update TripBoard. Nothing was restored"
         case .insufficientSpace(let path, let needed, let available):
             "not enough space at \(path): the restore needs about \(needed) bytes, \(available) are free; nothing was restored"
+        case .replacedButUnsettled(let restoredAt, let oldKeptAt, let detail):
+            "the backup was restored at \(restoredAt) and the replaced container is kept at \(oldKeptAt), but then \(detail); "
+                + "check the filesystem (both are as they were when it failed)"
         }
     }
 }

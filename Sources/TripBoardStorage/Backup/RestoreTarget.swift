@@ -126,20 +126,37 @@ struct RestoreTarget {
     /// its work when the directories change places.
     private func replaceContainer(with stagingName: String, stamp: String, lockTimeout: Double) throws -> String {
         let old = try parent.openDirectory(name)
-        let lock = try? old.openFile(ContainerLayout.lockFile, .readWrite)
+        // A container without a lock file has no process to wait for; one whose lock file
+        // cannot be opened might: that is an error, not a reason to exchange without the lock.
+        let lock: FileDescriptor?
+        do {
+            lock = try old.openFile(ContainerLayout.lockFile, .readWrite)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            lock = nil
+        }
         let fileLock = lock.map { FileLock(descriptor: $0) }
         try fileLock?.lock(.exclusive, timeout: lockTimeout)
         defer { fileLock?.unlock() }
         try parent.exchange(stagingName, with: parent, name)
-        try parent.synchronize()
-        CrashPoint.reach("restore.exchanged")
-        let kept = name + ".replaced-" + Self.compact(stamp)
-        guard try parent.renameUnlessExists(stagingName, to: parent, as: kept) else {
-            return parent.childPath(stagingName)  // the name is taken: the old container stays under the staging name
+        // From here the staging name holds the old container: a failure must not let the
+        // restore's clean-up remove it (`RestoreError.replacedButUnsettled` says where it is).
+        do {
+            try parent.synchronize()
+            CrashPoint.reach("restore.exchanged")
+            let kept = name + ".replaced-" + Self.compact(stamp)
+            guard try parent.renameUnlessExists(stagingName, to: parent, as: kept) else {
+                return parent.childPath(stagingName)  // the name is taken: the old container stays under the staging name
+            }
+            try parent.synchronize()
+            CrashPoint.reach("restore.published")
+            return parent.childPath(kept)
+        } catch {
+            let keptAt = (try? parent.status(of: stagingName)) != nil ? stagingName
+                : name + ".replaced-" + Self.compact(stamp)
+            throw RestoreError.replacedButUnsettled(restoredAt: parent.childPath(name), oldKeptAt: parent.childPath(keptAt),
+                                                    detail: "\(error)")
         }
-        try parent.synchronize()
-        CrashPoint.reach("restore.published")
-        return parent.childPath(kept)
     }
 
     static func compact(_ stamp: String) -> String { stamp.filter { $0 != ":" && $0 != "-" && $0 != "." } }

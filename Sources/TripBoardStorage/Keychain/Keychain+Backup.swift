@@ -30,7 +30,7 @@ extension Keychain {
         let thisDeviceOnly = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly'"))
         let migratable = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
         var unlockable = false
-        if let device, let (key, id) = try? containerKey(device: device, creating: false) {
+        if let device, let (key, id) = try unlockedContainerKey(device: device) {
             let parameters = PasswordHashParameters.moderate()
             let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
             try copy.writeTransaction {
@@ -71,7 +71,7 @@ extension Keychain {
         let migratable = Int(try keychain.connection.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
         let mine = Int(try keychain.connection.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ?1",
                                                        [.text(deviceKeyID(device))]))
-        return KeychainBackupState(thisDeviceOnly: mine, migratable: migratable,
-                                   migratableUnlockable: unlocked || migratable == 0 || (try? keychain.containerKey(device: device, creating: false)) != nil)
+        let unlockable = try unlocked || migratable == 0 || keychain.unlockedContainerKey(device: device) != nil
+        return KeychainBackupState(thisDeviceOnly: mine, migratable: migratable, migratableUnlockable: unlockable)
     }
 }

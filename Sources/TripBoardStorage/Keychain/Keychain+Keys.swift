@@ -49,6 +49,18 @@ extension Keychain {
         return (key, id)
     }
 
+    /// The container key, if this device can open it: nil when there is none or it is locked
+    /// here. Anything else — a wrap that does not open, a keychain that cannot be read — is
+    /// thrown, not taken for "locked".
+    func unlockedContainerKey(device: DeviceKey) throws -> (key: SecureBytes, id: String)? {
+        do {
+            return try containerKey(device: device, creating: false)
+        } catch {
+            if case KeychainError.containerKeyLocked = error { return nil }
+            throw error
+        }
+    }
+
     static func deviceWrappingKey(_ device: DeviceKey) throws -> SecureBytes {
         try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 2, context: "TBwrapCK")
     }

@@ -213,7 +213,7 @@ public final class Keychain {
     /// service and account. Items sealed on other devices are counted by `otherDevicesItemCount`.
     public func list() throws -> [KeychainItemInfo] {
         // nil when there is no container key or it is locked here.
-        let unlockedContainerKeyID = device.flatMap { (try? containerKey(device: $0, creating: false)) ?? nil }.map { "container:" + $0.id }
+        let unlockedContainerKeyID = try device.flatMap { try unlockedContainerKey(device: $0) }.map { "container:" + $0.id }
         return try connection.statement("""
             SELECT service, account, accessibility, key_id, created_at, updated_at FROM items
             WHERE \(Self.visibleToDevice(parameter: 1)) ORDER BY service, account

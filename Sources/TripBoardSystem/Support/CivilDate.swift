@@ -18,16 +18,7 @@ public struct CivilDate: Sendable, Hashable, Comparable, CodableAsText {
     /// its dates without making a `String`). A date that parses writes back the very same bytes
     /// as its `description`.
     public init?(utf8 bytes: UnsafeRawBufferPointer) {
-        /// The decimal number in bytes `range`, nil unless every one is a digit.
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for index in range {
-                let digit = bytes[index] &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int(digit)
-            }
-            return value
-        }
+        func number(_ range: Range<Int>) -> Int? { Self.number(bytes, range) }
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
               (1...9999).contains(year), (1...12).contains(month),
@@ -107,6 +98,17 @@ public struct CivilDate: Sendable, Hashable, Comparable, CodableAsText {
         case 4, 6, 9, 11: 30
         default: 31
         }
+    }
+
+    /// The decimal number in `bytes[range]`, nil unless every byte is a digit.
+    public static func number(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int? {
+        var value = 0
+        for index in range {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
     }
 
     package static func number(_ digits: ArraySlice<UInt8>) -> Int? {
