@@ -88,8 +88,17 @@ extension AppCommand {
         // Where it goes is settled before the container is opened: a bad DEST touches nothing.
         let directory: Directory
         var fileName: String?
-        if let existing = try? Directory.open(path: destination) {
-            directory = existing  // like cp FILE DIR: the attachment's own name, decided below
+        // A directory that is there: like cp FILE DIR, the attachment's own name, decided below.
+        // Not a directory, or nothing there: a file to create. A directory that cannot be opened
+        // (permissions) is said so, not taken for a file's name.
+        var existing: Directory?
+        do {
+            existing = try Directory.open(path: destination)
+        } catch {
+            guard error.code == .notFound || error.code == .notADirectory else { throw error }
+        }
+        if let existing {
+            directory = existing
         } else {
             let (directoryPath, name) = splitPath(destination)
             guard !name.isEmpty else {

@@ -133,8 +133,21 @@ public final class Connection {
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInsideTransaction { return try body() }
         try execute("BEGIN")
-        defer { try? execute("COMMIT") }
-        return try body()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            // Never left open: a later read would join this snapshot and see old data for good.
+            if isInsideTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+        return result
     }
 
     /// Switches to WAL and checks that SQLite really did: the pragma returns the mode in force,

@@ -21,7 +21,13 @@ public enum AgentMain {
             return 64
         }
         ProcessSetup.applyDefaults()
-        try? ProcessSetup.protectSecretsFromCoreDumps()
+        do {
+            try ProcessSetup.protectSecretsFromCoreDumps()
+        } catch {
+            // The agent holds the server's password: say so, and go on (it is the server's
+            // password, not the keychain's keys, and `app` has refused core dumps itself).
+            StandardStream.error.write(Array("sync-agent: warning: core dumps could not be turned off (\(error))\n".utf8))
+        }
         ProcessSignal.scheduleAlarm(inSeconds: AgentLimits.lifetimeSeconds)
         let input: FileDescriptor
         let output: FileDescriptor

@@ -55,7 +55,12 @@ public final class AgentService {
             upload = nil
         } else if upload != nil {
             // The upload's transaction is aborted: nothing of the blob stays.
-            try? connection?.execute("ROLLBACK")
+            do {
+                try connection?.execute("ROLLBACK")
+            } catch {
+                // The connection went with it: the next request connects again.
+                if error.kind == .unavailable { connection = nil; pull = nil }
+            }
             upload = nil
         }
         return .failed(error.kind, error.message)
@@ -197,7 +202,7 @@ public final class AgentService {
         guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         guard let high = try connection.query("SELECT change_sequence FROM tripboard.zones WHERE name = $1", [zone]).first?.first ?? nil else {
-            try? connection.execute("ROLLBACK")
+            try connection.execute("ROLLBACK")  // a failure is the connection's: `failed` resets it
             return .failed(.badRequest, "zone \(zone) does not exist on the server")
         }
         pull = (zone, request.afterSequence ?? 0, Int64(high) ?? 0, request.liveOnly ?? false)

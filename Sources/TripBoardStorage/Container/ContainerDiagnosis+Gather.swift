@@ -24,7 +24,7 @@ extension ContainerDiagnosis {
                                 kernel: ProcessSetup.kernelRelease())
         let permissions = (try? container.root.status().permissions) ?? 0
         let layout = Layout(layoutVersion: manifest?.layoutVersion, createdBy: manifest?.createdBy, createdAt: manifest?.createdAt,
-                            rootPermissions: String(permissions, radix: 8), storeState: (try? StoreHealth(of: container)) ?? .corrupt,
+                            rootPermissions: String(permissions, radix: 8), storeState: attempt("store state") { try StoreHealth(of: container) } ?? .unreadable,
                             storeDamage: manifest?.storeDamage,
                             migration: attempt("migration journal") { try migrationState(container) } ?? .unknown)
         let files = try files(of: container, errors: &errors)
