@@ -254,18 +254,27 @@ public final class Container {
     }
 
     /// Runs `body` with the container lock held exclusively (maintenance: migration, restore,
-    /// repair), then returns to the shared lock.
+    /// repair), then returns to the shared lock. Should the shared lock not be had back (another
+    /// process took the container exclusively in between: flock cannot convert a lock
+    /// atomically), that is thrown once `body` is done — what `body` did stands, complete — so
+    /// the command stops rather than go on without a lock.
     public func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
         // Already exclusive (a container opened for the migration): keep it so.
         if lock.mode == .exclusive { return try body() }
         lock.unlock()
-        defer {
+        let result: T
+        do {
+            try lock.lock(.exclusive, timeout: options.lockTimeout)
+            result = try body()
+        } catch {
+            // The error reported is this one; the shared lock back is best effort.
             lock.unlock()
-            // Best effort: if the shared lock cannot be had back, the next operation reports busy.
             try? lock.lock(.shared, timeout: options.lockTimeout)
+            throw error
         }
-        try lock.lock(.exclusive, timeout: options.lockTimeout)
-        return try body()
+        lock.unlock()
+        try lock.lock(.shared, timeout: options.lockTimeout)
+        return result
     }
 
     /// The container root and its lock, held exclusively, without setting anything up: for the
