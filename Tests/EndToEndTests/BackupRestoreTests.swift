@@ -45,6 +45,25 @@ import Testing
         return try test.app(arguments: ["restore", file] + extra, stdin: passphrase + "\n", environment: environment)
     }
 
+    /// A seeded container and its backup, then a trip made after it (`laterTrip`): what a
+    /// `--replace` restore replaces.
+    func backedUpThenChanged(_ laterTrip: String) throws -> (test: TestContainer, device: [String: String], file: String) {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try backup(test, to: file, device: device).status == 0)
+        try test.addTrip(laterTrip)
+        return (test, device, file)
+    }
+
+    /// The `container.replaced-…` directories beside the test's container that hold a trip named `trip`.
+    static func replacedContainers(holding trip: String, in test: TestContainer) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: test.root.path).filter { $0.hasPrefix("container.replaced-") }.filter { name in
+            try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + name]).stdout.contains(trip)
+        }
+    }
+
     /// Every file below `directory`, with its bytes (what a refused restore must leave as it was).
     static func snapshot(_ directory: String) -> [String: Data] {
         var found: [String: Data] = [:]
@@ -224,12 +243,7 @@ import Testing
     }
 
     @Test func anExistingContainerIsReplacedOnlyWhenAskedAndKept() throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
-        try test.addTrip("Made after the backup")
+        let (test, device, file) = try backedUpThenChanged("Made after the backup")
         let refused = try restore(test, file, into: test.path, device: device)
         #expect(refused.status == 73 && refused.stderr.contains("--replace"), "\(refused)")
         let replaced = try restore(test, file, into: test.path, device: device, extra: ["--replace"])
@@ -257,12 +271,7 @@ import Testing
     /// the old container or the new one, whole; a second restore finishes; nothing is lost.
     @Test(arguments: ["restore.staged", "restore.built", "restore.exchanged", "restore.published"])
     func aRestoreKilledAtAStepLeavesTheOldContainerOrTheNewOne(step: String) throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
-        try test.addTrip("Old only")
+        let (test, device, file) = try backedUpThenChanged("Old only")
         let killed = try restore(test, file, into: test.path, device: device, extra: ["--replace"], crashAt: step)
         #expect(killed.wasSignaled, "\(step): \(killed)")
         let now = try test.appOK("trip", "list")
@@ -271,9 +280,7 @@ import Testing
         let again = try restore(test, file, into: test.path, device: device, extra: ["--replace"])
         #expect(again.status == 0, "\(step): \(again)")
         let everything = try FileManager.default.contentsOfDirectory(atPath: test.root.path)
-        let oldOnes = try everything.filter { $0.hasPrefix("container.replaced-") }.filter { name in
-            try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + name]).stdout.contains("Old only")
-        }
+        let oldOnes = try Self.replacedContainers(holding: "Old only", in: test)
         #expect(oldOnes.count == 1 || now.contains("Old only"), "\(step): the old container is kept: \(everything)")
         #expect(!everything.contains { $0.hasPrefix(".container.restoring-") }, "\(step): \(everything)")
     }
@@ -283,12 +290,7 @@ import Testing
     /// one after the exchange) → exit 74 naming both places; the old container is still whole
     /// where it says, never removed by the failed restore's clean-up; a second restore keeps it.
     @Test func aRestoreThatFailsAfterTheExchangeKeepsTheOldContainerAndSaysWhere() throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
-        try test.addTrip("Old only")
+        let (test, device, file) = try backedUpThenChanged("Old only")
         var environment = test.environment(device)
         environment["TRIPBOARD_CONTAINER"] = test.path
         let failed = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "trace=renameat2",
@@ -304,9 +306,7 @@ import Testing
         // The next restore keeps the leftover old container under a `.replaced-` name.
         #expect(try restore(test, file, into: test.path, device: device, extra: ["--replace"]).status == 0)
         let everything = try FileManager.default.contentsOfDirectory(atPath: test.root.path)
-        let oldOnes = try everything.filter { $0.hasPrefix("container.replaced-") }.filter { name in
-            try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": test.root.path + "/" + name]).stdout.contains("Old only")
-        }
+        let oldOnes = try Self.replacedContainers(holding: "Old only", in: test)
         #expect(oldOnes.count == 1, "\(everything)")
     }
 
