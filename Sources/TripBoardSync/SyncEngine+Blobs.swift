@@ -91,9 +91,16 @@ extension SyncEngine {
         return value.stringValue
     }
 
-    /// Blobs the server answered a push with as missing (removed while its batch waited here):
-    /// uploaded again from the attachment here that names each, if its file is here.
-    func uploadAgain(_ missing: [String]) throws {
+    /// Blobs the server answered a push with as missing (removed while its batch waited here),
+    /// as collected in `blobsMissingOnServer`: uploaded again from the attachment here that names
+    /// each, if its file is here. Called with no batch in flight.
+    func uploadBlobsMissingOnServer() throws {
+        let missing = blobsMissingOnServer
+        blobsMissingOnServer = []
+        try uploadAgain(missing)
+    }
+
+    private func uploadAgain(_ missing: [String]) throws {
         for name in missing {
             for id in try store.attachmentIDs(namingBlob: name) {
                 guard let record = try store.syncRecord(.attachment, id: id), let uploaded = try uploadBlob(of: record) else { continue }

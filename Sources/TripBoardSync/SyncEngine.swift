@@ -90,6 +90,9 @@ public final class SyncEngine {
     let serverHasLastMutation: Bool?
     let serverHasTokenRecord: Bool?
     var report = SyncReport()
+    /// Blobs the server said it lacks, for records a batch named: uploaded again once no batch is
+    /// in flight (an upload is a request of its own, and the agent answers one at a time).
+    var blobsMissingOnServer: [String] = []
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
                 account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,
@@ -173,11 +176,16 @@ public final class SyncEngine {
             }
             if conflicts > 0 {
                 // The batch already sent is answered and recorded; the rest waits for the next round.
-                guard let batch = inFlight else { return (applied, conflicts) }
-                let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: try agent.collect(), replaying: false)
-                return (applied + pushed, conflicts + refused)
+                if let batch = inFlight {
+                    let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: try agent.collect(), replaying: false)
+                    applied += pushed
+                    conflicts += refused
+                }
+                try uploadBlobsMissingOnServer()
+                return (applied, conflicts)
             }
             if inFlight != nil || prepared.acknowledged > 0 || prepared.waitedForUpload { continue }
+            try uploadBlobsMissingOnServer()
             return (applied, conflicts)
         }
     }
@@ -300,7 +308,9 @@ public final class SyncEngine {
 
     private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
         try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
-        return try finish(mutationID, entries, answer: try agent.collect(), replaying: replaying)
+        let counts = try finish(mutationID, entries, answer: try agent.collect(), replaying: replaying)
+        try uploadBlobsMissingOnServer()
+        return counts
     }
 
     /// Sends a saved batch to the agent; `finish` collects and records the answer.
@@ -348,7 +358,7 @@ public final class SyncEngine {
         if let token { account.changeSequence = token }
         report.pushed += applied
         report.conflicts += conflicts
-        try uploadAgain(response.missingBlobs ?? [])
+        blobsMissingOnServer += response.missingBlobs ?? []
         return (applied, conflicts)
     }
 
