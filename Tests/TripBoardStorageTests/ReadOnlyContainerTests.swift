@@ -98,19 +98,24 @@ struct ReadOnlyContainerTests {
     @Test func readsTheNextTripAndCreatesNoFile() throws {
         let temporary = try TemporaryDirectory()
         try makeContainer(temporary, trips: [("Lisbon", "2026-12-12", "2026-12-15"), ("Porto", "2027-01-10", "2027-01-12")])
+        let reader = try expectNextTripIsLisbonAndNothingWritten(temporary)
+        #expect(!reader.isImmutableSnapshot)
+        #expect(reader.storeDirectoryPath == temporary.child("container/store"))
+    }
+
+    /// Opens the container read-only and reads the next trip: Lisbon, ongoing; no file created or
+    /// changed, the store's bytes included. Returns the reader for what the caller checks next.
+    private func expectNextTripIsLisbonAndNothingWritten(_ temporary: TemporaryDirectory) throws -> ReadOnlyContainer {
         let before = listing(temporary)
         let storeBytes = try temporary.bytes("container/store/TripBoard.sqlite")
         let reader = try openReader(temporary)
-
         let (availability, next) = try nextTrip(reader)
-
         #expect(availability == .ready)
         #expect(next?.trip.name == "Lisbon")
         #expect(next?.status == .ongoing)
-        #expect(!reader.isImmutableSnapshot)
         #expect(listing(temporary) == before)
         #expect(try temporary.bytes("container/store/TripBoard.sqlite") == storeBytes)
-        #expect(reader.storeDirectoryPath == temporary.child("container/store"))
+        return reader
     }
 
     /// A foreign tool (the sqlite3 shell) removed the -wal and -shm on close: the store is read as
@@ -120,17 +125,8 @@ struct ReadOnlyContainerTests {
         let temporary = try TemporaryDirectory()
         try makeContainer(temporary)
         for suffix in removed { try FileManager.default.removeItem(atPath: temporary.child("container/store/TripBoard.sqlite" + suffix)) }
-        let before = listing(temporary)
-        let storeBytes = try temporary.bytes("container/store/TripBoard.sqlite")
-        let reader = try openReader(temporary)
-
-        let (availability, next) = try nextTrip(reader)
-
-        #expect(availability == .ready)
-        #expect(next?.trip.name == "Lisbon")
+        let reader = try expectNextTripIsLisbonAndNothingWritten(temporary)
         #expect(reader.isImmutableSnapshot)
-        #expect(listing(temporary) == before)
-        #expect(try temporary.bytes("container/store/TripBoard.sqlite") == storeBytes)
     }
 
     @Test func readyStoreWithNoTripToShowIsReadyWithNothing() throws {

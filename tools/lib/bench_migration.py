@@ -30,7 +30,9 @@ FILE_SIZE = 100_000
 
 def write_legacy(path, attachments, store_megabytes, seed=11, file_size=FILE_SIZE):
     """A version-1 directory: `attachments` files of `file_size` bytes, one booking each, and
-    trips whose notes bring the store to about `store_megabytes`."""
+    trips whose notes bring the store to about `store_megabytes`. The `CREATE TABLE`s are
+    TripBoard 1's schema, the same text as the tests' `LegacyFixture.writerScript` (kept in step:
+    the benchmark migrates what the tests migrate)."""
     rng = random.Random(seed)
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(os.path.join(path, "Attachments"))

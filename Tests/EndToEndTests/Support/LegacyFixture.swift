@@ -86,6 +86,9 @@ struct LegacyFixture: Codable {
         return result.stdoutLines
     }
 
+    /// Writes a version-1 directory as TripBoard 1 did. Its `CREATE TABLE`s are TripBoard 1's
+    /// schema, which `tools/lib/bench_migration.py` (`write_legacy`) writes too, deliberately the
+    /// same text: the benchmark migrates what these tests migrate.
     static let writerScript = #"""
 import json, os, signal, sqlite3, sys
 root, spec = sys.argv[1], json.load(sys.stdin)
