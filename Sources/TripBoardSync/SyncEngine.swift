@@ -155,37 +155,48 @@ public final class SyncEngine {
     /// Pushes pending records batch after batch until none is left, a batch meets a conflict
     /// (the next round pulls and merges first) or nothing moves; returns how many were applied
     /// and refused. While the agent and the server write one batch, this side makes and saves the
-    /// next (other records: those in flight are left out); once the answer comes, the next batch
-    /// is sent first and the answer recorded while the server writes it.
+    /// next (other records: those in flight are left out); once a successful answer comes, the
+    /// next batch is sent first and the answer recorded while the server writes it — unless the
+    /// answer reports blobs the server lacks: those are uploaded first, then the next is sent.
     func pushPending() throws -> (Int, Int) {
         var applied = 0
         var conflicts = 0
         var inFlight: OutgoingBatch?
         while true {
             let prepared = try prepareBatch(excluding: inFlight?.keys ?? [], mayUpload: inFlight == nil)
-            let answered = try inFlight.map { batch in (batch, try agent.collect()) }
-            inFlight = nil
-            if let next = prepared.batch {
-                try post(mutationID: next.mutationID, next.wire, encoded: next.encoded)
-                inFlight = next
-            }
-            if let (batch, answer) = answered {
-                let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: answer, replaying: false)
+            var next = prepared.batch
+            if let batch = inFlight {
+                // A failed answer is thrown here, before the next batch goes: batches apply in
+                // order (parents first), and one that failed stops those after it.
+                let response = try agent.response(try agent.collect())
+                inFlight = nil
+                // Blobs it says the server lacks are uploaded before anything else is sent.
+                if (response.missingBlobs ?? []).isEmpty, let batch = next {
+                    try post(mutationID: batch.mutationID, batch.wire, encoded: batch.encoded)
+                    inFlight = batch
+                    next = nil
+                }
+                let (pushed, refused) = try finish(batch.mutationID, batch.entries, response: response, replaying: false)
                 applied += pushed
                 conflicts += refused
+                if inFlight == nil { try uploadBlobsMissingOnServer() }
+            }
+            if let batch = next {
+                try post(mutationID: batch.mutationID, batch.wire, encoded: batch.encoded)
+                inFlight = batch
             }
             if conflicts > 0 {
                 // The batch already sent is answered and recorded; the rest waits for the next round.
                 if let batch = inFlight {
-                    let (pushed, refused) = try finish(batch.mutationID, batch.entries, answer: try agent.collect(), replaying: false)
+                    let response = try agent.response(try agent.collect())
+                    let (pushed, refused) = try finish(batch.mutationID, batch.entries, response: response, replaying: false)
                     applied += pushed
                     conflicts += refused
+                    try uploadBlobsMissingOnServer()
                 }
-                try uploadBlobsMissingOnServer()
                 return (applied, conflicts)
             }
             if inFlight != nil || prepared.acknowledged > 0 || prepared.waitedForUpload { continue }
-            try uploadBlobsMissingOnServer()
             return (applied, conflicts)
         }
     }
@@ -308,7 +319,7 @@ public final class SyncEngine {
 
     private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
         try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
-        let counts = try finish(mutationID, entries, answer: try agent.collect(), replaying: replaying)
+        let counts = try finish(mutationID, entries, response: try agent.response(try agent.collect()), replaying: replaying)
         try uploadBlobsMissingOnServer()
         return counts
     }
@@ -321,10 +332,10 @@ public final class SyncEngine {
         try agent.post(encoded: try WireJSON.request(request, records: encoded))
     }
 
-    /// The answer to the batch `post` sent (`answer`, as the agent wrote it), recorded: the
-    /// acknowledgements, in one transaction that also removes the saved batch.
-    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], answer: [UInt8], replaying: Bool) throws -> (Int, Int) {
-        let response = try agent.response(answer)
+    /// The answer to the batch `post` sent (a response that is not a failure), recorded: the
+    /// acknowledgements, in one transaction that also removes the saved batch. Blobs it says the
+    /// server lacks join `blobsMissingOnServer`, uploaded by the caller once nothing is in flight.
+    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], response: AgentResponse, replaying: Bool) throws -> (Int, Int) {
         CrashPoint.reach("sync.pushed")
         let results = response.results ?? []
         if replaying && response.replayed == true { report.replayed += results.count }
