@@ -71,23 +71,6 @@ package struct TableRow {
 
     /// A number in decimal, as `String(number)` writes it.
     package mutating func append(_ number: Int) {
-        guard number >= 0 else {
-            var text = String(number)
-            return text.withUTF8 { appendASCII(UnsafeRawBufferPointer($0)) }
-        }
-        appendASCII { output in
-            let start = output.count
-            var rest = number
-            repeat {
-                output.append(UInt8(ascii: "0") + UInt8(rest % 10))
-                rest /= 10
-            } while rest > 0
-            output[start...].reverse()
-        }
-    }
-
-    /// Cell `index`'s bytes.
-    package func cell(_ index: Int) -> ArraySlice<UInt8> {
-        bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+        appendASCII { $0.appendDecimal(number) }
     }
 }

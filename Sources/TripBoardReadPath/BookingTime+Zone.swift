@@ -102,12 +102,12 @@ public struct BookingTimeText {
         // Byte by byte: `append(contentsOf:)` of a slice costs more than the bytes themselves.
         for index in (date.weekday * 3)..<(date.weekday * 3 + 3) { output.append(Self.weekdayLetters[index]) }
         output.append(0x20)
-        Self.appendDecimal(date.day, to: &output)
+        output.appendDecimal(date.day)
         output.append(0x20)
         for index in ((date.month - 1) * 3)..<(date.month * 3) { output.append(Self.monthLetters[index]) }
         if let tripYear, tripYear != date.year {
             output.append(0x20)
-            Self.appendDecimal(date.year, to: &output)
+            output.appendDecimal(date.year)
         }
         guard let clock = time.clock else { return }
         output.append(0x20)
@@ -121,11 +121,6 @@ public struct BookingTimeText {
 
     private static let weekdayLetters = Array(weekdays.joined().utf8)
     private static let monthLetters = Array(months.joined().utf8)
-
-    private static func appendDecimal(_ number: Int, to output: inout [UInt8]) {
-        if number >= 10 { appendDecimal(number / 10, to: &output) }
-        output.append(UInt8(ascii: "0") + UInt8(number % 10))
-    }
 
     /// A stored time in one of the forms the store writes, read from its bytes with the checks
     /// `BookingTime(_:)` makes (nil for anything else: that path reads it).

@@ -141,10 +141,10 @@ struct RestoreTarget {
         try parent.exchange(stagingName, with: parent, name)
         // From here the staging name holds the old container: a failure must not let the
         // restore's clean-up remove it (`RestoreError.replacedButUnsettled` says where it is).
+        let kept = name + ".replaced-" + Self.compact(stamp)
         do {
             try parent.synchronize()
             CrashPoint.reach("restore.exchanged")
-            let kept = name + ".replaced-" + Self.compact(stamp)
             guard try parent.renameUnlessExists(stagingName, to: parent, as: kept) else {
                 return parent.childPath(stagingName)  // the name is taken: the old container stays under the staging name
             }
@@ -152,8 +152,8 @@ struct RestoreTarget {
             CrashPoint.reach("restore.published")
             return parent.childPath(kept)
         } catch {
-            let keptAt = (try? parent.status(of: stagingName)) != nil ? stagingName
-                : name + ".replaced-" + Self.compact(stamp)
+            // Still under the staging name, unless the rename went through before the failure.
+            let keptAt = (try? parent.status(of: stagingName)) != nil ? stagingName : kept
             throw RestoreError.replacedButUnsettled(restoredAt: parent.childPath(name), oldKeptAt: parent.childPath(keptAt),
                                                     detail: "\(error)")
         }
