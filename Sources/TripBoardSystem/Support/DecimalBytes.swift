@@ -3,12 +3,13 @@ extension Array where Element == UInt8 {
     /// list writing numbers and dates for a million rows).
     package mutating func appendDecimal(_ number: Int) {
         guard number >= 0 else { return append(contentsOf: String(number).utf8) }
-        let start = count
-        var rest = number
-        repeat {
-            append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        self[start...].reverse()
+        // Most significant digit first: no reversing afterwards (a slice's `reverse` takes the
+        // generic path, dearer than the digits themselves).
+        var divisor = 1
+        while divisor <= number / 10 { divisor *= 10 }
+        while divisor > 0 {
+            append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+            divisor /= 10
+        }
     }
 }
