@@ -203,7 +203,7 @@ public enum ContainerMigration {
         // Decided again under the lock: another run may have started or finished meanwhile.
         if let settled = try settledByState(options, holding: lock) { return settled }
         let destinationStore = try Self.destinationStore(root: root)
-        let trips = try destinationStore.map { try Int($0.integer("SELECT count(*) FROM trips")) } ?? 0
+        let trips = try destinationStore?.rowCounts().trips ?? 0
         if trips > 0 && !options.merge {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
@@ -214,7 +214,7 @@ public enum ContainerMigration {
                                        destinationStore: destinationStore, progress: options.progress)
         // Into a container with no record, the new store is built whole: its trips, places and
         // bookings are converted on a second thread while the plan lists the files.
-        let buildsWhole = try destinationStore.map(MigrationRun.holdsNoRecord) ?? true
+        let buildsWhole = try destinationStore?.holdsNoRow() ?? true
         let (plan, fileList, prebuilt) = try makePlan(planner, buildsWhole: buildsWhole, legacy: legacy, legacyRoot: legacyRoot,
                                                       root: root, options: options, migratedAt: migratedAt)
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!
@@ -367,12 +367,12 @@ public enum ContainerMigration {
     }
 
     /// The destination store for reading, if there is one; under the exclusive lock.
-    private static func destinationStore(root: Directory) throws -> Connection? {
+    private static func destinationStore(root: Directory) throws -> Store? {
         guard try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory else { return nil }
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         guard try Container.storeFileKind(in: storeDirectory) != nil else { return nil }
         let connection = try Container.openStoreConnection(storeDirectory: storeDirectory)
-        return try Schema.version(of: connection) == 0 ? nil : connection
+        return try Schema.version(of: connection) == 0 ? nil : Store(connection: connection)
     }
 
     /// Plans without taking the lock or writing anything, and reports what a run would do.
@@ -380,7 +380,7 @@ public enum ContainerMigration {
         var trips = 0
         var root: Directory?
         if let container = try ReadOnlyContainer.open(at: options.containerPath, lockTimeout: options.container.lockTimeout) {
-            trips = Int(try container.read { try $0.integer("SELECT count(*) FROM trips") }.1 ?? 0)
+            trips = try container.read { try RecordRows.count(.trip, in: $0) }.1 ?? 0
             root = container.root
         }
         if trips > 0 && !options.merge {

@@ -42,6 +42,13 @@ public struct MigrationCounts: Sendable, Codable, Equatable {
         bookings = Int(try connection.integer("SELECT count(*) FROM bookings"))
         attachments = Int(try connection.integer("SELECT count(*) FROM attachments"))
     }
+
+    init(_ counts: Store.RowCounts) {
+        (trips, places, bookings, attachments) = (counts.trips, counts.places, counts.bookings, counts.attachments)
+    }
+
+    /// The same counts in the store's terms, for comparing with `Store.rowCounts()`.
+    var rowCounts: Store.RowCounts { Store.RowCounts(trips: trips, places: places, bookings: bookings, attachments: attachments) }
 }
 
 /// One row of the legacy `attachments` table.

@@ -33,6 +33,15 @@ struct MigrationDigest {
                 attachment.remoteVersion.map(String.init), attachment.updatedAt])
     }
 
+    mutating func add(_ record: Store.AnyRecord) {
+        switch record {
+        case .trip(let trip): add(trip)
+        case .place(let place): add(place)
+        case .booking(let booking): add(booking)
+        case .attachment(let attachment): add(attachment)
+        }
+    }
+
     /// The digest, lowercase hex. Call once.
     mutating func finish() -> String {
         hasher.update(buffer)

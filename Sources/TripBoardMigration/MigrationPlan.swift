@@ -59,7 +59,7 @@ struct MigrationPlanner {
     let merge: Bool
     let migratedAt: String
     /// The destination store, to skip (with `--merge`) attachments whose id it already has.
-    let destinationStore: Connection?
+    let destinationStore: Store?
     let progress: (MigrationProgress) -> Void
 
     /// The plan; its files go into `list` (one transaction).
@@ -85,8 +85,7 @@ struct MigrationPlanner {
                     missing.append("\(row.id.lowercased()) \(row.relativePath)")
                     return
                 }
-                if merge, let destinationStore,
-                   try destinationStore.integer("SELECT count(*) FROM attachments WHERE id = ?", [.text(file.attachmentID!)]) > 0 {
+                if merge, let destinationStore, try destinationStore.anyRecord(.attachment, id: file.attachmentID!) != nil {
                     // The destination has this attachment already: its row stays; the file is kept aside.
                     file.attachmentID = nil
                     file.destination = ""

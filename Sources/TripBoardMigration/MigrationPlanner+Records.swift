@@ -33,7 +33,7 @@ extension MigrationPlanner {
     /// another kind has there is refused now: the store would refuse it (ids are unique across
     /// kinds), and a plan, once written, is never decided again.
     func checkAgainstDestination(_ kind: RecordKind, _ id: String) throws {
-        guard let destinationStore, let holder = try Store(connection: destinationStore).kindHolding(id: id), holder != kind else { return }
+        guard let destinationStore, let holder = try destinationStore.kindHolding(id: id), holder != kind else { return }
         throw MigrationError.invalidLegacyRecord(path: legacy.path, detail: """
             \(kind.rawValue) \(id) has the id of \(holder.withArticle) in the container; ids are unique across trips, places, \
             bookings and attachments

@@ -30,11 +30,10 @@ extension MigrationRun {
             _ = try container()  // sets the container up around it (WAL, manifest)
         } else {
             let store = try container().store
-            if try Self.holdsNoRecord(store.connection) {
+            if try store.holdsNoRow() {
                 result = try buildStore(legacy: legacy) { built in
                     report("store", done: plan.storeBytes / 2, total: plan.storeBytes)
-                    try built.backup(into: store.connection)
-                    try store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  // the -wal keeps no second copy
+                    try store.replaceWhole(with: built)
                 }
             } else {
                 prebuilt = nil
@@ -52,16 +51,6 @@ extension MigrationRun {
     /// The copy, the built store and their SQLite companions, left by an earlier attempt or by
     /// this one.
     func removeStagingStores() throws { try MigrationStoreBuilder.removeFiles(in: migrationDirectory) }
-
-    /// True when no table of the store has a row: publishing a whole store over it loses nothing.
-    static func holdsNoRecord(_ connection: Connection) throws -> Bool {
-        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND NOT \(Schema.isSearchTable)")
-            .rows { $0.text(0) }
-        for table in tables where try connection.integer("SELECT EXISTS (SELECT 1 FROM \"\(table)\")") != 0 {
-            return false
-        }
-        return true
-    }
 
     /// True when the container has no store file yet (and this run has not set it up).
     private func containerHasNoStore() throws -> Bool {
@@ -107,10 +96,8 @@ extension MigrationRun {
         let connection = store.connection
         return try connection.withPageCache(kibibytes: Self.pageCacheKibibytes) {
             try connection.writeTransaction {
-                let result = try convertRecords(from: copy, into: store) { table, id in
-                    try connection.integer("SELECT count(*) FROM \(table) WHERE id = ?", [.text(id)]) == 0
-                }
-                try MigrationStoreBuilder.checkConverted(connection, against: copy, merge: plan.merge)
+                let result = try convertRecords(from: copy, into: store) { kind, id in try store.anyRecord(kind, id: id) == nil }
+                try MigrationStoreBuilder.checkConverted(store, against: copy, merge: plan.merge)
                 return result
             }
         }
@@ -124,29 +111,29 @@ extension MigrationRun {
     /// Converts every record of the copy, in rowid order, and inserts those `isAbsent` accepts;
     /// returns what was added and the digest of every converted record (`MigrationDigest`).
     private func convertRecords(from copy: LegacyStore, into store: Store,
-                                isAbsent: (_ table: String, _ id: String) throws -> Bool) throws -> (MigrationCounts, String) {
+                                isAbsent: (_ kind: RecordKind, _ id: String) throws -> Bool) throws -> (MigrationCounts, String) {
         let converter = LegacyConverter(storePath: copy.path, migratedAt: plan.migratedAt)
         var added = MigrationCounts()
         var digest = MigrationDigest()
         try copy.forEachRow("trips") { row in
             let trip = try converter.trip(row)
             digest.add(trip)
-            if try isAbsent("trips", trip.id) { try store.insert(trip); added.trips += 1 }
+            if try isAbsent(.trip, trip.id) { try store.insert(trip); added.trips += 1 }
         }
         try copy.forEachRow("places") { row in
             let place = try converter.place(row)
             digest.add(place)
-            if try isAbsent("places", place.id) { try store.insert(place); added.places += 1 }
+            if try isAbsent(.place, place.id) { try store.insert(place); added.places += 1 }
         }
         try copy.forEachRow("bookings") { row in
             let booking = try converter.booking(row).booking
             digest.add(booking)
-            if try isAbsent("bookings", booking.id) { try store.insert(booking); added.bookings += 1 }
+            if try isAbsent(.booking, booking.id) { try store.insert(booking); added.bookings += 1 }
         }
         try copy.forEachAttachmentRow { row in
             let attachment = try converter.attachment(row, file: try files.file(attachmentID: row.id.lowercased()))
             digest.add(attachment)
-            if try isAbsent("attachments", attachment.id) { try store.insert(attachment); added.attachments += 1 }
+            if try isAbsent(.attachment, attachment.id) { try store.insert(attachment); added.attachments += 1 }
         }
         return (added, digest.finish())
     }

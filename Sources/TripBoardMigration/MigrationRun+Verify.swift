@@ -19,7 +19,7 @@ extension MigrationRun {
             // full, is the one the plan converted (the digest). integrity_check would add the
             // index-against-table cross-check: these indexes were made from these rows by
             // CREATE INDEX in the store step, which also ran foreign_key_check on them.
-            if let problem = try store.connection.statement("PRAGMA quick_check").rows({ $0.text(0) }).first(where: { $0 != "ok" }) {
+            if let problem = try store.pageProblems().first {
                 throw MigrationError.verificationFailed(detail: "the store: \(problem)")
             }
             try verifyByDigest(expected, store: store, legacy: legacy)
@@ -56,26 +56,13 @@ extension MigrationRun {
     /// store step inserted them: the legacy store's counts must match, and one scan of the store
     /// must give the digest the store step took of the records it converted.
     private func verifyByDigest(_ expected: String, store: Store, legacy: LegacyStore) throws {
-        let counts = try MigrationCounts(counting: store.connection)
-        let legacyCounts = try MigrationCounts(counting: legacy.connection)
+        let counts = try store.rowCounts()
+        let legacyCounts = try MigrationCounts(counting: legacy.connection).rowCounts
         guard counts == legacyCounts else {
-            throw MigrationError.verificationFailed(detail: "the new store holds \(counts) records, version 1 \(legacyCounts)")
+            throw MigrationError.verificationFailed(detail: "the new store holds \(counts), version 1 \(legacyCounts)")
         }
         var digest = MigrationDigest()
-        let connection = store.connection
-        /// Streams the rows of `table` in rowid order (never the whole table in memory).
-        func scan(_ table: String, _ columns: String, _ body: (Statement) -> Void) throws {
-            let statement = try connection.statement("SELECT \(columns) FROM \(table) ORDER BY rowid")
-            try statement.bind([])
-            defer { statement.reset() }
-            while try statement.step() { body(statement) }
-        }
-        try connection.readTransaction {
-            try scan("trips", RecordRows.tripColumns) { digest.add(RecordRows.trip(from: $0)) }
-            try scan("places", RecordRows.placeColumns) { digest.add(RecordRows.place(from: $0)) }
-            try scan("bookings", RecordRows.bookingColumns) { digest.add(RecordRows.booking(from: $0)) }
-            try scan("attachments", Store.attachmentColumns) { digest.add(Store.attachment(from: $0)) }
-        }
+        try store.forEveryRow { digest.add($0) }
         guard digest.finish() == expected else {
             throw MigrationError.verificationFailed(detail: "the new store's records differ from those converted from version 1")
         }
@@ -84,35 +71,33 @@ extension MigrationRun {
     /// Every legacy record, converted again, is in the destination and (unless merging) equal.
     private func verifyRecordByRecord(store: Store, legacy: LegacyStore) throws {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: plan.migratedAt)
-        try compare("trips", RecordRows.tripColumns, RecordRows.trip(from:), \.id, in: legacy) { try converter.trip($0) }
-        try compare("places", RecordRows.placeColumns, RecordRows.place(from:), \.id, in: legacy) { try converter.place($0) }
-        try compare("bookings", RecordRows.bookingColumns, RecordRows.booking(from:), \.id, in: legacy) { try converter.booking($0).booking }
-        let lookup = try store.connection.statement("SELECT \(Store.attachmentColumns) FROM attachments WHERE id = ?")
+        try compare(.trip, store: store, in: legacy) { .trip(try converter.trip($0)) }
+        try compare(.place, store: store, in: legacy) { .place(try converter.place($0)) }
+        try compare(.booking, store: store, in: legacy) { .booking(try converter.booking($0).booking) }
         try legacy.forEachAttachmentRow { row in
             let file = try files.file(attachmentID: row.id.lowercased())
             let expected = try converter.attachment(row, file: file)
-            guard let found = try lookup.rows([.text(expected.id)], Store.attachment(from:)).first else {
+            guard let found = try store.anyRecord(.attachment, id: expected.id) else {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
             }
-            if file != nil || !plan.merge, found != expected {
+            if file != nil || !plan.merge, found != .attachment(expected) {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) differs from the version-1 record")
             }
         }
     }
 
-    /// Every row of the legacy `table` is in the destination; unless merging (where a record
-    /// that was there first is kept as it was), equal to its conversion.
-    private func compare<Record: Equatable>(_ table: String, _ columns: String, _ read: @escaping (Statement) -> Record,
-                                            _ id: KeyPath<Record, String>, in legacy: LegacyStore,
-                                            convert: (Statement) throws -> Record) throws {
-        let lookup = try container().store.connection.statement("SELECT \(columns) FROM \(table) WHERE id = ?")
-        try legacy.forEachRow(table) { row in
+    /// Every row of the legacy table of `kind` is in the destination; unless merging (where a
+    /// record that was there first is kept as it was), equal to its conversion.
+    private func compare(_ kind: RecordKind, store: Store, in legacy: LegacyStore,
+                         convert: (Statement) throws -> Store.AnyRecord) throws {
+        try legacy.forEachRow(kind.table) { row in
             let expected = try convert(row)
-            guard let found = try lookup.rows([.text(expected[keyPath: id])], read).first else {
-                throw MigrationError.verificationFailed(detail: "\(table) row \(expected[keyPath: id]) is not in the new store")
+            let id = expected.id
+            guard let found = try store.anyRecord(kind, id: id) else {
+                throw MigrationError.verificationFailed(detail: "\(kind.table) row \(id) is not in the new store")
             }
             if !plan.merge && found != expected {
-                throw MigrationError.verificationFailed(detail: "\(table) row \(expected[keyPath: id]) differs from the version-1 record")
+                throw MigrationError.verificationFailed(detail: "\(kind.table) row \(id) differs from the version-1 record")
             }
         }
     }

@@ -1,3 +1,4 @@
+import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -60,23 +61,23 @@ final class MigrationStoreBuilder {
     /// The indexes and the checks, for records inserted otherwise (`MigrationRun.convertRecords`).
     func finishWithoutConverting() throws -> MigrationCounts {
         for index in indexes { try connection.execute(index.sql) }
-        return try Self.checkConverted(connection, against: copy, merge: false)
+        return try Self.checkConverted(Store(connection: connection), against: copy, merge: false)
     }
 
     /// Checked before publishing: no dangling reference, and (unless merging, where the
     /// destination's own records count too) exactly the copy's number of records. Returns the
     /// counts of `connection`.
     @discardableResult
-    static func checkConverted(_ connection: Connection, against copy: LegacyStore, merge: Bool) throws -> MigrationCounts {
-        if let problem = try connection.statement("PRAGMA foreign_key_check").rows({ "\($0.text(0)) row \($0.integer(1))" }).first {
-            throw MigrationError.verificationFailed(detail: "the new store has a dangling reference in \(problem)")
+    static func checkConverted(_ store: Store, against copy: LegacyStore, merge: Bool) throws -> MigrationCounts {
+        if let problem = try store.foreignKeyProblems().first {
+            throw MigrationError.verificationFailed(detail: "the new store: \(problem)")
         }
-        let expected = try MigrationCounts(counting: copy.connection)
-        let after = try MigrationCounts(counting: connection)
+        let expected = try MigrationCounts(counting: copy.connection).rowCounts
+        let after = try store.rowCounts()
         if merge ? after.trips < expected.trips : after != expected {
-            throw MigrationError.verificationFailed(detail: "the new store holds \(after) records, the copy \(expected)")
+            throw MigrationError.verificationFailed(detail: "the new store holds \(after), the copy \(expected)")
         }
-        return after
+        return MigrationCounts(after)
     }
 
     /// The copy and the built store, with their SQLite companions.

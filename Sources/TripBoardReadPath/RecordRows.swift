@@ -14,6 +14,11 @@ package enum RecordRows {
     package static let placeColumns = "id, trip_id, name, city, visited, sync_state, remote_version, updated_at"
     package static let bookingColumns = "id, trip_id, kind, title, starts_at, reference, sync_state, remote_version, updated_at, ends_at, zone"
 
+    /// How many rows the table of `kind` holds, whatever their state (tombstones and the trash included).
+    package static func count(_ kind: RecordKind, in connection: Connection) throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM \(kind.table)"))
+    }
+
     package static func trip(from row: Statement) -> Trip {
         Trip(id: row.text(0), name: row.text(1),
              startDate: CivilDate(row.text(2)) ?? CivilDate(daysSinceEpoch: 0),

@@ -92,11 +92,15 @@ public final class Store {
     /// Runs `PRAGMA integrity_check` and `foreign_key_check`; returns the problems found (empty when clean).
     public func integrityProblems(limit: Int = 100) throws -> [String] {
         // integrity_check(N) stops after N problems: a badly damaged store gives a bounded list.
-        var problems = try connection.statement("PRAGMA integrity_check(\(max(1, limit)))").rows { $0.text(0) }.filter { $0 != "ok" }
-        problems += try connection.statement("PRAGMA foreign_key_check").rows { row in
+        let problems = try connection.statement("PRAGMA integrity_check(\(max(1, limit)))").rows { $0.text(0) }.filter { $0 != "ok" }
+        return problems + (try foreignKeyProblems())
+    }
+
+    /// Runs `PRAGMA foreign_key_check`: a row for each reference to a record that is not there.
+    public func foreignKeyProblems() throws -> [String] {
+        try connection.statement("PRAGMA foreign_key_check").rows { row in
             "foreign key violation in \(row.text(0)) row \(row.integer(1)) → \(row.text(2))"
         }
-        return problems
     }
 
     /// Changes when another connection commits to the store (this one's own commits leave it alone):

@@ -1,0 +1,104 @@
+package import TripBoardReadPath
+package import TripBoardSQLite
+
+/// Reads for a verifier that must see every row the store holds — live, in the trash and
+/// tombstones alike, in the order they were inserted — such as the container migration checking
+/// the store it built against the records it converted. Everyday reads go through the queries on
+/// live records instead.
+extension Store {
+    /// How many rows each record table holds, whatever their state.
+    package struct RowCounts: Sendable, Equatable, CustomStringConvertible {
+        package var trips = 0
+        package var places = 0
+        package var bookings = 0
+        package var attachments = 0
+
+        package init(trips: Int = 0, places: Int = 0, bookings: Int = 0, attachments: Int = 0) {
+            (self.trips, self.places, self.bookings, self.attachments) = (trips, places, bookings, attachments)
+        }
+
+        package var description: String { "\(trips) trips, \(places) places, \(bookings) bookings, \(attachments) attachments" }
+    }
+
+    /// One record of any kind, as a verifier reads it back.
+    package enum AnyRecord: Equatable {
+        case trip(Trip)
+        case place(Place)
+        case booking(Booking)
+        case attachment(Attachment)
+
+        package var id: String {
+            switch self {
+            case .trip(let trip): trip.id
+            case .place(let place): place.id
+            case .booking(let booking): booking.id
+            case .attachment(let attachment): attachment.id
+            }
+        }
+    }
+
+    package func rowCounts() throws -> RowCounts {
+        try connection.readTransaction {
+            func count(_ kind: RecordKind) throws -> Int { try RecordRows.count(kind, in: connection) }
+            return RowCounts(trips: try count(.trip), places: try count(.place), bookings: try count(.booking),
+                             attachments: try count(.attachment))
+        }
+    }
+
+    /// What `PRAGMA quick_check` finds wrong with the store's pages and b-trees (empty when sound).
+    /// Unlike `integrityProblems`, indexes are not checked against their tables: for a verifier of a
+    /// store whose indexes were just made from its rows by `CREATE INDEX`.
+    package func pageProblems(limit: Int = 100) throws -> [String] {
+        try connection.statement("PRAGMA quick_check(\(max(1, limit)))").rows { $0.text(0) }.filter { $0 != "ok" }
+    }
+
+    /// Every row of every record table, in one read transaction: trips, then places, bookings and
+    /// attachments, each in rowid order, streamed (never a whole table in memory).
+    package func forEveryRow(_ body: (AnyRecord) throws -> Void) throws {
+        func scan(_ table: String, _ columns: String, _ record: (Statement) -> AnyRecord) throws {
+            let statement = try connection.statement("SELECT \(columns) FROM \(table) ORDER BY rowid")
+            try statement.bind([])
+            defer { statement.reset() }
+            while try statement.step() { try body(record(statement)) }
+        }
+        try connection.readTransaction {
+            try scan("trips", RecordRows.tripColumns) { .trip(RecordRows.trip(from: $0)) }
+            try scan("places", RecordRows.placeColumns) { .place(RecordRows.place(from: $0)) }
+            try scan("bookings", RecordRows.bookingColumns) { .booking(RecordRows.booking(from: $0)) }
+            try scan("attachments", Self.attachmentColumns) { .attachment(Self.attachment(from: $0)) }
+        }
+    }
+
+    /// The row of `kind` with exactly this id, whatever its state; `nil` when there is none.
+    package func anyRecord(_ kind: RecordKind, id: String) throws -> AnyRecord? {
+        switch kind {
+        case .trip: try row("trips", RecordRows.tripColumns, id) { .trip(RecordRows.trip(from: $0)) }
+        case .place: try row("places", RecordRows.placeColumns, id) { .place(RecordRows.place(from: $0)) }
+        case .booking: try row("bookings", RecordRows.bookingColumns, id) { .booking(RecordRows.booking(from: $0)) }
+        case .attachment: try row("attachments", Self.attachmentColumns, id) { .attachment(Self.attachment(from: $0)) }
+        }
+    }
+
+    /// True when no table of the store has a row (the search index's aside): replacing the whole
+    /// file (`replaceWhole(with:)`) loses nothing.
+    package func holdsNoRow() throws -> Bool {
+        let tables = try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND NOT \(Schema.isSearchTable)")
+            .rows { $0.text(0) }
+        for table in tables where try connection.integer("SELECT EXISTS (SELECT 1 FROM \"\(table)\")") != 0 {
+            return false
+        }
+        return true
+    }
+
+    /// Makes the store's file a page-for-page copy of `source`'s database through SQLite's backup
+    /// API (under the store's own locks, so a reader sees the old file or the new), then truncates
+    /// the WAL, which would otherwise keep a second copy of every page.
+    package func replaceWhole(with source: Connection) throws {
+        try source.backup(into: connection)
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    private func row(_ table: String, _ columns: String, _ id: String, _ record: @escaping (Statement) -> AnyRecord) throws -> AnyRecord? {
+        try connection.statement("SELECT \(columns) FROM \(table) WHERE id = ?").rows([.text(id)], record).first
+    }
+}
