@@ -279,21 +279,25 @@ extension AppCommand {
     }
 
     /// Two lines: the access token, then the refresh token.
-    static func readTokens() throws -> (SecureBytes, SecureBytes) {
+    static func readTokens() throws -> (SecureBytes, SecureBytes) { try readTwoSecrets("access token", then: "refresh token") }
+
+    /// Two secrets, `first` then `second`: asked for one after the other on a terminal, otherwise
+    /// one line each from standard input (a line ended by "\n" may end in "\r\n"; what follows
+    /// the last "\n" keeps every byte). Every copy of the bytes is wiped on the way out.
+    static func readTwoSecrets(_ first: String, then second: String) throws -> (SecureBytes, SecureBytes) {
         if StandardStream.input.isTerminal {
-            return (try readSecret("access token"), try readSecret("refresh token"))
+            return (try readSecret(first), try readSecret(second))
         }
-        var bytes = try readStandardInput("access token or the refresh token", limit: 2 * (secretLimit + 2))
+        var bytes = try readStandardInput("\(first) or the \(second)", limit: 2 * (secretLimit + 2))
         defer { for index in bytes.indices { bytes[index] = 0 } }
         var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
         defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
-        // A line ended by "\n" may end in "\r\n"; what follows the last "\n" keeps every byte.
         for index in lines.indices.dropLast() where lines[index].last == 0x0d { lines[index].removeLast() }
         guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
-            throw KeychainError.invalidArgument("standard input must hold two lines: the access token, then the refresh token; nothing was changed")
+            throw KeychainError.invalidArgument("standard input must hold two lines: the \(first), then the \(second); nothing was changed")
         }
-        try refuseLongerThanTheLimit(&lines[0], "access token")
-        try refuseLongerThanTheLimit(&lines[1], "refresh token")
+        try refuseLongerThanTheLimit(&lines[0], first)
+        try refuseLongerThanTheLimit(&lines[1], second)
         return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
     }
 

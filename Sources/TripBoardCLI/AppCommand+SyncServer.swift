@@ -163,30 +163,27 @@ extension AppCommand {
     /// standard input, or asked for on a terminal.
     static func readSyncSecrets(withPassword: Bool) throws -> (SecureBytes?, SecureBytes) {
         guard withPassword else { return (nil, try readSecret("sync passphrase")) }
-        if StandardStream.input.isTerminal { return (try readSecret("server password"), try readSecret("sync passphrase")) }
-        var bytes = try readStandardInput("server password or the sync passphrase", limit: 2 * (secretLimit + 2))
-        defer { for index in bytes.indices { bytes[index] = 0 } }
-        var lines = bytes.split(separator: 0x0a, omittingEmptySubsequences: false).map(Array.init)
-        defer { for index in lines.indices { for inner in lines[index].indices { lines[index][inner] = 0 } } }
-        for index in lines.indices.dropLast() where lines[index].last == 0x0d { lines[index].removeLast() }
-        guard lines.count >= 2, !lines[0].isEmpty, !lines[1].isEmpty, lines.dropFirst(2).allSatisfy(\.isEmpty) else {
-            throw KeychainError.invalidArgument("standard input must hold two lines: the server password, then the sync passphrase; nothing was changed")
-        }
-        try refuseLongerThanTheLimit(&lines[0], "server password")
-        try refuseLongerThanTheLimit(&lines[1], "sync passphrase")
-        return (try SecureBytes(wiping: &lines[0]), try SecureBytes(wiping: &lines[1]))
+        let (password, passphrase) = try readTwoSecrets("server password", then: "sync passphrase")
+        return (password, passphrase)
     }
 
     static func syncNow(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let store = try context.store()
-        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
-        let (key, password) = try syncSecrets(context, account)
+        let (store, _, key, password) = try joinedZone(context)
         let report = try performSync(context, store: store, key: key, password: password)
         if report.readOnly { context.console.warning(readOnlyWarning) }
         if json { return try context.console.printJSON(report) }
         context.console.print(summary(of: report))
+    }
+
+    /// The store of a device that has joined a zone, its account, and the zone's secrets
+    /// (`syncSecrets`); `SyncError.notSetUp` before `sync setup`.
+    static func joinedZone(_ context: CommandContext) throws -> (Store, SyncAccount, ZoneKey, String?) {
+        let store = try context.store()
+        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        let (key, password) = try syncSecrets(context, account)
+        return (store, account, key, password)
     }
 
     /// The zone key and the server password (nil when the server needs none) from this device's keychain.

@@ -29,9 +29,7 @@ extension AppCommand {
     static func syncWatch(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let store = try context.store()
-        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
-        let (key, password) = try syncSecrets(context, account)
+        let (store, account, key, password) = try joinedZone(context)
         // From here SIGINT and SIGTERM are read from a signalfd: they end the loop between steps.
         let watcher = try ChangeWatcher()
         watcher.watch(directory: try context.container().path + "/" + ContainerLayout.storeDirectory)

@@ -51,13 +51,7 @@ public enum MigrationJournal {
     }
 
     static func read<T: Decodable>(_ type: T.Type, _ name: String, in directory: Directory) throws -> T? {
-        let bytes: [UInt8]
-        do {
-            bytes = try directory.openFileForReading(name).readToEnd(limit: 256 << 20)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let bytes = try directory.readFileIfPresent(name, limit: 256 << 20) else { return nil }
         do {
             return try JSON.decode(T.self, from: bytes)
         } catch {

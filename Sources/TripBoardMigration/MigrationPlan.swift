@@ -253,13 +253,7 @@ enum LegacyPreferences {
     /// The members, or `nil` when there is no file. A file that is not a JSON object is refused
     /// as a whole (reported, nothing taken from it).
     static func read(in legacyRoot: Directory) throws -> [(key: String, value: JSONValue)]? {
-        let bytes: [UInt8]
-        do {
-            bytes = try legacyRoot.openFileForReading(LegacyLayout.preferencesFile).readToEnd(limit: 1 << 20)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let bytes = try legacyRoot.readFileIfPresent(LegacyLayout.preferencesFile, limit: 1 << 20) else { return nil }
         guard case .object(let members)? = try? JSONValue.parse(bytes) else {
             return [(key: LegacyLayout.preferencesFile, value: .null)]
         }

@@ -60,27 +60,23 @@ final class MigrationRun {
         return (legacy, legacyRoot)
     }
 
+    /// A step before the commit marker: run (and timed as `name`) unless the journal says it is
+    /// done, then the named crash point, then the journal records it.
+    private func step(_ done: MigrationJournal.Step, _ name: String, crashPoint: String,
+                      _ body: () throws -> Void) throws {
+        guard record.finished < done else { return }
+        try timed(name, body)
+        CrashPoint.reach(crashPoint)
+        try save(done)
+    }
+
     func finish() throws -> MigrationSummary {
-        if record.finished < .storePublished {
-            try timed("store") { (record.added, record.storeDigest) = try copyingFilesAlongside { try publishStore() } }
-            CrashPoint.reach("migration.store")
-            try save(.storePublished)
+        try step(.storePublished, "store", crashPoint: "migration.store") {
+            (record.added, record.storeDigest) = try copyingFilesAlongside { try publishStore() }
         }
-        if record.finished < .attachmentsMoved {
-            try timed("attachments") { try moveFiles() }
-            CrashPoint.reach("migration.attachments")
-            try save(.attachmentsMoved)
-        }
-        if record.finished < .preferencesMerged {
-            try timed("preferences") { try mergePreferences() }
-            CrashPoint.reach("migration.preferences")
-            try save(.preferencesMerged)
-        }
-        if record.finished < .verified {
-            try timed("verify") { try verify() }
-            CrashPoint.reach("migration.verify")
-            try save(.verified)
-        }
+        try step(.attachmentsMoved, "attachments", crashPoint: "migration.attachments") { try moveFiles() }
+        try step(.preferencesMerged, "preferences", crashPoint: "migration.preferences") { try mergePreferences() }
+        try step(.verified, "verify", crashPoint: "migration.verify") { try verify() }
         if record.finished < .committed {
             // The decision point: from here on the destination is the copy, whatever happens next.
             try timed("commit") {

@@ -39,13 +39,7 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     package static func read(from root: Directory) throws -> Manifest? {
         let path = root.childPath(ContainerLayout.manifestFile)
-        let file: FileDescriptor
-        do {
-            file = try root.openFileForReading(ContainerLayout.manifestFile)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let file = try root.openFileForReadingIfPresent(ContainerLayout.manifestFile) else { return nil }
         let bytes = try file.readToEnd(limit: 1 << 20)
         let manifest: Manifest
         do {

@@ -19,17 +19,15 @@ extension WireJSON {
             head(kind: entry.kind, id: entry.id, into: &output)
             output += Array(#","updatedAt":"#.utf8)
             JSONValue.writeString(entry.updatedAt, into: &output)
-            output += Array(",\"deleted\":\(entry.deleted),\"fields\":{".utf8)
-            for (position, (name, field)) in entry.fields.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(name, into: &output)
-                output += Array(#":{"value":"#.utf8)
+            output += Array(",\"deleted\":\(entry.deleted),\"fields\":".utf8)
+            object(entry.fields, into: &output) { field, output in
+                output += Array(#"{"value":"#.utf8)
                 JSONValue.writeString(field.value, into: &output)
                 output += Array(#","stamp":"#.utf8)
                 JSONValue.writeString(field.stamp, into: &output)
                 output.append(UInt8(ascii: "}"))
             }
-            output += Array("}}".utf8)
+            output.append(UInt8(ascii: "}"))
         }
     }
 }

@@ -61,17 +61,26 @@ package enum WireJSON {
 extension WireJSON {
     /// A record's sealed fields as a JSON object (what the server keeps in `records.fields`).
     package static func fields(_ fields: [String: SealedField], into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "{"))
-        for (position, (name, field)) in fields.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(name, into: &output)
-            output += Array(#":{"stamp":"#.utf8)
+        object(fields, into: &output) { field, output in
+            output += Array(#"{"stamp":"#.utf8)
             JSONValue.writeString(field.stamp, into: &output)
             output += Array(#","nonce":"#.utf8)
             JSONValue.writeString(field.nonce, into: &output)
             output += Array(#","ciphertext":"#.utf8)
             JSONValue.writeString(field.ciphertext, into: &output)
             output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `members` as a JSON object: each name as a JSON string, its value written by `value`.
+    @inlinable package static func object<Value>(_ members: [String: Value], into output: inout [UInt8],
+                                      _ value: (Value, inout [UInt8]) -> Void) {
+        output.append(UInt8(ascii: "{"))
+        for (position, (name, member)) in members.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(name, into: &output)
+            output.append(UInt8(ascii: ":"))
+            value(member, &output)
         }
         output.append(UInt8(ascii: "}"))
     }

@@ -48,13 +48,20 @@ import Testing
     /// A seeded container and its backup, then a trip made after it (`laterTrip`): what a
     /// `--replace` restore replaces.
     func backedUpThenChanged(_ laterTrip: String) throws -> (test: TestContainer, device: [String: String], file: String) {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
+        let (test, device, file, _) = try backedUp()
         try test.addTrip(laterTrip)
         return (test, device, file)
+    }
+
+    /// A fresh container seeded on device "a" (`seed`) and backed up to `backup.age` beside it.
+    func backedUp() throws -> (test: TestContainer, device: [String: String], file: String, ticket: Data) {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        let (_, ticket) = try Self.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        let made = try backup(test, to: file, device: device)
+        #expect(made.status == 0, "\(made)")
+        return (test, device, file, ticket)
     }
 
     /// The `container.replaced-…` directories beside the test's container that hold a trip named `trip`.
@@ -125,11 +132,7 @@ import Testing
     }
 
     @Test func onAnotherDeviceMigratableItemsOpenAndThisDeviceOnlyOnesStayInvisible() throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
+        let (test, _, file, _) = try backedUp()
         let other = try Self.device(test, "b", machine: "fedcba9876543210fedcba9876543210")
         let target = test.root.path + "/elsewhere"
         #expect(try restore(test, file, into: target, device: other).status == 0)
@@ -142,11 +145,7 @@ import Testing
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
     func ageAndTarOpenABackupAndSqliteReadsItsStore() throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        let (_, ticket) = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
+        let (test, _, file, ticket) = try backedUp()
         let out = test.root.path + "/by-hand"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         let byHand = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", "age -d '\(file)' | tar -x -C '\(out)'"],
@@ -188,11 +187,7 @@ import Testing
 
     @Test(arguments: Damage.allCases)
     func aBadBackupIsRefusedWithNothingWritten(damage: Damage) throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
+        let (test, device, file, _) = try backedUp()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         switch damage {
         case .wrongPassphrase: break
@@ -256,11 +251,7 @@ import Testing
     }
 
     @Test func aDryRunVerifiesAndWritesNothing() throws {
-        let test = try TestContainer()
-        let device = try Self.device(test, "a")
-        _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try backup(test, to: file, device: device).status == 0)
+        let (test, device, file, _) = try backedUp()
         let before = Self.snapshot(test.root.path)
         let result = try restore(test, file, into: test.root.path + "/restored", device: device, extra: ["--dry-run"])
         #expect(result.status == 0 && result.stdout.contains("Dry run"), "\(result)")

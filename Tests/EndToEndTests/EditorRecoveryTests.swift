@@ -14,6 +14,28 @@ import TripBoardSystem
     }
 
     /// The path after "your edit is kept in " in an error line.
+    /// `kept/` beside the container, made empty: the `$TMPDIR` a refused edit is kept in.
+    static func keptDirectory(_ container: TestContainer) throws -> String {
+        let kept = container.root.appendingPathComponent("kept").path
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        return kept
+    }
+
+    /// The refused edit of `trip` is kept in `kept` (named on stderr), byte for byte as the editor
+    /// left it (`typed`), mode 0600; the store is as it was and the container's tmp/ is empty.
+    static func expectKept(_ result: ProcessResult, in kept: String, trip: String, asTyped typed: String,
+                           container: TestContainer, storeDumpBefore: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let path = try #require(keptPath(result.stderr), "\(result)", sourceLocation: sourceLocation)
+        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-\(trip.prefix(8))-"), "\(result)", sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)),
+                "the text as the editor left it", sourceLocation: sourceLocation)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600, sourceLocation: sourceLocation)
+        #expect(try container.state().storeDump == storeDumpBefore, sourceLocation: sourceLocation)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty,
+                "nothing left in the container's tmp/", sourceLocation: sourceLocation)
+    }
+
     static func keptPath(_ stderr: String) -> String? {
         guard let range = stderr.range(of: "; your edit is kept in ") else { return nil }
         return String(stderr[range.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -27,20 +49,14 @@ import TripBoardSystem
     func withoutATerminalARefusedEditIsKeptAndNamed(sedScript: String, message: String) throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Lisbon")
-        let kept = container.root.appendingPathComponent("kept").path
-        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let kept = try Self.keptDirectory(container)
         let typed = container.root.appendingPathComponent("typed.json").path
         let editor = try Self.editor(container, "sed -i '\(sedScript)' \"$1\" && cp \"$1\" '\(typed)'")
         let before = try container.state().storeDump
         let result = try container.app("trip", "edit", trip, environment: ["EDITOR": editor, "TMPDIR": kept])
         #expect(result.status == 65, "\(result)")
         #expect(result.stderrLines.count == 1 && result.stderr.contains(message), "\(result)")
-        let path = try #require(Self.keptPath(result.stderr), "\(result)")
-        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-\(trip.prefix(8))-"), "\(result)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)), "the text as the editor left it")
-        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
-        #expect(try container.state().storeDump == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
+        try Self.expectKept(result, in: kept, trip: trip, asTyped: typed, container: container, storeDumpBefore: before)
     }
 
     /// An edited file over the 1 MiB limit is refused (65) but never thrown away: the file itself
@@ -49,8 +65,7 @@ import TripBoardSystem
     func anEditedFileOverTheLimitIsRefusedAndKept(editorStatus: Int, expected: Int32) throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Lisbon")
-        let kept = container.root.appendingPathComponent("kept").path
-        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let kept = try Self.keptDirectory(container)
         let typed = container.root.appendingPathComponent("typed.json").path
         // What a person might do: paste a huge text into the notes (1.5 MiB), then save.
         let editor = try Self.editor(container, """
@@ -63,12 +78,7 @@ import TripBoardSystem
         #expect(result.stderrLines.count == 1, "\(result)")
         #expect(result.stderr.contains(expected == 65 ? "the edited file is larger than the limit of 1 MiB; nothing was changed"
                                                       : "exited with status \(editorStatus); nothing was changed"), "\(result)")
-        let path = try #require(Self.keptPath(result.stderr), "\(result)")
-        #expect(path.hasPrefix(kept + "/tripboard-edit-trip-\(trip.prefix(8))-"), "\(result)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: typed)), "the text as the editor left it")
-        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
-        #expect(try container.state().storeDump == before.storeDump)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/tmp").isEmpty, "nothing left in the container's tmp/")
+        try Self.expectKept(result, in: kept, trip: trip, asTyped: typed, container: container, storeDumpBefore: before.storeDump)
     }
 
     /// `$TMPDIR` on another file system (tmpfs): the file cannot be moved there, so it is copied.
@@ -186,8 +196,7 @@ import TripBoardSystem
     @Test func onATerminalSavingTheRefusedTextUnchangedKeepsTheFile() throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Lisbon")
-        let kept = container.root.appendingPathComponent("kept").path
-        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false)
+        let kept = try Self.keptDirectory(container)
         let editor = try Self.editor(container, "grep -q '^# ' \"$1\" || sed -i 's/2026-12-15/2026-12-01/' \"$1\"")
         let app = ProcessRunner.executable("app")
         let result = try ProcessRunner.run("/usr/bin/script", ["-qec", "'\(app)' trip edit \(trip)", "/dev/null"],

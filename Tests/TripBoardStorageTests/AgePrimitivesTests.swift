@@ -8,14 +8,6 @@ import TripBoardSodium
 /// Provenance is written next to each value; every vector was also recomputed outside libsodium
 /// before it was hard-coded (Python's `hmac`, `hashlib.scrypt` and the `cryptography` package).
 struct AgePrimitivesTests {
-    private func hex(_ text: String) throws -> [UInt8] {
-        try #require(Sodium.bytes(hex: text), "bad hex literal: \(text)")
-    }
-
-    private func contents(_ secure: SecureBytes) -> [UInt8] {
-        secure.withUnsafeBytes { Array($0) }
-    }
-
     // MARK: - HMAC-SHA-256
 
     /// RFC 4231, test cases 1 and 2.

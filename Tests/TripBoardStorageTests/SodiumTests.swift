@@ -12,15 +12,6 @@ import TripBoardSystem
 /// HChaCha20 written in Python plus the `cryptography` package's ChaCha20-Poly1305; Argon2id with
 /// `argon2-cffi` (the reference implementation).
 struct SodiumTests {
-    /// Bytes from hex written in a test; a malformed literal is a bug in the test.
-    private func hex(_ text: String) throws -> [UInt8] {
-        try #require(Sodium.bytes(hex: text), "bad hex literal: \(text)")
-    }
-
-    private func contents(_ secure: SecureBytes) -> [UInt8] {
-        secure.withUnsafeBytes { Array($0) }
-    }
-
     private func key(_ bytes: [UInt8]) throws -> SecureBytes {
         try SecureBytes(copying: bytes)
     }

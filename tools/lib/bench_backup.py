@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 import bench_migration
-from bench_migration import discard, timed_run
+from bench_migration import discard, sizes, timed_run
 
 PASSPHRASE = "correct horse battery staple"
 AGE_PTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "age-pty.py")
@@ -45,12 +45,7 @@ def app_run(release, work, arguments, environment=None):
 
 
 def bench(args, release, work, alternate, Result):
-    scale = getattr(args, "backup_scale", 1.0) or 1.0
-    if args.quick:
-        scale = min(scale, 0.05)
-    attachments = max(100, int(10_000 * scale))
-    store_megabytes = max(2, int(100 * scale))
-    runs = 2 if args.quick else 3
+    attachments, store_megabytes, runs = sizes(args, "backup_scale")
     base = os.path.join(work, "backup")
     os.makedirs(base, exist_ok=True)
     device = {"TRIPBOARD_DEVICE_DIR": os.path.join(base, "device")}

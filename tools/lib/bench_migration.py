@@ -121,13 +121,17 @@ def fresh_copy(template, legacy, container):
     subprocess.run(["sync"], check=True)
 
 
-def bench(args, release, work, alternate, Result):
-    scale = getattr(args, "migration_scale", 1.0) or 1.0
+def sizes(args, option):
+    """(attachments, store megabytes, runs) of a benchmark on the TripBoard 1 directory: 10,000
+    attachments and a 100 MB store at `--OPTION 1` (the default), a twentieth at most with --quick."""
+    scale = getattr(args, option, 1.0) or 1.0
     if args.quick:
         scale = min(scale, 0.05)
-    attachments = max(100, int(10_000 * scale))
-    store_megabytes = max(2, int(100 * scale))
-    runs = 2 if args.quick else 3
+    return max(100, int(10_000 * scale)), max(2, int(100 * scale)), 2 if args.quick else 3
+
+
+def bench(args, release, work, alternate, Result):
+    attachments, store_megabytes, runs = sizes(args, "migration_scale")
     migrate = os.path.join(release, "container-migration")
     disk = os.path.join(work, "migration")
     shm = f"/dev/shm/tripboard-bench-{os.getpid()}"

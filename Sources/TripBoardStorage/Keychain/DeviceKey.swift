@@ -71,13 +71,7 @@ public final class DeviceKey {
     /// This device's key if it has one; `nil` when the directory or the key file does not exist.
     /// Creates and changes nothing.
     public static func existing(at location: DeviceLocation) throws -> DeviceKey? {
-        let directory: Directory
-        do {
-            directory = try Directory.open(path: location.directory)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let directory = try Directory.openIfPresent(path: location.directory) else { return nil }
         try checkOwner(of: directory)
         guard var fileKey = try readKeyFile(in: directory) else { return nil }
         return try DeviceKey(fileKey: &fileKey, location: location, isNew: false)
@@ -111,13 +105,7 @@ public final class DeviceKey {
     /// The key file's 32 bytes, or `nil` when there is none yet. Refuses a file that others can
     /// read, that another user owns, or that is not exactly 32 bytes.
     static func readKeyFile(in directory: Directory) throws -> [UInt8]? {
-        let file: FileDescriptor
-        do {
-            file = try directory.openFileForReading(fileName)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let file = try directory.openFileForReadingIfPresent(fileName) else { return nil }
         let status = try file.status()
         let path = directory.childPath(fileName)
         guard status.kind == .regular else { throw KeychainError.badDeviceKey(path: path, reason: "not a regular file") }

@@ -49,25 +49,14 @@ struct KeychainGenerations {
     }
 
     private func existingDirectory() throws -> Directory? {
-        do {
-            return try Directory.open(path: location.directory)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        try Directory.openIfPresent(path: location.directory)
     }
 
     /// The record's generation: `nil` when there is no file; `.damagedGenerationRecord` for
     /// anything but 1–18 decimal digits and a newline in a regular file.
     private func read(_ keychainID: String, in directory: Directory) throws -> Int64? {
         let name = Self.fileName(for: keychainID)
-        let file: FileDescriptor
-        do {
-            file = try directory.openFile(name, .readOnly)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let file = try directory.openFileForReadingIfPresent(name) else { return nil }
         guard try file.status().kind == .regular else { throw KeychainError.damagedGenerationRecord(path: path(for: keychainID)) }
         let bytes = try file.read(upTo: 32)
         guard bytes.last == 0x0a, (2...19).contains(bytes.count), bytes.dropLast().allSatisfy({ (0x30...0x39).contains($0) }),

@@ -99,13 +99,7 @@ public struct PreferencesFile {
     /// The file as a flat object, or `nil` when there is none (or it was not a JSON object and was
     /// moved aside). Values are kept as they are: one odd value never costs the others.
     private mutating func readRawObject() throws -> [String: JSONValue]? {
-        let bytes: [UInt8]
-        do {
-            bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: 1 << 20)
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
+        guard let bytes = try directory.readFileIfPresent(ContainerLayout.preferencesFile, limit: 1 << 20) else { return nil }
         if case .object(let members)? = try? JSONValue.parse(bytes) {
             return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
         }

@@ -26,7 +26,8 @@ extension Store {
     }
 
     /// The statement `search` runs: `?1` the FTS5 query, `?2` the limit (-1: none); the best
-    /// match first (bm25), then the index's order. `tools/bench` gives `sqlite3` the same text.
+    /// match first (bm25), then the index's order. `tools/bench` gives `sqlite3` the same text: a copy
+    /// of it is `SEARCH_SQL` in `tools/lib/bench_everyday.py` — change both.
     public static let searchSQL = """
         SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
                coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),

@@ -19,6 +19,16 @@ public final class Directory: Sendable {
         return Directory(descriptor: FileDescriptor(rawValue: fd, path: path))
     }
 
+    /// Like `open(path:)`, but `nil` when nothing is at `path` (any other failure is thrown).
+    public static func openIfPresent(path: String) throws(FileSystemError) -> Directory? {
+        do {
+            return try open(path: path)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+    }
+
     /// Opens an existing directory like `open(path:)`, and names it by its canonical absolute path
     /// (`realpath`: no symbolic link, `.` or `..` anywhere in it), so that every path composed
     /// from it can be handed to code that refuses links in *any* component — SQLite's
@@ -82,6 +92,23 @@ public final class Directory: Sendable {
     /// Opens the file `name` for reading, refusing symbolic links.
     public func openFileForReading(_ name: String) throws(FileSystemError) -> FileDescriptor {
         try openFile(name, .readOnly)
+    }
+
+    /// Like `openFileForReading`, but `nil` when there is no file of that name (any other failure
+    /// is thrown).
+    public func openFileForReadingIfPresent(_ name: String) throws(FileSystemError) -> FileDescriptor? {
+        do {
+            return try openFile(name, .readOnly)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+    }
+
+    /// The whole file `name` (at most `limit` bytes, `.fileTooLarge` beyond), or `nil` when there
+    /// is none.
+    public func readFileIfPresent(_ name: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
+        try openFileForReadingIfPresent(name)?.readToEnd(limit: limit)
     }
 
     /// Opens the regular file `name` for `access`, creating it as `creation` says (never following

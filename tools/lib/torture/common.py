@@ -158,9 +158,17 @@ class Result:
 
 def run(argv, env=None, stdin=None, timeout=DEADLINE, cwd=None):
     started = time.monotonic()
-    process = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                               start_new_session=True)
+    return collect(spawn(argv, env, stdin, cwd), argv, started, stdin, timeout)
+
+
+def spawn(argv, env=None, stdin=None, cwd=None):
+    """Starts `argv` in a session of its own (so `kill_group` reaches its children), its output piped."""
+    return subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True)
+
+
+def collect(process, argv, started, stdin=None, timeout=DEADLINE):
+    """Feeds `stdin`, waits up to `timeout` (then kills the group: `hung`), and returns the Result."""
     hung = False
     try:
         stdout, stderr = process.communicate(stdin, timeout=timeout)
@@ -169,6 +177,20 @@ def run(argv, env=None, stdin=None, timeout=DEADLINE, cwd=None):
         kill_group(process)
         stdout, stderr = process.communicate()
     return Result(argv, process.returncode, stdout, stderr, time.monotonic() - started, hung)
+
+
+def wait_or_kill(process, timeout):
+    """Waits up to `timeout` for a child whose stderr is piped; kills its group past that. Returns
+    (exit status or "hung", its stderr)."""
+    try:
+        status = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        process.wait()
+        status = "hung"
+    stderr = process.stderr.read().decode(errors="replace")
+    process.stderr.close()
+    return status, stderr
 
 
 def kill_group(process, sig=signal.SIGKILL):

@@ -20,24 +20,15 @@ class Load:
     def command(self, kind, argv, stdin=None, killable=True):
         """Runs one command; returns (Result, killed by us)."""
         started = time.monotonic()
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.box.env(),
-                                   start_new_session=True)
+        process = spawn(argv, self.box.env(), stdin)
         if killable:
             with self.lock:
                 self.running[process.pid] = process
-        hung = False
-        try:
-            stdout, stderr = process.communicate(stdin, timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            hung = True
-            kill_group(process)
-            stdout, stderr = process.communicate()
+        result = collect(process, argv, started, stdin)
         with self.lock:
             self.running.pop(process.pid, None)
             killed = process.pid in self.killed
             self.killed.discard(process.pid)
-        result = Result(argv, process.returncode, stdout, stderr, time.monotonic() - started, hung)
         self.judge(kind, result, killed)
         return result, killed
 
@@ -216,13 +207,7 @@ def scenario_load(ctx, report, rng):
             thread.join()
         alive = watch.poll() is None
         watch.send_signal(signal.SIGTERM)
-        try:
-            status = watch.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(watch)
-            status = "hung"
-        stderr = watch.stderr.read().decode(errors="replace")
-        watch.stderr.close()
+        status, stderr = wait_or_kill(watch, 10)
         with open(watch_out) as handle:
             lines = handle.read().splitlines()
         parsed = True

@@ -152,13 +152,7 @@ def scenario_stall(ctx, report, rng):
             process.wait(timeout=30)
             process.stdout.close()
         else:
-            try:
-                status = process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                kill_group(process)
-                status = "hung"
-            stderr = process.stderr.read().decode(errors="replace")
-            process.stderr.close()
+            status, stderr = wait_or_kill(process, 120)
             report.check(f"{label}: the stopped import completes after SIGCONT", status == 0, f"{status} {stderr[-300:]}")
             if status == 0:
                 present = {row["id"] for row in box.rows("SELECT id FROM trips WHERE name LIKE 'Bulk %'")}
