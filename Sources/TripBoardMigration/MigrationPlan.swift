@@ -66,7 +66,8 @@ struct MigrationPlanner {
     func make(into list: MigrationFileList) throws -> MigrationPlan {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         var digest = MigrationDigest()
-        var ids = IDRegister()
+        let counts = try MigrationCounts(counting: legacy.connection)
+        var ids = IDRegister(capacity: counts.trips + counts.places + counts.bookings + counts.attachments)
         let kindsChanged = try digestTripsPlacesAndBookings(into: &digest, ids: &ids)
         progress(MigrationProgress(step: "planning", done: 1, total: 3))
 
@@ -115,7 +116,7 @@ struct MigrationPlanner {
         progress(MigrationProgress(step: "planning", done: 3, total: 3))
         return MigrationPlan(
             legacyPath: legacyRoot.path, containerPath: containerPath, migratedAt: migratedAt, merge: merge,
-            sameFilesystem: sameFilesystem, storeBytes: storeBytes, counts: try MigrationCounts(counting: legacy.connection),
+            sameFilesystem: sameFilesystem, storeBytes: storeBytes, counts: counts,
             fileCount: try list.count, fileBytes: try list.byteCount, missing: missing, recovered: try list.recoveredDestinations(),
             preferences: try Self.preferences(in: legacyRoot), bookingKindsChangedToOther: kindsChanged, foreign: foreign,
             recordDigest: digest.finish())

@@ -227,4 +227,34 @@ struct IDRegisterTests {
         #expect(repeated.first == IDRegister.Position(kind: .trip, index: 2))
         #expect(repeated.second == IDRegister.Position(kind: .booking, index: 4))
     }
+
+    /// Among several repeats in a large register (sized up front, as the migration sizes it), the
+    /// smallest id is named, with its first two records by kind then index: the in-place sort
+    /// orders like the tuple comparison it replaces.
+    @Test(arguments: 0..<3)
+    func amongManyRepeatsTheSmallestIdIsNamed(run: Int) throws {
+        var generator = SystemRandomNumberGenerator()
+        var register = IDRegister(capacity: 20_003)
+        var entries: [(id: String, kind: RecordKind, index: Int)] = []
+        for index in 0..<20_000 {
+            let id = Identifier.make()
+            let kind = RecordKind.allCases[Int(generator.next() % 4)]
+            entries.append((id, kind, index))
+        }
+        for copy in 0..<3 {
+            let original = entries[Int(generator.next() % 20_000)]
+            entries.append((original.id, RecordKind.allCases[Int(generator.next() % 4)], 20_000 + copy))
+        }
+        entries.shuffle(using: &generator)
+        for entry in entries { register.add(entry.id, entry.kind, index: entry.index) }
+        let found = register.firstRepeat()
+        let repeated = try #require(found)
+        let order = RecordKind.allCases
+        let counts = Dictionary(grouping: entries, by: \.id).filter { $0.value.count > 1 }
+        let smallest = try #require(counts.keys.min { $0.replacingOccurrences(of: "-", with: "") < $1.replacingOccurrences(of: "-", with: "") })
+        let holders = counts[smallest]!.sorted { (order.firstIndex(of: $0.kind)!, $0.index) < (order.firstIndex(of: $1.kind)!, $1.index) }
+        #expect(repeated.id == smallest)
+        #expect(repeated.first == IDRegister.Position(kind: holders[0].kind, index: holders[0].index))
+        #expect(repeated.second == IDRegister.Position(kind: holders[1].kind, index: holders[1].index))
+    }
 }

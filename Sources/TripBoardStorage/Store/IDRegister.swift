@@ -24,6 +24,9 @@ package struct IDRegister {
 
     package init() {}
 
+    /// A register for about `capacity` ids, allocated once (no growth, no second copy).
+    package init(capacity: Int) { entries.reserveCapacity(max(0, capacity)) }
+
     /// Records `id`, a lowercase UUID that `FieldRules.id` accepted, at `index` among its `kind`.
     package mutating func add(_ id: String, _ kind: RecordKind, index: Int = 0) {
         var high: UInt64 = 0
@@ -42,13 +45,39 @@ package struct IDRegister {
     /// the order kinds were listed and by index); then forgets every id, so the memory is back.
     package mutating func firstRepeat() -> Repeat? {
         defer { entries = [] }
-        entries.sort { ($0.high, $0.low, $0.kind, $0.index) < ($1.high, $1.low, $1.kind, $1.index) }
+        // In place: `sort` would allocate a buffer of up to half the entries (1.5 MB at 110,000 ids).
+        entries.withUnsafeMutableBufferPointer { Self.heapSort($0) }
         for index in entries.indices.dropFirst() where (entries[index].high, entries[index].low) == (entries[index - 1].high, entries[index - 1].low) {
             let (first, second) = (entries[index - 1], entries[index])
             return Repeat(id: Self.text(first.high, first.low), first: Self.position(first.kind, first.index),
                           second: Self.position(second.kind, second.index))
         }
         return nil
+    }
+
+    /// Heapsort by (id, kind, index): O(n log n) with no memory beyond the entries.
+    private static func heapSort(_ entries: UnsafeMutableBufferPointer<(high: UInt64, low: UInt64, kind: UInt8, index: UInt32)>) {
+        func less(_ a: Int, _ b: Int) -> Bool {
+            (entries[a].high, entries[a].low, entries[a].kind, entries[a].index)
+                < (entries[b].high, entries[b].low, entries[b].kind, entries[b].index)
+        }
+        func siftDown(_ start: Int, _ end: Int) {
+            var root = start
+            while 2 * root + 1 < end {
+                var child = 2 * root + 1
+                if child + 1 < end && less(child, child + 1) { child += 1 }
+                guard less(root, child) else { return }
+                entries.swapAt(root, child)
+                root = child
+            }
+        }
+        let count = entries.count
+        guard count > 1 else { return }
+        for start in stride(from: count / 2 - 1, through: 0, by: -1) { siftDown(start, count) }
+        for end in stride(from: count - 1, to: 0, by: -1) {
+            entries.swapAt(0, end)
+            siftDown(0, end)
+        }
     }
 
     private static func position(_ kind: UInt8, _ index: UInt32) -> Position {
