@@ -146,6 +146,34 @@ final class LegacyStore {
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
+    /// The first id two records share once lowercased, as the conversion writes ids (ids are
+    /// unique across trips, places, bookings and attachments in this version; version 1 kept four
+    /// tables, each case-sensitive), with the kinds of its first two records in table order.
+    /// SQLite sorts every id once (one sorter, spilling to a temporary file past `sortKibibytes`):
+    /// the memory this takes does not grow with the records, where a register of the ids would
+    /// hold 24 bytes for each.
+    func firstSharedID(sortKibibytes: Int = 512) throws -> (id: String, first: RecordKind, second: RecordKind)? {
+        let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
+        let sql = kinds.enumerated().map { "SELECT lower(id), \($0.offset) FROM \($0.element.table)" }.joined(separator: " UNION ALL ")
+            + " ORDER BY 1, 2"
+        return try connection.withPageCache(kibibytes: max(64, sortKibibytes)) {
+            let statement = try connection.statement(sql)
+            try statement.bind([])
+            defer { statement.reset() }
+            var previous: (id: String, kind: Int)?
+            do {
+                while try statement.step() {
+                    let id = statement.text(0), kind = Int(statement.integer(1))
+                    if let previous, previous.id == id { return (id, kinds[previous.kind], kinds[kind]) }
+                    previous = (id, kind)
+                }
+            } catch let error as SQLiteError where error.isCorruption {
+                throw MigrationError.legacyCorrupt(path: path, detail: error.message)
+            }
+            return nil
+        }
+    }
+
     /// Calls `body` with each row of `table` (one of `queries`), streaming: never the whole table
     /// in memory.
     func forEachRow(_ table: String, _ body: (Statement) throws -> Void) throws {

@@ -67,8 +67,7 @@ struct MigrationPlanner {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         var digest = MigrationDigest()
         let counts = try MigrationCounts(counting: legacy.connection)
-        var ids = IDRegister(capacity: counts.trips + counts.places + counts.bookings + counts.attachments)
-        let kindsChanged = try digestTripsPlacesAndBookings(into: &digest, ids: &ids)
+        let kindsChanged = try digestTripsPlacesAndBookings(into: &digest)
         progress(MigrationProgress(step: "planning", done: 1, total: 3))
 
         let attachmentsDirectory = try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
@@ -81,7 +80,6 @@ struct MigrationPlanner {
                 // The row's own fields, checked now.
                 let id = try converter.attachment(row, file: nil).id
                 try checkAgainstDestination(.attachment, id)
-                ids.add(id, .attachment)
                 guard var file else {
                     missing.append("\(row.id.lowercased()) \(row.relativePath)")
                     return
@@ -93,9 +91,9 @@ struct MigrationPlanner {
                 }
                 try list.add(file)
             }
-            if let repeated = ids.firstRepeat() {
+            if let repeated = try legacy.firstSharedID() {
                 throw MigrationError.invalidLegacyRecord(path: legacy.path, detail: """
-                    \(repeated.first.kind.withArticle) and \(repeated.second.kind.withArticle) have the id \(repeated.id) (in some \
+                    \(repeated.first.withArticle) and \(repeated.second.withArticle) have the id \(repeated.id) (in some \
                     case); ids must be unique across trips, places, bookings and attachments
                     """)
             }

@@ -4,25 +4,22 @@ extension MigrationPlanner {
     /// Reads every legacy trip, place and booking through the converter into `digest` (so a
     /// record the new store would refuse stops the migration before it starts); returns how many
     /// bookings had a kind this version does not know.
-    func digestTripsPlacesAndBookings(into digest: inout MigrationDigest, ids: inout IDRegister) throws -> Int {
+    func digestTripsPlacesAndBookings(into digest: inout MigrationDigest) throws -> Int {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         try legacy.forEachRow("trips") {
             let trip = try converter.trip($0)
             try checkAgainstDestination(.trip, trip.id)
-            ids.add(trip.id, .trip)
             digest.add(trip)
         }
         try legacy.forEachRow("places") {
             let place = try converter.place($0)
             try checkAgainstDestination(.place, place.id)
-            ids.add(place.id, .place)
             digest.add(place)
         }
         var kindsChanged = 0
         try legacy.forEachRow("bookings") {
             let (booking, kindChanged) = try converter.booking($0)
             try checkAgainstDestination(.booking, booking.id)
-            ids.add(booking.id, .booking)
             digest.add(booking)
             if kindChanged { kindsChanged += 1 }
         }

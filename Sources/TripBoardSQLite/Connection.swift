@@ -54,9 +54,10 @@ public final class Connection {
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code, sql: sql) }
     }
 
-    /// Runs `body` with SQLite's page cache raised to `kibibytes` (a large transaction touches more
-    /// index pages than the default 2 MB holds, and spilling them to the WAL mid-transaction costs
-    /// more than the memory), then puts the default back.
+    /// Runs `body` with SQLite's page cache set to `kibibytes`, then puts the default (2 MB) back:
+    /// raised for a large transaction (it touches more index pages than the default holds, and
+    /// spilling them to the WAL mid-transaction costs more than the memory), lowered for a sort
+    /// whose memory must not grow with the rows (the sorter spills to a temporary file past it).
     public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
         try execute("PRAGMA cache_size = -\(kibibytes)")
         // Best effort: failing to shrink the cache again costs memory, not correctness.

@@ -228,13 +228,12 @@ struct IDRegisterTests {
         #expect(repeated.second == IDRegister.Position(kind: .booking, index: 4))
     }
 
-    /// Among several repeats in a large register (sized up front, as the migration sizes it), the
-    /// smallest id is named, with its first two records by kind then index: the in-place sort
+    /// Among several repeats in a large register, the smallest id is named, with its first two records by kind then index: the in-place sort
     /// orders like the tuple comparison it replaces.
     @Test(arguments: 0..<3)
     func amongManyRepeatsTheSmallestIdIsNamed(run: Int) throws {
         var generator = SystemRandomNumberGenerator()
-        var register = IDRegister(capacity: 20_003)
+        var register = IDRegister()
         var entries: [(id: String, kind: RecordKind, index: Int)] = []
         for index in 0..<20_000 {
             let id = Identifier.make()

@@ -1,10 +1,11 @@
 package import TripBoardReadPath
 /// Finds an id that two records share, among many, cheaply: each id is kept as its 128 bits with
 /// its kind and position (24 bytes, not a string: 2.9 MB for 120,000 records) and the list sorted
-/// once. Used where ids arrive in bulk and must be unique across kinds — an import's document,
-/// TripBoard 1's four tables (separate, and case-sensitive: `AAAA…` and `aaaa…` were two trips).
-/// A `Dictionary` of strings cost an import of 100,000 trips 4% of its time; SQLite's `GROUP BY`
-/// over version 1's tables took 0.8 s for 310,000 ids.
+/// once. Used where ids arrive in bulk and must be unique across kinds: an import's document (a
+/// `Dictionary` of strings cost an import of 100,000 trips 4% of its time). TripBoard 1's four
+/// tables are checked by SQLite instead (`LegacyStore.firstSharedID`: one sort that spills to a
+/// file, so the migration's memory does not grow with the records; it runs beside the store's
+/// build, off the critical path).
 package struct IDRegister {
     /// One record: where it is (its kind, and its index among the records of that kind).
     package struct Position: Equatable {
@@ -23,9 +24,6 @@ package struct IDRegister {
     private var entries: [(high: UInt64, low: UInt64, kind: UInt8, index: UInt32)] = []
 
     package init() {}
-
-    /// A register for about `capacity` ids, allocated once (no growth, no second copy).
-    package init(capacity: Int) { entries.reserveCapacity(max(0, capacity)) }
 
     /// Records `id`, a lowercase UUID that `FieldRules.id` accepted, at `index` among its `kind`.
     package mutating func add(_ id: String, _ kind: RecordKind, index: Int = 0) {
