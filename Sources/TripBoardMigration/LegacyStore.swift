@@ -149,19 +149,23 @@ final class LegacyStore {
     /// The first id two records share once lowercased, as the conversion writes ids (ids are
     /// unique across trips, places, bookings and attachments in this version; version 1 kept four
     /// tables, each case-sensitive), with the kinds of its first two records in table order.
-    /// SQLite sorts every id once (one sorter, spilling to a temporary file past `sortKibibytes`):
-    /// the memory this takes does not grow with the records, where a register of the ids would
-    /// hold 24 bytes for each.
+    /// SQLite sorts each table's ids and merges the four sorted streams (`EXPLAIN QUERY PLAN`: a
+    /// temporary b-tree per table); with the page cache lowered to `sortKibibytes` each sort holds
+    /// at most about 1 MB (SQLite's floor of 250 pages; at the default cache, 2 MB) and spills to a temporary file (in `$TMPDIR`, else /var/tmp or /tmp)
+    /// past it, so the memory is bounded whatever the number of records — about 4 MB, where a
+    /// register of the ids held 24 bytes for each (2.6 MB at 110,000, and grew). Where the store is
+    /// built whole this runs beside the build, off the critical path; into a container with records
+    /// (`--merge`) it is part of the plan's own time.
     func firstSharedID(sortKibibytes: Int = 512) throws -> (id: String, first: RecordKind, second: RecordKind)? {
         let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
         let sql = kinds.enumerated().map { "SELECT lower(id), \($0.offset) FROM \($0.element.table)" }.joined(separator: " UNION ALL ")
             + " ORDER BY 1, 2"
         return try connection.withPageCache(kibibytes: max(64, sortKibibytes)) {
-            let statement = try connection.statement(sql)
-            try statement.bind([])
-            defer { statement.reset() }
             var previous: (id: String, kind: Int)?
             do {
+                let statement = try connection.statement(sql)
+                try statement.bind([])
+                defer { statement.reset() }
                 while try statement.step() {
                     let id = statement.text(0), kind = Int(statement.integer(1))
                     if let previous, previous.id == id { return (id, kinds[previous.kind], kinds[kind]) }

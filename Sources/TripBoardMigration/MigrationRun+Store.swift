@@ -96,7 +96,7 @@ extension MigrationRun {
         let connection = store.connection
         return try connection.withPageCache(kibibytes: Self.pageCacheKibibytes) {
             try connection.writeTransaction {
-                let result = try convertRecords(from: copy, into: store) { kind, id in try store.anyRecord(kind, id: id) == nil }
+                let result = try convertRecords(from: copy, into: store) { kind, id in try !store.hasRow(kind, id: id) }
                 try MigrationStoreBuilder.checkConverted(store, against: copy, merge: plan.merge)
                 return result
             }

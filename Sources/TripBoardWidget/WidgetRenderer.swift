@@ -49,11 +49,13 @@ package enum WidgetRenderer {
         }
         var text = line + "\n"
         if let booking = next.nextBooking {
-            var parts = [icon(booking.kind, style: style) + " " + booking.title]
+            // Appended, not `[String].joined`: the generic join costs its conformance checks at
+            // run time (85,000 instructions, 3% of an answer with a booking line).
+            var bookingLine = icon(booking.kind, style: style) + " " + booking.title
             var times = BookingTimeText()
-            if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) { parts.append(when) }
-            if let reference = booking.reference { parts.append("ref " + reference) }
-            text += parts.joined(separator: dot) + "\n"
+            if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) { bookingLine += dot + when }
+            if let reference = booking.reference { bookingLine += dot + "ref " + reference }
+            text += bookingLine + "\n"
         }
         return text
     }

@@ -13,7 +13,6 @@ import TripBoardSystem
         return script.path
     }
 
-    /// The path after "your edit is kept in " in an error line.
     /// `kept/` beside the container, made empty: the `$TMPDIR` a refused edit is kept in.
     static func keptDirectory(_ container: TestContainer) throws -> String {
         let kept = container.root.appendingPathComponent("kept").path
@@ -36,6 +35,7 @@ import TripBoardSystem
                 "nothing left in the container's tmp/", sourceLocation: sourceLocation)
     }
 
+    /// The path after "your edit is kept in " in an error line.
     static func keptPath(_ stderr: String) -> String? {
         guard let range = stderr.range(of: "; your edit is kept in ") else { return nil }
         return String(stderr[range.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)

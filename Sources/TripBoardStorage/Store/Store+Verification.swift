@@ -79,6 +79,12 @@ extension Store {
         }
     }
 
+    /// True when a row of `kind` has exactly this id, whatever its state (an index probe: the row
+    /// itself is not read).
+    package func hasRow(_ kind: RecordKind, id: String) throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM \(kind.table) WHERE id = ?)", [.text(id)]) != 0
+    }
+
     /// True when no table of the store has a row (the search index's aside): replacing the whole
     /// file (`replaceWhole(with:)`) loses nothing.
     package func holdsNoRow() throws -> Bool {
