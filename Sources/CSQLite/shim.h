@@ -9,4 +9,9 @@ static inline sqlite3_destructor_type tripboard_sqlite_transient(void) { return 
 static inline int tripboard_sqlite_db_config_int(sqlite3 *db, int option, int value, int *current) {
     return sqlite3_db_config(db, option, value, current);
 }
+/// sqlite3_config is variadic too: the fixed-argument form for the integer options, called before
+/// SQLite initialises (afterwards it answers SQLITE_MISUSE and changes nothing).
+static inline int tripboard_sqlite_config_int(int option, int value) {
+    return sqlite3_config(option, value);
+}
 #endif
