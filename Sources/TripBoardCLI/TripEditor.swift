@@ -34,24 +34,17 @@ struct TripEditor {
         return isTerminal ? "vi" : nil
     }
 
+    /// Opens the trip in `editor` until its text is applied, cancelled or given up on. Once an
+    /// edit was refused and the editor reopened, the file holds the person's text: a failure from
+    /// then on keeps it where it is and names it.
     func edit(tripId: String, editor: String) throws {
-        let container = try context.container()
-        let trip = try container.store.trip(id: tripId)
-        let original = EditableTrip(name: trip.name, startDate: trip.startDate.description,
-                                    endDate: trip.endDate.description, notes: trip.notes)
-        let staging = try container.stagingDirectory()
-        let fileName = "edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let (trip, original, staging, fileName, originalBytes) = try stage(tripId)
         let filePath = staging.childPath(fileName)
-        let originalBytes = try Console.json(original) + [0x0a]
-        try staging.writeAtomically(originalBytes, to: fileName, staging: staging)
         var leavesFile = false
         defer { if !leavesFile { try? staging.removeFile(fileName) } }
-
         let reopens = StandardStream.input.isTerminal
         var expectedUpdatedAt = trip.updatedAt
         var refusedText: [UInt8]?
-        // Once an edit was refused and the editor reopened, the file holds the person's text: a
-        // failure from then on keeps it where it is and names it.
         var holdsRefusedEdit = false
         func keptInPlace(_ error: any Error) -> CommandLineError {
             leavesFile = true
@@ -60,17 +53,13 @@ struct TripEditor {
         while true {
             context.closeContainer()
             let status: Int32
-            do {
-                status = try ProcessSetup.runShellCommand(editor, argument: filePath)
-            } catch {
-                guard holdsRefusedEdit else { throw error }
-                throw keptInPlace(error)
+            do { status = try ProcessSetup.runShellCommand(editor, argument: filePath) } catch {
+                throw holdsRefusedEdit ? keptInPlace(error) : error
             }
             let failure = CommandLineError(.unavailable, "the editor (\(editor.prefix(60))) exited with status \(status); nothing was changed")
             guard let written = try readEditedFile(fileName, in: staging) else {
                 // Too large to read back or to reopen: refused, and the file itself is kept.
-                let tooLarge = CommandLineError(.dataError, "the edited file is larger than the limit of 1 MiB; nothing was changed")
-                let (error, leftInPlace) = keepingFile(fileName, in: staging, tripId: tripId, status == 0 ? tooLarge : failure)
+                let (error, leftInPlace) = keepingFile(fileName, in: staging, tripId: tripId, status == 0 ? Self.tooLarge : failure)
                 leavesFile = leftInPlace
                 throw error
             }
@@ -91,15 +80,11 @@ struct TripEditor {
                     throw keeping(written, fileName: fileName, in: staging, tripId: tripId, error, leavesFile: &leavesFile)
                 }
                 refusedText = text
-                var notes = [errorMessage(for: error)]
-                if case StoreError.conflict = error, let current = try? context.store().trip(id: tripId) {
+                let (notes, replacing) = try refusalNotes(error, tripId: tripId)
+                if let replacing {
                     // Saving again, even unchanged, replaces the other process's version with this one, knowingly.
-                    expectedUpdatedAt = current.updatedAt
+                    expectedUpdatedAt = replacing
                     refusedText = nil
-                    notes += ["Saving again replaces that version with yours. It reads now:"]
-                    notes += String(decoding: try Console.json(EditableTrip(name: current.name, startDate: current.startDate.description,
-                                                                           endDate: current.endDate.description, notes: current.notes)),
-                                    as: UTF8.self).split(separator: "\n").map(String.init)
                 }
                 do {
                     try staging.writeAtomically(Self.header(notes) + text, to: fileName, staging: staging)
@@ -109,6 +94,36 @@ struct TripEditor {
                 holdsRefusedEdit = true
             }
         }
+    }
+
+    /// The trip as it is, and the file the editor gets (in the container's staging directory,
+    /// written atomically): its name and bytes.
+    private func stage(_ tripId: String) throws
+        -> (trip: Trip, original: EditableTrip, staging: Directory, fileName: String, originalBytes: [UInt8]) {
+        let container = try context.container()
+        let trip = try container.store.trip(id: tripId)
+        let original = EditableTrip(name: trip.name, startDate: trip.startDate.description,
+                                    endDate: trip.endDate.description, notes: trip.notes)
+        let staging = try container.stagingDirectory()
+        let fileName = "edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let originalBytes = try Console.json(original) + [0x0a]
+        try staging.writeAtomically(originalBytes, to: fileName, staging: staging)
+        return (trip, original, staging, fileName, originalBytes)
+    }
+
+    private static let tooLarge = CommandLineError(.dataError, "the edited file is larger than the limit of 1 MiB; nothing was changed")
+
+    /// What the reopened file says above the person's text: why it was refused, and after a
+    /// conflict the other process's version as it reads now, with the `updatedAt` a save then
+    /// knowingly replaces (`nil` for any other refusal).
+    private func refusalNotes(_ error: any Error, tripId: String) throws -> (notes: [String], replacing: String?) {
+        var notes = [errorMessage(for: error)]
+        guard case StoreError.conflict = error, let current = try? context.store().trip(id: tripId) else { return (notes, nil) }
+        notes += ["Saving again replaces that version with yours. It reads now:"]
+        notes += String(decoding: try Console.json(EditableTrip(name: current.name, startDate: current.startDate.description,
+                                                               endDate: current.endDate.description, notes: current.notes)),
+                        as: UTF8.self).split(separator: "\n").map(String.init)
+        return (notes, current.updatedAt)
     }
 
     /// Parses and applies the edited text; throws the refusal otherwise (nothing changed).

@@ -19,11 +19,7 @@ extension SyncEngine {
         // own. `nil` while keychain items cannot be synced here (the token then waits).
         let secrets = try secretPullStart()
         let after = min(storeAfter, secrets?.after ?? storeAfter)
-        var begin = AgentRequest(.pullBegin)
-        begin.zone = account.zone
-        begin.afterSequence = after
-        begin.liveOnly = fresh && (secrets?.fresh ?? true)
-        let high = try agent.send(begin).highSequence ?? after
+        let high = try beginPull(after: after, liveOnly: fresh && (secrets?.fresh ?? true))
         // After a failure the pull's end is sent best-effort (the failure is what is reported);
         // after a pull that went through it is awaited like any request (`endPull`).
         var ended = false
@@ -69,6 +65,16 @@ extension SyncEngine {
             }
         }
         try endPull(&ended)
+    }
+
+    /// Opens the pull of the zone's changes past `after` (live records only for a first sync);
+    /// returns the highest sequence the server has now.
+    private func beginPull(after: Int64, liveOnly: Bool) throws -> Int64 {
+        var begin = AgentRequest(.pullBegin)
+        begin.zone = account.zone
+        begin.afterSequence = after
+        begin.liveOnly = liveOnly
+        return try agent.send(begin).highSequence ?? after
     }
 
     /// Ends the pull the agent holds open: a lost connection, or a server that cannot commit the

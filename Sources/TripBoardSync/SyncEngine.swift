@@ -261,21 +261,25 @@ public final class SyncEngine {
                                    blob: blobName))
             entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
         }
-        if !unchanged.isEmpty {
-            // Edited and edited back: the server already has these values.
-            try store.writeTransaction {
-                for record in unchanged {
-                    _ = try store.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
-                                                        expectedUpdatedAt: record.updatedAt)
-                }
-            }
-        }
+        try acknowledgeUnchanged(unchanged)
         guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
         try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
+    }
+
+    /// Records edited and edited back: the server already has these values, so they are
+    /// acknowledged at the version they have (one transaction).
+    private func acknowledgeUnchanged(_ unchanged: [SyncRecord]) throws {
+        guard !unchanged.isEmpty else { return }
+        try store.writeTransaction {
+            for record in unchanged {
+                _ = try store.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
+                                                    expectedUpdatedAt: record.updatedAt)
+            }
+        }
     }
 
     /// The fields of `record` that changed since the server's version, sealed for the wire, and
