@@ -1,4 +1,4 @@
-import TripBoardStorage
+public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
@@ -25,31 +25,8 @@ public enum LegacyLayout {
     }
 }
 
-/// Rows per table.
-public struct MigrationCounts: Sendable, Codable, Equatable {
-    public var trips = 0
-    public var places = 0
-    public var bookings = 0
-    public var attachments = 0
-
-    public init() {}
-
-    /// The rows of each table in `connection` (the legacy store and the current schema use the
-    /// same table names).
-    init(counting connection: Connection) throws {
-        trips = Int(try connection.integer("SELECT count(*) FROM trips"))
-        places = Int(try connection.integer("SELECT count(*) FROM places"))
-        bookings = Int(try connection.integer("SELECT count(*) FROM bookings"))
-        attachments = Int(try connection.integer("SELECT count(*) FROM attachments"))
-    }
-
-    init(_ counts: Store.RowCounts) {
-        (trips, places, bookings, attachments) = (counts.trips, counts.places, counts.bookings, counts.attachments)
-    }
-
-    /// The same counts in the store's terms, for comparing with `Store.rowCounts()`.
-    var rowCounts: Store.RowCounts { Store.RowCounts(trips: trips, places: places, bookings: bookings, attachments: attachments) }
-}
+/// Rows per table (the store's own count, `Store.RowCounts`).
+public typealias MigrationCounts = Store.RowCounts
 
 /// One row of the legacy `attachments` table.
 struct LegacyAttachmentRow {

@@ -57,7 +57,7 @@ extension MigrationRun {
     /// must give the digest the store step took of the records it converted.
     private func verifyByDigest(_ expected: String, store: Store, legacy: LegacyStore) throws {
         let counts = try store.rowCounts()
-        let legacyCounts = try MigrationCounts(counting: legacy.connection).rowCounts
+        let legacyCounts = try MigrationCounts(counting: legacy.connection)
         guard counts == legacyCounts else {
             throw MigrationError.verificationFailed(detail: "the new store holds \(counts), version 1 \(legacyCounts)")
         }

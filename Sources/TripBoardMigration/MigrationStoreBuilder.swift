@@ -72,12 +72,12 @@ final class MigrationStoreBuilder {
         if let problem = try store.foreignKeyProblems().first {
             throw MigrationError.verificationFailed(detail: "the new store: \(problem)")
         }
-        let expected = try MigrationCounts(counting: copy.connection).rowCounts
+        let expected = try MigrationCounts(counting: copy.connection)
         let after = try store.rowCounts()
         if merge ? after.trips < expected.trips : after != expected {
             throw MigrationError.verificationFailed(detail: "the new store holds \(after), the copy \(expected)")
         }
-        return MigrationCounts(after)
+        return after
     }
 
     /// The copy and the built store, with their SQLite companions.

@@ -6,18 +6,19 @@ package import TripBoardSQLite
 /// the store it built against the records it converted. Everyday reads go through the queries on
 /// live records instead.
 extension Store {
-    /// How many rows each record table holds, whatever their state.
-    package struct RowCounts: Sendable, Equatable, CustomStringConvertible {
-        package var trips = 0
-        package var places = 0
-        package var bookings = 0
-        package var attachments = 0
+    /// How many rows each record table holds, whatever their state (also the migration's
+    /// `MigrationCounts`, in its summary's JSON).
+    public struct RowCounts: Sendable, Codable, Equatable, CustomStringConvertible {
+        public var trips = 0
+        public var places = 0
+        public var bookings = 0
+        public var attachments = 0
 
-        package init(trips: Int = 0, places: Int = 0, bookings: Int = 0, attachments: Int = 0) {
+        public init(trips: Int = 0, places: Int = 0, bookings: Int = 0, attachments: Int = 0) {
             (self.trips, self.places, self.bookings, self.attachments) = (trips, places, bookings, attachments)
         }
 
-        package var description: String { "\(trips) trips, \(places) places, \(bookings) bookings, \(attachments) attachments" }
+        public var description: String { "\(trips) trips, \(places) places, \(bookings) bookings, \(attachments) attachments" }
     }
 
     /// One record of any kind, as a verifier reads it back.
@@ -38,11 +39,7 @@ extension Store {
     }
 
     package func rowCounts() throws -> RowCounts {
-        try connection.readTransaction {
-            func count(_ kind: RecordKind) throws -> Int { try RecordRows.count(kind, in: connection) }
-            return RowCounts(trips: try count(.trip), places: try count(.place), bookings: try count(.booking),
-                             attachments: try count(.attachment))
-        }
+        try connection.readTransaction { try RowCounts(counting: connection) }
     }
 
     /// What `PRAGMA quick_check` finds wrong with the store's pages and b-trees (empty when sound).
@@ -106,5 +103,15 @@ extension Store {
 
     private func row(_ table: String, _ columns: String, _ id: String, _ record: @escaping (Statement) -> AnyRecord) throws -> AnyRecord? {
         try connection.statement("SELECT \(columns) FROM \(table) WHERE id = ?").rows([.text(id)], record).first
+    }
+}
+
+extension Store.RowCounts {
+    /// The rows of each record table in `connection`: a container's store, or TripBoard 1's, whose
+    /// tables have the same names.
+    package init(counting connection: Connection) throws {
+        func count(_ kind: RecordKind) throws -> Int { try RecordRows.count(kind, in: connection) }
+        self.init(trips: try count(.trip), places: try count(.place), bookings: try count(.booking),
+                  attachments: try count(.attachment))
     }
 }
