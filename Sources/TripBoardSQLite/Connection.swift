@@ -27,6 +27,8 @@ public final class Connection {
     public let path: String
     public let mode: Mode
     private var statementCache = [String: Statement](minimumCapacity: 8)  // no growth on the usual paths
+    /// Set by `setCheckpointOnClose(true)`: a writer's connection to a verified store.
+    private var checkpointsOnClose = false
 
     /// Opens `path`. Opening is lazy in SQLite: a file of garbage opens fine and fails on first read.
     /// `uri`: `path` is a `file:` URI (e.g. with `immutable=1`).
@@ -54,6 +56,13 @@ public final class Connection {
 
     deinit {
         statementCache.removeAll()
+        // The last connection to close checkpoints under SQLite's exclusive lock on the file, and
+        // a reader opening the store meanwhile waits on it (past its busy timeout under a loaded
+        // disk: the widget then answers "updating"). A passive checkpoint first copies the frames
+        // and makes the fsyncs with readers going on, so the close has only the WAL to truncate.
+        if checkpointsOnClose, sqlite3_get_autocommit(handle) != 0 {
+            _ = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        }
         sqlite3_close_v2(handle)
     }
 
@@ -184,6 +193,7 @@ public final class Connection {
         var current: Int32 = 0
         let code = tripboard_sqlite_db_config_int(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &current)
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+        checkpointsOnClose = enabled
     }
 
     /// `PRAGMA data_version`: changes when another connection commits. Comparable only on this
