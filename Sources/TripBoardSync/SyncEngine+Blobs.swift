@@ -43,6 +43,12 @@ extension SyncEngine {
         }
         let recordedHash = record.fields["contentHash"]?.stringValue
         guard recordedHash == nil || recordedHash == contentHash, record.fields["byteCount"] == .number(String(byteCount)) else { return nil }
+        if recordedHash == nil {
+            // A row not hashed yet (a migrated container's, before its hashing pass): every byte
+            // was just read, so its hash is recorded — else the next push would find the field
+            // changed from the hash the server now has back to none.
+            try store.recordContentHashes([(record.id, byteCount, contentHash)])
+        }
         let chunkBytes = AgentLimits.blobChunkBytes
         let chunkCount = max(1, Int((byteCount + Int64(chunkBytes) - 1) / Int64(chunkBytes)))
         guard chunkCount <= AgentLimits.blobChunksMaximum else { return nil }

@@ -250,7 +250,19 @@ extension SyncEngine {
         if let trashedWith {
             try store.placeInTrash(kind, id: remote.id, with: trashedWith, at: now)
         } else {
+            if kind == .attachment { try hashCopiesNotHashedYet(like: record) }
             report.duplicatesMerged += try store.absorbLocalDuplicate(of: record)
+        }
+    }
+
+    /// This device's copies on the same booking, of the same size, whose bytes are not hashed yet
+    /// (a migrated container before its hashing pass) are hashed now, in the page's transaction,
+    /// so that `absorbLocalDuplicate` compares their hashes — an empty one equals nothing.
+    private func hashCopiesNotHashedYet(like record: SyncRecord) throws {
+        guard let bookingId = record.fields["bookingId"]?.stringValue, case .number(let text)? = record.fields["byteCount"],
+              let byteCount = Int64(text) else { return }
+        for candidate in try store.unverifiedAttachments(bookingId: bookingId, tripId: "", byteCount: byteCount) {
+            _ = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store)
         }
     }
 }

@@ -156,6 +156,44 @@ import TripBoardSodium
         #expect(b.container.regularFiles(under: "attachments").count == 1)
     }
 
+    /// A row whose bytes are not hashed yet (a migrated container before its hashing pass:
+    /// `content_hash` empty) is pushed with the hash of the bytes uploaded, never with none; the
+    /// device records that hash (it read every byte), and the next sync has nothing to push.
+    @Test func anAttachmentNotHashedYetIsPushedWithTheHashOfItsBytes() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (pdf, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        #expect(try a.container.sqlite("UPDATE attachments SET content_hash = ''").status == 0)
+        let pushed = try a.sync()
+        #expect(pushed["pushed"] as? Int == 3 && pushed["blobsUploaded"] as? Int == 1 && pushed["pending"] as? Int == 0, "\(pushed)")
+        #expect(try a.container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'").trimmedStdout == blake2bHex(pdf),
+                "the hash of the bytes uploaded is recorded")
+        let again = try a.sync()
+        #expect(again["pushed"] as? Int == 0, "nothing changed: \(again)")
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+        try b.sync()
+        let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
+        #expect(listed.first?["contentHash"] as? String == blake2bHex(pdf), "\(listed)")
+        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+    }
+
+    /// The same ticket filed on both devices, B's copy not hashed yet: B hashes it on the spot
+    /// when A's arrives and keeps one, as it would with the hash recorded.
+    @Test func aDuplicateNotHashedYetIsRecognisedByHashingItOnTheSpot() throws {
+        let (server, a, b, _, pdf, shared) = try Self.theSameTicketFiledOnBothDevices()
+        defer { withExtendedLifetime(server) {} }
+        let filed = try shared.map { try #require(($0["attachment"] as? [String: Any])?["id"] as? String) }
+        #expect(try b.container.sqlite("UPDATE attachments SET content_hash = ''").status == 0)
+        try a.sync()
+        let second = try b.sync()
+        #expect(second["duplicatesMerged"] as? Int == 2 && second["pushed"] as? Int == 0, "\(second)")
+        let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
+        #expect(listed.map { $0["id"] as? String } == [filed[0]], "\(listed)")
+        #expect(listed.first?["contentHash"] as? String == blake2bHex(pdf))
+        #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
+    }
+
     /// The same ticket filed on both devices, and both copies pushed before either device pulled
     /// the other's (B's batch saved, then the run killed; A syncs; B's next run sends its batch
     /// before it pulls): every device settles the pair the same way — the booking with the

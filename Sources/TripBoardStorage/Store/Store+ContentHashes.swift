@@ -44,22 +44,23 @@ extension Store {
             """).rows([bookingId.map(SQLValue.text) ?? .null, .text(tripId), .integer(byteCount)], Self.attachment(from:))
     }
 
-    /// Records the hashes of files read in full, in one write transaction; a row whose size or
-    /// state changed meanwhile, or that has its hash already, is left as it is. Returns how many
-    /// rows took a hash.
+    /// Records the hashes of files read in full, in one write transaction (or in the caller's:
+    /// a pulled page's); a row whose size or state changed meanwhile, or that has its hash
+    /// already, is left as it is. Returns how many rows took a hash.
     @discardableResult
     public func recordContentHashes(_ hashes: [(id: String, byteCount: Int64, contentHash: String)]) throws -> Int {
         guard !hashes.isEmpty else { return 0 }
-        return try connection.writeTransaction {
-            let update = try connection.statement("""
+        let record = { () throws -> Int in
+            let update = try self.connection.statement("""
                 UPDATE attachments SET content_hash = ?3 WHERE id = ?1 AND byte_count = ?2 AND content_hash = '' AND state <> 'missing'
                 """)
             var recorded = 0
             for hash in hashes {
                 try update.run([.text(hash.id), .integer(hash.byteCount), .text(hash.contentHash)])
-                recorded += connection.changes
+                recorded += self.connection.changes
             }
             return recorded
         }
+        return try connection.isInsideTransaction ? record() : connection.writeTransaction(record)
     }
 }
