@@ -64,6 +64,62 @@ import TripBoardSystem
         #expect(try setup.container.sqlite("SELECT count(*), count(DISTINCT id) FROM attachments", readOnly: true).trimmedStdout == "300|300")
     }
 
+    /// kill -9 at random moments after the commit marker — while the old location is removed or
+    /// the pass hashes: the container is usable and complete at every moment, and `app container
+    /// check` finishes the pass: every hash right, none twice. Files of 100 KB make the pass long
+    /// enough (tens of milliseconds) to be hit; the kills fall within its measured length.
+    @Test func killedAtRandomMomentsOfTheHashingPassThenFinished() throws {
+        let fixture = LegacyFixture.standard(trips: 150, fileSize: 100_000)
+        let template = try MigrationSetup(fixture)
+        let measured = try MigrationSetup(fixture, template: template.legacy)
+        let summary = try measured.migrate(["--json"])
+        let steps = try #require((try JSONSerialization.jsonObject(with: Data(summary.stdout.utf8)) as? [String: Any])?["steps"]
+                                 as? [[String: Any]], "\(summary)")
+        let pass = steps.first { $0["step"] as? String == "hash" }?["seconds"] as? Double ?? 0.05
+        var generator = SystemRandomNumberGenerator()
+        var midPass = 0
+        for round in 0..<8 {
+            let setup = try MigrationSetup(fixture, template: template.legacy)
+            let committed = setup.container.path + "/migration/committed.json"
+            let migration = try setup.startMigration()
+            let deadline = Date().addingTimeInterval(60)
+            while !FileManager.default.fileExists(atPath: committed) && Date() < deadline { usleep(500) }
+            usleep(UInt32.random(in: 0...UInt32(max(pass, 0.01) * 800_000), using: &generator))
+            migration.kill()
+            let first = migration.wait()
+            let due = FileManager.default.fileExists(atPath: setup.container.path + "/migration/hashing.json")
+            if first.wasSignaled && due { midPass += 1 }
+            #expect(first.wasSignaled || first.status == 0, "round \(round): \(first)")
+            #expect(try setup.problems(final: false) == [], "round \(round): complete, only hashes missing")
+            let check = try setup.container.app(arguments: ["container", "check"], environment: setup.environment)
+            #expect(check.status == 0, "round \(round): \(check)")
+            #expect(!FileManager.default.fileExists(atPath: setup.container.path + "/migration/hashing.json"), "round \(round)")
+            #expect(try setup.problems(final: true) == [], "round \(round): every hash recorded and right")
+            #expect(try setup.container.sqlite("SELECT count(*), count(DISTINCT id) FROM attachments", readOnly: true).trimmedStdout
+                    == "300|300", "round \(round)")
+        }
+        #expect(midPass > 0, "a kill must land while the pass was due (\(midPass) of 8; the pass took \(pass) s)")
+    }
+
+    /// The pass and a writer at once: an `app` write while the migration's pass runs finishes the
+    /// pass itself (the marker is there), so two processes hash the same rows side by side; each
+    /// records only hashes still missing, and the rows end hashed once and right.
+    @Test func aWriterDuringTheHashingPassHashesBesideIt() throws {
+        let setup = try MigrationSetup(LegacyFixture.standard(trips: 150, fileSize: 100_000))
+        let committed = setup.container.path + "/migration/committed.json"
+        let migration = try setup.startMigration()
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: committed) && Date() < deadline { usleep(500) }
+        let added = try setup.container.app(arguments: ["trip", "add", "--name", "During", "--start", "2027-05-01", "--end", "2027-05-02"],
+                                            environment: setup.environment)
+        #expect(added.status == 0, "\(added)")
+        let finished = migration.wait()
+        #expect(finished.status == 0, "\(finished)")
+        #expect(!FileManager.default.fileExists(atPath: setup.container.path + "/migration/hashing.json"))
+        #expect(try setup.container.sqlite("DELETE FROM trips WHERE name = 'During'").status == 0)
+        #expect(try setup.problems(final: true) == [], "every hash recorded and right")
+    }
+
     /// A row not hashed yet is hashed on the spot by `app backup`, which writes the hash into the
     /// archived store: the restored container has every hash, checked against its files.
     @Test func aBackupOfAnUnhashedContainerCarriesEveryHash() throws {

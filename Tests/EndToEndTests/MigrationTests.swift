@@ -233,7 +233,7 @@ import TripBoardReadPath
             let words = line.split(separator: " ", maxSplits: 1).map(String.init)
             guard words.count == 2 else { continue }
             let (pid, call) = (words[0], words[1].trimmingCharacters(in: .whitespaces))
-            if call.hasPrefix("openat("), call.contains(#".pdf""#), let fd = call.split(separator: "=").last?.trimmingCharacters(in: .whitespaces),
+            if call.hasPrefix("openat("), call.contains(#".pdf""#) || call.contains(#".jpg""#), let fd = call.split(separator: "=").last?.trimmingCharacters(in: .whitespaces),
                Int(fd) != nil {
                 open.insert(pid + " " + fd)
             } else if let name = ["close(", "read(", "pread64(", "readv(", "preadv(", "preadv2(", "copy_file_range(", "sendfile("]
