@@ -37,6 +37,43 @@ import Testing
 
     /// 10 processes open a container that does not exist yet, at the same moment; 20 times over.
     /// Setup runs under the exclusive lock, so exactly one creates it and the others wait.
+    /// A write command's connection checkpoints before it closes only when it is the store's last
+    /// (SQLite's close would checkpoint then, under its exclusive lock, which is what a reader
+    /// opening the store would wait on): alone it fsyncs; beside another process that has the
+    /// store open it makes no fsync (NORMAL durability: commits are not fsynced).
+    @Test func aWriteCheckpointsOnItsWayOutOnlyWhenItIsTheLastConnection() throws {
+        let container = try TestContainer()
+        try container.addTrip("seed", start: "2027-01-01", end: "2027-01-02")
+        func fsyncs(_ name: String) throws -> Int {
+            let log = container.root.appendingPathComponent("strace-\(name).log").path
+            let added = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", log, "-e", "trace=fsync,fdatasync,syncfs",
+                                                                  ProcessRunner.executable("app"), "trip", "add", "--name", name,
+                                                                  "--start", "2027-02-01", "--end", "2027-02-02"],
+                                              environment: container.environment)
+            #expect(added.status == 0, "\(added)")
+            return try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("sync(") }.count
+        }
+        let alone = try fsyncs("alone")
+        let marker = container.root.appendingPathComponent("reading").path
+        let reader = try ProcessRunner.start("/usr/bin/python3", ["-c", """
+            import sqlite3, sys, time
+            db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+            db.execute("SELECT count(*) FROM trips").fetchall()
+            open(sys.argv[2], "w").close()
+            time.sleep(60)
+            """, container.storePath, marker], environment: container.environment)
+        defer { reader.kill() }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(10_000) }
+        // The first write after a checkpoint starts the WAL again from its header, which SQLite
+        // syncs (with the directory, once): the second shows what a write costs beside a reader.
+        _ = try fsyncs("first-beside")
+        let beside = try fsyncs("beside")
+        #expect(alone > 0, "the last connection checkpoints: \(alone) fsyncs")
+        #expect(beside == 0, "another process has the store open: no checkpoint, no fsync (\(beside))")
+        #expect(try container.appOK("trip", "list").contains("beside"))
+    }
+
     @Test func tenProcessesCreatingOneContainerAllSucceed() throws {
         let base = try TestContainer()
         var failures: [String] = []
