@@ -2,6 +2,8 @@
 #define TRIPBOARD_CSQLITE_SHIM_H
 #include <sqlite3.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /// SQLITE_TRANSIENT is a cast macro that does not import into Swift.
@@ -19,21 +21,34 @@ static inline int tripboard_sqlite_config_int(int option, int value) {
 /// Whether a process other than this one has `db`'s main file open: SQLite's unix VFS holds a
 /// read lock on the file's shared-lock bytes (PENDING_BYTE + 2, 510 bytes) for as long as a
 /// WAL-mode connection is open, and F_GETLK does not report this process's own locks. 1: another
-/// process has it open; 0: none; -1: cannot tell. The probe's descriptor is left in `*probe`
-/// (or -1): close it with `tripboard_close_probe` only after the connection is closed, since
-/// closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's too.
-static inline int tripboard_another_process_has_open(sqlite3 *db, int *probe) {
-    *probe = -1;
+/// process has it open; 0: none; -1: cannot tell. The probe's descriptor stays open for the life
+/// of the process (one per file; a new one when the path names another file): closing any
+/// descriptor of a file drops every POSIX lock this process holds on it, and other connections
+/// of this process to the same file would lose SQLite's locks.
+static inline int tripboard_another_process_has_open(sqlite3 *db) {
+    static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+    static int probe = -1;
+    static dev_t device;
+    static ino_t inode;
     const char *path = sqlite3_db_filename(db, "main");
     if (path == NULL || path[0] == 0) return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return -1;
-    *probe = fd;
+    struct stat named;
+    if (stat(path, &named) != 0) return -1;
+    pthread_mutex_lock(&mutex);
+    if (probe < 0 || named.st_dev != device || named.st_ino != inode) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        struct stat opened;
+        if (fd < 0 || fstat(fd, &opened) != 0 || opened.st_dev != named.st_dev || opened.st_ino != named.st_ino) {
+            pthread_mutex_unlock(&mutex);
+            return -1;  /* a descriptor opened here is kept (closing it could drop locks) */
+        }
+        probe = fd;
+        device = opened.st_dev;
+        inode = opened.st_ino;
+    }
     struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0x40000002, .l_len = 510 };
-    if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
-    return lock.l_type == F_UNLCK ? 0 : 1;
-}
-static inline void tripboard_close_probe(int probe) {
-    if (probe >= 0) close(probe);
+    int answer = fcntl(probe, F_GETLK, &lock) != 0 ? -1 : (lock.l_type == F_UNLCK ? 0 : 1);
+    pthread_mutex_unlock(&mutex);
+    return answer;
 }
 #endif

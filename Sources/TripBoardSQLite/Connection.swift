@@ -62,12 +62,10 @@ public final class Connection {
         // a passive checkpoint first copies the frames and makes the fsyncs with readers going
         // on, so the close has only the WAL to truncate. With another process there, the close
         // does not checkpoint, and neither does this (no fsyncs added to a command).
-        var probe: Int32 = -1
-        if checkpointsOnClose, sqlite3_get_autocommit(handle) != 0, tripboard_another_process_has_open(handle, &probe) == 0 {
+        if checkpointsOnClose, sqlite3_get_autocommit(handle) != 0, tripboard_another_process_has_open(handle) == 0 {
             _ = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         }
         sqlite3_close_v2(handle)
-        tripboard_close_probe(probe)
     }
 
     /// Runs one or more statements that return no rows.
