@@ -255,14 +255,22 @@ extension SyncEngine {
         }
     }
 
-    /// This device's copies on the same booking, of the same size, whose bytes are not hashed yet
-    /// (a migrated container before its hashing pass) are hashed now, in the page's transaction,
-    /// so that `absorbLocalDuplicate` compares their hashes — an empty one equals nothing.
+    /// This device's copies on the same booking, of the same size, never uploaded, whose bytes are
+    /// not hashed yet (a migrated container before its hashing pass) are hashed now, in the page's
+    /// transaction, so that `absorbLocalDuplicate` compares their hashes — an empty one equals
+    /// nothing. Only the rows it could merge are read (rare: the same ticket filed on both devices
+    /// before this one's hashing pass ended). A copy that cannot be read is left for `container
+    /// check` to report: it is no duplicate of anything, and the pull goes on.
     private func hashCopiesNotHashedYet(like record: SyncRecord) throws {
         guard let bookingId = record.fields["bookingId"]?.stringValue, case .number(let text)? = record.fields["byteCount"],
-              let byteCount = Int64(text) else { return }
-        for candidate in try store.unverifiedAttachments(bookingId: bookingId, tripId: "", byteCount: byteCount) {
-            _ = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store)
+              let byteCount = Int64(text), let hash = record.fields["contentHash"]?.stringValue, !hash.isEmpty else { return }
+        for candidate in try store.unverifiedAttachments(bookingId: bookingId, tripId: "", byteCount: byteCount)
+        where candidate.remoteVersion == nil && candidate.syncState == .pendingUpload {
+            do {
+                _ = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store)
+            } catch is FileSystemError {
+                continue
+            }
         }
     }
 }

@@ -35,8 +35,6 @@ import Testing
         #expect(try container.integrity() == "ok")
     }
 
-    /// 10 processes open a container that does not exist yet, at the same moment; 20 times over.
-    /// Setup runs under the exclusive lock, so exactly one creates it and the others wait.
     /// A write command's connection checkpoints before it closes only when it is the store's last
     /// (SQLite's close would checkpoint then, under its exclusive lock, which is what a reader
     /// opening the store would wait on): alone it fsyncs; beside another process that has the
@@ -74,6 +72,8 @@ import Testing
         #expect(try container.appOK("trip", "list").contains("beside"))
     }
 
+    /// 10 processes open a container that does not exist yet, at the same moment; 20 times over.
+    /// Setup runs under the exclusive lock, so exactly one creates it and the others wait.
     @Test func tenProcessesCreatingOneContainerAllSucceed() throws {
         let base = try TestContainer()
         var failures: [String] = []

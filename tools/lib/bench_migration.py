@@ -73,8 +73,9 @@ def write_legacy(path, attachments, store_megabytes, seed=11, file_size=FILE_SIZ
 
 
 # What a user converting version 1 by hand would run (`$1` the old location): the records into
-# the container's tables, ids lowered, the fields the schema needs filled; no checks beyond the
-# schema's own constraints.
+# the container's tables, ids lowered, each file's row naming `attachments/<xx>/<id>.pdf` (where
+# SORT_INTO_SUBDIRECTORIES puts it), the fields the schema needs filled; no checks beyond the
+# schema's own constraints. Byte counts stay 0: SQL cannot read a file's size without its bytes.
 CONVERSION_SQL = """ATTACH DATABASE '$1/TripBoard.sqlite' AS legacy;
 BEGIN;
 INSERT INTO trips (id, name, start_date, end_date, notes, updated_at)
@@ -85,9 +86,20 @@ INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, over
   SELECT lower(id), lower(trip_id), kind, trim(title), starts_at, unixepoch(starts_at), unixepoch(starts_at), reference,
          '2026-12-01T00:00:00Z' FROM legacy.bookings ORDER BY rowid;
 INSERT INTO attachments (id, booking_id, original_filename, content_type, byte_count, content_hash, relative_path, created_at, updated_at)
-  SELECT lower(id), lower(booking_id), filename, content_type, 0, '', substr(relative_path, 13), created_at, created_at
+  SELECT lower(id), lower(booking_id), filename, content_type, 0, '',
+         'attachments/' || substr(lower(id), 1, 2) || '/' || lower(id) || '.pdf', created_at, created_at
   FROM legacy.attachments ORDER BY rowid;
 COMMIT;"""
+
+
+# Renames every file of directory $1 to $2/<first two characters>/<name>, lowercased: the
+# container's layout, one rename a file, in one process (a shell loop would be a process a file).
+SORT_INTO_SUBDIRECTORIES = (
+    "python3 -c 'import os, sys\n"
+    "for name in os.listdir(sys.argv[1]):\n"
+    "    target = os.path.join(sys.argv[2], name[:2].lower())\n"
+    "    os.makedirs(target, exist_ok=True)\n"
+    "    os.rename(os.path.join(sys.argv[1], name), os.path.join(target, name.lower()))\n'")
 
 
 def converting_by_hand(files, then):
@@ -217,7 +229,9 @@ def bench(args, release, work, alternate, Result):
                 "cp -a + sync + rm -rf", "until usable; rename fails with EXDEV: every file is copied (copy_file_range, "
                 "else read/write) and fsynced", "≤ 1.3×")
         compare(template_shm, os.path.join(shm, "legacy"),
-                converting_by_hand('cp -a "$1"/Attachments/. "$2"/attachments/', 'cp "$1"/preferences.json "$2"/ && sync && rm -rf "$1"'),
+                converting_by_hand('mkdir "$2"/copied && cp -a "$1"/Attachments/. "$2"/copied/ && '
+                                   + SORT_INTO_SUBDIRECTORIES + ' "$2"/copied "$2"/attachments && rmdir "$2"/copied',
+                                   'cp "$1"/preferences.json "$2"/ && sync && rm -rf "$1"'),
                 f"`container-migration` across filesystems, vs a copy and conversion by hand: {attachments:,} attachments",
                 "cp -a of every file + sqlite3 INSERT … SELECT into the container schema + sync + rm -rf",
                 "until usable; B: the files copied, the records converted by sqlite3 as in the same-filesystem row below",
@@ -232,7 +246,8 @@ def bench(args, release, work, alternate, Result):
 
         # The same, with the conversion a user would run by hand in place of `.backup` (above).
         compare(template_disk, legacy,
-                converting_by_hand('mv "$1"/Attachments/* "$2"/attachments/', 'mv "$1"/preferences.json "$2"/ && sync'),
+                converting_by_hand(SORT_INTO_SUBDIRECTORIES + ' "$1"/Attachments "$2"/attachments',
+                                   'mv "$1"/preferences.json "$2"/ && sync'),
                 f"`container-migration`, same filesystem, vs a conversion by hand: {attachments:,} attachments",
                 "mv of every file + sqlite3 INSERT … SELECT into the container schema + sync",
                 "until usable; B: the version-1 records copied by sqlite3 into an `app container init` store "

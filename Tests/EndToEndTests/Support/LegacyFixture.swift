@@ -26,9 +26,6 @@ struct LegacyFixture: Codable {
     static let accessToken = "legacy-access-" + UUID().uuidString
     static let refreshToken = "legacy-refresh-" + UUID().uuidString
 
-    /// Trips with places, bookings and attachments: one attachment row whose file is missing, one
-    /// file no row names, an uppercase id, a booking kind version 2 does not know, preferences with
-    /// one refused and one unknown key, and both tokens.
     /// `count` bytes from `generator` in lowercase hex (what `String(format: "%02x")` per byte
     /// gave, a hundred times faster: fixtures of 100 KB files took a minute to make).
     static func hexOfRandomBytes<G: RandomNumberGenerator>(count: Int, using generator: inout G) -> String {
@@ -43,6 +40,9 @@ struct LegacyFixture: Codable {
         return String(decoding: hex, as: UTF8.self)
     }
 
+    /// Trips with places, bookings and attachments: one attachment row whose file is missing, one
+    /// file no row names, an uppercase id, a booking kind version 2 does not know, preferences with
+    /// one refused and one unknown key, and both tokens.
     static func standard(trips tripCount: Int = 3, fileSize: Int = 3000, seed: UInt64 = 1) -> LegacyFixture {
         var generator = SeededGenerator(seed: seed)
         func id() -> String {
