@@ -61,8 +61,7 @@ import Testing
             time.sleep(60)
             """, container.storePath, marker], environment: container.environment)
         defer { reader.kill() }
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(10_000) }
+        waitUntilFileExists(marker, within: 30, polling: 10_000)
         // The first write after a checkpoint starts the WAL again from its header, which SQLite
         // syncs (with the directory, once): the second shows what a write costs beside a reader.
         _ = try fsyncs("first-beside")

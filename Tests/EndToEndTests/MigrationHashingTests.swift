@@ -80,10 +80,8 @@ import TripBoardSystem
         var midPass = 0
         for round in 0..<8 {
             let setup = try MigrationSetup(fixture, template: template.legacy)
-            let committed = setup.container.path + "/migration/committed.json"
             let migration = try setup.startMigration()
-            let deadline = Date().addingTimeInterval(60)
-            while !FileManager.default.fileExists(atPath: committed) && Date() < deadline { usleep(500) }
+            waitUntilFileExists(setup.container.path + "/migration/committed.json", within: 60, polling: 500)
             usleep(UInt32.random(in: 0...UInt32(max(pass, 0.01) * 800_000), using: &generator))
             migration.kill()
             let first = migration.wait()
@@ -106,10 +104,8 @@ import TripBoardSystem
     /// records only hashes still missing, and the rows end hashed once and right.
     @Test func aWriterDuringTheHashingPassHashesBesideIt() throws {
         let setup = try MigrationSetup(LegacyFixture.standard(trips: 150, fileSize: 100_000))
-        let committed = setup.container.path + "/migration/committed.json"
         let migration = try setup.startMigration()
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: committed) && Date() < deadline { usleep(500) }
+        waitUntilFileExists(setup.container.path + "/migration/committed.json", within: 60, polling: 500)
         let added = try setup.container.app(arguments: ["trip", "add", "--name", "During", "--start", "2027-05-01", "--end", "2027-05-02"],
                                             environment: setup.environment)
         #expect(added.status == 0, "\(added)")

@@ -114,3 +114,10 @@ enum ProcessRunner {
         try start(executable, arguments, environment: environment, stdin: stdin).wait(timeout: timeout)
     }
 }
+
+/// Polls every `polling` microseconds until `path` exists or `seconds` have passed (the caller's
+/// next expectation then fails on what is missing).
+func waitUntilFileExists(_ path: String, within seconds: Double, polling: UInt32) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(polling) }
+}
