@@ -43,10 +43,17 @@ let package = Package(
             providers: [.apt(["libsodium-dev"])]
         ),
         .systemLibrary(name: "CSystem"),
+        // poppler's C++ API and libpng, for PopplerShim (pdf-worker's only link to poppler).
         .systemLibrary(
-            name: "CPoppler",
-            pkgConfig: "poppler-glib cairo",
-            providers: [.apt(["libpoppler-glib-dev", "libcairo2-dev"])]
+            name: "CPopplerCpp",
+            pkgConfig: "poppler-cpp libpng",
+            providers: [.apt(["libpoppler-cpp-dev", "libpng-dev"])]
+        ),
+        // cairo: the tests draw their fixture PDFs with its PDF surface (nothing ships with it).
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
         ),
         // libpq: linked by `sync-agent` alone (it has no static build: GSSAPI, LDAP, OpenSSL).
         .systemLibrary(
@@ -149,8 +156,12 @@ let package = Package(
         // PDF parsing lives in its own process: untrusted files are parsed by `pdf-worker` under
         // memory and CPU limits, so nothing else links poppler (which has no static library).
         .target(
+            name: "PopplerShim",
+            dependencies: ["CPopplerCpp"]
+        ),
+        .target(
             name: "TicketImport",
-            dependencies: ["CPoppler", "TripBoardSystem", "TripBoardWorkerContract"]
+            dependencies: ["PopplerShim", "TripBoardSystem", "TripBoardWorkerContract"]
         ),
         .executableTarget(
             name: "pdf-worker",
@@ -178,8 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TicketImportTests",
-            // CPoppler: the tests draw their fixture PDFs with cairo's PDF surface.
-            dependencies: ["TicketImport", "TripBoardStorage", "TripBoardTickets", "CPoppler", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TicketImport", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",

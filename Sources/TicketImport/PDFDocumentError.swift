@@ -1,13 +1,13 @@
 /// Why poppler could not open or render a PDF. Descriptions name the file and never quote its contents.
 public enum PDFDocumentError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Opening it needs a user password (`POPPLER_ERROR_ENCRYPTED`). A file with only an owner
+    /// Opening it needs a user password (poppler leaves the document locked). A file with only an owner
     /// password opens without one.
     case encrypted(path: String)
     /// poppler could not make a document with pages of it, even after repairing its cross-reference table.
     case damaged(path: String, detail: String)
     /// The file could not be opened (missing, no permission, a path poppler cannot express as a URI).
     case unreadable(path: String, detail: String)
-    /// Rendering or encoding the thumbnail failed (e.g. cairo ran out of memory).
+    /// Rendering or encoding the thumbnail failed (e.g. poppler ran out of memory).
     case renderingFailed(path: String, detail: String)
 
     /// The file the error is about.

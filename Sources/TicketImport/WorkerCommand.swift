@@ -18,7 +18,7 @@ public import TripBoardWorkerContract
 /// not be made is `thumbnailError`, not a failure) · 1 internal error · 64 usage · 66 unreadable ·
 /// 80 notPDF · 81 encrypted · 82 damaged · 83 tooLarge. Death by a signal means a limit stopped
 /// it: SIGXCPU (CPU), SIGKILL (CPU hard limit, or the caller's timeout), SIGABRT/SIGTRAP/SIGILL/
-/// SIGSEGV (usually memory: allocations fail under RLIMIT_AS and poppler, glib and Swift abort).
+/// SIGSEGV (usually memory: allocations fail under RLIMIT_AS and poppler and Swift abort).
 /// stderr says nothing: it is /dev/null once the arguments are parsed.
 public enum WorkerCommand {
     /// What to inspect and what to produce.

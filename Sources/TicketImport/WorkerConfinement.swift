@@ -1,4 +1,3 @@
-internal import CPoppler
 import TripBoardSystem
 import TripBoardWorkerContract
 
@@ -19,14 +18,11 @@ enum WorkerConfinement {
         ProcessSignal.fileSizeLimit.ignore()
     }
 
-    /// Keeps poppler's and glib's diagnostics ("Syntax Error: …", "Invalid XRef entry") away from
-    /// the user: poppler-glib sends them to g_log (shown with `G_MESSAGES_DEBUG=all`), so install a
-    /// no-op default handler and a no-op structured-log writer (`g_log_structured` bypasses the
-    /// default handler), and point stderr at /dev/null for whatever C++ code prints directly.
-    /// Called after the arguments are parsed, before any file is touched.
+    /// Keeps poppler's diagnostics ("Syntax Error: …", "Invalid XRef entry") away from the user:
+    /// `PopplerShim` keeps them in a buffer (the last one becomes a damaged file's reason), and
+    /// stderr points at /dev/null for whatever C++ code prints directly. Called after the
+    /// arguments are parsed, before any file is touched.
     static func silenceDiagnostics() {
-        g_log_set_default_handler({ _, _, _, _ in }, nil)
-        g_log_set_writer_func({ _, _, _, _ in G_LOG_WRITER_HANDLED }, nil, nil)
         StandardStream.error.discard()
     }
 }

@@ -34,7 +34,7 @@ public struct PDFInspection: Codable, Sendable, Equatable {
 
 /// Why `pdf-worker` could not write the thumbnail asked for.
 public enum PDFThumbnailErrorKind: String, Codable, Sendable, Equatable {
-    /// poppler or cairo could not render page 1 (the PDF, or memory).
+    /// poppler could not render page 1, or libpng encode it (the PDF, or memory).
     case rendering
     /// Writing the PNG failed because the file system is full (`ENOSPC`, `EDQUOT`).
     case noSpace

@@ -16,13 +16,19 @@ import Testing
 
     static func mangled(_ module: String) -> String { "\(module.utf8.count)\(module)" }
 
-    /// The process that parses untrusted PDFs holds no store, no keys and no keychain code.
+    /// The process that parses untrusted PDFs holds no store, no keys and no keychain code, and
+    /// loads no library poppler's own tools do without.
     @Test func pdfWorkerLinksNeitherSQLiteNorSodiumNorTheStore() throws {
         let libraries = try ProcessRunner.run("/usr/bin/ldd", [ProcessRunner.executable("pdf-worker")],
                                               environment: ProcessRunner.environment(container: nil))
         #expect(libraries.status == 0, "\(libraries.stderr)")
         #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
         #expect(!libraries.stdout.contains("libsodium"), "\(libraries.stdout)")
+        // Every library is mapped and relocated on each start: GLib, cairo and X11's (21 more,
+        // through poppler-glib) were a third of a ticket's import (docs/performance.md).
+        for library in ["libglib", "libgobject", "libgio", "libcairo", "libX11"] {
+            #expect(!libraries.stdout.contains(library), "pdf-worker links \(library): \(libraries.stdout)")
+        }
         let symbols = try Self.definedSymbols("pdf-worker")
         for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardCLI",
                        "TripBoardCommandLine"] {

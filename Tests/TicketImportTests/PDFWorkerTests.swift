@@ -137,8 +137,9 @@ struct PDFWorkerTests {
 
     // MARK: - Quiet
 
-    /// The worker run directly with stderr captured to a file and glib told to print every
-    /// message (`G_MESSAGES_DEBUG=all`: poppler-glib reports each repair through g_log).
+    /// The worker run directly with stderr captured to a file: poppler complains about every
+    /// repair (`Syntax Error: …`), and none of it may reach the terminal. (`G_MESSAGES_DEBUG=all`
+    /// stays in the environment: it made GLib print everything when the worker used poppler-glib.)
     @Test(arguments: [Fixture.noisy, .truncated, .junkBeforeHeader, .randomBytes, .userPassword])
     func writesNothingToTheTerminalAndOneJSONObjectToStdout(_ fixture: Fixture) throws {
         let fixtures = try Fixtures()

@@ -105,7 +105,7 @@ public struct PDFWorker: Sendable {
 
     /// What a signal that ended the worker means. SIGXCPU is the RLIMIT_CPU soft limit, SIGKILL
     /// not sent by us its hard limit (or the kernel's OOM killer). Under RLIMIT_AS a failed
-    /// allocation ends poppler, glib or the Swift runtime with SIGABRT, SIGTRAP or SIGILL (they
+    /// allocation ends poppler or the Swift runtime with SIGABRT, SIGTRAP or SIGILL (they
     /// abort rather than return NULL), and a SIGSEGV is the usual face of a crafted file; none of
     /// these is an answer about an ordinary PDF, so all are reported as too complex to read safely.
     static func error(forSignal signal: Int32, cpuSeconds: Double, file: String) -> PDFImportError {

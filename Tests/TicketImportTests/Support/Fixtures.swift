@@ -1,4 +1,4 @@
-import CPoppler
+import CCairo
 import Foundation
 import Testing
 import TripBoardStorage
@@ -31,7 +31,7 @@ enum Fixture: String, CaseIterable, Sendable {
     /// 4 KiB of random bytes.
     case randomBytes
     /// Hand-written: cross-reference offsets off by 7, an unknown font, an unknown operator and an
-    /// unterminated string. poppler repairs and renders it, complaining through g_log.
+    /// unterminated string. poppler repairs and renders it, complaining ("Syntax Error: …").
     case noisy
     /// 200 000 separate strokes on one page: rendering takes seconds.
     case heavy
