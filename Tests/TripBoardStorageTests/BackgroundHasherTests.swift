@@ -35,6 +35,29 @@ import TripBoardSodium
         #expect(hasher.finish() == blake2b(bytes))
     }
 
+    /// Lent buffers: the bytes are hashed where they were read, whatever the number of chunks,
+    /// the room in the queue and a last chunk shorter than the buffer; a buffer handed back
+    /// empty (`submitFilled(0)`, the end of the file) hashes nothing.
+    @Test(arguments: [(0, 1), (1, 1), (2, 4), (9, 1), (40, 4), (40, 2)])
+    func lentBuffersGiveTheDigestOfWhatWasReadIntoThem(chunks: Int, capacity: Int) {
+        let chunkBytes = 4096
+        let bytes = (0..<(chunks * chunkBytes + (chunks > 0 ? 123 : 0))).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 9) }
+        let hasher = BackgroundHasher(capacity: capacity, bufferBytes: chunkBytes)
+        var seen = Set<UnsafeMutableRawPointer>()
+        var offset = 0
+        while true {
+            let buffer = hasher.nextBuffer()
+            seen.insert(buffer.baseAddress!)
+            let count = min(chunkBytes, bytes.count - offset)
+            buffer.copyBytes(from: bytes[offset..<offset + count])
+            hasher.submitFilled(count)
+            offset += count
+            if count == 0 { break }
+        }
+        #expect(hasher.finish() == blake2b(bytes))
+        #expect(seen.count <= capacity + 1, "the buffers are reused, never more than the ring holds")
+    }
+
     @Test func manyHashersAtOnce() async {
         await withTaskGroup(of: Bool.self) { group in
             for index in 0..<16 {

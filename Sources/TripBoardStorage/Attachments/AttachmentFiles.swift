@@ -62,24 +62,31 @@ public struct AttachmentFiles {
         var staged = false
         defer { if !staged { discard(stagedName: name, in: staging) } }
         let file = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
-        let hasher = BackgroundHasher()
+        // The hasher lends the buffers the bytes are read into and hashes them where they are:
+        // no copy, no allocation or zeroing per chunk (five 256 KiB buffers for the whole file).
+        let hasher = BackgroundHasher(bufferBytes: Self.chunkBytes)
         defer { hasher.finish() }
-        // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
-        defer { buffer.deallocate() }
         var total: Int64 = 0
         var head: [UInt8] = []
         var writtenBack: Int64 = 0
         while true {
-            let count = try source.read(into: buffer)
-            if count == 0 { break }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            let buffer = hasher.nextBuffer()
+            let count: Int
+            do {
+                count = try source.read(into: buffer)
+            } catch {
+                hasher.submitFilled(0)
+                throw error
+            }
             total += Int64(count)
-            guard total <= maximumBytes else {
+            guard count > 0, total <= maximumBytes else {
+                hasher.submitFilled(0)
+                if count == 0 { break }
                 throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
             }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
-            hasher.submit(chunk)
+            hasher.submitFilled(count)
             try file.write(all: chunk)
             if total - writtenBack >= Self.writeBackBytes {
                 file.startWriteBack(offset: writtenBack, count: total - writtenBack)
