@@ -20,12 +20,14 @@ struct tripboard_pdf {
 
 namespace {
 
-char lastDiagnostic[256];
+/// poppler's diagnostics ("error (1234): Couldn't find trailer dictionary") quote the file's
+/// own bytes now and then, so they are shown nowhere: not on stderr, not in a reason.
+void discardDiagnostic(const std::string &, void *) {}
 
-void keepDiagnostic(const std::string &message, void *) {
-    std::size_t length = message.size() < sizeof lastDiagnostic - 1 ? message.size() : sizeof lastDiagnostic - 1;
-    std::memcpy(lastDiagnostic, message.data(), length);
-    lastDiagnostic[length] = '\0';
+/// Out of memory under pdf-worker's RLIMIT_AS: poppler is not exception-safe (a document that
+/// threw may be half updated), and the client reads SIGABRT as "too complex to read safely".
+[[noreturn]] void outOfMemory() {
+    std::abort();
 }
 
 std::unique_ptr<poppler::page> loadPage(const tripboard_pdf *pdf, int index) {
@@ -90,14 +92,9 @@ bool encodePNG(const unsigned char *pixels, int width, int height, int stride, B
 
 extern "C" {
 
-const char *tripboard_pdf_last_diagnostic(void) {
-    return lastDiagnostic;
-}
-
 tripboard_pdf *tripboard_pdf_open(const char *path, tripboard_pdf_status *status) {
-    static const bool capturing = (poppler::set_debug_error_function(keepDiagnostic, nullptr), true);
-    (void)capturing;
-    lastDiagnostic[0] = '\0';
+    static const bool silenced = (poppler::set_debug_error_function(discardDiagnostic, nullptr), true);
+    (void)silenced;
     try {
         std::unique_ptr<poppler::document> document(poppler::document::load_from_file(path));
         if (!document) {
@@ -111,6 +108,8 @@ tripboard_pdf *tripboard_pdf_open(const char *path, tripboard_pdf_status *status
         tripboard_pdf *pdf = new tripboard_pdf{std::move(document)};
         *status = TRIPBOARD_PDF_OPENED;
         return pdf;
+    } catch (const std::bad_alloc &) {
+        outOfMemory();
     } catch (...) {
         *status = TRIPBOARD_PDF_FAILED;
         return nullptr;
@@ -122,7 +121,13 @@ void tripboard_pdf_close(tripboard_pdf *pdf) {
 }
 
 int tripboard_pdf_page_count(const tripboard_pdf *pdf) {
-    return pdf == nullptr ? 0 : pdf->document->pages();
+    try {
+        return pdf == nullptr ? 0 : pdf->document->pages();
+    } catch (const std::bad_alloc &) {
+        outOfMemory();
+    } catch (...) {
+        return 0;
+    }
 }
 
 char *tripboard_pdf_page_text(const tripboard_pdf *pdf, int index, std::size_t *length) {
@@ -134,11 +139,13 @@ char *tripboard_pdf_page_text(const tripboard_pdf *pdf, int index, std::size_t *
         // TextOutputDev ends every page with a form feed: the caller separates pages itself.
         while (count > 0 && (utf8[count - 1] == '\f' || utf8[count - 1] == '\n')) count--;
         char *text = static_cast<char *>(std::malloc(count + 1));
-        if (text == nullptr) return nullptr;
+        if (text == nullptr) outOfMemory();
         if (count > 0) std::memcpy(text, utf8.data(), count);
         text[count] = '\0';
         *length = count;
         return text;
+    } catch (const std::bad_alloc &) {
+        outOfMemory();
     } catch (...) {
         return nullptr;
     }
@@ -154,6 +161,8 @@ int tripboard_pdf_page_size(const tripboard_pdf *pdf, int index, double *width, 
         *width = turned ? box.height() : box.width();
         *height = turned ? box.width() : box.height();
         return 1;
+    } catch (const std::bad_alloc &) {
+        outOfMemory();
     } catch (...) {
         return 0;
     }
@@ -192,8 +201,7 @@ unsigned char *tripboard_pdf_render_png(const tripboard_pdf *pdf, int index, int
         *length = buffer.length;
         return buffer.bytes;
     } catch (const std::bad_alloc &) {
-        *reason = "out of memory";
-        return nullptr;
+        outOfMemory();
     } catch (...) {
         *reason = "poppler failed";
         return nullptr;

@@ -30,7 +30,7 @@ public final class PDFDocument {
         guard let pointer = tripboard_pdf_open(path, &status) else {
             switch status {
             case TRIPBOARD_PDF_ENCRYPTED: throw .encrypted(path: path)
-            case TRIPBOARD_PDF_DAMAGED: throw .damaged(path: path, detail: Self.diagnostic(or: "poppler cannot read it as a PDF"))
+            case TRIPBOARD_PDF_DAMAGED: throw .damaged(path: path, detail: "poppler cannot read it as a PDF")
             default: throw .damaged(path: path, detail: "poppler failed while opening it")
             }
         }
@@ -84,12 +84,6 @@ public final class PDFDocument {
     }
 
     // MARK: - Private
-
-    /// poppler's last complaint (e.g. "Couldn't find trailer dictionary"), or `fallback`.
-    private static func diagnostic(or fallback: String) -> String {
-        let message = String(cString: tripboard_pdf_last_diagnostic())
-        return message.isEmpty ? fallback : message
-    }
 
     /// The longest prefix of `text` of at most `limit` UTF-8 bytes that ends on a character boundary.
     static func prefix(of text: String, utf8Limit limit: Int) -> String {

@@ -5,7 +5,7 @@ public enum PDFDocumentError: Error, Sendable, Equatable, CustomStringConvertibl
     case encrypted(path: String)
     /// poppler could not make a document with pages of it, even after repairing its cross-reference table.
     case damaged(path: String, detail: String)
-    /// The file could not be opened (missing, no permission, a path poppler cannot express as a URI).
+    /// The file could not be opened (missing, no permission, not a file).
     case unreadable(path: String, detail: String)
     /// Rendering or encoding the thumbnail failed (e.g. poppler ran out of memory).
     case renderingFailed(path: String, detail: String)
@@ -17,8 +17,8 @@ public enum PDFDocumentError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
-    /// What went wrong, without the path; for `damaged` and `unreadable`, poppler's or the
-    /// system's own words.
+    /// What went wrong, without the path and without a byte of the file: for `unreadable` the
+    /// system's words (`strerror`), for `damaged` ours.
     public var reason: String {
         switch self {
         case .encrypted: "the PDF needs a password to open"

@@ -18,9 +18,9 @@ enum WorkerConfinement {
         ProcessSignal.fileSizeLimit.ignore()
     }
 
-    /// Keeps poppler's diagnostics ("Syntax Error: …", "Invalid XRef entry") away from the user:
-    /// `PopplerShim` keeps them in a buffer (the last one becomes a damaged file's reason), and
-    /// stderr points at /dev/null for whatever C++ code prints directly. Called after the
+    /// Keeps poppler's diagnostics ("error (1234): Couldn't find trailer dictionary") away from the
+    /// user: `PopplerShim` discards them (they can quote the file's bytes), and stderr points at
+    /// /dev/null for whatever C++ code prints directly. Called after the
     /// arguments are parsed, before any file is touched.
     static func silenceDiagnostics() {
         StandardStream.error.discard()

@@ -1,8 +1,8 @@
 import Glibc
 
 /// BLAKE2b-256 computed on a second thread while the caller copies the bytes, so that a large
-/// import costs max(copy, hash) instead of their sum (on a 100 MB ticket the hash takes longer
-/// than the copy: 122–128 ms against about 50 ms here). At most `capacity` chunks wait in the queue: memory stays flat. The
+/// import costs max(copy, hash) instead of their sum (on a 100 MB ticket the hash, 122–128 ms
+/// here, takes longer than the copy). At most `capacity` chunks wait in the queue: memory stays flat. The
 /// first chunk is hashed on the caller's thread and the thread starts with the second: a file of
 /// one chunk (most attachments) never pays for a thread.
 ///

@@ -2,7 +2,10 @@
 #define TRIPBOARD_POPPLER_H
 // A C face for the few things pdf-worker asks of poppler's C++ API (poppler-cpp): open a PDF,
 // count its pages, the text of a page, page 1 rendered (Splash, as pdftoppm does) and encoded as
-// PNG (libpng). No C++ exception crosses it: every entry point catches them all.
+// PNG (libpng). No C++ exception crosses it: every entry point catches them all, and ends the
+// process with SIGABRT on std::bad_alloc (out of memory under pdf-worker's RLIMIT_AS: poppler is
+// not exception-safe, and the client reports that signal as a PDF too complex to read safely).
+// poppler's diagnostics are discarded: they can quote the file's bytes.
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -17,14 +20,9 @@ typedef enum {
     TRIPBOARD_PDF_ENCRYPTED = 1,
     /// poppler made no document of it, even after repairing its cross-reference table.
     TRIPBOARD_PDF_DAMAGED = 2,
-    /// Out of memory (std::bad_alloc) or another failure that is not about the file.
+    /// A failure that is not about the file (an exception other than std::bad_alloc).
     TRIPBOARD_PDF_FAILED = 3,
 } tripboard_pdf_status;
-
-/// poppler's last diagnostic since the last `tripboard_pdf_open` (NUL-terminated, at most 255
-/// bytes), "" when there was none. poppler's diagnostics ("Syntax Error: …") go here, never to
-/// stderr, from the first `tripboard_pdf_open` on.
-const char *tripboard_pdf_last_diagnostic(void);
 
 /// Opens `path` without a password. NULL with `*status` set unless `*status` is OPENED.
 tripboard_pdf *tripboard_pdf_open(const char *path, tripboard_pdf_status *status);
@@ -34,7 +32,7 @@ void tripboard_pdf_close(tripboard_pdf *document);
 int tripboard_pdf_page_count(const tripboard_pdf *document);
 
 /// The text of page `index` (0-based) in reading order, as `pdftotext` prints it, without the
-/// form feed that ends a page: UTF-8 of `*length` bytes, freed with `tripboard_pdf_free`. NULL when
+/// form feed and newlines that end a page: UTF-8 of `*length` bytes, freed with `tripboard_pdf_free`. NULL when
 /// the page cannot be loaded.
 char *tripboard_pdf_page_text(const tripboard_pdf *document, int index, size_t *length);
 

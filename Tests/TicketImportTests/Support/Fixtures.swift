@@ -37,6 +37,8 @@ enum Fixture: String, CaseIterable, Sendable {
     case heavy
     /// Hand-written, well-formed, with an empty page tree: nothing to import.
     case noPages
+    /// Hand-written: a 200 × 100 pt page turned by /Rotate 90, its left half filled pure red.
+    case rotatedRed
 
     static let pageCount = 30
     var fileName: String { rawValue + ".pdf" }
@@ -89,6 +91,14 @@ struct Fixtures {
         case .noPages:
             try directory.write(Self.handWrittenPDF(objects: ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"]),
                                 to: fixture.fileName)
+        case .rotatedRed:
+            let content = "1 0 0 rg 0 0 100 100 re f"
+            try directory.write(Self.handWrittenPDF(objects: [
+                "<< /Type /Catalog /Pages 2 0 R >>",
+                "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Rotate 90 /Contents 4 0 R >>",
+                "<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream",
+            ]), to: fixture.fileName)
         }
         return path
     }
@@ -208,6 +218,13 @@ struct PNGPixels {
     func isWhite(x: Int, y: Int) -> Bool { rows[y][x] & 0x00ff_ffff == 0x00ff_ffff }
 
     var corners: [(Int, Int)] { [(0, 0), (width - 1, 0), (0, height - 1), (width - 1, height - 1)] }
+
+    /// How many pixels have red, green and blue values (0–255) that `matches` accepts.
+    func count(where matches: (_ red: Int, _ green: Int, _ blue: Int) -> Bool) -> Int {
+        rows.reduce(0) { total, row in
+            total + row.filter { matches(Int($0 >> 16 & 0xff), Int($0 >> 8 & 0xff), Int($0 & 0xff)) }.count
+        }
+    }
 
     /// How many pixels are not white (the page's ink).
     var inkedPixelCount: Int { rows.reduce(0) { $0 + $1.filter { $0 & 0x00ff_ffff != 0x00ff_ffff }.count } }
