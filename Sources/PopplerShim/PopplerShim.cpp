@@ -35,6 +35,15 @@ std::unique_ptr<poppler::page> loadPage(const tripboard_pdf *pdf, int index) {
     return std::unique_ptr<poppler::page>(pdf->document->create_page(index));
 }
 
+/// The page's size in points as it is shown: its crop box, turned by its /Rotate.
+void shownSize(const poppler::page &page, double *width, double *height) {
+    poppler::rectf box = page.page_rect(poppler::crop_box);
+    poppler::page::orientation_enum orientation = page.orientation();
+    bool turned = orientation == poppler::page::landscape || orientation == poppler::page::seascape;
+    *width = turned ? box.height() : box.width();
+    *height = turned ? box.width() : box.height();
+}
+
 /// A growing malloc'd buffer libpng writes into.
 struct Buffer {
     unsigned char *bytes;
@@ -155,11 +164,7 @@ int tripboard_pdf_page_size(const tripboard_pdf *pdf, int index, double *width, 
     try {
         std::unique_ptr<poppler::page> page = loadPage(pdf, index);
         if (!page) return 0;
-        poppler::rectf box = page->page_rect(poppler::crop_box);
-        poppler::page::orientation_enum orientation = page->orientation();
-        bool turned = orientation == poppler::page::landscape || orientation == poppler::page::seascape;
-        *width = turned ? box.height() : box.width();
-        *height = turned ? box.width() : box.height();
+        shownSize(*page, width, height);
         return 1;
     } catch (const std::bad_alloc &) {
         outOfMemory();
@@ -177,7 +182,8 @@ unsigned char *tripboard_pdf_render_png(const tripboard_pdf *pdf, int index, int
             return nullptr;
         }
         double pageWidth = 0, pageHeight = 0;
-        if (!tripboard_pdf_page_size(pdf, index, &pageWidth, &pageHeight) || !(pageWidth > 0) || !(pageHeight > 0)) {
+        shownSize(*page, &pageWidth, &pageHeight);
+        if (!(pageWidth > 0) || !(pageHeight > 0)) {
             *reason = "the page has no size";
             return nullptr;
         }

@@ -20,14 +20,14 @@ public final class PDFDocument {
     /// that cannot be opened is `.unreadable`, with the system's reason.
     public init(path: String) throws(PDFDocumentError) {
         self.path = path
-        // poppler says only "no document" when fopen fails: ask the system first, for its words.
-        do {
-            _ = try FileDescriptor.openForReading(path: path)
-        } catch {
-            throw .unreadable(path: path, detail: error.reason)
-        }
         var status = TRIPBOARD_PDF_FAILED
         guard let pointer = tripboard_pdf_open(path, &status) else {
+            // poppler says only "no document" when fopen fails: ask the system why, in its words.
+            do {
+                _ = try FileDescriptor.openForReading(path: path)
+            } catch {
+                throw .unreadable(path: path, detail: error.reason)
+            }
             switch status {
             case TRIPBOARD_PDF_ENCRYPTED: throw .encrypted(path: path)
             case TRIPBOARD_PDF_DAMAGED: throw .damaged(path: path, detail: "poppler cannot read it as a PDF")

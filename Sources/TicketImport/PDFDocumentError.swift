@@ -1,7 +1,7 @@
 /// Why poppler could not open or render a PDF. Descriptions name the file and never quote its contents.
 public enum PDFDocumentError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Opening it needs a user password (poppler leaves the document locked). A file with only an owner
-    /// password opens without one.
+    /// Opening it needs a user password (poppler leaves the document locked). A file with only an
+    /// owner password opens without one.
     case encrypted(path: String)
     /// poppler could not make a document with pages of it, even after repairing its cross-reference table.
     case damaged(path: String, detail: String)

@@ -104,9 +104,10 @@ extension MigrationRun {
     }
 
     /// The page cache of the store step, whatever the store's size: the migration's memory stays
-    /// flat. 2 MiB, about SQLite's default (2,000 KiB): 4 MiB (tried to hold the primary-key indexes the rows go
-    /// into) and 16 MiB measured no faster on 10,000 attachments and a 117 MB store, and each
-    /// MiB of cache is also a MiB of `CREATE INDEX` sort buffer (SQLite sizes one by the other).
+    /// flat. 2 MiB, about SQLite's default (2,000 KiB): 4 MiB (tried to hold the primary-key
+    /// indexes the rows go into) and 16 MiB measured no faster on 10,000 attachments and a 117 MB
+    /// store, and each MiB of cache is also a MiB of `CREATE INDEX` sort buffer (SQLite sizes one
+    /// by the other).
     static let pageCacheKibibytes = 2 << 10
 
     /// Converts every record of the copy, in rowid order, and inserts those `isAbsent` accepts;

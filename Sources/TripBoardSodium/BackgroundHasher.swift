@@ -2,9 +2,9 @@ import Glibc
 
 /// BLAKE2b-256 computed on a second thread while the caller copies the bytes, so that a large
 /// import costs max(copy, hash) instead of their sum (on a 100 MB ticket the hash, 122–128 ms
-/// here, takes longer than the copy). At most `capacity` chunks wait in the queue: memory stays flat. The
-/// first chunk is hashed on the caller's thread and the thread starts with the second: a file of
-/// one chunk (most attachments) never pays for a thread.
+/// here, takes longer than the copy). At most `capacity` chunks wait in the queue: memory stays
+/// flat. The first chunk is hashed on the caller's thread and the thread starts with the second:
+/// a file of one chunk (most attachments) never pays for a thread.
 ///
 ///     let hasher = BackgroundHasher()
 ///     hasher.submit(chunk)          // blocks only while the queue is full
@@ -13,6 +13,7 @@ import Glibc
 /// A copier that reads into memory anyway can lend the hasher its buffers instead of copying
 /// each chunk into the queue (`init(capacity:bufferBytes:)`): `nextBuffer()` hands out one the
 /// thread is not reading, `submitFilled(_:)` queues it, and the thread gives it back once hashed.
+/// A buffer handed out and never submitted (the file ended, the read failed) hashes nothing.
 ///
 ///     let buffer = hasher.nextBuffer()              // waits while every buffer is queued
 ///     let count = try file.read(into: buffer)
@@ -88,11 +89,12 @@ package final class BackgroundHasher: @unchecked Sendable {
     }
 
     /// A lent buffer that nothing else reads, to fill and pass to `submitFilled(_:)`; waits
-    /// while all the others are queued. Only for a hasher made with `init(capacity:bufferBytes:)`.
+    /// while all the others are queued. One handed out before and not submitted is taken back,
+    /// unhashed. Only for a hasher made with `init(capacity:bufferBytes:)`.
     package func nextBuffer() -> UnsafeMutableRawBufferPointer {
         precondition(!ring.isEmpty, "nextBuffer() needs a hasher made with bufferBytes")
-        precondition(lent == nil, "nextBuffer() twice without submitFilled(_:)")
         pthread_mutex_lock(mutex)
+        if let unused = lent { idle.append(unused) }
         while idle.isEmpty { pthread_cond_wait(changed, mutex) }
         let index = idle.removeLast()
         pthread_mutex_unlock(mutex)
@@ -123,13 +125,6 @@ package final class BackgroundHasher: @unchecked Sendable {
     package func submit(_ chunk: [UInt8]) {
         guard startThreadIfNeeded() else { return hasher.update(chunk) }
         enqueue(.owned(chunk))
-    }
-
-    /// Like `submit(_:)` for bytes in a buffer the caller reuses: hashed at once on the first
-    /// call, copied into the queue after.
-    package func submit(_ bytes: UnsafeRawBufferPointer) {
-        guard startThreadIfNeeded() else { return bytes.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
-        enqueue(.owned(Array(bytes)))
     }
 
     /// Waits for every queued chunk to be hashed and returns the digest.

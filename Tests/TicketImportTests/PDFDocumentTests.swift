@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TicketImport
+import TripBoardSystem
 
 /// The poppler wrapper, in this process (no worker, no limits): what it opens, refuses, reads and renders.
 struct PDFDocumentTests {
@@ -107,17 +108,10 @@ struct PDFDocumentTests {
     }
 
     static func pdftotext(_ path: String, pages: Int) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pdftotext")
-        process.arguments = ["-enc", "UTF-8", "-l", String(pages), path, "-"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "pdftotext \(path)")
-        return String(decoding: data, as: UTF8.self)
+        let outcome = try ChildProcess.run(executable: "/usr/bin/pdftotext", arguments: ["-enc", "UTF-8", "-l", String(pages), path, "-"],
+                                           environment: [:], timeout: 60)
+        try #require(outcome.termination == .exited(0), "pdftotext \(path): \(outcome.termination)")
+        return String(decoding: outcome.output, as: UTF8.self)
     }
 
     @Test func textIsCutToTheLimitOnACharacterBoundary() throws {

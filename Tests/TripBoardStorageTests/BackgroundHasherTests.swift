@@ -18,23 +18,6 @@ import TripBoardSodium
         #expect(hasher.finish() == blake2b(bytes), "a second finish returns the same digest")
     }
 
-    /// The caller reuses one buffer: the first chunk is hashed at once, the later ones are copied
-    /// into the queue before `submit` returns, so overwriting the buffer changes nothing.
-    @Test(arguments: [0, 1, 2, 9])
-    func aReusedBufferGivesTheDigestOfWhatItHeld(chunks: Int) {
-        let chunkBytes = 4096
-        let bytes = (0..<(chunks * chunkBytes)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }
-        let hasher = BackgroundHasher(capacity: 1)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
-        defer { buffer.deallocate() }
-        for start in stride(from: 0, to: bytes.count, by: chunkBytes) {
-            buffer.copyBytes(from: bytes[start..<start + chunkBytes])
-            hasher.submit(UnsafeRawBufferPointer(buffer))
-            buffer.initializeMemory(as: UInt8.self, repeating: 0xEE)  // what the next read would do
-        }
-        #expect(hasher.finish() == blake2b(bytes))
-    }
-
     /// Lent buffers: the bytes are hashed where they were read, whatever the number of chunks,
     /// the room in the queue and a last chunk shorter than the buffer; a buffer handed back
     /// empty (`submitFilled(0)`, the end of the file) hashes nothing.

@@ -32,8 +32,8 @@ void tripboard_pdf_close(tripboard_pdf *document);
 int tripboard_pdf_page_count(const tripboard_pdf *document);
 
 /// The text of page `index` (0-based) in reading order, as `pdftotext` prints it, without the
-/// form feed and newlines that end a page: UTF-8 of `*length` bytes, freed with `tripboard_pdf_free`. NULL when
-/// the page cannot be loaded.
+/// form feed and newlines that end a page: UTF-8 of `*length` bytes, freed with
+/// `tripboard_pdf_free`. NULL when the page cannot be loaded.
 char *tripboard_pdf_page_text(const tripboard_pdf *document, int index, size_t *length);
 
 /// The size of page `index` in points as it is shown: its crop box, turned by its /Rotate.
@@ -41,8 +41,8 @@ char *tripboard_pdf_page_text(const tripboard_pdf *document, int index, size_t *
 int tripboard_pdf_page_size(const tripboard_pdf *document, int index, double *width, double *height);
 
 /// Page `index` rendered on white (anti-aliased, as pdftoppm does) to `width` × `height` pixels
-/// and encoded as an 8-bit RGB PNG of `*length` bytes, freed with `tripboard_pdf_free`. NULL on failure, with a reason
-/// (NUL-terminated, static) in `*reason`.
+/// and encoded as an 8-bit RGB PNG of `*length` bytes, freed with `tripboard_pdf_free`. NULL on
+/// failure, with a reason (NUL-terminated, static) in `*reason`.
 unsigned char *tripboard_pdf_render_png(const tripboard_pdf *document, int index, int width, int height,
                                         size_t *length, const char **reason);
 

@@ -71,17 +71,10 @@ public struct AttachmentFiles {
         var writtenBack: Int64 = 0
         while true {
             let buffer = hasher.nextBuffer()
-            let count: Int
-            do {
-                count = try source.read(into: buffer)
-            } catch {
-                hasher.submitFilled(0)
-                throw error
-            }
+            let count = try source.read(into: buffer)
+            if count == 0 { break }
             total += Int64(count)
-            guard count > 0, total <= maximumBytes else {
-                hasher.submitFilled(0)
-                if count == 0 { break }
+            guard total <= maximumBytes else {
                 throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
             }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])

@@ -160,10 +160,10 @@ extension Store {
     }
 
     /// The page cache of an import's transaction, whatever the connection had: 2 MiB, about
-    /// SQLite's default (2,000 KiB) and `sqlite3`'s. Its peak memory is this process's floor plus the cache
-    /// once the store outgrows it (a 10,000-trip store already does). 8 MiB was measured and not
-    /// kept: as fast at 100,000 trips (0.83× `sqlite3` against 0.81×), 6% faster at 1,000,000,
-    /// for 7 MB more at peak (docs/performance.md).
+    /// SQLite's default (2,000 KiB) and `sqlite3`'s. Its peak memory is this process's floor plus
+    /// the cache once the store outgrows it (a 10,000-trip store already does). 8 MiB was measured
+    /// and not kept: as fast at 100,000 trips (0.83× `sqlite3` against 0.81×), 6% faster at
+    /// 1,000,000, for 7 MB more at peak (docs/performance.md).
     static let importPageCacheKibibytes = 2 << 10
 
     /// Refuses an id any record already has: inserted earlier by this import (then both places
