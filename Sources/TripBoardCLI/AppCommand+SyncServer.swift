@@ -173,6 +173,7 @@ extension AppCommand {
         let (store, _, key, password) = try joinedZone(context)
         let report = try performSync(context, store: store, key: key, password: password)
         if report.readOnly { context.console.warning(readOnlyWarning) }
+        if report.held > 0 { context.console.warning(heldWarning(report.held)) }
         if json { return try context.console.printJSON(report) }
         context.console.print(summary(of: report))
     }
@@ -235,6 +236,12 @@ extension AppCommand {
     static let readOnlyWarning = "the zone asks for a newer TripBoard than this one (sync client version \(SyncEngine.clientVersion)): "
         + "changes from other devices still arrive, but nothing made here is sent until TripBoard is updated"
 
+    /// Said after every sync that leaves records waiting for their parent.
+    static func heldWarning(_ count: Int) -> String {
+        (count == 1 ? "1 record waits for the trip or booking it belongs to" : "\(count) records wait for the trip or booking they belong to")
+            + ", which has not arrived from the server; applied as soon as it does (`app sync status` lists them)"
+    }
+
     /// `sync now`'s line.
     static func summary(of report: SyncReport) -> String {
         ("Pulled \(report.pulled) (\(report.merged) merged, \(report.trashed) moved to the trash, \(report.skipped) skipped), "
@@ -264,6 +271,9 @@ extension AppCommand {
         /// Migratable keychain items (and deletions of them) waiting for the server; not in
         /// `pending`, which counts the store's records.
         var pendingKeychainItems: Int
+        /// Pulled records waiting for the trip or booking they belong to, and which.
+        var held: Int
+        var heldRecords: [HeldRecord]
     }
 
     static func syncStatus(_ context: CommandContext) throws {
@@ -272,12 +282,14 @@ extension AppCommand {
         let store = try context.store()
         let account = try store.syncAccount()
         let backlog = try store.syncBacklog()
+        let held = try store.heldRecords()
         // The keychain is opened only for a container that syncs (it has one: the zone key is in it).
         let keychainBacklog = account == nil ? (items: 0, batches: 0) : try context.keychain().syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
                                 pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile,
                                 unconfirmedBatches: backlog.unconfirmedBatches + keychainBacklog.batches,
-                                conflicts: try store.syncConflictCount(), pendingKeychainItems: keychainBacklog.items)
+                                conflicts: try store.syncConflictCount(), pendingKeychainItems: keychainBacklog.items,
+                                held: held.count, heldRecords: held)
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
         context.console.printTable(header: ["", ""], rows: [
@@ -291,8 +303,18 @@ extension AppCommand {
             ["attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
                 : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"],
             ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
+            ["held", held.isEmpty ? "-" : heldSummary(held)],
             ["last error", account.lastError ?? "-"],
         ])
+    }
+
+    /// `sync status`'s line for held records: the first few by name, then how many more.
+    static func heldSummary(_ held: [HeldRecord]) -> String {
+        let named = held.prefix(3).map { record in
+            "\(record.kind.rawValue) \(record.id.prefix(8)) waits for \(record.parentKind.rawValue) \(record.parentId.prefix(8))"
+                + (record.parentDeleted ? " (deleted on another device)" : "")
+        }
+        return "\(held.count) waiting: " + named.joined(separator: "; ") + (held.count > 3 ? "; and \(held.count - 3) more" : "")
     }
 
     static func leaveSync(_ context: CommandContext) throws {

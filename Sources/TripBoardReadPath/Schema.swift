@@ -92,6 +92,8 @@ package enum Schema {
         syncReconcile,
         // 7 → 8: pending records in push order (docs/storage.md, Indexes)
         syncPending,
+        // 8 → 9: held records and per-field edit times (docs/sync.md §3)
+        syncOrder,
     ]
 
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one

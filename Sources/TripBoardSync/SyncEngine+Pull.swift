@@ -53,6 +53,7 @@ extension SyncEngine {
                     let token = max(end, storeReached)
                     try store.writeTransaction {
                         for record in theirs { try apply(record, at: now) }
+                        try applyHeldWhoseParentArrived(at: now)
                         try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
                     }
                     CrashPoint.reach("sync.page-applied")
@@ -110,13 +111,67 @@ extension SyncEngine {
             fields[field] = (try key.open(sealed, kind: kind.rawValue, id: remote.id, field: field), stamp)
         }
         let local = try store.syncRecord(kind, id: remote.id)
-        if let current = local?.remoteVersion, current >= version { return }  // our own push coming back, or older
+        if let local, let current = local.remoteVersion, current >= version {
+            // Version numbers are concurrency tokens, never the proof of "I have this already": a
+            // server restored from an older dump numbers new changes with versions devices hold
+            // for older content. What decides is the fields' stamps against the shadow's.
+            guard !remote.deleted, try bringsNewStamps(fields, kind: kind, id: remote.id) else {
+                // Our own push coming back, or the same content at a version the server numbered
+                // lower (it went back): the next push goes against the server's version.
+                if version < current { try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version) }
+                return
+            }
+        }
+        if remote.deleted {
+            // Whatever waited for this record now waits for its own deletion; a held version of
+            // the record itself is superseded.
+            try store.dropHeld(kind, id: remote.id)
+            if local == nil { try store.noteHeldParentDeleted(kind, id: remote.id) }
+        } else if let parent = Self.parent(of: kind, fields: fields, local: local), try !store.hasRecord(parent.kind, id: parent.id) {
+            // Its trip (or booking) has not arrived: held, sealed as it came, until it does.
+            try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
+            return
+        }
         do {
             try merge(remote, version: version, fields: fields, into: local, kind: kind, at: now)
         } catch is StoreError {
             // A record that breaks a field rule, or whose trip is not here: not applied, counted.
             // Anything it wrote is undone with the savepoint.
             report.skipped += 1
+        }
+    }
+
+    /// Whether any of `fields` carries a stamp other than the one this device last saw the
+    /// server have for it (its shadow).
+    private func bringsNewStamps(_ fields: OpenedFields, kind: RecordKind, id: String) throws -> Bool {
+        let shadow = try store.shadow(kind, id: id)
+        return fields.contains { field, opened in shadow[field]?.stamp != opened.stamp.description }
+    }
+
+    /// The record a pulled `kind` belongs to once applied: the trip its `tripId` names, the
+    /// booking an attachment's `bookingId` names (the server's value, or this device's when the
+    /// server sent none).
+    static func parent(of kind: RecordKind, fields: OpenedFields, local: SyncRecord?) -> (kind: RecordKind, id: String)? {
+        let (field, parentKind): (String, RecordKind)
+        switch kind {
+        case .trip: return nil
+        case .place, .booking: (field, parentKind) = ("tripId", .trip)
+        case .attachment: (field, parentKind) = ("bookingId", .booking)
+        }
+        guard let id = fields[field]?.value.stringValue ?? local?.fields[field]?.stringValue else { return nil }
+        return (parentKind, id)
+    }
+
+    /// Applies the held records whose trip or booking is here now (this page brought it), inside
+    /// the page's transaction; again until none is left, since an applied booking may be what a
+    /// held attachment waited for.
+    func applyHeldWhoseParentArrived(at now: String) throws {
+        while true {
+            let ready = try store.takeHeldWhoseParentArrived()
+            if ready.isEmpty { return }
+            for text in ready {
+                for record in try JSON.decode([WireRecord].self, from: text) { try apply(record, at: now) }
+            }
         }
     }
 
@@ -193,18 +248,31 @@ extension SyncEngine {
         let (kind, id) = (local.kind, local.id)
         let localShadow = try store.shadow(kind, id: id)
         let edited = Set(changedFields(of: local, shadow: localShadow))
+        let edits = edited.isEmpty ? [:] : try store.fieldEdits(kind, id: id)
         var localWins = false
+        var resent = false
         var kept = 0
         var merged = local
         for field in SyncRecord.fieldNames(kind) {
             guard let theirs = fields[field] else { continue }
+            let seen = localShadow[field].flatMap { HybridStamp($0.stamp) }
             guard edited.contains(field), let mine = local.fields[field] else {
+                if let seen, theirs.stamp < seen, let mine = local.fields[field], mine.canonicalText != theirs.value.canonicalText {
+                    // The server went back to an older value than one it had (restored from an
+                    // older dump): this device keeps the newer one and sends it again, at its time.
+                    try store.noteFieldEdit(kind, id: id, field: field, at: Self.utcStamp(milliseconds: seen.milliseconds))
+                    localWins = true
+                    resent = true
+                    continue
+                }
                 merged.fields[field] = theirs.value
                 continue
             }
-            let myStamp = localStamp(local, after: localShadow[field])
+            let myStamp = localStamp(updatedAt: edits[field] ?? local.updatedAt, after: localShadow[field]?.stamp)
             let differs = mine.canonicalText != theirs.value.canonicalText
-            let concurrent = differs && theirs.stamp.description != localShadow[field]?.stamp
+            // A value newer than the one this device last saw there: an edit made elsewhere
+            // meanwhile (an older one is the server going back, not a competing edit).
+            let concurrent = differs && (seen.map { theirs.stamp > $0 } ?? true)
             let minePair = ShadowField(value: mine.canonicalText, stamp: myStamp.description)
             let theirPair = ShadowField(value: theirs.value.canonicalText, stamp: theirs.stamp.description)
             if myStamp > theirs.stamp {
@@ -222,9 +290,11 @@ extension SyncEngine {
             merged.fields[field] = theirs.value
         }
         if !edited.isEmpty { report.merged += 1 }
+        if resent { report.reuploaded += 1 }
         merged.remoteVersion = version
         if localWins {
-            merged.syncState = local.syncState == .failed ? .pendingUpload : local.syncState
+            // A value kept to be sent again makes even a synchronized record pending.
+            merged.syncState = local.syncState == .failed || resent ? .pendingUpload : local.syncState
         } else {
             merged.syncState = .synchronized
             merged.updatedAt = now
@@ -235,10 +305,14 @@ extension SyncEngine {
     /// A record this device has never had. A place or booking whose trip is in the trash here,
     /// or an attachment whose booking is, joins it there (the server still has it live: its
     /// deletion is pushed from here).
+    /// `milliseconds` since the epoch as an ISO 8601 UTC stamp (`updated_at`'s form).
+    static func utcStamp(milliseconds: Int64) -> String {
+        Timestamp(secondsSinceEpoch: milliseconds / 1000, milliseconds: Int(milliseconds % 1000)).utcStamp
+    }
+
     private func insertNew(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                            kind: RecordKind, at now: String) throws {
-        let latest = fields.values.map(\.stamp.milliseconds).max() ?? 0
-        let updatedAt = Timestamp(secondsSinceEpoch: latest / 1000, milliseconds: Int(latest % 1000)).utcStamp
+        let updatedAt = Self.utcStamp(milliseconds: fields.values.map(\.stamp.milliseconds).max() ?? 0)
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         var trashedWith: String?

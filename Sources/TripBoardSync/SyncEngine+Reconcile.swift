@@ -63,6 +63,7 @@ extension SyncEngine {
                     if let version = record.version { onServer[record.kind + "/" + record.id] = version }
                     try apply(record, at: now)
                 }
+                try applyHeldWhoseParentArrived(at: now)
             }
             last = records.last ?? last
             if !more { break }
@@ -90,7 +91,7 @@ extension SyncEngine {
     }
 
     /// One record the server has older (`serverVersion`) or not at all (nil).
-    private func settle(_ record: SyncRecord, serverVersion: Int64?, reason: ReconcileReason, at now: String) throws {
+    func settle(_ record: SyncRecord, serverVersion: Int64?, reason: ReconcileReason, at now: String) throws {
         let kind = record.kind
         // What the server has of it is not what this device last saw: every field goes again.
         try store.clearShadow(kind, id: record.id)

@@ -26,6 +26,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var rounds = 0
     /// Trips, places, bookings and attachments still waiting for the server when it ended.
     public var pending = 0
+    /// Pulled records waiting here for the trip or booking they belong to, which has not arrived
+    /// (applied when it does; `sync status` lists them).
+    public var held = 0
     /// Attachment files sealed and uploaded (a file the server had already is not counted), and
     /// downloaded, verified and published here.
     public var blobsUploaded = 0
@@ -93,6 +96,9 @@ public final class SyncEngine {
     /// Blobs the server said it lacks, for records a batch named: uploaded again once no batch is
     /// in flight (an upload is a request of its own, and the agent answers one at a time).
     var blobsMissingOnServer: [String] = []
+    /// Records a push found at another version than it expected: settled once the push ends
+    /// (`settleConflicts`).
+    var pushConflicts: [PushResult] = []
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
                 account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,
@@ -120,7 +126,11 @@ public final class SyncEngine {
             try finishReport()
             return report
         }
-        if let reason = reconcileReason() {
+        // A first sync, and a reconcile, read the whole zone: the day's comparison is done.
+        let copiesEverything = account.epoch != zone.epoch
+        let reason = reconcileReason()
+        let reconciling = reason != nil
+        if let reason {
             // A batch saved for a server that has lost what it knew cannot be replayed against
             // it; its records are still pending and go out again after the comparison.
             if reason != .horizonPassed {
@@ -134,20 +144,48 @@ public final class SyncEngine {
             try replayOutgoing()
             try replaySecretOutgoing()
         }
+        // A pull that fails on what the server sent (not on reaching it) does not keep this
+        // device's own changes from going up: the push goes on, and the failure is reported at
+        // the end (the token did not move past what failed, so the next run tries again).
+        var pullFailure: (any Error)?
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
-            try pullAndSettle()
+            if pullFailure == nil {
+                do {
+                    try pullAndSettle()
+                } catch where Self.isAboutTheData(error) {
+                    pullFailure = error
+                }
+            }
             let (recordsPushed, recordConflicts) = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            if !pushConflicts.isEmpty {
+                defer { pushConflicts = [] }
+                try settleConflicts(pushConflicts)
+            }
             let (secretsPushed, secretConflicts) = try pushSecrets()
             let (pushed, conflicts) = (recordsPushed + secretsPushed, recordConflicts + secretConflicts)
             if conflicts == 0 && pushed == 0 { break }
+            if pullFailure != nil && pushed == 0 { break }  // conflicts need a pull to settle
             if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty, try !secretsWaiting() { break }
+        }
+        if let pullFailure { throw pullFailure }
+        if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
+            // What the comparison found to send again goes now, not at the next sync.
+            _ = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
         }
         try downloadBlobs()
         try purgeTombstones()
         try collectBlobs()
         try finishReport()
         return report
+    }
+
+    /// Whether `error` is about what was pulled (damaged server data, a record the store
+    /// refused) rather than about reaching the server, after which nothing more can be sent.
+    static func isAboutTheData(_ error: any Error) -> Bool {
+        guard let error = error as? SyncError else { return true }
+        if case .damagedServerData = error { return true }
+        return false
     }
 
     // MARK: - Push
@@ -224,10 +262,11 @@ public final class SyncEngine {
         // The records and their shadows from one snapshot; the batch may end before the last.
         let candidates = try store.readTransaction {
             try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
-                (record, record.isTombstone ? [:] : try store.shadow(record.kind, id: record.id))
+                record.isTombstone ? (record, [:], [:])
+                    : (record, try store.shadow(record.kind, id: record.id), try store.fieldEdits(record.kind, id: record.id))
             }
         }
-        for (record, shadow) in candidates {
+        for (record, shadow, edits) in candidates {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
@@ -251,7 +290,7 @@ public final class SyncEngine {
                 }
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
-            let (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow)
+            let (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
             if sealed.isEmpty && record.remoteVersion != nil {
                 unchanged.append(record)
                 continue
@@ -283,8 +322,9 @@ public final class SyncEngine {
     }
 
     /// The fields of `record` that changed since the server's version, sealed for the wire, and
-    /// as the shadow will keep them once the server has them.
-    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField]) throws
+    /// as the shadow will keep them once the server has them; each stamped with its own edit's
+    /// time (`edits`, `Store.fieldEdits`).
+    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField], edits: [String: String]) throws
         -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
         var sealed: [String: SealedField] = [:]
         var pushed: [String: ShadowField] = [:]
@@ -299,11 +339,11 @@ public final class SyncEngine {
             let before = shadow[field]
             if before?.value == text { continue }
             let stamp: String
-            if before == nil, let firstStamp {
+            if before == nil, edits[field] == nil, let firstStamp {
                 stamp = firstStamp
             } else {
-                stamp = localStamp(record, after: before).description
-                if before == nil { firstStamp = stamp }
+                stamp = localStamp(updatedAt: edits[field] ?? record.updatedAt, after: before?.stamp).description
+                if before == nil && edits[field] == nil { firstStamp = stamp }
             }
             sealed[field] = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: field, stamp: stamp)
             pushed[field] = ShadowField(value: text, stamp: stamp)
@@ -361,7 +401,11 @@ public final class SyncEngine {
             applied = 0
             conflicts = 0
             for result in results {
-                guard result.status == .applied else { conflicts += 1; continue }
+                guard result.status == .applied else {
+                    conflicts += 1
+                    pushConflicts.append(result)
+                    continue
+                }
                 applied += 1
                 guard let entry = byID[result.kind + "/" + result.id], let kind = RecordKind(rawValue: result.kind) else { continue }
                 try recordApplied(entry, kind: kind, version: result.version)
@@ -403,12 +447,10 @@ public final class SyncEngine {
         }
     }
 
-    /// The stamp of a local edit: the record's `updated_at`, clamped to the server's clock plus
-    /// five minutes, and later than the value it replaced (`HybridStamp.edit`).
-    func localStamp(_ record: SyncRecord, after shadow: ShadowField?) -> HybridStamp {
-        localStamp(updatedAt: record.updatedAt, after: shadow?.stamp)
-    }
-
+    /// The stamp of a local edit of one field: when that field was changed here (`updatedAt`:
+    /// its row in `sync_field_edits`, or the record's `updated_at` for a field set with the
+    /// record), clamped to the server's clock plus five minutes, and later than the value it
+    /// replaced (`HybridStamp.edit`).
     func localStamp(updatedAt: String, after shadowStamp: String?) -> HybridStamp {
         let edited = Timestamp(iso8601: updatedAt).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) } ?? 0
         let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)

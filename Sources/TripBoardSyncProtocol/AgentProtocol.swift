@@ -49,6 +49,14 @@ public enum AgentOperation: String, Sendable, Codable {
     /// Records which blob each of `records` names (attachment id, version, `blob`), where the
     /// server's copy is still at that version and did not say: answers `named`.
     case nameBlobs
+    /// The server's current copies of `records` (kind and id each; at most
+    /// `AgentLimits.batchRecords`), fields included, answered like a page of a pull (`more`
+    /// false): what a device merges after a push met versions its feed did not bring.
+    case fetch
+    /// One page of every record of `zone` (kind, id, version, deleted; no fields), in (kind, id)
+    /// order after `afterKey` (`kind/id`), at most `limit`: what a device compares with what it
+    /// holds to notice rows the server lost (docs/sync.md, When the server forgets).
+    case listRecords
 }
 
 /// One request to the agent. Only the members its operation uses are set.
@@ -79,6 +87,8 @@ public struct AgentRequest: Sendable, Codable {
     public var checkRecord: WireRecord?
     /// `purgeTombstones`: how old a tombstone must be, in days.
     public var horizonDays: Int?
+    /// `listRecords`: the last `kind/id` of the previous page (none: from the start).
+    public var afterKey: String?
 
     public init(_ operation: AgentOperation) { self.operation = operation }
 }
@@ -251,6 +261,12 @@ public enum AgentLimits {
     /// JSON tree and its records, and the next one is on its way, so pages stay small enough to
     /// keep a first sync's memory low (about 30 MB at 100,000 records).
     public static let pageRecords = 2000
+    /// Records in one page of `listRecords` (kind, id, version and deleted only: about 100 bytes
+    /// each in the frame).
+    public static let listRecords = 20_000
+    /// How often a device compares the server's list of records with what it holds, to notice
+    /// rows the server lost that no change feed announces (docs/sync.md, When the server forgets).
+    public static let comparisonHours = 24
     /// Bytes of sealed fields per push batch and per pulled page, beyond which it ends (after its
     /// first record): with the JSON around them, a frame stays well below the 32 MiB limit.
     public static let batchBytes = 8 << 20

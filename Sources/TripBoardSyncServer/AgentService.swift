@@ -32,6 +32,17 @@ public final class AgentService {
                 return try JSON.encode(failed(error), pretty: false)
             }
         }
+        if request.operation == .fetch, let connection {
+            guard let zone = request.zone, let records = request.records, records.count <= AgentLimits.batchRecords, pull == nil, upload == nil else {
+                return try JSON.encode(AgentResponse.failed(.badRequest,
+                    "fetch needs a zone and at most \(AgentLimits.batchRecords) records, outside a pull or upload"), pretty: false)
+            }
+            do {
+                return try fetch(records, zone: zone, connection)
+            } catch {
+                return try JSON.encode(failed(error), pretty: false)
+            }
+        }
         if request.operation == .push, let connection {
             guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
                   records.count <= AgentLimits.batchRecords, records.allSatisfy({ $0.blob.map(Self.isBlobName) ?? true }) else {
@@ -76,6 +87,29 @@ public final class AgentService {
             WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
             ORDER BY change_sequence LIMIT $4
             """, [current.zone, String(current.cursor), String(current.high), String(limit)], prepared: true)
+        let (output, count, last) = Self.recordsFrame(rows)
+        if let last { pull?.cursor = last }
+        let more = count < rows.count || rows.count == limit
+        return output + Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
+    }
+
+    /// `fetch`: the server's current copies of `records` (those it has), as a page's frame.
+    private func fetch(_ records: [WireRecord], zone: String, _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
+        let keys = "[" + records.map { "{\"kind\":" + Self.jsonString($0.kind) + ",\"id\":" + Self.jsonString($0.id) + "}" }
+            .joined(separator: ",") + "]"
+        let rows = try connection.query("""
+            SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields::text FROM tripboard.records r
+            JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
+            WHERE r.zone = $1 ORDER BY r.change_sequence
+            """, [zone, keys])
+        let (output, _, _) = Self.recordsFrame(rows, byteLimit: .max)
+        return output + Array("],\"more\":false}".utf8)
+    }
+
+    /// `{"records":[` and rows of (kind, id, version, change_sequence, deleted, fields text), each
+    /// record's fields as the server's text, until they reach `byteLimit` (after the first); how
+    /// many were written and the last one's sequence. The caller closes the array and the object.
+    private static func recordsFrame(_ rows: [[String?]], byteLimit: Int = AgentLimits.batchBytes) -> (output: [UInt8], count: Int, last: Int64?) {
         var output: [UInt8] = []
         output.reserveCapacity(rows.reduce(0) { $0 + ($1[5]?.utf8.count ?? 2) + 160 })
         output += Array(#"{"records":["#.utf8)
@@ -84,7 +118,7 @@ public final class AgentService {
         var last: Int64?
         for row in rows {
             let fields = row[5] ?? "{}"
-            if count > 0 && bytes + fields.utf8.count > AgentLimits.batchBytes { break }
+            if count > 0 && bytes + fields.utf8.count > byteLimit { break }
             bytes += fields.utf8.count
             if count > 0 { output.append(UInt8(ascii: ",")) }
             count += 1
@@ -101,10 +135,7 @@ public final class AgentService {
             output += Array(fields.utf8)
             output.append(UInt8(ascii: "}"))
         }
-        if let last { pull?.cursor = last }
-        let more = count < rows.count || rows.count == limit
-        output += Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
-        return output
+        return (output, count, last)
     }
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
@@ -136,6 +167,12 @@ public final class AgentService {
         case .push:
             // Answered by `answer(_:)`, which writes the results' frame itself.
             return .failed(.badRequest, "push is answered as a frame of its own")
+        case .fetch:
+            // Answered by `answer(_:)`, which writes the records' frame itself.
+            return .failed(.badRequest, "fetch is answered as a frame of its own")
+        case .listRecords:
+            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "listRecords needs a zone, outside a pull or upload") }
+            return try listRecords(zone: zone, after: request.afterKey, limit: request.limit, connection)
         case .pullBegin:
             return try pullBegin(request, connection)
         case .pullPage:

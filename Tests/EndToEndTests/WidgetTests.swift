@@ -132,7 +132,7 @@ import Testing
     @Test func corruptOrNewerStoreIsAnErrorAndUntouched() throws {
         let container = try TestContainer()
         try container.addTrip()
-        _ = try container.sqlite("PRAGMA user_version = 9")
+        _ = try container.sqlite("PRAGMA user_version = 99")
         let newer = try widget(container, [])
         #expect(newer.status == 65)
         #expect(newer.stderr.contains("newer"))

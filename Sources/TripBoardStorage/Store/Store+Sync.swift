@@ -63,6 +63,14 @@ extension Store {
     package func recordPushed(kind: RecordKind, id: String, remoteVersion: Int64, updatedAt: String) throws -> PushedOutcome {
         guard let row = try acknowledgementRow(kind, id: id) else { return .gone }
         if let current = row.remoteVersion, current >= remoteVersion { return .alreadyNewer }
+        if row.inTrash && row.state != .pendingDeletion {
+            // Deleted here while the batch waited for its answer (a run killed after the server
+            // took it, or before it was sent): the trash kept it as never uploaded. The server
+            // has it now, so it is a deletion to send, like any trashed record the server had.
+            try connection.statement("UPDATE \(kind.table) SET sync_state = 'pendingDeletion', remote_version = ? WHERE id = ?")
+                .run([.integer(remoteVersion), .text(id)])
+            return .changedSince
+        }
         if try acknowledge(row, kind: kind, id: id, remoteVersion: remoteVersion, expectedUpdatedAt: updatedAt) { return .acknowledged }
         try connection.statement("UPDATE \(kind.table) SET remote_version = ? WHERE id = ?").run([.integer(remoteVersion), .text(id)])
         return .changedSince

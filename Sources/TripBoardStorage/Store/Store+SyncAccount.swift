@@ -50,6 +50,7 @@ extension Store {
         let now = stamp()
         try connection.writeTransaction {
             try connection.statement("DELETE FROM sync_shadow").run()
+            try connection.statement("DELETE FROM sync_held").run()
             try connection.statement("INSERT INTO sync_account (only_row, server, zone, node, joined_at) VALUES (1, ?, ?, ?, ?)")
                 .run([.text(server), .text(zone), .text(node), .text(now)])
         }
@@ -69,13 +70,13 @@ extension Store {
         }
     }
 
-    /// Forgets the server: the account, the shadow, and a batch never confirmed (its records
-    /// stay pending). Local data stays as it is. Returns how many unconfirmed batches were dropped.
+    /// Forgets the server: the account, the shadow, records held for a parent that never came,
+    /// and a batch never confirmed (its records stay pending). Local data stays as it is. Returns how many unconfirmed batches were dropped.
     @discardableResult
     public func leaveSync() throws -> Int {
         try connection.writeTransaction {
             let dropped = Int(try connection.integer("SELECT count(*) FROM sync_outgoing"))
-            try connection.execute("DELETE FROM sync_account; DELETE FROM sync_shadow; DELETE FROM sync_outgoing")
+            try connection.execute("DELETE FROM sync_account; DELETE FROM sync_shadow; DELETE FROM sync_outgoing; DELETE FROM sync_held")
             return dropped
         }
     }

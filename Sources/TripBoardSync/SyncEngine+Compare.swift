@@ -1,0 +1,113 @@
+import TripBoardSystem
+import TripBoardStorage
+import TripBoardSyncProtocol
+import TripBoardReadPath
+
+/// Noticing what no change feed announces (docs/sync.md, When the server forgets): a push that
+/// meets a version this device's feed never brought, and rows the server lost. Version numbers
+/// are concurrency tokens here, never the proof that a device has something: what it merges is
+/// decided by the fields' stamps (`apply`).
+extension SyncEngine {
+    /// Settles the records a push found at another version than expected: those the server no
+    /// longer has are sent again as new (or, deletions, are done); the others are fetched and
+    /// merged now, so the next push goes against the server's version even when its feed never
+    /// lists them again (a version lowered, a row put back by a restore).
+    func settleConflicts(_ conflicts: [PushResult]) throws {
+        let records = conflicts.filter { RecordKind(rawValue: $0.kind).map(SyncRecord.kinds.contains) == true }
+        guard !records.isEmpty else { return }
+        let lost = records.filter { $0.version == 0 }
+        let differing = records.filter { $0.version > 0 }
+        let now = store.stamp()
+        if !lost.isEmpty && mayTrustAbsence {
+            try store.writeTransaction {
+                for result in lost {
+                    guard let kind = RecordKind(rawValue: result.kind), let record = try store.syncRecord(kind, id: result.id),
+                          record.remoteVersion != nil else { continue }
+                    try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
+                }
+            }
+        }
+        if !differing.isEmpty { try fetchAndApply(differing.map { ($0.kind, $0.id) }) }
+    }
+
+    /// Whether a record the server lacks was lost there rather than deleted past the horizon:
+    /// this device has followed the feed past every tombstone the server purged.
+    var mayTrustAbsence: Bool { account.epoch == zone.epoch && account.changeSequence >= (zone.purgedThrough ?? 0) }
+
+    /// Fetches the server's copies of `keys` (kind, id) and applies them as pulled records, a
+    /// batch at a time, each batch in one transaction.
+    func fetchAndApply(_ keys: [(kind: String, id: String)]) throws {
+        var start = 0
+        while start < keys.count {
+            let slice = keys[start..<min(start + AgentLimits.batchRecords, keys.count)]
+            start += slice.count
+            var request = AgentRequest(.fetch)
+            request.zone = account.zone
+            request.records = slice.map { WireRecord(kind: $0.kind, id: $0.id, deleted: false, fields: [:]) }
+            try agent.post(request)
+            let (records, _, _) = try WireJSON.page(try agent.collect(), agent)
+            let now = store.stamp()
+            try store.writeTransaction {
+                for record in records { try apply(record, at: now) }
+                try applyHeldWhoseParentArrived(at: now)
+            }
+        }
+    }
+
+    /// Once every `AgentLimits.comparisonHours` (and never on a first sync, which copies
+    /// everything): lists every record the server has (kind, id, version; no fields) and
+    /// compares it with this device's. A record this device has had uploaded that the server no
+    /// longer has is sent again as new; one the server has at an older version, or that this
+    /// device lacks, is fetched and merged by its stamps. Costs, once a day, one request per
+    /// `AgentLimits.listRecords` records of the zone and one read of this device's ids.
+    /// Returns how many records it found to send again.
+    func compareWithServerIfDue(copiedEverything: Bool) throws -> Int {
+        let now = store.stamp()
+        guard account.epoch == zone.epoch else { return 0 }
+        if copiedEverything {
+            try store.writeTransaction { try store.setLastComparedAt(now) }
+            return 0
+        }
+        if let last = try store.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
+           nowTime.secondsSinceEpoch - lastTime.secondsSinceEpoch < Int64(AgentLimits.comparisonHours) * 3600,
+           nowTime.secondsSinceEpoch >= lastTime.secondsSinceEpoch {
+            return 0
+        }
+        let reuploadedBefore = report.reuploaded
+        var onServer: [String: (version: Int64, deleted: Bool)] = [:]
+        var request = AgentRequest(.listRecords)
+        request.zone = account.zone
+        while true {
+            let answer = try agent.send(request)
+            for record in answer.records ?? [] where record.kind != Self.secretKind {
+                onServer[record.kind + "/" + record.id] = (record.version ?? 0, record.deleted)
+            }
+            guard answer.more == true, let last = answer.records?.last else { break }
+            request.afterKey = last.kind + "/" + last.id
+        }
+        var fetch: [(kind: String, id: String)] = []
+        var lost: [(RecordKind, String)] = []
+        for kind in SyncRecord.kinds {
+            let known = try store.knownIDs(kind)
+            for (id, remoteVersion) in try store.uploadedVersions(kind) {
+                guard let server = onServer[kind.rawValue + "/" + id] else { lost.append((kind, id)); continue }
+                if server.version < remoteVersion { fetch.append((kind.rawValue, id)) }
+            }
+            for (key, server) in onServer where !server.deleted && key.hasPrefix(kind.rawValue + "/") {
+                let id = String(key.dropFirst(kind.rawValue.utf8.count + 1))
+                if !known.contains(id) { fetch.append((kind.rawValue, id)) }
+            }
+        }
+        if !fetch.isEmpty { try fetchAndApply(fetch) }
+        try store.writeTransaction {
+            if mayTrustAbsence {
+                for (kind, id) in lost {
+                    guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
+                    try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
+                }
+            }
+            try store.setLastComparedAt(now)
+        }
+        return report.reuploaded - reuploadedBefore
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import TripBoardSystem
+
+/// Sync whatever the order of events (docs/sync.md §3, "Any order of arrival" and "Stamps"):
+/// children that arrive before their parent, edits of different fields at different times, a
+/// deletion made while a batch was waiting for its answer. Everything is read through `app`'s own
+/// commands, never with a foreign `sqlite3` on a live store.
+@Suite struct SyncOrderTests {
+    /// Trip, place then an edit of the trip: the feed lists the place before its trip. A device
+    /// that joins afterwards (and has an edit of its own waiting) applies both, and pushes its own.
+    @Test func aDeviceThatJoinsLateGetsChildrenListedBeforeTheirTrip() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Lisbon", start: "2027-03-27", end: "2027-03-30")
+        try a.sync()
+        try a.ok("place", "add", "--trip", trip, "--name", "LX Factory", "--city", "Lisbon")
+        try a.ok("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Memmo Alfama", "--reference", "MA-1")
+        try a.sync()
+        try a.ok("trip", "edit", trip, "--notes", "Pastéis in Belém")
+        try a.sync()
+        #expect(try b.sync()["pulled"] as? Int == 3)
+
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let own = try c.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-03")
+        let first = try c.app("sync", "now", "--json")
+        #expect(first.status == 0, "\(first)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
+        #expect(report["held"] as? Int == 0 && report["pushed"] as? Int == 1 && report["pending"] as? Int == 0, "\(report)")
+        #expect(try c.ok("place", "list", "--trip", trip).contains("LX Factory"))
+        #expect(try c.ok("booking", "list", "--trip", trip).contains("MA-1"))
+        try a.sync()
+        #expect(try a.ok("trip", "show", own).contains("Porto"))
+        #expect(try DeviceRecords.live(of: c) == DeviceRecords.live(of: a))
+        let status = try #require(try c.json("sync", "status") as? [String: Any])
+        #expect(status["held"] as? Int == 0, "\(status)")
+    }
+
+    /// A place whose trip the server does not have (a row lost on the server) is held, counted in
+    /// `sync status` and the report, said on stderr — never dropped, never a failed sync — and
+    /// applied the moment its trip arrives.
+    @Test func aChildWhoseTripHasNotArrivedIsHeldAndAppliedWhenItComes() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime((server, b)) {} }
+        let trip = try a.container.addTrip("Kyoto", start: "2027-04-01", end: "2027-04-05")
+        try a.ok("place", "add", "--trip", trip, "--name", "Fushimi Inari")
+        try a.sync()
+        _ = try server.psql("CREATE TABLE tripboard.kept AS SELECT * FROM tripboard.records WHERE kind = 'trip'")
+        _ = try server.psql("DELETE FROM tripboard.records WHERE kind = 'trip'")
+
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let own = try c.container.addTrip("Nara", start: "2027-04-06", end: "2027-04-07")
+        let held = try c.app("sync", "now", "--json")
+        #expect(held.status == 0, "a pull problem never fails the sync: \(held)")
+        #expect(held.stderr.contains("1 record waits for the trip or booking it belongs to"), "\(held)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(held.stdout.utf8)) as? [String: Any])
+        #expect(report["held"] as? Int == 1 && report["pushed"] as? Int == 1, "its own trip still went up: \(report)")
+        let status = try #require(try c.json("sync", "status") as? [String: Any])
+        #expect(status["held"] as? Int == 1, "\(status)")
+        #expect(try c.ok("sync", "status").contains("held"), "the human status names them")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(own)'") == "1")
+
+        // The trip comes back on the server (numbered after everything C has seen).
+        _ = try server.psql("""
+            WITH next AS (UPDATE tripboard.zones SET change_sequence = change_sequence + 1 RETURNING change_sequence)
+            INSERT INTO tripboard.records SELECT k.zone, k.kind, k.id, k.version, next.change_sequence, k.deleted, k.fields,
+                k.byte_count, k.updated_at, k.blob FROM tripboard.kept k, next
+            """)
+        let arrived = try c.sync()
+        #expect(arrived["held"] as? Int == 0 && arrived["pulled"] as? Int == 2, "\(arrived)")
+        #expect(try c.ok("place", "list", "--trip", trip).contains("Fushimi Inari"))
+        #expect(try (c.json("sync", "status") as? [String: Any])?["held"] as? Int == 0)
+    }
+
+    /// A edits the notes; a second later B edits them and syncs; then A renames the trip and
+    /// syncs. The notes are B's (the later edit of that field), the name A's: a later edit of
+    /// another field does not re-stamp an earlier one.
+    @Test func aLaterEditOfAnotherFieldDoesNotReStampAnEarlierOne() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Vienna", start: "2027-01-10", end: "2027-01-12")
+        try a.sync()
+        try b.sync()
+        let format = ISO8601DateFormatter()
+        let base = Date()
+        func at(_ seconds: TimeInterval) -> [String: String] { ["TRIPBOARD_NOW": format.string(from: base.addingTimeInterval(seconds))] }
+        try a.ok("trip", "edit", trip, "--notes", "Opera (A)", environment: at(10))
+        try b.ok("trip", "edit", trip, "--notes", "Sachertorte (B)", environment: at(11))
+        try b.sync()
+        try a.ok("trip", "edit", trip, "--name", "Wien", environment: at(20))
+        try a.sync()
+        try b.sync()
+        for device in [a, b] {
+            let shown = try #require(try device.json("trip", "show", trip) as? [String: Any])
+            #expect(shown["notes"] as? String == "Sachertorte (B)" && shown["name"] as? String == "Wien", "\(shown)")
+        }
+        let conflicts = try #require(try a.json("sync", "conflicts") as? [[String: Any]])
+        #expect(conflicts.count == 1 && conflicts.first?["lost"] as? String == "Opera (A)", "\(conflicts)")
+    }
+
+    /// Killed after the server took a batch (or after saving it), then the records are deleted:
+    /// the deletion reaches the server and every other device, for trips, places and bookings.
+    @Test(arguments: ["sync.pushed", "sync.batch-saved"])
+    func aDeletionMadeWhileABatchWaitedForItsAnswerIsNotLost(crashPoint: String) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let kept = try a.container.addTrip("Bergen", start: "2027-02-01", end: "2027-02-03")
+        let gone = try a.container.addTrip("Tromsø", start: "2027-02-04", end: "2027-02-06")
+        let place = try a.ok("place", "add", "--trip", kept, "--name", "Bryggen")
+        let booking = try a.ok("booking", "add", "--trip", kept, "--kind", "train", "--title", "Bergensbanen")
+        let killed = try a.app("sync", "now", environment: [CrashPoint.environmentVariable: crashPoint])
+        #expect(killed.wasSignaled, "\(killed)")
+        try a.ok("trip", "delete", gone)
+        try a.ok("place", "delete", place)
+        try a.ok("booking", "delete", booking)
+        try a.sync()
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+        #expect(try server.psql("SELECT kind, deleted FROM tripboard.records WHERE id IN ('\(gone)', '\(place)', '\(booking)') ORDER BY kind")
+                == "booking|t\nplace|t\ntrip|t")
+        try b.sync()
+        let trips = try b.ok("trip", "list")
+        #expect(trips.contains("Bergen") && !trips.contains("Tromsø"), "\(trips)")
+        #expect(!(try b.ok("place", "list", "--trip", kept)).contains("Bryggen"))
+        #expect(!(try b.ok("booking", "list", "--trip", kept)).contains("Bergensbanen"))
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+    }
+}
+
+/// What a device holds live, read through `app export` (never the store's files): records with
+/// their fields, without the sync metadata that differs per device. Tombstones and what waits in
+/// the trash are left out.
+enum DeviceRecords {
+    static func live(of device: SyncDevice) throws -> String {
+        let exported = try device.ok("export")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(exported.utf8)) as? [String: Any])
+        var lines: [String] = []
+        for kind in ["trips", "places", "bookings"] {
+            for record in (document[kind] as? [[String: Any]]) ?? [] where record["syncState"] as? String != "pendingDeletion" {
+                var fields = record
+                for local in ["syncState", "remoteVersion", "updatedAt"] { fields[local] = nil }
+                let line = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+                lines.append(kind + " " + String(decoding: line, as: UTF8.self))
+            }
+        }
+        return lines.sorted().joined(separator: "\n")
+    }
+}

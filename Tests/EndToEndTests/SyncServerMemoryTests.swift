@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import TripBoardSystem
+
+/// A server that went back in time or lost rows (docs/sync.md, When the server forgets): version
+/// numbers are concurrency tokens, never the proof that a device has something; every device
+/// notices, sends again what it holds newer, and all converge. Read through `app` only.
+@Suite struct SyncServerMemoryTests {
+    static func notes(_ device: SyncDevice, _ trip: String) throws -> (name: String?, notes: String?) {
+        let shown = try #require(try device.json("trip", "show", trip) as? [String: Any])
+        return (shown["name"] as? String, shown["notes"] as? String)
+    }
+
+    /// A's notes edit is lost by a restore of an older dump; B, which never saw it, renames the
+    /// trip, and the server numbers that version 2 — the version A and C hold for the lost
+    /// notes. Both still take B's name, A sends its notes again, and all three end equal.
+    @Test func aServerRestoredFromAnOlderDumpDoesNotLeaveDevicesDifferent() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "v1")
+        for device in [a, b, c] { try device.sync() }
+        let dump = server.directory + "/older.dump"
+        try server.backUp(to: dump)
+
+        try a.ok("trip", "edit", trip, "--notes", "v2 (A)")
+        try a.sync()
+        try c.sync()
+        try server.restore(from: dump)
+        try b.ok("trip", "edit", trip, "--name", "Lisboa")
+        try b.sync()
+        for _ in 0..<2 { for device in [a, c, b] { try device.sync() } }
+
+        for device in [a, b, c] {
+            let shown = try Self.notes(device, trip)
+            #expect(shown.name == "Lisboa" && shown.notes == "v2 (A)", "\(shown)")
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: c))
+    }
+
+    /// One record's version lowered on the server: B's edit meets a version its feed never
+    /// lists again; it is fetched, merged, and pushed against the server's version — no loop of
+    /// conflicts — and A, which holds a higher version, still takes B's edit.
+    @Test func aLoweredVersionIsMergedNotLoopedOn() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Oslo", "--start", "2027-02-01", "--end", "2027-02-03")
+        try a.sync()
+        for notes in ["one", "two"] {
+            try a.ok("trip", "edit", trip, "--notes", notes)
+            try a.sync()
+        }
+        try b.sync()
+        _ = try server.psql("UPDATE tripboard.records SET version = 1 WHERE id = '\(trip)'")
+        try b.ok("trip", "edit", trip, "--name", "Oslo in the snow")
+        let report = try b.sync()
+        #expect((report["conflicts"] as? Int ?? 0) <= 1 && report["pending"] as? Int == 0, "\(report)")
+        try a.sync()
+        #expect(try Self.notes(a, trip).name == "Oslo in the snow")
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+    }
+
+    /// Rows lost on the server: a trip edited on A afterwards goes up again as new at once (no
+    /// loop of conflicts); a place nobody edits goes up again at A's daily comparison; a device
+    /// that joins afterwards gets both.
+    @Test func rowsTheServerLostAreSentAgain() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime((server, b)) {} }
+        let trip = try a.container.addTrip("Kraków", start: "2027-05-01", end: "2027-05-04")
+        let place = try a.ok("place", "add", "--trip", trip, "--name", "Wawel")
+        try a.sync()
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id IN ('\(trip)', '\(place)')")
+
+        try a.ok("trip", "edit", trip, "--notes", "pierogi")
+        let edited = try a.sync()
+        #expect(edited["pending"] as? Int == 0 && (edited["reuploaded"] as? Int ?? 0) >= 1, "\(edited)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(trip)' AND NOT deleted") == "1")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(place)'") == "0", "nobody has noticed the place yet")
+
+        let tomorrow = ISO8601DateFormatter().string(from: Date().addingTimeInterval(25 * 3600))
+        let compared = try a.sync(environment: ["TRIPBOARD_NOW": tomorrow])
+        #expect(compared["reuploaded"] as? Int == 1 && compared["pending"] as? Int == 0, "\(compared)")
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        try c.sync()
+        #expect(try c.ok("place", "list", "--trip", trip).contains("Wawel"))
+        #expect(try DeviceRecords.live(of: c) == DeviceRecords.live(of: a))
+    }
+}
