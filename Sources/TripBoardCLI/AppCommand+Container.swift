@@ -107,7 +107,10 @@ extension AppCommand {
         for table in report.tables {
             var line = "  \(table.table): \(table.copied) copied"
             if !table.unreadableRanges.isEmpty {
-                line += "; unreadable rowids \(table.unreadableRanges.joined(separator: ", ")) (at most \(table.lostAtMost) rows lost)"
+                let lost = table.lost.map { "\($0) row\($0 == 1 ? "" : "s") lost" }
+                    ?? (table.unreadableRanges.last?.hasPrefix("after") != true ? "at most \(table.lostAtMost) rows lost"
+                        : table.lostAtMost > 0 ? "at least \(table.lostAtMost) rows lost, how many more is unknown" : "an unknown number of rows lost")
+                line += "; unreadable rowids \(table.unreadableRanges.joined(separator: ", ")) (\(lost))"
             }
             if table.refused > 0 { line += "; \(table.refused) damaged rows left out" }
             console.print(line)

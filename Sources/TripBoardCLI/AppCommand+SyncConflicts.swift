@@ -29,9 +29,11 @@ extension AppCommand {
         }
         let rows = store.syncConflictRows()
         if json { return try context.console.printJSONArray(rows) }
-        try context.console.printTable(header: ["ID", "KIND", "RECORD", "FIELD", "KEPT", "LOST", "LOST ON", "DETECTED"],
+        try context.console.printTable(header: ["ID", "RECORD", "FIELD", "KEPT", "LOST", "LOST ON", "DETECTED"],
                                        emptyMessage: "No conflicts: no edit has lost a merge on this device.", rows) { conflict in
-            [conflict.id, conflict.kind.rawValue, conflict.recordId, conflict.field, cell(SyncConflict.displayText(conflict.kept)),
+            // "trip Lisbon": the record by its name while it is here, else by its id.
+            [conflict.id, conflict.kind.rawValue + " " + cell(conflict.recordName ?? String(conflict.recordId.prefix(8))), conflict.field,
+             cell(SyncConflict.displayText(conflict.kept)),
              cell(SyncConflict.displayText(conflict.lost)), conflict.lostOn == .here ? "this device" : "another device", conflict.detectedAt]
         }
     }

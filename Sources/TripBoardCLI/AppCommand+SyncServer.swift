@@ -36,12 +36,15 @@ extension AppCommand {
                         """, run: takingSecrets(setUpSync), createsContainer: true),
             AppCommandSpec(words: ["sync", "now"],
                         options: [
+                            .flag("--compare", "compare the server's list of records with this device's now, not only once a day"),
                             .json,
                         ],
                         summary: """
                         Sends a batch an interrupted sync left, then pulls, merges and pushes trips, places, bookings, \
                         attachments (their files sealed) and migratable keychain items (this-device-only ones never leave) \
-                        until nothing is left, fetches the files of pulled attachments; prints what it did.
+                        until nothing is left, fetches the files of pulled attachments; prints what it did. Once a day (or \
+                        with --compare) it also compares the server's list of records with this device's and sends again \
+                        what the server lost.
                         """, run: handlingSecrets(syncNow)),
             AppCommandSpec(words: ["sync", "status"],
                         options: [
@@ -169,13 +172,29 @@ extension AppCommand {
 
     static func syncNow(_ context: CommandContext) throws {
         let json = context.wantsJSON()
+        let compare = context.arguments.flag("--compare")
         try context.finishArguments()
         let (store, _, key, password) = try joinedZone(context)
-        let report = try performSync(context, store: store, key: key, password: password)
+        let report = try performSync(context, store: store, key: key, password: password, compare: compare)
         if report.readOnly { context.console.warning(readOnlyWarning) }
         if report.held > 0 { context.console.warning(heldWarning(report.held)) }
         if json { return try context.console.printJSON(report) }
         context.console.print(summary(of: report))
+        for trashed in report.trashedWithChangesHere { context.console.print(trashedNotice(trashed)) }
+    }
+
+    /// A deletion from another device that took work of this device's to the trash, and the way back.
+    static func trashedNotice(_ trashed: TrashedWithChangesHere) -> String {
+        var held: [String] = []
+        for (count, noun) in [(trashed.contents.places, "place"), (trashed.contents.bookings, "booking"),
+                              (trashed.contents.attachments, "attachment")] where count > 0 {
+            held.append("\(count) \(noun)\(count == 1 ? "" : "s")")
+        }
+        let with = held.isEmpty ? "" : " with " + held.joined(separator: ", ")
+        let records = trashed.changedHere == 1 ? "1 record" : "\(trashed.changedHere) records"
+        let kind = trashed.kind.rawValue.prefix(1).uppercased() + trashed.kind.rawValue.dropFirst()
+        return "\(kind) \(trashed.name) was deleted on another device: it went to the trash here\(with), taking \(records) "
+            + "added or changed on this device; `\(trashed.restore)` brings it back."
     }
 
     /// The store of a device that has joined a zone, its account, and the zone's secrets
@@ -207,7 +226,7 @@ extension AppCommand {
 
     /// One sync with a fresh agent (its own connection, bounded by `AgentLimits`), from the
     /// change token the store has now, its outcome noted for `sync status`.
-    static func performSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?) throws -> SyncReport {
+    static func performSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?, compare: Bool = false) throws -> SyncReport {
         guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
         let report: SyncReport
         do {
@@ -224,7 +243,8 @@ extension AppCommand {
             guard let zone = answer.zone else { throw SyncError.zoneMissing(zone: account.zone) }
             report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key,
                                     keychain: try context.keychain(), agent: agent, account: account, zone: zone, serverTime: serverTime,
-                                    serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown).run()
+                                    serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown,
+                                    compareNow: compare).run()
             try store.noteSyncEnded(error: nil)
         } catch {
             try? store.noteSyncEnded(error: errorMessage(for: error))

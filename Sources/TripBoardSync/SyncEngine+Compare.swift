@@ -54,8 +54,8 @@ extension SyncEngine {
         }
     }
 
-    /// Once every `AgentLimits.comparisonHours` (and never on a first sync, which copies
-    /// everything): lists every record the server has (kind, id, version; no fields) and
+    /// Once every `AgentLimits.comparisonHours`, or when asked (`sync now --compare`), and never
+    /// on a first sync or a reconcile, which read everything: lists every record the server has (kind, id, version; no fields) and
     /// compares it with this device's. A record this device has had uploaded that the server no
     /// longer has is sent again as new; one the server has at an older version, or that this
     /// device lacks, is fetched and merged by its stamps. Costs, once a day, one request per
@@ -68,7 +68,7 @@ extension SyncEngine {
             try store.writeTransaction { try store.setLastComparedAt(now) }
             return 0
         }
-        if let last = try store.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
+        if !compareNow, let last = try store.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
            nowTime.secondsSinceEpoch - lastTime.secondsSinceEpoch < Int64(AgentLimits.comparisonHours) * 3600,
            nowTime.secondsSinceEpoch >= lastTime.secondsSinceEpoch {
             return 0
@@ -109,5 +109,16 @@ extension SyncEngine {
             try store.setLastComparedAt(now)
         }
         return report.reuploaded - reuploadedBefore
+    }
+
+    /// Asks the server for its copies of the records a salvage recreated as placeholders (their
+    /// children kept): each one it has replaces the placeholder (`apply`); the others stay.
+    func replacePlaceholders() throws {
+        placeholders = try store.placeholders()
+        let keys = placeholders.keys.compactMap { key -> (kind: String, id: String)? in
+            let parts = key.split(separator: "/", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }
+        if !keys.isEmpty { try fetchAndApply(keys.sorted { ($0.kind, $0.id) < ($1.kind, $1.id) }) }
     }
 }

@@ -105,7 +105,7 @@ extension SyncEngine {
             return
         }
         var fields: OpenedFields = [:]
-        for field in SyncRecord.fieldNames(kind) {
+        for field in SyncRecord.fieldNames(kind) + [Self.lostEditsField] {
             guard let sealed = remote.fields[field] else { continue }
             guard let stamp = HybridStamp(sealed.stamp) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): a field's stamp is malformed") }
             fields[field] = (try key.open(sealed, kind: kind.rawValue, id: remote.id, field: field), stamp)
@@ -132,8 +132,10 @@ extension SyncEngine {
             try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
             return
         }
+        let toldBefore = fields[Self.lostEditsField] == nil ? nil : try store.shadow(kind, id: remote.id)[Self.lostEditsField]?.stamp
         do {
             try merge(remote, version: version, fields: fields, into: local, kind: kind, at: now)
+            if !remote.deleted { try keepConflictsTold(in: fields, kind: kind, id: remote.id, previousStamp: toldBefore, at: now) }
         } catch is StoreError {
             // A record that breaks a field rule, or whose trip is not here: not applied, counted.
             // Anything it wrote is undone with the savepoint.
@@ -215,6 +217,10 @@ extension SyncEngine {
         let (merged, kept) = try mergeFields(of: local, with: fields, version: version, at: now)
         try store.writeSyncRecord(merged, inserting: false)
         try keepShadow()
+        if placeholders.removeValue(forKey: kind.rawValue + "/" + remote.id) != nil {
+            try store.dropPlaceholder(kind, id: remote.id)
+            report.placeholdersReplaced += 1
+        }
         report.pulled += 1
         report.conflictsKept += kept  // counted once the record is written (a skipped one keeps none)
     }
@@ -232,8 +238,11 @@ extension SyncEngine {
             return
         }
         // Delete beats edit: the record (edited here or not) goes to the trash, with its
-        // children; the server has it deleted, so it is synchronized there.
-        _ = try store.moveToTrashInTransaction(kind, id: id, at: now)
+        // children; the server has it deleted, so it is synchronized there. What it took of
+        // this device's own work is named in the report, with the way back.
+        let changedHere = try store.unsyncedRecordsUnder(kind, id: id)
+        let entry = try store.moveToTrashInTransaction(kind, id: id, at: now)
+        if changedHere > 0 { report.trashedWithChangesHere.append(TrashedWithChangesHere(entry: entry, changedHere: changedHere)) }
         try store.setSyncMetadata(kind, id: id, state: .synchronized, remoteVersion: version)
         report.trashed += 1
     }
@@ -247,8 +256,13 @@ extension SyncEngine {
                              at now: String) throws -> (merged: SyncRecord, kept: Int) {
         let (kind, id) = (local.kind, local.id)
         let localShadow = try store.shadow(kind, id: id)
-        let edited = Set(changedFields(of: local, shadow: localShadow))
+        var edited = Set(changedFields(of: local, shadow: localShadow))
         let edits = edited.isEmpty ? [:] : try store.fieldEdits(kind, id: id)
+        if let madeAt = placeholders[kind.rawValue + "/" + id] {
+            // A placeholder a salvage made: what it holds was invented, and the server's copy
+            // wins every field but those the user edited since.
+            edited = edited.filter { field in edits[field].map { $0 > madeAt } ?? false }
+        }
         var localWins = false
         var resent = false
         var kept = 0

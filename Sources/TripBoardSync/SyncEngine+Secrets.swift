@@ -56,6 +56,7 @@ extension SyncEngine {
     func finishReport() throws {
         report.pending = try store.syncBacklog().records
         report.held = try store.heldCount()
+        try store.forgetFieldEditsOfSynchronizedRecords()
         if let keychain { report.secretsPending = try keychain.syncBacklog().items }
         _ = syncingKeychain  // notes a locked container key
     }

@@ -1,7 +1,7 @@
 public import TripBoardSystem
 public import TripBoardStorage
 public import TripBoardSyncProtocol
-import TripBoardReadPath
+public import TripBoardReadPath
 
 /// What one `sync now` did. `sync now --json` prints this object.
 public struct SyncReport: Sendable, Equatable, Codable {
@@ -11,6 +11,12 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var merged = 0
     /// Records deleted on another device and moved to the trash here (delete beats edit).
     public var trashed = 0
+    /// Records a salvage had recreated in place of lost ones (`container salvage`) that the
+    /// server's copies replaced, or that held nothing any more and were removed.
+    public var placeholdersReplaced = 0
+    /// Of those, the ones that took something added or changed here and not yet sent: named,
+    /// with the command that brings them back.
+    public var trashedWithChangesHere: [TrashedWithChangesHere] = []
     /// Server records not applied (invalid, or a place whose trip is not here); counted, left on the server.
     public var skipped = 0
     /// Records the server accepted from this device.
@@ -64,6 +70,28 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var keychainLocked = false
 }
 
+/// A deletion from another device that took this device's own unsent work to the trash.
+public struct TrashedWithChangesHere: Sendable, Equatable, Codable {
+    public var kind: RecordKind
+    public var id: String
+    public var name: String
+    /// What went to the trash with it.
+    public var contents: TrashEntry.Contents
+    /// How many of the records it took (it included) were added or changed here and not sent.
+    public var changedHere: Int
+    /// The command that puts it back.
+    public var restore: String
+
+    init(entry: TrashEntry, changedHere: Int) {
+        kind = entry.kind
+        id = entry.id
+        name = entry.name
+        contents = entry.contents
+        self.changedHere = changedHere
+        restore = "app trash restore \(entry.id.prefix(8))"
+    }
+}
+
 /// One `sync now`: send again a batch an interrupted run left, then pull, merge and push until
 /// nothing is left (at most `maximumRounds`). The rules: docs/sync.md §3.
 ///
@@ -92,6 +120,9 @@ public final class SyncEngine {
     /// last batch and the last record the token covers (nil: not asked).
     let serverHasLastMutation: Bool?
     let serverHasTokenRecord: Bool?
+    /// `sync now --compare`: compare the server's list of records with this device's in this
+    /// run, whenever the last comparison was.
+    let compareNow: Bool
     var report = SyncReport()
     /// Blobs the server said it lacks, for records a batch named: uploaded again once no batch is
     /// in flight (an upload is a request of its own, and the agent answers one at a time).
@@ -99,10 +130,14 @@ public final class SyncEngine {
     /// Records a push found at another version than it expected: settled once the push ends
     /// (`settleConflicts`).
     var pushConflicts: [PushResult] = []
+    /// Records a salvage recreated in place of lost ones (`kind/id` → when), loaded once per run:
+    /// never sent, replaced by the server's copy when it comes.
+    var placeholders: [String: String] = [:]
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
                 account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,
-                serverHasTokenRecord: Bool? = nil) {
+                serverHasTokenRecord: Bool? = nil, compareNow: Bool = false) {
+        self.compareNow = compareNow
         self.store = store
         self.files = files
         self.key = key
@@ -148,6 +183,7 @@ public final class SyncEngine {
         // device's own changes from going up: the push goes on, and the failure is reported at
         // the end (the token did not move past what failed, so the next run tries again).
         var pullFailure: (any Error)?
+        try replacePlaceholders()
         for _ in 0..<Self.maximumRounds {
             report.rounds += 1
             if pullFailure == nil {
@@ -172,6 +208,9 @@ public final class SyncEngine {
         if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
             // What the comparison found to send again goes now, not at the next sync.
             _ = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+        }
+        if !placeholders.isEmpty || report.placeholdersReplaced > 0 {
+            report.placeholdersReplaced += try store.removeEmptyPlaceholderTrips()
         }
         try downloadBlobs()
         try purgeTombstones()
@@ -259,9 +298,12 @@ public final class SyncEngine {
         var unchanged: [SyncRecord] = []
         var bytes = 0
         var waited = false
-        // The records and their shadows from one snapshot; the batch may end before the last.
+        // The records, their shadows and field edits, and the losing values of other devices to tell
+        // them of, from one snapshot; the batch may end before the last record.
+        var untold: [String: [(field: String, lost: ShadowField, keptStamp: String)]] = [:]
         let candidates = try store.readTransaction {
-            try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
+            untold = try store.untoldConflicts()
+            return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
                 record.isTombstone ? (record, [:], [:])
                     : (record, try store.shadow(record.kind, id: record.id), try store.fieldEdits(record.kind, id: record.id))
             }
@@ -290,7 +332,10 @@ public final class SyncEngine {
                 }
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
-            let (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
+            var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
+            if let entries = untold[record.kind.rawValue + "/" + record.id] {
+                (sealed[Self.lostEditsField], pushed[Self.lostEditsField]) = try lostEdits(of: record, entries, shadow: shadow)
+            }
             if sealed.isEmpty && record.remoteVersion != nil {
                 unchanged.append(record)
                 continue
@@ -432,6 +477,7 @@ public final class SyncEngine {
             try store.clearShadow(kind, id: entry.id)
         } else {
             try store.setShadow(kind, id: entry.id, fields: entry.fields)
+            if entry.fields[Self.lostEditsField] != nil { try store.markConflictsTold(kind, id: entry.id) }
         }
     }
 

@@ -225,9 +225,7 @@ import TripBoardStorage
 
     /// SQL that takes away what schema 9 added (its triggers name the columns older steps add).
     static var schemaNineUndone: String {
-        Schema.syncFieldColumns.map { "DROP TRIGGER \($0.kind.table)_edited_\($0.field); " }.joined()
-            + RecordKind.allCases.map { "DROP TRIGGER \($0.table)_gone_edits; " }.joined()
-            + "DROP TABLE sync_held; DROP TABLE sync_field_edits; ALTER TABLE sync_account DROP COLUMN last_compared_at;\n"
+        "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
     }
 
     @Test func aStoreOfSchemaFiveGainsTheZoneColumnAndKeepsItsBookings() throws {

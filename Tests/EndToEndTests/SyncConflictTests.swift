@@ -3,7 +3,8 @@ import Testing
 import TripBoardStorage
 
 /// `app sync conflicts`: two devices edit the same fields while apart; the later edit wins on
-/// both, and the value that lost is kept on the device that merged, whichever pushed first.
+/// both, and the value that lost is kept on the device that merged, whichever pushed first, and
+/// on the device whose edit lost.
 @Suite struct SyncConflictTests {
     /// Timeline (both orders): A and B hold the trip at version 1 → A edits notes and dates
     /// (clock +60 s), B the same fields (+65 s: the later) → `first` syncs (pushes), `second`
@@ -25,19 +26,25 @@ import TripBoardStorage
         #expect(try first.sync()["conflictsKept"] as? Int == 0)
         let merged = try second.sync()
         #expect(merged["conflictsKept"] as? Int == 2 && merged["merged"] as? Int == 1, "\(merged)")
-        #expect(try first.sync()["conflictsKept"] as? Int == 0)
+        // When the other device's edit lost (A pushed first), the merged record tells it so.
+        #expect(try first.sync()["conflictsKept"] as? Int == (aPushesFirst ? 2 : 0))
 
         for device in [a, b] {
             let row = try device.container.sqlite("SELECT notes, start_date, end_date FROM trips WHERE id = '\(trip)'").trimmedStdout
             #expect(row == "Fado in Alfama (B)|2026-12-03|2026-12-06")
         }
-        #expect(try (first.json("sync", "conflicts") as? [Any])?.isEmpty == true)
+        let told = try #require(try first.json("sync", "conflicts") as? [[String: Any]])
+        #expect(told.count == (aPushesFirst ? 2 : 0), "\(told)")
+        for conflict in told {
+            #expect(conflict["lostOn"] as? String == "here" && conflict["recordName"] as? String == "Lisbon", "\(conflict)")
+            #expect(conflict["field"] as? String != "notes" || conflict["lost"] as? String == "Pastéis in Belém (A)", "\(conflict)")
+        }
         let conflicts = try #require(try second.json("sync", "conflicts") as? [[String: Any]])
         #expect(conflicts.count == 2, "\(conflicts)")
         let byField = Dictionary(conflicts.map { ($0["field"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         let notes = try #require(byField["notes"])
         #expect(notes["lost"] as? String == "Pastéis in Belém (A)" && notes["kept"] as? String == "Fado in Alfama (B)")
-        #expect(notes["kind"] as? String == "trip" && notes["recordId"] as? String == trip)
+        #expect(notes["kind"] as? String == "trip" && notes["recordId"] as? String == trip && notes["recordName"] as? String == "Lisbon")
         #expect(notes["lostOn"] as? String == (aPushesFirst ? "elsewhere" : "here"))
         let dates = try #require(byField["dates"])
         #expect(dates["lost"] as? [String: String] == ["start": "2026-12-02", "end": "2026-12-05"], "the dates lose as one: \(dates)")
@@ -45,6 +52,7 @@ import TripBoardStorage
 
         let table = try second.ok("sync", "conflicts")
         #expect(table.contains("Pastéis in Belém (A)") && table.contains(aPushesFirst ? "another device" : "this device"), "\(table)")
+        #expect(table.contains("trip Lisbon"), "the record by its name: \(table)")
         let status = try #require(try second.json("sync", "status") as? [String: Any])
         #expect(status["conflicts"] as? Int == 2)
         #expect(try second.ok("sync", "status").contains("2 kept"))
@@ -53,6 +61,7 @@ import TripBoardStorage
         try second.sync()
         try first.sync()
         #expect(try second.container.sqlite("SELECT count(*) FROM sync_conflicts").trimmedStdout == "2")
+        #expect(try (first.json("sync", "conflicts") as? [Any])?.count == (aPushesFirst ? 2 : 0), "told once")
         let id = try #require(notes["id"] as? String)
         let dismissed = try second.app("sync", "conflicts", "--dismiss", String(id.prefix(12)))
         #expect(dismissed.status == 0 && dismissed.stderr.contains(id), "\(dismissed)")

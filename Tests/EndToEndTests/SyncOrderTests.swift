@@ -100,6 +100,43 @@ import TripBoardSystem
         #expect(conflicts.count == 1 && conflicts.first?["lost"] as? String == "Opera (A)", "\(conflicts)")
     }
 
+    /// A deletes a trip while B adds a place to it: B's sync names what went to the trash with
+    /// B's own place, and the command that brings it back; after it, both devices have both.
+    @Test func aDeletionThatTakesALocalAdditionSaysSoAndHowToRestore() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Sintra", start: "2027-03-29", end: "2027-03-29")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.ok("place", "add", "--trip", trip, "--name", "Pena Palace")
+        let report = try b.sync()
+        let notices = try #require(report["trashedWithChangesHere"] as? [[String: Any]])
+        #expect(notices.count == 1 && notices.first?["name"] as? String == "Sintra" && notices.first?["changedHere"] as? Int == 1, "\(notices)")
+        let restore = try #require(notices.first?["restore"] as? String)
+        #expect(restore == "app trash restore \(trip.prefix(8))")
+        #expect((notices.first?["contents"] as? [String: Any])?["places"] as? Int == 1)
+
+        // The human line, from a second device in the same state.
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let humanTrip = try c.container.addTrip("Óbidos", start: "2027-04-01", end: "2027-04-01")
+        try c.sync()
+        try a.sync()
+        try a.ok("trip", "delete", humanTrip)
+        try a.sync()
+        try c.ok("booking", "add", "--trip", humanTrip, "--kind", "event", "--title", "Castle")
+        let said = try c.ok("sync", "now")
+        #expect(said.contains("Trip Óbidos was deleted on another device") && said.contains("app trash restore \(humanTrip.prefix(8))"), "\(said)")
+
+        try b.ok("trash", "restore", String(trip.prefix(8)))
+        try b.sync()
+        try a.sync()
+        #expect(try a.ok("place", "list", "--trip", trip).contains("Pena Palace"))
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+    }
+
     /// Killed after the server took a batch (or after saving it), then the records are deleted:
     /// the deletion reaches the server and every other device, for trips, places and bookings.
     @Test(arguments: ["sync.pushed", "sync.batch-saved"])

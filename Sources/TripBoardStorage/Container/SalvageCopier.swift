@@ -26,6 +26,9 @@ struct SalvageCopier {
         var report = SalvageReport(outcome: .salvaged)
         for table in tables { report.tables.append(try copy(table)) }
         report.placeholders = try SalvagePlaceholders(connection: connection, stamp: clock().utcStamp).recreateLostParents()
+        // The next sync compares the server's list of records with this store's, so that what the
+        // damage took and the server has comes back (docs/sync.md, When the server forgets).
+        try connection.execute("UPDATE salvage.sync_account SET last_compared_at = NULL")
         let problems = try connection.statement("PRAGMA salvage.integrity_check").rows { $0.text(0) }.filter { $0 != "ok" }
         let dangling = try connection.statement("PRAGMA salvage.foreign_key_check").rows { "\($0.text(0)) row \($0.integer(1))" }
         guard problems.isEmpty, dangling.isEmpty else {
@@ -39,7 +42,7 @@ struct SalvageCopier {
         let columns = try connection.statement("SELECT name FROM pragma_table_info(?1, 'salvage')").rows([.text(table)]) { "\"\($0.text(0))\"" }
             .joined(separator: ", ")
         let insert = "INSERT INTO salvage.\"\(table)\" (rowid, \(columns)) SELECT rowid, \(columns) FROM main.\"\(table)\" WHERE rowid > ?1 ORDER BY rowid LIMIT ?2"
-        var result = SalvageReport.Table(table: table, copied: 0, unreadableRanges: [], lostAtMost: 0, refused: 0)
+        var result = SalvageReport.Table(table: table, copied: 0, unreadableRanges: [], lostAtMost: 0, lost: nil, refused: 0)
         var last: Int64 = 0
         while true {
             if let copied = try attempt(insert, after: last, limit: Self.batch) {
@@ -70,7 +73,29 @@ struct SalvageCopier {
             if try attempt(exactly: row, of: table, columns: columns) { result.copied += 1 } else { result.refused += 1 }
             last = row
         }
+        // The widths of the ranges bound what they held, except a range after the last row read:
+        // the primary key's index, which lists every row, counts them when it still reads.
+        if !result.unreadableRanges.isEmpty, let indexed = try rowsListedByPrimaryKey(table) {
+            result.lost = max(0, indexed - result.copied - result.refused)
+            result.lostAtMost = max(result.lostAtMost, result.lost ?? 0)
+        }
         return result
+    }
+
+    /// How many rows the primary-key index of `table` in the damaged store lists, or nil when
+    /// the table has none or it does not read whole.
+    func rowsListedByPrimaryKey(_ table: String) throws -> Int? {
+        let indexes = try connection.statement("""
+            SELECT name FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND name LIKE 'sqlite_autoindex_%' ORDER BY name LIMIT 1
+            """).rows([.text(table)]) { $0.text(0) }
+        guard let index = indexes.first else { return nil }
+        let statement = try connection.statement("SELECT count(*) FROM main.\"\(table)\" INDEXED BY \"\(index)\"")
+        do {
+            return try statement.rows { Int($0.integer(0)) }.first
+        } catch let error as SQLiteError where error.isCorruption {
+            statement.reset()
+            return nil
+        }
     }
 
     /// Copies the one row `rowid`, which reads; false when the schema refuses it (a damaged value).

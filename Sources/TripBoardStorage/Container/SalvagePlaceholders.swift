@@ -14,7 +14,9 @@ struct SalvagePlaceholders {
     static let bookingTitle = "Recovered booking (its details were lost to damage)"
     static let orphanTripName = "Recovered items (their trip was lost to damage)"
 
-    /// Recreates every lost parent; returns `trip <id>` / `booking <id>` for each.
+    /// Recreates every lost parent; returns `trip <id>` / `booking <id>` for each. Each is listed
+    /// in `sync_placeholders`: sync never sends it until the user edits it, and the server's copy
+    /// of the lost record, when it has one, replaces it.
     func recreateLostParents() throws -> [String] {
         var made: [String] = []
         // Bookings first: a recreated booking needs a trip, which the trips step then finds.
@@ -23,6 +25,7 @@ struct SalvagePlaceholders {
                 INSERT INTO salvage.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
                 VALUES (?1, ?2, 'other', ?3, NULL, NULL, NULL, 'pendingUpload', NULL, ?4)
                 """).run([.text(bookingID), .text(try orphanTrip()), .text(Self.bookingTitle), .text(stamp)])
+            try markPlaceholder("booking", bookingID)
             made.append("booking \(bookingID)")
         }
         var trips = Set(try missingParents(child: "places", column: "trip_id", parent: "trips"))
@@ -69,5 +72,11 @@ struct SalvagePlaceholders {
             INSERT INTO salvage.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
             VALUES (?1, ?2, ?3, ?4, '', 'pendingUpload', NULL, ?5)
             """).run([.text(id), .text(name), .text(start), .text(end), .text(stamp)])
+        try markPlaceholder("trip", id)
+    }
+
+    func markPlaceholder(_ kind: String, _ id: String) throws {
+        try connection.statement("INSERT OR IGNORE INTO salvage.sync_placeholders (kind, id, made_at) VALUES (?1, ?2, ?3)")
+            .run([.text(kind), .text(id), .text(stamp)])
     }
 }

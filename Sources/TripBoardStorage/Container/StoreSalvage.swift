@@ -11,8 +11,11 @@ public struct SalvageReport: Sendable, Codable {
         /// Rowid ranges that could not be read, e.g. `121–180`: the rows in them are lost.
         public var unreadableRanges: [String]
         /// At most this many rows were in those ranges (rowids are given in order, so the width of
-        /// each range bounds what it held).
+        /// each range bounds what it held; a range after the last row read is bounded by `lost`).
         public var lostAtMost: Int
+        /// Exactly this many rows were lost, counted on the table's primary-key index when that
+        /// still reads (it lists every row, damaged or not); nil when it does not.
+        public var lost: Int?
         /// Rows that could be read but break a rule of the schema (a damaged value), left out.
         public var refused: Int
     }

@@ -61,6 +61,8 @@ extension Store {
             try connection.statement("UPDATE places SET name = ?, city = ?, sync_state = ?, updated_at = ? WHERE id = ?").run([
                 .text(updated.name), .optional(updated.city), .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
             ])
+            try noteFieldEdits(.place, id: id, changed: (updated.name != current.name ? ["name"] : []) + (updated.city != current.city ? ["city"] : []),
+                               before: current.updatedAt, at: updated.updatedAt)
             return updated
         }
     }
@@ -106,6 +108,10 @@ extension Store {
                 .optional(updated.endsAt), .optional(epochs.overAt), .optional(updated.reference), .optional(updated.zone),
                 .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
             ])
+            let changed = [("kind", updated.kind != current.kind), ("title", updated.title != current.title),
+                           ("startsAt", updated.startsAt != current.startsAt), ("endsAt", updated.endsAt != current.endsAt),
+                           ("zone", updated.zone != current.zone), ("reference", updated.reference != current.reference)]
+            try noteFieldEdits(.booking, id: id, changed: changed.filter(\.1).map(\.0), before: current.updatedAt, at: updated.updatedAt)
             return updated
         }
     }

@@ -84,11 +84,13 @@ extension Store {
             ).rows([.text(placeId)], RecordRows.place(from:))
             guard var place = rows.first else { throw StoreError.notFound(kind: .place, id: placeId) }
             guard place.visited != visited else { return place }
+            let before = place.updatedAt
             place.visited = visited
             place.syncState = .pendingUpload
             place.updatedAt = stamp()
             try connection.statement("UPDATE places SET visited = ?, sync_state = ?, updated_at = ? WHERE id = ?")
                 .run([.integer(visited ? 1 : 0), .text(place.syncState.rawValue), .text(place.updatedAt), .text(placeId)])
+            try noteFieldEdits(.place, id: placeId, changed: ["visited"], before: before, at: place.updatedAt)
             return place
         }
     }

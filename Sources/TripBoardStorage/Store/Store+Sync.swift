@@ -7,6 +7,16 @@ extension Store {
     /// record the server had is a tombstone, and listed). Uses the `*_pending` indexes.
     static let pending = "sync_state <> 'synchronized' AND (trashed_at IS NULL OR sync_state = 'pendingDeletion')"
 
+    /// `pending` for `kind`'s table, leaving out the placeholders a salvage made that nobody has
+    /// edited since (docs/sync.md, "Placeholders a salvage made"): never sent, never counted
+    /// as waiting. One the user edited is theirs, and goes like any record.
+    static func pending(_ kind: RecordKind) -> String {
+        pending + """
+             AND NOT EXISTS (SELECT 1 FROM sync_placeholders p WHERE p.kind = '\(kind.rawValue)' AND p.id = \(kind.table).id
+                AND NOT EXISTS (SELECT 1 FROM sync_field_edits e WHERE e.kind = p.kind AND e.id = p.id AND e.edited_at > p.made_at))
+            """
+    }
+
     /// Every record the server has not confirmed: pendingUpload, pendingDeletion and failed, oldest
     /// change first; attachments included (a deleted one the server had is a tombstone too).
     public func pendingChanges() throws -> [PendingChange] { try pendingChangeRows().collect() }
@@ -14,7 +24,7 @@ extension Store {
     /// `pendingChanges()` one at a time as they are read (`sync pending`).
     public func pendingChangeRows() -> RowCursor<PendingChange> {
         let select = { (kind: RecordKind) in
-            "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE \(Self.pending)"
+            "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE \(Self.pending(kind))"
         }
         return RowCursor(connection: connection, sql: RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2") { row in
             PendingChange(kind: RecordKind(rawValue: row.text(0)) ?? .trip, id: row.text(1),

@@ -125,8 +125,8 @@ extension Store {
     /// pulled attachments still without their file; saved batches not confirmed.
     public func syncBacklog() throws -> (records: Int, attachments: Int, awaitingFile: Int, unconfirmedBatches: Int) {
         try connection.readTransaction {
-            let records = try SyncRecord.kinds.reduce(0) { $0 + Int(try connection.integer("SELECT count(*) FROM \($1.table) WHERE \(Self.pending)")) }
-            let attachments = Int(try connection.integer("SELECT count(*) FROM attachments WHERE \(Self.pending)"))
+            let records = try SyncRecord.kinds.reduce(0) { $0 + Int(try connection.integer("SELECT count(*) FROM \($1.table) WHERE \(Self.pending($1))")) }
+            let attachments = Int(try connection.integer("SELECT count(*) FROM attachments WHERE \(Self.pending(.attachment))"))
             let awaiting = Int(try connection.integer("""
                 SELECT count(*) FROM attachments a JOIN sync_shadow s ON s.kind = 'attachment' AND s.id = a.id AND s.field = 'blob'
                 WHERE a.state = 'missing' AND a.trashed_at IS NULL

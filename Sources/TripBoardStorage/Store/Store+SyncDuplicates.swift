@@ -81,13 +81,19 @@ extension Store {
             return id
         }
         for (loser, _) in pairs {
-            try connection.statement("""
-                UPDATE attachments SET booking_id = ?1, updated_at = ?3,
-                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
+            let moving = """
                 WHERE booking_id = ?2 AND \(Self.liveAttachment)
                   AND content_hash NOT IN (SELECT content_hash FROM attachments
                                            WHERE booking_id = ?1 AND content_hash <> '' AND \(Self.liveAttachment))
+                """
+            let moved = try connection.statement("SELECT id, updated_at FROM attachments \(moving)")
+                .rows([.text(root(loser)), .text(loser)]) { ($0.text(0), $0.text(1)) }
+            try connection.statement("""
+                UPDATE attachments SET booking_id = ?1, updated_at = ?3,
+                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
+                \(moving)
                 """).run([.text(root(loser)), .text(loser), .text(now)])
+            for (id, before) in moved { try noteFieldEdits(.attachment, id: id, changed: ["bookingId"], before: before, at: now) }
             _ = try moveToTrashInTransaction(.booking, id: loser, at: now)
         }
         return pairs.count

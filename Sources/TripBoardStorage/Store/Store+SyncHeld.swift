@@ -1,3 +1,4 @@
+import TripBoardSQLite
 public import TripBoardReadPath
 
 /// A pulled record whose trip (or booking) is not here yet, as `sync status --json` lists it.
@@ -90,6 +91,33 @@ extension Store {
         return edits
     }
 
+    /// Notes an edit made here of `changed` fields of `kind` `id` at `editedAt`, inside the edit's
+    /// transaction; the record's other fields, when this is its first edit since it was made or
+    /// last came from the server, were set at `before` (its `updated_at` until now). Every store
+    /// method that edits a record's fields calls this (docs/sync.md, Stamps).
+    func noteFieldEdits(_ kind: RecordKind, id: String, changed: [String], before: String, at editedAt: String) throws {
+        guard !changed.isEmpty else { return }
+        let fields = SyncRecord.fieldNames(kind)
+        let seeds = Array(repeating: "(?, ?, ?, ?)", count: fields.count).joined(separator: ", ")
+        try connection.statement("""
+            INSERT INTO sync_field_edits (kind, id, field, edited_at) VALUES \(seeds) ON CONFLICT (kind, id, field) DO NOTHING
+            """).run(fields.flatMap { [SQLValue.text(kind.rawValue), .text(id), .text($0), .text(before)] })
+        for field in changed { try noteFieldEdit(kind, id: id, field: field, at: editedAt) }
+    }
+
+    /// Forgets the edit times of records the server has confirmed (their fields are the server's),
+    /// and of records that are gone: one statement per kind over the few rows the table holds.
+    package func forgetFieldEditsOfSynchronizedRecords() throws {
+        try connection.writeTransaction {
+            for kind in SyncRecord.kinds {
+                try connection.statement("""
+                    DELETE FROM sync_field_edits WHERE kind = '\(kind.rawValue)'
+                      AND id NOT IN (SELECT id FROM \(kind.table) WHERE sync_state <> 'synchronized')
+                    """).run()
+            }
+        }
+    }
+
     /// Notes that `field` of `kind` `id` holds a value of `editedAt` that the server must be sent
     /// again (it went back to an older one), inside the caller's transaction.
     package func noteFieldEdit(_ kind: RecordKind, id: String, field: String, at editedAt: String) throws {
@@ -116,5 +144,40 @@ extension Store {
         var ids = Set(try connection.statement("SELECT id FROM \(kind.table)").rows { $0.text(0) })
         ids.formUnion(try connection.statement("SELECT id FROM sync_held WHERE kind = ?").rows([.text(kind.rawValue)]) { $0.text(0) })
         return ids
+    }
+
+    // MARK: - Placeholders a salvage made
+
+    /// Records a salvage recreated in place of lost ones, by `kind/id`, with when.
+    package func placeholders() throws -> [String: String] {
+        var made: [String: String] = [:]
+        try connection.statement("SELECT kind, id, made_at FROM sync_placeholders").rows { ($0.text(0) + "/" + $0.text(1), $0.text(2)) }
+            .forEach { made[$0.0] = $0.1 }
+        return made
+    }
+
+    /// `kind` `id` is no placeholder any more: the server's copy replaced it.
+    package func dropPlaceholder(_ kind: RecordKind, id: String) throws {
+        try connection.statement("DELETE FROM sync_placeholders WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
+    }
+
+    /// Removes the placeholder trips that hold nothing any more (what they held went back to the
+    /// records the server had) and that nobody edited: a salvage made them, not the user.
+    /// Returns how many.
+    package func removeEmptyPlaceholderTrips() throws -> Int {
+        try connection.writeTransaction {
+            let empty = try connection.statement("""
+                SELECT p.id FROM sync_placeholders p JOIN trips t ON t.id = p.id
+                WHERE p.kind = 'trip' AND t.remote_version IS NULL AND t.trashed_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM sync_field_edits e WHERE e.kind = 'trip' AND e.id = p.id AND e.edited_at > p.made_at)
+                  AND NOT EXISTS (SELECT 1 FROM places WHERE trip_id = p.id)
+                  AND NOT EXISTS (SELECT 1 FROM bookings WHERE trip_id = p.id)
+                """).rows { $0.text(0) }
+            for id in empty {
+                try connection.statement("DELETE FROM trips WHERE id = ?").run([.text(id)])
+                try connection.statement("DELETE FROM sync_placeholders WHERE kind = 'trip' AND id = ?").run([.text(id)])
+            }
+            return empty.count
+        }
     }
 }

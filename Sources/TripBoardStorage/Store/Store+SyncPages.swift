@@ -64,4 +64,18 @@ extension Store {
         try connection.statement("SELECT id, remote_version FROM \(kind.table) WHERE remote_version IS NOT NULL")
             .rows { ($0.text(0), $0.integer(1)) }
     }
+
+    /// How many of the records a deletion of `kind` `id` takes to the trash (it and its live
+    /// children) were added or changed here and not yet on the server: what a deletion from
+    /// another device takes of this device's own work.
+    package func unsyncedRecordsUnder(_ kind: RecordKind, id: String) throws -> Int {
+        var count = 0
+        for member in Self.memberKinds(of: kind) {
+            let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
+            count += Int(try connection.integer("""
+                SELECT count(*) FROM \(member.table) WHERE \(scope) AND \(Store.liveCondition(member)) AND sync_state <> 'synchronized'
+                """, [.text(""), .text(id)]))
+        }
+        return count
+    }
 }

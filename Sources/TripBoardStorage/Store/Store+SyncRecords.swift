@@ -123,7 +123,7 @@ extension Store {
     /// The ids of the oldest pending records of `kind`, at most `?1`: the first entries of its
     /// `*_pending` index (schema 8), not a sort of every pending record.
     static func pendingInPushOrder(_ kind: RecordKind) -> String {
-        "SELECT id FROM \(kind.table) WHERE \(pending) ORDER BY updated_at, id LIMIT ?1"
+        "SELECT id FROM \(kind.table) WHERE \(pending(kind)) ORDER BY updated_at, id LIMIT ?1"
     }
 
     /// Writes `record`'s fields and metadata over its row, or inserts it, checked by the same

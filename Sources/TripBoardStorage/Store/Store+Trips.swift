@@ -122,6 +122,11 @@ extension Store {
                 .text(updated.name), .text(updated.startDate.description), .text(updated.endDate.description),
                 .text(updated.notes), .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
             ])
+            var changed: [String] = []
+            if updated.name != current.name { changed.append("name") }
+            if updated.startDate != current.startDate || updated.endDate != current.endDate { changed.append("dates") }
+            if updated.notes != current.notes { changed.append("notes") }
+            try noteFieldEdits(.trip, id: id, changed: changed, before: current.updatedAt, at: updated.updatedAt)
             return updated
         }
     }
