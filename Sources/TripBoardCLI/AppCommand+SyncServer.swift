@@ -239,6 +239,7 @@ extension AppCommand {
             lookup.zone = account.zone
             lookup.checkMutation = check.lastMutation
             lookup.checkRecord = check.tokenRecord
+            lookup.checkRecordStamps = check.tokenRecordStamps
             let answer = try agent.send(lookup)
             guard let zone = answer.zone else { throw SyncError.zoneMissing(zone: account.zone) }
             report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key,

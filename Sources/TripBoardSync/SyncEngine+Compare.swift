@@ -57,8 +57,9 @@ extension SyncEngine {
     /// Once every `AgentLimits.comparisonHours`, or when asked (`sync now --compare`), and never
     /// on a first sync or a reconcile, which read everything: lists every record the server has (kind, id, version; no fields) and
     /// compares it with this device's. A record this device has had uploaded that the server no
-    /// longer has is sent again as new; one the server has at an older version, or that this
-    /// device lacks, is fetched and merged by its stamps. Costs, once a day, one request per
+    /// longer has is sent again as new; one the server has at an older version, deleted at a
+    /// version held here live, or that this device lacks, is fetched and merged by its stamps; a
+    /// held record the server no longer has live is let go. Costs, once a day, one request per
     /// `AgentLimits.listRecords` records of the zone and one read of this device's ids.
     /// Returns how many records it found to send again.
     func compareWithServerIfDue(copiedEverything: Bool) throws -> Int {
@@ -89,9 +90,12 @@ extension SyncEngine {
         var lost: [(RecordKind, String)] = []
         for kind in SyncRecord.kinds {
             let known = try store.knownIDs(kind)
+            let deletedHere = try store.deletedIDs(kind)
             for (id, remoteVersion) in try store.uploadedVersions(kind) {
                 guard let server = onServer[kind.rawValue + "/" + id] else { lost.append((kind, id)); continue }
-                if server.version < remoteVersion { fetch.append((kind.rawValue, id)) }
+                // Older there, or deleted there at a version held here live (numbered after the
+                // server went back): fetched and merged.
+                if server.version < remoteVersion || (server.deleted && !deletedHere.contains(id)) { fetch.append((kind.rawValue, id)) }
             }
             for (key, server) in onServer where !server.deleted && key.hasPrefix(kind.rawValue + "/") {
                 let id = String(key.dropFirst(kind.rawValue.utf8.count + 1))
@@ -99,7 +103,11 @@ extension SyncEngine {
             }
         }
         if !fetch.isEmpty { try fetchAndApply(fetch) }
+        // A held record the server no longer has live (deleted there, or lost) waits for nothing
+        // any more: it was never this device's, and whoever still has it sends it again.
+        let gone = try store.heldRecords().filter { held in onServer[held.kind.rawValue + "/" + held.id].map(\.deleted) ?? true }
         try store.writeTransaction {
+            for held in gone { try store.dropHeld(held.kind, id: held.id) }
             if mayTrustAbsence {
                 for (kind, id) in lost {
                     guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }

@@ -114,11 +114,20 @@ extension SyncEngine {
         if let local, let current = local.remoteVersion, current >= version {
             // Version numbers are concurrency tokens, never the proof of "I have this already": a
             // server restored from an older dump numbers new changes with versions devices hold
-            // for older content. What decides is the fields' stamps against the shadow's.
-            guard !remote.deleted, try bringsNewStamps(fields, kind: kind, id: remote.id) else {
+            // for older content. What decides is the fields' stamps against the shadow's — for a
+            // record live here; a deletion carries no stamp, so for one deleted here (or a
+            // deletion arriving) the version still decides, except that the same version cannot
+            // be live here and deleted there: that deletion was numbered after the server went back.
+            let deletedHere = local.isTombstone || local.isInTrash
+            let renumberedDeletion = remote.deleted && !deletedHere && version == current
+            let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
+            guard renumberedDeletion || newStamps else {
                 // Our own push coming back, or the same content at a version the server numbered
                 // lower (it went back): the next push goes against the server's version.
-                if version < current { try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version) }
+                // (A deletion here keeps its version: the reconcile sends it again against the server's.)
+                if version < current && !deletedHere && !remote.deleted {
+                    try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
+                }
                 return
             }
         }
@@ -127,15 +136,17 @@ extension SyncEngine {
             // the record itself is superseded.
             try store.dropHeld(kind, id: remote.id)
             if local == nil { try store.noteHeldParentDeleted(kind, id: remote.id) }
-        } else if let parent = Self.parent(of: kind, fields: fields, local: local), try !store.hasRecord(parent.kind, id: parent.id) {
-            // Its trip (or booking) has not arrived: held, sealed as it came, until it does.
-            try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
-            return
         }
         let toldBefore = fields[Self.lostEditsField] == nil ? nil : try store.shadow(kind, id: remote.id)[Self.lostEditsField]?.stamp
         do {
             try merge(remote, version: version, fields: fields, into: local, kind: kind, at: now)
             if !remote.deleted { try keepConflictsTold(in: fields, kind: kind, id: remote.id, previousStamp: toldBefore, at: now) }
+        } catch is ParentMissing {
+            // Its trip (or booking) has not arrived (the foreign key refused the write, undone
+            // with the savepoint): held, sealed as it came, until it does. Asking the store first
+            // would cost every pulled record a lookup.
+            guard let parent = Self.parent(of: kind, fields: fields, local: local) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id) names no parent") }
+            try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
         } catch is StoreError {
             // A record that breaks a field rule, or whose trip is not here: not applied, counted.
             // Anything it wrote is undone with the savepoint.
@@ -318,7 +329,8 @@ extension SyncEngine {
 
     /// A record this device has never had. A place or booking whose trip is in the trash here,
     /// or an attachment whose booking is, joins it there (the server still has it live: its
-    /// deletion is pushed from here).
+    /// deletion is pushed from here); one whose parent was deleted and emptied from the trash
+    /// here, its deletion not yet sent, becomes a deletion to send with it.
     /// `milliseconds` since the epoch as an ISO 8601 UTC stamp (`updated_at`'s form).
     static func utcStamp(milliseconds: Int64) -> String {
         Timestamp(secondsSinceEpoch: milliseconds / 1000, milliseconds: Int(milliseconds % 1000)).utcStamp
@@ -330,9 +342,15 @@ extension SyncEngine {
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         var trashedWith: String?
-        if let parent = record.parent, let owner = try store.syncRecord(parent.kind, id: parent.id), owner.isInTrash {
-            trashedWith = owner.trashedWith ?? parent.id
-            record.syncState = .pendingDeletion
+        if let parent = record.parent, let owner = try store.syncRecord(parent.kind, id: parent.id) {
+            if owner.isInTrash {
+                trashedWith = owner.trashedWith ?? parent.id
+                record.syncState = .pendingDeletion
+            } else if owner.isTombstone {
+                // Its parent was deleted here and emptied from the trash, its deletion not yet
+                // told: the child goes where that deletion's children went (its deletion is sent).
+                record.syncState = .pendingDeletion
+            }
         }
         try store.writeSyncRecord(record, inserting: true)
         if let trashedWith {

@@ -303,9 +303,11 @@ public final class SyncEngine {
         var untold: [String: [(field: String, lost: ShadowField, keptStamp: String)]] = [:]
         let candidates = try store.readTransaction {
             untold = try store.untoldConflicts()
+            // After an import (a push of many new records) nothing has been edited: no probe each.
+            let anyEdits = try store.hasFieldEdits()
             return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
                 record.isTombstone ? (record, [:], [:])
-                    : (record, try store.shadow(record.kind, id: record.id), try store.fieldEdits(record.kind, id: record.id))
+                    : (record, try store.shadow(record.kind, id: record.id), anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:])
             }
         }
         for (record, shadow, edits) in candidates {

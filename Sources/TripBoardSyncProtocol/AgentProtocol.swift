@@ -85,6 +85,9 @@ public struct AgentRequest: Sendable, Codable {
     /// `zone`: a record (kind, id, version) whose server copy must be at least that version
     /// (`AgentResponse.recordKnown`).
     public var checkRecord: WireRecord?
+    /// `zone`: the fields' stamps `checkRecord` carried (`field=stamp,…` in byte order of the
+    /// names), which the server's copy at that version and sequence must still carry.
+    public var checkRecordStamps: String?
     /// `purgeTombstones`: how old a tombstone must be, in days.
     public var horizonDays: Int?
     /// `listRecords`: the last `kind/id` of the previous page (none: from the start).

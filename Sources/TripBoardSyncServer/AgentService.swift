@@ -227,9 +227,15 @@ public final class AgentService {
                 "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
         }
         if let record = request.checkRecord, let version = record.version {
-            response.recordKnown = try !connection.query(
-                "SELECT 1 FROM tripboard.records WHERE zone = $1 AND kind = $2 AND id = $3 AND version >= $4",
-                [zone, record.kind, record.id, String(version)]).isEmpty
+            // Still at that version and sequence, or changed since (a later version). The same
+            // version at another sequence was written again after the server went back: a record
+            // sent again as new after a restore starts at the version the lost one had.
+            // The stamps tell content apart where numbers are handed out again.
+            response.recordKnown = try !connection.query("""
+                SELECT 1 FROM tripboard.records r WHERE zone = $1 AND kind = $2 AND id = $3
+                  AND (version > $4 OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint AND $6::text IS NOT DISTINCT FROM
+                      (SELECT coalesce(string_agg(key || '=' || (value->>'stamp'), ',' ORDER BY key COLLATE "C"), '') FROM jsonb_each(r.fields))))))
+                """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps]).isEmpty
         }
         return response
     }

@@ -137,6 +137,53 @@ import TripBoardSystem
         #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
     }
 
+    /// A deletes a trip and empties its trash before syncing, while B adds a place to it: the
+    /// place reaches A after A's trip is gone from its trash; it goes where that deletion's
+    /// children went (its deletion is sent), and the server ends with nothing live under it.
+    @Test func aChildArrivingAfterItsTripWasDeletedAndEmptiedFromTheTrashFollowsIt() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Delft", start: "2027-07-01", end: "2027-07-02")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        try a.ok("trash", "empty", "--yes")
+        let place = try b.ok("place", "add", "--trip", trip, "--name", "Nieuwe Kerk")
+        try b.sync()
+        let pulled = try a.sync()
+        #expect(pulled["skipped"] as? Int == 0 && pulled["pending"] as? Int == 0, "\(pulled)")
+        #expect(try server.psql("SELECT kind, deleted FROM tripboard.records WHERE id IN ('\(trip)', '\(place)') ORDER BY kind")
+                == "place|t\ntrip|t")
+        try b.sync()
+        #expect(!(try b.ok("trip", "list")).contains("Delft"))
+        #expect(try b.ok("trash", "list").contains("Delft"), "B's place went to B's trash with the trip")
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+    }
+
+    /// A container of the previous build (store schema 8) with an edit waiting and a place of
+    /// another device's on the way: its first open brings the store to schema 9, and it syncs as
+    /// any other (its waiting edit stamped as before, with the record's time).
+    @Test func aContainerOfThePreviousBuildConvertsOnFirstOpenAndSyncs() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Ghent", start: "2027-06-01", end: "2027-06-03")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "edit", trip, "--notes", "Gravensteen")
+        try b.ok("place", "add", "--trip", trip, "--name", "Belfry")
+        try b.ok("trip", "edit", trip, "--name", "Gent")
+        try b.sync()
+        // Back to what the previous build left (user_version 8, without schema 9's tables and columns).
+        #expect(try a.container.sqlite(BookingZoneTests.schemaNineUndone + "PRAGMA user_version = 8").status == 0)
+        let synced = try a.sync()
+        #expect(synced["pushed"] as? Int == 1 && synced["pending"] as? Int == 0, "\(synced)")
+        #expect(try a.container.sqlite("PRAGMA user_version").trimmedStdout == "9")
+        try b.sync()
+        let shown = try #require(try b.json("trip", "show", trip) as? [String: Any])
+        #expect(shown["name"] as? String == "Gent" && shown["notes"] as? String == "Gravensteen", "\(shown)")
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: b))
+    }
+
     /// Killed after the server took a batch (or after saving it), then the records are deleted:
     /// the deletion reaches the server and every other device, for trips, places and bookings.
     @Test(arguments: ["sync.pushed", "sync.batch-saved"])

@@ -41,6 +41,83 @@ import TripBoardSystem
         #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: c))
     }
 
+    /// A deletion the server had acknowledged, then lost to a restore of an older dump: the
+    /// device that deleted the trip sends the deletion again (the trip does not come back out of
+    /// its trash), and the others end with it deleted too.
+    @Test func aDeletionLostToARestoreIsSentAgainNotUndone() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Bruges", start: "2027-08-01", end: "2027-08-02")
+        let kept = try a.container.addTrip("Antwerp", start: "2027-08-03", end: "2027-08-04")
+        try a.sync()
+        try b.sync()
+        let dump = server.directory + "/older.dump"
+        try server.backUp(to: dump)
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        try server.restore(from: dump)
+        for _ in 0..<2 { for device in [a, b] { try device.sync() } }
+        for device in [a, b] {
+            let trips = try device.ok("trip", "list")
+            #expect(!trips.contains("Bruges") && trips.contains("Antwerp"), "\(trips)")
+        }
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(kept)'") == "f")
+    }
+
+    /// After a restore of an older dump, B (which never saw A's edit) deletes the trip: the
+    /// server numbers that deletion with the version A and C hold for the lost edit. A, which
+    /// reconciles, and C, at its comparison, still take the deletion: the same version cannot be
+    /// live on a device and deleted on the server.
+    @Test func aDeletionNumberedWithAVersionDevicesHoldLiveStillArrives() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let trip = try a.container.addTrip("Leuven", start: "2027-09-01", end: "2027-09-02")
+        for device in [a, b, c] { try device.sync() }
+        let dump = server.directory + "/older.dump"
+        try server.backUp(to: dump)
+        try a.ok("trip", "edit", trip, "--notes", "lost to the restore")
+        try a.sync()
+        try c.sync()
+        try server.restore(from: dump)
+        try b.ok("trip", "delete", trip)
+        try b.sync()
+        try a.sync()
+        let compared = try c.app("sync", "now", "--compare")
+        #expect(compared.status == 0, "\(compared)")
+        for device in [a, b, c] {
+            #expect(!(try device.ok("trip", "list")).contains("Leuven"), "deleted everywhere")
+            #expect(try device.ok("trash", "list").contains("Leuven"), "and in every trash")
+        }
+    }
+
+    /// After a restore, A sends its trip again as new — at the version C holds, at a sequence C's
+    /// token has passed — and more, so that the counter is past C's token again. C still notices
+    /// (its token's record is at another sequence) and takes A's notes.
+    @Test func aDeviceWhoseTokenThePushesAfterARestorePassedStillNotices() throws {
+        let (server, a, c) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.container.addTrip("Mons", start: "2027-10-01", end: "2027-10-02")
+        try a.sync()
+        let dump = server.directory + "/older.dump"
+        try server.backUp(to: dump)
+        let trip = try a.ok("trip", "add", "--name", "Namur", "--start", "2027-10-03", "--end", "2027-10-04", "--notes", "one")
+        try a.sync()
+        try c.sync()
+        try a.ok("trip", "edit", trip, "--notes", "two")
+        try server.restore(from: dump)
+        for index in 0..<3 { try a.container.addTrip("Liège \(index)", start: "2027-10-05", end: "2027-10-06") }
+        #expect(try a.sync()["reconciled"] as? String == "serverLostChanges")
+        let noticed = try c.sync()
+        #expect(noticed["reconciled"] as? String == "serverLostChanges", "\(noticed)")
+        let shown = try #require(try c.json("trip", "show", trip) as? [String: Any])
+        #expect(shown["notes"] as? String == "two", "\(shown)")
+        #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: c))
+    }
+
     /// One record's version lowered on the server: B's edit meets a version its feed never
     /// lists again; it is fetched, merged, and pushed against the server's version — no loop of
     /// conflicts — and A, which holds a higher version, still takes B's edit.

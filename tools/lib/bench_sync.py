@@ -18,7 +18,10 @@ imported with `app import` on device A:
   records as an INSERT script in one transaction into an empty store of the same schema (its
   triggers included); peak RSS through GNU time (the largest of `app` and `sync-agent`);
 - watch: both devices running `sync watch`, an `app trip edit` on A, until B's store has the new
-  name (polled every 5 ms): median of 20 (`--quick`: 5).
+  name (polled every 5 ms): median of 20 (`--quick`: 5);
+- with `--baseline DIR` (another build's executables, e.g. the previous commit's): the push and the
+  first sync again, each against the same work done by that build's `app` and `sync-agent` (its
+  own device A with the same records imported, its own new device B), alternating.
 """
 import os
 import random
@@ -276,7 +279,46 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
                           "psql \\copy (SELECT …) to FILE && sqlite3 STORE < inserts.sql (one transaction)", pull_a, pull_b,
                           "≤ 1.5× wall, peak RSS ≤ 50 MB", f"A's peak RSS {peak:.1f} MB (median; the larger of app and sync-agent)"))
 
+    if getattr(args, "baseline", ""):
+        results += against_baseline(args, root, cluster, source, count, runs, alternate, Result, run_once, a, a_template, b, b_template,
+                                    empty_server)
     results.append(watch_latency(args, a, b, document, Result))
+    return results
+
+
+def against_baseline(args, root, cluster, source, count, runs, alternate, Result, run_once, a, a_template, b, b_template, empty_server):
+    """The push and the first sync, each against another build's `app` doing the same: its own
+    device A (joined, the same records imported) and its own new device B, on the same server."""
+    baseline = os.path.abspath(args.baseline)
+    old_a = Device(baseline, os.path.join(root, "baseline-a"))
+    old_a.run("sync", "setup", "--server", cluster.conninfo, "--zone", ZONE, stdin=PASSPHRASE + "\n")
+    old_a.run("import", source)
+    old_a_template = os.path.join(root, "baseline-a-before-push")
+    old_a.save(old_a_template)
+
+    def fresh(device, template):
+        def setup():
+            empty_server()
+            device.restore(template)
+        return setup
+
+    push_new, push_old = alternate(runs, lambda: run_once(a.command("sync", "now"), env=a.env, setup=fresh(a, a_template)),
+                                   lambda: run_once(old_a.command("sync", "now"), env=old_a.env, setup=fresh(old_a, old_a_template)))
+    results = [Result(f"push of {count:,} records, against the baseline build", "app sync now (this build)",
+                      f"app sync now ({baseline})", push_new, push_old, "≤ 1.0×",
+                      "each side's own device A, with the same records imported, restored before each run; empty zone")]
+    # The server holding A's records (pushed by this build), then each build's new device B.
+    fresh(a, a_template)()
+    a.run("sync", "now")
+    old_b = Device(baseline, os.path.join(root, "baseline-b"))
+    old_b.run("sync", "setup", "--server", cluster.conninfo, "--zone", ZONE, stdin=PASSPHRASE + "\n")
+    old_b_template = os.path.join(root, "baseline-b-joined")
+    old_b.save(old_b_template)
+    pull_new, pull_old = alternate(runs, lambda: run_once(b.command("sync", "now"), env=b.env, setup=lambda: b.restore(b_template)),
+                                   lambda: run_once(old_b.command("sync", "now"), env=old_b.env, setup=lambda: old_b.restore(old_b_template)))
+    results.append(Result(f"first sync of a new device: pull of {count:,} records, against the baseline build",
+                          "app sync now (this build, new device)", f"app sync now ({baseline}, new device)", pull_new, pull_old,
+                          "≤ 1.0×", "each build's own device B, joined and restored before each run"))
     return results
 
 

@@ -103,7 +103,7 @@ extension Store {
     package func setChangeToken(epoch: String, sequence: Int64, record: SyncVersionedRecord? = nil) throws {
         try connection.statement("UPDATE sync_account SET epoch = ?, change_sequence = ?").run([.text(epoch), .integer(sequence)])
         if let record {
-            try connection.statement("UPDATE sync_account SET token_record = ?").run([.text("\(record.kind)/\(record.id)/\(record.version)")])
+            try connection.statement("UPDATE sync_account SET token_record = ?").run([.text(record.text)])
         }
     }
 
@@ -195,17 +195,32 @@ package struct SyncVersionedRecord: Equatable, Sendable {
     package var kind: String
     package var id: String
     package var version: Int64
+    /// The change sequence it was written at, and its fields' stamps (`field=stamp,…` in byte
+    /// order of the names): what it held, not only its number (nil in a token kept by a build
+    /// before schema 9).
+    package var sequence: Int64?
+    package var stamps: String?
 
-    package init(kind: String, id: String, version: Int64) {
+    package init(kind: String, id: String, version: Int64, sequence: Int64? = nil, stamps: String? = nil) {
         self.kind = kind
         self.id = id
         self.version = version
+        self.sequence = sequence
+        self.stamps = stamps
     }
 
-    /// `kind/id/version` → the record; nil for anything else.
+    /// `kind/id/version[/sequence/stamps]` → the record; nil for anything else.
     init?(text: String) {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, let version = Int64(parts[2]) else { return nil }
-        self.init(kind: String(parts[0]), id: String(parts[1]), version: version)
+        let parts = text.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count == 3 || parts.count == 5, let version = Int64(parts[2]) else { return nil }
+        let sequence = parts.count == 5 ? Int64(parts[3]) : nil
+        if parts.count == 5 && sequence == nil { return nil }
+        self.init(kind: String(parts[0]), id: String(parts[1]), version: version, sequence: sequence,
+                  stamps: parts.count == 5 ? String(parts[4]) : nil)
+    }
+
+    /// As kept in `sync_account.token_record`.
+    var text: String {
+        "\(kind)/\(id)/\(version)" + (sequence.map { "/\($0)/" + (stamps ?? "") } ?? "")
     }
 }

@@ -20,11 +20,6 @@ public struct HeldRecord: Sendable, Equatable, Codable {
 /// `sync_held`, as the server sent them (sealed), and are applied in the transaction in which
 /// their parent arrives. The engine (TripBoardSync) decides; the SQL stays here.
 extension Store {
-    /// Whether `kind` `id` has a row here, in any state.
-    package func hasRecord(_ kind: RecordKind, id: String) throws -> Bool {
-        try connection.statement("SELECT 1 FROM \(kind.table) WHERE id = ?").rows([.text(id)]) { _ in true }.first ?? false
-    }
-
     /// Holds `record` (the server's text of it, sealed) until `parent` arrives; a newer version of
     /// a record already held replaces the older one, an older one changes nothing.
     package func hold(_ kind: RecordKind, id: String, parent: (kind: RecordKind, id: String), version: Int64,
@@ -105,6 +100,11 @@ extension Store {
         for field in changed { try noteFieldEdit(kind, id: id, field: field, at: editedAt) }
     }
 
+    /// Whether any field edit time is noted at all.
+    package func hasFieldEdits() throws -> Bool {
+        try connection.statement("SELECT 1 FROM sync_field_edits LIMIT 1").rows { _ in true }.first ?? false
+    }
+
     /// Forgets the edit times of records the server has confirmed (their fields are the server's),
     /// and of records that are gone: one statement per kind over the few rows the table holds.
     package func forgetFieldEditsOfSynchronizedRecords() throws {
@@ -137,6 +137,12 @@ extension Store {
     /// Notes a comparison, inside the transaction that settled what it found.
     package func setLastComparedAt(_ stamp: String) throws {
         try connection.statement("UPDATE sync_account SET last_compared_at = ?").run([.text(stamp)])
+    }
+
+    /// The ids of the records of `kind` deleted here (tombstones and what is in the trash).
+    package func deletedIDs(_ kind: RecordKind) throws -> Set<String> {
+        Set(try connection.statement("SELECT id FROM \(kind.table) WHERE sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL")
+            .rows { $0.text(0) })
     }
 
     /// The ids of every record of `kind` here, in any state, and of those held.

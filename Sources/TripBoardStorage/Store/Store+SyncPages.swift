@@ -1,4 +1,9 @@
+import TripBoardSQLite
 package import TripBoardReadPath
+
+/// A pulled record's trip (or booking) is not in the store: its write was undone (the foreign
+/// key refused it), and the engine holds the record until the parent arrives.
+package struct ParentMissing: Error {}
 
 /// What the sync engine (TripBoardSync) needs around the store's sync writes: a pulled page, or a
 /// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it.
@@ -29,6 +34,8 @@ extension Store {
         } catch {
             try connection.execute("ROLLBACK TO sync_record")
             try connection.execute("RELEASE sync_record")
+            // SQLITE_CONSTRAINT_FOREIGNKEY: the record's trip (or booking) is not here.
+            if let error = error as? SQLiteError, error.extendedCode == 787 { throw ParentMissing() }
             throw error
         }
     }

@@ -43,15 +43,19 @@ PREF_DEFAULTS = {"currency": "EUR", "theme": "system", "mapStyle": "standard", "
 PREF_CHOICES = {"currency": ["EUR", "USD", "JPY", "GBP", "CHF", "usd"], "theme": ["system", "light", "dark"],
                 "mapStyle": ["standard", "satellite", "hybrid"], "showsVisitedPlaces": ["true", "false", "on", "0"],
                 "cacheLimitMB": ["1", "50", "100", "250"]}
-SCENARIOS = ["load", "stall", "faults", "migration", "full", "corrupt", "fuzz", "backup", "sync"]
+SCENARIOS = ["load", "stall", "faults", "migration", "full", "corrupt", "fuzz", "backup", "sync", "sync-model"]
 
 # Checks that fail because of a TripBoard bug that is reported but not fixed yet. A failing check whose
 # name matches one of these patterns is printed as a known failure and not counted as failed; a
 # known failure that starts passing is reported so the entry can be removed.
 KNOWN_FAILURES = [
-    # (regular expression on the check name, explanation). Empty: the three bugs the first runs found
-    # (an extension calling a lost store "being updated", an import failing after its commit without
+    # (regular expression on the check name, explanation). The three bugs the first runs found (an
+    # extension calling a lost store "being updated", an import failing after its commit without
     # saying so, control characters echoed in errors) are fixed; docs/torture.md tells their story.
+    (r"^sync-model .*\[after the server forgot\]$",
+     "sync after the server forgot (a restored dump, lost rows): deletions and keychain values carry no stamp or "
+     "incarnation, so a device cannot always tell a lost deletion from a restore, nor a reused version from its own "
+     "(docs/torture.md §10, What it found: 3–7; sealed deletions and incarnations come with the next issue)"),
 ]
 
 
