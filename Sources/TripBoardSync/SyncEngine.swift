@@ -130,6 +130,9 @@ public final class SyncEngine {
     /// Records a push found at another version than it expected: settled once the push ends
     /// (`settleConflicts`).
     var pushConflicts: [PushResult] = []
+    /// Records a batch created on the server that were deleted and purged here meanwhile: their
+    /// deletions go in a batch of their own (`sendDeletionsOfPurged`).
+    var purgedWhileInFlight: [WireRecord] = []
     /// Records a salvage recreated in place of lost ones (`kind/id` → when), loaded once per run:
     /// never sent, replaced by the server's copy when it comes.
     var placeholders: [String: String] = [:]
@@ -204,6 +207,7 @@ public final class SyncEngine {
             if pullFailure != nil && pushed == 0 { break }  // conflicts need a pull to settle
             if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty, try !secretsWaiting() { break }
         }
+        try sendDeletionsOfPurged()
         if let pullFailure { throw pullFailure }
         if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
             // What the comparison found to send again goes now, not at the next sync.
@@ -398,6 +402,18 @@ public final class SyncEngine {
         return (sealed, pushed)
     }
 
+    /// Sends the deletions owed for records purged here while the batch that created them on the
+    /// server waited for its answer, as a batch saved first like any other (a kill before it is
+    /// answered sends it again at the next run).
+    func sendDeletionsOfPurged() throws {
+        guard !purgedWhileInFlight.isEmpty else { return }
+        let wire = purgedWhileInFlight
+        purgedWhileInFlight = []
+        let entries = wire.map { OutgoingEntry(kind: $0.kind, id: $0.id, updatedAt: store.stamp(), deleted: true, fields: [:]) }
+        try store.saveOutgoing(mutationID: Identifier.make(), request: WireJSON.records(wire), local: WireJSON.entries(entries))
+        try replayOutgoing()
+    }
+
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
     /// applies it now or answers what it did the first time.
     func replayOutgoing() throws {
@@ -472,7 +488,13 @@ public final class SyncEngine {
     /// changed since the batch was made (then only its remote version moves and it stays pending).
     private func recordApplied(_ entry: OutgoingEntry, kind: RecordKind, version: Int64) throws {
         switch try store.recordPushed(kind: kind, id: entry.id, remoteVersion: version, updatedAt: entry.updatedAt) {
-        case .gone, .alreadyNewer: return
+        case .gone:
+            // Deleted and emptied from the trash here while the batch waited for its answer: the
+            // server has it now, so its deletion is owed (`sendDeletionsOfPurged`).
+            if !entry.deleted { purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: entry.id, expectedVersion: version,
+                                                                     deleted: true, fields: [:])) }
+            return
+        case .alreadyNewer: return
         case .acknowledged, .changedSince: break
         }
         if entry.deleted {

@@ -100,6 +100,26 @@ import TripBoardSystem
         #expect(conflicts.count == 1 && conflicts.first?["lost"] as? String == "Opera (A)", "\(conflicts)")
     }
 
+    /// Killed after the server took a batch, then the trip is deleted and the trash emptied:
+    /// the row is gone here, and the deletion still reaches the server and the other device.
+    @Test func aRecordPurgedWhileItsBatchWaitedIsDeletedOnTheServer() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Ostend", start: "2027-11-01", end: "2027-11-02")
+        let killed = try a.app("sync", "now", environment: [CrashPoint.environmentVariable: "sync.pushed"])
+        #expect(killed.wasSignaled, "\(killed)")
+        try a.ok("trip", "delete", trip)
+        try a.ok("trash", "empty", "--yes")
+        try a.sync()
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t")
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+        try b.sync()
+        #expect(!(try b.ok("trip", "list")).contains("Ostend"))
+        let compared = try a.app("sync", "now", "--compare")
+        #expect(compared.status == 0, "\(compared)")
+        #expect(!(try a.ok("trip", "list")).contains("Ostend"), "the comparison brings nothing back")
+    }
+
     /// A deletes a trip while B adds a place to it: B's sync names what went to the trash with
     /// B's own place, and the command that brings it back; after it, both devices have both.
     @Test func aDeletionThatTakesALocalAdditionSaysSoAndHowToRestore() throws {
