@@ -145,7 +145,12 @@ extension SyncEngine {
             return
         }
         if let local = try keychain.syncItem(service: service, account: account) {
-            if let current = local.version, current >= version { return }  // our own push coming back, or older
+            if let current = local.version, current >= version {
+                // Our own push coming back, or older — unless the value carries a newer stamp than
+                // the one known here: versions are tokens, and a value sent again as new after the
+                // server lost the item is numbered with a version devices hold for the old one.
+                guard let known = local.stamp.flatMap(HybridStamp.init), opened.stamp > known else { return }
+            }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)
             if local.pending && myDigest != local.digest
