@@ -37,6 +37,17 @@ extension SyncEngine {
     /// Fetches the server's copies of `keys` (kind, id) and applies them as pulled records, a
     /// batch at a time, each batch in one transaction.
     func fetchAndApply(_ keys: [(kind: String, id: String)]) throws {
+        try fetch(keys) { records in
+            let now = store.stamp()
+            try store.writeTransaction {
+                for record in records { try apply(record, at: now) }
+                try applyHeldWhoseParentArrived(at: now)
+            }
+        }
+    }
+
+    /// The server's current copies of `keys` (kind, id), handed to `body` a batch at a time.
+    func fetch(_ keys: [(kind: String, id: String)], _ body: ([WireRecord]) throws -> Void) throws {
         var start = 0
         while start < keys.count {
             let slice = keys[start..<min(start + AgentLimits.batchRecords, keys.count)]
@@ -45,13 +56,35 @@ extension SyncEngine {
             request.zone = account.zone
             request.records = slice.map { WireRecord(kind: $0.kind, id: $0.id, deleted: false, fields: [:]) }
             try agent.post(request)
-            let (records, _, _) = try WireJSON.page(try agent.collect(), agent)
-            let now = store.stamp()
-            try store.writeTransaction {
-                for record in records { try apply(record, at: now) }
-                try applyHeldWhoseParentArrived(at: now)
+            try body(try WireJSON.page(try agent.collect(), agent).records)
+        }
+    }
+
+    /// The keychain's side of the comparison: a migratable item this device had uploaded that the
+    /// server no longer has goes again as new; one the server has at an older version, deleted, or
+    /// that this device lacks is fetched and merged as a pull would (the keychain's token stays).
+    func compareSecrets(with onServer: [String: (version: Int64, deleted: Bool)]) throws {
+        guard let keychain = syncingKeychain, let start = try secretPullStart(), !start.fresh else { return }
+        var fetching: [(kind: String, id: String)] = []
+        var lost: [KeychainSyncItem] = []
+        var mine: Set<String> = []
+        for item in try keychain.syncItems() {
+            let id = try key.secretID(service: item.service, account: item.account)
+            mine.insert(id)
+            guard let version = item.version else { continue }  // never uploaded: pending already
+            guard let server = onServer[id] else { lost.append(item); continue }
+            if server.version < version || server.deleted { fetching.append((Self.secretKind, id)) }
+        }
+        for tombstone in try keychain.syncTombstones() { mine.insert(try key.secretID(service: tombstone.service, account: tombstone.account)) }
+        for (id, server) in onServer where !server.deleted && !mine.contains(id) { fetching.append((Self.secretKind, id)) }
+        try fetch(fetching) { records in try applySecrets(records, token: start.after) }
+        guard mayTrustAbsence, !lost.isEmpty else { return }
+        try keychain.write {
+            for item in lost {
+                try keychain.setSyncState(service: item.service, account: item.account, pending: true, version: nil, stamp: nil, digest: nil)
             }
         }
+        report.reuploaded += lost.count
     }
 
     /// Once every `AgentLimits.comparisonHours`, or when asked (`sync now --compare`), and never
@@ -76,17 +109,22 @@ extension SyncEngine {
         }
         let reuploadedBefore = report.reuploaded
         var onServer: [String: (version: Int64, deleted: Bool)] = [:]
+        var secretsOnServer: [String: (version: Int64, deleted: Bool)] = [:]
         var request = AgentRequest(.listRecords)
         request.zone = account.zone
         while true {
             let answer = try agent.send(request)
-            for record in answer.records ?? [] where record.kind != Self.secretKind {
-                onServer[record.kind + "/" + record.id] = (record.version ?? 0, record.deleted)
+            for record in answer.records ?? [] {
+                if record.kind == Self.secretKind {
+                    secretsOnServer[record.id] = (record.version ?? 0, record.deleted)
+                } else {
+                    onServer[record.kind + "/" + record.id] = (record.version ?? 0, record.deleted)
+                }
             }
             guard answer.more == true, let last = answer.records?.last else { break }
             request.afterKey = last.kind + "/" + last.id
         }
-        var fetch: [(kind: String, id: String)] = []
+        var fetching: [(kind: String, id: String)] = []
         var lost: [(RecordKind, String)] = []
         for kind in SyncRecord.kinds {
             let known = try store.knownIDs(kind)
@@ -95,14 +133,15 @@ extension SyncEngine {
                 guard let server = onServer[kind.rawValue + "/" + id] else { lost.append((kind, id)); continue }
                 // Older there, or deleted there at a version held here live (numbered after the
                 // server went back): fetched and merged.
-                if server.version < remoteVersion || (server.deleted && !deletedHere.contains(id)) { fetch.append((kind.rawValue, id)) }
+                if server.version < remoteVersion || (server.deleted && !deletedHere.contains(id)) { fetching.append((kind.rawValue, id)) }
             }
             for (key, server) in onServer where !server.deleted && key.hasPrefix(kind.rawValue + "/") {
                 let id = String(key.dropFirst(kind.rawValue.utf8.count + 1))
-                if !known.contains(id) { fetch.append((kind.rawValue, id)) }
+                if !known.contains(id) { fetching.append((kind.rawValue, id)) }
             }
         }
-        if !fetch.isEmpty { try fetchAndApply(fetch) }
+        if !fetching.isEmpty { try fetchAndApply(fetching) }
+        try compareSecrets(with: secretsOnServer)
         // A held record the server no longer has live (deleted there, or lost) waits for nothing
         // any more: it was never this device's, and whoever still has it sends it again.
         let gone = try store.heldRecords().filter { held in onServer[held.kind.rawValue + "/" + held.id].map(\.deleted) ?? true }

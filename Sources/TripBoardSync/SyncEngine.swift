@@ -212,6 +212,7 @@ public final class SyncEngine {
         if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
             // What the comparison found to send again goes now, not at the next sync.
             _ = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            _ = try pushSecrets()
         }
         if !placeholders.isEmpty || report.placeholdersReplaced > 0 {
             report.placeholdersReplaced += try store.removeEmptyPlaceholderTrips()

@@ -118,6 +118,30 @@ import TripBoardSystem
         #expect(try DeviceRecords.live(of: a) == DeviceRecords.live(of: c))
     }
 
+    /// A migratable keychain item whose row the server lost is sent again at the device's
+    /// comparison (`sync now --compare`), and a device that joins afterwards gets it; a value set
+    /// afterwards on another device, numbered with the version the lost one had, still arrives.
+    @Test func aKeychainItemTheServerLostIsSentAgainAtTheComparison() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.ok("keychain", "set", "api.example.com", "ana", "--accessibility", "migratable", stdin: "first value\n")
+        try a.sync()
+        try b.sync()
+        _ = try server.psql("DELETE FROM tripboard.records WHERE kind = 'secret'")
+        let compared = try a.app("sync", "now", "--compare", "--json")
+        #expect(compared.status == 0, "\(compared)")
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        try c.sync()
+        #expect(try c.app("keychain", "get", "api.example.com", "ana").trimmedStdout == "first value")
+        try c.ok("keychain", "set", "api.example.com", "ana", "--accessibility", "migratable", stdin: "second value\n")
+        try c.sync()
+        for device in [a, b] {
+            try device.sync()
+            #expect(try device.app("keychain", "get", "api.example.com", "ana").trimmedStdout == "second value")
+        }
+    }
+
     /// One record's version lowered on the server: B's edit meets a version its feed never
     /// lists again; it is fetched, merged, and pushed against the server's version — no loop of
     /// conflicts — and A, which holds a higher version, still takes B's edit.

@@ -53,9 +53,9 @@ KNOWN_FAILURES = [
     # extension calling a lost store "being updated", an import failing after its commit without
     # saying so, control characters echoed in errors) are fixed; docs/torture.md tells their story.
     (r"^sync-model .*\[after the server forgot\]$",
-     "sync after the server forgot (a restored dump, lost rows): deletions and keychain values carry no stamp or "
-     "incarnation, so a device cannot always tell a lost deletion from a restore, nor a reused version from its own "
-     "(docs/torture.md §10, What it found: 3–7; sealed deletions and incarnations come with the next issue)"),
+     "sync after the server forgot (a restored dump, lost rows): deletions carry no stamp or incarnation, so a "
+     "device cannot always tell a lost deletion from a restore (docs/torture.md §10, What it found: 3, 5–7; sealed "
+     "deletions and incarnations come with the next issue)"),
 ]
 
 
