@@ -18,16 +18,21 @@ extension SyncEngine {
         let lost = records.filter { $0.version == 0 }
         let differing = records.filter { $0.version > 0 }
         let now = store.stamp()
-        if !lost.isEmpty && mayTrustAbsence {
-            try store.writeTransaction {
-                for result in lost {
-                    guard let kind = RecordKind(rawValue: result.kind), let record = try store.syncRecord(kind, id: result.id),
-                          record.remoteVersion != nil else { continue }
-                    try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
-                }
-            }
+        if !lost.isEmpty {
+            let keys = lost.compactMap { result in RecordKind(rawValue: result.kind).map { (kind: $0, id: result.id) } }
+            try store.writeTransaction { try settleLostOnServer(keys, at: now) }
         }
         if !differing.isEmpty { try fetchAndApply(differing.map { ($0.kind, $0.id) }) }
+    }
+
+    /// Records the server no longer has though this device had them uploaded, inside the caller's
+    /// transaction: sent again as new (deletions are done), when the absence means a loss.
+    private func settleLostOnServer(_ keys: [(kind: RecordKind, id: String)], at now: String) throws {
+        guard mayTrustAbsence else { return }
+        for (kind, id) in keys {
+            guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
+            try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
+        }
     }
 
     /// Whether a record the server lacks was lost there rather than deleted past the horizon:
@@ -125,19 +130,18 @@ extension SyncEngine {
             request.afterKey = last.kind + "/" + last.id
         }
         var fetching: [(kind: String, id: String)] = []
-        var lost: [(RecordKind, String)] = []
+        var lost: [(kind: RecordKind, id: String)] = []
         for kind in SyncRecord.kinds {
             let known = try store.knownIDs(kind)
-            let deletedHere = try store.deletedIDs(kind)
             for (id, remoteVersion) in try store.uploadedVersions(kind) {
                 guard let server = onServer[kind.rawValue + "/" + id] else { lost.append((kind, id)); continue }
                 // Older there, or deleted there at a version held here live (numbered after the
                 // server went back): fetched and merged.
-                if server.version < remoteVersion || (server.deleted && !deletedHere.contains(id)) { fetching.append((kind.rawValue, id)) }
+                if server.version < remoteVersion || (server.deleted && known[id] == false) { fetching.append((kind.rawValue, id)) }
             }
             for (key, server) in onServer where !server.deleted && key.hasPrefix(kind.rawValue + "/") {
                 let id = String(key.dropFirst(kind.rawValue.utf8.count + 1))
-                if !known.contains(id) { fetching.append((kind.rawValue, id)) }
+                if known[id] == nil { fetching.append((kind.rawValue, id)) }
             }
         }
         if !fetching.isEmpty { try fetchAndApply(fetching) }
@@ -147,12 +151,7 @@ extension SyncEngine {
         let gone = try store.heldRecords().filter { held in onServer[held.kind.rawValue + "/" + held.id].map(\.deleted) ?? true }
         try store.writeTransaction {
             for held in gone { try store.dropHeld(held.kind, id: held.id) }
-            if mayTrustAbsence {
-                for (kind, id) in lost {
-                    guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
-                    try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
-                }
-            }
+            try settleLostOnServer(lost, at: now)
             try store.setLastComparedAt(now)
         }
         return report.reuploaded - reuploadedBefore

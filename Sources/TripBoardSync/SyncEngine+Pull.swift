@@ -105,11 +105,14 @@ extension SyncEngine {
             return
         }
         var fields: OpenedFields = [:]
-        for field in SyncRecord.fieldNames(kind) + [Self.lostEditsField] {
-            guard let sealed = remote.fields[field] else { continue }
+        func open(_ field: String) throws {
+            guard let sealed = remote.fields[field] else { return }
             guard let stamp = HybridStamp(sealed.stamp) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): a field's stamp is malformed") }
             fields[field] = (try key.open(sealed, kind: kind.rawValue, id: remote.id, field: field), stamp)
         }
+        // The kind's fields, then the losing values another device tells of (no array made per record).
+        for field in SyncRecord.fieldNames(kind) { try open(field) }
+        try open(Self.lostEditsField)
         let local = try store.syncRecord(kind, id: remote.id)
         if let local, let current = local.remoteVersion, current >= version {
             // Version numbers are concurrency tokens, never the proof of "I have this already": a
@@ -327,14 +330,15 @@ extension SyncEngine {
         return (merged, kept)
     }
 
-    /// A record this device has never had. A place or booking whose trip is in the trash here,
-    /// or an attachment whose booking is, joins it there (the server still has it live: its
-    /// deletion is pushed from here); one whose parent was deleted and emptied from the trash
-    /// here, its deletion not yet sent, becomes a deletion to send with it.
     /// `milliseconds` since the epoch as an ISO 8601 UTC stamp (`updated_at`'s form).
     static func utcStamp(milliseconds: Int64) -> String {
         Timestamp(secondsSinceEpoch: milliseconds / 1000, milliseconds: Int(milliseconds % 1000)).utcStamp
     }
+
+    /// A record this device has never had. A place or booking whose trip is in the trash here,
+    /// or an attachment whose booking is, joins it there (the server still has it live: its
+    /// deletion is pushed from here); one whose parent was deleted and emptied from the trash
+    /// here, its deletion not yet sent, becomes a deletion to send with it.
 
     private func insertNew(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                            kind: RecordKind, at now: String) throws {

@@ -95,15 +95,23 @@ public final class AgentService {
 
     /// `fetch`: the server's current copies of `records` (those it has), as a page's frame.
     private func fetch(_ records: [WireRecord], zone: String, _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
-        let keys = "[" + records.map { "{\"kind\":" + Self.jsonString($0.kind) + ",\"id\":" + Self.jsonString($0.id) + "}" }
-            .joined(separator: ",") + "]"
         let rows = try connection.query("""
             SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields::text FROM tripboard.records r
             JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
             WHERE r.zone = $1 ORDER BY r.change_sequence
-            """, [zone, keys])
+            """, [zone, Self.keys(of: records)])
         let (output, _, _) = Self.recordsFrame(rows, byteLimit: .max)
         return output + Array("],\"more\":false}".utf8)
+    }
+
+    /// `records`' kinds and ids as a JSON array of `{"kind", "id"}`, for `json_to_recordset`.
+    private static func keys(of records: [WireRecord]) -> String {
+        var keys = "["
+        for (index, record) in records.enumerated() {
+            if index > 0 { keys += "," }
+            keys += "{\"kind\":" + jsonString(record.kind) + ",\"id\":" + jsonString(record.id) + "}"
+        }
+        return keys + "]"
     }
 
     /// `{"records":[` and rows of (kind, id, version, change_sequence, deleted, fields text), each
@@ -396,12 +404,7 @@ public final class AgentService {
     /// in one statement, by `kind/id`.
     private static func lockedVersions(of records: [WireRecord], zone: String,
                                        _ connection: PostgresConnection) throws(PostgresError) -> [String: Int64] {
-        var keys = "["
-        for (index, record) in records.enumerated() {
-            if index > 0 { keys += "," }
-            keys += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id) + "}"
-        }
-        keys += "]"
+        let keys = Self.keys(of: records)
         var current: [String: Int64] = [:]
         for row in try connection.query("""
             SELECT r.kind, r.id, r.version FROM tripboard.records r

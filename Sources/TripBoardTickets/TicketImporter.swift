@@ -97,8 +97,8 @@ public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
-/// Files a PDF ticket into the container (issue: share extension), in the order that keeps every
-/// instant consistent (architecture §4.4):
+/// Files a PDF ticket into the container, in the order that keeps every instant consistent (the
+/// file durable before the row that names it: docs/storage.md §4.3):
 ///
 /// 1. references checked (unknown trip or booking: refused before a byte is written);
 /// 2. the bytes streamed into `tmp/`, hashed with BLAKE2b, capped;

@@ -139,16 +139,14 @@ extension Store {
         try connection.statement("UPDATE sync_account SET last_compared_at = ?").run([.text(stamp)])
     }
 
-    /// The ids of the records of `kind` deleted here (tombstones and what is in the trash).
-    package func deletedIDs(_ kind: RecordKind) throws -> Set<String> {
-        Set(try connection.statement("SELECT id FROM \(kind.table) WHERE sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL")
-            .rows { $0.text(0) })
-    }
-
-    /// The ids of every record of `kind` here, in any state, and of those held.
-    package func knownIDs(_ kind: RecordKind) throws -> Set<String> {
-        var ids = Set(try connection.statement("SELECT id FROM \(kind.table)").rows { $0.text(0) })
-        ids.formUnion(try connection.statement("SELECT id FROM sync_held WHERE kind = ?").rows([.text(kind.rawValue)]) { $0.text(0) })
+    /// Every record of `kind` here, in any state, by id: whether it is deleted here (a tombstone,
+    /// or in the trash); and those held, as not deleted.
+    package func knownIDs(_ kind: RecordKind) throws -> [String: Bool] {
+        var ids: [String: Bool] = [:]
+        try connection.statement("SELECT id, sync_state = 'pendingDeletion' OR trashed_at IS NOT NULL FROM \(kind.table)")
+            .rows { ($0.text(0), $0.integer(1) != 0) }.forEach { ids[$0.0] = $0.1 }
+        try connection.statement("SELECT id FROM sync_held WHERE kind = ?").rows([.text(kind.rawValue)]) { $0.text(0) }
+            .forEach { ids[$0] = ids[$0] ?? false }
         return ids
     }
 

@@ -76,13 +76,11 @@ extension Store {
     /// children) were added or changed here and not yet on the server: what a deletion from
     /// another device takes of this device's own work.
     package func unsyncedRecordsUnder(_ kind: RecordKind, id: String) throws -> Int {
-        var count = 0
-        for member in Self.memberKinds(of: kind) {
-            let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
-            count += Int(try connection.integer("""
-                SELECT count(*) FROM \(member.table) WHERE \(scope) AND \(Store.liveCondition(member)) AND sync_state <> 'synchronized'
-                """, [.text(""), .text(id)]))
+        try Self.memberScopes(of: kind).reduce(0) { count, member in
+            count + Int(try connection.integer("""
+                SELECT count(*) FROM \(member.member.table) WHERE \(member.scope) AND \(Store.liveCondition(member.member))
+                  AND sync_state <> 'synchronized'
+                """, [.null, .text(id)]))
         }
-        return count
     }
 }

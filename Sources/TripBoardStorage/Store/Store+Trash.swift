@@ -38,6 +38,12 @@ extension Store {
     public static let trashRetentionSeconds: Int64 = 30 * 86_400
 
     /// The tables whose rows belong to an entry of `kind`, children first, the entry's own last.
+    /// Each member kind of an entry of `kind` (`memberKinds`) with the condition that selects its
+    /// rows under the record `?2`: the record itself, or its children (`childScope`).
+    static func memberScopes(of kind: RecordKind, liveOnly: Bool = true) -> [(member: RecordKind, scope: String)] {
+        memberKinds(of: kind).map { member in (member, member == kind ? "id = ?2" : childScope(member, of: kind, liveOnly: liveOnly)) }
+    }
+
     static func memberKinds(of kind: RecordKind) -> [RecordKind] {
         switch kind {
         case .trip: [.attachment, .booking, .place, .trip]
@@ -66,8 +72,7 @@ extension Store {
                                      [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
         // Children first: their scope is "of a live booking (or trip)", which the parent's
         // own update then ends.
-        for member in Self.memberKinds(of: kind) {
-            let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind)
+        for (member, scope) in Self.memberScopes(of: kind) {
             try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Store.liveCondition(member))")
                 .run([.text(now), .text(id)])
         }

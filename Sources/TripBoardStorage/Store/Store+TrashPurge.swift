@@ -14,11 +14,10 @@ extension Store {
                 throw StoreError.notInTrash(id: id)
             }
             try requireRestorablePlace(of: entry)
-            for member in Self.memberKinds(of: kind) {
-                let scope = (member == kind ? "id = ?2" : Self.childScope(member, of: kind, liveOnly: false)) + " AND trashed_with = ?2"
+            for (member, scope) in Self.memberScopes(of: kind, liveOnly: false) {
                 try connection.statement("""
                     UPDATE \(member.table) SET trashed_at = NULL, trashed_with = NULL, sync_state = 'pendingUpload', updated_at = ?1
-                    WHERE \(scope)
+                    WHERE \(scope) AND trashed_with = ?2
                     """).run([.text(now), .text(id)])
             }
             return entry
@@ -53,8 +52,7 @@ extension Store {
         let now = stamp()
         try connection.writeTransaction {
             for (kind, id) in entries {
-                for member in Self.memberKinds(of: kind) {
-                    let scope = member == kind ? "id = ?2" : Self.childScope(member, of: kind, liveOnly: false)
+                for (member, scope) in Self.memberScopes(of: kind, liveOnly: false) {
                     if member == .attachment {
                         // A tombstone whose file the queue already removed is not queued again.
                         try connection.statement("""

@@ -3,7 +3,8 @@ import Glibc
 
 /// Runs a helper executable to completion under a wall-clock deadline and returns what it printed
 /// on stdout: spawn, drain the pipe while the child runs, kill it with SIGKILL at the deadline,
-/// reap it. Synchronous on purpose (style rule 9): the caller blocks for at most `timeout` seconds
+/// reap it. Synchronous on purpose (a blocking wait stays visible, never hidden in an `async`
+/// function on the cooperative pool): the caller blocks for at most `timeout` seconds
 /// plus the time the kernel takes to deliver SIGKILL.
 ///
 /// The child gets stdin from `/dev/null`, stdout into a pipe, stderr discarded (or into a file, for
