@@ -57,21 +57,14 @@ extension AppCommand {
         ] + syncConflictCommands + syncWatchCommands
     }
 
-    /// Refuses a conninfo with a password in it (it would sit in argv and in the store) and a
-    /// zone name out of bounds.
+    /// Refuses a conninfo with a password in it (it would sit in argv and in the store) by the
+    /// conninfo's own grammar (`ConninfoPassword`: a `password` keyword, `user:secret@`, a
+    /// percent-encoded `pass%77ord=` parameter); `sync-agent` checks again with libpq's parser.
     static func checkedServer(_ conninfo: String) throws -> String {
-        let lowered = conninfo.lowercased()
         guard !conninfo.isEmpty, conninfo.utf8.count <= 1024 else { throw SyncError.invalidArgument("--server must be a libpq conninfo of at most 1024 bytes") }
-        // postgresql://user:secret@host/db — a ':' between "://" and the first '@'.
-        var userInfoHasPassword = false
-        let bytes = Array(lowered.utf8)
-        if let scheme = (0..<max(0, bytes.count - 2)).first(where: { bytes[$0] == 0x3a && bytes[$0 + 1] == 0x2f && bytes[$0 + 2] == 0x2f }) {
-            let rest = bytes[(scheme + 3)...]
-            if let at = rest.firstIndex(of: 0x40) { userInfoHasPassword = rest[..<at].contains(0x3a) }
-        }
         // Not echoed: it holds a password.
-        guard !lowered.includes("password") && !userInfoHasPassword else {
-            throw SyncError.invalidArgument("--server must not contain a password (it would be visible in `ps`); use --with-password, which reads it from standard input")
+        guard !ConninfoPassword.isPresent(in: conninfo) else {
+            throw SyncError.invalidArgument("--server must not contain a password (it would be visible in `ps` and kept in the store); use --with-password, which reads it from standard input")
         }
         return conninfo
     }

@@ -50,6 +50,7 @@ final class CommandContext {
         try MigrationCommand.runOnFirstLaunch(self)
         let container = try Container.openForWriting(at: try containerPath, options: try containerOptions())
         if container.wasCreated { console.diagnostic(terminalSafe("created a new TripBoard container at \(container.path)")) }
+        for notice in container.setUpNotices { console.warning(notice) }
         openedContainer = container
         return container
     }

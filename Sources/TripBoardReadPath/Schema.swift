@@ -94,21 +94,53 @@ package enum Schema {
         syncPending,
         // 8 → 9: held records and per-field edit times (docs/sync.md §3)
         syncOrder,
+        // 9 → 10: a server password an earlier build let into `sync_account` taken out (docs/sync.md §5)
+        serverPasswordRemoved,
     ]
 
+    /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.
+    static let serverPasswordRemoved = "-- sync_account.server without a password (Schema.removeServerPassword)"
+
     /// Brings `connection` through `steps` (step n takes version n to n + 1), each step in one
-    /// transaction with its version bump. The caller holds the exclusive container lock.
-    package static func migrate(_ connection: Connection, steps migrations: [String] = migrations) throws {
+    /// transaction with its version bump. The caller holds the exclusive container lock. Returns
+    /// what a step has to tell the user, once (the command that migrated prints it).
+    @discardableResult
+    package static func migrate(_ connection: Connection, steps migrations: [String] = migrations) throws -> [String] {
+        var notices: [String] = []
         while true {
             let applied = try connection.writeTransaction { () throws -> Bool in
                 let version = try connection.userVersion()
                 guard version < Int64(migrations.count) else { return false }
                 try connection.execute(migrations[Int(version)])
+                if migrations[Int(version)] == serverPasswordRemoved, let notice = try removeServerPassword(connection) {
+                    notices.append(notice)
+                }
                 try connection.execute("PRAGMA user_version = \(version + 1)")
                 return true
             }
-            if !applied { return }
+            if !applied { break }
         }
+        if !notices.isEmpty {
+            // The old row's bytes go from the main file at this checkpoint (the update ran with
+            // `secure_delete`), and the write-ahead log is emptied. The caller holds the
+            // exclusive lock: no reader keeps the log.
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        return notices
+    }
+
+    /// Takes the password out of the conninfo kept in `sync_account` (`ConninfoPassword`), its
+    /// old bytes overwritten (`secure_delete`); what to tell the user, or `nil` when it held none.
+    static func removeServerPassword(_ connection: Connection) throws -> String? {
+        guard try connection.integer("SELECT count(*) FROM sqlite_master WHERE name = 'sync_account'") == 1,
+              let server = try connection.text("SELECT server FROM sync_account WHERE only_row = 1"),
+              let cleaned = ConninfoPassword.removed(from: server) else { return nil }
+        try connection.execute("PRAGMA secure_delete = ON")
+        defer { try? connection.execute("PRAGMA secure_delete = OFF") }
+        try connection.statement("UPDATE sync_account SET server = ? WHERE only_row = 1").run([.text(cleaned)])
+        return cleaned.isEmpty
+            ? "the sync server's conninfo kept in this container held a password (an earlier build let it in); it was removed with the conninfo, which could not be read without it: run `app sync leave`, then `app sync setup --server CONNINFO --with-password`"
+            : "the sync server's conninfo kept in this container held a password (an earlier build let it in); it was removed from the store. If the server needs one, run `app sync leave`, then `app sync setup --server CONNINFO --with-password`, which keeps it in this device's keychain"
     }
 }
 

@@ -98,6 +98,8 @@ public final class SyncAgentClient {
             case .temporary: throw SyncError.serverBusy(failure.message)
             case .schema: throw SyncError.serverSchema(failure.message)
             case .badRequest, .server: throw SyncError.serverFailed(failure.message)
+            case .damaged: throw SyncError.damagedServerData(failure.message)
+            case .refused: throw SyncError.invalidArgument(failure.message)
             }
         }
         return response

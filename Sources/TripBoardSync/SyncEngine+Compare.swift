@@ -56,12 +56,18 @@ extension SyncEngine {
         var start = 0
         while start < keys.count {
             let slice = keys[start..<min(start + AgentLimits.batchRecords, keys.count)]
-            start += slice.count
             var request = AgentRequest(.fetch)
             request.zone = account.zone
             request.records = slice.map { WireRecord(kind: $0.kind, id: $0.id, deleted: false, fields: [:]) }
             try agent.post(request)
-            try body(try WireJSON.page(try agent.collect(), agent).records)
+            // An answer holds at most a page's bytes: it says how many of the records asked it
+            // settles, and the rest are asked again.
+            let page = try WireJSON.page(try agent.collect(), agent)
+            guard let covered = page.covered, (1...slice.count).contains(covered) else {
+                throw SyncError.agentFailed(detail: "a fetch answer that settles none of the records asked")
+            }
+            start += covered
+            try body(page.records)
         }
     }
 

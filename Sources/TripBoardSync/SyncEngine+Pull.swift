@@ -32,7 +32,7 @@ extension SyncEngine {
             pageRequest.limit = AgentLimits.pageRecords
             try agent.post(pageRequest)
             while true {
-                let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
+                let (records, more, _, _) = try WireJSON.page(try agent.collect(), agent)
                 // The next page is read on the server while this one is applied here.
                 if more { try agent.post(pageRequest) }
                 let end = more ? (records.last?.sequence ?? reached) : high

@@ -54,7 +54,7 @@ extension SyncEngine {
         pageRequest.limit = AgentLimits.pageRecords
         while true {
             try agent.post(pageRequest)
-            let (records, more, _) = try WireJSON.page(try agent.collect(), agent)
+            let (records, more, _, _) = try WireJSON.page(try agent.collect(), agent)
             let now = store.stamp()
             // Keychain items are settled in the keychain's transaction, with its own token.
             secrets += records.filter { $0.kind == Self.secretKind }

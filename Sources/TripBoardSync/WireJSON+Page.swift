@@ -5,8 +5,9 @@ extension WireJSON {
     /// A pulled page (`pullPage`'s answer), read from its JSON value tree by hand rather than
     /// through `Codable`: its records, whether more follow, and the read's high mark. A failure
     /// answer throws what it means (`SyncAgentClient.response`); a record whose fields are not
-    /// sealed values is damaged server data.
-    static func page(_ answer: [UInt8], _ agent: SyncAgentClient) throws -> (records: [WireRecord], more: Bool, high: Int64?) {
+    /// sealed values is damaged server data. `covered` (a `fetch`'s answer): how many of the
+    /// records asked the answer settles.
+    static func page(_ answer: [UInt8], _ agent: SyncAgentClient) throws -> (records: [WireRecord], more: Bool, high: Int64?, covered: Int?) {
         guard let value = try? JSONValue.parse(answer), case .object(let members) = value else {
             _ = try agent.response(answer)
             throw SyncError.agentFailed(detail: "an answer that is not a response")
@@ -14,6 +15,7 @@ extension WireJSON {
         var records: [WireRecord] = []
         var more = false
         var high: Int64?
+        var covered: Int?
         for (key, member) in members {
             switch (key, member) {
             case ("failure", .null): continue
@@ -22,13 +24,14 @@ extension WireJSON {
                 throw SyncError.agentFailed(detail: "an answer that is not a response")
             case ("more", .bool(let flag)): more = flag
             case ("highSequence", .number(let text)): high = Int64(text)
+            case ("covered", .number(let text)): covered = Int(text)
             case ("records", .array(let elements)):
                 records.reserveCapacity(elements.count)
                 for element in elements { records.append(try record(element)) }
             default: continue
             }
         }
-        return (records, more, high)
+        return (records, more, high, covered)
     }
 
     private static func record(_ value: JSONValue) throws -> WireRecord {

@@ -150,6 +150,14 @@ public struct AgentFailure: Sendable, Codable, Equatable {
         case badRequest
         /// Anything else the server reported.
         case server
+        /// What the server answered breaks the protocol: a record whose sealed fields exceed
+        /// `AgentLimits.recordBytes`, a result beyond `AgentLimits.resultBytes` or
+        /// `resultRows`, a version or sequence out of `AgentLimits.counterRange`, an answer the
+        /// agent could not hold within its address space. Damaged server data (65), said once.
+        case damaged
+        /// The request carries something the agent will not send: a conninfo that holds a
+        /// password (in any spelling libpq reads) or that libpq cannot parse (64).
+        case refused
     }
 
     public var kind: Kind
@@ -293,4 +301,17 @@ public enum AgentLimits {
     public static let blobGraceDays = 31
     /// Blobs one `collectBlobs` removes at most, and unnamed records it answers at most.
     public static let blobsCollectedMaximum = 500
+    /// Bytes of sealed fields one record may have on the server: more is damaged server data.
+    /// The queries measure it themselves, so such a record never leaves the server.
+    public static let recordBytes = 8 << 20
+    /// Bytes and rows one query's result may bring, at most (results are read a row at a time,
+    /// libpq's single-row mode): a page is at most `batchBytes` plus one record of `recordBytes`.
+    public static let resultBytes = 24 << 20
+    public static let resultRows = 25_000
+    /// Versions and change sequences a server may hand out: 1 through 2^53 − 1, exact in every
+    /// JSON reader and far beyond any zone's life (a million changes a day for 24 million years).
+    public static let counterRange: ClosedRange<Int64> = 1...((1 << 53) - 1)
+    /// The agent's address space (`RLIMIT_AS`): an answer that would need more fails inside
+    /// libpq ("out of memory"), which the agent reports as damaged server data.
+    public static let addressSpaceBytes = 256 << 20
 }

@@ -5,7 +5,8 @@ import TripBoardSystem
 /// end), until stdin closes. Exit statuses: 0 at end of input (and for `--version`, alone or with
 /// `-q`), 64 when started with other arguments or sent a frame that is not a request, 74 when a
 /// pipe fails. It stops itself after
-/// `AgentLimits.lifetimeSeconds` (SIGALRM) whatever its client does, and it handles secret
+/// `AgentLimits.lifetimeSeconds` (SIGALRM) whatever its client does, holds at most
+/// `AgentLimits.addressSpaceBytes` of address space (`RLIMIT_AS`), and it handles secret
 /// material (a server password), so it makes no core dump.
 public enum AgentMain {
     /// What `sync-agent --version` prints.
@@ -29,6 +30,9 @@ public enum AgentMain {
             StandardStream.error.write(Array("sync-agent: warning: core dumps could not be turned off (\(error))\n".utf8))
         }
         ProcessSignal.scheduleAlarm(inSeconds: AgentLimits.lifetimeSeconds)
+        // Whatever a server answers, the agent holds at most this much: an allocation beyond it
+        // fails inside libpq, which the agent reports as damaged server data (65).
+        ResourceLimit.addressSpaceBytes.lower(to: UInt64(AgentLimits.addressSpaceBytes))
         let input: FileDescriptor
         let output: FileDescriptor
         do {

@@ -70,10 +70,11 @@ extension AgentService {
             return .failed(.badRequest, "blobRead needs a zone, a blob name and a chunk index, outside an upload")
         }
         let rows = try connection.query("""
-            SELECT b.chunk_count, encode(c.bytes, 'hex') FROM tripboard.blobs b
+            SELECT b.chunk_count, CASE WHEN octet_length(c.bytes) <= $4::int THEN encode(c.bytes, 'hex') END, c.bytes IS NULL
+            FROM tripboard.blobs b
             LEFT JOIN tripboard.blob_chunks c ON c.zone = b.zone AND c.name = b.name AND c.chunk_index = $3
             WHERE b.zone = $1 AND b.name = $2 AND b.complete
-            """, [zone, name, String(index)])
+            """, [zone, name, String(index), String(AgentLimits.blobChunkBytes + 64)])
         var response = AgentResponse()
         guard let row = rows.first, let count = row[0].flatMap({ Int($0) }) else {
             response.blobExists = false
@@ -81,6 +82,10 @@ extension AgentService {
         }
         response.blobExists = true
         response.chunkCount = count
+        if row[1] == nil && row[2] == "f" {
+            // Larger than any chunk a device uploads: left on the server, never read into memory.
+            return .failed(.damaged, "blob \(name)'s chunk \(index) on the server is larger than any chunk TripBoard writes")
+        }
         if let hex = row[1] {
             guard let bytes = Sodium.bytes(hex: hex) else { return .failed(.server, "blob \\(name) on the server has an unreadable chunk") }
             response.data = String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self)

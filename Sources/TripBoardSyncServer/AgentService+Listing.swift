@@ -9,13 +9,20 @@ extension AgentService {
         let parts = after.map { $0.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init) } ?? ["", ""]
         guard parts.count == 2 else { return .failed(.badRequest, "listRecords needs afterKey as kind/id") }
         let rows = try connection.query("""
-            SELECT kind, id, version, deleted FROM tripboard.records
+            SELECT left(kind, 65), left(id, 129), version, deleted FROM tripboard.records
             WHERE zone = $1 AND (kind, id) > ($2, $3) ORDER BY kind, id LIMIT $4
             """, [zone, parts[0], parts[1], String(limit)], prepared: true)
         var response = AgentResponse()
-        response.records = rows.map { row in
-            WireRecord(kind: row[0] ?? "", id: row[1] ?? "", version: row[2].flatMap { Int64($0) }, deleted: row[3] == "t", fields: [:])
+        var records: [WireRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows {
+            guard (row[0] ?? "").utf8.count <= 64, (row[1] ?? "").utf8.count <= 128 else {
+                throw PostgresError(kind: .damaged, sqlState: nil, message: "a record on the server has a kind or id longer than any TripBoard makes")
+            }
+            let version = try Self.counter(row[2], "the version of record \(row[0] ?? "") \(row[1] ?? "")")
+            records.append(WireRecord(kind: row[0] ?? "", id: row[1] ?? "", version: version, deleted: row[3] == "t", fields: [:]))
         }
+        response.records = records
         response.more = rows.count == limit
         return response
     }

@@ -6,6 +6,10 @@ import TripBoardSystem
 /// REPEATABLE READ transaction, so a pull's pages are one consistent read.
 public final class AgentService {
     private var connection: PostgresConnection?
+    /// What `connect` was given, for connecting again after an answer that broke the protocol
+    /// (`reconnect`); the password stays in this process, as the connection's does.
+    private var credentials: (conninfo: String, password: String?)?
+    private var reconnect = false
     private var pull: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool)?
     /// The blob being uploaded in the open transaction, and the next chunk it expects.
     var upload: (zone: String, name: String, chunkCount: Int, next: Int)?
@@ -25,6 +29,14 @@ public final class AgentService {
     /// into bytes, each record's fields as the server's text of them (jsonb, so valid JSON; `app`
     /// checks what they hold): no decoding and encoding again of every sealed field here.
     public func answer(_ request: AgentRequest) throws -> [UInt8] {
+        if connection == nil, reconnect, request.operation != .connect, let credentials {
+            reconnect = false
+            do {
+                connection = try PostgresConnection(conninfo: credentials.conninfo, password: credentials.password)
+            } catch {
+                return try JSON.encode(failed(error), pretty: false)
+            }
+        }
         if request.operation == .pullPage, let connection, let current = pull {
             do {
                 return try page(request, current, connection)
@@ -60,7 +72,14 @@ public final class AgentService {
     }
 
     private func failed(_ error: PostgresError) -> AgentResponse {
-        if error.kind == .unavailable {
+        if connection?.broken == true {
+            // An answer broke the protocol and was left unread: the next request connects
+            // afresh, so that what follows (this device's push) is still tried.
+            connection = nil
+            pull = nil
+            upload = nil
+            reconnect = true
+        } else if error.kind == .unavailable {
             connection = nil
             pull = nil
             upload = nil
@@ -82,26 +101,54 @@ public final class AgentService {
     private func page(_ request: AgentRequest, _ current: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool),
                       _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
         let limit = min(max(request.limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
-        let rows = try connection.query("""
-            SELECT kind, id, version, change_sequence, deleted, fields::text FROM tripboard.records
+        // The page ends in the query itself once the fields reach `batchBytes` (after its first
+        // record), and a record whose fields exceed `recordBytes` comes without them: however
+        // large the server's rows, no more than that leaves it.
+        let rows = try connection.query(Self.boundedRecords(from: """
+            SELECT kind, id, version, change_sequence, deleted, fields, change_sequence AS position FROM tripboard.records
             WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
             ORDER BY change_sequence LIMIT $4
-            """, [current.zone, String(current.cursor), String(current.high), String(limit)], prepared: true)
-        let (output, count, last) = Self.recordsFrame(rows)
+            """), [current.zone, String(current.cursor), String(current.high), String(limit), String(AgentLimits.batchBytes),
+                   String(AgentLimits.recordBytes)], prepared: true)
+        let (output, _, last) = try Self.recordsFrame(rows)
         if let last { pull?.cursor = last }
-        let more = count < rows.count || rows.count == limit
+        let total = rows.first.flatMap { $0[7] }.flatMap { Int($0) } ?? 0
+        let more = rows.count < total || total == limit
         return output + Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
     }
 
-    /// `fetch`: the server's current copies of `records` (those it has), as a page's frame.
+    /// `inner` (rows of kind, id, version, change_sequence, deleted, fields and a position to
+    /// order by) bounded: its rows up to the one whose fields bring the total past `bytes` (a
+    /// parameter; the first row always), each row's fields as text unless they exceed `recordBytes`
+    /// bytes (then NULL, and their size says why), with the size and the count of `inner`'s rows:
+    /// kind, id, version, change_sequence, deleted, fields text, size, count, position.
+    static func boundedRecords(from inner: String, bytes: String = "$5", recordBytes: String = "$6") -> String {
+        """
+        SELECT kind, id, version, change_sequence, deleted, CASE WHEN size > \(recordBytes)::bigint THEN NULL ELSE text END, size, total, position
+        FROM (SELECT left(s.kind, 64) AS kind, left(s.id, 128) AS id, s.version, s.change_sequence, s.deleted, t.text,
+                     octet_length(t.text) AS size, s.position,
+                     sum(octet_length(t.text)) OVER (ORDER BY s.position ROWS UNBOUNDED PRECEDING) AS running,
+                     row_number() OVER (ORDER BY s.position) AS n, count(*) OVER () AS total
+              FROM (\(inner)) s CROSS JOIN LATERAL (SELECT s.fields::text AS text) t) b
+        WHERE n = 1 OR running <= \(bytes)::bigint ORDER BY position
+        """
+    }
+
+    /// `fetch`: the server's current copies of `records` (those it has), as a page's frame, in
+    /// the order asked, bounded as a page is; `covered` says how many of the records asked this
+    /// answer settles (the client asks again for the rest).
     private func fetch(_ records: [WireRecord], zone: String, _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
-        let rows = try connection.query("""
-            SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields::text FROM tripboard.records r
-            JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
-            WHERE r.zone = $1 ORDER BY r.change_sequence
-            """, [zone, Self.keys(of: records)])
-        let (output, _, _) = Self.recordsFrame(rows, byteLimit: .max)
-        return output + Array("],\"more\":false}".utf8)
+        let rows = try connection.query(Self.boundedRecords(from: """
+            SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields, b.position FROM tripboard.records r
+            JOIN ROWS FROM (json_to_recordset($2::json) AS (kind text, id text)) WITH ORDINALITY AS b (kind, id, position)
+              ON r.kind = b.kind AND r.id = b.id
+            WHERE r.zone = $1
+            """, bytes: "$3", recordBytes: "$4"), [zone, Self.keys(of: records), String(AgentLimits.batchBytes), String(AgentLimits.recordBytes)])
+        let (output, _, _) = try Self.recordsFrame(rows)
+        let total = rows.first.flatMap { $0[7] }.flatMap { Int($0) } ?? 0
+        // All of them when the answer holds every row the server has of them; else those up to the last one it holds.
+        let covered = rows.count == total ? records.count : rows.last.flatMap { $0[8] }.flatMap { Int($0) } ?? records.count
+        return output + Array("],\"more\":\(covered < records.count),\"covered\":\(covered)}".utf8)
     }
 
     /// `records`' kinds and ids as a JSON array of `{"kind", "id"}`, for `json_to_recordset`.
@@ -114,36 +161,47 @@ public final class AgentService {
         return keys + "]"
     }
 
-    /// `{"records":[` and rows of (kind, id, version, change_sequence, deleted, fields text), each
-    /// record's fields as the server's text, until they reach `byteLimit` (after the first); how
-    /// many were written and the last one's sequence. The caller closes the array and the object.
-    private static func recordsFrame(_ rows: [[String?]], byteLimit: Int = AgentLimits.batchBytes) -> (output: [UInt8], count: Int, last: Int64?) {
+    /// `{"records":[` and rows of `boundedRecords`, each record's fields as the server's text;
+    /// how many were written and the last one's sequence. The caller closes the array and the
+    /// object. A record without its fields (beyond `recordBytes`), or whose version or sequence
+    /// is out of `counterRange`, is damaged server data.
+    static func recordsFrame(_ rows: [[String?]]) throws(PostgresError) -> (output: [UInt8], count: Int, last: Int64?) {
         var output: [UInt8] = []
         output.reserveCapacity(rows.reduce(0) { $0 + ($1[5]?.utf8.count ?? 2) + 160 })
         output += Array(#"{"records":["#.utf8)
-        var bytes = 0
         var count = 0
         var last: Int64?
         for row in rows {
-            let fields = row[5] ?? "{}"
-            if count > 0 && bytes + fields.utf8.count > byteLimit { break }
-            bytes += fields.utf8.count
+            let kind = row[0] ?? "", id = row[1] ?? ""
+            guard let fields = row[5] else {
+                throw PostgresError(kind: .damaged, sqlState: nil,
+                                    message: "record \(kind) \(id.prefix(64)) on the server has \(row[6] ?? "?") bytes of fields, more than the \(AgentLimits.recordBytes >> 20) MiB a record may have")
+            }
+            let version = try counter(row[2], "the version of record \(kind) \(id.prefix(64))")
+            let sequence = try counter(row[3], "the change sequence of record \(kind) \(id.prefix(64))")
             if count > 0 { output.append(UInt8(ascii: ",")) }
             count += 1
             output += Array(#"{"kind":"#.utf8)
-            JSONValue.writeString(row[0] ?? "", into: &output)
+            JSONValue.writeString(kind, into: &output)
             output += Array(#","id":"#.utf8)
-            JSONValue.writeString(row[1] ?? "", into: &output)
-            if let version = row[2].flatMap({ Int64($0) }) { output += Array(",\"version\":\(version)".utf8) }
-            if let sequence = row[3].flatMap({ Int64($0) }) {
-                output += Array(",\"sequence\":\(sequence)".utf8)
-                last = sequence
-            }
+            JSONValue.writeString(id, into: &output)
+            output += Array(",\"version\":\(version),\"sequence\":\(sequence)".utf8)
+            last = sequence
             output += Array(",\"deleted\":\(row[4] == "t"),\"fields\":".utf8)
             output += Array(fields.utf8)
             output.append(UInt8(ascii: "}"))
         }
         return (output, count, last)
+    }
+
+    /// A version or sequence number the server answered, within `AgentLimits.counterRange`
+    /// (`minimum` 0 for a zone's counters, which start there); anything else is damaged server data.
+    static func counter(_ text: String?, _ what: String, minimum: Int64 = AgentLimits.counterRange.lowerBound) throws(PostgresError) -> Int64 {
+        guard let text, let value = Int64(text), value >= minimum, value <= AgentLimits.counterRange.upperBound else {
+            throw PostgresError(kind: .damaged, sqlState: nil,
+                                message: "\(what) on the server is \(text.map { String($0.prefix(24)) } ?? "missing"), outside 1…2^53 − 1")
+        }
+        return value
     }
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
@@ -210,6 +268,7 @@ public final class AgentService {
         guard let conninfo = request.conninfo, !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
         let connection = try PostgresConnection(conninfo: conninfo, password: request.password)
         self.connection = connection
+        credentials = (conninfo, request.password)
         var response = AgentResponse()
         response.serverTime = try connection.query(
             #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil
@@ -322,12 +381,20 @@ public final class AgentService {
     }
 
     private func zoneInfo(_ zone: String, _ connection: PostgresConnection) throws(PostgresError) -> ZoneInfo? {
+        // Text the server keeps is cut in the query to what an honest row can hold (a longer key
+        // wrap then fails to open on the device: the zone's key cannot be trusted).
         guard let row = try connection.query("""
-            SELECT name, epoch, change_sequence, key_wrap, min_client_version, purged_through FROM tripboard.zones WHERE name = $1
+            SELECT left(name, 65), left(epoch, 65), change_sequence, left(key_wrap, 4097), min_client_version, purged_through
+            FROM tripboard.zones WHERE name = $1
             """, [zone]).first
         else { return nil }
-        return ZoneInfo(name: row[0] ?? zone, epoch: row[1] ?? "", changeSequence: Int64(row[2] ?? "0") ?? 0,
-                        keyWrap: row[3] ?? "", minClientVersion: Int(row[4] ?? "1") ?? 1, purgedThrough: Int64(row[5] ?? "0") ?? 0)
+        let sequence = try Self.counter(row[2], "zone \(zone)'s change sequence", minimum: 0)
+        let purged = try Self.counter(row[5], "zone \(zone)'s purged_through", minimum: 0)
+        guard purged <= sequence, let minimum = row[4].flatMap({ Int($0) }), (1...1_000_000).contains(minimum) else {
+            throw PostgresError(kind: .damaged, sqlState: nil, message: "zone \(zone)'s counters on the server contradict each other")
+        }
+        return ZoneInfo(name: row[0] ?? zone, epoch: row[1] ?? "", changeSequence: sequence,
+                        keyWrap: row[3] ?? "", minClientVersion: minimum, purgedThrough: purged)
     }
 
     /// Removes the zone's tombstones last written more than `days` ago, in one transaction with
@@ -375,16 +442,19 @@ public final class AgentService {
             // the old one in its trash takes the new one for newer.
             let firstVersion = (Int64(zoneRow[1] ?? "0") ?? 0) + 1
             if let stored = try connection.query(
-                "SELECT results::text FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutationID],
-                prepared: true).first?.first ?? nil {
+                "SELECT left(results::text, $3::int) FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2",
+                [zone, mutationID, String(AgentLimits.resultBytes / 4)], prepared: true).first?.first ?? nil {
                 var response = AgentResponse()
                 response.results = try Self.decoded([PushResult].self, stored, what: "the stored results of mutation \(mutationID)")
                 response.replayed = true
                 return try Self.frame(response)
             }
             let current = try Self.lockedVersions(of: records, zone: zone, connection)
-            let (results, layers, sequence) = Self.numbered(records, current: current, counter: Int64(counter) ?? 0,
-                                                            firstVersion: firstVersion)
+            let start = try Self.counter(counter, "zone \(zone)'s change sequence", minimum: 0)
+            guard start <= AgentLimits.counterRange.upperBound - Int64(records.count), firstVersion <= start + 1 else {
+                throw PostgresError(kind: .damaged, sqlState: nil, message: "zone \(zone)'s counters on the server are out of range")
+            }
+            let (results, layers, sequence) = Self.numbered(records, current: current, counter: start, firstVersion: firstVersion)
             let missingBlobs = try Self.touchBlobs(of: records, results, zone: zone, connection)
             try Self.write(layers, zone: zone, connection)
             try connection.query("UPDATE tripboard.zones SET change_sequence = $2 WHERE name = $1", [zone, String(sequence)], prepared: true)
@@ -406,12 +476,18 @@ public final class AgentService {
                                        _ connection: PostgresConnection) throws(PostgresError) -> [String: Int64] {
         let keys = Self.keys(of: records)
         var current: [String: Int64] = [:]
+        let counterRange = AgentLimits.counterRange
         for row in try connection.query("""
             SELECT r.kind, r.id, r.version FROM tripboard.records r
             JOIN json_to_recordset($2::json) AS b (kind text, id text) ON r.kind = b.kind AND r.id = b.id
             WHERE r.zone = $1 FOR UPDATE OF r
             """, [zone, keys], prepared: true) {
-            current[(row[0] ?? "") + "/" + (row[1] ?? "")] = Int64(row[2] ?? "")
+            // A version at the top of the range cannot take one more write.
+            let version = try counter(row[2], "the version of record \(row[0] ?? "") \(row[1] ?? "")")
+            guard version < counterRange.upperBound else {
+                throw PostgresError(kind: .damaged, sqlState: nil, message: "the version of record \(row[0] ?? "") \(row[1] ?? "") on the server is out of range")
+            }
+            current[(row[0] ?? "") + "/" + (row[1] ?? "")] = version
         }
         return current
     }

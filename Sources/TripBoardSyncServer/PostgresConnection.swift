@@ -15,6 +15,7 @@ final class PostgresConnection {
     /// `lock_timeout` and `idle_in_transaction_session_timeout` set for the session, so that a
     /// stalled or dead server ends in an error, never a hang.
     init(conninfo: String, password: String?) throws(PostgresError) {
+        try Self.refusePassword(in: conninfo)
         // Later keywords override what the expanded conninfo says (PQconnectdbParams, expand_dbname).
         var pairs: [(String, String)] = [("dbname", conninfo)]
         if let password { pairs.append(("password", password)) }
@@ -61,26 +62,76 @@ final class PostgresConnection {
                 name = fresh
             }
         }
-        let result: OpaquePointer? = CStringArray(parameters).withPointers { values in
-            if let name { return PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0) }
-            return PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        let sent: Int32 = CStringArray(parameters).withPointers { values in
+            if let name { return PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0) }
+            return PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
-        guard let result else { throw failure(nil) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else { throw failure(result) }
-        let rowCount = PQntuples(result)
-        let columnCount = PQnfields(result)
+        guard sent == 1 else { throw failure(nil) }
+        // A row at a time (single-row mode), so that what the server answers is counted as it
+        // arrives: a result beyond the bounds is damaged server data, and the connection, its
+        // result unread, is dropped (`AgentService.failed`).
+        _ = PQsetSingleRowMode(handle)
+        return try collectRows()
+    }
+
+    /// The rows of the query just sent, a result at a time until libpq has none left; a failure
+    /// is thrown once every result is read (libpq wants them all read before the next query).
+    private func collectRows() throws(PostgresError) -> [[String?]] {
         var rows: [[String?]] = []
-        rows.reserveCapacity(Int(rowCount))
-        for row in 0..<rowCount {
-            var values: [String?] = []
-            for column in 0..<columnCount {
-                values.append(PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column)))
+        var bytes = 0
+        var failed: PostgresError?
+        while let result = PQgetResult(handle) {
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_SINGLE_TUPLE {
+                guard failed == nil else { continue }
+                var values: [String?] = []
+                for column in 0..<PQnfields(result) {
+                    if PQgetisnull(result, 0, column) == 1 {
+                        values.append(nil)
+                    } else {
+                        bytes += Int(PQgetlength(result, 0, column))
+                        values.append(String(cString: PQgetvalue(result, 0, column)))
+                    }
+                }
+                rows.append(values)
+                if rows.count > AgentLimits.resultRows || bytes > AgentLimits.resultBytes {
+                    // Nothing more of it is read: the connection goes with the rest.
+                    broken = true
+                    throw PostgresError(kind: .damaged, sqlState: nil, message: rows.count > AgentLimits.resultRows
+                        ? "the server answered more than \(AgentLimits.resultRows) rows to one query"
+                        : "the server answered more than \(AgentLimits.resultBytes >> 20) MiB to one query")
+                }
+            } else if status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && failed == nil {
+                failed = failure(result)
             }
-            rows.append(values)
         }
+        if let failed { throw failed }
         return rows
+    }
+
+    /// True once this connection may hold an answer it did not read: it is not used again.
+    private(set) var broken = false
+
+    /// Refuses a conninfo that holds a password in any spelling libpq reads (a `password`
+    /// keyword, a URI's `user:secret@`, a percent-encoded `pass%77ord=` parameter), or that
+    /// libpq cannot parse: parsed by libpq itself (`PQconninfoParse`), so that what is checked is
+    /// what would connect. The message never repeats the conninfo, nor libpq's (which may quote it).
+    static func refusePassword(in conninfo: String) throws(PostgresError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &error) else {
+            if let error { PQfreemem(error) }
+            throw PostgresError(kind: .refused, sqlState: nil, message: "--server is not a conninfo libpq can read (keyword=value pairs or a postgresql:// URI)")
+        }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
+                throw PostgresError(kind: .refused, sqlState: nil,
+                                    message: "--server must not contain a password (it would be visible in `ps` and kept in the store); use --with-password, which reads it from standard input")
+            }
+            option += 1
+        }
     }
 
     /// Runs statements without parameters (several may be separated by `;`).
@@ -144,11 +195,21 @@ final class PostgresConnection {
         // An error without a SQLSTATE is libpq's own, not the server's answer to the statement:
         // the connection broke, even when its status does not say so yet (a server stopped under
         // a command: "server closed the connection unexpectedly"). Worth a new connection.
+        if sqlState == nil && Self.memoryOrFramingMessages.contains(where: { message.includes($0) }) {
+            // libpq could not hold what the server sent within the agent's address space
+            // (`RLIMIT_AS`), or the server broke the protocol's framing: no honest server does either.
+            broken = true
+            return PostgresError(kind: .damaged, sqlState: nil, message: "the server's answer breaks the protocol (\(message))")
+        }
         if PQstatus(handle) != CONNECTION_OK || sqlState == nil {
             return PostgresError(kind: .unavailable, sqlState: sqlState, message: message)
         }
         return PostgresError(kind: PostgresError.kind(sqlState: sqlState), sqlState: sqlState, message: message)
     }
+
+    /// libpq's words (it is not translated here: the agent never calls `setlocale`) for an answer
+    /// it could not hold within the agent's address space, or whose framing is broken.
+    private static let memoryOrFramingMessages = ["out of memory", "cannot allocate memory", "lost synchronization with server"]
 
     private static func trimmed(_ message: String) -> String {
         let line = message.split(separator: "\n").first.map(String.init) ?? message

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardSystem
+import TripBoardStorage
 
 /// Sync whatever the order of events (docs/sync.md §3, "Any order of arrival" and "Stamps"):
 /// children that arrive before their parent, edits of different fields at different times, a
@@ -197,7 +198,7 @@ import TripBoardSystem
         #expect(try a.container.sqlite(BookingZoneTests.schemaNineUndone + "PRAGMA user_version = 8").status == 0)
         let synced = try a.sync()
         #expect(synced["pushed"] as? Int == 1 && synced["pending"] as? Int == 0, "\(synced)")
-        #expect(try a.container.sqlite("PRAGMA user_version").trimmedStdout == "9")
+        #expect(try a.container.sqlite("PRAGMA user_version").trimmedStdout == String(Store.schemaVersion))
         try b.sync()
         let shown = try #require(try b.json("trip", "show", trip) as? [String: Any])
         #expect(shown["name"] as? String == "Gent" && shown["notes"] as? String == "Gravensteen", "\(shown)")

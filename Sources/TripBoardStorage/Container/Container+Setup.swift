@@ -10,8 +10,9 @@ extension Container {
     /// the filesystem, the disk is full — takes back what it made, so no half-made container
     /// with an empty store is left to be mistaken for a real one later (see `FirstSetUp`).
     /// Returns true when it created the container (there was no manifest).
+    /// What a store migration step has to tell the user is appended to `notices`.
     @discardableResult
-    static func setUp(root: Directory, options: ContainerOptions) throws -> Bool {
+    static func setUp(root: Directory, options: ContainerOptions, notices: inout [String]) throws -> Bool {
         let existing = try Manifest.read(from: root)
         if existing?.storeCreated == true, try root.status(of: ContainerLayout.storeDirectory) == nil {
             // Checked before anything is created: an empty store/ would hide the loss.
@@ -19,7 +20,7 @@ extension Container {
         }
         var firstSetUp = existing == nil ? try FirstSetUp(root: root) : nil
         do {
-            try setUpLayoutAndStore(root: root, existing: existing, options: options, firstSetUp: &firstSetUp)
+            notices += try setUpLayoutAndStore(root: root, existing: existing, options: options, firstSetUp: &firstSetUp)
         } catch {
             firstSetUp?.undo()
             throw error
@@ -28,7 +29,7 @@ extension Container {
     }
 
     private static func setUpLayoutAndStore(root: Directory, existing: Manifest?, options: ContainerOptions,
-                                            firstSetUp: inout FirstSetUp?) throws {
+                                            firstSetUp: inout FirstSetUp?) throws -> [String] {
         try createLayoutDirectories(in: root)
         let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
@@ -40,13 +41,14 @@ extension Container {
             _ = try storeDirectory.openFile(ContainerLayout.storeFile, .readWrite, creating: .newFile, mode: 0o600)
             firstSetUp?.createdStore = true
         }
-        try createOrMigrateStore(storeDirectory: storeDirectory, existing: existing)
+        let notices = try createOrMigrateStore(storeDirectory: storeDirectory, existing: existing)
         if existing?.storeCreated != true || existing?.layoutVersion != ContainerLayout.version {
             let manifest = Manifest(layoutVersion: ContainerLayout.version,
                                     createdAt: existing?.createdAt ?? options.clock().utcStamp,
                                     createdBy: existing?.createdBy ?? options.processName, storeCreated: true)
             try manifest.write(to: root, staging: staging)
         }
+        return notices
     }
 
     /// The layout's directories (0700) that are missing in `root`.
@@ -60,8 +62,8 @@ extension Container {
     }
 
     /// Opens the store, refuses one that must not be touched, switches it to WAL and brings its
-    /// schema up to date. The connection is closed before this returns.
-    private static func createOrMigrateStore(storeDirectory: Directory, existing: Manifest?) throws {
+    /// schema up to date (returning what its steps have to tell). The connection is closed before this returns.
+    private static func createOrMigrateStore(storeDirectory: Directory, existing: Manifest?) throws -> [String] {
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
         let connection = try openStoreConnection(storeDirectory: storeDirectory)
         // Read the version before anything writes: a foreign or damaged file fails here untouched.
@@ -78,7 +80,7 @@ extension Container {
                 throw ContainerError.unusable(path: storePath, reason: "SQLite cannot use its write-ahead log here (\(error.message)); the container needs a local filesystem with shared memory and file locking")
             }
             try connection.execute("PRAGMA foreign_keys = ON")
-            try Schema.migrate(connection)
+            return try Schema.migrate(connection)
         } catch let error as SQLiteError where error.isCorruption {
             throw StoreError.corrupt(path: storePath, detail: error.message)
         }

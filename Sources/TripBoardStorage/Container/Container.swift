@@ -71,6 +71,9 @@ public final class Container {
     public let options: ContainerOptions
     /// True when this process created the container (its manifest) while opening it.
     public private(set) var wasCreated = false
+    /// What migrating the store to this build's schema has to tell the user, once: the command
+    /// that opened the container and migrated it prints these.
+    public private(set) var setUpNotices: [String] = []
 
     private init(path: String, root: Directory, lock: FileLock, store: Store?, storeProblem: (any Error)? = nil,
                  options: ContainerOptions) {
@@ -101,12 +104,15 @@ public final class Container {
         let lockFile = try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600)
         let lock = FileLock(descriptor: lockFile)
         var created = false
+        var notices: [String] = []
         for _ in 0..<3 {
             try lock.lock(.shared, timeout: options.lockTimeout)
             if let container = try openHoldingSharedLock(root: root, lock: lock, options: options, created: created) {
+                container.setUpNotices = notices
                 return container
             }
-            if let container = try setUpTakingExclusiveLock(root: root, lock: lock, options: options, created: &created) {
+            if let container = try setUpTakingExclusiveLock(root: root, lock: lock, options: options, created: &created, notices: &notices) {
+                container.setUpNotices = notices
                 return container
             }
         }
@@ -174,12 +180,12 @@ public final class Container {
     /// with (`StoreRequirement` other than `.required`) gives the container without its store,
     /// the shared lock held again: set up as far as the store, the keychain and preferences work.
     private static func setUpTakingExclusiveLock(root: Directory, lock: FileLock, options: ContainerOptions,
-                                                 created: inout Bool) throws -> Container? {
+                                                 created: inout Bool, notices: inout [String]) throws -> Container? {
         lock.unlock()
         try lock.lock(.exclusive, timeout: options.lockTimeout)
         do {
             defer { lock.unlock() }
-            if try setUp(root: root, options: options) { created = true }
+            if try setUp(root: root, options: options, notices: &notices) { created = true }
         } catch where options.storeRequirement != .required && isStoreProblem(error, root: root) {
             try lock.lock(.shared, timeout: options.lockTimeout)
             return Container(path: root.path, root: root, lock: lock, store: nil, storeProblem: error, options: options)
@@ -290,12 +296,15 @@ public final class Container {
     /// opens its store. The lock stays exclusive for as long as the returned container lives.
     package static func setUpHoldingExclusiveLock(path: String, root: Directory, lock: FileLock, options: ContainerOptions) throws -> Container {
         precondition(lock.mode == .exclusive, "setUpHoldingExclusiveLock needs the exclusive lock")
-        _ = try setUp(root: root, options: options)
+        var notices: [String] = []
+        _ = try setUp(root: root, options: options, notices: &notices)
         guard let connection = try openReadyStore(root: root, options: options) else {
             throw StoreError.notReady(path: root.childPath(ContainerLayout.storeDirectory))
         }
-        return Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
-                         options: options)
+        let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
+                                  options: options)
+        container.setUpNotices = notices
+        return container
     }
 
     /// An open subdirectory of the container (symbolic links refused).
