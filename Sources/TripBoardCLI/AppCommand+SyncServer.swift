@@ -171,9 +171,14 @@ extension AppCommand {
         let report = try performSync(context, store: store, key: key, password: password, compare: compare)
         if report.readOnly { context.console.warning(readOnlyWarning) }
         if report.held > 0 { context.console.warning(heldWarning(report.held)) }
-        if json { return try context.console.printJSON(report) }
-        context.console.print(summary(of: report))
-        for trashed in report.trashedWithChangesHere { context.console.print(trashedNotice(trashed)) }
+        if json {
+            try context.console.printJSON(report)
+        } else {
+            context.console.print(summary(of: report))
+            for trashed in report.trashedWithChangesHere { context.console.print(trashedNotice(trashed)) }
+        }
+        // Everything else went through; the refusal is the run's status (65), said once.
+        if report.refused > 0 { throw SyncError.refusedOlderValues(count: report.refused) }
     }
 
     /// A deletion from another device that took work of this device's to the trash, and the way back.

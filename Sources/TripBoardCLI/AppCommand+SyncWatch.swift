@@ -85,6 +85,8 @@ extension AppCommand {
             if failures > 0 { context.console.diagnostic("the sync server answers again") }
             if report.readOnly && !warnedReadOnly { context.console.warning(readOnlyWarning) }
             warnedReadOnly = report.readOnly
+            // The watch goes on (this device's values went again): said as a warning each time.
+            if report.refused > 0 { context.console.warning(SyncError.refusedOlderValues(count: report.refused).description) }
             failures = 0
             if report.movedSomething {
                 if json { try context.console.write(Console.json(report, pretty: false) + [0x0a]) } else {

@@ -279,6 +279,7 @@ extension SyncEngine {
         }
         var localWins = false
         var resent = false
+        var refused = false
         var kept = 0
         var merged = local
         for field in SyncRecord.fieldNames(kind) {
@@ -287,10 +288,12 @@ extension SyncEngine {
             guard edited.contains(field), let mine = local.fields[field] else {
                 if let seen, theirs.stamp < seen, let mine = local.fields[field], mine.canonicalText != theirs.value.canonicalText {
                     // The server went back to an older value than one it had (restored from an
-                    // older dump): this device keeps the newer one and sends it again, at its time.
+                    // older dump, or served an old sealed value again): refused; this device keeps
+                    // the newer one and sends it again, at its time.
                     try store.noteFieldEdit(kind, id: id, field: field, at: Self.utcStamp(milliseconds: seen.milliseconds))
                     localWins = true
                     resent = true
+                    refused = true
                     continue
                 }
                 merged.fields[field] = theirs.value
@@ -298,6 +301,9 @@ extension SyncEngine {
             }
             let myStamp = localStamp(updatedAt: edits[field] ?? local.updatedAt, after: localShadow[field]?.stamp)
             let differs = mine.canonicalText != theirs.value.canonicalText
+            // Older than what this device last saw there: never applied (this device's edit is
+            // later still), and counted as refused.
+            if differs, let seen, theirs.stamp < seen { refused = true }
             // A value newer than the one this device last saw there: an edit made elsewhere
             // meanwhile (an older one is the server going back, not a competing edit).
             let concurrent = differs && (seen.map { theirs.stamp > $0 } ?? true)
@@ -319,6 +325,7 @@ extension SyncEngine {
         }
         if !edited.isEmpty { report.merged += 1 }
         if resent { report.reuploaded += 1 }
+        if refused { report.refused += 1 }
         merged.remoteVersion = version
         if localWins {
             // A value kept to be sent again makes even a synchronized record pending.

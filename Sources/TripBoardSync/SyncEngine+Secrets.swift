@@ -153,6 +153,16 @@ extension SyncEngine {
             }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)
+            if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest != theirDigest {
+                // Older than the value this device knows the server had (a rotated token served
+                // again, a server gone back): refused, and this device's value sent again
+                // against the server's version.
+                // (The shadow takes what the server has now, so that the push sees this value as changed.)
+                try keychain.setSyncState(service: service, account: account, pending: true, version: version,
+                                          stamp: opened.stamp.description, digest: theirDigest)
+                report.refused += 1
+                return
+            }
             if local.pending && myDigest != local.digest
                 && localStamp(updatedAt: local.updatedAt, after: local.stamp) > opened.stamp && myDigest != theirDigest {
                 // Edited here later than there: this value stays and is pushed against this version.

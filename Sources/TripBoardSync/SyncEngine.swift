@@ -19,6 +19,10 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var trashedWithChangesHere: [TrashedWithChangesHere] = []
     /// Server records not applied (invalid, or a place whose trip is not here); counted, left on the server.
     public var skipped = 0
+    /// Records and keychain items the server served with a value older than the one this device
+    /// holds (or knows the server had) for a field: not applied; this device's value was sent
+    /// again. `sync now` then exits 65 (docs/sync.md, What the server can and cannot do).
+    public var refused = 0
     /// Records the server accepted from this device.
     public var pushed = 0
     /// Values that lost a field-level merge here (this device's edit or the other's), kept and

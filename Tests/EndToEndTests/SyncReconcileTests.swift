@@ -83,7 +83,8 @@ import TripBoardStorage
 
         try server.restore(from: backup)
         #expect(try server.psql("SELECT count(*) FROM tripboard.records") == "1")
-        let fromB = try b.sync()
+        // B pulls the rename's older value back: refused (65), its own sent again.
+        let fromB = try b.syncRefusing()
         #expect(fromB["reconciled"] as? String == "serverLostChanges", "\(fromB)")
         let fromA = try a.sync()
         #expect(fromA["reconciled"] as? String == "serverLostChanges", "\(fromA)")

@@ -30,6 +30,8 @@ import TripBoardSystem
         try server.restore(from: dump)
         try b.ok("trip", "edit", trip, "--name", "Lisboa")
         try b.sync()
+        // A and C pull the notes the restore took back, older than theirs: refused (65), sent again.
+        try a.syncRefusing()
         for _ in 0..<2 { for device in [a, c, b] { try device.sync() } }
 
         for device in [a, b, c] {

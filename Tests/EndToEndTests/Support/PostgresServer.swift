@@ -141,6 +141,18 @@ final class SyncDevice: @unchecked Sendable {
         return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 
+    /// `sync now --json` in a run that meets values older than this device holds (a server that
+    /// went back): everything else done, then 65 with the one refusal line; the report.
+    @discardableResult
+    func syncRefusing(environment: [String: String] = [:]) throws -> [String: Any] {
+        let result = try container.app(arguments: ["sync", "now", "--json"], environment: environment)
+        #expect(result.status == 65 && result.stderr.split(separator: "\n").count == 1
+                && result.stderr.contains("older than this device holds"), "sync now: \(result)")
+        let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect((report["refused"] as? Int ?? 0) >= 1, "\(report)")
+        return report
+    }
+
     func json(_ arguments: String...) throws -> Any {
         let result = try container.app(arguments: arguments + ["--json"])
         #expect(result.status == 0, "app \(arguments.joined(separator: " ")): \(result)")

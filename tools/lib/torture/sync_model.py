@@ -206,7 +206,7 @@ class Run:
         self.dumps = []
         self.counter = 0
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
-                       "reinstalls": 0, "late joins": 0}
+                       "reinstalls": 0, "late joins": 0, "refusals": 0}
         self.faults = []
 
     # MARK: Bookkeeping
@@ -329,17 +329,23 @@ class Run:
             self.counts["killed" if kill is not None else "crash points"] += 1
             self.note(f"{device.name}  sync now{how} → killed")
             return None
+        # After the server forgot (a restore, a lost row) it serves values older than a device
+        # holds: refused, sent again, and the run says so with 65 (one line), the rest done.
+        refused = (result.status == 65 and "older than this device holds" in result.err
+                   and any(self.counts[key] for key in ("restores", "lost rows")))
         if cut is not None:
             self.counts["server cuts"] += 1
-            ok = result.status in SERVER_CUT_STATUSES
+            ok = result.status in SERVER_CUT_STATUSES or refused
         else:
-            ok = result.status == 0
+            ok = result.status == 0 or refused
         if not ok:
-            self.problem("sync now exits 0 (69 or 75 with the server cut)",
+            self.problem("sync now exits 0 (69 or 75 with the server cut; 65 refusing what a forgetful server served)",
                          f"step {self.step} {device.name}: {result.describe()}")
-        if result.status != 0:
+        if result.status != 0 and not refused:
             self.note(f"{device.name}  sync now{how} → exit {result.status}")
             return None
+        if refused:
+            self.counts["refusals"] += 1
         report = json.loads(result.out)
         device.known |= self.server_known
         if report["pending"] == 0 and report["secretsPending"] == 0:
@@ -669,7 +675,7 @@ class Run:
                 moved |= any(report.get(key) for key in ("pulled", "pushed", "pending", "trashed", "reuploaded",
                                                           "blobsUploaded", "blobsDownloaded", "attachmentsMissing",
                                                           "secretsPulled", "secretsPushed", "secretsDeleted",
-                                                          "secretsPending", "duplicatesMerged"))
+                                                          "secretsPending", "duplicatesMerged", "refused"))
             if not moved:
                 quiet = True
                 break

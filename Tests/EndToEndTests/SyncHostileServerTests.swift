@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import TripBoardSystem
+
+/// A server that lies (docs/sync.md, What the server can and cannot do), played by writing the
+/// `tripboard` schema's tables directly, as a hostile operator would: what it serves is checked
+/// against what each device holds before anything is believed.
+@Suite struct SyncHostileServerTests {
+    /// Keeps a copy of a record's sealed fields as the server has them now, to serve again later.
+    static func keepFields(_ server: PostgresServer, id: String, as name: String) throws {
+        _ = try server.psql("""
+            CREATE TABLE IF NOT EXISTS public.kept (name text PRIMARY KEY, fields jsonb);
+            INSERT INTO public.kept SELECT '\(name)', fields FROM tripboard.records WHERE id = '\(id)'
+            """)
+    }
+
+    /// Serves the kept fields again under a new version and change sequence: what a rollback looks
+    /// like to a device (nothing older in numbers, only in the sealed stamps).
+    static func serveAgain(_ server: PostgresServer, id: String, kept name: String) throws {
+        _ = try server.psql("""
+            UPDATE tripboard.records SET fields = (SELECT fields FROM public.kept WHERE name = '\(name)'), version = version + 1,
+                change_sequence = (SELECT change_sequence + 1 FROM tripboard.zones WHERE name = 'default') WHERE id = '\(id)';
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default'
+            """)
+    }
+
+    /// An older sealed value re-served under a new version number is refused by every device —
+    /// the one that wrote the newer value and the one that only pulled it — whichever syncs
+    /// first: 65, one line, the newer value kept and sent again, and no conflict kept for it.
+    @Test(arguments: [true, false])
+    func anOlderValueServedAgainIsRefusedByEveryDevice(writerFirst: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "door code 1234")
+        try a.sync()
+        try b.sync()
+        let id = try #require(trip.split(separator: "\n").last.map(String.init))
+        try Self.keepFields(server, id: id, as: "old")
+        try a.ok("trip", "edit", id, "--notes", "door code 9876 (changed)")
+        try a.sync()
+        try b.sync()
+        try Self.serveAgain(server, id: id, kept: "old")
+
+        for device in writerFirst ? [a, b] : [b, a] {
+            let first = device === (writerFirst ? a : b)
+            let result = try device.app("sync", "now", "--json")
+            if first {
+                #expect(result.status == 65, "\(result)")
+                #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("older than this device holds"), "\(result.stderr)")
+                let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+                #expect(report["refused"] as? Int == 1 && report["conflictsKept"] as? Int == 0, "\(report)")
+            } else {
+                // The first device sent its value again: the second pulls the newer value back.
+                #expect(result.status == 0, "\(result)")
+            }
+            #expect(try SyncServerMemoryTests.notes(device, id).notes == "door code 9876 (changed)")
+            #expect((try device.json("sync", "conflicts") as? [Any])?.isEmpty == true, "no conflict is kept for a rollback")
+        }
+        for device in [a, b] { #expect(try device.app("sync", "now").status == 0) }
+        for device in [a, b] { #expect(try SyncServerMemoryTests.notes(device, id).notes == "door code 9876 (changed)") }
+    }
+
+    /// A rotated (revoked) migratable token served again is refused: the device keeps the new
+    /// token, sends it again, and says so (65); the other device never takes the old one back.
+    @Test func aRotatedTokenServedAgainIsRefused() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1 (revoked)")
+        try a.sync()
+        try b.sync()
+        let id = try server.psql("SELECT id FROM tripboard.records WHERE kind = 'secret'")
+        try Self.keepFields(server, id: id, as: "revoked")
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-2")
+        try a.sync()
+        try b.sync()
+        try Self.serveAgain(server, id: id, kept: "revoked")
+
+        let refused = try b.app("sync", "now", "--json")
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.stderr.contains("older than this device holds"), "\(refused.stderr)")
+        #expect(try SyncKeychainTests.get(b, "api.example", "traveller").trimmedStdout == "token-2")
+        let fromA = try a.app("sync", "now")
+        #expect(fromA.status == 0, "\(fromA)")
+        #expect(try SyncKeychainTests.get(a, "api.example", "traveller").trimmedStdout == "token-2")
+        let again = try b.app("sync", "now")
+        #expect(again.status == 0, "\(again)")
+    }
+
+    /// A sealed field whose ciphertext the server flipped, or that it moved to another record (a
+    /// cut-and-paste of another trip's name), does not open: damaged server data, 65, one line,
+    /// nothing of it written — every run, until the server serves what a device sealed.
+    @Test(arguments: ["flipped", "moved"])
+    func aFieldTheServerAlteredOrMovedIsRefused(how: String) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let lisbon = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        let porto = try a.ok("trip", "add", "--name", "Porto", "--start", "2027-05-01", "--end", "2027-05-03")
+        try a.sync()
+        let change = how == "flipped"
+            ? "fields = jsonb_set(fields, '{name,ciphertext}', to_jsonb(translate(fields->'name'->>'ciphertext', 'ABCDEFGHabcdefgh', 'BCDEFGHAbcdefgha')))"
+            : "fields = jsonb_set(fields, '{name}', (SELECT fields->'name' FROM tripboard.records WHERE id = '\(porto)'))"
+        _ = try server.psql("""
+            UPDATE tripboard.records SET \(change), version = version + 1,
+                change_sequence = (SELECT change_sequence + 1 FROM tripboard.zones WHERE name = 'default') WHERE id = '\(lisbon)';
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default'
+            """)
+        for _ in 0..<2 {
+            let result = try b.app("sync", "now")
+            #expect(result.status == 65, "\(result)")
+            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.hasPrefix("error: the sync server holds data TripBoard cannot trust"),
+                    "\(result.stderr)")
+        }
+        // Nothing of the page was written on B; A's trips are as A made them.
+        #expect(try b.app("trip", "show", lisbon).status == 66)
+        #expect(try SyncServerMemoryTests.notes(a, lisbon).name == "Lisbon")
+        #expect(try SyncServerMemoryTests.notes(a, porto).name == "Porto")
+    }
+}
