@@ -171,6 +171,7 @@ extension AppCommand {
         let report = try performSync(context, store: store, key: key, password: password, compare: compare)
         if report.readOnly { context.console.warning(readOnlyWarning) }
         if report.held > 0 { context.console.warning(heldWarning(report.held)) }
+        if let skew = report.clockOffsetIgnored { context.console.warning(clockWarning(skew)) }
         if json {
             try context.console.printJSON(report)
         } else {
@@ -255,6 +256,14 @@ extension AppCommand {
     static let readOnlyWarning = "the zone asks for a newer TripBoard than this one (sync client version \(SyncEngine.clientVersion)): "
         + "changes from other devices still arrive, but nothing made here is sent until TripBoard is updated"
 
+    /// Said after every sync that finds this device's clock more than an hour off the server's.
+    static func clockWarning(_ skew: Int64) -> String {
+        let minutes = abs(skew) / 60_000
+        return "this device's clock is \(minutes) minutes \(skew > 0 ? "behind" : "ahead of") the server's, more than the "
+            + "\(SyncEngine.clockCorrectionBound / 60_000) minutes sync corrects: edits are stamped with this device's clock; "
+            + "set it right so that they order correctly against other devices' edits"
+    }
+
     /// Said after every sync that leaves records waiting for their parent.
     static func heldWarning(_ count: Int) -> String {
         (count == 1 ? "1 record waits for the trip or booking it belongs to" : "\(count) records wait for the trip or booking they belong to")
@@ -316,6 +325,7 @@ extension AppCommand {
             ["zone", account.zone],
             ["last sync", account.lastSyncAt ?? "never"],
             ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
+            ["clock", account.clockOffsetMilliseconds.map { "\($0 >= 0 ? "+" : "")\($0) ms to the server's (learned at the last syncs)" } ?? "not measured yet"],
             ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")"
                 + (status.unconfirmedBatches > 0 ? ", \(status.unconfirmedBatches) batch\(status.unconfirmedBatches == 1 ? "" : "es") to confirm" : "")],
             ["keychain items", keychainBacklog.items == 0 ? "-" : "\(keychainBacklog.items) to send"],

@@ -86,6 +86,7 @@ extension AppCommand {
             if report.readOnly && !warnedReadOnly { context.console.warning(readOnlyWarning) }
             warnedReadOnly = report.readOnly
             // The watch goes on (this device's values went again): said as a warning each time.
+            if let skew = report.clockOffsetIgnored { context.console.warning(clockWarning(skew)) }
             if report.refused > 0 { context.console.warning(SyncError.refusedOlderValues(count: report.refused).description) }
             failures = 0
             if report.movedSomething {

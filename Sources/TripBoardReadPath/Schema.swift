@@ -96,6 +96,8 @@ package enum Schema {
         syncOrder,
         // 9 → 10: a server password an earlier build let into `sync_account` taken out (docs/sync.md §5)
         serverPasswordRemoved,
+        // 10 → 11: this device's clock offset from the server's, learned at each sync (docs/sync.md §3)
+        syncClock,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -23,6 +23,12 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// holds (or knows the server had) for a field: not applied; this device's value was sent
     /// again. `sync now` then exits 65 (docs/sync.md, What the server can and cannot do).
     public var refused = 0
+    /// Milliseconds this run added to edit times to stamp them on the server's time scale: the
+    /// median of the offsets learned at the last syncs (server − device).
+    public var clockOffset: Int64 = 0
+    /// This device's clock differs from the server's by more than an hour (server − device,
+    /// milliseconds): not corrected; edits keep this device's clock, and `sync now` warns.
+    public var clockOffsetIgnored: Int64?
     /// Records the server accepted from this device.
     public var pushed = 0
     /// Values that lost a field-level merge here (this device's edit or the other's), kept and
@@ -120,6 +126,10 @@ public final class SyncEngine {
     let zone: ZoneInfo
     /// The server's clock at connection, in milliseconds: local stamps are clamped to it + 5 minutes.
     let serverMilliseconds: Int64
+    /// This device's clock at the same moment (its store's clock), in milliseconds.
+    let deviceMilliseconds: Int64
+    /// What this run adds to edit times to stamp them on the server's time scale (`learnClockOffset`).
+    var clockOffset: Int64 = 0
     /// What the server answered to this device's `SyncCheck`: whether it still has this device's
     /// last batch and the last record the token covers (nil: not asked).
     let serverHasLastMutation: Bool?
@@ -155,9 +165,39 @@ public final class SyncEngine {
         self.serverHasLastMutation = serverHasLastMutation
         self.serverHasTokenRecord = serverHasTokenRecord
         serverMilliseconds = serverTime.secondsSinceEpoch * 1000 + Int64(serverTime.milliseconds)
+        deviceMilliseconds = Self.milliseconds(store.stamp()) ?? serverMilliseconds
+    }
+
+    /// How far from the server's a device's clock may be and still be corrected: beyond, the
+    /// server's time is not taken (a server cannot move stamps by more than this) and edits keep
+    /// this device's clock, with a warning.
+    public static let clockCorrectionBound: Int64 = 60 * 60 * 1000
+
+    /// Learns this device's offset from the server's clock at this connection and sets the one
+    /// this run stamps with: the median of the last offsets within `clockCorrectionBound`.
+    func learnClockOffset() throws {
+        let sample = serverMilliseconds - deviceMilliseconds
+        guard abs(sample) <= Self.clockCorrectionBound else {
+            report.clockOffsetIgnored = sample
+            clockOffset = 0
+            return
+        }
+        let learned = try store.noteClockSample(sample)
+        // Under a second is the measurement's own noise (the round trip, a process starting):
+        // a clock kept right by NTP keeps its own time.
+        clockOffset = abs(learned) < Self.clockCorrectionFloor ? 0 : learned
+    }
+
+    /// Offsets smaller than this are not applied (`learnClockOffset`).
+    public static let clockCorrectionFloor: Int64 = 1000
+
+    static func milliseconds(_ iso8601: String) -> Int64? {
+        Timestamp(iso8601: iso8601).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) }
     }
 
     public func run() throws -> SyncReport {
+        try learnClockOffset()
+        report.clockOffset = clockOffset
         if zone.minClientVersion > Self.clientVersion {
             // Read-only: what others push still arrives; nothing of this device's is sent,
             // not even a batch an interrupted run saved (it waits, as every pending record).
@@ -527,7 +567,9 @@ public final class SyncEngine {
     /// record), clamped to the server's clock plus five minutes, and later than the value it
     /// replaced (`HybridStamp.edit`).
     func localStamp(updatedAt: String, after shadowStamp: String?) -> HybridStamp {
-        let edited = Timestamp(iso8601: updatedAt).map { $0.secondsSinceEpoch * 1000 + Int64($0.milliseconds) } ?? 0
+        // The edit's time on the server's scale (this device's learned offset added), never
+        // later than the server's clock allows.
+        let edited = (Self.milliseconds(updatedAt) ?? 0) + clockOffset
         let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)
         return HybridStamp.edit(at: wall, node: account.node, after: shadowStamp.flatMap { HybridStamp($0) })
     }

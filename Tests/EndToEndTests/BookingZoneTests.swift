@@ -225,7 +225,13 @@ import TripBoardStorage
 
     /// SQL that takes away what schema 9 added (its triggers name the columns older steps add).
     static var schemaNineUndone: String {
-        "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
+        schemaElevenUndone
+            + "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
+    }
+
+    /// What steps 10 and 11 added (10 changes no table): back to schema 9.
+    static var schemaElevenUndone: String {
+        "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
     }
 
     @Test func aStoreOfSchemaFiveGainsTheZoneColumnAndKeepsItsBookings() throws {

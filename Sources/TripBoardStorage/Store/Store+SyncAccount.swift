@@ -17,6 +17,9 @@ public struct SyncAccount: Sendable, Equatable, Codable {
     public var joinedAt: String
     public var lastSyncAt: String?
     public var lastError: String?
+    /// What this device adds to its clock to stamp edits on the server's time scale: the median of
+    /// the last offsets measured at connection (`Store.noteClockSample`); nil before the first.
+    public var clockOffsetMilliseconds: Int64?
 }
 
 /// One field as the server has it (the shadow), or as a push sends it.
@@ -37,11 +40,39 @@ extension Store {
     /// The account, or nil when this container does not sync.
     public func syncAccount() throws -> SyncAccount? {
         try connection.statement("""
-            SELECT server, zone, node, epoch, change_sequence, joined_at, last_sync_at, last_error FROM sync_account WHERE only_row = 1
+            SELECT server, zone, node, epoch, change_sequence, joined_at, last_sync_at, last_error, clock_samples
+            FROM sync_account WHERE only_row = 1
             """).rows { row in
             SyncAccount(server: row.text(0), zone: row.text(1), node: row.text(2), epoch: row.optionalText(3),
-                        changeSequence: row.integer(4), joinedAt: row.text(5), lastSyncAt: row.optionalText(6), lastError: row.optionalText(7))
+                        changeSequence: row.integer(4), joinedAt: row.text(5), lastSyncAt: row.optionalText(6), lastError: row.optionalText(7),
+                        clockOffsetMilliseconds: Self.median(of: Self.clockSamples(row.text(8))))
         }.first
+    }
+
+    /// How many offsets the median is taken over: one odd answer (a slow round trip, a server
+    /// that lies once) moves nothing, and a clock set right is followed after three syncs.
+    public static let clockSampleCount = 5
+
+    /// Keeps `sample` (server − device, milliseconds, measured at this sync's connection) among the
+    /// last `clockSampleCount` and returns their median: the offset this sync stamps with.
+    public func noteClockSample(_ sample: Int64) throws -> Int64 {
+        try connection.writeTransaction {
+            let kept = try connection.text("SELECT clock_samples FROM sync_account WHERE only_row = 1") ?? ""
+            let samples = Array((Self.clockSamples(kept) + [sample]).suffix(Self.clockSampleCount))
+            try connection.statement("UPDATE sync_account SET clock_samples = ? WHERE only_row = 1")
+                .run([.text(samples.map(String.init).joined(separator: ","))])
+            return Self.median(of: samples) ?? 0
+        }
+    }
+
+    static func clockSamples(_ text: String) -> [Int64] {
+        text.split(separator: ",").compactMap { Int64($0) }
+    }
+
+    /// The median (the lower of the two middle ones for an even count), or nil for none.
+    static func median(of samples: [Int64]) -> Int64? {
+        guard !samples.isEmpty else { return nil }
+        return samples.sorted()[(samples.count - 1) / 2]
     }
 
     /// Records that this container syncs with `zone` on `server` from now on, from the start of its feed.
@@ -65,7 +96,8 @@ extension Store {
     public func takeNewSyncIdentity() throws -> Bool {
         let node = Sodium.hexString(Sodium.randomBytes(count: 8))
         return try connection.writeTransaction {
-            try connection.statement("UPDATE sync_account SET node = ? WHERE only_row = 1").run([.text(node)])
+            // Another device has another clock: its offsets are learned afresh.
+            try connection.statement("UPDATE sync_account SET node = ?, clock_samples = '' WHERE only_row = 1").run([.text(node)])
             return connection.changes > 0
         }
     }
