@@ -137,6 +137,115 @@ SERVER_MUTATIONS = [
 ]
 
 
+# MARK: - A server that lies (hostile runs)
+
+
+def live_rows(server, zone):
+    """(kind, id, version, fields text) of the zone's live rows."""
+    return [line.split("|", 3) for line in server.psql(
+        f"SELECT kind, id, version, fields::text FROM tripboard.records WHERE zone = '{zone}' AND NOT deleted "
+        "ORDER BY kind, id").splitlines() if line]
+
+
+def renumber(server, zone, kind, record_id, fields_sql):
+    """Writes `fields_sql` into the row under the next version and a new change sequence, as a
+    push would number it, so that every device's feed brings it."""
+    server.psql(f"""
+        UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = '{zone}';
+        UPDATE tripboard.records SET fields = {fields_sql}, version = version + 1,
+            change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = '{zone}')
+        WHERE zone = '{zone}' AND kind = '{kind}' AND id = '{record_id}'""")
+
+
+def remember_rows(server, zone, model):
+    """Keeps the sealed fields of every live row as they are now: what a replay serves later."""
+    for kind, record_id, _, fields in live_rows(server, zone):
+        kept = model.remembered.setdefault((kind, record_id), [])
+        if fields not in kept:
+            kept.append(fields)
+
+
+def replay_old_value(server, zone, rng, model):
+    """An older sealed copy of a record served again under a new version number (a rollback):
+    every device that holds the newer value must refuse it and send its own again."""
+    remember_rows(server, zone, model)
+    current = {(kind, record_id): fields for kind, record_id, _, fields in live_rows(server, zone)}
+    candidates = sorted(key for key, kept in model.remembered.items() if key in current and any(f != current[key] for f in kept))
+    if not candidates:
+        return "server remembered the zone's sealed values (nothing older to serve yet)"
+    kind, record_id = rng.choice(candidates)
+    older = rng.choice([f for f in model.remembered[(kind, record_id)] if f != current[(kind, record_id)]])
+    renumber(server, zone, kind, record_id, "'" + older.replace("'", "''") + "'::jsonb")
+    model.counts["replays"] += 1
+    return f"server served an older sealed copy of {kind} {record_id[:8]} again under a new version"
+
+
+def flip_field(server, zone, rng, model):
+    """One sealed field's ciphertext altered (a byte changed): it does not open, so every sync
+    that pulls it is damaged server data (65) until the server turns honest (`heal`)."""
+    rows = live_rows(server, zone)
+    if not rows:
+        return None
+    kind, record_id, _, fields = rng.choice(rows)
+    name = rng.choice(sorted(json.loads(fields)))
+    original = json.loads(fields)[name]
+    flipped = dict(original, ciphertext=("B" if original["ciphertext"][:1] != "B" else "C") + original["ciphertext"][1:])
+    renumber(server, zone, kind, record_id,
+             f"jsonb_set(fields, '{{{name}}}', '{json.dumps(flipped)}'::jsonb)")
+    model.tampered.append(("flip", kind, record_id, name, original, flipped))
+    model.counts["flips"] += 1
+    return f"server altered field {name} of {kind} {record_id[:8]}"
+
+
+def flood(server, zone, rng, model):
+    """A row no device wrote, whose fields are 9 MiB: damaged server data (65) for every sync
+    that reaches it, and the agent's memory stays bounded, until the server turns honest."""
+    record_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    server.psql(f"""
+        UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = '{zone}';
+        INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, fields)
+        SELECT '{zone}', 'trip', '{record_id}', 1, change_sequence,
+               jsonb_build_object('name', jsonb_build_object('stamp', '0000000000000-0000-00', 'nonce', 'AA',
+                                  'ciphertext', repeat('A', 9 * 1024 * 1024)))
+        FROM tripboard.zones WHERE name = '{zone}'""")
+    model.tampered.append(("flood", "trip", record_id, None, None, None))
+    model.counts["floods"] += 1
+    return f"server grew a row of 9 MiB (trip {record_id[:8]})"
+
+
+def lower_version(server, zone, rng, model):
+    """A record's version lowered without a new change sequence: versions are tokens, never proof."""
+    rows = [row for row in live_rows(server, zone) if int(row[2]) > 1]
+    if not rows:
+        return None
+    kind, record_id, version, _ = rng.choice(rows)
+    server.psql(f"UPDATE tripboard.records SET version = version - 1 WHERE zone = '{zone}' AND kind = '{kind}' AND id = '{record_id}'")
+    return f"server lowered the version of {kind} {record_id[:8]} to {int(version) - 1}"
+
+
+def heal(server, zone, model):
+    """The server turns honest again before the settle phase: an altered field that is still as
+    it was altered gets its sealed value back (under a new version, so that devices pull it), a
+    grown row goes."""
+    for how, kind, record_id, name, original, flipped in model.tampered:
+        if how == "flood":
+            server.psql(f"DELETE FROM tripboard.records WHERE zone = '{zone}' AND kind = '{kind}' AND id = '{record_id}'")
+            continue
+        still = server.psql(f"SELECT fields->'{name}' FROM tripboard.records WHERE zone = '{zone}' AND kind = '{kind}' "
+                            f"AND id = '{record_id}' AND NOT deleted")
+        if still and json.loads(still) == flipped:
+            renumber(server, zone, kind, record_id, f"jsonb_set(fields, '{{{name}}}', '{json.dumps(original)}'::jsonb)")
+    model.tampered = []
+
+
+HOSTILE_MUTATIONS = [
+    ServerMutation("server replays an older sealed value", 0.7, (2, 4), replay_old_value),
+    ServerMutation("server alters a sealed field", 0.4, (1, 2), flip_field),
+    ServerMutation("server grows a row past 8 MiB", 0.3, (1, 1), flood),
+    ServerMutation("server lowers a version", 0.4, (1, 2), lower_version),
+]
+
+
 # MARK: - The model
 
 
@@ -212,9 +321,14 @@ class Run:
         self.items = {item: [] for item in KEYCHAIN_ITEMS}  # keychain events per item
         self.server_known = set()
         self.dumps = []
+        # A hostile run (odd seeds: docs/torture.md §10) adds a server that lies.
+        self.hostile = seed % 2 == 1
+        self.remembered = {}      # (kind, id) -> sealed fields texts the server had
+        self.tampered = []        # alterations still on the server, undone by `heal`
         self.counter = 0
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
-                       "reinstalls": 0, "late joins": 0, "refusals": 0}
+                       "reinstalls": 0, "late joins": 0, "refusals": 0,
+                       "replays": 0, "flips": 0, "floods": 0, "damaged": 0}
         self.faults = []
 
     # MARK: Bookkeeping
@@ -340,15 +454,21 @@ class Run:
         # After the server forgot (a restore, a lost row) it serves values older than a device
         # holds: refused, sent again, and the run says so with 65 (one line), the rest done.
         refused = (result.status == 65 and "older than this device holds" in result.err
-                   and any(self.counts[key] for key in ("restores", "lost rows")))
+                   and (self.hostile or any(self.counts[key] for key in ("restores", "lost rows"))))
+        # While the server serves a field it altered or a row it grew: damaged server data, one
+        # line, 65 (the device's own push still went); nothing of the page is written.
+        damaged = (result.status == 65 and bool(self.tampered) and result.one_line_error()
+                   and "holds data TripBoard cannot trust" in result.err)
         if cut is not None:
             self.counts["server cuts"] += 1
-            ok = result.status in SERVER_CUT_STATUSES or refused
+            ok = result.status in SERVER_CUT_STATUSES or refused or damaged
         else:
-            ok = result.status == 0 or refused
+            ok = result.status == 0 or refused or damaged
         if not ok:
             self.problem("sync now exits 0 (69 or 75 with the server cut; 65 refusing what a forgetful server served)",
                          f"step {self.step} {device.name}: {result.describe()}")
+        if damaged:
+            self.counts["damaged"] += 1
         if result.status != 0 and not refused:
             self.note(f"{device.name}  sync now{how} → exit {result.status}")
             return None
@@ -619,7 +739,7 @@ class Run:
             self.faults.append("syncs killed")
         if self.crash_rate:
             self.faults.append("crash points")
-        for mutation in SERVER_MUTATIONS:
+        for mutation in SERVER_MUTATIONS + (HOSTILE_MUTATIONS if self.hostile else []):
             if rng.random() < mutation.probability:
                 for step in sorted(rng.sample(range(2, self.steps), min(rng.randint(*mutation.times), self.steps - 2))):
                     at(step, mutation)
@@ -669,6 +789,9 @@ class Run:
         """No more faults: every device joins (a late one that never did) and syncs with
         `--compare` in turn until a whole pass moves nothing, at most SETTLE_PASSES passes."""
         self.step = self.steps + 1
+        if self.tampered:
+            heal(self.server, self.zone, self)
+            self.note("--  server honest again: altered fields put back, grown rows removed")
         for device in self.devices:
             if not device.joined:
                 self.join(device)
@@ -961,13 +1084,15 @@ def run_seeds(seed, runs):
     `--seed S --runs 1` replays exactly the run whose seed is S."""
     seeds = [seed]
     while len(seeds) < runs:
-        seeds.append(random.Random(f"sync-model:next:{seeds[-1]}").randrange(1 << 32))
+        drawn = random.Random(f"sync-model:next:{seeds[-1]}").randrange(1 << 32)
+        # Runs alternate between an honest server and a hostile one (odd seeds; `Run.hostile`).
+        seeds.append((drawn & ~1) | ((seeds[0] + len(seeds)) & 1))
     return seeds
 
 
 def scenario_sync_model(ctx, report, rng):
     """`--runs` model-based runs (20 with --quick, else 40), one fresh zone each, on one server."""
-    runs = ctx.runs if getattr(ctx, "runs", None) else (20 if ctx.quick else 40)
+    runs = ctx.runs if getattr(ctx, "runs", None) else (40 if ctx.quick else 80)
     seed = getattr(ctx, "seed", None)
     if seed is None:
         seed = rng.randrange(1 << 32)
@@ -993,7 +1118,7 @@ def scenario_sync_model(ctx, report, rng):
                 failed = True
             durations.append(time.monotonic() - started)
             counts = ", ".join(f"{k} {v}" for k, v in model.counts.items() if v)
-            report.info(f"run {index} seed {run_seed}: {len(getattr(model, 'devices', []))} devices, "
+            report.info(f"run {index} seed {run_seed}{' (hostile)' if model.hostile else ''}: {len(getattr(model, 'devices', []))} devices, "
                         f"{getattr(model, 'steps', 0)} steps, {len(model.records)} records; {counts}; "
                         f"{durations[-1]:.1f} s{' FAILED' if failed else ''}")
             if report.verbose and not failed:
