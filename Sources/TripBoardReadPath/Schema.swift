@@ -98,6 +98,8 @@ package enum Schema {
         serverPasswordRemoved,
         // 10 → 11: this device's clock offset from the server's, learned at each sync (docs/sync.md §3)
         syncClock,
+        // 11 → 12: sealed deletions bound to an incarnation, and the ledger of dead ones (docs/sync.md §3)
+        syncIncarnation,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

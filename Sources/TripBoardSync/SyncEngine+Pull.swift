@@ -113,7 +113,18 @@ extension SyncEngine {
         // The kind's fields, then the losing values another device tells of (no array made per record).
         for field in SyncRecord.fieldNames(kind) { try open(field) }
         try open(Self.lostEditsField)
+        try open(Self.incarnationField)
+        try open(Self.deletionField)
         let local = try store.syncRecord(kind, id: remote.id)
+        // Incarnations first: a deletion no device sealed, or one of an incarnation this device
+        // knows replaced, and a live copy of an incarnation that is over, are refused.
+        if remote.deleted {
+            if case .refuse = try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
+                return try refuseDeletion(remote, local: local, kind: kind, version: version)
+            }
+        } else if try !admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) {
+            return
+        }
         if let local, let current = local.remoteVersion, current >= version {
             // Version numbers are concurrency tokens, never the proof of "I have this already": a
             // server restored from an older dump numbers new changes with versions devices hold
@@ -212,7 +223,9 @@ extension SyncEngine {
             report.pulled += 1
             return
         }
-        if remote.deleted { return try applyDeletion(of: local, version: version, at: now) }
+        if remote.deleted {
+            return try applyDeletion(of: local, version: version, at: now, deleting: fields[Self.deletionField]?.value.stringValue)
+        }
         if local.isTombstone {
             // Deleted here, edited there: delete beats edit. The edited version is what the trash
             // keeps; the tombstone now expects the server's version, and is pushed.
@@ -241,9 +254,13 @@ extension SyncEngine {
 
     /// The server deleted `local`: acknowledged when it is deleted here too (or already in the
     /// trash), else moved to the trash — delete beats edit.
-    private func applyDeletion(of local: SyncRecord, version: Int64, at now: String) throws {
+    private func applyDeletion(of local: SyncRecord, version: Int64, at now: String, deleting deleted: String?) throws {
         let (kind, id) = (local.kind, local.id)
         try store.clearShadow(kind, id: id)
+        // The ledger: this incarnation (and the one named, if another) is over, whatever a purge
+        // of the trash does later.
+        try store.noteDead(kind, id: id, incarnation: try currentIncarnation(of: local))
+        if let deleted { try store.noteDead(kind, id: id, incarnation: deleted) }
         if local.isTombstone || local.isInTrash {
             // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
             if try !store.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {

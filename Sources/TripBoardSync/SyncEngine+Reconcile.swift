@@ -105,20 +105,16 @@ extension SyncEngine {
             return
         }
         if !deletedHere {
-            if reason == .horizonPassed {
-                // Deleted on the server so long ago that its tombstone is gone: delete beats
-                // edit, the record goes to the trash here (with its children), for this device
-                // alone since the server has nothing to delete.
-                _ = try store.moveToTrashInTransaction(kind, id: record.id, at: now)
-                try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
-                report.trashed += 1
-            } else {
-                // The server lost it: sent again as a new record.
-                try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
-                report.reuploaded += 1
-            }
+            // The server lost it, or (past the horizon) its tombstone is gone: absence never
+            // proves a deletion — a server could claim any horizon — so it is sent again as a
+            // new record. (A deletion this device saw is in the trash, not here.)
+            try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
+            report.reuploaded += 1
             return
         }
+        // Deleted here: that incarnation is over, in the ledger, so that a device sending it
+        // again live is refused and meets this deletion again.
+        try store.noteDead(kind, id: record.id, incarnation: try currentIncarnation(of: record))
         if record.isInTrash {
             // A trash entry the server has nothing of: this device's alone (restoring it sends
             // it as a new record).
@@ -144,11 +140,6 @@ extension SyncEngine {
                 guard let version = item.version else { continue }  // never uploaded: pending already
                 let serverVersion = onServer[try key.secretID(service: item.service, account: item.account)]
                 if let serverVersion, serverVersion >= version { continue }
-                if serverVersion == nil && reason == .horizonPassed {
-                    try keychain.deleteFromSync(service: item.service, account: item.account)
-                    report.secretsDeleted += 1
-                    continue
-                }
                 // No digest: the value goes again even if it is the one last sent.
                 try keychain.setSyncState(service: item.service, account: item.account, pending: true, version: serverVersion,
                                           stamp: serverVersion == nil ? nil : item.stamp, digest: nil)

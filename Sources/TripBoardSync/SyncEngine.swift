@@ -114,7 +114,9 @@ public final class SyncEngine {
     static let syncCacheKibibytes = 8 << 10
     /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
     /// that asks for more (a newer client changed what records mean) is only read from here.
-    public static let clientVersion = 1
+    /// 2: deletions are sealed to an incarnation; this build raises the zone to it, so that an
+    /// earlier build, whose deletions no device could tell from a server's forgery, only receives.
+    public static let clientVersion = 2
 
     let store: Store
     let files: AttachmentFiles
@@ -130,6 +132,8 @@ public final class SyncEngine {
     let deviceMilliseconds: Int64
     /// What this run adds to edit times to stamp them on the server's time scale (`learnClockOffset`).
     var clockOffset: Int64 = 0
+    /// The change sequence at or below which an unsealed tombstone (an earlier build's) is believed.
+    var unsealedBefore: Int64 = 0
     /// What the server answered to this device's `SyncCheck`: whether it still has this device's
     /// last batch and the last record the token covers (nil: not asked).
     let serverHasLastMutation: Bool?
@@ -198,6 +202,7 @@ public final class SyncEngine {
     public func run() throws -> SyncReport {
         try learnClockOffset()
         report.clockOffset = clockOffset
+        unsealedBefore = try store.unsealedDeletionsBefore()
         if zone.minClientVersion > Self.clientVersion {
             // Read-only: what others push still arrives; nothing of this device's is sent,
             // not even a batch an interrupted run saved (it waits, as every pending record).
@@ -207,6 +212,12 @@ public final class SyncEngine {
             try downloadBlobs()
             try finishReport()
             return report
+        }
+        if zone.minClientVersion < Self.clientVersion {
+            var raise = AgentRequest(.requireClientVersion)
+            raise.zone = account.zone
+            raise.clientVersion = Self.clientVersion
+            _ = try agent.send(raise)
         }
         // A first sync, and a reconcile, read the whole zone: the day's comparison is done.
         let copiesEverything = account.epoch != zone.epoch
@@ -355,14 +366,18 @@ public final class SyncEngine {
             // After an import (a push of many new records) nothing has been edited: no probe each.
             let anyEdits = try store.hasFieldEdits()
             return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
-                record.isTombstone ? (record, [:], [:])
-                    : (record, try store.shadow(record.kind, id: record.id), anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:])
+                record.isTombstone ? (record, [:], [:], try store.incarnation(record.kind, id: record.id))
+                    : (record, try store.shadow(record.kind, id: record.id), anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:],
+                       try store.incarnation(record.kind, id: record.id))
             }
         }
-        for (record, shadow, edits) in candidates {
+        var newIncarnations: [(kind: RecordKind, id: String, incarnation: String)] = []
+        for (record, shadow, edits, incarnation) in candidates {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
-                wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: [:]))
+                // A deletion is sealed like an edit, bound to the incarnation it deletes.
+                let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt, incarnation: incarnation)
+                wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
                 continue
             }
@@ -384,6 +399,24 @@ public final class SyncEngine {
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
             var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
+            // Its incarnation, sealed with it the first time the server sees it: a new record (or
+            // one a restore brought back) gets a new one; a record an earlier build synced keeps
+            // the legacy one, which no field names.
+            var current = incarnation
+            if current == nil && record.remoteVersion == nil {
+                current = Store.newIncarnation()
+                newIncarnations.append((record.kind, record.id, current!))
+            }
+            if let current, current != Store.legacyIncarnation {
+                let canonical = JSONValue.string(current).serialized(pretty: false, sortedKeys: true)
+                let text = String(decoding: canonical, as: UTF8.self)
+                if shadow[Self.incarnationField]?.value != text {
+                    let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
+                    sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
+                                                                 field: Self.incarnationField, stamp: stamp)
+                    pushed[Self.incarnationField] = ShadowField(value: text, stamp: stamp)
+                }
+            }
             if let entries = untold[record.kind.rawValue + "/" + record.id] {
                 (sealed[Self.lostEditsField], pushed[Self.lostEditsField]) = try lostEdits(of: record, entries, shadow: shadow)
             }
@@ -398,11 +431,32 @@ public final class SyncEngine {
         }
         try acknowledgeUnchanged(unchanged)
         guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
+        if !newIncarnations.isEmpty {
+            // Kept before the batch is saved: a batch sent again, or made again, names the same one.
+            try store.writeTransaction {
+                for new in newIncarnations { try store.setIncarnation(new.kind, id: new.id, new.incarnation) }
+            }
+        }
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
         try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
+    }
+
+    /// The sealed field of a deletion of the record: `deletion`, whose value is the incarnation it
+    /// deletes (this device's current one unless given; the legacy one for a record an earlier
+    /// build synced), stamped with the deletion's time. The server cannot make one, nor move one
+    /// to another record or incarnation.
+    func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String?? = .none) throws -> [String: SealedField] {
+        let deleted: String
+        switch incarnation {
+        case .some(let known): deleted = known ?? Store.legacyIncarnation
+        case .none: deleted = try store.incarnation(kind, id: id) ?? Store.legacyIncarnation
+        }
+        let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
+        let stamp = localStamp(updatedAt: updatedAt, after: nil).description
+        return [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
     }
 
     /// Records edited and edited back: the server already has these values, so they are
@@ -536,14 +590,18 @@ public final class SyncEngine {
         case .gone:
             // Deleted and emptied from the trash here while the batch waited for its answer: the
             // server has it now, so its deletion is owed (`sendDeletionsOfPurged`).
-            if !entry.deleted { purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: entry.id, expectedVersion: version,
-                                                                     deleted: true, fields: [:])) }
+            if !entry.deleted {
+                purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: entry.id, expectedVersion: version, deleted: true,
+                                                      fields: try sealedDeletion(kind, id: entry.id, updatedAt: entry.updatedAt)))
+            }
             return
         case .alreadyNewer: return
         case .acknowledged, .changedSince: break
         }
         if entry.deleted {
             try store.clearShadow(kind, id: entry.id)
+            // The server has the deletion: that incarnation is over, in the ledger a purge keeps.
+            try store.noteDead(kind, id: entry.id, incarnation: try store.incarnation(kind, id: entry.id) ?? Store.legacyIncarnation)
         } else {
             try store.setShadow(kind, id: entry.id, fields: entry.fields)
             if entry.fields[Self.lostEditsField] != nil { try store.markConflictsTold(kind, id: entry.id) }

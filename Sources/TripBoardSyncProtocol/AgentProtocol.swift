@@ -53,6 +53,9 @@ public enum AgentOperation: String, Sendable, Codable {
     /// `AgentLimits.batchRecords`), fields included, answered like a page of a pull (`more`
     /// false): what a device merges after a push met versions its feed did not bring.
     case fetch
+    /// Raises `zone`'s `min_client_version` to `clientVersion` (never lowers it): devices of
+    /// earlier builds then only receive (docs/sync.md, Devices of an earlier build).
+    case requireClientVersion
     /// One page of every record of `zone` (kind, id, version, deleted; no fields), in (kind, id)
     /// order after `afterKey` (`kind/id`), at most `limit`: what a device compares with what it
     /// holds to notice rows the server lost (docs/sync.md, When the server forgets).
@@ -92,6 +95,8 @@ public struct AgentRequest: Sendable, Codable {
     public var horizonDays: Int?
     /// `listRecords`: the last `kind/id` of the previous page (none: from the start).
     public var afterKey: String?
+    /// `requireClientVersion`: the version every client of the zone must have from now on to push.
+    public var clientVersion: Int?
 
     public init(_ operation: AgentOperation) { self.operation = operation }
 }

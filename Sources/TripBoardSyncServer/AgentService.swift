@@ -236,6 +236,13 @@ public final class AgentService {
         case .fetch:
             // Answered by `answer(_:)`, which writes the records' frame itself.
             return .failed(.badRequest, "fetch is answered as a frame of its own")
+        case .requireClientVersion:
+            guard let zone = request.zone, let version = request.clientVersion, (1...1_000_000).contains(version), pull == nil, upload == nil else {
+                return .failed(.badRequest, "requireClientVersion needs a zone and a client version, outside a pull or upload")
+            }
+            try connection.query("UPDATE tripboard.zones SET min_client_version = greatest(min_client_version, $2::int) WHERE name = $1",
+                                 [zone, String(version)])
+            return AgentResponse()
         case .listRecords:
             guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "listRecords needs a zone, outside a pull or upload") }
             return try listRecords(zone: zone, after: request.afterKey, limit: request.limit, connection)
@@ -529,7 +536,7 @@ public final class AgentService {
             layerRows[layer] += 1
             layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
                 + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
-                + ",\"byte_count\":\(record.deleted ? 2 : fields.utf8.count),\"fields\":" + fields
+                + ",\"byte_count\":\(fields.utf8.count),\"fields\":" + fields
                 + (record.blob.map { ",\"blob\":\"\($0)\"" } ?? "") + "}"
             results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
         }
@@ -539,18 +546,18 @@ public final class AgentService {
     /// Writes the batch's rows, one statement per layer.
     private static func write(_ layers: [String], zone: String, _ connection: PostgresConnection) throws(PostgresError) {
         for layer in layers {
-            // A deletion keeps no fields; a live write keeps the fields it does not name (a
-            // newer client's, say) — unless it revives a tombstone, which had none.
+            // A deletion keeps only what it carries (its sealed `deletion`: no content); a live
+            // write keeps the fields it does not name (a newer client's, say) — unless it revives
+            // a tombstone, whose fields were the deletion's.
             try connection.query("""
                 INSERT INTO tripboard.records AS r (zone, kind, id, version, change_sequence, deleted, fields, byte_count, blob)
-                SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, CASE WHEN b.deleted THEN '{}'::jsonb ELSE b.fields END, b.byte_count,
-                       b.blob
+                SELECT $1, b.kind, b.id, b.version, b.sequence, b.deleted, b.fields, b.byte_count, b.blob
                 FROM json_to_recordset($2::json) AS b (kind text, id text, version bigint, sequence bigint, deleted boolean, fields jsonb,
                                                       byte_count integer, blob text)
                 ON CONFLICT (zone, kind, id) DO UPDATE SET version = excluded.version,
                     change_sequence = excluded.change_sequence, deleted = excluded.deleted, blob = coalesce(excluded.blob, r.blob),
-                    fields = CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
-                    byte_count = octet_length((CASE WHEN excluded.deleted THEN '{}'::jsonb WHEN r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
+                    fields = CASE WHEN excluded.deleted OR r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
+                    byte_count = octet_length((CASE WHEN excluded.deleted OR r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
                     updated_at = now()
                 """, [zone, layer + "]"], prepared: true)
         }

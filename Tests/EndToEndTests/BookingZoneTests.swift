@@ -225,13 +225,14 @@ import TripBoardStorage
 
     /// SQL that takes away what schema 9 added (its triggers name the columns older steps add).
     static var schemaNineUndone: String {
-        schemaElevenUndone
+        stepsAfterNineUndone
             + "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
     }
 
-    /// What steps 10 and 11 added (10 changes no table): back to schema 9.
-    static var schemaElevenUndone: String {
-        "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
+    /// What steps 10, 11 and 12 added (10 changes no table): back to schema 9.
+    static var stepsAfterNineUndone: String {
+        "DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
+            + "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
     }
 
     @Test func aStoreOfSchemaFiveGainsTheZoneColumnAndKeepsItsBookings() throws {

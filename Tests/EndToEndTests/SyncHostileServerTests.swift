@@ -115,4 +115,110 @@ import TripBoardSystem
         #expect(try SyncServerMemoryTests.notes(a, lisbon).name == "Lisbon")
         #expect(try SyncServerMemoryTests.notes(a, porto).name == "Porto")
     }
+
+    static func tripListed(_ device: SyncDevice, _ name: String) throws -> Bool {
+        try device.ok("trip", "list").contains(name)
+    }
+
+    /// `records.deleted = true` written by the server (a tombstone no device sealed) deletes
+    /// nothing: every device that holds the trip refuses it (65, one line), sends the trip again,
+    /// and it stays live everywhere, its places with it.
+    @Test func aDeletionNoDeviceSealedIsRefused() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.ok("place", "add", "--trip", trip, "--name", "Belém Tower")
+        try a.sync()
+        try b.sync()
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET deleted = true, fields = '{}', version = version + 1,
+                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE id = '\(trip)'
+            """)
+        let refused = try b.syncRefusing()
+        #expect(refused["trashed"] as? Int == 0, "\(refused)")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "B sent the trip again")
+        #expect(try a.app("sync", "now").status == 0)
+        for device in [a, b] {
+            #expect(try Self.tripListed(device, "Lisbon"))
+            #expect(try device.ok("place", "list", "--trip", trip).contains("Belém Tower"))
+        }
+    }
+
+    /// A genuine, sealed deletion replayed after the trip was brought back from the trash (a new
+    /// incarnation) cannot take it again: refused (65) on the device that restored it and on the
+    /// one that deleted it, and the trip stays live on both.
+    @Test func aReplayedDeletionCannotTakeARestoredTrip() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE id = '\(trip)'") == "t|t",
+                "the tombstone carries a sealed deletion")
+        try Self.keepFields(server, id: trip, as: "deletion")
+        try b.ok("trash", "restore", trip)
+        try b.sync()
+        try a.sync()
+        #expect(try Self.tripListed(a, "Lisbon"))
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion'),
+                version = version + 1, change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default')
+            WHERE id = '\(trip)'
+            """)
+        try a.syncRefusing()
+        #expect(try b.app("sync", "now").status == 0)
+        for device in [a, b] {
+            #expect(try Self.tripListed(device, "Lisbon"))
+            #expect(try device.app("sync", "now").status == 0)
+        }
+    }
+
+    /// The ledger: a trip deleted, synced and emptied from every trash stays deleted when the
+    /// server serves its old live copy again — the devices refuse it and send its deletion again.
+    @Test func aTripEmptiedFromTheTrashDoesNotComeBackFromAReplayedCopy() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        try Self.keepFields(server, id: trip, as: "live")
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        for device in [a, b] { try device.ok("trash", "empty", "--yes") }
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET deleted = false, fields = (SELECT fields FROM public.kept WHERE name = 'live'),
+                version = version + 1, change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default')
+            WHERE id = '\(trip)'
+            """)
+        try a.syncRefusing()
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t", "A sent the deletion again")
+        #expect(try b.app("sync", "now").status == 0)
+        for device in [a, b] { #expect(try !Self.tripListed(device, "Lisbon")) }
+    }
+
+    /// A `purged_through` raised by the server past a device's token (the horizon door) trashes
+    /// nothing: the device reconciles, and what the server lacks is sent again.
+    @Test func aRaisedHorizonTrashesNothing() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        _ = try server.psql("""
+            DELETE FROM tripboard.records WHERE id = '\(trip)';
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 5, purged_through = change_sequence + 5 WHERE name = 'default'
+            """)
+        let back = try b.sync()
+        #expect(back["reconciled"] as? String == "horizonPassed" && back["trashed"] as? Int == 0, "\(back)")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "sent again")
+        try a.sync()
+        for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
+    }
 }

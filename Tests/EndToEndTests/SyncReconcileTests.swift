@@ -17,9 +17,11 @@ import TripBoardStorage
 
     /// Timeline: A and B share Porto and Braga → B goes offline → A deletes Porto and syncs → 401
     /// days pass on the server (its tombstones aged by hand) → A syncs, which purges them → B,
-    /// back, has edited Porto's notes and made Faro meanwhile → B's sync reconciles: Porto goes
-    /// to B's trash (delete beats edit, even a year later), Faro goes up, Braga stays → A gets
-    /// Faro and never sees Porto again; restoring Porto on B sends it as a new record.
+    /// back, has edited Porto's notes and made Faro meanwhile → B's sync reconciles: absence from
+    /// the server proves no deletion (a server could claim any horizon), so Porto goes up again
+    /// with Faro → A's ledger knows Porto's incarnation deleted: A refuses it (65) and sends its
+    /// sealed deletion again → B takes it: Porto goes to B's trash with B's edit (delete beats
+    /// edit, even a year later) → restoring Porto on B sends a new incarnation, which A takes.
     @Test func aDeviceOfflinePastTheTombstoneHorizonLosesNoDeletionAndNoNewRecord() throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
@@ -41,16 +43,21 @@ import TripBoardStorage
         let faro = try b.container.addTrip("Faro", start: "2027-07-01", end: "2027-07-04")
         let back = try b.sync()
         #expect(back["reconciled"] as? String == "horizonPassed", "\(back)")
-        #expect(back["trashed"] as? Int == 1 && back["pending"] as? Int == 0, "\(back)")
+        #expect(back["trashed"] as? Int == 0 && back["pending"] as? Int == 0, "\(back)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'trip' AND NOT deleted") == "3")
+
+        let refusing = try a.syncRefusing()
+        #expect(refusing["refused"] as? Int ?? 0 >= 1, "\(refusing)")
+        let deleted = try b.sync()
+        #expect(deleted["trashed"] as? Int ?? 0 >= 1, "\(deleted)")
         #expect(try count(b, "SELECT trashed_at IS NOT NULL, notes FROM trips WHERE id = '\(porto)'") == "1|Francesinha at Café Santiago",
                 "the edited version is what B's trash keeps")
         #expect(try count(b, "SELECT count(*) FROM places WHERE trashed_at IS NOT NULL") == "1", "its place went with it")
         try a.sync()
         #expect(try live(a) == live(b))
         #expect(try count(a, "SELECT name FROM trips WHERE trashed_at IS NULL ORDER BY name") == "Braga\nFaro")
-        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'trip' AND NOT deleted") == "2")
 
-        // B's trash entry is B's alone: restored, it goes up as a new record.
+        // Restored on B, it comes back as a new incarnation, which the ledger does not refuse.
         try b.ok("trash", "restore", porto)
         try b.sync()
         try a.sync()

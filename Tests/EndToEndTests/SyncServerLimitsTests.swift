@@ -151,7 +151,7 @@ import TripBoardSystem
         try a.sync()
         let kept = "postgresql://\(server.user)@/\(server.database)?host=\(server.directory)&port=\(server.port)&pass%77ord=hunter2"
         // The store as the earlier build left it: schema 9, the conninfo with its password.
-        #expect(try a.container.sqlite(BookingZoneTests.schemaElevenUndone
+        #expect(try a.container.sqlite(BookingZoneTests.stepsAfterNineUndone
                                        + "UPDATE sync_account SET server = '\(kept)'; PRAGMA user_version = 9").status == 0)
 
         let first = try a.app("trip", "list")

@@ -15,10 +15,12 @@ extension Store {
             }
             try requireRestorablePlace(of: entry)
             for (member, scope) in Self.memberScopes(of: kind, liveOnly: false) {
-                try connection.statement("""
+                let restored = try connection.statement("""
                     UPDATE \(member.table) SET trashed_at = NULL, trashed_with = NULL, sync_state = 'pendingUpload', updated_at = ?1
-                    WHERE \(scope) AND trashed_with = ?2
-                    """).run([.text(now), .text(id)])
+                    WHERE \(scope) AND trashed_with = ?2 RETURNING id
+                    """).rows([.text(now), .text(id)]) { $0.text(0) }
+                // Each comes back as a new incarnation: a deletion of the old one, replayed, cannot take it.
+                for restoredID in restored { try endIncarnation(member, id: restoredID) }
             }
             return entry
         }

@@ -1,0 +1,106 @@
+import TripBoardStorage
+import TripBoardSyncProtocol
+import TripBoardReadPath
+
+/// Deletions sealed to an incarnation (docs/sync.md, Deletions sealed to an incarnation): what a
+/// pulled record's `incarnation` and a pulled tombstone's `deletion` say, checked against what
+/// this device holds and the incarnations it knows are over (`sync_dead`), before anything is
+/// applied. The server cannot make a sealed deletion, so what it can do is replay one, or
+/// replay a live copy of an incarnation that is over; both are refused.
+extension SyncEngine {
+    /// The sealed field naming a record's incarnation, and the one a tombstone carries: the
+    /// incarnation it deletes.
+    static let incarnationField = "incarnation"
+    static let deletionField = "deletion"
+
+    /// What a pulled deletion may do here.
+    enum DeletionVerdict {
+        /// Believed: it deletes `incarnation` (nil: an earlier build's unsealed tombstone,
+        /// believed below `unsealed_before`).
+        case believe(incarnation: String?)
+        /// Not believed: counted, this device's record sent again.
+        case refuse
+    }
+
+    /// A pulled tombstone judged: a sealed deletion of this device's incarnation, or of one it
+    /// never saw (a later incarnation another device deleted: delete beats edit), is believed; a
+    /// deletion of an incarnation this device knows replaced is a replay, and a tombstone without
+    /// a sealed deletion, past the sequence this device had reached when it first ran this build,
+    /// is no device's: both are refused while this device holds the record live.
+    func judgeDeletion(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind) throws -> DeletionVerdict {
+        guard let local, !local.isTombstone, !local.isInTrash else {
+            // Nothing live here to take: believed (a deletion here too is acknowledged).
+            return .believe(incarnation: fields[Self.deletionField]?.value.stringValue)
+        }
+        guard let sealed = fields[Self.deletionField] else {
+            if let sequence = remote.sequence, sequence <= unsealedBefore { return .believe(incarnation: nil) }
+            return .refuse
+        }
+        guard let deleted = sealed.value.stringValue else {
+            throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its deletion names no incarnation")
+        }
+        let current = try currentIncarnation(of: local)
+        if deleted == current { return .believe(incarnation: deleted) }
+        return try store.isDead(kind, id: remote.id, incarnation: deleted) ? .refuse : .believe(incarnation: deleted)
+    }
+
+    /// A pulled live record judged by its incarnation: a copy of an incarnation this device knows
+    /// is over (deleted or replaced) is refused; a new one (a restore on another device) becomes
+    /// this device's, the one it replaces noted over. Returns false when refused.
+    func admitIncarnation(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind, version: Int64) throws -> Bool {
+        guard let theirs = fields[Self.incarnationField].map({ $0.value.stringValue }) ?? Store.legacyIncarnation else {
+            throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its incarnation is not a text")
+        }
+        if try store.isDead(kind, id: remote.id, incarnation: theirs) {
+            try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
+            return false
+        }
+        guard let local else {
+            if theirs != Store.legacyIncarnation { try store.setIncarnation(kind, id: remote.id, theirs) }
+            return true
+        }
+        let current = try currentIncarnation(of: local)
+        if theirs != current {
+            // A later incarnation (brought back from the trash on another device): this device's
+            // one is over.
+            try store.noteDead(kind, id: remote.id, incarnation: current)
+            try store.setIncarnation(kind, id: remote.id, theirs)
+        }
+        return true
+    }
+
+    /// This device's incarnation of `local`: the one on record, the legacy one for a record an
+    /// earlier build synced.
+    func currentIncarnation(of local: SyncRecord) throws -> String {
+        try store.incarnation(local.kind, id: local.id) ?? Store.legacyIncarnation
+    }
+
+    /// A deletion refused while this device holds the record live: counted; the record goes
+    /// again, whole (its shadow cleared), against the server's version.
+    func refuseDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
+        report.refused += 1
+        guard local != nil else { return }
+        try store.clearShadow(kind, id: remote.id)
+        try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+    }
+
+    /// A live copy of an incarnation that is over, served again: counted and not applied. This
+    /// device's own state goes back to the server: its live record (whole), or its deletion of
+    /// that incarnation — from its trash, or, once purged, from the ledger alone.
+    private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
+        report.refused += 1
+        guard let local else {
+            purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
+                                                  fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),
+                                                                             incarnation: .some(incarnation))))
+            return
+        }
+        try store.clearShadow(kind, id: remote.id)
+        if local.isTombstone || local.isInTrash {
+            try store.setIncarnation(kind, id: remote.id, incarnation)
+            try store.setSyncMetadata(kind, id: remote.id, state: .pendingDeletion, remoteVersion: version)
+        } else {
+            try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+        }
+    }
+}
