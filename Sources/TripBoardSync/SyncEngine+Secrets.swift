@@ -23,6 +23,8 @@ extension SyncEngine {
         var deleted: Bool
         var stamp: String?
         var digest: String?
+        /// The incarnation pushed (the live item's, or the one its deletion names).
+        var incarnation: String?
     }
 
     /// The keychain when its items can be synced now; notes a locked container key in the report.
@@ -89,6 +91,7 @@ extension SyncEngine {
         var account: String
         var value: SecureBytes
         var stamp: HybridStamp
+        var incarnation: String
     }
 
     /// The fields of a live record, checked; `nil` for a tombstone or a record that is skipped.
@@ -106,7 +109,19 @@ extension SyncEngine {
         let value = try key.openSecretField(sealedValue, id: remote.id, field: "value")
         guard let service, let account, (try? Keychain.checkedName(service, "service")) != nil, (try? Keychain.checkedName(account, "account")) != nil,
               value.count > 0, try key.secretID(service: service, account: account) == remote.id else { return nil }
-        return OpenedSecret(service: service, account: account, value: value, stamp: stamp)
+        return OpenedSecret(service: service, account: account, value: value, stamp: stamp,
+                            incarnation: try text(Self.incarnationField) ?? Keychain.legacySyncIncarnation)
+    }
+
+    /// The incarnation a pulled keychain tombstone's sealed deletion names; nil when it carries
+    /// none (an earlier build's).
+    private func deletedSecretIncarnation(_ remote: WireRecord) throws -> String? {
+        guard let sealed = remote.fields[Self.deletionField] else { return nil }
+        let bytes = try key.openSecretField(sealed, id: remote.id, field: Self.deletionField)
+        guard let text = bytes.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
+            throw SyncError.damagedServerData("secret \(remote.id): its deletion names no incarnation")
+        }
+        return text
     }
 
     static func isSecretID(_ id: String) -> Bool {
@@ -123,13 +138,33 @@ extension SyncEngine {
         }
         if remote.deleted {
             guard let (service, account) = names[remote.id] else { return }  // never had it
-            if try keychain.syncTombstones().contains(where: { $0.service == service && $0.account == account }) {
-                try keychain.deleteSyncTombstone(service: service, account: account)  // deleted on both sides
+            if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
+                // Deleted on both sides: the server's deletion is acknowledged; that incarnation is over.
+                try keychain.noteDeadIncarnation(service: service, account: account, tombstone.incarnation ?? Keychain.legacySyncIncarnation)
+                try keychain.deleteSyncTombstone(service: service, account: account)
                 return
             }
             guard let local = try keychain.syncItem(service: service, account: account), (local.version ?? 0) < version else { return }
+            // Sealed to an incarnation, as a record's deletion is: one no device sealed (past
+            // where this keychain was when it first ran this build), or one of an incarnation
+            // this device knows replaced, is refused and the item sent again.
+            let current = local.incarnation ?? Keychain.legacySyncIncarnation
+            let deleted = try deletedSecretIncarnation(remote)
+            let believed: Bool
+            if let deleted {
+                believed = try deleted == current || !keychain.isDeadIncarnation(service: service, account: account, deleted)
+            } else {
+                believed = try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore()
+            }
+            guard believed else {
+                try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
+                report.refused += 1
+                return
+            }
             // Delete beats edit: the item goes, edited here or not (the keychain has no trash).
             try keychain.deleteFromSync(service: service, account: account)
+            try keychain.noteDeadIncarnation(service: service, account: account, current)
+            if let deleted { try keychain.noteDeadIncarnation(service: service, account: account, deleted) }
             report.secretsDeleted += 1
             return
         }
@@ -138,6 +173,17 @@ extension SyncEngine {
             return
         }
         let (service, account) = (opened.service, opened.account)
+        if try keychain.isDeadIncarnation(service: service, account: account, opened.incarnation) {
+            // A live copy of an incarnation that is over (a deleted item served again): refused;
+            // this device's own state goes again — its item, or its deletion of that incarnation.
+            report.refused += 1
+            if try keychain.syncItem(service: service, account: account) != nil {
+                try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
+            } else {
+                try keychain.setSyncTombstone(service: service, account: account, version: version, incarnation: opened.incarnation)
+            }
+            return
+        }
         let theirDigest = try key.secretDigest(opened.value)
         if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
             // Deleted here, edited there: delete beats edit; the tombstone now expects this version.
@@ -145,6 +191,13 @@ extension SyncEngine {
             return
         }
         if let local = try keychain.syncItem(service: service, account: account) {
+            let current = local.incarnation ?? Keychain.legacySyncIncarnation
+            if current != opened.incarnation {
+                // A later incarnation (set again after a deletion on another device): this one is over.
+                try keychain.noteDeadIncarnation(service: service, account: account, current)
+                try keychain.setSyncIncarnation(service: service, account: account,
+                                                opened.incarnation == Keychain.legacySyncIncarnation ? nil : opened.incarnation)
+            }
             if let current = local.version, current >= version {
                 // Our own push coming back, or older — unless the value carries a newer stamp than
                 // the one known here: versions are tokens, and a value sent again as new after the
@@ -185,6 +238,9 @@ extension SyncEngine {
         try keychain.storeFromSync(opened.value, service: service, account: account)
         try keychain.setSyncState(service: service, account: account, pending: false, version: version,
                                   stamp: opened.stamp.description, digest: theirDigest)
+        if opened.incarnation != Keychain.legacySyncIncarnation {
+            try keychain.setSyncIncarnation(service: service, account: account, opened.incarnation)
+        }
         report.secretsPulled += 1
     }
 
@@ -215,18 +271,35 @@ extension SyncEngine {
             }
             let stamp = localStamp(updatedAt: item.updatedAt, after: serverKnown ? item.stamp : nil)
             var fields = ["value": try key.sealSecretField(value, id: id, field: "value", stamp: stamp)]
+            // Its incarnation, with every push: made at the first one (and after it was set again
+            // following a deletion); an earlier build's item keeps the legacy one, named by none.
+            var incarnation = item.incarnation
+            if incarnation == nil && item.version == nil {
+                incarnation = Store.newIncarnation()
+                try keychain.write { try keychain.setSyncIncarnation(service: item.service, account: item.account, incarnation) }
+            }
+            if let incarnation {
+                fields[Self.incarnationField] = try key.sealSecretField(try SecureBytes(copying: Array(incarnation.utf8)), id: id,
+                                                                        field: Self.incarnationField, stamp: stamp)
+            }
             if !serverKnown {
                 fields["service"] = try key.sealSecretField(try SecureBytes(copying: Array(item.service.utf8)), id: id, field: "service", stamp: stamp)
                 fields["account"] = try key.sealSecretField(try SecureBytes(copying: Array(item.account.utf8)), id: id, field: "account", stamp: stamp)
             }
             wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: expectedVersion, deleted: false, fields: fields))
             entries.append(SecretEntry(id: id, service: item.service, account: item.account, updatedAt: item.updatedAt, deleted: false,
-                                       stamp: stamp.description, digest: digest))
+                                       stamp: stamp.description, digest: digest, incarnation: incarnation))
         }
         for tombstone in try keychain.syncTombstones() where wire.count < AgentLimits.batchRecords {
             let id = try key.secretID(service: tombstone.service, account: tombstone.account)
-            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: tombstone.version, deleted: true, fields: [:]))
-            entries.append(SecretEntry(id: id, service: tombstone.service, account: tombstone.account, updatedAt: "", deleted: true))
+            // Sealed to the incarnation it deletes, as a record's deletion is.
+            let deleted = tombstone.incarnation ?? Keychain.legacySyncIncarnation
+            let stamp = localStamp(updatedAt: store.stamp(), after: nil)
+            let sealed = try key.sealSecretField(try SecureBytes(copying: Array(deleted.utf8)), id: id, field: Self.deletionField, stamp: stamp)
+            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: tombstone.version, deleted: true,
+                                   fields: [Self.deletionField: sealed]))
+            entries.append(SecretEntry(id: id, service: tombstone.service, account: tombstone.account, updatedAt: "", deleted: true,
+                                       incarnation: deleted))
         }
         if !unchanged.isEmpty {
             try keychain.write {
@@ -313,6 +386,8 @@ extension SyncEngine {
     private func recordSecretApplied(_ entry: SecretEntry, version: Int64, keychain: Keychain) throws {
         let local = try keychain.syncItem(service: entry.service, account: entry.account)
         if entry.deleted {
+            // The server has the deletion: that incarnation is over, in the ledger.
+            try keychain.noteDeadIncarnation(service: entry.service, account: entry.account, entry.incarnation ?? Keychain.legacySyncIncarnation)
             guard let tombstone = try keychain.syncTombstones().first(where: { $0.service == entry.service && $0.account == entry.account }) else {
                 return
             }

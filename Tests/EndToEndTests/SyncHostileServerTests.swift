@@ -221,4 +221,29 @@ import TripBoardSystem
         try a.sync()
         for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
     }
+
+    /// A migratable keychain item the server marks deleted (no sealed deletion) is not deleted
+    /// anywhere: refused (65), sent again; and a genuine deletion still reaches the other device.
+    @Test func aKeychainDeletionNoDeviceSealedIsRefused() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
+        try a.sync()
+        try b.sync()
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET deleted = true, fields = '{}', version = version + 1,
+                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE kind = 'secret'
+            """)
+        try b.syncRefusing()
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE kind = 'secret'") == "f", "B sent the item again")
+        #expect(try a.app("sync", "now").status == 0)
+        for device in [a, b] { #expect(try SyncKeychainTests.get(device, "api.example", "traveller").trimmedStdout == "token-1") }
+
+        try a.ok("keychain", "delete", "api.example", "traveller")
+        try a.sync()
+        #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE kind = 'secret'") == "t|t")
+        try b.sync()
+        #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "a sealed deletion is believed")
+    }
 }

@@ -15,6 +15,8 @@ package struct KeychainSyncItem {
     /// The server's version as a refused push reported it (the server may hold a tombstone this
     /// device never pulled): the next push is made against it.
     package var conflictVersion: Int64?
+    /// Which lifetime of the item this is (nil: none yet, or an earlier build's).
+    package var incarnation: String?
 }
 
 /// An item the server has and this device deleted or made this-device-only.
@@ -22,12 +24,17 @@ package struct KeychainSyncTombstone {
     package var service: String
     package var account: String
     package var version: Int64
+    /// The incarnation it deletes (nil: an earlier build's item).
+    package var incarnation: String?
 }
 
 /// The keychain's sync bookkeeping (schema version 3), read and written by `SyncEngine` inside
 /// the keychain's own write transactions (`write`), so that an item and its bookkeeping always
 /// commit together. docs/sync.md, "Keychain items".
 extension Keychain {
+    /// The incarnation of an item an earlier build synced, which no incarnation field names.
+    package static let legacySyncIncarnation = "legacy"
+
     /// Where the keychain's database is, for the message of an error about what it holds.
     package var databasePath: String { connection.path }
 
@@ -48,11 +55,11 @@ extension Keychain {
     /// this-device-only. `?1` is the time.
     func tombstoneMigratableItems(where condition: String, _ parameters: [SQLValue], at now: String) throws {
         try connection.statement("""
-            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at)
-            SELECT service, account, sync_version, ?1 FROM items
+            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at, incarnation)
+            SELECT service, account, sync_version, ?1, sync_incarnation FROM items
             WHERE accessibility = 'migratable' AND sync_version IS NOT NULL AND (\(condition))
             ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, excluded.remote_version),
-                deleted_at = excluded.deleted_at
+                deleted_at = excluded.deleted_at, incarnation = excluded.incarnation
             """).run([.text(now)] + parameters)
     }
 
@@ -66,12 +73,13 @@ extension Keychain {
 
     package func syncItems(pendingOnly: Bool = false) throws -> [KeychainSyncItem] {
         try connection.statement("""
-            SELECT service, account, updated_at, sync_pending, sync_version, sync_stamp, sync_digest, sync_conflict_version FROM items
+            SELECT service, account, updated_at, sync_pending, sync_version, sync_stamp, sync_digest, sync_conflict_version,
+                sync_incarnation FROM items
             WHERE accessibility = 'migratable' \(pendingOnly ? "AND sync_pending = 1" : "") ORDER BY updated_at, service, account
             """).rows { row in
             KeychainSyncItem(service: row.text(0), account: row.text(1), updatedAt: row.text(2), pending: row.integer(3) != 0,
                              version: row.optionalInteger(4), stamp: row.optionalText(5), digest: row.optionalText(6),
-                             conflictVersion: row.optionalInteger(7))
+                             conflictVersion: row.optionalInteger(7), incarnation: row.optionalText(8))
         }
     }
 
@@ -80,8 +88,8 @@ extension Keychain {
     }
 
     package func syncTombstones() throws -> [KeychainSyncTombstone] {
-        try connection.statement("SELECT service, account, remote_version FROM sync_tombstones ORDER BY deleted_at, service, account")
-            .rows { KeychainSyncTombstone(service: $0.text(0), account: $0.text(1), version: $0.integer(2)) }
+        try connection.statement("SELECT service, account, remote_version, incarnation FROM sync_tombstones ORDER BY deleted_at, service, account")
+            .rows { KeychainSyncTombstone(service: $0.text(0), account: $0.text(1), version: $0.integer(2), incarnation: $0.optionalText(3)) }
     }
 
     /// Whether (service, account) holds a this-device-only item (this device's or another's).
@@ -156,6 +164,37 @@ extension Keychain {
         try write { try connection.statement("DELETE FROM sync_outgoing").run() }
     }
 
+    // MARK: - Incarnations
+
+    package func setSyncIncarnation(service: String, account: String, _ incarnation: String?) throws {
+        try connection.statement("UPDATE items SET sync_incarnation = ? WHERE service = ? AND account = ?")
+            .run([.optional(incarnation), .text(service), .text(account)])
+    }
+
+    /// Sets the incarnation a tombstone deletes, making one if there is none (a deletion sent again).
+    package func setSyncTombstone(service: String, account: String, version: Int64, incarnation: String?) throws {
+        try connection.statement("""
+            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at, incarnation) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, ?3), incarnation = ?5
+            """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp), .optional(incarnation)])
+    }
+
+    /// Whether this device knows that incarnation of the item is over (deleted or replaced).
+    package func isDeadIncarnation(service: String, account: String, _ incarnation: String) throws -> Bool {
+        try connection.integer("SELECT count(*) FROM sync_dead WHERE service = ? AND account = ? AND incarnation = ?",
+                               [.text(service), .text(account), .text(incarnation)]) > 0
+    }
+
+    package func noteDeadIncarnation(service: String, account: String, _ incarnation: String) throws {
+        try connection.statement("INSERT OR IGNORE INTO sync_dead (service, account, incarnation) VALUES (?, ?, ?)")
+            .run([.text(service), .text(account), .text(incarnation)])
+    }
+
+    /// The keychain's change sequence at or below which an unsealed tombstone is believed.
+    package func unsealedDeletionsBefore() throws -> Int64 {
+        try connection.integer("SELECT coalesce(max(before), 0) FROM sync_unsealed")
+    }
+
     package func deleteSyncTombstone(service: String, account: String) throws {
         try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ?").run([.text(service), .text(account)])
     }
@@ -185,7 +224,8 @@ extension Keychain {
             try connection.execute("""
                 UPDATE items SET sync_pending = CASE WHEN accessibility = 'migratable' THEN 1 ELSE 0 END, sync_version = NULL,
                     sync_stamp = NULL, sync_digest = NULL, sync_conflict_version = NULL;
-                DELETE FROM sync_tombstones; DELETE FROM sync_outgoing; DELETE FROM sync_token
+                DELETE FROM sync_tombstones; DELETE FROM sync_outgoing; DELETE FROM sync_token; DELETE FROM sync_dead;
+                UPDATE items SET sync_incarnation = NULL; UPDATE sync_unsealed SET before = 0
                 """)
         }
     }

@@ -157,10 +157,17 @@ public final class Keychain {
                     sync_conflict_version = NULL WHERE id = ?
                 """).run([.integer(rowID)])
         case (.migratable, false):
-            let tombstone = try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ? RETURNING remote_version")
-                .rows([.text(service), .text(account)]) { $0.integer(0) }.first
+            let tombstone = try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ? RETURNING remote_version, incarnation")
+                .rows([.text(service), .text(account)]) { ($0.integer(0), $0.optionalText(1)) }.first
             try connection.statement("UPDATE items SET sync_pending = 1, sync_version = coalesce(sync_version, ?) WHERE id = ?")
-                .run([.optional(tombstone), .integer(rowID)])
+                .run([.optional(tombstone?.0), .integer(rowID)])
+            if let tombstone {
+                // Set again after its deletion: a new incarnation (made at its next push); the
+                // deleted one is over, and a replay of its deletion cannot take this one.
+                try connection.statement("INSERT OR IGNORE INTO sync_dead (service, account, incarnation) VALUES (?, ?, ?)")
+                    .run([.text(service), .text(account), .text(tombstone.1 ?? Self.legacySyncIncarnation)])
+                try connection.statement("UPDATE items SET sync_incarnation = NULL WHERE id = ?").run([.integer(rowID)])
+            }
         case (.migratable, true):
             break
         }

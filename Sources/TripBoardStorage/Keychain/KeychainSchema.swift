@@ -77,6 +77,26 @@ enum KeychainSchema {
             change_sequence INTEGER NOT NULL CHECK (change_sequence >= 0)
         );
         """,
+        // Version 4: deletions sealed to an incarnation (docs/sync.md, Deletions sealed to an
+        // incarnation). Per item the incarnation it is (made at its first push, made anew when it
+        // is set again after a deletion), the incarnation a tombstone deletes, the ledger of
+        // incarnations that are over, and the keychain's change sequence at or below which an
+        // earlier build's unsealed tombstone is believed.
+        """
+        ALTER TABLE items ADD COLUMN sync_incarnation TEXT;
+        ALTER TABLE sync_tombstones ADD COLUMN incarnation TEXT;
+        CREATE TABLE sync_dead (
+            service TEXT NOT NULL,
+            account TEXT NOT NULL,
+            incarnation TEXT NOT NULL,
+            PRIMARY KEY (service, account, incarnation)
+        );
+        CREATE TABLE sync_unsealed (
+            singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+            before INTEGER NOT NULL
+        );
+        INSERT INTO sync_unsealed (singleton, before) VALUES (1, coalesce((SELECT change_sequence FROM sync_token WHERE singleton = 1), 0));
+        """,
     ]
 
     /// Opens the keychain database, creating or migrating it under the exclusive container lock
