@@ -172,6 +172,7 @@ extension AppCommand {
         if report.readOnly { context.console.warning(readOnlyWarning) }
         if report.held > 0 { context.console.warning(heldWarning(report.held)) }
         if let skew = report.clockOffsetIgnored { context.console.warning(clockWarning(skew)) }
+        for line in refusalWarnings(report) { context.console.warning(line) }
         if json {
             try context.console.printJSON(report)
         } else {
@@ -179,7 +180,7 @@ extension AppCommand {
             for trashed in report.trashedWithChangesHere { context.console.print(trashedNotice(trashed)) }
         }
         // Everything else went through; the refusal is the run's status (65), said once.
-        if report.refused > 0 { throw SyncError.refusedOlderValues(count: report.refused) }
+        if report.refused > 0 { throw SyncError.refusedServerData(count: report.refused) }
     }
 
     /// A deletion from another device that took work of this device's to the trash, and the way back.
@@ -255,6 +256,25 @@ extension AppCommand {
 
     static let readOnlyWarning = "the zone asks for a newer TripBoard than this one (sync client version \(SyncEngine.clientVersion)): "
         + "changes from other devices still arrive, but nothing made here is sent until TripBoard is updated"
+
+    /// One line per cause of what this device refused of the server's (`SyncReport.refusedBecause`).
+    static func refusalWarnings(_ report: SyncReport) -> [String] {
+        RefusalCause.allCases.compactMap { cause in
+            guard let count = report.refusedBecause[cause.rawValue], count > 0 else { return nil }
+            let records = count == 1 ? "1 record" : "\(count) records"
+            switch cause {
+            case .olderValue:
+                return "\(records) came back from the server with values older than this device holds (a server restored from an "
+                    + "older backup, or one that serves old values again): not applied; this device's values were sent again"
+            case .unsealedDeletion:
+                return "\(records) marked deleted on the server by no device (no sealed deletion): not deleted here; sent again"
+            case .replayedDeletion:
+                return "\(records) brought back from the trash since came with an old deletion again: not deleted here; sent again"
+            case .deletedIncarnation:
+                return "\(records) deleted on some device came back live from the server: not brought back; the deletion was sent again"
+            }
+        }
+    }
 
     /// Said after every sync that finds this device's clock more than an hour off the server's.
     static func clockWarning(_ skew: Int64) -> String {

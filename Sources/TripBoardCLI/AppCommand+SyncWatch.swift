@@ -87,7 +87,7 @@ extension AppCommand {
             warnedReadOnly = report.readOnly
             // The watch goes on (this device's values went again): said as a warning each time.
             if let skew = report.clockOffsetIgnored { context.console.warning(clockWarning(skew)) }
-            if report.refused > 0 { context.console.warning(SyncError.refusedOlderValues(count: report.refused).description) }
+            for line in refusalWarnings(report) { context.console.warning(line) }
             failures = 0
             if report.movedSomething {
                 if json { try context.console.write(Console.json(report, pretty: false) + [0x0a]) } else {

@@ -71,7 +71,7 @@ extension SyncError: DomainExitStatus {
     var exitStatus: ExitStatus {
         switch self {
         case .invalidArgument: .usage
-        case .wrongPassphrase, .damagedServerData, .refusedOlderValues, .alreadySetUp, .attachmentChanged: .dataError
+        case .wrongPassphrase, .damagedServerData, .refusedServerData, .alreadySetUp, .attachmentChanged: .dataError
         case .zoneKeyMissing, .zoneMissing, .noSuchConflict: .noInput
         case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: .unavailable
         case .agentFailed, .serverBusy: .temporaryFailure

@@ -19,7 +19,7 @@ extension SyncEngine {
         /// believed below `unsealed_before`).
         case believe(incarnation: String?)
         /// Not believed: counted, this device's record sent again.
-        case refuse
+        case refuse(RefusalCause)
     }
 
     /// A pulled tombstone judged: a sealed deletion of this device's incarnation, or of one it
@@ -34,14 +34,22 @@ extension SyncEngine {
         }
         guard let sealed = fields[Self.deletionField] else {
             if let sequence = remote.sequence, sequence <= unsealedBefore { return .believe(incarnation: nil) }
-            return .refuse
+            return .refuse(.unsealedDeletion)
         }
         guard let deleted = sealed.value.stringValue else {
             throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its deletion names no incarnation")
         }
         let current = try currentIncarnation(of: local)
         if deleted == current { return .believe(incarnation: deleted) }
-        return try store.isDead(kind, id: remote.id, incarnation: deleted) ? .refuse : .believe(incarnation: deleted)
+        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return .refuse(.replayedDeletion) }
+        // An incarnation this device never saw: a later one, restored and deleted elsewhere (delete
+        // beats edit) — unless the deletion was made before this device's incarnation was born
+        // (its sealed stamp is older): then it is an old deletion replayed to a device that joined
+        // after the restore.
+        if let born = try store.shadow(kind, id: remote.id)[Self.incarnationField].flatMap({ HybridStamp($0.stamp) }), sealed.stamp < born {
+            return .refuse(.replayedDeletion)
+        }
+        return .believe(incarnation: deleted)
     }
 
     /// A pulled live record judged by its incarnation: a copy of an incarnation this device knows
@@ -55,10 +63,8 @@ extension SyncEngine {
             try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
             return false
         }
-        guard let local else {
-            if theirs != Store.legacyIncarnation { try store.setIncarnation(kind, id: remote.id, theirs) }
-            return true
-        }
+        // A record new here keeps its incarnation in its shadow (written with it).
+        guard let local else { return true }
         let current = try currentIncarnation(of: local)
         if theirs != current {
             // A later incarnation (brought back from the trash on another device): this device's
@@ -77,8 +83,8 @@ extension SyncEngine {
 
     /// A deletion refused while this device holds the record live: counted; the record goes
     /// again, whole (its shadow cleared), against the server's version.
-    func refuseDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
-        report.refused += 1
+    func refuseDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, cause: RefusalCause) throws {
+        report.refuse(cause)
         guard local != nil else { return }
         try store.clearShadow(kind, id: remote.id)
         try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
@@ -88,7 +94,7 @@ extension SyncEngine {
     /// device's own state goes back to the server: its live record (whole), or its deletion of
     /// that incarnation — from its trash, or, once purged, from the ledger alone.
     private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
-        report.refused += 1
+        report.refuse(.deletedIncarnation)
         guard let local else {
             purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
                                                   fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),

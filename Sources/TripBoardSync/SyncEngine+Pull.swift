@@ -119,8 +119,8 @@ extension SyncEngine {
         // Incarnations first: a deletion no device sealed, or one of an incarnation this device
         // knows replaced, and a live copy of an incarnation that is over, are refused.
         if remote.deleted {
-            if case .refuse = try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
-                return try refuseDeletion(remote, local: local, kind: kind, version: version)
+            if case .refuse(let cause) = try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
+                return try refuseDeletion(remote, local: local, kind: kind, version: version, cause: cause)
             }
         } else if try !admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) {
             return
@@ -213,7 +213,7 @@ extension SyncEngine {
                                 into local: SyncRecord?, kind: RecordKind, at now: String) throws {
         let shadow = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
         func keepShadow() throws {
-            try store.clearShadow(kind, id: remote.id)
+            try store.clearShadow(kind, id: remote.id, pinningIncarnation: shadow[Self.incarnationField] == nil)
             try store.setShadow(kind, id: remote.id, fields: shadow)
         }
         guard var local else {
@@ -342,7 +342,7 @@ extension SyncEngine {
         }
         if !edited.isEmpty { report.merged += 1 }
         if resent { report.reuploaded += 1 }
-        if refused { report.refused += 1 }
+        if refused { report.refuse(.olderValue) }
         merged.remoteVersion = version
         if localWins {
             // A value kept to be sent again makes even a synchronized record pending.

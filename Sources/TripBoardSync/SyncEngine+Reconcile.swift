@@ -112,17 +112,13 @@ extension SyncEngine {
             report.reuploaded += 1
             return
         }
-        // Deleted here: that incarnation is over, in the ledger, so that a device sending it
-        // again live is refused and meets this deletion again.
+        // Deleted here (in the trash, or a tombstone) and the server no longer has the record:
+        // that incarnation is over (the ledger), and the deletion goes to the server again as a
+        // new sealed tombstone, so that a device that still has the record live meets it — a
+        // deletion is never dropped because the server forgot the record. (Restoring it from
+        // the trash later sends it as a new incarnation.)
         try store.noteDead(kind, id: record.id, incarnation: try currentIncarnation(of: record))
-        if record.isInTrash {
-            // A trash entry the server has nothing of: this device's alone (restoring it sends
-            // it as a new record).
-            try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
-        } else {
-            // A tombstone waiting to tell a server that no longer has the record: done.
-            _ = try store.recordAcknowledgement(kind: kind, id: record.id, remoteVersion: record.remoteVersion ?? 1)
-        }
+        try store.setSyncMetadata(kind, id: record.id, state: .pendingDeletion, remoteVersion: nil)
     }
 
     /// The keychain's side of a reconcile: the zone's keychain items applied as a pull from
@@ -147,6 +143,12 @@ extension SyncEngine {
             }
             for tombstone in try keychain.syncTombstones() {
                 let serverVersion = onServer[try key.secretID(service: tombstone.service, account: tombstone.account)]
+                if serverVersion == nil {
+                    // The deletion has nothing left to tell the server; the ledger keeps that the
+                    // incarnation is over, so a device sending it again live is refused.
+                    try keychain.noteDeadIncarnation(service: tombstone.service, account: tombstone.account,
+                                                     tombstone.incarnation ?? Keychain.legacySyncIncarnation)
+                }
                 try keychain.settleSyncTombstone(service: tombstone.service, account: tombstone.account, serverVersion: serverVersion)
             }
         }

@@ -158,7 +158,7 @@ extension SyncEngine {
             }
             guard believed else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
-                report.refused += 1
+                report.refuse(deleted == nil ? .unsealedDeletion : .replayedDeletion)
                 return
             }
             // Delete beats edit: the item goes, edited here or not (the keychain has no trash).
@@ -176,7 +176,7 @@ extension SyncEngine {
         if try keychain.isDeadIncarnation(service: service, account: account, opened.incarnation) {
             // A live copy of an incarnation that is over (a deleted item served again): refused;
             // this device's own state goes again — its item, or its deletion of that incarnation.
-            report.refused += 1
+            report.refuse(.deletedIncarnation)
             if try keychain.syncItem(service: service, account: account) != nil {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
             } else {
@@ -213,7 +213,7 @@ extension SyncEngine {
                 // (The shadow takes what the server has now, so that the push sees this value as changed.)
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version,
                                           stamp: opened.stamp.description, digest: theirDigest)
-                report.refused += 1
+                report.refuse(.olderValue)
                 return
             }
             if local.pending && myDigest != local.digest

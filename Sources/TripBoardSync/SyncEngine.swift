@@ -4,6 +4,19 @@ public import TripBoardSyncProtocol
 public import TripBoardReadPath
 
 /// What one `sync now` did. `sync now --json` prints this object.
+/// Why a device did not believe what the server served (docs/sync.md, What the server can and
+/// cannot do); each is said in a `warning:` line of its own.
+public enum RefusalCause: String, Sendable, CaseIterable {
+    /// A value older than the one this device holds (or knew the server had) for a field.
+    case olderValue
+    /// A tombstone no device sealed (past `unsealed_before`).
+    case unsealedDeletion
+    /// A sealed deletion of an incarnation this device knows was replaced (a restore).
+    case replayedDeletion
+    /// A live copy of an incarnation this device knows is over (deleted or replaced).
+    case deletedIncarnation
+}
+
 public struct SyncReport: Sendable, Equatable, Codable {
     /// Records brought from the server and written here (new, changed or merged).
     public var pulled = 0
@@ -23,6 +36,8 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// holds (or knows the server had) for a field: not applied; this device's value was sent
     /// again. `sync now` then exits 65 (docs/sync.md, What the server can and cannot do).
     public var refused = 0
+    /// `refused` by cause (`RefusalCause` names; causes that did not happen are absent).
+    public var refusedBecause: [String: Int] = [:]
     /// Milliseconds this run added to edit times to stamp them on the server's time scale: the
     /// median of the offsets learned at the last syncs (server − device).
     public var clockOffset: Int64 = 0
@@ -365,13 +380,16 @@ public final class SyncEngine {
             untold = try store.untoldConflicts()
             // After an import (a push of many new records) nothing has been edited: no probe each.
             let anyEdits = try store.hasFieldEdits()
-            return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map { record in
-                record.isTombstone ? (record, [:], [:], try store.incarnation(record.kind, id: record.id))
-                    : (record, try store.shadow(record.kind, id: record.id), anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:],
-                       try store.incarnation(record.kind, id: record.id))
+            // Incarnations made here (restores) are few: none at all spares every record the lookup.
+            let anyMadeHere = try store.hasIncarnationsMadeHere()
+            return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map {
+                record -> (SyncRecord, [String: ShadowField], [String: String], String?) in
+                if record.isTombstone { return (record, [:], [:], try store.incarnation(record.kind, id: record.id)) }
+                let shadow = try store.shadow(record.kind, id: record.id)
+                return (record, shadow, anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:],
+                        anyMadeHere && shadow.isEmpty ? try store.incarnation(record.kind, id: record.id) : nil)
             }
         }
-        var newIncarnations: [(kind: RecordKind, id: String, incarnation: String)] = []
         for (record, shadow, edits, incarnation) in candidates {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
@@ -399,23 +417,15 @@ public final class SyncEngine {
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
             var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
-            // Its incarnation, sealed with it the first time the server sees it: a new record (or
-            // one a restore brought back) gets a new one; a record an earlier build synced keeps
-            // the legacy one, which no field names.
-            var current = incarnation
-            if current == nil && record.remoteVersion == nil {
-                current = Store.newIncarnation()
-                newIncarnations.append((record.kind, record.id, current!))
-            }
-            if let current, current != Store.legacyIncarnation {
+            // Its incarnation: a record's first life is the unnamed one (no field, nothing to
+            // store); one a restore brought back has a random one (`Store.endIncarnation`), sealed
+            // with it when the server knows none of its fields (the deletion cleared them, or it
+            // is sent whole again). The server keeps it from then on (`fields || new`).
+            if let current = incarnation, current != Store.legacyIncarnation, shadow.isEmpty {
                 let canonical = JSONValue.string(current).serialized(pretty: false, sortedKeys: true)
-                let text = String(decoding: canonical, as: UTF8.self)
-                if shadow[Self.incarnationField]?.value != text {
-                    let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
-                    sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
-                                                                 field: Self.incarnationField, stamp: stamp)
-                    pushed[Self.incarnationField] = ShadowField(value: text, stamp: stamp)
-                }
+                let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
+                sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
+                                                             field: Self.incarnationField, stamp: stamp)
             }
             if let entries = untold[record.kind.rawValue + "/" + record.id] {
                 (sealed[Self.lostEditsField], pushed[Self.lostEditsField]) = try lostEdits(of: record, entries, shadow: shadow)
@@ -431,12 +441,7 @@ public final class SyncEngine {
         }
         try acknowledgeUnchanged(unchanged)
         guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
-        if !newIncarnations.isEmpty {
-            // Kept before the batch is saved: a batch sent again, or made again, names the same one.
-            try store.writeTransaction {
-                for new in newIncarnations { try store.setIncarnation(new.kind, id: new.id, new.incarnation) }
-            }
-        }
+
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
         try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
@@ -630,5 +635,13 @@ public final class SyncEngine {
         let edited = (Self.milliseconds(updatedAt) ?? 0) + clockOffset
         let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)
         return HybridStamp.edit(at: wall, node: account.node, after: shadowStamp.flatMap { HybridStamp($0) })
+    }
+}
+
+extension SyncReport {
+    /// Counts one record or keychain item refused for `cause`.
+    mutating func refuse(_ cause: RefusalCause) {
+        refused += 1
+        refusedBecause[cause.rawValue, default: 0] += 1
     }
 }

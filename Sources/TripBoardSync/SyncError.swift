@@ -25,9 +25,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case zoneMissing(zone: String)
     /// What the server holds is not what a TripBoard client wrote.
     case damagedServerData(String)
-    /// The server served older values than this device holds (`SyncReport.refused`): not applied,
-    /// this device's sent again; the rest of the sync went through.
-    case refusedOlderValues(count: Int)
+    /// The server served what this device refused (`SyncReport.refused`: older values, deletions
+    /// no device sealed or of a replaced incarnation, a deleted record live again): not applied,
+    /// this device's own state sent again; the rest of the sync went through.
+    case refusedServerData(count: Int)
     /// An attachment's file changed while it was being uploaded (nothing of it stays on the server).
     case attachmentChanged(id: String)
     /// `sync conflicts --dismiss ID`: no kept conflict has that id.
@@ -52,9 +53,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "this device's keychain has no key for zone \(zone); run `app sync leave`, then `app sync setup` again with the passphrase"
         case .zoneMissing(let zone): "zone \(zone) does not exist on the server (removed, or the server was reset); nothing was changed"
         case .damagedServerData(let detail): "the sync server holds data TripBoard cannot trust: \(detail)"
-        case .refusedOlderValues(let count):
-            "the sync server served \(count == 1 ? "1 record" : "\(count) records") with values older than this device holds "
-                + "(a server restored from an older backup, or one that serves old values again): not applied; this device's were sent again"
+        case .refusedServerData(let count):
+            "this device refused \(count == 1 ? "1 record" : "\(count) records") the sync server served (the warnings above say why): "
+                + "not applied, and this device's own were sent again; everything else was synced"
         case .attachmentChanged(let id): "the file of attachment \(id) changed while it was being uploaded; nothing of it was kept on the server. Run `app container check`, then sync again"
         case .noSuchConflict(let id): "no kept conflict has id \(id) (`app sync conflicts` lists them); nothing was changed"
         case .invalidArgument(let message): message

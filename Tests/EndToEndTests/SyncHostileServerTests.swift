@@ -46,9 +46,12 @@ import TripBoardSystem
             let result = try device.app("sync", "now", "--json")
             if first {
                 #expect(result.status == 65, "\(result)")
-                #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("older than this device holds"), "\(result.stderr)")
+                let lines = result.stderr.split(separator: "\n")
+                #expect(lines.count == 2 && lines[0].hasPrefix("warning: 1 record came back from the server with values older than this device holds")
+                        && lines[1].hasPrefix("error: this device refused 1 record"), "\(result.stderr)")
                 let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-                #expect(report["refused"] as? Int == 1 && report["conflictsKept"] as? Int == 0, "\(report)")
+                #expect(report["refused"] as? Int == 1 && report["conflictsKept"] as? Int == 0
+                        && (report["refusedBecause"] as? [String: Int]) == ["olderValue": 1], "\(report)")
             } else {
                 // The first device sent its value again: the second pulls the newer value back.
                 #expect(result.status == 0, "\(result)")
@@ -77,7 +80,7 @@ import TripBoardSystem
 
         let refused = try b.app("sync", "now", "--json")
         #expect(refused.status == 65, "\(refused)")
-        #expect(refused.stderr.contains("older than this device holds"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("values older than this device holds"), "\(refused.stderr)")
         #expect(try SyncKeychainTests.get(b, "api.example", "traveller").trimmedStdout == "token-2")
         let fromA = try a.app("sync", "now")
         #expect(fromA.status == 0, "\(fromA)")

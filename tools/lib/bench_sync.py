@@ -210,7 +210,10 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
     a.save(a_template)
 
     def empty_server():
-        cluster.psql("TRUNCATE tripboard.records, tripboard.mutations", "UPDATE tripboard.zones SET change_sequence = 0",
+        # min_client_version back to 1: a build that raises it (sealed deletions raise it to 2)
+        # would leave a baseline build only receiving, pushing nothing.
+        cluster.psql("TRUNCATE tripboard.records, tripboard.mutations",
+                     "UPDATE tripboard.zones SET change_sequence = 0, min_client_version = 1",
                      "VACUUM ANALYZE tripboard.records")
 
     # The server rows of one push, for psql's side of both comparisons.

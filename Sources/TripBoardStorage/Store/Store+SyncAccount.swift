@@ -190,7 +190,13 @@ extension Store {
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
     }
 
-    package func clearShadow(_ kind: RecordKind, id: String) throws {
+    /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
+    /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
+    package func clearShadow(_ kind: RecordKind, id: String, pinningIncarnation: Bool = true) throws {
+        if pinningIncarnation { try connection.statement("""
+            INSERT OR IGNORE INTO sync_incarnations (kind, id, incarnation)
+            SELECT kind, id, json_extract(value, '$') FROM sync_shadow WHERE kind = ?1 AND id = ?2 AND field = 'incarnation'
+            """).run([.text(kind.rawValue), .text(id)]) }
         try connection.statement("DELETE FROM sync_shadow WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
     }
 

@@ -12,10 +12,19 @@ extension Store {
     package static func newIncarnation() -> String { Sodium.hexString(Sodium.randomBytes(count: 16)) }
 
     /// This device's current incarnation of the record, or nil when it has none on record (a
-    /// record never pushed, or one an earlier build synced: `legacyIncarnation`).
+    /// record never pushed, or one an earlier build synced: `legacyIncarnation`). One made here
+    /// (or pinned: `clearShadow`) is in `sync_incarnations`; one pulled with the record is the
+    /// shadow's `incarnation` field, so that a pull writes no row more per record.
     package func incarnation(_ kind: RecordKind, id: String) throws -> String? {
-        try connection.statement("SELECT incarnation FROM sync_incarnations WHERE kind = ? AND id = ?")
-            .rows([.text(kind.rawValue), .text(id)]) { $0.text(0) }.first
+        try connection.statement("""
+            SELECT coalesce((SELECT incarnation FROM sync_incarnations WHERE kind = ?1 AND id = ?2),
+                            (SELECT json_extract(value, '$') FROM sync_shadow WHERE kind = ?1 AND id = ?2 AND field = 'incarnation'))
+            """).rows([.text(kind.rawValue), .text(id)]) { $0.optionalText(0) }.first ?? nil
+    }
+
+    /// Whether any record has an incarnation made (or pinned) here.
+    package func hasIncarnationsMadeHere() throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_incarnations)") == 1
     }
 
     package func setIncarnation(_ kind: RecordKind, id: String, _ incarnation: String) throws {
@@ -35,11 +44,11 @@ extension Store {
             .run([.text(kind.rawValue), .text(id), .text(incarnation)])
     }
 
-    /// The record's current incarnation is over (a deletion took it, or a restore replaces it):
-    /// noted dead, and the record has none on record any more (the next push makes a new one).
+    /// The record's current incarnation is over (a restore replaces it): noted dead, and a new
+    /// one made, which its next push seals.
     package func endIncarnation(_ kind: RecordKind, id: String) throws {
         try noteDead(kind, id: id, incarnation: try incarnation(kind, id: id) ?? Self.legacyIncarnation)
-        try connection.statement("DELETE FROM sync_incarnations WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
+        try setIncarnation(kind, id: id, Self.newIncarnation())
     }
 
     /// The change sequence at or below which a tombstone without a sealed deletion is believed.

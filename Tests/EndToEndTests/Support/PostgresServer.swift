@@ -141,13 +141,15 @@ final class SyncDevice: @unchecked Sendable {
         return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 
-    /// `sync now --json` in a run that meets values older than this device holds (a server that
-    /// went back): everything else done, then 65 with the one refusal line; the report.
+    /// `sync now --json` in a run that refuses what the server served (older values, deletions no
+    /// device sealed, deleted records live again): everything else done, a `warning:` line per
+    /// cause, then 65 with the one refusal line; the report.
     @discardableResult
     func syncRefusing(environment: [String: String] = [:]) throws -> [String: Any] {
         let result = try container.app(arguments: ["sync", "now", "--json"], environment: environment)
-        #expect(result.status == 65 && result.stderr.split(separator: "\n").count == 1
-                && result.stderr.contains("older than this device holds"), "sync now: \(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(result.status == 65 && lines.filter { $0.hasPrefix("error: ") }.count == 1
+                && lines.allSatisfy { $0.hasPrefix("error: this device refused") || $0.hasPrefix("warning: ") }, "sync now: \(result)")
         let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
         #expect((report["refused"] as? Int ?? 0) >= 1, "\(report)")
         return report

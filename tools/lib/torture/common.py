@@ -49,13 +49,11 @@ SCENARIOS = ["load", "stall", "faults", "migration", "full", "corrupt", "fuzz", 
 # name matches one of these patterns is printed as a known failure and not counted as failed; a
 # known failure that starts passing is reported so the entry can be removed.
 KNOWN_FAILURES = [
-    # (regular expression on the check name, explanation). The three bugs the first runs found (an
-    # extension calling a lost store "being updated", an import failing after its commit without
-    # saying so, control characters echoed in errors) are fixed; docs/torture.md tells their story.
-    (r"^sync-model .*\[after the server forgot\]$",
-     "sync after the server forgot (a restored dump, lost rows): deletions carry no stamp or incarnation, so a "
-     "device cannot always tell a lost deletion from a restore (docs/torture.md §10, What it found: 3, 6, 7; sealed "
-     "deletions and incarnations come with the next issue)"),
+    # (regular expression on the check name, explanation). None open: the three bugs the first
+    # runs found (an extension calling a lost store "being updated", an import failing after its
+    # commit without saying so, control characters echoed in errors) and the sync model's
+    # deletions after the server forgot (sealed deletions and the ledger) are fixed;
+    # docs/torture.md tells their story.
 ]
 
 

@@ -148,22 +148,56 @@ def live_rows(server, zone):
         "AND octet_length(fields::text) < 1000000 ORDER BY kind, id").splitlines() if line]
 
 
-def renumber(server, zone, kind, record_id, fields_sql):
+def renumber(server, zone, kind, record_id, fields_sql, deleted="deleted"):
     """Writes `fields_sql` into the row under the next version and a new change sequence, as a
     push would number it, so that every device's feed brings it."""
     server.psql(f"""
         UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = '{zone}';
-        UPDATE tripboard.records SET fields = {fields_sql}, version = version + 1,
+        UPDATE tripboard.records SET fields = {fields_sql}, deleted = {deleted}, version = version + 1,
             change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = '{zone}')
         WHERE zone = '{zone}' AND kind = '{kind}' AND id = '{record_id}'""")
 
 
 def remember_rows(server, zone, model):
-    """Keeps the sealed fields of every live row as they are now: what a replay serves later."""
+    """Keeps the sealed fields of every live row, and every sealed deletion, as they are now:
+    what a replay serves later."""
     for kind, record_id, _, fields in live_rows(server, zone):
         kept = model.remembered.setdefault((kind, record_id), [])
         if fields not in kept:
             kept.append(fields)
+    for line in server.psql(f"SELECT kind, id, fields::text FROM tripboard.records WHERE zone = '{zone}' AND deleted "
+                            "AND fields ? 'deletion' ORDER BY kind, id").splitlines():
+        if line:
+            kind, record_id, fields = line.split("|", 2)
+            model.remembered_deletions[(kind, record_id)] = fields
+
+
+def forge_deletion(server, zone, rng, model):
+    """A live row marked deleted by the server itself (no sealed deletion): every device that
+    holds the record must refuse it and send the record again; nothing is deleted."""
+    remember_rows(server, zone, model)
+    rows = live_rows(server, zone)
+    if not rows:
+        return None
+    kind, record_id, _, _ = rng.choice(rows)
+    renumber(server, zone, kind, record_id, "'{}'::jsonb", deleted="true")
+    model.counts["forged deletions"] += 1
+    return f"server marked {kind} {record_id[:8]} deleted (no sealed deletion)"
+
+
+def replay_deletion(server, zone, rng, model):
+    """A sealed deletion the server saw once, served again against the record now live (brought
+    back from the trash since): devices must refuse it."""
+    remember_rows(server, zone, model)
+    live = {(kind, record_id) for kind, record_id, _, _ in live_rows(server, zone)}
+    candidates = sorted(key for key in model.remembered_deletions if key in live)
+    if not candidates:
+        return "server remembered the zone's sealed deletions (none to replay yet)"
+    kind, record_id = rng.choice(candidates)
+    fields = model.remembered_deletions[(kind, record_id)]
+    renumber(server, zone, kind, record_id, "'" + fields.replace("'", "''") + "'::jsonb", deleted="true")
+    model.counts["replayed deletions"] += 1
+    return f"server replayed an old sealed deletion of {kind} {record_id[:8]}"
 
 
 def replay_old_value(server, zone, rng, model):
@@ -244,6 +278,8 @@ HOSTILE_MUTATIONS = [
     ServerMutation("server alters a sealed field", 0.4, (1, 2), flip_field),
     ServerMutation("server grows a row past 8 MiB", 0.3, (1, 1), flood),
     ServerMutation("server lowers a version", 0.4, (1, 2), lower_version),
+    ServerMutation("server forges a deletion", 0.5, (1, 2), forge_deletion),
+    ServerMutation("server replays an old deletion", 0.6, (2, 4), replay_deletion),
 ]
 
 
@@ -325,11 +361,12 @@ class Run:
         # A hostile run (odd seeds: docs/torture.md §10) adds a server that lies.
         self.hostile = seed % 2 == 1
         self.remembered = {}      # (kind, id) -> sealed fields texts the server had
+        self.remembered_deletions = {}  # (kind, id) -> a sealed deletion the server had
         self.tampered = []        # alterations still on the server, undone by `heal`
         self.counter = 0
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
                        "reinstalls": 0, "late joins": 0, "refusals": 0,
-                       "replays": 0, "flips": 0, "floods": 0, "damaged": 0}
+                       "replays": 0, "flips": 0, "floods": 0, "damaged": 0, "forged deletions": 0, "replayed deletions": 0}
         self.faults = []
 
     # MARK: Bookkeeping
@@ -454,7 +491,7 @@ class Run:
             return None
         # After the server forgot (a restore, a lost row) it serves values older than a device
         # holds: refused, sent again, and the run says so with 65 (one line), the rest done.
-        refused = (result.status == 65 and "older than this device holds" in result.err
+        refused = (result.status == 65 and "error: this device refused" in result.err and result.one_line_error()
                    and (self.hostile or any(self.counts[key] for key in ("restores", "lost rows"))))
         # While the server serves a field it altered or a row it grew: damaged server data, one
         # line, 65 (the device's own push still went); nothing of the page is written.
@@ -973,7 +1010,9 @@ class Run:
                 # (docs/sync.md, "The losing value is kept, on both devices"). Not in runs where
                 # the server forgot changes: a restore or a lost row can take the push that carries
                 # the losing value to its device.
-                if not server_forgot:
+                # Nor where a lying server replayed old copies: it can keep the field that tells
+                # the losing device (`lostEdits`) from reaching it — availability, not integrity.
+                if not server_forgot and not self.counts["replays"]:
                     for entry in sets:
                         if entry.how != "edit" or entry.value == value:
                             continue
