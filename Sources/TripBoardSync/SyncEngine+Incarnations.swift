@@ -66,6 +66,13 @@ extension SyncEngine {
         // A record new here keeps its incarnation in its shadow (written with it).
         guard let local else { return true }
         let current = try currentIncarnation(of: local)
+        if theirs == Store.legacyIncarnation && current != Store.legacyIncarnation {
+            // Only a record's first life is unnamed, and a named one never goes back to it: the
+            // server took the incarnation out of the row (to let an old deletion of the first
+            // life take it). Refused; this device's record goes again.
+            try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version, stillLive: true)
+            return false
+        }
         if theirs != current {
             // A later incarnation (brought back from the trash on another device): this device's
             // one is over.
@@ -93,8 +100,14 @@ extension SyncEngine {
     /// A live copy of an incarnation that is over, served again: counted and not applied. This
     /// device's own state goes back to the server: its live record (whole), or its deletion of
     /// that incarnation — from its trash, or, once purged, from the ledger alone.
-    private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
+    private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64,
+                                    stillLive: Bool = false) throws {
         report.refuse(.deletedIncarnation)
+        if stillLive, let local, !local.isTombstone, !local.isInTrash {
+            try store.clearShadow(kind, id: remote.id)
+            try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+            return
+        }
         guard let local else {
             purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
                                                   fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),

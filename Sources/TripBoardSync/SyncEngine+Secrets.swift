@@ -357,7 +357,11 @@ extension SyncEngine {
                     case (true, true):
                         try keychain.setSyncTombstone(service: entry.service, account: entry.account, version: result.version)
                     case (true, false):
-                        // The server has no such record (a zone made again): nothing to delete there.
+                        // The server has no such record (lost, or a zone made again): nothing to
+                        // delete there. The ledger keeps that the incarnation is over, so a device
+                        // sending the item again live is refused and meets this deletion again.
+                        try keychain.noteDeadIncarnation(service: entry.service, account: entry.account,
+                                                         entry.incarnation ?? Keychain.legacySyncIncarnation)
                         try keychain.deleteSyncTombstone(service: entry.service, account: entry.account)
                     case (false, true):
                         try keychain.setSyncConflictVersion(service: entry.service, account: entry.account, result.version)

@@ -249,4 +249,34 @@ import TripBoardSystem
         try b.sync()
         #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "a sealed deletion is believed")
     }
+
+    /// Upgrading: a container of the previous build (store schema 11) believes the unsealed
+    /// tombstones an earlier build left up to where it had reached, so that a reconcile that
+    /// reads the whole zone again brings back nothing an earlier build deleted; and this build
+    /// raises the zone's `min_client_version` to 2, so earlier builds only receive.
+    @Test func anUpgradedDeviceBelievesTheEarlierBuildsTombstonesItHadReached() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.ok("trip", "add", "--name", "Porto", "--start", "2027-05-01", "--end", "2027-05-03")
+        try a.sync()
+        try b.sync()
+        #expect(try server.psql("SELECT min_client_version FROM tripboard.zones") == "2")
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        // As an earlier build left it: the tombstone without a sealed deletion, and B's store at
+        // schema 11 (no incarnations, no ledger, no unsealed_before yet).
+        _ = try server.psql("UPDATE tripboard.records SET fields = '{}' WHERE id = '\(trip)'")
+        #expect(try b.container.sqlite("""
+            DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before;
+            PRAGMA user_version = 11
+            """).status == 0)
+        // The horizon passed (as the server says): B reconciles, reading the whole zone again.
+        _ = try server.psql("UPDATE tripboard.zones SET change_sequence = change_sequence + 3, purged_through = change_sequence + 3")
+        let back = try b.sync()
+        #expect(back["reconciled"] as? String == "horizonPassed" && back["refused"] as? Int == 0, "\(back)")
+        #expect(try !Self.tripListed(b, "Lisbon") && Self.tripListed(b, "Porto"))
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t")
+    }
 }

@@ -162,11 +162,12 @@ public final class Keychain {
             try connection.statement("UPDATE items SET sync_pending = 1, sync_version = coalesce(sync_version, ?) WHERE id = ?")
                 .run([.optional(tombstone?.0), .integer(rowID)])
             if let tombstone {
-                // Set again after its deletion: a new incarnation (made at its next push); the
+                // Set again after its deletion: a new incarnation, sealed with its next push; the
                 // deleted one is over, and a replay of its deletion cannot take this one.
                 try connection.statement("INSERT OR IGNORE INTO sync_dead (service, account, incarnation) VALUES (?, ?, ?)")
                     .run([.text(service), .text(account), .text(tombstone.1 ?? Self.legacySyncIncarnation)])
-                try connection.statement("UPDATE items SET sync_incarnation = NULL WHERE id = ?").run([.integer(rowID)])
+                try connection.statement("UPDATE items SET sync_incarnation = ? WHERE id = ?")
+                    .run([.text(Store.newIncarnation()), .integer(rowID)])
             }
         case (.migratable, true):
             break

@@ -258,11 +258,21 @@ def lower_version(server, zone, rng, model):
     return f"server lowered the version of {kind} {record_id[:8]} to {int(version) - 1}"
 
 
+def raise_horizon(server, zone, rng, model):
+    """`purged_through` raised past every device's token (as if tombstones were purged): each
+    device reconciles, and none trashes what the server lacks — absence proves no deletion."""
+    server.psql(f"UPDATE tripboard.zones SET change_sequence = change_sequence + 1, purged_through = change_sequence + 1 "
+                f"WHERE name = '{zone}'")
+    model.counts["horizons raised"] += 1
+    return "server raised purged_through past every device's token"
+
+
 def heal(server, zone, model):
     """The server turns honest again before the settle phase: an altered field that is still as
     it was altered gets its sealed value back (under a new version, so that devices pull it), a
     grown row goes."""
-    for how, kind, record_id, name, original, flipped in model.tampered:
+    # Latest first: a field altered twice gets back what it had before the first alteration.
+    for how, kind, record_id, name, original, flipped in reversed(model.tampered):
         if how == "flood":
             server.psql(f"DELETE FROM tripboard.records WHERE zone = '{zone}' AND kind = '{kind}' AND id = '{record_id}'")
             continue
@@ -280,6 +290,7 @@ HOSTILE_MUTATIONS = [
     ServerMutation("server lowers a version", 0.4, (1, 2), lower_version),
     ServerMutation("server forges a deletion", 0.5, (1, 2), forge_deletion),
     ServerMutation("server replays an old deletion", 0.6, (2, 4), replay_deletion),
+    ServerMutation("server raises the horizon", 0.3, (1, 1), raise_horizon),
 ]
 
 
@@ -366,7 +377,7 @@ class Run:
         self.counter = 0
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
                        "reinstalls": 0, "late joins": 0, "refusals": 0,
-                       "replays": 0, "flips": 0, "floods": 0, "damaged": 0, "forged deletions": 0, "replayed deletions": 0}
+                       "replays": 0, "flips": 0, "floods": 0, "damaged": 0, "forged deletions": 0, "replayed deletions": 0, "horizons raised": 0}
         self.faults = []
 
     # MARK: Bookkeeping
