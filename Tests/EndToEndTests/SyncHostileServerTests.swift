@@ -17,10 +17,16 @@ import TripBoardSystem
     /// Serves the kept fields again under a new version and change sequence: what a rollback looks
     /// like to a device (nothing older in numbers, only in the sealed stamps).
     static func serveAgain(_ server: PostgresServer, id: String, kept name: String) throws {
+        try rewrite(server, where: "id = '\(id)'", set: "fields = (SELECT fields FROM public.kept WHERE name = '\(name)')")
+    }
+
+    /// Rewrites the rows `condition` picks (`set`: SQL assignments) under the next version and a
+    /// new change sequence, as a push would number them, so that every device's feed brings them.
+    static func rewrite(_ server: PostgresServer, where condition: String, set assignments: String) throws {
         _ = try server.psql("""
-            UPDATE tripboard.records SET fields = (SELECT fields FROM public.kept WHERE name = '\(name)'), version = version + 1,
-                change_sequence = (SELECT change_sequence + 1 FROM tripboard.zones WHERE name = 'default') WHERE id = '\(id)';
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default'
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET \(assignments), version = version + 1,
+                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE \(condition)
             """)
     }
 
@@ -102,11 +108,7 @@ import TripBoardSystem
         let change = how == "flipped"
             ? "fields = jsonb_set(fields, '{name,ciphertext}', to_jsonb(translate(fields->'name'->>'ciphertext', 'ABCDEFGHabcdefgh', 'BCDEFGHAbcdefgha')))"
             : "fields = jsonb_set(fields, '{name}', (SELECT fields->'name' FROM tripboard.records WHERE id = '\(porto)'))"
-        _ = try server.psql("""
-            UPDATE tripboard.records SET \(change), version = version + 1,
-                change_sequence = (SELECT change_sequence + 1 FROM tripboard.zones WHERE name = 'default') WHERE id = '\(lisbon)';
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default'
-            """)
+        try Self.rewrite(server, where: "id = '\(lisbon)'", set: change)
         for _ in 0..<2 {
             let result = try b.app("sync", "now")
             #expect(result.status == 65, "\(result)")
@@ -133,11 +135,7 @@ import TripBoardSystem
         try a.ok("place", "add", "--trip", trip, "--name", "Belém Tower")
         try a.sync()
         try b.sync()
-        _ = try server.psql("""
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
-            UPDATE tripboard.records SET deleted = true, fields = '{}', version = version + 1,
-                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE id = '\(trip)'
-            """)
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = '{}'")
         let refused = try b.syncRefusing()
         #expect(refused["trashed"] as? Int == 0, "\(refused)")
         #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "B sent the trip again")
@@ -167,12 +165,7 @@ import TripBoardSystem
         try b.sync()
         try a.sync()
         #expect(try Self.tripListed(a, "Lisbon"))
-        _ = try server.psql("""
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
-            UPDATE tripboard.records SET deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion'),
-                version = version + 1, change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default')
-            WHERE id = '\(trip)'
-            """)
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
         try a.syncRefusing()
         #expect(try b.app("sync", "now").status == 0)
         for device in [a, b] {
@@ -194,12 +187,7 @@ import TripBoardSystem
         try a.sync()
         try b.sync()
         for device in [a, b] { try device.ok("trash", "empty", "--yes") }
-        _ = try server.psql("""
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
-            UPDATE tripboard.records SET deleted = false, fields = (SELECT fields FROM public.kept WHERE name = 'live'),
-                version = version + 1, change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default')
-            WHERE id = '\(trip)'
-            """)
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = false, fields = (SELECT fields FROM public.kept WHERE name = 'live')")
         try a.syncRefusing()
         #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t", "A sent the deletion again")
         #expect(try b.app("sync", "now").status == 0)
@@ -233,11 +221,7 @@ import TripBoardSystem
         try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
         try a.sync()
         try b.sync()
-        _ = try server.psql("""
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
-            UPDATE tripboard.records SET deleted = true, fields = '{}', version = version + 1,
-                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE kind = 'secret'
-            """)
+        try Self.rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = '{}'")
         try b.syncRefusing()
         #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE kind = 'secret'") == "f", "B sent the item again")
         #expect(try a.app("sync", "now").status == 0)
