@@ -91,7 +91,10 @@ extension SyncEngine {
     /// A deletion refused while this device holds the record live: counted; the record goes
     /// again, whole (its shadow cleared), against the server's version.
     func refuseDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, cause: RefusalCause) throws {
-        report.refuse(cause)
+        // A deletion of an incarnation this device's restore replaced is not applied either way,
+        // but not counted: it cannot be told from a genuine deletion of the old life that this
+        // device had not pulled before restoring (the restore, being later, wins both).
+        if cause != .replayedDeletion { report.refuse(cause) }
         guard local != nil else { return }
         try store.clearShadow(kind, id: remote.id)
         try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)

@@ -158,7 +158,8 @@ extension SyncEngine {
             }
             guard believed else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
-                report.refuse(deleted == nil ? .unsealedDeletion : .replayedDeletion)
+                // (A deletion of a replaced incarnation is not counted: see `refuseDeletion`.)
+                if deleted == nil { report.refuse(.unsealedDeletion) }
                 return
             }
             // Delete beats edit: the item goes, edited here or not (the keychain has no trash).
