@@ -2,7 +2,7 @@ internal import CSQLite
 
 /// One SQLite connection, closed when released. Not thread-safe: one connection per thread.
 ///
-/// Configured for many processes sharing one store (architecture §4.2): extended result codes,
+/// Configured for many processes sharing one store (docs/storage.md §1.2): extended result codes,
 /// `SQLITE_OPEN_NOFOLLOW`, a busy timeout, and every write inside `BEGIN IMMEDIATE`.
 public final class Connection {
     /// How to open the database file.

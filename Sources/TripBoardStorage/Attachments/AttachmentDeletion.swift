@@ -1,6 +1,6 @@
 import TripBoardSystem
 
-/// The deletion queue's file side (architecture §4.4): a purge marks attachment rows `deleting`
+/// The deletion queue's file side (docs/storage.md §4.4): a purge marks attachment rows `deleting`
 /// in the store first (`Store.queuePurge`, committed), then — holding the deletion lock, so that
 /// no backup loses a file it is copying — unlinks each file and fsyncs its directory, removes the
 /// thumbnail, then drops the rows (or keeps sync tombstones). A crash anywhere leaves queued rows

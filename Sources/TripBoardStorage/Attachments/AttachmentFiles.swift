@@ -28,7 +28,7 @@ public enum AttachmentFileState: String, Sendable, Codable {
 }
 
 /// The file side of attachments: `attachments/<xx>/<id>.<ext>`, written durably before the row
-/// that references it is committed (architecture §4.4), and never followed through a symlink.
+/// that references it is committed (docs/storage.md §4.3 and §4.4), and never followed through a symlink.
 public struct AttachmentFiles {
     package let staging: Directory
     let attachments: Directory

@@ -57,7 +57,7 @@ public enum StoreRequirement: Sendable {
 /// The shared container, opened by a writer: the directory, its lock (held shared for as long as
 /// this object lives) and the store, schema up to date.
 ///
-/// Opening follows architecture §4: the shared lock for ordinary work; setup and schema migration
+/// Opening follows docs/storage.md §1–2: the shared lock for ordinary work; setup and schema migration
 /// only under the exclusive lock, taken after dropping the shared one (flock cannot upgrade
 /// atomically), after which everything decided before is checked again.
 public final class Container {
@@ -461,7 +461,7 @@ public final class Container {
         return connection
     }
 
-    /// Per-connection settings for a writer (architecture §4.2).
+    /// Per-connection settings for a writer (docs/storage.md §1.2).
     static func configure(_ connection: Connection, durability: Durability) throws {
         try connection.setCheckpointOnClose(true)
         // journal_size_limit >= 0 with a persistent WAL makes the last connection to close

@@ -52,7 +52,7 @@ public struct SalvageReport: Sendable, Codable {
 ///    `-shm` (their bytes stay under the new names), rename the salvaged file over the store, and
 ///    remove the damage mark last.
 /// Runs under the exclusive container lock, with no connection of this process to the store
-/// open while its files are linked and renamed (architecture §4.3).
+/// open while its files are linked and renamed (docs/storage.md §3.1).
 public enum StoreSalvage {
     static let salvagedPrefix = "salvaged-"
     static let partialPrefix = "salvage-"

@@ -4,7 +4,7 @@ import Glibc
 /// Sleeps until something may have changed in watched directories, a termination signal arrives,
 /// or a fallback period passes — using no CPU in between.
 ///
-/// inotify is only a hint (architecture §4.5): the caller confirms with `PRAGMA data_version`.
+/// inotify is only a hint (docs/storage.md §7): the caller confirms with `PRAGMA data_version`.
 /// SIGINT and SIGTERM are blocked and read through a signalfd, so they end the wait cleanly
 /// instead of killing the process mid-read.
 public final class ChangeWatcher {

@@ -7,7 +7,7 @@ import Glibc
 /// malformed one is killed (SIGKILL) and the session is over. Ending the session closes the
 /// helper's stdin (its cue to exit), waits briefly, then kills it: a helper never outlives it.
 ///
-/// Synchronous on purpose (style rule 9), like `ChildProcess.run`.
+/// Synchronous on purpose, like `ChildProcess.run`: blocking stays synchronous and visible, with a deadline on every wait.
 public final class HelperSession {
     /// The largest frame either side may send (32 MiB: a page of sealed records, with room).
     public static let frameLimit = 32 << 20
