@@ -268,8 +268,6 @@ extension AppCommand {
                     + "older backup, or one that serves old values again): not applied; this device's values were sent again"
             case .unsealedDeletion:
                 return "\(records) marked deleted on the server by no device (no sealed deletion): not deleted here; sent again"
-            case .replayedDeletion:
-                return "\(records) brought back from the trash since came with an old deletion again: not deleted here; sent again"
             case .deletedIncarnation:
                 return "\(records) deleted on some device came back live from the server: not brought back; the deletion was sent again"
             }

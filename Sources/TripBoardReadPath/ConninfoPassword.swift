@@ -98,9 +98,7 @@ package enum ConninfoPassword {
 
     /// Whether the text, lowercased and percent-decoded, says `password` anywhere.
     private static func mentionsPassword(_ bytes: [UInt8]) -> Bool {
-        let lowered = percentDecoded(bytes[...]).map { (0x41...0x5a).contains($0) ? $0 + 0x20 : $0 }
-        let word = Array("password".utf8)
-        return lowered.count >= word.count && (0...(lowered.count - word.count)).contains { Array(lowered[$0..<($0 + word.count)]) == word }
+        String(decoding: percentDecoded(bytes[...]), as: UTF8.self).lowercased().includes("password")
     }
 
     /// `%XX` sequences decoded (a malformed one kept as it is: libpq refuses it anyway).

@@ -20,6 +20,10 @@ extension SyncEngine {
         case believe(incarnation: String?)
         /// Not believed: counted, this device's record sent again.
         case refuse(RefusalCause)
+        /// A deletion of an incarnation this device's restore replaced: not applied, the record
+        /// sent again, but not counted — it cannot be told from a genuine deletion of the old life
+        /// that this device had not pulled before restoring, and the restore, being later, wins both.
+        case superseded
     }
 
     /// A pulled tombstone judged: a sealed deletion of this device's incarnation, or of one it
@@ -41,13 +45,13 @@ extension SyncEngine {
         }
         let current = try currentIncarnation(of: local)
         if deleted == current { return .believe(incarnation: deleted) }
-        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return .refuse(.replayedDeletion) }
+        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return .superseded }
         // An incarnation this device never saw: a later one, restored and deleted elsewhere (delete
         // beats edit) — unless the deletion was made before this device's incarnation was born
         // (its sealed stamp is older): then it is an old deletion replayed to a device that joined
         // after the restore.
         if let born = try store.shadow(kind, id: remote.id)[Self.incarnationField].flatMap({ HybridStamp($0.stamp) }), sealed.stamp < born {
-            return .refuse(.replayedDeletion)
+            return .superseded
         }
         return .believe(incarnation: deleted)
     }
@@ -70,7 +74,7 @@ extension SyncEngine {
             // Only a record's first life is unnamed, and a named one never goes back to it: the
             // server took the incarnation out of the row (to let an old deletion of the first
             // life take it). Refused; this device's record goes again.
-            try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version, stillLive: true)
+            try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
             return false
         }
         if theirs != current {
@@ -88,13 +92,10 @@ extension SyncEngine {
         try store.incarnation(local.kind, id: local.id) ?? Store.legacyIncarnation
     }
 
-    /// A deletion refused while this device holds the record live: counted; the record goes
-    /// again, whole (its shadow cleared), against the server's version.
-    func refuseDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, cause: RefusalCause) throws {
-        // A deletion of an incarnation this device's restore replaced is not applied either way,
-        // but not counted: it cannot be told from a genuine deletion of the old life that this
-        // device had not pulled before restoring (the restore, being later, wins both).
-        if cause != .replayedDeletion { report.refuse(cause) }
+    /// A deletion not applied while this device holds the record live: counted when refused
+    /// (`cause`); the record goes again, whole (its shadow cleared), against the server's version.
+    func declineDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, refusing cause: RefusalCause?) throws {
+        if let cause { report.refuse(cause) }
         guard local != nil else { return }
         try store.clearShadow(kind, id: remote.id)
         try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
@@ -103,18 +104,12 @@ extension SyncEngine {
     /// A live copy of an incarnation that is over, served again: counted and not applied. This
     /// device's own state goes back to the server: its live record (whole), or its deletion of
     /// that incarnation — from its trash, or, once purged, from the ledger alone.
-    private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64,
-                                    stillLive: Bool = false) throws {
+    private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
         report.refuse(.deletedIncarnation)
-        if stillLive, let local, !local.isTombstone, !local.isInTrash {
-            try store.clearShadow(kind, id: remote.id)
-            try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
-            return
-        }
         guard let local else {
             purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
                                                   fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),
-                                                                             incarnation: .some(incarnation))))
+                                                                             incarnation: incarnation)))
             return
         }
         try store.clearShadow(kind, id: remote.id)

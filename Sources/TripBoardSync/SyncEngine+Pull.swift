@@ -119,8 +119,10 @@ extension SyncEngine {
         // Incarnations first: a deletion no device sealed, or one of an incarnation this device
         // knows replaced, and a live copy of an incarnation that is over, are refused.
         if remote.deleted {
-            if case .refuse(let cause) = try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
-                return try refuseDeletion(remote, local: local, kind: kind, version: version, cause: cause)
+            switch try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
+            case .believe: break
+            case .refuse(let cause): return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: cause)
+            case .superseded: return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: nil)
             }
         } else if try !admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) {
             return

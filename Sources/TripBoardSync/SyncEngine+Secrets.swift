@@ -158,7 +158,7 @@ extension SyncEngine {
             }
             guard believed else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
-                // (A deletion of a replaced incarnation is not counted: see `refuseDeletion`.)
+                // (A deletion of a replaced incarnation is not counted: `DeletionVerdict.superseded`.)
                 if deleted == nil { report.refuse(.unsealedDeletion) }
                 return
             }

@@ -11,8 +11,6 @@ public enum RefusalCause: String, Sendable, CaseIterable {
     case olderValue
     /// A tombstone no device sealed (past `unsealed_before`).
     case unsealedDeletion
-    /// A sealed deletion of an incarnation this device knows was replaced (a restore).
-    case replayedDeletion
     /// A live copy of an incarnation this device knows is over (deleted or replaced).
     case deletedIncarnation
 }
@@ -394,7 +392,8 @@ public final class SyncEngine {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
-                let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt, incarnation: incarnation)
+                let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
+                                                incarnation: incarnation ?? Store.legacyIncarnation)
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
                 continue
@@ -453,12 +452,8 @@ public final class SyncEngine {
     /// deletes (this device's current one unless given; the legacy one for a record an earlier
     /// build synced), stamped with the deletion's time. The server cannot make one, nor move one
     /// to another record or incarnation.
-    func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String?? = .none) throws -> [String: SealedField] {
-        let deleted: String
-        switch incarnation {
-        case .some(let known): deleted = known ?? Store.legacyIncarnation
-        case .none: deleted = try store.incarnation(kind, id: id) ?? Store.legacyIncarnation
-        }
+    func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String? = nil) throws -> [String: SealedField] {
+        let deleted = try incarnation ?? store.incarnation(kind, id: id) ?? Store.legacyIncarnation
         let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: updatedAt, after: nil).description
         return [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]

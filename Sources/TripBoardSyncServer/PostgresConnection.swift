@@ -9,6 +9,8 @@ final class PostgresConnection {
     private let handle: OpaquePointer
     /// Statements prepared on this connection (`PQprepare`), by their text: the name to run them by.
     private var preparedNames: [String: String] = [:]
+    /// True once this connection may hold an answer it did not read: it is not used again.
+    private(set) var broken = false
 
     /// Connects with `conninfo` (a keyword/value string or a URI), `password` when given, and
     /// bounds on everything that could wait: `connect_timeout`, and a `statement_timeout`,
@@ -109,9 +111,6 @@ final class PostgresConnection {
         if let failed { throw failed }
         return rows
     }
-
-    /// True once this connection may hold an answer it did not read: it is not used again.
-    private(set) var broken = false
 
     /// Refuses a conninfo that holds a password in any spelling libpq reads (a `password`
     /// keyword, a URI's `user:secret@`, a percent-encoded `pass%77ord=` parameter), or that

@@ -143,11 +143,13 @@ extension Keychain {
             .run([.text(service), .text(account)])
     }
 
-    package func setSyncTombstone(service: String, account: String, version: Int64) throws {
+    /// A tombstone of (service, account) against `version` (never lowering the one it has), naming
+    /// the incarnation it deletes when given (a deletion sent again); made if there is none.
+    package func setSyncTombstone(service: String, account: String, version: Int64, incarnation: String? = nil) throws {
         try connection.statement("""
-            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, ?3)
-            """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp)])
+            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at, incarnation) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, ?3), incarnation = coalesce(?5, incarnation)
+            """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp), .optional(incarnation)])
     }
 
     /// A reconcile found the server with an older version of a deleted item (the deletion is
@@ -169,14 +171,6 @@ extension Keychain {
     package func setSyncIncarnation(service: String, account: String, _ incarnation: String?) throws {
         try connection.statement("UPDATE items SET sync_incarnation = ? WHERE service = ? AND account = ?")
             .run([.optional(incarnation), .text(service), .text(account)])
-    }
-
-    /// Sets the incarnation a tombstone deletes, making one if there is none (a deletion sent again).
-    package func setSyncTombstone(service: String, account: String, version: Int64, incarnation: String?) throws {
-        try connection.statement("""
-            INSERT INTO sync_tombstones (service, account, remote_version, deleted_at, incarnation) VALUES (?1, ?2, ?3, ?4, ?5)
-            ON CONFLICT (service, account) DO UPDATE SET remote_version = max(remote_version, ?3), incarnation = ?5
-            """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp), .optional(incarnation)])
     }
 
     /// Whether this device knows that incarnation of the item is over (deleted or replaced).

@@ -164,10 +164,8 @@ public final class Keychain {
             if let tombstone {
                 // Set again after its deletion: a new incarnation, sealed with its next push; the
                 // deleted one is over, and a replay of its deletion cannot take this one.
-                try connection.statement("INSERT OR IGNORE INTO sync_dead (service, account, incarnation) VALUES (?, ?, ?)")
-                    .run([.text(service), .text(account), .text(tombstone.1 ?? Self.legacySyncIncarnation)])
-                try connection.statement("UPDATE items SET sync_incarnation = ? WHERE id = ?")
-                    .run([.text(Store.newIncarnation()), .integer(rowID)])
+                try noteDeadIncarnation(service: service, account: account, tombstone.1 ?? Self.legacySyncIncarnation)
+                try setSyncIncarnation(service: service, account: account, Store.newIncarnation())
             }
         case (.migratable, true):
             break
