@@ -39,7 +39,7 @@ extension AppCommand {
     }
 
     /// One line of at most 60 characters for a table (`--json` has the whole value).
-    private static func cell(_ text: String) -> String {
+    static func cell(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
         return line.count <= 60 ? line : String(line.prefix(59)) + "…"
     }

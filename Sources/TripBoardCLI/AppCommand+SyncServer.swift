@@ -54,7 +54,7 @@ extension AppCommand {
                         run: syncStatus),
             AppCommandSpec(words: ["sync", "leave"], summary: "Forgets the server and the zone's key on this device; local data and keychain items stay as they are.",
                         run: handlingSecrets(leaveSync)),
-        ] + syncConflictCommands + syncWatchCommands
+        ] + syncConflictCommands + syncFieldCommands + syncWatchCommands
     }
 
     /// Refuses a conninfo with a password in it (it would sit in argv and in the store) by the
@@ -268,6 +268,9 @@ extension AppCommand {
                     + "older backup, or one that serves old values again): not applied; this device's values were sent again"
             case .unsealedDeletion:
                 return "\(records) marked deleted on the server by no device (no sealed deletion): not deleted here; sent again"
+            case .replayedDeletion:
+                return "\(records) came back deleted by a deletion this device had already seen, served again after the record was "
+                    + "brought back: not deleted here; sent again"
             case .deletedIncarnation:
                 return "\(records) deleted on some device came back live from the server: not brought back; the deletion was sent again"
             }

@@ -24,4 +24,26 @@ extension Schema {
         ALTER TABLE sync_account ADD COLUMN unsealed_before INTEGER NOT NULL DEFAULT 0;
         UPDATE sync_account SET unsealed_before = change_sequence;
         """
+
+    /// Version 12 → 13: `sync_deletions_seen`, the sealed deletions this device has seen (pulled
+    /// and believed, or made and acknowledged by the server), by their stamps. A deletion of an
+    /// incarnation since replaced that arrives again is a replay when this device saw it before
+    /// (refused and counted); one it never saw is a genuine deletion of the old life that reached
+    /// it late (not applied, not counted). docs/sync.md, Deletions sealed to an incarnation.
+    /// `sync_send_whole`: records the server knows none of the values of (it lost them, or this
+    /// device refused what it served), sent again whole with the stamps this device knew
+    /// (`Store.markSentWhole`). docs/sync.md, No going back.
+    package static let syncDeletionsSeen = """
+        CREATE TABLE sync_deletions_seen (
+            kind TEXT NOT NULL,
+            id TEXT NOT NULL,
+            stamp TEXT NOT NULL,
+            PRIMARY KEY (kind, id, stamp)
+        );
+        CREATE TABLE sync_send_whole (
+            kind TEXT NOT NULL,
+            id TEXT NOT NULL,
+            PRIMARY KEY (kind, id)
+        );
+        """
 }

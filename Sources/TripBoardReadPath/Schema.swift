@@ -100,6 +100,8 @@ package enum Schema {
         syncClock,
         // 11 → 12: sealed deletions bound to an incarnation, and the ledger of dead ones (docs/sync.md §3)
         syncIncarnation,
+        // 12 → 13: the sealed deletions this device has seen, so that one served again is known (docs/sync.md §3)
+        syncDeletionsSeen,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

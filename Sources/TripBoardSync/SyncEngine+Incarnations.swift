@@ -20,9 +20,10 @@ extension SyncEngine {
         case believe(incarnation: String?)
         /// Not believed: counted, this device's record sent again.
         case refuse(RefusalCause)
-        /// A deletion of an incarnation this device's restore replaced: not applied, the record
-        /// sent again, but not counted — it cannot be told from a genuine deletion of the old life
-        /// that this device had not pulled before restoring, and the restore, being later, wins both.
+        /// A deletion of an incarnation since replaced, which this device never saw: not applied,
+        /// the record sent again, but not counted — a genuine deletion of the old life that had
+        /// not reached this device before the restore (the restore, being later, wins). One it
+        /// saw before is a replay: `.refuse(.replayedDeletion)`.
         case superseded
     }
 
@@ -45,13 +46,15 @@ extension SyncEngine {
         }
         let current = try currentIncarnation(of: local)
         if deleted == current { return .believe(incarnation: deleted) }
-        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return .superseded }
+        let late: DeletionVerdict = try store.sawDeletion(kind, id: remote.id, stamp: sealed.stamp.description)
+            ? .refuse(.replayedDeletion) : .superseded
+        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return late }
         // An incarnation this device never saw: a later one, restored and deleted elsewhere (delete
         // beats edit) — unless the deletion was made before this device's incarnation was born
-        // (its sealed stamp is older): then it is an old deletion replayed to a device that joined
+        // (its sealed stamp is older): then it is an old deletion, reaching a device that joined
         // after the restore.
         if let born = try store.shadow(kind, id: remote.id)[Self.incarnationField].flatMap({ HybridStamp($0.stamp) }), sealed.stamp < born {
-            return .superseded
+            return late
         }
         return .believe(incarnation: deleted)
     }
@@ -93,11 +96,12 @@ extension SyncEngine {
     }
 
     /// A deletion not applied while this device holds the record live: counted when refused
-    /// (`cause`); the record goes again, whole (its shadow cleared), against the server's version.
+    /// (`cause`); the record goes again, whole (the server's values forgotten, the stamps known
+    /// kept: `Store.markSentWhole`), against the server's version.
     func declineDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, refusing cause: RefusalCause?) throws {
         if let cause { report.refuse(cause) }
         guard local != nil else { return }
-        try store.clearShadow(kind, id: remote.id)
+        try store.markSentWhole(kind, id: remote.id)
         try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
     }
 
@@ -112,7 +116,7 @@ extension SyncEngine {
                                                                              incarnation: incarnation)))
             return
         }
-        try store.clearShadow(kind, id: remote.id)
+        try store.markSentWhole(kind, id: remote.id)
         if local.isTombstone || local.isInTrash {
             try store.setIncarnation(kind, id: remote.id, incarnation)
             try store.setSyncMetadata(kind, id: remote.id, state: .pendingDeletion, remoteVersion: version)

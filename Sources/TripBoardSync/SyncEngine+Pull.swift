@@ -12,14 +12,17 @@ extension SyncEngine {
     func pull() throws {
         // A first sync (or a zone recreated under another epoch) starts from the beginning and
         // copies live records only: old tombstones mean nothing to a device that never had them.
+        // A device that already holds records the server has (pushed by a run whose pull broke
+        // before its first page) takes the tombstones too: one may be of a record it holds.
         let fresh = account.epoch != zone.epoch
+        let liveOnly = try fresh && !store.hasShadow()
         let storeAfter = fresh ? 0 : account.changeSequence
         // The keychain keeps a change token of its own (it commits apart from the store): the
         // pull starts from the earlier of the two, and each side applies only what is past its
         // own. `nil` while keychain items cannot be synced here (the token then waits).
         let secrets = try secretPullStart()
         let after = min(storeAfter, secrets?.after ?? storeAfter)
-        let high = try beginPull(after: after, liveOnly: fresh && (secrets?.fresh ?? true))
+        let high = try beginPull(after: after, liveOnly: liveOnly && (secrets?.fresh ?? true))
         // After a failure the pull's end is sent best-effort (the failure is what is reported);
         // after a pull that went through it is awaited like any request (`endPull`).
         var ended = false
@@ -213,8 +216,11 @@ extension SyncEngine {
 
     private func mergeUnguarded(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                                 into local: SyncRecord?, kind: RecordKind, at now: String) throws {
-        let shadow = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
-        func keepShadow() throws {
+        let served = fields.mapValues { ShadowField(value: $0.value.canonicalText, stamp: $0.stamp.description) }
+        /// The server's fields become the shadow, but for those in `knownHere`: what this device
+        /// knew of them is later than what was served (see `mergeFields`).
+        func keepShadow(_ knownHere: [String: ShadowField] = [:]) throws {
+            let shadow = served.merging(knownHere) { _, known in known }
             try store.clearShadow(kind, id: remote.id, pinningIncarnation: shadow[Self.incarnationField] == nil)
             try store.setShadow(kind, id: remote.id, fields: shadow)
         }
@@ -226,7 +232,7 @@ extension SyncEngine {
             return
         }
         if remote.deleted {
-            return try applyDeletion(of: local, version: version, at: now, deleting: fields[Self.deletionField]?.value.stringValue)
+            return try applyDeletion(of: local, version: version, at: now, deleting: fields[Self.deletionField])
         }
         if local.isTombstone {
             // Deleted here, edited there: delete beats edit. The edited version is what the trash
@@ -243,9 +249,10 @@ extension SyncEngine {
             try store.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }
-        let (merged, kept) = try mergeFields(of: local, with: fields, version: version, at: now)
+        let (merged, kept, knownHere, sendWhole) = try mergeFields(of: local, with: fields, version: version, at: now)
         try store.writeSyncRecord(merged, inserting: false)
-        try keepShadow()
+        try keepShadow(knownHere)
+        if sendWhole { try store.markSentWhole(kind, id: remote.id, forgetting: false) }
         if placeholders.removeValue(forKey: kind.rawValue + "/" + remote.id) != nil {
             try store.dropPlaceholder(kind, id: remote.id)
             report.placeholdersReplaced += 1
@@ -256,13 +263,14 @@ extension SyncEngine {
 
     /// The server deleted `local`: acknowledged when it is deleted here too (or already in the
     /// trash), else moved to the trash — delete beats edit.
-    private func applyDeletion(of local: SyncRecord, version: Int64, at now: String, deleting deleted: String?) throws {
+    private func applyDeletion(of local: SyncRecord, version: Int64, at now: String, deleting sealed: (value: JSONValue, stamp: HybridStamp)?) throws {
         let (kind, id) = (local.kind, local.id)
         try store.clearShadow(kind, id: id)
         // The ledger: this incarnation (and the one named, if another) is over, whatever a purge
-        // of the trash does later.
+        // of the trash does later; and this deletion is one seen, should it be served again.
         try store.noteDead(kind, id: id, incarnation: try currentIncarnation(of: local))
-        if let deleted { try store.noteDead(kind, id: id, incarnation: deleted) }
+        if let deleted = sealed?.value.stringValue { try store.noteDead(kind, id: id, incarnation: deleted) }
+        if let sealed { try store.noteDeletionSeen(kind, id: id, stamp: sealed.stamp.description) }
         if local.isTombstone || local.isInTrash {
             // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
             if try !store.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {
@@ -286,7 +294,7 @@ extension SyncEngine {
     /// (its stamp is not the one this device last saw) and the two differ, the losing value is
     /// kept for `sync conflicts`, whichever side it came from.
     private func mergeFields(of local: SyncRecord, with fields: OpenedFields, version: Int64,
-                             at now: String) throws -> (merged: SyncRecord, kept: Int) {
+                             at now: String) throws -> (merged: SyncRecord, kept: Int, knownHere: [String: ShadowField], sendWhole: Bool) {
         let (kind, id) = (local.kind, local.id)
         let localShadow = try store.shadow(kind, id: id)
         var edited = Set(changedFields(of: local, shadow: localShadow))
@@ -301,28 +309,37 @@ extension SyncEngine {
         var refused = false
         var kept = 0
         var merged = local
+        // A field served with an older stamp than the one this device knew the server had: the
+        // server went back (restored from an older dump, or serving an old sealed value again).
+        // Never applied, and what this device knew stays in its shadow, never lowered — else a
+        // value older than the one held here but newer than the replayed stamp would be believed
+        // next (set A, B, A again; the server serves the first A, then B). A value other than
+        // this device's is refused (counted); this device's own goes again with its own stamp
+        // (the record sent whole) or, edited here, as the edit it is.
+        var knownHere: [String: ShadowField] = [:]
+        var sendWhole = false
         for field in SyncRecord.fieldNames(kind) {
             guard let theirs = fields[field] else { continue }
             let seen = localShadow[field].flatMap { HybridStamp($0.stamp) }
-            guard edited.contains(field), let mine = local.fields[field] else {
-                if let seen, theirs.stamp < seen, let mine = local.fields[field], mine.canonicalText != theirs.value.canonicalText {
-                    // The server went back to an older value than one it had (restored from an
-                    // older dump, or served an old sealed value again): refused; this device keeps
-                    // the newer one and sends it again, at its time.
-                    try store.noteFieldEdit(kind, id: id, field: field, at: Self.utcStamp(milliseconds: seen.milliseconds))
+            if let seen, theirs.stamp < seen, let known = localShadow[field], let mine = local.fields[field] {
+                knownHere[field] = known
+                let differs = mine.canonicalText != theirs.value.canonicalText
+                if differs { refused = true }
+                if edited.contains(field) {
+                    localWins = true
+                } else if differs {
                     localWins = true
                     resent = true
-                    refused = true
-                    continue
+                    sendWhole = true
                 }
+                continue
+            }
+            guard edited.contains(field), let mine = local.fields[field] else {
                 merged.fields[field] = theirs.value
                 continue
             }
             let myStamp = localStamp(updatedAt: edits[field] ?? local.updatedAt, after: localShadow[field]?.stamp)
             let differs = mine.canonicalText != theirs.value.canonicalText
-            // Older than what this device last saw there: never applied (this device's edit is
-            // later still), and counted as refused.
-            if differs, let seen, theirs.stamp < seen { refused = true }
             // A value newer than the one this device last saw there: an edit made elsewhere
             // meanwhile (an older one is the server going back, not a competing edit).
             let concurrent = differs && (seen.map { theirs.stamp > $0 } ?? true)
@@ -353,7 +370,7 @@ extension SyncEngine {
             merged.syncState = .synchronized
             merged.updatedAt = now
         }
-        return (merged, kept)
+        return (merged, kept, knownHere, sendWhole)
     }
 
     /// `milliseconds` since the epoch as an ISO 8601 UTC stamp (`updated_at`'s form).

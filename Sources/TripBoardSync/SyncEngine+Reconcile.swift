@@ -93,8 +93,9 @@ extension SyncEngine {
     /// One record the server has older (`serverVersion`) or not at all (nil).
     func settle(_ record: SyncRecord, serverVersion: Int64?, reason: ReconcileReason, at now: String) throws {
         let kind = record.kind
-        // What the server has of it is not what this device last saw: every field goes again.
-        try store.clearShadow(kind, id: record.id)
+        // What the server has of it is not what this device last saw: every field goes again,
+        // stamped no lower than what this device knew.
+        try store.markSentWhole(kind, id: record.id)
         let deletedHere = record.isTombstone || record.isInTrash
         if let serverVersion {
             // The server lost later versions: the live record, or its deletion, goes out again

@@ -115,13 +115,13 @@ extension SyncEngine {
 
     /// The incarnation a pulled keychain tombstone's sealed deletion names; nil when it carries
     /// none (an earlier build's).
-    private func deletedSecretIncarnation(_ remote: WireRecord) throws -> String? {
+    private func deletedSecretIncarnation(_ remote: WireRecord) throws -> (incarnation: String, stamp: String)? {
         guard let sealed = remote.fields[Self.deletionField] else { return nil }
         let bytes = try key.openSecretField(sealed, id: remote.id, field: Self.deletionField)
         guard let text = bytes.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
             throw SyncError.damagedServerData("secret \(remote.id): its deletion names no incarnation")
         }
-        return text
+        return (text, sealed.stamp)
     }
 
     static func isSecretID(_ id: String) -> Bool {
@@ -141,6 +141,9 @@ extension SyncEngine {
             if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
                 // Deleted on both sides: the server's deletion is acknowledged; that incarnation is over.
                 try keychain.noteDeadIncarnation(service: service, account: account, tombstone.incarnation ?? Keychain.legacySyncIncarnation)
+                if let sealed = try deletedSecretIncarnation(remote) {
+                    try keychain.noteDeletionSeen(service: service, account: account, stamp: sealed.stamp)
+                }
                 try keychain.deleteSyncTombstone(service: service, account: account)
                 return
             }
@@ -149,23 +152,31 @@ extension SyncEngine {
             // where this keychain was when it first ran this build), or one of an incarnation
             // this device knows replaced, is refused and the item sent again.
             let current = local.incarnation ?? Keychain.legacySyncIncarnation
-            let deleted = try deletedSecretIncarnation(remote)
+            let sealed = try deletedSecretIncarnation(remote)
             let believed: Bool
-            if let deleted {
-                believed = try deleted == current || !keychain.isDeadIncarnation(service: service, account: account, deleted)
+            if let sealed {
+                believed = try sealed.incarnation == current || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
             } else {
                 believed = try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore()
             }
             guard believed else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
-                // (A deletion of a replaced incarnation is not counted: `DeletionVerdict.superseded`.)
-                if deleted == nil { report.refuse(.unsealedDeletion) }
+                // A deletion of a replaced incarnation is counted only when seen before (a replay):
+                // `DeletionVerdict.superseded`.
+                if let sealed {
+                    if try keychain.sawDeletion(service: service, account: account, stamp: sealed.stamp) { report.refuse(.replayedDeletion) }
+                } else {
+                    report.refuse(.unsealedDeletion)
+                }
                 return
             }
             // Delete beats edit: the item goes, edited here or not (the keychain has no trash).
             try keychain.deleteFromSync(service: service, account: account)
             try keychain.noteDeadIncarnation(service: service, account: account, current)
-            if let deleted { try keychain.noteDeadIncarnation(service: service, account: account, deleted) }
+            if let sealed {
+                try keychain.noteDeadIncarnation(service: service, account: account, sealed.incarnation)
+                try keychain.noteDeletionSeen(service: service, account: account, stamp: sealed.stamp)
+            }
             report.secretsDeleted += 1
             return
         }
@@ -207,6 +218,13 @@ extension SyncEngine {
             }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)
+            if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest == theirDigest {
+                // This device's value under an older stamp than the one it knew: nothing to take,
+                // and what it knew is kept, never lowered (see `SyncEngine.mergeFields`).
+                try keychain.setSyncState(service: service, account: account, pending: local.pending, version: version,
+                                          stamp: local.stamp, digest: local.digest)
+                return
+            }
             if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest != theirDigest {
                 // Older than the value this device knows the server had (a rotated token served
                 // again, a server gone back): refused, and this device's value sent again
@@ -300,7 +318,7 @@ extension SyncEngine {
             wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: tombstone.version, deleted: true,
                                    fields: [Self.deletionField: sealed]))
             entries.append(SecretEntry(id: id, service: tombstone.service, account: tombstone.account, updatedAt: "", deleted: true,
-                                       incarnation: deleted))
+                                       stamp: stamp.description, incarnation: deleted))
         }
         if !unchanged.isEmpty {
             try keychain.write {
@@ -391,8 +409,10 @@ extension SyncEngine {
     private func recordSecretApplied(_ entry: SecretEntry, version: Int64, keychain: Keychain) throws {
         let local = try keychain.syncItem(service: entry.service, account: entry.account)
         if entry.deleted {
-            // The server has the deletion: that incarnation is over, in the ledger.
+            // The server has the deletion: that incarnation is over, in the ledger, and the
+            // deletion is one seen, should it be served again.
             try keychain.noteDeadIncarnation(service: entry.service, account: entry.account, entry.incarnation ?? Keychain.legacySyncIncarnation)
+            if let stamp = entry.stamp { try keychain.noteDeletionSeen(service: entry.service, account: entry.account, stamp: stamp) }
             guard let tombstone = try keychain.syncTombstones().first(where: { $0.service == entry.service && $0.account == entry.account }) else {
                 return
             }

@@ -11,6 +11,9 @@ public enum RefusalCause: String, Sendable, CaseIterable {
     case olderValue
     /// A tombstone no device sealed (past `unsealed_before`).
     case unsealedDeletion
+    /// A sealed deletion this device saw before, served again against a later incarnation (a
+    /// record brought back from the trash, an item set anew).
+    case replayedDeletion
     /// A live copy of an incarnation this device knows is over (deleted or replaced).
     case deletedIncarnation
 }
@@ -380,22 +383,27 @@ public final class SyncEngine {
             let anyEdits = try store.hasFieldEdits()
             // Incarnations made here (restores) are few: none at all spares every record the lookup.
             let anyMadeHere = try store.hasIncarnationsMadeHere()
+            // Records to send whole again (`Store.markSentWhole`) are few: none spares the lookup.
+            let anyWhole = try store.hasRecordsToSendWhole()
             return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map {
-                record -> (SyncRecord, [String: ShadowField], [String: String], String?) in
-                if record.isTombstone { return (record, [:], [:], try store.incarnation(record.kind, id: record.id)) }
+                record -> (SyncRecord, [String: ShadowField], [String: String], String?, Bool) in
+                if record.isTombstone { return (record, [:], [:], try store.incarnation(record.kind, id: record.id), false) }
                 let shadow = try store.shadow(record.kind, id: record.id)
+                let whole = try shadow.isEmpty || (anyWhole && store.isToSendWhole(record.kind, id: record.id))
                 return (record, shadow, anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:],
-                        anyMadeHere && shadow.isEmpty ? try store.incarnation(record.kind, id: record.id) : nil)
+                        anyMadeHere && whole ? try store.incarnation(record.kind, id: record.id) : nil, whole)
             }
         }
-        for (record, shadow, edits, incarnation) in candidates {
+        for (record, shadow, edits, incarnation, whole) in candidates {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
                 let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
                                                 incarnation: incarnation ?? Store.legacyIncarnation)
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
-                entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: [:]))
+                // The deletion's stamp, so that once the server has it this device knows it as seen.
+                let seen = fields.mapValues { ShadowField(value: "", stamp: $0.stamp) }
+                entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: seen))
                 continue
             }
             var record = record
@@ -415,12 +423,12 @@ public final class SyncEngine {
                 }
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
-            var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits)
+            var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits, whole: whole)
             // Its incarnation: a record's first life is the unnamed one (no field, nothing to
             // store); one a restore brought back has a random one (`Store.endIncarnation`), sealed
             // with it when the server knows none of its fields (the deletion cleared them, or it
             // is sent whole again). The server keeps it from then on (`fields || new`).
-            if let current = incarnation, current != Store.legacyIncarnation, shadow.isEmpty {
+            if let current = incarnation, current != Store.legacyIncarnation, whole {
                 let canonical = JSONValue.string(current).serialized(pretty: false, sortedKeys: true)
                 let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
                 sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
@@ -473,9 +481,11 @@ public final class SyncEngine {
 
     /// The fields of `record` that changed since the server's version, sealed for the wire, and
     /// as the shadow will keep them once the server has them; each stamped with its own edit's
-    /// time (`edits`, `Store.fieldEdits`).
-    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField], edits: [String: String]) throws
-        -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
+    /// time (`edits`, `Store.fieldEdits`). With `whole` (the server knows none of its values)
+    /// every field goes: one still as this device knew the server had it keeps that value's own
+    /// stamp — sent again, it is no newer than it was, and never older.
+    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField], edits: [String: String],
+                                   whole: Bool) throws -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
         var sealed: [String: SealedField] = [:]
         var pushed: [String: ShadowField] = [:]
         guard record.syncState != .synchronized else { return (sealed, pushed) }
@@ -487,9 +497,11 @@ public final class SyncEngine {
             let canonical = value.serialized(pretty: false, sortedKeys: true)
             let text = String(decoding: canonical, as: UTF8.self)
             let before = shadow[field]
-            if before?.value == text { continue }
             let stamp: String
-            if before == nil, edits[field] == nil, let firstStamp {
+            if let before, before.value == text {
+                guard whole else { continue }
+                stamp = before.stamp
+            } else if before == nil, edits[field] == nil, let firstStamp {
                 stamp = firstStamp
             } else {
                 stamp = localStamp(updatedAt: edits[field] ?? record.updatedAt, after: before?.stamp).description
@@ -602,6 +614,7 @@ public final class SyncEngine {
             try store.clearShadow(kind, id: entry.id)
             // The server has the deletion: that incarnation is over, in the ledger a purge keeps.
             try store.noteDead(kind, id: entry.id, incarnation: try store.incarnation(kind, id: entry.id) ?? Store.legacyIncarnation)
+            if let stamp = entry.fields[Self.deletionField]?.stamp { try store.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
         } else {
             try store.setShadow(kind, id: entry.id, fields: entry.fields)
             if entry.fields[Self.lostEditsField] != nil { try store.markConflictsTold(kind, id: entry.id) }

@@ -60,4 +60,28 @@ import TripBoardSystem
         let status = try #require(try a.json("sync", "status") as? [String: Any])
         #expect((status["account"] as? [String: Any])?["clockOffsetMilliseconds"] is NSNull)
     }
+
+    /// A record sent again whole (here: the server lost its row) keeps the stamps this device
+    /// knew, never lower: A's clock is 2 hours behind (beyond what sync corrects), so its own
+    /// time of the pull is older than B's edit; sent again, the notes still carry a stamp at
+    /// least as late as B's — else a replay of any value between the two would be believed.
+    @Test func aRecordSentAgainNeverLowersTheStampsItHeld() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let aClock = { Self.at(Date().addingTimeInterval(-7200)) }
+        let trip = try b.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "B's notes")
+        try b.sync()
+        _ = try a.app("sync", "now", environment: aClock())
+        func notesStamp() throws -> String {
+            let fields = try #require(try a.json("sync", "fields", "--record", trip) as? [[String: Any]])
+            return try #require(fields.first { $0["field"] as? String == "notes" }?["stamp"] as? String)
+        }
+        let held = try notesStamp()
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id = '\(trip)'")
+        let again = try a.app("sync", "now", "--compare", "--json", environment: aClock())
+        #expect(again.status == 0 && again.stdout.contains("\"reuploaded\" : 1"), "\(again)")
+        #expect(try notesStamp() >= held, "sent again with a stamp older than the one A held")
+        try b.sync()
+        #expect(try SyncServerMemoryTests.notes(b, trip).notes == "B's notes")
+    }
 }

@@ -88,4 +88,30 @@ import TripBoardStorage
         }
         #expect(try a.content() == b.content())
     }
+
+    /// `sync fields` shows the stamps that decide a merge: each field of a synced trip with the
+    /// value and stamp the server had, the incarnation, and an edit made here and not yet sent.
+    @Test func syncFieldsShowsWhatDecidesAMerge() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "first")
+        try a.sync()
+        try b.sync()
+        try b.ok("trip", "edit", trip, "--notes", "second")
+        let fields = try #require(try b.json("sync", "fields", "--record", trip) as? [[String: Any]])
+        #expect(fields.map { $0["field"] as? String } == ["name", "dates", "notes"], "\(fields)")
+        let notes = try #require(fields.first { $0["field"] as? String == "notes" })
+        #expect(notes["value"] as? String == "first" && notes["editedHere"] as? Bool == true && notes["incarnation"] as? String == "", "\(notes)")
+        let stamp = try #require(notes["stamp"] as? String)
+        #expect(stamp.range(of: #"^[0-9]{13}-[0-9a-f]{4}-[0-9a-f]+$"#, options: .regularExpression) != nil, "\(stamp)")
+        try b.sync()
+        let after = try #require(try b.json("sync", "fields", "--record", trip) as? [[String: Any]])
+        let sent = try #require(after.first { $0["field"] as? String == "notes" })
+        #expect(sent["value"] as? String == "second" && sent["editedHere"] as? Bool == false, "\(sent)")
+        #expect(try #require(sent["stamp"] as? String) > stamp)
+        #expect(try a.ok("sync", "fields").contains("notes"))
+        let unsynced = try TestContainer()
+        _ = try unsynced.addTrip()
+        #expect(try unsynced.appOK("sync", "fields").trimmingCharacters(in: .whitespacesAndNewlines) == "No synced records on this device.")
+    }
 }

@@ -69,6 +69,73 @@ import TripBoardSystem
         for device in [a, b] { #expect(try SyncServerMemoryTests.notes(device, id).notes == "door code 9876 (changed)") }
     }
 
+    /// A field set to A, then B, then back to A: the server serves the first A again (the same
+    /// value, an older stamp), then B. The harmless first replay must not lower what the device
+    /// knows of the field, or B — newer than the first A, older than the A it holds — would be
+    /// believed: refused (65), and the A the user set last stays on both devices. Likewise a
+    /// field edited here back to the value the server replays keeps its edit and sends it.
+    @Test(arguments: [false, true])
+    func aValueSetAgainCannotBeRolledBackInTwoSteps(editedHere: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "A")
+        let id = try #require(trip.split(separator: "\n").last.map(String.init))
+        try a.sync()
+        try Self.keepFields(server, id: id, as: "first A")
+        try a.ok("trip", "edit", id, "--notes", "B")
+        try a.sync()
+        try Self.keepFields(server, id: id, as: "B")
+        if editedHere {
+            // B holds B from the server; its user sets A again (not yet sent).
+            try b.sync()
+            try b.ok("trip", "edit", id, "--notes", "A")
+        } else {
+            try a.ok("trip", "edit", id, "--notes", "A")
+            try a.sync()
+            try b.sync()
+        }
+        try Self.serveAgain(server, id: id, kept: "first A")
+        _ = try b.app("sync", "now")
+        try Self.serveAgain(server, id: id, kept: "B")
+        let second = try b.app("sync", "now", "--json")
+        if editedHere {
+            // B's own edit is later than both replays: it wins and goes to the server.
+            #expect(second.status == 0 || second.status == 65, "\(second)")
+        } else {
+            #expect(second.status == 65 && second.stderr.contains("values older than this device holds"), "\(second)")
+        }
+        #expect(try SyncServerMemoryTests.notes(b, id).notes == "A")
+        for device in [b, a, b] { _ = try device.app("sync", "now") }
+        for device in [a, b] {
+            #expect(try device.app("sync", "now").status == 0)
+            #expect(try SyncServerMemoryTests.notes(device, id).notes == "A", "the A set last is kept")
+        }
+    }
+
+    /// The same two-step rollback on a migratable keychain item: token 1, token 2, token 1 again;
+    /// the server serves the first token 1, then token 2 — refused, token 1 stays.
+    @Test func aTokenSetAgainCannotBeRolledBackInTwoSteps() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
+        try a.sync()
+        let id = try server.psql("SELECT id FROM tripboard.records WHERE kind = 'secret'")
+        try Self.keepFields(server, id: id, as: "first token-1")
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-2")
+        try a.sync()
+        try Self.keepFields(server, id: id, as: "token-2")
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
+        try a.sync()
+        try b.sync()
+        try Self.serveAgain(server, id: id, kept: "first token-1")
+        #expect(try b.app("sync", "now").status == 0, "the same value: nothing to take or refuse")
+        try Self.serveAgain(server, id: id, kept: "token-2")
+        let refused = try b.app("sync", "now")
+        #expect(refused.status == 65 && refused.stderr.contains("values older than this device holds"), "\(refused)")
+        for device in [b, a] { #expect(try device.app("sync", "now").status == 0) }
+        for device in [a, b] { #expect(try SyncKeychainTests.get(device, "api.example", "traveller").trimmedStdout == "token-1") }
+    }
+
     /// A rotated (revoked) migratable token served again is refused: the device keeps the new
     /// token, sends it again, and says so (65); the other device never takes the old one back.
     @Test func aRotatedTokenServedAgainIsRefused() throws {
@@ -146,10 +213,38 @@ import TripBoardSystem
         }
     }
 
+    /// A device whose first pull broke (a row the server grew past 8 MiB) after its own push went
+    /// holds records the server has, with no change token yet: its next pull takes the zone's
+    /// tombstones too, not only live records, so that a deletion of a record it holds is judged —
+    /// here one no device sealed, refused and counted — rather than passed over.
+    @Test func aDeviceWhoseFirstPullBrokeStillJudgesDeletionsOfWhatItPushed() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let grown = "00000000-0000-4000-8000-000000000001"
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, fields)
+            SELECT 'default', 'trip', '\(grown)', 1, change_sequence,
+                   jsonb_build_object('name', jsonb_build_object('stamp', '0000000000000-0000-00', 'nonce', 'AA',
+                                      'ciphertext', repeat('A', 9 * 1024 * 1024)))
+            FROM tripboard.zones WHERE name = 'default'
+            """)
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        let broken = try a.app("sync", "now")
+        #expect(broken.status == 65 && broken.stderr.contains("cannot trust"), "\(broken)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(trip)'") == "1", "A's push went")
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = '{}'")
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id = '\(grown)'")
+        let refused = try a.syncRefusing()
+        #expect((refused["refusedBecause"] as? [String: Int]) == ["unsealedDeletion": 1], "\(refused)")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "A sent the trip again")
+        try b.sync()
+        for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
+    }
+
     /// A genuine, sealed deletion replayed after the trip was brought back from the trash (a new
-    /// incarnation) cannot take it again: not applied on the device that restored it nor on the
-    /// one that deleted it, and the trip stays live on both. (Not counted as refused: a device
-    /// cannot tell it from a genuine deletion of the old life it had not pulled before restoring.)
+    /// incarnation) cannot take it again: the device that made it knows it (`sync_deletions_seen`)
+    /// and refuses it (65, `replayedDeletion`), and the trip stays live on both.
     @Test func aReplayedDeletionCannotTakeARestoredTrip() throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
@@ -167,14 +262,34 @@ import TripBoardSystem
         try a.sync()
         #expect(try Self.tripListed(a, "Lisbon"))
         try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
-        let replayed = try a.sync()
-        #expect(replayed["trashed"] as? Int == 0, "\(replayed)")
+        let replayed = try a.syncRefusing()
+        #expect(replayed["trashed"] as? Int == 0 && (replayed["refusedBecause"] as? [String: Int]) == ["replayedDeletion": 1], "\(replayed)")
         #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "A sent the trip again")
         #expect(try b.app("sync", "now").status == 0)
         for device in [a, b] {
             #expect(try Self.tripListed(device, "Lisbon"))
             #expect(try device.app("sync", "now").status == 0)
         }
+    }
+
+    /// The honest case the ledger must not call a replay: B deletes the trip and syncs while A,
+    /// offline, deletes it too and brings it back from its trash. B's deletion reaches A after the
+    /// restore: a deletion of the life A replaced, which A never saw — not applied (the restore is
+    /// later), not counted, exit 0; the restored trip goes to B.
+    @Test func aDeletionThatReachesADeviceAfterItsRestoreIsNotARefusal() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        try b.ok("trip", "delete", trip)
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        try a.ok("trash", "restore", trip)
+        let late = try a.sync()
+        #expect(late["refused"] as? Int == 0 && late["trashed"] as? Int == 0, "\(late)")
+        #expect(try b.app("sync", "now").status == 0)
+        for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
     }
 
     /// The ledger: a trip deleted, synced and emptied from every trash stays deleted when the
@@ -237,6 +352,31 @@ import TripBoardSystem
         #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "a sealed deletion is believed")
     }
 
+    /// A keychain item's sealed deletion served again after the item was set anew (a new
+    /// incarnation) is refused by both devices, which saw it — the one that made it and the one
+    /// that pulled it — and the new value stays.
+    @Test(arguments: [true, false])
+    func aReplayedKeychainDeletionIsRefused(makerFirst: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
+        try a.sync()
+        try b.sync()
+        try a.ok("keychain", "delete", "api.example", "traveller")
+        try a.sync()
+        try b.sync()
+        let id = try server.psql("SELECT id FROM tripboard.records WHERE kind = 'secret'")
+        try Self.keepFields(server, id: id, as: "deletion")
+        try SyncKeychainTests.set(b, "api.example", "traveller", "token-2")
+        try b.sync()
+        try a.sync()
+        try Self.rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
+        let refused = try (makerFirst ? a : b).syncRefusing()
+        #expect((refused["refusedBecause"] as? [String: Int]) == ["replayedDeletion": 1], "\(refused)")
+        for device in makerFirst ? [b, a] : [a, b] { #expect(try device.app("sync", "now").status == 0) }
+        for device in [a, b] { #expect(try SyncKeychainTests.get(device, "api.example", "traveller").trimmedStdout == "token-2") }
+    }
+
     /// Upgrading: a container of the previous build (store schema 11) believes the unsealed
     /// tombstones an earlier build left up to where it had reached, so that a reconcile that
     /// reads the whole zone again brings back nothing an earlier build deleted; and this build
@@ -256,7 +396,8 @@ import TripBoardSystem
         // schema 11 (no incarnations, no ledger, no unsealed_before yet).
         _ = try server.psql("UPDATE tripboard.records SET fields = '{}' WHERE id = '\(trip)'")
         #expect(try b.container.sqlite("""
-            DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before;
+            DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead;
+            ALTER TABLE sync_account DROP COLUMN unsealed_before;
             PRAGMA user_version = 11
             """).status == 0)
         // The horizon passed (as the server says): B reconciles, reading the whole zone again.

@@ -201,7 +201,7 @@ import TripBoardSystem
         try Self.set(a, "legacy.example.com", "ana", "from-schema-two")
         // Back to schema 2: the sync columns and tables gone, the item kept.
         let downgrade = try a.container.sqlite("""
-            ALTER TABLE items DROP COLUMN sync_incarnation; DROP TABLE sync_dead; DROP TABLE sync_unsealed;
+            DROP TABLE sync_deletions_seen; ALTER TABLE items DROP COLUMN sync_incarnation; DROP TABLE sync_dead; DROP TABLE sync_unsealed;
             ALTER TABLE items DROP COLUMN sync_pending; ALTER TABLE items DROP COLUMN sync_version;
             ALTER TABLE items DROP COLUMN sync_stamp; ALTER TABLE items DROP COLUMN sync_digest;
             ALTER TABLE items DROP COLUMN sync_conflict_version;
@@ -209,7 +209,7 @@ import TripBoardSystem
             """, database: a.container.keychainPath)
         #expect(downgrade.status == 0, "\(downgrade)")
         #expect(try Self.pendingKeychainItems(a) == 1)
-        #expect(try a.container.sqlite("PRAGMA user_version", database: a.container.keychainPath).trimmedStdout == "4")
+        #expect(try a.container.sqlite("PRAGMA user_version", database: a.container.keychainPath).trimmedStdout == "5")
         let pushed = try a.sync()
         #expect(pushed["secretsPushed"] as? Int == 1, "\(pushed)")
         try b.sync()

@@ -184,6 +184,17 @@ extension Keychain {
             .run([.text(service), .text(account), .text(incarnation)])
     }
 
+    /// Whether this keychain has seen the item's sealed deletion stamped `stamp` before.
+    package func sawDeletion(service: String, account: String, stamp: String) throws -> Bool {
+        try connection.integer("SELECT count(*) FROM sync_deletions_seen WHERE service = ? AND account = ? AND stamp = ?",
+                               [.text(service), .text(account), .text(stamp)]) > 0
+    }
+
+    package func noteDeletionSeen(service: String, account: String, stamp: String) throws {
+        try connection.statement("INSERT OR IGNORE INTO sync_deletions_seen (service, account, stamp) VALUES (?, ?, ?)")
+            .run([.text(service), .text(account), .text(stamp)])
+    }
+
     /// The keychain's change sequence at or below which an unsealed tombstone is believed.
     package func unsealedDeletionsBefore() throws -> Int64 {
         try connection.integer("SELECT coalesce(max(before), 0) FROM sync_unsealed")

@@ -97,6 +97,17 @@ enum KeychainSchema {
         );
         INSERT INTO sync_unsealed (singleton, before) VALUES (1, coalesce((SELECT change_sequence FROM sync_token WHERE singleton = 1), 0));
         """,
+        // Version 5: the sealed deletions this keychain has seen (pulled and believed, or pushed
+        // and acknowledged), by their stamps: one served again after the item was set anew is a
+        // replay, refused and counted (the store's `sync_deletions_seen`).
+        """
+        CREATE TABLE sync_deletions_seen (
+            service TEXT NOT NULL,
+            account TEXT NOT NULL,
+            stamp TEXT NOT NULL,
+            PRIMARY KEY (service, account, stamp)
+        );
+        """,
     ]
 
     /// Opens the keychain database, creating or migrating it under the exclusive container lock

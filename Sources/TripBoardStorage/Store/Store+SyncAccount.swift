@@ -188,16 +188,49 @@ extension Store {
             values += [.text(kind.rawValue), .text(id), .text(field), .text(value.value), .text(value.stamp)]
         }
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
+        try connection.statement("DELETE FROM sync_send_whole WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
     }
 
     /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
     /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
-    package func clearShadow(_ kind: RecordKind, id: String, pinningIncarnation: Bool = true) throws {
+    /// (`keeping`: an SQL condition on the rows to keep.)
+    package func clearShadow(_ kind: RecordKind, id: String, pinningIncarnation: Bool = true, keeping: String = "0") throws {
         if pinningIncarnation { try connection.statement("""
             INSERT OR IGNORE INTO sync_incarnations (kind, id, incarnation)
             SELECT kind, id, json_extract(value, '$') FROM sync_shadow WHERE kind = ?1 AND id = ?2 AND field = 'incarnation'
             """).run([.text(kind.rawValue), .text(id)]) }
-        try connection.statement("DELETE FROM sync_shadow WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
+        try connection.statement("DELETE FROM sync_shadow WHERE kind = ? AND id = ? AND NOT (\(keeping))").run([.text(kind.rawValue), .text(id)])
+        try connection.statement("DELETE FROM sync_send_whole WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
+    }
+
+    /// Whether this device knows any record as the server has it (a shadow row).
+    package func hasShadow() throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_shadow)") == 1
+    }
+
+    /// The server knows none of the record's values (it lost the record, or this device refuses
+    /// what it served): the record goes again whole, each field still as this device knew it
+    /// with that value's own stamp (never lower: docs/sync.md, No going back), one edited here
+    /// stamped as an edit. The shadow keeps the values and stamps known (merges go on comparing
+    /// against them); what else it held of the record (its incarnation, pinned as `clearShadow`
+    /// does; a blob's name) is forgotten, unless `forgetting` is false (the server has the
+    /// record, with a field older than this device's: that field goes with its own stamp). Until
+    /// the server has the record again (`setShadow`).
+    package func markSentWhole(_ kind: RecordKind, id: String, forgetting: Bool = true) throws {
+        if forgetting {
+            let names = SyncRecord.fieldNames(kind).map { "'\($0)'" }.joined(separator: ", ")
+            try clearShadow(kind, id: id, keeping: "field IN (\(names))")
+        }
+        try connection.statement("INSERT OR IGNORE INTO sync_send_whole (kind, id) VALUES (?, ?)").run([.text(kind.rawValue), .text(id)])
+    }
+
+    package func hasRecordsToSendWhole() throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_send_whole)") == 1
+    }
+
+    package func isToSendWhole(_ kind: RecordKind, id: String) throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_send_whole WHERE kind = ? AND id = ?)",
+                               [.text(kind.rawValue), .text(id)]) == 1
     }
 
     // MARK: - Outgoing batch

@@ -44,6 +44,18 @@ extension Store {
             .run([.text(kind.rawValue), .text(id), .text(incarnation)])
     }
 
+    /// Whether this device has seen the sealed deletion of the record stamped `stamp` before.
+    package func sawDeletion(_ kind: RecordKind, id: String, stamp: String) throws -> Bool {
+        try connection.integer("SELECT count(*) FROM sync_deletions_seen WHERE kind = ? AND id = ? AND stamp = ?",
+                               [.text(kind.rawValue), .text(id), .text(stamp)]) > 0
+    }
+
+    /// Records that this device has seen the sealed deletion of the record stamped `stamp`.
+    package func noteDeletionSeen(_ kind: RecordKind, id: String, stamp: String) throws {
+        try connection.statement("INSERT OR IGNORE INTO sync_deletions_seen (kind, id, stamp) VALUES (?, ?, ?)")
+            .run([.text(kind.rawValue), .text(id), .text(stamp)])
+    }
+
     /// The record's current incarnation is over (a restore replaces it): noted dead, and a new
     /// one made, which its next push seals.
     package func endIncarnation(_ kind: RecordKind, id: String) throws {

@@ -181,6 +181,7 @@ def forge_deletion(server, zone, rng, model):
         return None
     kind, record_id, _, _ = rng.choice(rows)
     renumber(server, zone, kind, record_id, "'{}'::jsonb", deleted="true")
+    model.forged(kind, record_id, "unsealedDeletion", "{}")
     model.counts["forged deletions"] += 1
     return f"server marked {kind} {record_id[:8]} deleted (no sealed deletion)"
 
@@ -196,6 +197,7 @@ def replay_deletion(server, zone, rng, model):
     kind, record_id = rng.choice(candidates)
     fields = model.remembered_deletions[(kind, record_id)]
     renumber(server, zone, kind, record_id, "'" + fields.replace("'", "''") + "'::jsonb", deleted="true")
+    model.forged(kind, record_id, "replayedDeletion", fields)
     model.counts["replayed deletions"] += 1
     return f"server replayed an old sealed deletion of {kind} {record_id[:8]}"
 
@@ -211,6 +213,7 @@ def replay_old_value(server, zone, rng, model):
     kind, record_id = rng.choice(candidates)
     older = rng.choice([f for f in model.remembered[(kind, record_id)] if f != current[(kind, record_id)]])
     renumber(server, zone, kind, record_id, "'" + older.replace("'", "''") + "'::jsonb")
+    model.forged(kind, record_id, "olderValue", older)
     model.counts["replays"] += 1
     return f"server served an older sealed copy of {kind} {record_id[:8]} again under a new version"
 
@@ -338,6 +341,8 @@ class Device:
         self.generation = 0
         self.clean_syncs = []     # steps of its syncs that exited 0 with nothing pending
         self.sync_steps = []      # steps of every sync it started (killed and failed ones too)
+        self.node = None          # its hybrid-clock node (`sync status`): the stamps it makes end with it
+        self.highest = {}         # (kind, id, incarnation, field) -> the latest stamp it held (`sync fields`)
 
     def now(self):
         return int(time.time() * 1000) + self.skew
@@ -374,6 +379,9 @@ class Run:
         self.remembered = {}      # (kind, id) -> sealed fields texts the server had
         self.remembered_deletions = {}  # (kind, id) -> a sealed deletion the server had
         self.tampered = []        # alterations still on the server, undone by `heal`
+        self.forgeries = []       # what the server forged, each to be refused (`Run.forged`)
+        self.stamp_values = {}    # (kind, id, field, stamp) -> the value a device's `sync fields` showed
+        self.flagged = set()      # stamps already reported as going back (said once)
         self.counter = 0
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
                        "reinstalls": 0, "late joins": 0, "refusals": 0,
@@ -454,6 +462,8 @@ class Run:
         device.joined = True
         device.view = None
         device.known, device.unsent = set(), set()
+        device.node = self.json_of(device, ["sync", "status", "--json"], "sync status")["account"]["node"]
+        device.highest = {}
         self.note(f"{device.name}  {'reinstalled: fresh container, ' if reinstall else ''}joined zone {self.zone}")
 
     def reinstall(self, device):
@@ -472,6 +482,101 @@ class Run:
     # MARK: Syncing
 
     def sync(self, device, kill=None, crash=None, cut=None, compare=False):
+        """One `sync now` (`run_sync`), with what this device held before and after it: it never
+        applies a value older than one it held, and it refuses every forgery it can tell."""
+        before = self.held_fields(device)
+        owed = self.forgeries_owed(device, before)
+        report = self.run_sync(device, kill, crash, cut, compare)
+        self.check_no_going_back(device, before, self.held_fields(device))
+        if report is not None and owed:
+            refused = report.get("refused", 0)
+            if refused < len(owed):
+                self.problem("every forgery is refused by a device that can tell it",
+                             f"step {self.step} {device.name}: refused {refused} record(s) of the server's, but the server forged "
+                             + "; ".join(owed))
+        return report
+
+    def held_fields(self, device):
+        """`sync fields --json`: (kind, id, field) -> (incarnation, value, stamp, edited here)."""
+        held = {}
+        for row in self.json_of(device, ["sync", "fields", "--json"], "sync fields"):
+            value = json.dumps(row["value"], sort_keys=True, ensure_ascii=False)
+            held[(row["kind"], row["id"], row["field"])] = (row["incarnation"], value, row["stamp"], row["editedHere"])
+            self.stamp_values[(row["kind"], row["id"], row["field"], row["stamp"])] = value
+        return held
+
+    def check_no_going_back(self, device, before, after):
+        """A field's stamp as this device holds it (not edited here) never goes below the latest
+        it held for that incarnation of the record (docs/sync.md, No going back)."""
+        for snapshot in (before, after):
+            for (kind, record_id, field), (incarnation, value, stamp, edited) in snapshot.items():
+                if edited:
+                    continue
+                key = (kind, record_id, incarnation, field)
+                highest = device.highest.get(key)
+                if highest is not None and stamp < highest and (device.name, key, stamp) not in self.flagged:
+                    self.flagged.add((device.name, key, stamp))
+                    self.problem("a device never applies a value older than one it held",
+                                 f"step {self.step} {device.name}: {kind} {record_id[:8]} {field} holds {short(json.loads(value))!r} "
+                                 f"stamped {stamp}, after it held stamp {highest}")
+                if highest is None or stamp > highest:
+                    device.highest[key] = stamp
+
+    # MARK: Forgeries
+
+    def forged(self, kind, record_id, cause, fields):
+        """The server wrote `fields` (its text) into the row: each device's next sync must refuse
+        it if that device can tell (`forgeries_owed`)."""
+        self.forgeries.append({"step": self.step, "kind": kind, "id": record_id, "cause": cause, "fields": fields,
+                               "deleted": cause != "olderValue", "due": {d.name for d in self.devices if d.joined}})
+
+    def forgeries_owed(self, device, held):
+        """The forgeries still on the server that this sync must refuse: the first sync of each
+        device after a forgery checks it, if the device can tell it from an honest change — it
+        holds the record (a deletion no device sealed); it holds a later stamp of a field whose
+        older value differs (a replayed value); it made the deletion served again (a replayed
+        deletion). Keychain items are not listed by `sync fields` (their refusals: the end-to-end
+        tests)."""
+        due = [f for f in self.forgeries if device.name in f["due"]]
+        for forgery in due:
+            forgery["due"].discard(device.name)
+        due = [f for f in due if f["kind"] != "secret"]
+        if not due:
+            return []
+        rows = {}
+        keys = " OR ".join(f"(kind = '{f['kind']}' AND id = '{f['id']}')" for f in due)
+        for line in self.server.psql(f"SELECT kind, id, deleted, fields::text FROM tripboard.records "
+                                     f"WHERE zone = '{self.zone}' AND ({keys})").splitlines():
+            if line:
+                kind, record_id, deleted, fields = line.split("|", 3)
+                rows[(kind, record_id)] = (deleted == "t", fields)
+        owed = []
+        for forgery in due:
+            kind, record_id = forgery["kind"], forgery["id"]
+            standing = rows.get((kind, record_id))
+            if standing is None or standing[0] != forgery["deleted"] or json.loads(standing[1]) != json.loads(forgery["fields"]):
+                continue  # overwritten since (a device sent the record again): nothing left to refuse
+            mine = {field: entry for (k, i, field), entry in held.items() if (k, i) == (kind, record_id)}
+            if not mine:
+                continue  # not live here: nothing to take, nothing to refuse
+            if forgery["cause"] == "unsealedDeletion":
+                owed.append(f"a deletion of {kind} {record_id[:8]} no device sealed (step {forgery['step']})")
+            elif forgery["cause"] == "replayedDeletion":
+                stamp = json.loads(forgery["fields"])["deletion"]["stamp"]
+                if stamp.split("-", 2)[2] == device.node:
+                    owed.append(f"this device's own deletion of {kind} {record_id[:8]} again (step {forgery['step']})")
+            else:
+                served = json.loads(forgery["fields"])
+                for field, (_, value, stamp, edited) in mine.items():
+                    theirs = served.get(field, {}).get("stamp")
+                    old = self.stamp_values.get((kind, record_id, field, theirs))
+                    if not edited and theirs is not None and theirs < stamp and old is not None and old != value:
+                        owed.append(f"an older {field} of {kind} {record_id[:8]} ({short(json.loads(old))!r} stamped {theirs}, "
+                                    f"this device holds {short(json.loads(value))!r} stamped {stamp}; step {forgery['step']})")
+                        break
+        return owed
+
+    def run_sync(self, device, kill=None, crash=None, cut=None, compare=False):
         """`sync now --json` on `device`: undisturbed (must exit 0), killed after `kill` seconds,
         dying at the crash point `crash`, or with `cut()` run meanwhile (the server stopped: exit
         0, 69 or 75). Returns the report when it finished with 0."""
@@ -1074,6 +1179,9 @@ class Run:
                   "each field holds its latest edit", "an edit that lost to a concurrent one is listed on its device",
                   "sync status shows nothing waiting after the settle phase"]
         checks.append("no newer edit lost to an older one")
+        checks.append("a device never applies a value older than one it held")
+        if self.hostile:
+            checks.append("every forgery is refused by a device that can tell it")
         for what in list(self.problems):
             if what not in checks:
                 checks.append(what)
