@@ -52,6 +52,7 @@ extension AppCommand {
         let (directory, name) = try outputDestination(output)
         let workFactor = try backupWorkFactor(context)
         let container = try context.container()
+        try refuseOutputInside(directory, container: container.path, device: try context.deviceLocation().directory)
         let hasKeychain = try container.status(of: ContainerLayout.keychainDirectory + "/Keychain.sqlite") != nil
         let keychain = hasKeychain ? try context.keychain() : nil
         var backup = try ContainerBackup(container: container, keychain: keychain, passphrase: try readSecret("backup passphrase", confirm: true))
@@ -68,6 +69,17 @@ extension AppCommand {
         if summary.missingAttachments > 0 { context.console.print("  attachments whose file was already lost (rows kept): \(summary.missingAttachments)") }
         if summary.recoveredFiles > 0 { context.console.print("  files of attachments/recovered/: \(summary.recoveredFiles)") }
         if let keychain = summary.keychain { printKeychain(keychain, context: context, restoring: false) }
+    }
+
+    /// A backup written into the container (over its store, say) or the device directory would
+    /// overwrite what it backs up, or be part of the next one: refused (73), whatever the
+    /// spelling of the path (`Directory.isInside`), before the passphrase is asked for.
+    static func refuseOutputInside(_ directory: Directory, container: String, device: String) throws {
+        for (place, what) in [(container, "the container"), (device, "this device's key directory")] {
+            guard let root = try? Directory.open(path: place), try directory.isInside(root) else { continue }
+            throw CommandLineError(.cannotCreate, terminalSafe("--output names a file inside \(what) (\(place)): a backup there would "
+                                                               + "overwrite what it backs up; write it elsewhere. Nothing was written"))
+        }
     }
 
     static func restore(_ context: CommandContext) throws {

@@ -63,6 +63,7 @@ extension RestoreError: DomainExitStatus {
         case .targetHoldsAContainer: .cannotCreate
         case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: .dataError
         case .insufficientSpace, .replacedButUnsettled: .ioError
+        case .anotherRestoreRunning: .temporaryFailure
         }
     }
 }

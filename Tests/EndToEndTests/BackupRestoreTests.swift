@@ -250,6 +250,68 @@ import Testing
         #expect(old.stdout.contains("Made after the backup"), "the replaced container is intact: \(old)")
     }
 
+    /// Two restores into one target: the first holds it from before its staging directory is
+    /// made until it is published (stopped here at `restore.staged`, its files all written); the
+    /// second waits its lock timeout and is refused (75, one line), touching nothing of the
+    /// first's staging; the first then publishes a whole container, and a restore after it finds
+    /// the target taken (73).
+    @Test func aSecondRestoreIntoTheSameTargetWaitsAndNeverTouchesTheFirst() throws {
+        let (test, device, file, _) = try backedUp()
+        let target = test.root.path + "/restored"
+        var environment = ProcessRunner.environment(container: target, extra: device)
+        environment["TRIPBOARD_CRASH_AT"] = "restore.staged:stop"
+        let first = try ProcessRunner.start("app", ["restore", file], environment: environment, stdin: Array((Self.passphrase + "\n").utf8))
+        defer { first.kill(signal: SIGKILL) }
+        let pid = first.process.processIdentifier
+        func stopped() -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: ")").last?.dropFirst().first == "T"
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while !stopped() && Date() < deadline { usleep(10_000) }
+        #expect(stopped(), "the first restore reached restore.staged")
+        let staging = try #require(try FileManager.default.contentsOfDirectory(atPath: test.root.path).first { $0.hasPrefix(".restored.restoring-") })
+        let staged = Self.snapshot(test.root.path + "/" + staging)
+        #expect(staged.count > 3, "\(staged.keys)")
+
+        let started = Date()
+        let second = try test.app(arguments: ["restore", file], stdin: Self.passphrase + "\n",
+                                  environment: device.merging(["TRIPBOARD_CONTAINER": target, "TRIPBOARD_LOCK_TIMEOUT": "1"]) { $1 })
+        #expect(second.status == 75 && second.stderr.hasPrefix("error: another restore into ") && second.stderr.split(separator: "\n").count == 1,
+                "\(second)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        #expect(Self.snapshot(test.root.path + "/" + staging) == staged, "the first restore's staging is untouched")
+
+        kill(pid, SIGCONT)
+        let finished = first.wait()
+        #expect(finished.status == 0, "\(finished)")
+        #expect(try test.app(arguments: ["container", "check"], environment: ["TRIPBOARD_CONTAINER": target]).status == 0)
+        #expect(try test.app(arguments: ["trip", "list"], environment: ["TRIPBOARD_CONTAINER": target]).stdout.contains("Lisbon"))
+        let after = try restore(test, file, into: target, device: device)
+        #expect(after.status == 73 && after.stderr.contains("--replace"), "\(after)")
+    }
+
+    /// `--output` inside the container (over its live store, say) or the device directory is
+    /// refused, 73, one line, whatever the spelling — direct, through `..`, through a symbolic
+    /// link to the container — and nothing is written: the container works as before.
+    @Test func aBackupIntoTheContainerOrTheDeviceDirectoryIsRefused() throws {
+        let test = try TestContainer()
+        let device = try Self.device(test, "a")
+        _ = try Self.seed(test, device: device)
+        let link = test.root.path + "/link-to-container"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: test.path)
+        let before = Self.snapshot(test.path)
+        for output in [test.path + "/store/TripBoard.sqlite", test.path + "/backup.age", test.path + "/attachments/../tmp/x.age",
+                       test.root.path + "/container/../container/keychain/k.age", link + "/preferences/p.age",
+                       device["TRIPBOARD_DEVICE_DIR"]! + "/backup.age"] {
+            let result = try backup(test, to: output, device: device)
+            #expect(result.status == 73 && result.stderr.hasPrefix("error: --output names a file inside ")
+                    && result.stderr.split(separator: "\n").count == 1, "\(output): \(result)")
+        }
+        #expect(Self.snapshot(test.path).keys == before.keys, "nothing written in the container")
+        #expect(try test.appOK("trip", "list").contains("Lisbon"))
+        #expect(try test.app(arguments: ["container", "check"]).status == 0)
+    }
+
     @Test func aDryRunVerifiesAndWritesNothing() throws {
         let (test, device, file, _) = try backedUp()
         let before = Self.snapshot(test.root.path)

@@ -45,14 +45,19 @@ public struct ContainerRestore {
     /// Restores the backup in `file` (opened by the caller).
     public func run(from file: FileDescriptor) throws -> RestoreSummary {
         let started = MonotonicClock.now()
-        let place = try RestoreTarget(path: target, replace: replace)
+        let found = try RestoreTarget(path: target, replace: replace)
         let total = try file.status().size
-        let available = try place.parent.availableBytes()
+        let available = try found.parent.availableBytes()
         guard available > total + (1 << 20) else {
-            throw RestoreError.insufficientSpace(path: place.parent.path, needed: total, available: available)
+            throw RestoreError.insufficientSpace(path: found.parent.path, needed: total, available: available)
         }
         // The passphrase and the header are checked before anything is created.
         let age = try AgeReader(passphrase: passphrase, input: file, maximumWorkFactor: maximumWorkFactor)
+        // The target is this restore's alone from here to the end; what it holds is looked at
+        // again under the lock (another restore may have published there meanwhile).
+        let hold = try found.holdForRestore(timeout: options.lockTimeout)
+        defer { hold.unlock() }
+        let place = try RestoreTarget(path: target, replace: replace)
         try place.removeLeftoversOfEarlierRestores()
         let stagingName = try place.makeStaging(stamp: options.clock().utcStamp)
         do {

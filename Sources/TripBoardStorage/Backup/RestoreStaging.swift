@@ -17,6 +17,8 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case newerSchema(found: Int64, supported: Int64)
     /// The target's filesystem has less room than the backup needs.
     case insufficientSpace(path: String, needed: Int64, available: Int64)
+    /// Another restore into the same target held it for longer than the lock timeout.
+    case anotherRestoreRunning(target: String, waited: Double, holders: String)
     /// The restored container took the old one's place, and what came after failed (the
     /// directory's fsync, moving the old one to its `.replaced-…` name): both are kept.
     case replacedButUnsettled(restoredAt: String, oldKeptAt: String, detail: String)
@@ -35,6 +37,9 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the backup's store has schema version \(found), newer than this build understands (\(supported)); update TripBoard. Nothing was restored"
         case .insufficientSpace(let path, let needed, let available):
             "not enough space at \(path): the restore needs about \(needed) bytes, \(available) are free; nothing was restored"
+        case .anotherRestoreRunning(let target, let waited, let holders):
+            "another restore into \(target) is running\(holders.isEmpty ? "" : " (" + holders + ")"); waited \(Int(waited.rounded())) s for it to end. "
+                + "Nothing was restored; try again once it has"
         case .replacedButUnsettled(let restoredAt, let oldKeptAt, let detail):
             "the backup was restored at \(restoredAt) and the replaced container is kept at \(oldKeptAt), but then \(detail); "
                 + "check the filesystem (both are as they were when it failed)"

@@ -70,6 +70,22 @@ struct RestoreTarget {
     }
 
     var stagingPrefix: String { "." + name + ".restoring-" }
+    /// Holds the target for one restore, from before its staging directory is made until it is
+    /// published or removed: an exclusive `flock` on the directory where staging happens (a
+    /// descriptor of its own; no file is made for it, so a dry run or a refused restore writes
+    /// nothing). A second restore there waits up to `timeout` seconds, then is refused; so no
+    /// restore ever touches the staging directory of one that is running.
+    func holdForRestore(timeout: Double) throws -> FileLock {
+        let lock = FileLock(descriptor: try parent.openDirectory(".").descriptor)
+        do {
+            try lock.lock(.exclusive, timeout: timeout)
+        } catch {
+            if error.cause != nil { throw error }
+            throw RestoreError.anotherRestoreRunning(target: canonicalPath, waited: error.waited,
+                                                     holders: error.holders.map(\.description).joined(separator: ", "))
+        }
+        return lock
+    }
 
     /// An earlier restore of this target that was killed left its staging directory: with the
     /// marker it was never complete and is removed (it is entirely the restore's own); without it

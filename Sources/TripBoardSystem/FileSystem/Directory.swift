@@ -264,6 +264,22 @@ public final class Directory: Sendable {
         if syncfs(descriptor.rawValue) != 0 { throw .fromErrno("syncfs", path: path) }
     }
 
+    /// Whether this directory is `ancestor` or lies anywhere under it, decided by identity
+    /// (device and inode) up the `..` chain: whatever the spelling of either path — symbolic
+    /// links, `..`, a bind mount of the same tree.
+    public func isInside(_ ancestor: Directory) throws(FileSystemError) -> Bool {
+        let target = try ancestor.descriptor.status()
+        var current = self
+        var status = try current.descriptor.status()
+        while true {
+            if status.device == target.device && status.inode == target.inode { return true }
+            let parent = try current.openDirectory("..")
+            let parentStatus = try parent.descriptor.status()
+            if parentStatus.device == status.device && parentStatus.inode == status.inode { return false }  // the root
+            (current, status) = (parent, parentStatus)
+        }
+    }
+
     /// The names in this directory, without `.` and `..`.
     public func entries() throws(FileSystemError) -> [String] {
         let fd = retryingOnInterrupt { openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }

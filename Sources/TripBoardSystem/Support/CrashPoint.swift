@@ -12,9 +12,11 @@ public enum CrashPoint {
         return value?.isEmpty == false ? value : nil
     }()
 
-    /// Kills the process here when the environment names this point.
+    /// Kills the process here when the environment names this point; `<name>:stop` stops it
+    /// instead (SIGSTOP, until a SIGCONT), so that a test can act while it is there.
     public static func reach(_ name: String) {
-        guard let selected, selected == name else { return }
-        _ = kill(getpid(), SIGKILL)
+        guard let selected, selected.hasPrefix(name) else { return }
+        if selected == name { _ = kill(getpid(), SIGKILL) }
+        if selected == name + ":stop" { _ = kill(getpid(), SIGSTOP) }
     }
 }
