@@ -98,7 +98,7 @@ extension AppCommand {
         let console = context.console
         switch report.outcome {
         case .nothingToSalvage:
-            return console.print("The store passed integrity_check: nothing to salvage, nothing changed.")
+            return console.print("The store passed integrity_check and its schema is this build's: nothing to salvage, nothing changed.")
         case .finished:
             console.print("Finished an interrupted salvage: the salvaged store is in place.")
         case .salvaged:

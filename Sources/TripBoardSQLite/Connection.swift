@@ -189,6 +189,17 @@ public final class Connection {
         if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
     }
 
+    /// SQLite's settings for a database that came from outside: `SQLITE_DBCONFIG_DEFENSIVE` (no
+    /// writes to the schema, no corrupting pragmas) and `trusted_schema` off (no SQL function or
+    /// virtual table with side effects runs from the schema — FTS5's triggers among them, so a
+    /// store of TripBoard's is then only read). For a look at a store before it is believed.
+    public func refuseUntrustedSchema() throws {
+        var current: Int32 = 0
+        let code = tripboard_sqlite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &current)
+        if code != SQLITE_OK { throw SQLiteError(connection: handle, code: code) }
+        try execute("PRAGMA trusted_schema = OFF")
+    }
+
     /// Whether the last connection to close checkpoints the WAL into the main file. Off until a
     /// store has been verified, so that refusing a damaged or newer store changes none of its bytes.
     public func setCheckpointOnClose(_ enabled: Bool) throws {

@@ -1,3 +1,4 @@
+import TripBoardSystem
 import TripBoardSQLite
 import TripBoardReadPath
 
@@ -15,6 +16,7 @@ struct RestoreVerification {
             throw RestoreError.noStore
         }
         _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
+        try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         try checkStore(connection)
         var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, counts: try Store(connection: connection).counts(),
@@ -25,6 +27,24 @@ struct RestoreVerification {
                                      keychain: nil, durationSeconds: 0)
         try checkAttachments(connection, into: &summary)
         return summary
+    }
+
+    /// Before the store is opened as a container's: read-only, with SQLite's defensive settings
+    /// (nothing of its schema runs), its version must be one this build knows and its tables,
+    /// indexes, triggers and views exactly those this build makes at that version.
+    private func checkSchema(storeDirectory: Directory) throws {
+        do {
+            let look = try Connection(path: storeDirectory.childPath(ContainerLayout.storeFile), mode: .readOnly)
+            try look.refuseUntrustedSchema()
+            let version = try look.userVersion()
+            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
+            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
+            if let difference = try Schema.difference(of: look) {
+                throw RestoreError.damagedStore(detail: "its schema is not the one this build makes: " + difference)
+            }
+        } catch let error as SQLiteError {
+            throw RestoreError.damagedStore(detail: error.message)
+        }
     }
 
     private func checkStore(_ connection: Connection) throws {

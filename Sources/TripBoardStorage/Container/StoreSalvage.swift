@@ -92,7 +92,7 @@ public enum StoreSalvage {
         // From here until the salvaged store is in place, writers must stay away: between
         // unlinking the damaged store's -wal and renaming the new store over it, the main file
         // alone is not the store.
-        try container.markStoreDamaged(detail: "a salvage was started (integrity_check failed)")
+        try container.markStoreDamaged(detail: "a salvage was started (integrity_check failed, or the schema is not this build's)")
         let partialName = partialPrefix + stamp + ".partial"
         try createNewStore(partialName, in: storeDirectory)
         var copier = SalvageCopier(connection: damaged, clock: container.options.clock)
@@ -108,11 +108,13 @@ public enum StoreSalvage {
         return report
     }
 
-    /// True when `integrity_check` finds nothing wrong (it may fail outright on a damaged page).
+    /// True when `integrity_check` finds nothing wrong (it may fail outright on a damaged page)
+    /// and the schema is exactly the one this build makes (`Schema.difference`: a store with an
+    /// object of someone else's is made anew too, its rows copied).
     static func isSound(_ connection: Connection) throws -> Bool {
         let statement = try connection.statement("PRAGMA integrity_check(1)")
         do {
-            return try statement.rows { $0.text(0) } == ["ok"]
+            return try statement.rows { $0.text(0) } == ["ok"] && Schema.difference(of: connection) == nil
         } catch let error as SQLiteError where error.isCorruption {
             statement.reset()
             return false

@@ -93,7 +93,10 @@ public final class Store {
     public func integrityProblems(limit: Int = 100) throws -> [String] {
         // integrity_check(N) stops after N problems: a badly damaged store gives a bounded list.
         let problems = try connection.statement("PRAGMA integrity_check(\(max(1, limit)))").rows { $0.text(0) }.filter { $0 != "ok" }
-        return problems + (try foreignKeyProblems())
+        // Tables, indexes, triggers and views exactly as this build makes them (Schema.difference):
+        // an extra trigger passes integrity_check and could delete every new trip.
+        let schema = try Schema.difference(of: connection).map { ["the schema is not the one this build makes: " + $0] } ?? []
+        return problems + schema + (try foreignKeyProblems())
     }
 
     /// Runs `PRAGMA foreign_key_check`: a row for each reference to a record that is not there.

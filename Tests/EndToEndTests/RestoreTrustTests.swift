@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// What a restore believes inside a well-formed archive (docs/backup.md, Restoring): archives made
+/// with Python's tarfile around a store changed with the sqlite3 CLI, sealed by `age -p` — what a
+/// hostile or rotted backup looks like. Each is refused with 65, one line, nothing written.
+@Suite struct RestoreTrustTests {
+    /// A seeded container (BackupRestoreTests.seed) on device "a".
+    static func seeded() throws -> (test: TestContainer, device: [String: String]) {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        _ = try BackupRestoreTests.seed(test, device: device)
+        return (test, device)
+    }
+
+    /// An archive of `test`'s container whose store is a copy changed by `storeSQL` (the sqlite3
+    /// CLI), written with tarfile and sealed by `age -p`; returns its path.
+    static func craftedArchive(_ test: TestContainer, storeSQL: String, name: String = "crafted") throws -> String {
+        let work = test.root.path + "/" + name
+        try FileManager.default.createDirectory(atPath: work + "/store", withIntermediateDirectories: true)
+        let store = work + "/store/TripBoard.sqlite"
+        let environment = ProcessRunner.environment(container: nil)
+        let copy = try ProcessRunner.run("/usr/bin/sqlite3", [test.storePath, ".backup '\(store)'"], environment: environment)
+        #expect(copy.status == 0, "\(copy)")
+        let changed = try ProcessRunner.run("/usr/bin/sqlite3", [store, "PRAGMA journal_mode = DELETE; " + storeSQL], environment: environment)
+        #expect(changed.status == 0, "\(changed)")
+        let tarPath = work + ".tar", file = work + ".age"
+        let script = """
+            import os, tarfile, sys
+            container, work, out = sys.argv[1:4]
+            t = tarfile.open(out, 'w', format=tarfile.PAX_FORMAT)
+            t.add(container + '/container.json', 'container.json')
+            t.add(work + '/store/TripBoard.sqlite', 'store/TripBoard.sqlite')
+            for shard in sorted(os.listdir(container + '/attachments')):
+                for entry in sorted(os.listdir(container + '/attachments/' + shard)):
+                    t.add(container + '/attachments/' + shard + '/' + entry, 'attachments/' + shard + '/' + entry)
+            t.close()
+            """
+        let tar = try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, work, tarPath], environment: environment)
+        #expect(tar.status == 0, "\(tar)")
+        let sealed = try ProcessRunner.run("/usr/bin/python3", [BackupRestoreTests.agePTY, "/usr/bin/age", "-p", "-o", file, tarPath],
+                                           environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": BackupRestoreTests.passphrase]))
+        #expect(sealed.status == 0, "\(sealed)")
+        return file
+    }
+
+    static func restore(_ test: TestContainer, _ file: String, into target: String, device: [String: String], extra: [String] = []) throws -> ProcessResult {
+        try test.app(arguments: ["restore", file] + extra, stdin: BackupRestoreTests.passphrase + "\n",
+                     environment: device.merging(["TRIPBOARD_CONTAINER": target]) { $1 })
+    }
+
+    /// Schema objects this build does not make at the store's version — a trigger that deletes
+    /// every new trip, one that makes every edit fail, a view, an index, an index taken away, a
+    /// version that claims another schema than the tables hold — are a damaged store: the restore
+    /// and its dry run refuse it (65, one line, naming the object), writing nothing.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")), arguments: [
+        ("CREATE TRIGGER eat_new_trips AFTER INSERT ON trips BEGIN DELETE FROM trips WHERE id = NEW.id; END;", "trigger eat_new_trips on trips"),
+        ("CREATE TRIGGER no_edits BEFORE UPDATE ON trips BEGIN SELECT RAISE(ABORT, 'no'); END;", "trigger no_edits on trips"),
+        ("CREATE VIEW everything AS SELECT * FROM trips;", "view everything"),
+        ("CREATE INDEX trips_by_notes ON trips (notes);", "index trips_by_notes"),
+        ("DROP INDEX trips_live_by_start;", "index trips_live_by_start on trips is missing"),
+        ("PRAGMA user_version = 1;", "is not as schema 1 makes it"),
+    ])
+    func aStoreWithSchemaObjectsThisBuildDoesNotMakeIsRefused(sql: String, named: String) throws {
+        let (test, device) = try Self.seeded()
+        let file = try Self.craftedArchive(test, storeSQL: sql)
+        let before = BackupRestoreTests.snapshot(test.root.path)
+        for extra in [["--dry-run"], []] {
+            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device, extra: extra)
+            #expect(result.status == 65 && result.stderrLines.count == 1
+                    && result.stderr.contains("its schema is not the one this build makes") && result.stderr.contains(named), "\(extra): \(result)")
+        }
+        #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
+    }
+
+    /// The same archive without the change restores (the crafting itself is sound).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
+    func theCraftedArchiveWithoutAChangeRestores() throws {
+        let (test, device) = try Self.seeded()
+        let file = try Self.craftedArchive(test, storeSQL: "SELECT 1;")
+        let target = test.root.path + "/restored"
+        let result = try Self.restore(test, file, into: target, device: device)
+        #expect(result.status == 0, "\(result)")
+        #expect(try test.app(arguments: ["container", "check"], environment: ["TRIPBOARD_CONTAINER": target]).trimmedStdout == "The container is consistent.")
+    }
+
+    /// `container check` compares the schema too: an extra trigger in a live store is reported
+    /// (65), `--repair` marks the store damaged, and `container salvage` makes it anew with
+    /// exactly this build's schema, every trip kept.
+    @Test func containerCheckFindsASchemaObjectThisBuildDoesNotMakeAndSalvageRemovesIt() throws {
+        let test = try TestContainer()
+        try test.addTrip("Lisbon")
+        #expect(try test.sqlite("CREATE TRIGGER eat_new_trips AFTER INSERT ON trips BEGIN DELETE FROM trips WHERE id = NEW.id; END;").status == 0)
+        let check = try test.app(arguments: ["container", "check"])
+        #expect(check.status == 65 && check.stdout.contains("trigger eat_new_trips on trips is not part of schema"), "\(check)")
+        #expect(try test.app(arguments: ["container", "check", "--repair"]).status != 0)
+        let salvage = try test.app(arguments: ["container", "salvage"])
+        #expect(salvage.status == 0, "\(salvage)")
+        #expect(try test.appOK("container", "check") == "The container is consistent.")
+        let added = try test.addTrip("Porto")
+        #expect(try test.appOK("trip", "list").contains("Porto") && !added.isEmpty)
+        #expect(try test.appOK("trip", "list").contains("Lisbon"))
+    }
+}
