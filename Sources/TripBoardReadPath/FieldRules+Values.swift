@@ -63,6 +63,23 @@ extension FieldRules {
         return timestamp
     }
 
+    /// An attachment's path in the container: `attachments/<xx>/<id>` with an extension of
+    /// lowercase letters and digits or none, `<xx>` the id's first two hex digits — how the share
+    /// extension (`pdf`), sync (`Store.fileExtension`) and the TripBoard 1 migration name files.
+    /// Anything else could name another file of the container (`store/TripBoard.sqlite`), which
+    /// a deletion would unlink.
+    public static func attachmentPath(_ path: String, id: String, field: String = "relativePath") throws {
+        let prefix = "attachments/" + id.prefix(2) + "/" + id
+        guard path.hasPrefix(prefix) else {
+            throw StoreError.invalidField(field: field, rule: "must be attachments/<first two digits of the id>/<id>.<ext>")
+        }
+        let rest = path.utf8.dropFirst(prefix.utf8.count)
+        guard rest.isEmpty || (rest.first == UInt8(ascii: ".") && rest.count >= 2 && rest.count <= 33
+                                 && rest.dropFirst().allSatisfy({ (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) })) else {
+            throw StoreError.invalidField(field: field, rule: "must end in the id, or the id and an extension of 1–32 lowercase letters and digits")
+        }
+    }
+
     /// A version the sync server accepted: 1 to `maximumRemoteVersion`, or none.
     public static func remoteVersion(_ version: Int64?, field: String = "remoteVersion") throws -> Int64? {
         guard let version else { return nil }

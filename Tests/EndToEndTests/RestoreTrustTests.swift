@@ -73,6 +73,38 @@ import Testing
         #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
     }
 
+    static let newTrip = "INSERT INTO trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at) VALUES "
+
+    /// Rows no command could have written — an id that is no UUID, a day that does not exist, a
+    /// name past its limit, a place sharing its trip's id, an attachment whose path names the
+    /// store — make the restore refuse the backup (65, naming the row and the rule), writing
+    /// nothing; `container check` reports such a row in a live container.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")), arguments: [
+        (newTrip + "('not-a-uuid', 'X', '2027-01-01', '2027-01-02', '', 'pendingUpload', NULL, '2026-12-01T00:00:00.000Z');", "trip not-a-uuid: id"),
+        (newTrip + "('0d4c1f7e-8c52-4f1b-9a51-4b1c8f9e2a10', 'X', '2026-02-30', '2026-03-02', '', 'pendingUpload', NULL, '2026-12-01T00:00:00.000Z');",
+         "startDate is not a day"),
+        (newTrip + "('0d4c1f7e-8c52-4f1b-9a51-4b1c8f9e2a11', substr(replace(hex(zeroblob(2500)), '0', 'x'), 1, 5000), '2027-01-01', '2027-01-02', '', "
+            + "'pendingUpload', NULL, '2026-12-01T00:00:00.000Z');", "name"),
+        ("INSERT INTO places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at) SELECT id, id, 'Twin', NULL, 0, "
+            + "'pendingUpload', NULL, '2026-12-01T00:00:00.000Z' FROM trips LIMIT 1;", "an id two records share"),
+        ("UPDATE attachments SET relative_path = 'store/TripBoard.sqlite';", "relativePath must be attachments/"),
+    ])
+    func aStoreWithRowsThatBreakTheRulesIsRefused(sql: String, named: String) throws {
+        let (test, device) = try Self.seeded()
+        let file = try Self.craftedArchive(test, storeSQL: sql)
+        let before = BackupRestoreTests.snapshot(test.root.path)
+        for extra in [["--dry-run"], []] {
+            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device, extra: extra)
+            #expect(result.status == 65 && result.stderrLines.count == 1
+                    && result.stderr.contains("a row breaks TripBoard's rules") && result.stderr.contains(named), "\(extra): \(result)")
+        }
+        #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
+        // The same row in a live container: reported by `container check`.
+        #expect(try test.sqlite(sql).status == 0)
+        let check = try test.app(arguments: ["container", "check"])
+        #expect(check.status == 65 && check.stdout.contains("a row breaks a rule: ") && check.stdout.contains(named), "\(check)")
+    }
+
     /// The same archive without the change restores (the crafting itself is sound).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
     func theCraftedArchiveWithoutAChangeRestores() throws {

@@ -19,6 +19,9 @@ struct RestoreVerification {
         try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         try checkStore(connection)
+        // Every row as import and sync would have it (`Store.rowsBreakingRules`).
+        let broken = try Store(connection: connection).rowsBreakingRules(limit: 3)
+        if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
         var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, counts: try Store(connection: connection).counts(),
                                      attachmentFiles: 0, attachmentBytes: 0, missingAttachments: 0, filesNoRowNames: 0,
                                      recoveredFiles: staging.recoveredFiles,
