@@ -61,6 +61,7 @@ extension AppCommand {
         backup.progress = { done, total in bar.update(MigrationProgress(step: "backup", done: done, total: total)) }
         let summary = try backup.write(to: directory, as: name)
         bar.finish()
+        summary.warnings.forEach { context.console.warning(terminalSafe($0)) }
         if json { return try context.console.printJSON(summary) }
         let counts = summary.counts
         context.console.print(terminalSafe("Backed up \(container.path) to \(summary.file) (\(ProgressBar.bytes(summary.bytes))):"))

@@ -61,7 +61,7 @@ extension RestoreError: DomainExitStatus {
     var exitStatus: ExitStatus {
         switch self {
         case .targetHoldsAContainer: .cannotCreate
-        case .noStore, .attachmentMismatch, .damagedStore, .newerSchema: .dataError
+        case .noStore, .attachmentMismatch, .damagedStore, .newerSchema, .badPreferences: .dataError
         case .insufficientSpace, .replacedButUnsettled: .ioError
         case .anotherRestoreRunning: .temporaryFailure
         }

@@ -15,9 +15,13 @@ import Testing
 
     /// An archive of `test`'s container whose store is a copy changed by `storeSQL` (the sqlite3
     /// CLI), written with tarfile and sealed by `age -p`; returns its path.
-    static func craftedArchive(_ test: TestContainer, storeSQL: String, name: String = "crafted") throws -> String {
+    static func craftedArchive(_ test: TestContainer, storeSQL: String, preferences: Data? = nil, name: String = "crafted") throws -> String {
         let work = test.root.path + "/" + name
         try FileManager.default.createDirectory(atPath: work + "/store", withIntermediateDirectories: true)
+        if let preferences {
+            try FileManager.default.createDirectory(atPath: work + "/preferences", withIntermediateDirectories: true)
+            try preferences.write(to: URL(fileURLWithPath: work + "/preferences/preferences.json"))
+        }
         let store = work + "/store/TripBoard.sqlite"
         let environment = ProcessRunner.environment(container: nil)
         let copy = try ProcessRunner.run("/usr/bin/sqlite3", [test.storePath, ".backup '\(store)'"], environment: environment)
@@ -31,6 +35,8 @@ import Testing
             t = tarfile.open(out, 'w', format=tarfile.PAX_FORMAT)
             t.add(container + '/container.json', 'container.json')
             t.add(work + '/store/TripBoard.sqlite', 'store/TripBoard.sqlite')
+            if os.path.exists(work + '/preferences/preferences.json'):
+                t.add(work + '/preferences/preferences.json', 'preferences/preferences.json')
             for shard in sorted(os.listdir(container + '/attachments')):
                 for entry in sorted(os.listdir(container + '/attachments/' + shard)):
                     t.add(container + '/attachments/' + shard + '/' + entry, 'attachments/' + shard + '/' + entry)
@@ -103,6 +109,32 @@ import Testing
         #expect(try test.sqlite(sql).status == 0)
         let check = try test.app(arguments: ["container", "check"])
         #expect(check.status == 65 && check.stdout.contains("a row breaks a rule: ") && check.stdout.contains(named), "\(check)")
+    }
+
+    /// A preferences file over 1 MiB, or one that is not a JSON object, is refused in an archive
+    /// (65, nothing written); in a live container it is moved aside wherever it is met — `prefs`,
+    /// `export`, `backup` (which says so, and holds none) — and the command goes on.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
+    func preferencesOverOneMebibyteAreRefusedInABackupAndMovedAsideInAContainer() throws {
+        let (test, device) = try Self.seeded()
+        let large = Data(("{\"theme\": \"" + String(repeating: "x", count: 1_100_000) + "\"}\n").utf8)
+        for (bytes, says) in [(large, "is larger than 1 MiB"), (Data("[1, 2]".utf8), "is not a JSON object")] {
+            let file = try Self.craftedArchive(test, storeSQL: "SELECT 1;", preferences: bytes, name: "prefs-\(bytes.count)")
+            let before = BackupRestoreTests.snapshot(test.root.path)
+            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device)
+            #expect(result.status == 65 && result.stderrLines.count == 1 && result.stderr.contains("preferences/preferences.json \(says)"), "\(result)")
+            #expect(BackupRestoreTests.snapshot(test.root.path) == before)
+        }
+        let preferences = test.path + "/preferences/preferences.json"
+        for args in [["prefs", "list"], ["export"], ["backup", "--output", test.root.path + "/after.age"]] {
+            try large.write(to: URL(fileURLWithPath: preferences))
+            let result = try test.app(arguments: args, stdin: BackupRestoreTests.passphrase + "\n", environment: device.merging(BackupRestoreTests.fast) { $1 })
+            #expect(result.status == 0 && result.stderr.contains("is larger than 1 MiB and was moved aside"), "\(args): \(result)")
+            #expect(!FileManager.default.fileExists(atPath: preferences))
+            try FileManager.default.contentsOfDirectory(atPath: test.path + "/preferences").forEach {
+                try FileManager.default.removeItem(atPath: test.path + "/preferences/" + $0)
+            }
+        }
     }
 
     /// The same archive without the change restores (the crafting itself is sound).

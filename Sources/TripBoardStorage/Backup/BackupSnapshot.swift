@@ -17,6 +17,8 @@ final class BackupSnapshot {
     private(set) var store: Connection?
     private(set) var manifest: [UInt8] = []
     private(set) var preferences: [UInt8]?
+    /// What reading the preferences had to say (a file over the limit, moved aside).
+    private(set) var warnings: [String] = []
     private(set) var keychainState: KeychainBackupState?
     private(set) var counts = StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 0, pendingChanges: 0)
 
@@ -39,7 +41,9 @@ final class BackupSnapshot {
         guard var manifest = try container.manifest() else { throw StoreError.notReady(path: container.path) }
         manifest.storeDamage = nil
         self.manifest = try JSON.encode(manifest) + [0x0a]
-        preferences = try PreferencesFile(container: container).rawBytes()
+        var preferencesFile = try PreferencesFile(container: container)
+        preferences = try preferencesFile.rawBytes()
+        warnings = preferencesFile.warnings
         if let keychain {
             try createPrivateFile(keychainName)
             keychainState = try keychain.writeBackupCopy(to: staging.childPath(keychainName), passphrase: passphrase)

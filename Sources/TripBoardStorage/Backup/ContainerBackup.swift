@@ -19,6 +19,9 @@ public struct BackupSummary: Sendable, Codable {
     /// `null` when the container has no keychain yet.
     public var keychain: KeychainBackupState?
     public var durationSeconds: Double
+    /// Said once on stderr (`warning:`): a preferences file over 1 MiB, moved aside and not in
+    /// the backup.
+    public var warnings: [String] = []
 }
 
 /// Why a backup was not written. Nothing is left at the destination in any case.
@@ -99,6 +102,7 @@ public struct ContainerBackup {
                 throw error
             }
             summary.file = destination.childPath(name)
+            summary.warnings = snapshot.warnings
             summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
             return summary
         }

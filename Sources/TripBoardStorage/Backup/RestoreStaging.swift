@@ -13,6 +13,8 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case attachmentMismatch(path: String, detail: String)
     /// The archived store does not pass `integrity_check` or `foreign_key_check`.
     case damagedStore(detail: String)
+    /// The archived `preferences/preferences.json` is over 1 MiB or not a JSON object.
+    case badPreferences(detail: String)
     /// The archived store was written by a newer TripBoard.
     case newerSchema(found: Int64, supported: Int64)
     /// The target's filesystem has less room than the backup needs.
@@ -31,6 +33,8 @@ public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the backup holds no store (store/TripBoard.sqlite); nothing was restored"
         case .attachmentMismatch(let path, let detail):
             "the backup's \(path) \(detail); nothing was restored"
+        case .badPreferences(let detail):
+            "the backup's preferences/preferences.json \(detail); nothing was restored"
         case .damagedStore(let detail):
             "the backup's store is damaged (\(detail)); nothing was restored"
         case .newerSchema(let found, let supported):

@@ -16,6 +16,7 @@ struct RestoreVerification {
             throw RestoreError.noStore
         }
         _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
+        try checkPreferences()
         try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         try checkStore(connection)
@@ -30,6 +31,21 @@ struct RestoreVerification {
                                      keychain: nil, durationSeconds: 0)
         try checkAttachments(connection, into: &summary)
         return summary
+    }
+
+    /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them
+    /// (one that is not would be moved aside at the first read: refused here instead).
+    private func checkPreferences() throws {
+        guard let directory = try? staging.root.openDirectory(ContainerLayout.preferencesDirectory),
+              try directory.status(of: ContainerLayout.preferencesFile) != nil else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: PreferencesFile.maximumBytes)
+        } catch {
+            if error.code == .tooLarge { throw RestoreError.badPreferences(detail: "is larger than 1 MiB") }
+            throw error
+        }
+        guard case .object? = try? JSONValue.parse(bytes) else { throw RestoreError.badPreferences(detail: "is not a JSON object") }
     }
 
     /// Before the store is opened as a container's: read-only, with SQLite's defensive settings

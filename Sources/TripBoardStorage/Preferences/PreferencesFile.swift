@@ -72,15 +72,24 @@ public struct PreferencesFile {
 
     /// The file's bytes exactly as they are (for a backup), or `nil` when there is none; read
     /// under the same lock as every read, never moved aside or repaired.
-    public func rawBytes() throws -> [UInt8]? {
-        try withDirectoryLock { () throws -> [UInt8]? in
+    /// A file over the limit (`maximumBytes`) is moved aside, as everywhere it is met, and the
+    /// backup holds none.
+    public mutating func rawBytes() throws -> [UInt8]? {
+        let (bytes, warning) = try withDirectoryLock { () throws -> ([UInt8]?, String?) in
             do {
-                return try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: 1 << 20)
+                return (try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: Self.maximumBytes), nil)
             } catch let error as FileSystemError where error.code == .notFound {
-                return nil
+                return (nil, nil)
+            } catch let error as FileSystemError where error.code == .tooLarge {
+                return (nil, try moveAside(because: "is larger than 1 MiB"))
             }
         }
+        if let warning { warnings.append(warning) }
+        return bytes
     }
+
+    /// The most a preferences file may hold: a few dozen typed values take a few hundred bytes.
+    public static let maximumBytes = 1 << 20
 
     private mutating func read() throws -> Preferences {
         guard let raw = try readRawObject() else { return Preferences() }
@@ -99,15 +108,30 @@ public struct PreferencesFile {
     /// The file as a flat object, or `nil` when there is none (or it was not a JSON object and was
     /// moved aside). Values are kept as they are: one odd value never costs the others.
     private mutating func readRawObject() throws -> [String: JSONValue]? {
-        guard let bytes = try directory.readFileIfPresent(ContainerLayout.preferencesFile, limit: 1 << 20) else { return nil }
+        let read: [UInt8]?
+        // (A `catch … where` on a typed error crashes the 6.3 compiler here.)
+        do {
+            read = try directory.readFileIfPresent(ContainerLayout.preferencesFile, limit: Self.maximumBytes)
+        } catch {
+            guard error.code == .tooLarge else { throw error }
+            warnings.append(try moveAside(because: "is larger than 1 MiB"))
+            return nil
+        }
+        guard let bytes = read else { return nil }
         if case .object(let members)? = try? JSONValue.parse(bytes) {
             return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
         }
+        warnings.append(try moveAside(because: "could not be read"))
+        return nil
+    }
+
+    /// The file renamed `preferences.json.corrupt-<time>` (kept for the user, never deleted);
+    /// the defaults are used. Returns the warning that says so, once.
+    private func moveAside(because reason: String) throws -> String {
         let asideName = ContainerLayout.preferencesFile + ".corrupt-" + clock().utcStamp.filter { $0 != ":" && $0 != "-" }
         try directory.rename(ContainerLayout.preferencesFile, to: directory, as: asideName)
         try directory.synchronize()
-        warnings.append("\(path) could not be read and was moved aside to \(asideName); using the default preferences")
-        return nil
+        return "\(path) \(reason) and was moved aside to \(asideName); using the default preferences"
     }
 
     private func withDirectoryLock<T>(_ body: () throws -> T) throws -> T {
