@@ -115,6 +115,9 @@ extension AppCommand {
             console.print("  files no row names: \(summary.filesNoRowNames) (`app container check --repair` moves them to attachments/recovered/)")
         }
         if let kept = summary.replacedContainerKeptAt { console.print(terminalSafe("  the container that was there is kept at \(kept)")) }
+        if summary.wouldNeedReplace {
+            console.print("  the path holds a container: the restore needs --replace, which moves it aside (never deletes it)")
+        }
         if let keychain = summary.keychain { printKeychain(keychain, context: context, restoring: true) }
     }
 

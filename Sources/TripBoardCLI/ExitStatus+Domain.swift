@@ -68,6 +68,10 @@ extension RestoreError: DomainExitStatus {
     }
 }
 
+extension KeychainBackupError: DomainExitStatus {
+    var exitStatus: ExitStatus { .dataError }
+}
+
 extension SyncError: DomainExitStatus {
     var exitStatus: ExitStatus {
         switch self {

@@ -30,27 +30,29 @@ extension Schema {
 
     /// The objects this build's migrations make for a store of `version` (1…current), made once
     /// per version in an in-memory database.
-    package static func expectedObjects(version: Int64) throws -> Set<Object> {
-        precondition((1...currentVersion).contains(version), "no schema of version \(version)")
-        if let known = expected.withLock({ $0[version] }) { return known }
+    /// `steps`: another database's migrations (the keychain's), named by `database` for the cache.
+    package static func expectedObjects(version: Int64, steps: [String] = migrations, database: String = "store") throws -> Set<Object> {
+        precondition((1...Int64(steps.count)).contains(version), "no schema of version \(version)")
+        let key = database + "/" + String(version)
+        if let known = expected.withLock({ $0[key] }) { return known }
         let connection = try Connection(path: ":memory:", mode: .readWriteCreate)
-        try migrate(connection, steps: Array(migrations.prefix(Int(version))))
+        try migrate(connection, steps: Array(steps.prefix(Int(version))))
         let made = try objects(of: connection)
-        expected.withLock { $0[version] = made }
+        expected.withLock { $0[key] = made }
         return made
     }
 
-    private static let expected = Mutex<[Int64: Set<Object>]>([:])
+    private static let expected = Mutex<[String: Set<Object>]>([:])
 
     /// What differs between `connection`'s schema and the one this build makes at its
     /// `user_version` (nil: the same), in a line: the first few objects extra, missing or changed.
     /// The caller opens the store read-only with SQLite's defensive settings
     /// (`Connection.refuseUntrustedSchema`), so nothing in it runs.
-    package static func difference(of connection: Connection) throws -> String? {
+    package static func difference(of connection: Connection, steps: [String] = migrations, database: String = "store") throws -> String? {
         let version = try connection.userVersion()
-        guard (1...currentVersion).contains(version) else { return "its schema version is \(version)" }
+        guard (1...Int64(steps.count)).contains(version) else { return "its schema version is \(version)" }
         let found = try objects(of: connection)
-        let expected = try expectedObjects(version: version)
+        let expected = try expectedObjects(version: version, steps: steps, database: database)
         guard found != expected else { return nil }
         let extra = found.subtracting(expected).sorted()
         let missing = expected.subtracting(found).sorted()

@@ -312,6 +312,19 @@ import Testing
         #expect(try test.app(arguments: ["container", "check"]).status == 0)
     }
 
+    /// A dry run into a path that holds a container checks the backup whole and reports that the
+    /// restore would need --replace (exit 0), changing nothing; the restore itself refuses (73).
+    @Test func aDryRunOverAContainerSaysTheRestoreWouldNeedReplace() throws {
+        let (test, device, file, _) = try backedUp()
+        let before = Self.snapshot(test.root.path)
+        let result = try restore(test, file, into: test.path, device: device, extra: ["--dry-run"])
+        #expect(result.status == 0 && result.stdout.contains("the restore needs --replace"), "\(result)")
+        let json = try restore(test, file, into: test.path, device: device, extra: ["--dry-run", "--json"])
+        #expect(json.status == 0 && json.stdout.contains("\"wouldNeedReplace\" : true"), "\(json)")
+        #expect(Self.snapshot(test.root.path) == before)
+        #expect(try restore(test, file, into: test.path, device: device).status == 73)
+    }
+
     @Test func aDryRunVerifiesAndWritesNothing() throws {
         let (test, device, file, _) = try backedUp()
         let before = Self.snapshot(test.root.path)

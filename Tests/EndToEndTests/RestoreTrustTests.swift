@@ -15,9 +15,14 @@ import Testing
 
     /// An archive of `test`'s container whose store is a copy changed by `storeSQL` (the sqlite3
     /// CLI), written with tarfile and sealed by `age -p`; returns its path.
-    static func craftedArchive(_ test: TestContainer, storeSQL: String, preferences: Data? = nil, name: String = "crafted") throws -> String {
+    static func craftedArchive(_ test: TestContainer, storeSQL: String, preferences: Data? = nil, keychain: String? = nil,
+                               name: String = "crafted") throws -> String {
         let work = test.root.path + "/" + name
         try FileManager.default.createDirectory(atPath: work + "/store", withIntermediateDirectories: true)
+        if let keychain {
+            try FileManager.default.createDirectory(atPath: work + "/keychain", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: keychain, toPath: work + "/keychain/Keychain.sqlite")
+        }
         if let preferences {
             try FileManager.default.createDirectory(atPath: work + "/preferences", withIntermediateDirectories: true)
             try preferences.write(to: URL(fileURLWithPath: work + "/preferences/preferences.json"))
@@ -35,6 +40,8 @@ import Testing
             t = tarfile.open(out, 'w', format=tarfile.PAX_FORMAT)
             t.add(container + '/container.json', 'container.json')
             t.add(work + '/store/TripBoard.sqlite', 'store/TripBoard.sqlite')
+            if os.path.exists(work + '/keychain/Keychain.sqlite'):
+                t.add(work + '/keychain/Keychain.sqlite', 'keychain/Keychain.sqlite')
             if os.path.exists(work + '/preferences/preferences.json'):
                 t.add(work + '/preferences/preferences.json', 'preferences/preferences.json')
             for shard in sorted(os.listdir(container + '/attachments')):
@@ -135,6 +142,52 @@ import Testing
                 try FileManager.default.removeItem(atPath: test.path + "/preferences/" + $0)
             }
         }
+    }
+
+    /// A backup's keychain that the real restore would refuse — one from another backup (its
+    /// container key wrapped under another passphrase), one of a newer schema, one with a table
+    /// of someone else's — is refused by the dry run too (65), and neither writes anything, in
+    /// the device directory either (no device key, no generation file).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")), arguments: [
+        ("", "the keychain is from another backup"),
+        ("PRAGMA user_version = 99;", "newer than this build understands"),
+        ("CREATE TABLE leak (x);", "table leak is not part of schema"),
+    ])
+    func aKeychainTheRestoreWouldRefuseIsRefusedByTheDryRunAndWritesNothing(sql: String, says: String) throws {
+        let (test, device) = try Self.seeded()
+        // The keychain of another backup of the same container, made with another passphrase.
+        let other = test.root.path + "/other.age", out = test.root.path + "/other"
+        let made = try test.app(arguments: ["backup", "--output", other], stdin: "another passphrase\n",
+                                environment: device.merging(BackupRestoreTests.fast) { $1 })
+        #expect(made.status == 0, "\(made)")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let opened = try ProcessRunner.run("/usr/bin/python3", [BackupRestoreTests.agePTY, "/bin/sh", "-c", "age -d '\(other)' | tar -x -C '\(out)'"],
+                                           environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": "another passphrase"]))
+        #expect(opened.status == 0, "\(opened)")
+        let keychain = out + "/keychain/Keychain.sqlite"
+        if !sql.isEmpty {
+            // This backup's own keychain, changed: decrypted the same way, with this passphrase.
+            let mine = test.root.path + "/mine.age", mineOut = test.root.path + "/mine"
+            #expect(try test.app(arguments: ["backup", "--output", mine], stdin: BackupRestoreTests.passphrase + "\n",
+                                 environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+            try FileManager.default.createDirectory(atPath: mineOut, withIntermediateDirectories: true)
+            #expect(try ProcessRunner.run("/usr/bin/python3", [BackupRestoreTests.agePTY, "/bin/sh", "-c", "age -d '\(mine)' | tar -x -C '\(mineOut)'"],
+                                          environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": BackupRestoreTests.passphrase])).status == 0)
+            try FileManager.default.removeItem(atPath: keychain)
+            try FileManager.default.copyItem(atPath: mineOut + "/keychain/Keychain.sqlite", toPath: keychain)
+            #expect(try ProcessRunner.run("/usr/bin/sqlite3", [keychain, sql], environment: ProcessRunner.environment(container: nil)).status == 0)
+        }
+        let file = try Self.craftedArchive(test, storeSQL: "SELECT 1;", keychain: keychain)
+        // A device that has never run TripBoard: its directory must stay empty.
+        let fresh = try BackupRestoreTests.device(test, "fresh")
+        let before = BackupRestoreTests.snapshot(test.root.path)
+        for extra in [["--dry-run"], []] {
+            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: fresh, extra: extra)
+            #expect(result.status == 65 && result.stderrLines.count == 1 && result.stderr.contains("the backup's keychain cannot be used")
+                    && result.stderr.contains(says), "\(extra): \(result)")
+        }
+        #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
+        #expect(!FileManager.default.fileExists(atPath: fresh["TRIPBOARD_DEVICE_DIR"]!), "nothing in the device directory")
     }
 
     /// The same archive without the change restores (the crafting itself is sound).

@@ -7,6 +7,9 @@ public struct RestoreSummary: Sendable, Codable {
     public var dryRun: Bool
     /// Where the container that was there is now (with `--replace`); `null` otherwise.
     public var replacedContainerKeptAt: String?
+    /// A dry run into a path that holds a container, without `--replace`: the restore itself
+    /// would need it (the container is moved aside, never deleted).
+    public var wouldNeedReplace = false
     public var counts: StoreCounts
     public var attachmentFiles: Int
     public var attachmentBytes: Int64
@@ -45,7 +48,8 @@ public struct ContainerRestore {
     /// Restores the backup in `file` (opened by the caller).
     public func run(from file: FileDescriptor) throws -> RestoreSummary {
         let started = MonotonicClock.now()
-        let found = try RestoreTarget(path: target, replace: replace)
+        // A dry run over a container reports that the restore would need --replace.
+        let found = try RestoreTarget(path: target, replace: replace || dryRun)
         let total = try file.status().size
         let available = try found.parent.availableBytes()
         guard available > total + (1 << 20) else {
@@ -57,7 +61,7 @@ public struct ContainerRestore {
         // again under the lock (another restore may have published there meanwhile).
         let hold = try found.holdForRestore(timeout: options.lockTimeout)
         defer { hold.unlock() }
-        let place = try RestoreTarget(path: target, replace: replace)
+        let place = try RestoreTarget(path: target, replace: replace || dryRun)
         try place.removeLeftoversOfEarlierRestores()
         let stagingName = try place.makeStaging(stamp: options.clock().utcStamp)
         do {
@@ -88,14 +92,17 @@ public struct ContainerRestore {
         let decrypted = ReadAheadSource(upstream: age)
         try staging.fill(from: TarReader(input: decrypted, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
         CrashPoint.reach("restore.staged")
-        var summary = try RestoreVerification(staging: staging).verify()
+        // Every check, the dry run's too, before anything is written outside the staging
+        // directory (the device key, the keychain's generation): a refused restore writes nothing.
+        var (summary, backupKey) = try RestoreVerification(staging: staging, passphrase: passphrase).verify()
         summary.container = place.canonicalPath
         summary.dryRun = dryRun
+        summary.wouldNeedReplace = dryRun && !replace && place.kind == .container
         guard !dryRun else { return summary }
         let hasKeychain = try Container.status(of: KeychainSchema.directory + "/" + KeychainSchema.fileName, in: stagingRoot) != nil
         // An archive need not hold every directory of the layout (caches/ and tmp/ never travel).
         try Container.createLayoutDirectories(in: stagingRoot)
-        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain)
+        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain, backupKey: backupKey)
         try stagingRoot.synchronizeFileSystem()
         CrashPoint.reach("restore.built")
         return summary
@@ -105,13 +112,13 @@ public struct ContainerRestore {
     /// keychain for this device: the container key re-wrapped from the backup passphrase, a new
     /// keychain identity, so a restore is never taken for a rollback; and a new sync identity
     /// (clock node), so the restored container is a device of its own.
-    private func setUp(stagingPath: String, hasKeychain: Bool) throws -> KeychainBackupState? {
+    private func setUp(stagingPath: String, hasKeychain: Bool, backupKey: Keychain.BackupKey?) throws -> KeychainBackupState? {
         var setup = options
         setup.createsContainer = true
         setup.storeRequirement = .required
         let container = try Container.openForWriting(at: stagingPath, options: setup)
         try container.store.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
-        return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), passphrase: passphrase)
+        return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), backupKey: backupKey)
     }
 }

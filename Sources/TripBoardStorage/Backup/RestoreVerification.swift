@@ -1,3 +1,4 @@
+import TripBoardSodium
 import TripBoardSystem
 import TripBoardSQLite
 import TripBoardReadPath
@@ -9,8 +10,10 @@ import TripBoardReadPath
 /// (never invented); a file no row names is kept (a later `container check --repair` quarantines it).
 struct RestoreVerification {
     let staging: RestoreStaging
+    let passphrase: SecureBytes
 
-    func verify() throws -> RestoreSummary {
+    /// The summary, and the container key the backup's keychain wraps (unwrapped once, here).
+    func verify() throws -> (RestoreSummary, Keychain.BackupKey?) {
         let root = staging.root
         guard try Container.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root)?.kind == .regular else {
             throw RestoreError.noStore
@@ -23,14 +26,18 @@ struct RestoreVerification {
         // Every row as import and sync would have it (`Store.rowsBreakingRules`).
         let broken = try Store(connection: connection).rowsBreakingRules(limit: 3)
         if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
-        var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, counts: try Store(connection: connection).counts(),
+        var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, wouldNeedReplace: false,
+                                     counts: try Store(connection: connection).counts(),
                                      attachmentFiles: 0, attachmentBytes: 0, missingAttachments: 0, filesNoRowNames: 0,
                                      recoveredFiles: staging.recoveredFiles,
                                      preferences: try Container.status(of: ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile,
                                                                        in: root) != nil,
                                      keychain: nil, durationSeconds: 0)
         try checkAttachments(connection, into: &summary)
-        return summary
+        // The keychain last: its Argon2id unwrap is the slowest check.
+        let keychainPath = KeychainSchema.directory + "/" + KeychainSchema.fileName
+        guard try Container.status(of: keychainPath, in: root) != nil else { return (summary, nil) }
+        return (summary, try Keychain.checkBackupCopy(at: root.childPath(keychainPath), passphrase: passphrase))
     }
 
     /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them

@@ -1,4 +1,5 @@
 import TripBoardSQLite
+import TripBoardReadPath
 public import TripBoardSodium
 
 /// What a backup holds of the keychain, and what a restore could make readable again.
@@ -42,24 +43,57 @@ extension Keychain {
         return KeychainBackupState(thisDeviceOnly: thisDeviceOnly, migratable: migratable, migratableUnlockable: unlockable || migratable == 0)
     }
 
+    /// The container key a backup's keychain wraps under its passphrase, and its id.
+    public struct BackupKey: Sendable {
+        let id: String
+        let key: SecureBytes
+    }
+
+    /// Checks a backup's keychain copy at `path` before anything is written for it (a restore's
+    /// dry run too), reading it only — read-only, with SQLite's defensive settings: a schema
+    /// version this build knows, exactly the tables and indexes its migrations make at that
+    /// version, `integrity_check`; and the backup's wrap of the container key opens with
+    /// `passphrase` (one that does not is a keychain from another backup). Returns the key
+    /// unwrapped (nil when the backup holds no wrap), so the restore derives it once.
+    public static func checkBackupCopy(at path: String, passphrase: SecureBytes) throws -> BackupKey? {
+        let copy = try Connection(path: path, mode: .readOnly)
+        try copy.refuseUntrustedSchema()
+        let version = try copy.userVersion()
+        guard version <= KeychainSchema.currentVersion else {
+            throw KeychainBackupError("its schema version \(version) is newer than this build understands (\(KeychainSchema.currentVersion)); update TripBoard")
+        }
+        if let difference = try Schema.difference(of: copy, steps: KeychainSchema.migrations, database: "keychain") {
+            throw KeychainBackupError("its schema is not the one this build makes: " + difference)
+        }
+        if let problem = try copy.statement("PRAGMA integrity_check(1)").rows({ $0.text(0) }).first(where: { $0 != "ok" }) {
+            throw KeychainBackupError(problem)
+        }
+        let rows = try copy.statement("""
+            SELECT container_key_id, password_hash_parameters, nonce, ciphertext FROM container_key_wraps
+            WHERE wrapped_by = 'passphrase' AND wrapping_key_id = ?1
+            """).rows([.text(backupWrapID)]) { ($0.text(0), $0.optionalText(1), $0.blob(2), $0.blob(3)) }
+        guard let (id, parametersJSON, nonce, ciphertext) = rows.first else { return nil }
+        let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: try storedParameters(parametersJSON))
+        do {
+            let key = try XChaCha20Poly1305.open(ciphertext: ciphertext, nonce: nonce, key: wrappingKey,
+                                                 associatedData: wrapAssociatedData(containerKeyID: id, wrappedBy: "passphrase", wrappingKeyID: backupWrapID))
+            return BackupKey(id: id, key: key)
+        } catch {
+            throw KeychainBackupError("its container key does not open with this backup's passphrase: the keychain is from another backup")
+        }
+    }
+
     /// Completes a keychain that a restore has just put in place, for `device`: the container key
     /// is unwrapped from the backup's wrap with `passphrase` and wrapped for this device, the
     /// backup's wrap removed (the container is then as the backed-up one was), and the keychain
     /// given a new identity, so that it is never taken for a rollback. Returns the restored state
     /// as this device sees it.
-    public static func adoptRestored(container: Container, device: DeviceKey, passphrase: SecureBytes,
+    public static func adoptRestored(container: Container, device: DeviceKey, backupKey: BackupKey?,
                                      notice: @escaping (String) -> Void = { _ in }) throws -> KeychainBackupState {
         let keychain = try openRestored(container: container, device: device, notice: notice)
         var unlocked = false
-        let rows = try keychain.connection.statement("""
-            SELECT container_key_id, password_hash_parameters, nonce, ciphertext FROM container_key_wraps
-            WHERE wrapped_by = 'passphrase' AND wrapping_key_id = ?1
-            """).rows([.text(backupWrapID)]) { ($0.text(0), $0.optionalText(1), $0.blob(2), $0.blob(3)) }
-        if let (id, parametersJSON, nonce, ciphertext) = rows.first {
-            let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: try storedParameters(parametersJSON))
-            let key = try XChaCha20Poly1305.open(
-                ciphertext: ciphertext, nonce: nonce, key: wrappingKey,
-                associatedData: wrapAssociatedData(containerKeyID: id, wrappedBy: "passphrase", wrappingKeyID: backupWrapID))
+        if let backupKey {
+            let (id, key) = (backupKey.id, backupKey.key)
             try keychain.write {
                 try keychain.storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint,
                                        wrappingKey: try deviceWrappingKey(device), parameters: nil)
@@ -74,4 +108,12 @@ extension Keychain {
         let unlockable = try unlocked || migratable == 0 || keychain.unlockedContainerKey(device: device) != nil
         return KeychainBackupState(thisDeviceOnly: mine, migratable: migratable, migratableUnlockable: unlockable)
     }
+}
+
+/// What is wrong with a backup's keychain (`Keychain.checkBackupCopy`); the restore refuses the
+/// backup with it (65).
+public struct KeychainBackupError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let detail: String
+    init(_ detail: String) { self.detail = detail }
+    public var description: String { "the backup's keychain cannot be used (\(detail)); nothing was restored" }
 }
