@@ -16,7 +16,7 @@ import Testing
     /// An archive of `test`'s container whose store is a copy changed by `storeSQL` (the sqlite3
     /// CLI), written with tarfile and sealed by `age -p`; returns its path.
     static func craftedArchive(_ test: TestContainer, storeSQL: String, preferences: Data? = nil, keychain: String? = nil,
-                               name: String = "crafted") throws -> String {
+                               storeBytes: Data? = nil, name: String = "crafted") throws -> String {
         let work = test.root.path + "/" + name
         try FileManager.default.createDirectory(atPath: work + "/store", withIntermediateDirectories: true)
         if let keychain {
@@ -33,6 +33,7 @@ import Testing
         #expect(copy.status == 0, "\(copy)")
         let changed = try ProcessRunner.run("/usr/bin/sqlite3", [store, "PRAGMA journal_mode = DELETE; " + storeSQL], environment: environment)
         #expect(changed.status == 0, "\(changed)")
+        if let storeBytes { try storeBytes.write(to: URL(fileURLWithPath: store)) }
         let tarPath = work + ".tar", file = work + ".age"
         let script = """
             import os, tarfile, sys
@@ -188,6 +189,38 @@ import Testing
         }
         #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
         #expect(!FileManager.default.fileExists(atPath: fresh["TRIPBOARD_DEVICE_DIR"]!), "nothing in the device directory")
+    }
+
+    /// A store that is not a database is the backup's damage, said as such: never advice to move
+    /// aside a file of the staging directory, which is gone by then.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
+    func aStoreThatIsNoDatabaseIsTheBackupsDamageAndNamesNoStagingPath() throws {
+        let (test, device) = try Self.seeded()
+        let file = try Self.craftedArchive(test, storeSQL: "SELECT 1;", storeBytes: Data(repeating: 0x41, count: 8192))
+        let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device)
+        #expect(result.status == 65 && result.stderr.hasPrefix("error: the backup's store is damaged") && !result.stderr.contains(".restoring-")
+                && !result.stderr.contains("aside"), "\(result)")
+    }
+
+    /// A link where TripBoard expects a file or a directory is said as one, 73: a symbolic link in
+    /// place of the store's -wal (not "cannot be opened; check its permissions", 66), and a
+    /// restore target that is a link to nothing (not "holds a TripBoard container").
+    @Test func linksAreSaidAsLinks() throws {
+        let (test, device) = try Self.seeded()
+        let wal = test.storePath + "-wal"
+        try FileManager.default.moveItem(atPath: wal, toPath: test.root.path + "/wal-elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: wal, withDestinationPath: test.root.path + "/wal-elsewhere")
+        let linked = try test.app(arguments: ["trip", "list"])
+        #expect(linked.status == 73 && linked.stderr.contains("a symbolic link where the store's -wal file belongs"), "\(linked)")
+        try FileManager.default.removeItem(atPath: wal)
+        try FileManager.default.moveItem(atPath: test.root.path + "/wal-elsewhere", toPath: wal)
+        let made = try test.app(arguments: ["backup", "--output", test.root.path + "/b.age"], stdin: BackupRestoreTests.passphrase + "\n",
+                                environment: device.merging(BackupRestoreTests.fast) { $1 })
+        #expect(made.status == 0, "\(made)")
+        let dangling = test.root.path + "/dangling"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: test.root.path + "/nowhere")
+        let result = try Self.restore(test, test.root.path + "/b.age", into: dangling, device: device)
+        #expect(result.status == 73 && result.stderr.contains("is a symbolic link to a path that does not exist"), "\(result)")
     }
 
     /// The same archive without the change restores (the crafting itself is sound).

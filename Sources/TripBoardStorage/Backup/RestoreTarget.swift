@@ -32,6 +32,12 @@ struct RestoreTarget {
         }
         guard let existing = found else {
             (parent, missing) = try Self.nearestExisting(path)
+            // The name itself may be there as a link to nothing: said as such, before anything
+            // is staged (the final rename would meet it).
+            if missing.count == 1, try parent.status(of: missing[0])?.kind == .symbolicLink {
+                throw ContainerError.unusable(path: path, reason: "it is a symbolic link to a path that does not exist; create the "
+                                              + "directory it names, or remove the link")
+            }
             kind = .absent
             return
         }

@@ -14,6 +14,21 @@ struct RestoreVerification {
 
     /// The summary, and the container key the backup's keychain wraps (unwrapped once, here).
     func verify() throws -> (RestoreSummary, Keychain.BackupKey?) {
+        do {
+            return try verifyAll()
+        } catch let error as StoreError {
+            // Said as the backup's: the path is in the staging directory, which is removed, so
+            // the store's own advice ("move it aside") would name a file that is gone.
+            switch error {
+            case .newerSchema(_, let found, let supported): throw RestoreError.newerSchema(found: found, supported: supported)
+            case .corrupt(_, let detail), .unreadable(_, let detail), .damaged(_, _, let detail): throw RestoreError.damagedStore(detail: detail)
+            case .invalidField, .invalidData, .missing, .notReady: throw RestoreError.damagedStore(detail: error.description)
+            default: throw error
+            }
+        }
+    }
+
+    private func verifyAll() throws -> (RestoreSummary, Keychain.BackupKey?) {
         let root = staging.root
         guard try Container.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root)?.kind == .regular else {
             throw RestoreError.noStore

@@ -432,6 +432,14 @@ public final class Container {
     package static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
                                             supported: Int64 = Schema.currentVersion) throws -> Connection {
         let storePath = storeDirectory.childPath(fileName)
+        // SQLite opens the -wal and -shm itself: what stands there is looked at first, so that a
+        // link is said as one (73), not as a store that cannot be opened.
+        for suffix in ["-wal", "-shm"] {
+            guard let status = try storeDirectory.status(of: fileName + suffix), status.kind != .regular else { continue }
+            throw ContainerError.unusable(path: storeDirectory.childPath(fileName + suffix), reason: status.kind == .symbolicLink
+                ? "a symbolic link where the store's \(suffix) file belongs, and links are not followed inside the container"
+                : "not a regular file where the store's \(suffix) file belongs")
+        }
         if try storeDirectory.status(of: fileName + "-wal") == nil {
             // Opening a WAL store without its -wal creates one. Look first, through an immutable
             // connection that creates nothing, so a refused store is left exactly as it was
