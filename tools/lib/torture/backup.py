@@ -12,7 +12,9 @@ def scenario_backup(ctx, report, rng):
     killed backup's name; every trip acknowledged before a backup began is in its restore; the
     restored container is whole (integrity, every attachment with its file, `container check`
     clean, the keychain readable); a killed `--replace` leaves the old or the new container at the
-    path, whole, and the old one is never lost."""
+    path, whole, and the old one is never lost; two or three restores started at once into one
+    target (one of them sometimes killed) publish at most one container, the others waiting and
+    then refused (75) or finding the target taken (73), and what is there is whole."""
     ledger = Ledger()
     box, ids = seeded_box(ctx, "backup", rng, ledger, trips=3)
     env = {"TRIPBOARD_BACKUP_WORK_FACTOR": "10"}
@@ -48,6 +50,7 @@ def scenario_backup(ctx, report, rng):
         if report.check(f"backup [round {number}]: the restore finishes", finished, result.describe()):
             check_restored(box, target, acknowledged, report, f"backup [round {number}]")
     replace_under_kills(box, rng, report, env, rounds)
+    concurrent_restores(box, rng, report, env, rounds)
     return box
 
 
@@ -92,3 +95,48 @@ def replace_under_kills(box, rng, report, env, rounds):
                     for name in holders)
         report.check(f"{label}: the old container is kept", found or marker in now.out, f"kept: {holders}")
         copy.remove()
+
+
+def concurrent_restores(box, rng, report, env, rounds):
+    """Two or three restores of one backup started at once into one target, with a short or the
+    default lock timeout, one of them SIGKILLed at a random moment in some rounds: at most one
+    publishes; the others end waiting (75) or finding the target taken (73), never 74 and never a
+    half-made container; what is at the target is whole; and no staging directory outlives the
+    next restore of that target (a dry run)."""
+    file = os.path.join(box.dir, "backup-0.age")
+    if not os.path.exists(file):
+        return
+    for number in range(rounds):
+        name = f"concurrent-{number}"
+        target = os.path.join(box.dir, name)
+        timeout = rng.choice(["0.2", "5"])
+        argv = box.argv("app", "--container", target, "restore", file)
+        processes = []
+        for _ in range(rng.randint(2, 3)):
+            process = subprocess.Popen(argv, env=box.env({**env, "TRIPBOARD_LOCK_TIMEOUT": timeout}), stdin=subprocess.PIPE,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            process.stdin.write(BACKUP_PASSPHRASE)
+            process.stdin.close()
+            processes.append(process)
+        if rng.random() < 0.4:
+            time.sleep(rng.uniform(0, 0.4))
+            rng.choice(processes).send_signal(signal.SIGKILL)
+        outcomes = []
+        for process in processes:
+            status = process.wait(timeout=300)
+            outcomes.append((status, process.stderr.read().decode(errors="replace").strip()))
+            process.stderr.close()
+        label = f"backup [concurrent restores, round {number}, lock timeout {timeout} s]"
+        statuses = [status for status, _ in outcomes]
+        report.check(f"{label}: each restore publishes, waits and is refused (75), finds the target taken (73) or was killed",
+                     all(status in (0, 73, 75, -signal.SIGKILL) for status in statuses), f"{outcomes}")
+        report.check(f"{label}: at most one restore publishes", statuses.count(0) <= 1, f"{outcomes}")
+        if not os.path.exists(os.path.join(target, "container.json")):
+            result = run(argv, box.env(env), BACKUP_PASSPHRASE)
+            report.check(f"{label}: a restore afterwards finishes", result.status == 0, result.describe())
+        check_restored(box, target, [], report, label)
+        dry = run(box.argv("app", "--container", target, "restore", file, "--dry-run"), box.env(env), BACKUP_PASSPHRASE)
+        report.check(f"{label}: a dry run over it says it would need --replace", dry.status == 0 and "needs --replace" in dry.out,
+                     dry.describe())
+        leftovers = [entry for entry in os.listdir(box.dir) if entry.startswith(f".{name}.restoring-")]
+        report.check(f"{label}: no staging directory outlives the next restore", not leftovers, f"{leftovers}")
