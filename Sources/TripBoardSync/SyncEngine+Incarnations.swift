@@ -46,14 +46,19 @@ extension SyncEngine {
         }
         let current = try currentIncarnation(of: local)
         if deleted == current { return .believe(incarnation: deleted) }
-        let late: DeletionVerdict = try store.sawDeletion(kind, id: remote.id, stamp: sealed.stamp.description)
+        // A replay: this device saw that deletion before *and* has since seen the server hold a
+        // later state of the record (a field stamped after it). Its own deletion, sent late (after
+        // a restore made here) and pulled back, is the server's latest state, not a replay.
+        let shadow = try store.shadow(kind, id: remote.id)
+        let laterSeen = shadow.values.contains { HybridStamp($0.stamp).map { $0 > sealed.stamp } ?? false }
+        let late: DeletionVerdict = try laterSeen && store.sawDeletion(kind, id: remote.id, stamp: sealed.stamp.description)
             ? .refuse(.replayedDeletion) : .superseded
         if try store.isDead(kind, id: remote.id, incarnation: deleted) { return late }
         // An incarnation this device never saw: a later one, restored and deleted elsewhere (delete
         // beats edit) — unless the deletion was made before this device's incarnation was born
         // (its sealed stamp is older): then it is an old deletion, reaching a device that joined
         // after the restore.
-        if let born = try store.shadow(kind, id: remote.id)[Self.incarnationField].flatMap({ HybridStamp($0.stamp) }), sealed.stamp < born {
+        if let born = shadow[Self.incarnationField].flatMap({ HybridStamp($0.stamp) }), sealed.stamp < born {
             return late
         }
         return .believe(incarnation: deleted)
@@ -82,8 +87,10 @@ extension SyncEngine {
         }
         if theirs != current {
             // A later incarnation (brought back from the trash on another device): this device's
-            // one is over.
+            // one is over, and what it knew of that one's fields decides nothing about the new
+            // one's (a restore brings back its device's copy, whatever was stamped since).
             try store.noteDead(kind, id: remote.id, incarnation: current)
+            try store.clearShadow(kind, id: remote.id, pinningIncarnation: false)
             try store.setIncarnation(kind, id: remote.id, theirs)
         }
         return true
@@ -109,7 +116,10 @@ extension SyncEngine {
     /// device's own state goes back to the server: its live record (whole), or its deletion of
     /// that incarnation — from its trash, or, once purged, from the ledger alone.
     private func refuseResurrection(_ remote: WireRecord, incarnation: String, local: SyncRecord?, kind: RecordKind, version: Int64) throws {
-        report.refuse(.deletedIncarnation)
+        // Counted when the server had that life's end: this device saw a deletion of the record
+        // (its own acknowledged, or one it pulled). A life this device ended by a restore of its
+        // own, never sent, is no lie of the server's: still not applied, and the restore goes.
+        if try store.sawAnyDeletion(kind, id: remote.id) || local == nil { report.refuse(.deletedIncarnation) }
         guard let local else {
             purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
                                                   fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),

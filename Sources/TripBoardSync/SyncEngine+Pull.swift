@@ -138,7 +138,13 @@ extension SyncEngine {
             // deletion arriving) the version still decides, except that the same version cannot
             // be live here and deleted there: that deletion was numbered after the server went back.
             let deletedHere = local.isTombstone || local.isInTrash
-            let renumberedDeletion = remote.deleted && !deletedHere && version == current
+            // A sealed deletion carries its own stamp: one this device has not seen is news,
+            // whatever version the server gave it (a server that lost the record numbers the
+            // tombstone sent again from the start, below what this device holds live).
+            let unseenDeletion = try remote.deleted && !deletedHere && fields[Self.deletionField].map {
+                try !store.sawDeletion(kind, id: remote.id, stamp: $0.stamp.description)
+            } ?? false
+            let renumberedDeletion = remote.deleted && !deletedHere && (version == current || unseenDeletion)
             let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
             guard renumberedDeletion || newStamps else {
                 // Our own push coming back, or the same content at a version the server numbered
@@ -233,6 +239,13 @@ extension SyncEngine {
         }
         if remote.deleted {
             return try applyDeletion(of: local, version: version, at: now, deleting: fields[Self.deletionField])
+        }
+        if local.isInTrash && !local.isTombstone && local.syncState != .synchronized {
+            // Deleted here while the server had no version of it this device knew (its push
+            // unanswered, or the server had lost the record): the server has it now, so the
+            // deletion is owed — delete beats edit, as for a tombstone below. (A record in the
+            // trash and synchronized went there by the server's deletion: restored elsewhere.)
+            local.syncState = .pendingDeletion
         }
         if local.isTombstone {
             // Deleted here, edited there: delete beats edit. The edited version is what the trash

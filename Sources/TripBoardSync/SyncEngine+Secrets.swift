@@ -164,7 +164,12 @@ extension SyncEngine {
                 // A deletion of a replaced incarnation is counted only when seen before (a replay):
                 // `DeletionVerdict.superseded`.
                 if let sealed {
-                    if try keychain.sawDeletion(service: service, account: account, stamp: sealed.stamp) { report.refuse(.replayedDeletion) }
+                    // A replay only once this device has seen the server hold a later value (its
+                    // own deletion pulled back after it set the item again is not one).
+                    let laterSeen = local.stamp.flatMap(HybridStamp.init).map { known in HybridStamp(sealed.stamp).map { known > $0 } ?? false } ?? false
+                    if try laterSeen && keychain.sawDeletion(service: service, account: account, stamp: sealed.stamp) {
+                        report.refuse(.replayedDeletion)
+                    }
                 } else {
                     report.refuse(.unsealedDeletion)
                 }
@@ -188,7 +193,10 @@ extension SyncEngine {
         if try keychain.isDeadIncarnation(service: service, account: account, opened.incarnation) {
             // A live copy of an incarnation that is over (a deleted item served again): refused;
             // this device's own state goes again — its item, or its deletion of that incarnation.
-            report.refuse(.deletedIncarnation)
+            // Counted when this device saw a deletion of the item (see `refuseResurrection`).
+            if try keychain.sawAnyDeletion(service: service, account: account) || keychain.syncItem(service: service, account: account) == nil {
+                report.refuse(.deletedIncarnation)
+            }
             if try keychain.syncItem(service: service, account: account) != nil {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
             } else {

@@ -352,6 +352,80 @@ import TripBoardSystem
         #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "a sealed deletion is believed")
     }
 
+    /// The honest case the model found (seed 2517366560): A deletes the trip, its sync is killed
+    /// with the deletion saved but unsent, A brings the trip back from the trash, and the next
+    /// sync, killed right after the push, sends the old deletion at last. Pulled back, that is the
+    /// server's latest state, not a replay: not applied (the restore is later), not counted, and
+    /// the restored trip reaches B.
+    @Test func anOwnDeletionSentAfterARestoreComesBackAsNoRefusal() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        #expect(try a.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.batch-saved"]).status != 0)
+        try a.ok("trash", "restore", trip)
+        #expect(try a.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.pushed"]).status != 0)
+        let after = try a.sync()
+        #expect(after["refused"] as? Int == 0, "\(after)")
+        for device in [b, a, b] { _ = try device.app("sync", "now") }
+        for device in [a, b] {
+            #expect(try device.app("sync", "now").status == 0)
+            #expect(try Self.tripListed(device, "Lisbon"))
+        }
+    }
+
+    /// The model's seed 904870592: the server lost a trip's row; B, which deleted the trip, sends
+    /// its deletion again as a new tombstone, which the server numbers from the start — below the
+    /// version A holds live after its edits. Versions are tokens, never proof: a sealed deletion A
+    /// has not seen is news, and delete beats edit on A too; nothing brings the trip back.
+    @Test func aDeletionSentAgainUnderALowerVersionStillArrives() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try b.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try b.sync()
+        try a.sync()
+        try a.ok("trip", "edit", trip, "--notes", "first")
+        try a.sync()
+        try a.ok("trip", "edit", trip, "--notes", "second")
+        try a.sync()
+        try b.ok("trip", "delete", trip)
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id = '\(trip)'")
+        try b.sync()
+        #expect(try server.psql("SELECT deleted, version FROM tripboard.records WHERE id = '\(trip)'") == "t|1")
+        let pulled = try a.sync()
+        #expect(pulled["trashed"] as? Int == 1, "\(pulled)")
+        for device in [a, b] {
+            #expect(try device.app("sync", "now", "--compare").status == 0)
+            #expect(try !Self.tripListed(device, "Lisbon"))
+        }
+    }
+
+    /// The model's seed 3621381880: A sends a trip the server lost again, its sync killed right
+    /// after the push; the server loses it once more; A deletes the trip — to A, a trip the server
+    /// never confirmed, so no tombstone — and B sends its copy again. Pulled by A, that copy must
+    /// not take the trip out of A's trash (that is for a deletion the server made): A's deletion
+    /// is owed, goes as a sealed tombstone, and the trip is gone on both.
+    @Test func aTripDeletedBeforeTheServerConfirmedItStaysDeletedWhenAnotherDeviceSendsItAgain() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try b.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try b.sync()
+        try a.sync()
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id = '\(trip)'")
+        #expect(try a.app("sync", "now", "--compare", environment: ["TRIPBOARD_CRASH_AT": "sync.pushed"]).status != 0)
+        _ = try server.psql("DELETE FROM tripboard.records WHERE id = '\(trip)'")
+        try a.ok("trip", "delete", trip)
+        #expect(try b.app("sync", "now", "--compare").status == 0)
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "f", "B sent the trip again")
+        for device in [a, b, a, b] { _ = try device.app("sync", "now", "--compare") }
+        for device in [a, b] {
+            #expect(try device.app("sync", "now", "--compare").status == 0)
+            #expect(try !Self.tripListed(device, "Lisbon"), "deleted on A, it stays deleted")
+        }
+    }
+
     /// A keychain item's sealed deletion served again after the item was set anew (a new
     /// incarnation) is refused by both devices, which saw it — the one that made it and the one
     /// that pulled it — and the new value stays.

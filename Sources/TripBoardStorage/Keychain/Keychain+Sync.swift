@@ -190,6 +190,11 @@ extension Keychain {
                                [.text(service), .text(account), .text(stamp)]) > 0
     }
 
+    package func sawAnyDeletion(service: String, account: String) throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_deletions_seen WHERE service = ? AND account = ?)",
+                               [.text(service), .text(account)]) == 1
+    }
+
     package func noteDeletionSeen(service: String, account: String, stamp: String) throws {
         try connection.statement("INSERT OR IGNORE INTO sync_deletions_seen (service, account, stamp) VALUES (?, ?, ?)")
             .run([.text(service), .text(account), .text(stamp)])

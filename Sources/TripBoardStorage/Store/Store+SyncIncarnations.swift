@@ -50,6 +50,13 @@ extension Store {
                                [.text(kind.rawValue), .text(id), .text(stamp)]) > 0
     }
 
+    /// Whether this device has seen any sealed deletion of the record (its own acknowledged by
+    /// the server, or one it pulled).
+    package func sawAnyDeletion(_ kind: RecordKind, id: String) throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM sync_deletions_seen WHERE kind = ? AND id = ?)",
+                               [.text(kind.rawValue), .text(id)]) == 1
+    }
+
     /// Records that this device has seen the sealed deletion of the record stamped `stamp`.
     package func noteDeletionSeen(_ kind: RecordKind, id: String, stamp: String) throws {
         try connection.statement("INSERT OR IGNORE INTO sync_deletions_seen (kind, id, stamp) VALUES (?, ?, ?)")
