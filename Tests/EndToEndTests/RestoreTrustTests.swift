@@ -77,12 +77,17 @@ import Testing
     ])
     func aStoreWithSchemaObjectsThisBuildDoesNotMakeIsRefused(sql: String, named: String) throws {
         let (test, device) = try Self.seeded()
-        let file = try Self.craftedArchive(test, storeSQL: sql)
+        try Self.expectRefused(try Self.craftedArchive(test, storeSQL: sql), test, device: device,
+                               saying: ["its schema is not the one this build makes", named])
+    }
+
+    /// The restore of `file` and its dry run both refused (65, one line holding each of
+    /// `saying`), and nothing written under the test's root.
+    static func expectRefused(_ file: String, _ test: TestContainer, device: [String: String], saying: [String]) throws {
         let before = BackupRestoreTests.snapshot(test.root.path)
         for extra in [["--dry-run"], []] {
-            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device, extra: extra)
-            #expect(result.status == 65 && result.stderrLines.count == 1
-                    && result.stderr.contains("its schema is not the one this build makes") && result.stderr.contains(named), "\(extra): \(result)")
+            let result = try restore(test, file, into: test.root.path + "/restored", device: device, extra: extra)
+            #expect(result.status == 65 && result.stderrLines.count == 1 && saying.allSatisfy(result.stderr.contains), "\(extra): \(result)")
         }
         #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
     }
@@ -105,14 +110,7 @@ import Testing
     ])
     func aStoreWithRowsThatBreakTheRulesIsRefused(sql: String, named: String) throws {
         let (test, device) = try Self.seeded()
-        let file = try Self.craftedArchive(test, storeSQL: sql)
-        let before = BackupRestoreTests.snapshot(test.root.path)
-        for extra in [["--dry-run"], []] {
-            let result = try Self.restore(test, file, into: test.root.path + "/restored", device: device, extra: extra)
-            #expect(result.status == 65 && result.stderrLines.count == 1
-                    && result.stderr.contains("a row breaks TripBoard's rules") && result.stderr.contains(named), "\(extra): \(result)")
-        }
-        #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
+        try Self.expectRefused(try Self.craftedArchive(test, storeSQL: sql), test, device: device, saying: ["a row breaks TripBoard's rules", named])
         // The same row in a live container: reported by `container check`.
         #expect(try test.sqlite(sql).status == 0)
         let check = try test.app(arguments: ["container", "check"])
