@@ -188,6 +188,15 @@ import TripBoardSystem
         #expect(try SyncServerMemoryTests.notes(a, porto).name == "Porto")
     }
 
+    /// Two devices on a fresh server, and a trip "Lisbon" made on A that both have synced.
+    static func lisbonOnBoth() throws -> (PostgresServer, SyncDevice, SyncDevice, String) {
+        let (server, a, b) = try SyncTests.twoDevices()
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        try a.sync()
+        try b.sync()
+        return (server, a, b, trip)
+    }
+
     static func tripListed(_ device: SyncDevice, _ name: String) throws -> Bool {
         try device.ok("trip", "list").contains(name)
     }
@@ -246,11 +255,8 @@ import TripBoardSystem
     /// incarnation) cannot take it again: the device that made it knows it (`sync_deletions_seen`)
     /// and refuses it (65, `replayedDeletion`), and the trip stays live on both.
     @Test func aReplayedDeletionCannotTakeARestoredTrip() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
-        try a.sync()
-        try b.sync()
         try a.ok("trip", "delete", trip)
         try a.sync()
         try b.sync()
@@ -277,11 +283,8 @@ import TripBoardSystem
     /// restore: a deletion of the life A replaced, which A never saw — not applied (the restore is
     /// later), not counted, exit 0; the restored trip goes to B.
     @Test func aDeletionThatReachesADeviceAfterItsRestoreIsNotARefusal() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
-        try a.sync()
-        try b.sync()
         try b.ok("trip", "delete", trip)
         try b.sync()
         try a.ok("trip", "delete", trip)
@@ -295,11 +298,8 @@ import TripBoardSystem
     /// The ledger: a trip deleted, synced and emptied from every trash stays deleted when the
     /// server serves its old live copy again — the devices refuse it and send its deletion again.
     @Test func aTripEmptiedFromTheTrashDoesNotComeBackFromAReplayedCopy() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
-        try a.sync()
-        try b.sync()
         try Self.keepFields(server, id: trip, as: "live")
         try a.ok("trip", "delete", trip)
         try a.sync()
@@ -315,11 +315,8 @@ import TripBoardSystem
     /// A `purged_through` raised by the server past a device's token (the horizon door) trashes
     /// nothing: the device reconciles, and what the server lacks is sent again.
     @Test func aRaisedHorizonTrashesNothing() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
-        try a.sync()
-        try b.sync()
         _ = try server.psql("""
             DELETE FROM tripboard.records WHERE id = '\(trip)';
             UPDATE tripboard.zones SET change_sequence = change_sequence + 5, purged_through = change_sequence + 5 WHERE name = 'default'
@@ -358,11 +355,8 @@ import TripBoardSystem
     /// server's latest state, not a replay: not applied (the restore is later), not counted, and
     /// the restored trip reaches B.
     @Test func anOwnDeletionSentAfterARestoreComesBackAsNoRefusal() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
-        try a.sync()
-        try b.sync()
         try a.ok("trip", "delete", trip)
         #expect(try a.app("sync", "now", environment: ["TRIPBOARD_CRASH_AT": "sync.batch-saved"]).status != 0)
         try a.ok("trash", "restore", trip)
