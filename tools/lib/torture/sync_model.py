@@ -551,8 +551,11 @@ class Run:
                 kind, record_id, deleted, fields = line.split("|", 3)
                 rows[(kind, record_id)] = (deleted == "t", fields)
         owed = []
-        for forgery in due:
+        counted = set()  # a record refused counts once, however many forgeries of it stand (the same copy served twice)
+        for forgery in reversed(due):
             kind, record_id = forgery["kind"], forgery["id"]
+            if (kind, record_id) in counted:
+                continue
             standing = rows.get((kind, record_id))
             if standing is None or standing[0] != forgery["deleted"] or json.loads(standing[1]) != json.loads(forgery["fields"]):
                 continue  # overwritten since (a device sent the record again): nothing left to refuse
@@ -561,10 +564,12 @@ class Run:
                 continue  # not live here: nothing to take, nothing to refuse
             if forgery["cause"] == "unsealedDeletion":
                 owed.append(f"a deletion of {kind} {record_id[:8]} no device sealed (step {forgery['step']})")
+                counted.add((kind, record_id))
             elif forgery["cause"] == "replayedDeletion":
                 stamp = json.loads(forgery["fields"])["deletion"]["stamp"]
                 if stamp.split("-", 2)[2] == device.node:
                     owed.append(f"this device's own deletion of {kind} {record_id[:8]} again (step {forgery['step']})")
+                    counted.add((kind, record_id))
             else:
                 served = json.loads(forgery["fields"])
                 for field, (_, value, stamp, edited) in mine.items():
@@ -573,6 +578,7 @@ class Run:
                     if not edited and theirs is not None and theirs < stamp and old is not None and old != value:
                         owed.append(f"an older {field} of {kind} {record_id[:8]} ({short(json.loads(old))!r} stamped {theirs}, "
                                     f"this device holds {short(json.loads(value))!r} stamped {stamp}; step {forgery['step']})")
+                        counted.add((kind, record_id))
                         break
         return owed
 
