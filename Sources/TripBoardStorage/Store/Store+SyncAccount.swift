@@ -218,7 +218,9 @@ extension Store {
     /// the server has the record again (`setShadow`).
     package func markSentWhole(_ kind: RecordKind, id: String, forgetting: Bool = true) throws {
         if forgetting {
-            let names = SyncRecord.fieldNames(kind).map { "'\($0)'" }.joined(separator: ", ")
+            // The blob's name goes too: a server that lost the record may have lost its file,
+            // which the push then uploads again (one it still has is not sent twice).
+            let names = SyncRecord.fieldNames(kind).filter { $0 != "blob" }.map { "'\($0)'" }.joined(separator: ", ")
             try clearShadow(kind, id: id, keeping: "field IN (\(names))")
         }
         try connection.statement("INSERT OR IGNORE INTO sync_send_whole (kind, id) VALUES (?, ?)").run([.text(kind.rawValue), .text(id)])
