@@ -226,13 +226,6 @@ extension SyncEngine {
             }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)
-            if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest == theirDigest {
-                // This device's value under an older stamp than the one it knew: nothing to take,
-                // and what it knew is kept, never lowered (see `SyncEngine.mergeFields`).
-                try keychain.setSyncState(service: service, account: account, pending: local.pending, version: version,
-                                          stamp: local.stamp, digest: local.digest)
-                return
-            }
             if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest != theirDigest {
                 // Older than the value this device knows the server had (a rotated token served
                 // again, a server gone back): refused, and this device's value sent again
@@ -252,8 +245,12 @@ extension SyncEngine {
                 return
             }
             if myDigest != theirDigest { try keychain.storeFromSync(opened.value, service: service, account: account) }
+            // The stamp known never goes down: this device's own value served under an older
+            // stamp keeps the later one (see `SyncEngine.mergeFields`).
+            let known = local.stamp.flatMap(HybridStamp.init)
+            let stamp = known.map { Swift.max($0, opened.stamp) } ?? opened.stamp
             try keychain.setSyncState(service: service, account: account, pending: false, version: version,
-                                      stamp: opened.stamp.description, digest: theirDigest)
+                                      stamp: stamp.description, digest: theirDigest)
             report.secretsPulled += 1
             return
         }
