@@ -77,7 +77,14 @@ extension AppCommand {
     /// spelling of the path (`Directory.isInside`), before the passphrase is asked for.
     static func refuseOutputInside(_ directory: Directory, container: String, device: String) throws {
         for (place, what) in [(container, "the container"), (device, "this device's key directory")] {
-            guard let root = try? Directory.open(path: place), try directory.isInside(root) else { continue }
+            let root: Directory
+            do {
+                root = try Directory.open(path: place)
+            } catch {
+                if error.code == .notFound { continue }  // no device directory yet: nothing to write into
+                throw error
+            }
+            guard try directory.isInside(root) else { continue }
             throw CommandLineError(.cannotCreate, terminalSafe("--output names a file inside \(what) (\(place)): a backup there would "
                                                                + "overwrite what it backs up; write it elsewhere. Nothing was written"))
         }

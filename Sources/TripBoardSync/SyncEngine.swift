@@ -617,6 +617,7 @@ public final class SyncEngine {
             if let stamp = entry.fields[Self.deletionField]?.stamp { try store.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
         } else {
             try store.setShadow(kind, id: entry.id, fields: entry.fields)
+            try store.sentWhole(kind, id: entry.id)
             if entry.fields[Self.lostEditsField] != nil { try store.markConflictsTold(kind, id: entry.id) }
         }
     }

@@ -58,8 +58,9 @@ struct RestoreVerification {
     /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them
     /// (one that is not would be moved aside at the first read: refused here instead).
     private func checkPreferences() throws {
-        guard let directory = try? staging.root.openDirectory(ContainerLayout.preferencesDirectory),
-              try directory.status(of: ContainerLayout.preferencesFile) != nil else { return }
+        let path = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
+        guard try Container.status(of: path, in: staging.root) != nil else { return }
+        let directory = try staging.root.openDirectory(ContainerLayout.preferencesDirectory)
         let bytes: [UInt8]
         do {
             bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: PreferencesFile.maximumBytes)

@@ -188,7 +188,6 @@ extension Store {
             values += [.text(kind.rawValue), .text(id), .text(field), .text(value.value), .text(value.stamp)]
         }
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
-        try connection.statement("DELETE FROM sync_send_whole WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
     }
 
     /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
@@ -200,6 +199,12 @@ extension Store {
             SELECT kind, id, json_extract(value, '$') FROM sync_shadow WHERE kind = ?1 AND id = ?2 AND field = 'incarnation'
             """).run([.text(kind.rawValue), .text(id)]) }
         try connection.statement("DELETE FROM sync_shadow WHERE kind = ? AND id = ? AND NOT (\(keeping))").run([.text(kind.rawValue), .text(id)])
+        try sentWhole(kind, id: id)
+    }
+
+    /// The server has the record again (a pull wrote its shadow, or a push of it was answered):
+    /// it is no longer to be sent whole (`markSentWhole`).
+    package func sentWhole(_ kind: RecordKind, id: String) throws {
         try connection.statement("DELETE FROM sync_send_whole WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
     }
 
@@ -215,7 +220,7 @@ extension Store {
     /// against them); what else it held of the record (its incarnation, pinned as `clearShadow`
     /// does; a blob's name) is forgotten, unless `forgetting` is false (the server has the
     /// record, with a field older than this device's: that field goes with its own stamp). Until
-    /// the server has the record again (`setShadow`).
+    /// the server has the record again (`sentWhole`).
     package func markSentWhole(_ kind: RecordKind, id: String, forgetting: Bool = true) throws {
         if forgetting {
             // The blob's name goes too: a server that lost the record may have lost its file,
