@@ -171,12 +171,27 @@ extension SyncEngine {
             // with the savepoint): held, sealed as it came, until it does. Asking the store first
             // would cost every pulled record a lookup.
             guard let parent = Self.parent(of: kind, fields: fields, local: local) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id) names no parent") }
+            guard try isLaterThanHeld(fields, version: version, kind: kind, id: remote.id) else { return }
             try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
         } catch is StoreError {
             // A record that breaks a field rule, or whose trip is not here: not applied, counted.
             // Anything it wrote is undone with the savepoint.
             report.skipped += 1
         }
+    }
+
+    /// Whether a copy of a record whose parent is not here is later than the copy held (if any):
+    /// by its latest stamp, then by its version. Versions alone cannot tell — a server that lost
+    /// the record numbers the copy sent again below the one held — and an older copy served
+    /// again (a server gone back) must not replace a later one. The held copy's stamps were
+    /// checked when it was opened on arrival.
+    private func isLaterThanHeld(_ fields: OpenedFields, version: Int64, kind: RecordKind, id: String) throws -> Bool {
+        guard let held = try store.heldCopy(kind, id: id),
+              let copy = try JSON.decode([WireRecord].self, from: held.record).first else { return true }
+        let heldLatest = copy.fields.values.compactMap { HybridStamp($0.stamp) }.max()
+        let latest = fields.values.map(\.stamp).max()
+        guard let heldLatest, let latest, latest != heldLatest else { return version > held.version }
+        return latest > heldLatest
     }
 
     /// Whether any of `fields` carries a stamp other than the one this device last saw the

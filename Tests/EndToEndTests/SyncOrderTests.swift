@@ -75,6 +75,52 @@ import TripBoardStorage
         #expect(try (c.json("sync", "status") as? [String: Any])?["held"] as? Int == 0)
     }
 
+    /// A held booking is edited on another device after the server lost its row too, so that the
+    /// edit comes back under a version below the one held: the later copy (by its stamps) is the
+    /// one held, and the one applied when the trip arrives (found by the sync model, seed
+    /// 1035445280).
+    @Test func aHeldRecordIsReplacedByALaterCopyWhateverItsVersion() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime((server, b)) {} }
+        let trip = try a.container.addTrip("Kyoto", start: "2027-04-01", end: "2027-04-05")
+        let booking = try a.ok("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Old title", "--reference", "K-1")
+        try a.sync()
+        for _ in 0..<3 {  // the booking's server version climbs past what a re-sent copy gets
+            try a.ok("booking", "edit", booking, "--reference", "K-\(Int.random(in: 2..<1_000_000))")
+            try a.sync()
+        }
+        _ = try server.psql("CREATE TABLE tripboard.kept AS SELECT * FROM tripboard.records WHERE kind = 'trip'")
+        _ = try server.psql("DELETE FROM tripboard.records WHERE kind = 'trip'")
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        #expect(try c.sync()["held"] as? Int == 1)
+        let heldBefore = try #require((try c.json("sync", "status") as? [String: Any])?["heldRecords"] as? [[String: Any]])
+
+        _ = try server.psql("CREATE TABLE tripboard.older AS SELECT * FROM tripboard.records WHERE kind = 'booking'")
+        _ = try server.psql("DELETE FROM tripboard.records WHERE kind = 'booking'")
+        try a.ok("booking", "edit", booking, "--title", "New title")
+        try a.sync()
+        let resent = try server.psql("SELECT version FROM tripboard.records WHERE id = '\(booking)'")
+        #expect(Int64(resent) ?? .max < heldBefore.first?["version"] as? Int64 ?? 0, "the re-sent copy is numbered lower: \(resent), \(heldBefore)")
+        #expect(try c.sync()["held"] as? Int == 1)
+        // The older copy served again under a higher version (a server gone back) replaces nothing.
+        _ = try server.psql("""
+            WITH next AS (UPDATE tripboard.zones SET change_sequence = change_sequence + 1 RETURNING change_sequence)
+            UPDATE tripboard.records r SET fields = o.fields, version = r.version + 10, change_sequence = next.change_sequence
+            FROM tripboard.older o, next WHERE r.id = o.id
+            """)
+        #expect(try c.sync()["held"] as? Int == 1)
+
+        _ = try server.psql("""
+            WITH next AS (UPDATE tripboard.zones SET change_sequence = change_sequence + 1 RETURNING change_sequence)
+            INSERT INTO tripboard.records SELECT k.zone, k.kind, k.id, k.version, next.change_sequence, k.deleted, k.fields,
+                k.byte_count, k.updated_at, k.blob FROM tripboard.kept k, next
+            """)
+        #expect(try c.sync()["held"] as? Int == 0)
+        let listed = try c.ok("booking", "list", "--trip", trip)
+        #expect(listed.contains("New title") && !listed.contains("Old title"), "\(listed)")
+    }
+
     /// A edits the notes; a second later B edits them and syncs; then A renames the trip and
     /// syncs. The notes are B's (the later edit of that field), the name A's: a later edit of
     /// another field does not re-stamp an earlier one.

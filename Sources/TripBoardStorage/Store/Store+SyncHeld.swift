@@ -20,17 +20,23 @@ public struct HeldRecord: Sendable, Equatable, Codable {
 /// `sync_held`, as the server sent them (sealed), and are applied in the transaction in which
 /// their parent arrives. The engine (TripBoardSync) decides; the SQL stays here.
 extension Store {
-    /// Holds `record` (the server's text of it, sealed) until `parent` arrives; a newer version of
-    /// a record already held replaces the older one, an older one changes nothing.
+    /// Holds `record` (the server's text of it, sealed) until `parent` arrives, in place of any
+    /// copy held before: the engine decides which copy is the later (`heldCopy`), by its stamps,
+    /// since a server that lost the record numbers a later copy below an earlier one.
     package func hold(_ kind: RecordKind, id: String, parent: (kind: RecordKind, id: String), version: Int64,
                       record: [UInt8], at now: String) throws {
         try connection.statement("""
             INSERT INTO sync_held (kind, id, parent_kind, parent_id, version, record, held_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (kind, id) DO UPDATE SET parent_kind = excluded.parent_kind, parent_id = excluded.parent_id,
                 version = excluded.version, record = excluded.record, parent_deleted = 0
-            WHERE excluded.version > sync_held.version
             """).run([.text(kind.rawValue), .text(id), .text(parent.kind.rawValue), .text(parent.id), .integer(version),
                       .text(String(decoding: record, as: UTF8.self)), .text(now)])
+    }
+
+    /// The copy of `kind` `id` held now, as the server sent it, with the version it came with.
+    package func heldCopy(_ kind: RecordKind, id: String) throws -> (version: Int64, record: [UInt8])? {
+        try connection.statement("SELECT version, record FROM sync_held WHERE kind = ? AND id = ?")
+            .rows([.text(kind.rawValue), .text(id)]) { ($0.integer(0), Array($0.text(1).utf8)) }.first
     }
 
     /// Forgets the held `kind` `id` (its deletion arrived, or it is being applied).
