@@ -147,12 +147,18 @@ extension SyncEngine {
                 try keychain.deleteSyncTombstone(service: service, account: account)
                 return
             }
-            guard let local = try keychain.syncItem(service: service, account: account), (local.version ?? 0) < version else { return }
+            guard let local = try keychain.syncItem(service: service, account: account) else { return }
+            let sealed = try deletedSecretIncarnation(remote)
+            if let known = local.version, known >= version {
+                // Versions are tokens (see `SyncEngine.apply`): a sealed deletion this device has
+                // not seen is news at any version — a server restored from an older dump numbers
+                // the deletion sent again below the version held here for the item.
+                guard let sealed, try !keychain.sawDeletion(service: service, account: account, stamp: sealed.stamp) else { return }
+            }
             // Sealed to an incarnation, as a record's deletion is: one no device sealed (past
             // where this keychain was when it first ran this build), or one of an incarnation
             // this device knows replaced, is refused and the item sent again.
             let current = local.incarnation ?? Keychain.legacySyncIncarnation
-            let sealed = try deletedSecretIncarnation(remote)
             let believed: Bool
             if let sealed {
                 believed = try sealed.incarnation == current || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)

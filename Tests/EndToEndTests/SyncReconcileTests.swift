@@ -153,6 +153,39 @@ import TripBoardStorage
         #expect(try value(b, "w") == "w-after")
     }
 
+    /// A deletes a keychain item B holds at a later version than the server's backup has; the
+    /// server is restored, and A's deletion, sent again, is numbered below B's version: it still
+    /// deletes the item on B (a sealed deletion B has not seen is news at any version), and the
+    /// two keychains end equal (found by the sync model, seed 2361700159).
+    @Test func aKeychainDeletionSentAgainAfterARestoreReachesADeviceAhead() throws {
+        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "restore.example", "x", "x-1")
+        try a.sync()
+        let backup = server.directory + "/tripboard.dump"
+        try server.backUp(to: backup)
+        for value in ["x-2", "x-3", "x-4"] {
+            try SyncKeychainTests.set(a, "restore.example", "x", value)
+            try a.sync()
+        }
+        try b.sync()
+        #expect(try SyncKeychainTests.get(b, "restore.example", "x").trimmedStdout == "x-4")
+        #expect(try a.ok("keychain", "delete", "restore.example", "x") == "")
+        try a.sync()
+
+        try server.restore(from: backup)
+        // The restore serves the live copy of an incarnation A deleted: refused (65), the
+        // deletion sent again, numbered 2 against the restored version 1.
+        #expect(try a.syncRefusing()["reconciled"] as? String == "serverLostChanges")
+        #expect(try server.psql("SELECT version, deleted FROM tripboard.records WHERE kind = 'secret'") == "2|t")
+        let pulled = try b.sync()
+        #expect(pulled["secretsDeleted"] as? Int == 1, "\(pulled)")
+        #expect(try SyncKeychainTests.get(b, "restore.example", "x").status == 66)
+        try a.sync()
+        #expect(try SyncKeychainTests.get(a, "restore.example", "x").status == 66)
+        #expect(try SyncKeychainTests.pendingKeychainItems(b) == 0)
+    }
+
     /// A zone emptied and given a new epoch (recreated with the same key): both devices send
     /// everything again, once.
     @Test func aZoneRecreatedUnderANewEpochGetsEverythingAgainOnce() throws {
