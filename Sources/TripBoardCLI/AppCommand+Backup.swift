@@ -18,6 +18,14 @@ extension AppCommand {
                         The passphrase comes from standard input, or is asked for twice on a terminal. Other processes \
                         keep working meanwhile. Never in a backup: caches, tmp/, the lock, the device key.
                         """, run: takingSecrets(backup)),
+            AppCommandSpec(words: ["backup", "verify"],
+                        options: [.json],
+                        arguments: [
+                            .required("FILE", "the backup to verify", completion: .file),
+                        ],
+                        summary: """
+                        The restore drill: runs every check of restore's dry run on FILE, then compares what a user sees                         in it with the container — records by id and their fields, attachment hashes, preferences,                         keychain items — and says what differs. Publishes nothing. Exit 0 when the backup holds what the                         container holds, 3 when it differs, 65 when it is damaged. The passphrase comes from standard                         input, or is asked for on a terminal.
+                        """, run: takingSecrets(verifyBackup)),
             AppCommandSpec(words: ["restore"],
                         options: [
                             .flag("--replace", "move an existing container aside (never deleted) and restore in its place"),
@@ -108,6 +116,58 @@ extension AppCommand {
         bar.finish()
         if json { return try context.console.printJSON(summary) }
         describe(summary, context: context)
+    }
+
+    static func verifyBackup(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let source = try context.arguments.positional("FILE (the backup)")
+        try context.finishArguments()
+        let file = try FileDescriptor.openForReading(path: source)
+        let container = try context.container()
+        let hasKeychain = try container.status(of: ContainerLayout.keychainDirectory + "/Keychain.sqlite") != nil
+        let keychain = hasKeychain ? try context.keychain() : nil
+        var restore = ContainerRestore(target: container.path, passphrase: try readSecret("backup passphrase"),
+                                       device: try context.deviceLocation())
+        restore.options = try context.containerOptions()
+        let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
+        restore.progress = { done, total in bar.update(MigrationProgress(step: "verify", done: done, total: total)) }
+        let comparison = try restore.verify(from: file, against: container, liveKeychain: keychain)
+        bar.finish()
+        let differences = describeDifferences(comparison)
+        if json {
+            try context.console.printJSON(comparison)
+        } else {
+            let counts = comparison.backup.counts
+            context.console.print("The backup is sound: \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, "
+                + "\(comparison.backup.attachmentFiles) attachment files (\(ProgressBar.bytes(comparison.backup.attachmentBytes))), "
+                + "every one checked against its row.")
+            context.console.print(differences.isEmpty ? "It holds what the container holds."
+                                  : "It differs from the container:\n" + differences.map { "  " + $0 }.joined(separator: "\n"))
+        }
+        guard differences.isEmpty else {
+            throw CommandLineError(.differs, terminalSafe("the backup does not hold what \(container.path) holds: " + differences.joined(separator: "; ")))
+        }
+    }
+
+    /// One line per sort of record, the preferences and the keychain that differ, in the
+    /// container's terms ("changed since the backup").
+    static func describeDifferences(_ comparison: BackupComparison) -> [String] {
+        func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        func line(_ noun: String, _ difference: RecordDifference) -> String? {
+            var parts: [String] = []
+            if difference.changed > 0 { parts.append("\(plural(difference.changed, noun)) changed since the backup") }
+            if difference.onlyHere > 0 { parts.append("\(plural(difference.onlyHere, noun)) added since the backup") }
+            if difference.onlyThere > 0 { parts.append("\(plural(difference.onlyThere, noun)) gone since the backup") }
+            return parts.isEmpty ? nil : parts.joined(separator: ", ")
+        }
+        var lines = [("trips", "trip"), ("places", "place"), ("bookings", "booking"), ("attachments", "attachment")].compactMap { table, noun in
+            comparison.records[table].flatMap { line(noun, $0) }
+        }
+        if !comparison.preferencesChanged.isEmpty {
+            lines.append("preferences changed since the backup: " + comparison.preferencesChanged.joined(separator: ", "))
+        }
+        if let keychain = line("keychain item", comparison.keychain) { lines.append(keychain) }
+        return lines
     }
 
     static func describe(_ summary: RestoreSummary, context: CommandContext) {

@@ -114,12 +114,19 @@ public enum AppCommand {
 
     /// Finds the command: each one parses the words with its own grammar (so that an option's
     /// value is never taken for a command word, wherever the option stands), and the one whose
-    /// words come first among the positional words wins.
+    /// words come first among the positional words wins — the longest, unless only a shorter one
+    /// reads the line without a mistake (`backup --output verify` writes a file named `verify`;
+    /// `backup verify FILE` verifies).
     static func select(_ words: [String], among commands: [AppCommandSpec]) -> Selection {
         var best: (AppCommandSpec, Arguments)?
-        for command in commands where command.words.count > (best?.0.words.count ?? 0) {
+        func isBetter(_ command: AppCommandSpec, _ parsed: Arguments) -> Bool {
+            guard let (current, currentParse) = best else { return true }
+            if (parsed.mistake == nil) != (currentParse.mistake == nil) { return parsed.mistake == nil }
+            return command.words.count > current.words.count
+        }
+        for command in commands {
             let parsed = Arguments(words, grammar: grammar(of: command), redacting: command.takesSecrets)
-            if parsed.remainingPositionals.starts(with: command.words) { best = (command, parsed) }
+            if parsed.remainingPositionals.starts(with: command.words) && isBetter(command, parsed) { best = (command, parsed) }
         }
         if let (command, parsed) = best {
             var arguments = parsed

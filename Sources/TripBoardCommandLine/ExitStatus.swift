@@ -7,6 +7,9 @@ public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// A bug or an error nobody foresaw.
     case internalError = 1
+    /// Two things compared are sound but not the same (`app backup verify`: the backup does not
+    /// hold what the container holds). Not in sysexits(3), which has no such status.
+    case differs = 3
     /// The command was used wrongly: unknown command or flag, missing or malformed argument.
     case usage = 64
     /// The input data is wrong: a rule broken (end before start), malformed import, corrupt store.

@@ -48,6 +48,46 @@ public struct ContainerRestore {
     /// Restores the backup in `file` (opened by the caller).
     public func run(from file: FileDescriptor) throws -> RestoreSummary {
         let started = MonotonicClock.now()
+        var summary = try staged(from: file) { place, stagingName, summary in
+            if dryRun {
+                try place.parent.removeTree(stagingName)
+            } else {
+                summary.replacedContainerKeptAt = try place.publish(stagingName, stamp: options.clock().utcStamp, lockTimeout: options.lockTimeout)
+            }
+            return summary
+        }
+        summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+        return summary
+    }
+
+    /// `app backup verify`: the dry run, then what a user sees of the staged container compared
+    /// with `live` (the container at `target`), then the staging directory removed — nothing is
+    /// published, nothing written outside the staging directory.
+    public func verify(from file: FileDescriptor, against live: Container, liveKeychain: Keychain?) throws -> BackupComparison {
+        let started = MonotonicClock.now()
+        var restore = self
+        restore.dryRun = true
+        restore.replace = false
+        var comparison = try restore.staged(from: file) { place, stagingName, summary in
+            var setup = options
+            setup.createsContainer = false
+            setup.storeRequirement = .required
+            // Brought to this build's schema in the staging directory, as a restore would.
+            let staged = try Container.openForWriting(at: place.parent.childPath(stagingName), options: setup)
+            let comparison = try BackupComparison(summary: summary, live: live, liveKeychain: liveKeychain, backup: staged)
+            try place.parent.removeTree(stagingName)
+            return comparison
+        }
+        comparison.backup.wouldNeedReplace = false  // nothing is to be restored
+        comparison.backup.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
+        return comparison
+    }
+
+    /// Checks the target, takes the restore lock, stages and verifies the archive, then hands the
+    /// staging directory to `finish`; on any failure before `finish` is done, the staging
+    /// directory is removed.
+    private func staged<T>(from file: FileDescriptor,
+                           _ finish: (RestoreTarget, String, inout RestoreSummary) throws -> T) throws -> T {
         // A dry run over a container reports that the restore would need --replace.
         let found = try RestoreTarget(path: target, replace: replace || dryRun)
         let total = try file.status().size
@@ -66,13 +106,7 @@ public struct ContainerRestore {
         let stagingName = try place.makeStaging(stamp: options.clock().utcStamp)
         do {
             var summary = try build(in: place, stagingName: stagingName, age: age, total: total)
-            if dryRun {
-                try place.parent.removeTree(stagingName)
-            } else {
-                summary.replacedContainerKeptAt = try place.publish(stagingName, stamp: options.clock().utcStamp, lockTimeout: options.lockTimeout)
-            }
-            summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
-            return summary
+            return try finish(place, stagingName, &summary)
         } catch {
             // Staged files only: once the exchange happened, the staging name holds the old
             // container, and that error says so.

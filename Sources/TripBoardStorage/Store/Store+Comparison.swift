@@ -1,0 +1,83 @@
+public import TripBoardReadPath
+import TripBoardSystem
+
+/// How one kind of record differs between two stores (`app backup verify`): by id, in what a
+/// user sees of each — the fields sync carries (the record's one declaration of them,
+/// `SyncRecord.fieldNames`), whether it is in the trash, and an attachment's file being there —
+/// never sync bookkeeping (state, versions, stamps), which changes with every acknowledgement.
+public struct RecordDifference: Sendable, Equatable, Codable {
+    /// In both, the same.
+    public var same = 0
+    /// In both, a field (or the trash, or the file) differs.
+    public var changed = 0
+    /// Here only: made since the backup (or restored from the trash for good).
+    public var onlyHere = 0
+    /// In the other store only: gone from here since (deleted for good, or never here).
+    public var onlyThere = 0
+    /// Up to five ids of each sort of difference, for the user to look at.
+    public var examples: [String] = []
+
+    public var differs: Bool { changed + onlyHere + onlyThere > 0 }
+}
+
+extension Store {
+    /// How the records this store holds differ from those of `other`, kind by kind (trips,
+    /// places, bookings, attachments). Each store is read in one transaction, ids in order, one
+    /// record at a time: memory holds the two lists of ids, not the records.
+    public func userRecordDifferences(from other: Store) throws -> [RecordKind: RecordDifference] {
+        try connection.readTransaction {
+            try other.connection.readTransaction {
+                var differences: [RecordKind: RecordDifference] = [:]
+                for kind in SyncRecord.kinds {
+                    differences[kind] = try userRecordDifference(of: kind, from: other)
+                }
+                return differences
+            }
+        }
+    }
+
+    private func userRecordDifference(of kind: RecordKind, from other: Store) throws -> RecordDifference {
+        let here = try userVisibleIDs(kind), there = try other.userVisibleIDs(kind)
+        var difference = RecordDifference()
+        func note(_ id: String) { if difference.examples.count < 5 { difference.examples.append(id) } }
+        var (i, j) = (0, 0)
+        while i < here.count || j < there.count {
+            if j == there.count || (i < here.count && here[i] < there[j]) {
+                difference.onlyHere += 1
+                note(here[i])
+                i += 1
+            } else if i == here.count || there[j] < here[i] {
+                difference.onlyThere += 1
+                note(there[j])
+                j += 1
+            } else {
+                if try userView(kind, id: here[i]) == other.userView(kind, id: there[j]) {
+                    difference.same += 1
+                } else {
+                    difference.changed += 1
+                    note(here[i])
+                }
+                (i, j) = (i + 1, j + 1)
+            }
+        }
+        return difference
+    }
+
+    /// The ids a user can see of `kind` (live or in the trash; not a deletion waiting for the
+    /// server, nor an attachment being deleted), in byte order.
+    private func userVisibleIDs(_ kind: RecordKind) throws -> [String] {
+        let notDeleting = kind == .attachment ? " AND state <> 'deleting'" : ""
+        return try connection.statement("""
+            SELECT id FROM \(kind.table) WHERE (\(Self.liveCondition(kind)) OR trashed_at IS NOT NULL)\(notDeleting) ORDER BY id
+            """).rows { $0.text(0) }
+    }
+
+    /// What a user sees of one record, as canonical JSON text.
+    private func userView(_ kind: RecordKind, id: String) throws -> String? {
+        guard let record = try syncRecord(kind, id: id) else { return nil }
+        var fields = record.fields
+        fields["inTrash"] = .bool(record.isInTrash)
+        if kind == .attachment { fields["hasFile"] = .bool(record.fileState == .present) }
+        return JSONValue.object(fields.sorted { $0.key < $1.key }).canonicalText
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+/// `app backup verify FILE`, the restore drill: the dry run, then what a user sees in the backup
+/// compared with the container — exit 0 when the same, 3 with what differs, 65 when damaged —
+/// and in every case nothing published, nothing changed.
+@Suite struct BackupVerifyTests {
+    let passphrase = BackupRestoreTests.passphrase
+
+    func verify(_ test: TestContainer, _ file: String, device: [String: String], json: Bool = false,
+                passphrase: String? = nil) throws -> ProcessResult {
+        try test.app(arguments: ["backup", "verify", file] + (json ? ["--json"] : []), stdin: (passphrase ?? self.passphrase) + "\n",
+                     environment: device.merging(BackupRestoreTests.fast) { $1 })
+    }
+
+    /// Nothing beside the container but what was there (no staging directory left), and the
+    /// container as it was (its databases' `-shm` aside).
+    func expectUntouched(_ test: TestContainer, since before: (ContainerState, [String]), _ comment: Comment) throws {
+        let now = try test.state()
+        // A reader of a WAL database writes its read mark into `-shm`, which holds no data.
+        let changed = Set(now.files.keys).union(before.0.files.keys).filter { now.files[$0] != before.0.files[$0] && !$0.hasSuffix("-shm") }.sorted()
+        #expect(changed.isEmpty && now.storeDump == before.0.storeDump, "\(comment): \(changed)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).sorted() == before.1, comment)
+    }
+
+    func before(_ test: TestContainer) throws -> (ContainerState, [String]) {
+        (try test.state(), try FileManager.default.contentsOfDirectory(atPath: test.root.path).sorted())
+    }
+
+    @Test func aBackupOfTheContainerAsItIsVerifiesAndChangesNothing() throws {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        // Sync bookkeeping moves on after the backup: no difference a user sees.
+        try test.appOK("sync", "ack", trip, "--version", "1")
+        let untouched = try before(test)
+        let result = try verify(test, file, device: device)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("The backup is sound: 1 trips, 1 places, 1 bookings, 1 attachment files"), "\(result.stdout)")
+        #expect(result.stdout.contains("It holds what the container holds."), "\(result.stdout)")
+        try expectUntouched(test, since: untouched, "a verify publishes nothing")
+
+        let json = try verify(test, file, device: device, json: true)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(report["differs"] as? Bool == false, "\(report)")
+        let trips = try #require((report["records"] as? [String: Any])?["trips"] as? [String: Any])
+        #expect(trips["same"] as? Int == 1 && trips["changed"] as? Int == 0, "\(trips)")
+        #expect((report["keychain"] as? [String: Any])?["same"] as? Int == 2, "\(report)")
+    }
+
+    @Test func whatChangedSinceTheBackupIsSaidAndExitsThree() throws {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
+        let gone = try test.addTrip("Porto")
+        let file = test.root.path + "/backup.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        try test.appOK("trip", "edit", trip, "--notes", "Tram 28")                 // changed
+        try test.addTrip("Kyoto")                                                   // made since
+        try test.appOK("trip", "delete", gone)
+        _ = try test.app("trash", "empty", "--yes")                                 // deleted for good
+        try test.appOK("prefs", "set", "currency", "JPY")
+        #expect(try test.app(arguments: ["keychain", "set", "sync", "ana", "--accessibility", "migratable"], stdin: "rotated",
+                             environment: device).status == 0)
+        let untouched = try before(test)
+        let result = try verify(test, file, device: device)
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stdout.contains("It differs from the container:"), "\(result.stdout)")
+        #expect(result.stdout.contains("1 trip changed since the backup, 1 trip added since the backup, 1 trip gone since the backup"),
+                "\(result.stdout)")
+        #expect(result.stdout.contains("preferences changed since the backup: currency"), "\(result.stdout)")
+        #expect(result.stdout.contains("1 keychain item changed since the backup"), "\(result.stdout)")
+        let errors = result.stderr.split(separator: "\n")
+        #expect(errors.count == 1 && errors[0].hasPrefix("error: the backup does not hold what"), "\(result.stderr)")
+        try expectUntouched(test, since: untouched, "a verify that finds differences changes nothing")
+
+        let json = try verify(test, file, device: device, json: true)
+        #expect(json.status == 3)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let trips = try #require((report["records"] as? [String: Any])?["trips"] as? [String: Any])
+        #expect(trips["changed"] as? Int == 1 && trips["onlyHere"] as? Int == 1 && trips["onlyThere"] as? Int == 1, "\(trips)")
+        #expect((trips["examples"] as? [String])?.contains(trip) == true && (trips["examples"] as? [String])?.contains(gone) == true)
+        #expect(report["preferencesChanged"] as? [String] == ["currency"])
+        #expect(report["differs"] as? Bool == true)
+    }
+
+    /// A ticket filed since the backup, and one whose file was lost here since: both are
+    /// attachment differences (the hash and the file are part of what a user sees).
+    @Test func attachmentsAreComparedByHashAndFile() throws {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: test.path + "/attachments").filter { $0.hasSuffix(".pdf") }
+        try FileManager.default.removeItem(atPath: test.path + "/attachments/" + #require(files.first))
+        _ = try test.app("container", "check", "--repair")
+        _ = try test.shareOK(try test.input(TicketPDF.make(lines: ["Another ticket", "Ref ZZ-9"]), as: "second.pdf"), "--trip", trip)
+        let json = try verify(test, file, device: device, json: true)
+        #expect(json.status == 3, "\(json)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let attachments = try #require((report["records"] as? [String: Any])?["attachments"] as? [String: Any])
+        #expect(attachments["changed"] as? Int == 1 && attachments["onlyHere"] as? Int == 1, "\(attachments)")
+    }
+
+    /// A wrong passphrase, a damaged archive: 65, one line, nothing left anywhere.
+    @Test func aDamagedBackupOrAWrongPassphraseIs65AndLeavesNothing() throws {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        _ = try BackupRestoreTests.seed(test, device: device)
+        let file = test.root.path + "/backup.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        bytes[bytes.count - 100] ^= 0x01
+        let damaged = test.root.path + "/damaged.age"
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+        let untouched = try before(test)
+        for (archive, phrase) in [(file, "not the passphrase"), (damaged, passphrase)] {
+            let result = try verify(test, archive, device: device, passphrase: phrase)
+            #expect(result.status == 65 && result.stderr.split(separator: "\n").count == 1 && result.stdout.isEmpty, "\(result)")
+            try expectUntouched(test, since: untouched, "a refused verify leaves nothing")
+        }
+    }
+
+    /// `backup --output verify` still writes a file named `verify`: the longer command is chosen
+    /// only when it reads the line without a mistake.
+    @Test func aBackupToAFileNamedVerifyIsABackup() throws {
+        let test = try TestContainer()
+        try test.addTrip()
+        let result = try test.app(arguments: ["backup", "--output", test.root.path + "/verify"], stdin: passphrase + "\n",
+                                  environment: BackupRestoreTests.fast)
+        #expect(result.status == 0 && FileManager.default.fileExists(atPath: test.root.path + "/verify"), "\(result)")
+    }
+}
