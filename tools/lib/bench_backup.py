@@ -6,7 +6,9 @@ a store of about 100 MB, 1.1 GB in all) migrated into a container. Then:
 - `app backup --output FILE` against what a user would type instead:
   `tar c … | age -p -o FILE && sync` (age reads its passphrase only from a terminal: it runs on a
   pseudo-terminal, tools/lib/age-pty.py; work factor 2^18 on both sides, age's default);
-- `app restore FILE` into a new directory against `age -d FILE | tar x && sync`;
+- `app restore FILE` into a new directory against `age -d FILE | tar x && sync`, and (with
+  `--baseline DIR`) against another build's `app restore` of the same archive;
+- `app backup verify FILE` against `age -d FILE | tar x && diff -rq` of the attachments;
 - peak RSS of `app backup` at full size against a tenth of it (memory flat in the container's size).
 
 Before each run the previous output is moved aside (`discard`) and `sync` runs, untimed.
@@ -90,6 +92,36 @@ def bench(args, release, work, alternate, Result):
         results.append(Result(f"`app restore`: {attachments:,} attachments", "app restore FILE", "age -d FILE | tar x && sync",
                               a, b, "≤ 1.3×", "A verifies every chunk, the store's integrity and every attachment's hash, "
                               "sets the container up for this device, syncs the filesystem and renames it into place"))
+        if args.baseline:
+            # The same archive restored by another build (`--baseline DIR`): no slower than before.
+            def baseline_restore():
+                discard(restored)
+                subprocess.run(["sync"], check=True)
+                return app_run(args.baseline, base, ["--container", restored, "restore", ours_file], device)
+
+            a, b = alternate(runs, ours_restore, baseline_restore)
+            results.append(Result(f"`app restore`: {attachments:,} attachments, against the baseline build", "app restore FILE",
+                                  "the baseline's app restore FILE", a, b, "≤ 1.05×", "the same archive; both run every check "
+                                  "their build has (this one: the exact schema, every row's rules, the keychain before writing)"))
+        checked = os.path.join(base, "checked")
+
+        def ours_verify():
+            subprocess.run(["sync"], check=True)
+            return app_run(release, base, ["--container", container, "backup", "verify", ours_file], device)
+
+        def theirs_verify():
+            discard(checked)
+            os.makedirs(checked)
+            subprocess.run(["sync"], check=True)
+            return on_terminal(f"age -d '{ours_file}' | tar -x -C '{checked}' && "
+                               f"diff -rq '{checked}/attachments' '{container}/attachments'", base)
+
+        a, b = alternate(runs, ours_verify, theirs_verify)
+        discard(checked)
+        results.append(Result(f"`app backup verify`: {attachments:,} attachments", "app backup verify FILE",
+                              "age -d FILE | tar x && diff -rq attachments", a, b, "≤ 1.3×",
+                              "A: the dry run (every chunk, the schema, every row, every hash, the keychain), the staged store "
+                              "upgraded, then every record, preference and keychain item compared; B compares the files only"))
         a, b = alternate(runs, ours_backup, lambda: ours_backup(small))
         results.append(Result(f"`app backup` memory at {attachments:,} vs {max(10, attachments // 10):,} attachments",
                               "full size", "a tenth", a, b, "RSS within 10%", "the RSS column is the one to read"))

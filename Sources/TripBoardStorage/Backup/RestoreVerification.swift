@@ -38,6 +38,15 @@ struct RestoreVerification {
         try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         try checkStore(connection)
+        // An older build's store is brought to this build's schema here, in the staging
+        // directory (each step in its transaction, as opening an older container does), so that
+        // its rows are read with today's columns and rules; its objects were checked against
+        // that older version's above.
+        do {
+            try Schema.migrate(connection)
+        } catch let error as SQLiteError {
+            throw RestoreError.damagedStore(detail: "it could not be brought to this build's schema: " + error.message)
+        }
         // Every row as import and sync would have it (`Store.rowsBreakingRules`).
         let broken = try Store(connection: connection).rowsBreakingRules(limit: 3)
         if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
