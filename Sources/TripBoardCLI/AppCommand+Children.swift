@@ -123,11 +123,11 @@ extension AppCommand {
     /// A `place list` line's cells from a row of `RecordRows.placeColumns`: `[String(place.id.prefix(8)),
     /// place.name, place.city ?? "", place.visited ? "yes" : "no", place.syncState.rawValue]`, as bytes.
     static func placeListCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
-        row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
-        row.withText(2) { cells.append(utf8: $0) }
-        row.withText(3) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
-        cells.append(ascii: row.integer(4) != 0 ? "yes" : "no")
-        cells.append(ascii: RecordBytes.syncStateName(row, 5))
+        row.withText(PlaceColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
+        row.withText(PlaceColumn.name.position) { cells.append(utf8: $0) }
+        row.withText(PlaceColumn.city.position) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
+        cells.append(ascii: row.integer(PlaceColumn.visited.position) != 0 ? "yes" : "no")
+        cells.append(ascii: RecordBytes.syncStateName(row, PlaceColumn.syncState.position))
     }
 
     static func visitPlace(_ context: CommandContext) throws {
@@ -249,7 +249,8 @@ extension AppCommand {
             if json { return try context.console.printJSONArray(rawRowsOf: found, RecordBytes.bookingJSON) }
             try context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"],
                                            emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.", rawRowsOf: found) { row, cells in
-                bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: RecordBytes.date(row, 12).year, tripNameColumn: 11)
+                bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: RecordBytes.date(row, BookingOfTrip.tripStartColumn).year,
+                                 tripNameColumn: BookingOfTrip.tripNameColumn)
             }
             return
         }
@@ -267,20 +268,20 @@ extension AppCommand {
     /// end are `times.text(_:zone:tripYear:) ?? ""` of `startsAt` and `endsAt`.
     static func bookingListCells(_ row: borrowing RawRow, _ cells: inout TableRow, times: inout BookingTimeText,
                                  cellBuffer: inout [UInt8], tripYear: Int, tripNameColumn: Int32? = nil) {
-        row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
+        row.withText(BookingColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
         if let tripNameColumn { row.withText(tripNameColumn) { cells.append(utf8: $0) } }
-        cells.append(ascii: RecordBytes.bookingKindName(row, 2))
-        row.withText(3) { cells.append(utf8: $0) }
-        let zone = row.optionalText(10)
-        for column: Int32 in [4, 9] {  // startsAt, endsAt
-            row.withText(column) { stored in
+        cells.append(ascii: RecordBytes.bookingKindName(row, BookingColumn.kind.position))
+        row.withText(BookingColumn.title.position) { cells.append(utf8: $0) }
+        let zone = row.optionalText(BookingColumn.zone.position)
+        for column in [BookingColumn.startsAt, .endsAt] {
+            row.withText(column.position) { stored in
                 times.write(stored: stored, zone: zone, tripYear: tripYear, into: &cellBuffer)
                 cellBuffer.withUnsafeBytes { cells.append(utf8: $0) }
                 cellBuffer.removeAll(keepingCapacity: true)
             }
         }
-        row.withText(5) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
-        cells.append(ascii: RecordBytes.syncStateName(row, 6))
+        row.withText(BookingColumn.reference.position) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
+        cells.append(ascii: RecordBytes.syncStateName(row, BookingColumn.syncState.position))
     }
 
     static func deleteBooking(_ context: CommandContext) throws {

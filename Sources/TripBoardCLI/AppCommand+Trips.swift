@@ -102,13 +102,13 @@ extension AppCommand {
     /// `[String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
     /// String(trip.dayCount), trip.syncState.rawValue]` gives, as bytes.
     static func tripListCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
-        row.withText(0) { cells.append(prefix: 8, ofUTF8: $0) }
-        row.withText(1) { cells.append(utf8: $0) }
-        let start = RecordBytes.date(row, 2), end = RecordBytes.date(row, 3)
+        row.withText(TripColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
+        row.withText(TripColumn.name.position) { cells.append(utf8: $0) }
+        let start = RecordBytes.date(row, TripColumn.startDate.position), end = RecordBytes.date(row, TripColumn.endDate.position)
         cells.appendASCII { start.appendDescription(to: &$0) }
         cells.appendASCII { end.appendDescription(to: &$0) }
         cells.append(start.days(until: end) + 1)
-        cells.append(ascii: RecordBytes.syncStateName(row, 5))
+        cells.append(ascii: RecordBytes.syncStateName(row, TripColumn.syncState.position))
     }
 
     /// `trip list`'s filters, checked before the container is opened.

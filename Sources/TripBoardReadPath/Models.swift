@@ -45,11 +45,10 @@ public struct Trip: Sendable, Equatable, Codable {
     /// Number of calendar days the trip spans, both ends included.
     public var dayCount: Int { startDate.days(until: endDate) + 1 }
 
-    // The JSON keys are a documented, stable contract (docs/cli.md); a nil value is written as
-    // `null`, never left out, by the encoder itself (`JSON.encode`), for this and every model.
-    package enum CodingKeys: String, CodingKey {
-        case id, name, startDate, endDate, notes, syncState, remoteVersion, updatedAt
-    }
+    // The JSON keys are a documented, stable contract (docs/cli.md): the columns' names in the
+    // record's declaration. A nil value is written as `null`, never left out, by the encoder
+    // itself (`JSON.encode`), for this and every model.
+    package typealias CodingKeys = TripColumn
 }
 
 /// A place to see on a trip.
@@ -75,9 +74,7 @@ public struct Place: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
     }
 
-    package enum CodingKeys: String, CodingKey {
-        case id, tripId, name, city, visited, syncState, remoteVersion, updatedAt
-    }
+    package typealias CodingKeys = PlaceColumn
 }
 
 /// A flight, train, hotel, … booked for a trip.
@@ -114,9 +111,7 @@ public struct Booking: Sendable, Equatable, Codable {
         self.zone = zone
     }
 
-    package enum CodingKeys: String, CodingKey {
-        case id, tripId, kind, title, startsAt, endsAt, zone, reference, syncState, remoteVersion, updatedAt
-    }
+    package typealias CodingKeys = BookingColumn
 }
 
 /// The record types the store holds, as named in messages and in `sync pending`.

@@ -1,5 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
+import TripBoardReadPath
 
 /// After a salvage copied what could be read, records whose parent was lost (a place or booking
 /// whose trip's row was on a damaged page, an attachment whose booking's was) would dangle. They
@@ -21,10 +22,10 @@ struct SalvagePlaceholders {
         var made: [String] = []
         // Bookings first: a recreated booking needs a trip, which the trips step then finds.
         for bookingID in try missingParents(child: "attachments", column: "booking_id", parent: "bookings") {
-            try connection.statement("""
-                INSERT INTO salvage.bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, updated_at)
-                VALUES (?1, ?2, 'other', ?3, NULL, NULL, NULL, 'pendingUpload', NULL, ?4)
-                """).run([.text(bookingID), .text(try orphanTrip()), .text(Self.bookingTitle), .text(stamp)])
+            let booking = Booking(id: bookingID, tripId: try orphanTrip(), kind: .other, title: Self.bookingTitle, startsAt: nil,
+                                  reference: nil, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp)
+            try connection.statement(BookingColumn.insert(into: "salvage.bookings", derived: ["starts_at_epoch", "over_at_epoch"]))
+                .run(BookingColumn.values(of: booking) + [.null, .null])
             try markPlaceholder("booking", bookingID)
             made.append("booking \(bookingID)")
         }
@@ -68,10 +69,12 @@ struct SalvagePlaceholders {
     }
 
     func insertTrip(id: String, name: String, start: String, end: String) throws {
-        try connection.statement("""
-            INSERT INTO salvage.trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at)
-            VALUES (?1, ?2, ?3, ?4, '', 'pendingUpload', NULL, ?5)
-            """).run([.text(id), .text(name), .text(start), .text(end), .text(stamp)])
+        // The dates are the children's as stored, or today: kept as text, as they were.
+        var values = TripColumn.values(of: Trip(id: id, name: name, startDate: CivilDate(daysSinceEpoch: 0), endDate: CivilDate(daysSinceEpoch: 0),
+                                                notes: "", syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp))
+        values[Int(TripColumn.startDate.position)] = .text(start)
+        values[Int(TripColumn.endDate.position)] = .text(end)
+        try connection.statement(TripColumn.insert(into: "salvage.trips")).run(values)
         try markPlaceholder("trip", id)
     }
 

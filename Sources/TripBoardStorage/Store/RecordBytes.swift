@@ -1,5 +1,6 @@
 package import TripBoardSQLite
 package import TripBoardSystem
+import TripBoardReadPath
 
 /// How the lists print a record straight from its row (`RowCursor.forEachRawRow`), in the
 /// columns of `RecordRows`: no model, no `String` for ASCII text, no `Encodable`. Each function
@@ -48,55 +49,51 @@ package enum RecordBytes {
         row.withText(column) { object.string(key, utf8: $0, into: &output) }
     }
 
-    private static func remoteVersion(_ row: borrowing RawRow, _ column: Int32, _ object: inout JSONObjectWriter, _ output: inout [UInt8]) {
-        object.integer("remoteVersion", row.isNull(column) ? nil : row.integer(column), into: &output)
+    /// A record's members as `JSON.encode` writes its model — in the order of their keys — each
+    /// as its column's form says (`RecordColumn`): the position, key and form of every column,
+    /// worked out once per kind.
+    package struct Members: Sendable {
+        let columns: [(key: StaticString, position: Int32, form: ColumnForm)]
+        init<Column: RecordColumn>(_ kind: Column.Type) {
+            columns = Column.inJSONOrder.map { ($0.spec.jsonKey, $0.position, $0.spec.form) }
+        }
     }
 
-    /// A trip (`RecordRows.tripColumns`) as the next element of a pretty JSON array: `Trip`'s
-    /// members in the order `JSON.encode` sorts them.
+    static let tripMembers = Members(TripColumn.self)
+    static let placeMembers = Members(PlaceColumn.self)
+    static let bookingMembers = Members(BookingColumn.self)
+
+    /// A row of `members`' kind (its `selectList`, any columns after them ignored) as the next
+    /// element of a pretty JSON array.
+    package static func json(_ row: borrowing RawRow, _ members: Members, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+        var object = array.objectElement(into: &output)
+        for (key, column, form) in members.columns {
+            switch form {
+            case .text: row.withText(column) { object.string(key, utf8: $0, into: &output) }
+            case .optionalText: optionalText(key, row, column, &object, &output)
+            case .date: object.date(key, date(row, column), into: &output)
+            case .bool: object.bool(key, row.integer(column) != 0, into: &output)
+            case .syncState: object.string(key, ascii: syncStateName(row, column), into: &output)
+            case .bookingKind: object.string(key, ascii: bookingKindName(row, column), into: &output)
+            case .version: object.integer(key, row.isNull(column) ? nil : row.integer(column), into: &output)
+            }
+        }
+        object.end(into: &output)
+    }
+
+    /// A trip (`RecordRows.tripColumns`) as the next element of a pretty JSON array.
     package static func tripJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        var object = array.objectElement(into: &output)
-        object.date("endDate", date(row, 3), into: &output)
-        row.withText(0) { object.string("id", utf8: $0, into: &output) }
-        row.withText(1) { object.string("name", utf8: $0, into: &output) }
-        row.withText(4) { object.string("notes", utf8: $0, into: &output) }
-        remoteVersion(row, 6, &object, &output)
-        object.date("startDate", date(row, 2), into: &output)
-        object.string("syncState", ascii: syncStateName(row, 5), into: &output)
-        row.withText(7) { object.string("updatedAt", utf8: $0, into: &output) }
-        object.end(into: &output)
+        json(row, tripMembers, into: &array, &output)
     }
 
-    /// A place (`RecordRows.placeColumns`) as the next element: `Place`'s members, sorted.
+    /// A place (`RecordRows.placeColumns`) as the next element.
     package static func placeJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        var object = array.objectElement(into: &output)
-        optionalText("city", row, 3, &object, &output)
-        row.withText(0) { object.string("id", utf8: $0, into: &output) }
-        row.withText(2) { object.string("name", utf8: $0, into: &output) }
-        remoteVersion(row, 6, &object, &output)
-        object.string("syncState", ascii: syncStateName(row, 5), into: &output)
-        row.withText(1) { object.string("tripId", utf8: $0, into: &output) }
-        row.withText(7) { object.string("updatedAt", utf8: $0, into: &output) }
-        object.bool("visited", row.integer(4) != 0, into: &output)
-        object.end(into: &output)
+        json(row, placeMembers, into: &array, &output)
     }
 
-    /// A booking (`RecordRows.bookingColumns`, any columns after them ignored) as the next
-    /// element: `Booking`'s members, sorted.
+    /// A booking (`RecordRows.bookingColumns`, any columns after them ignored) as the next element.
     package static func bookingJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        var object = array.objectElement(into: &output)
-        optionalText("endsAt", row, 9, &object, &output)
-        row.withText(0) { object.string("id", utf8: $0, into: &output) }
-        object.string("kind", ascii: bookingKindName(row, 2), into: &output)
-        optionalText("reference", row, 5, &object, &output)
-        remoteVersion(row, 7, &object, &output)
-        optionalText("startsAt", row, 4, &object, &output)
-        object.string("syncState", ascii: syncStateName(row, 6), into: &output)
-        row.withText(3) { object.string("title", utf8: $0, into: &output) }
-        row.withText(1) { object.string("tripId", utf8: $0, into: &output) }
-        row.withText(8) { object.string("updatedAt", utf8: $0, into: &output) }
-        optionalText("zone", row, 10, &object, &output)
-        object.end(into: &output)
+        json(row, bookingMembers, into: &array, &output)
     }
 
     /// A pending change (`Store.pendingChangeRows`: kind, id, sync state, remote version,
@@ -105,7 +102,7 @@ package enum RecordBytes {
         var object = array.objectElement(into: &output)
         row.withText(1) { object.string("id", utf8: $0, into: &output) }
         object.string("kind", ascii: recordKindName(row, 0), into: &output)
-        remoteVersion(row, 3, &object, &output)
+        object.integer("remoteVersion", row.isNull(3) ? nil : row.integer(3), into: &output)
         object.string("syncState", ascii: syncStateName(row, 2), into: &output)
         row.withText(4) { object.string("updatedAt", utf8: $0, into: &output) }
         object.end(into: &output)

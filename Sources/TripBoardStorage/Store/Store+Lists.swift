@@ -106,7 +106,8 @@ extension Store {
     }
 
     /// `bookingsAcrossTrips` one at a time as they are read, in one snapshot: the columns of
-    /// `RecordRows.bookingColumns`, then the trip's name (11) and first day (12). The dated ones
+    /// `RecordRows.bookingColumns`, then the trip's name and first day (`BookingOfTrip.tripNameColumn`,
+    /// `…tripStartColumn`). The dated ones
     /// come from `bookings_live_by_start` in its order, then the undated ones — two statements,
     /// so that neither sorts the whole list.
     public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> RowCursor<BookingOfTrip> {
@@ -126,8 +127,8 @@ extension Store {
         }
         let values = now.map { [.integer($0.secondsSinceEpoch), limitValue] } ?? [limitValue]
         var cursor = RowCursor(connection: connection, parts: sql.map { text in { [connection] in (try connection.statement(text), values) } }) { row in
-            BookingOfTrip(booking: RecordRows.booking(from: row), tripName: row.text(11),
-                          tripStart: CivilDate(row.text(12)) ?? CivilDate(daysSinceEpoch: 0))
+            BookingOfTrip(booking: RecordRows.booking(from: row), tripName: row.text(BookingOfTrip.tripNameColumn),
+                          tripStart: CivilDate(row.text(BookingOfTrip.tripStartColumn)) ?? CivilDate(daysSinceEpoch: 0))
         }
         // Each statement is limited too; the cursor's limit stops the second where the first left off.
         cursor.limit = limit
@@ -141,4 +142,8 @@ public struct BookingOfTrip: Sendable, Equatable {
     public let tripName: String
     /// The trip's first day: a booking in another year shows its year.
     public let tripStart: CivilDate
+
+    /// Where `Store.bookingRowsAcrossTrips` puts the trip's name and first day: after the booking's columns.
+    package static let tripNameColumn = BookingColumn.count
+    package static let tripStartColumn = BookingColumn.count + 1
 }

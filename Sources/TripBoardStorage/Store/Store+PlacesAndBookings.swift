@@ -54,11 +54,7 @@ extension Store {
     func insert(validated place: Place, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(place.id, for: .place) }
         try requireLiveTrip(place.tripId, forLive: .place, id: place.id, state: place.syncState)
-        try connection.statement("INSERT INTO places (\(RecordRows.placeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
-            .text(place.id), .text(place.tripId), .text(place.name), .optional(place.city),
-            .integer(place.visited ? 1 : 0), .text(place.syncState.rawValue), .optional(place.remoteVersion),
-            .text(place.updatedAt),
-        ])
+        try connection.statement(Self.placeInsert).run(PlaceColumn.values(of: place))
     }
 
     /// The live places of a live trip, in the order they were added.
@@ -125,17 +121,12 @@ extension Store {
         if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
         try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
         let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
-        try connection.statement("""
-            INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version,
-                                  updated_at, ends_at, over_at_epoch, zone)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run([
-            .text(booking.id), .text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title),
-            .optional(booking.startsAt), .optional(epochs.start), .optional(booking.reference), .text(booking.syncState.rawValue),
-            .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt), .optional(epochs.overAt),
-            .optional(booking.zone),
-        ])
+        try connection.statement(Self.bookingInsert).run(BookingColumn.values(of: booking) + [.optional(epochs.start), .optional(epochs.overAt)])
     }
+
+    static let placeInsert = PlaceColumn.insert(into: "places")
+    /// With the epochs the lists and the widget order and filter by (`BookingTime.epochs`).
+    static let bookingInsert = BookingColumn.insert(into: "bookings", derived: ["starts_at_epoch", "over_at_epoch"])
 
     /// The live bookings of a live trip, earliest first; undated ones last.
     public func bookings(tripId: String) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }
@@ -155,7 +146,7 @@ extension Store {
             // From the texts, not `over_at_epoch`: a booking from before schema 3 is over at its
             // start there, and this list has always counted an all-day one to the end of its day.
             cursor.isIncluded = { row in
-                BookingTime.epochs(startsAt: row.optionalText(4), endsAt: row.optionalText(9)).overAt
+                BookingTime.epochs(startsAt: row.optionalText(BookingColumn.startsAt), endsAt: row.optionalText(BookingColumn.endsAt)).overAt
                     .map { $0 >= now.secondsSinceEpoch } ?? false
             }
         }

@@ -20,28 +20,30 @@ extension Store {
         try connection.statement("SELECT \(RecordRows.tripColumns), trashed_at, trashed_with FROM trips").forEachRow { row in
             let trip = RecordRows.trip(from: row)
             check("trip", trip.id) {
-                try Self.day(row.text(2), field: "startDate")
-                try Self.day(row.text(3), field: "endDate")
-                try Self.syncState(row.text(5))
+                try Self.day(row.text(TripColumn.startDate), field: "startDate")
+                try Self.day(row.text(TripColumn.endDate), field: "endDate")
+                try Self.syncState(row.text(TripColumn.syncState))
                 try Self.canonical(trip.anyState, try trip.anyState.validated())
-                try Self.trash(row.optionalText(8), row.optionalText(9))
+                try Self.trash(row.optionalText(TripColumn.count), row.optionalText(TripColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.placeColumns), trashed_at, trashed_with FROM places").forEachRow { row in
             let place = RecordRows.place(from: row)
             check("place", place.id) {
-                try Self.syncState(row.text(5))
+                try Self.syncState(row.text(PlaceColumn.syncState))
                 try Self.canonical(place.anyState, try place.anyState.validated())
-                try Self.trash(row.optionalText(8), row.optionalText(9))
+                try Self.trash(row.optionalText(PlaceColumn.count), row.optionalText(PlaceColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.bookingColumns), trashed_at, trashed_with FROM bookings").forEachRow { row in
             let booking = RecordRows.booking(from: row)
             check("booking", booking.id) {
-                guard BookingKind(rawValue: row.text(2)) != nil else { throw StoreError.invalidField(field: "kind", rule: "is not a booking kind") }
-                try Self.syncState(row.text(6))
+                guard BookingKind(rawValue: row.text(BookingColumn.kind)) != nil else {
+                    throw StoreError.invalidField(field: "kind", rule: "is not a booking kind")
+                }
+                try Self.syncState(row.text(BookingColumn.syncState))
                 try Self.canonical(booking.anyState, try booking.anyState.validated())
-                try Self.trash(row.optionalText(11), row.optionalText(12))
+                try Self.trash(row.optionalText(BookingColumn.count), row.optionalText(BookingColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(Self.attachmentColumns), trashed_with FROM attachments").forEachRow { row in

@@ -35,15 +35,20 @@ package struct SyncRecord {
     /// The kinds sync carries, parents first (a push batch is in this order).
     package static let kinds: [RecordKind] = [.trip, .place, .booking, .attachment]
 
-    /// The fields of each kind, in the order they are written.
+    /// The fields of each kind, in the order they are written: the kind's declaration's
+    /// (`RecordColumn.syncFields`).
     package static func fieldNames(_ kind: RecordKind) -> [String] {
         switch kind {
-        case .trip: ["name", "dates", "notes"]
-        case .place: ["tripId", "name", "city", "visited"]
-        case .booking: ["tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference"]
+        case .trip: tripFields
+        case .place: placeFields
+        case .booking: bookingFields
         case .attachment: ["bookingId", "originalFilename", "contentType", "byteCount", "contentHash", "pageCount", "blob"]
         }
     }
+
+    private static let tripFields = TripColumn.syncFields
+    private static let placeFields = PlaceColumn.syncFields
+    private static let bookingFields = BookingColumn.syncFields
 
     package var isTombstone: Bool { syncState == .pendingDeletion }
     package var isInTrash: Bool { trashedAt != nil }
@@ -73,36 +78,38 @@ extension JSONValue {
 extension Store {
     /// The record `id` of `kind` in any state (live, pending, tombstone, in the trash), or nil.
     package func syncRecord(_ kind: RecordKind, id: String) throws -> SyncRecord? {
-        let sql: String
         switch kind {
-        case .trip: sql = "SELECT name, start_date, end_date, notes, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM trips WHERE id = ?"
-        case .place: sql = "SELECT trip_id, name, city, visited, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM places WHERE id = ?"
-        case .booking: sql = "SELECT trip_id, kind, title, starts_at, reference, ends_at, zone, sync_state, remote_version, updated_at, trashed_at, trashed_with FROM bookings WHERE id = ?"
-        case .attachment: return try attachmentSyncRecord(id: id)
+        case .trip: try syncRecord(TripColumn.self, kind, id: id)
+        case .place: try syncRecord(PlaceColumn.self, kind, id: id)
+        case .booking: try syncRecord(BookingColumn.self, kind, id: id)
+        case .attachment: try attachmentSyncRecord(id: id)
         }
-        return try connection.statement(sql).rows([.text(id)]) { row -> SyncRecord in
-            let fields: [String: JSONValue]
-            let metadata: Int32
-            switch kind {
-            case .trip:
-                fields = ["name": .string(row.text(0)),
-                          "dates": .object([("end", .string(row.text(2))), ("start", .string(row.text(1)))]),
-                          "notes": .string(row.text(3))]
-                metadata = 4
-            case .place:
-                fields = ["tripId": .string(row.text(0)), "name": .string(row.text(1)), "city": .optionalString(row.optionalText(2)),
-                          "visited": .bool(row.integer(3) != 0)]
-                metadata = 4
-            default:
-                fields = ["tripId": .string(row.text(0)), "kind": .string(row.text(1)), "title": .string(row.text(2)),
-                          "startsAt": .optionalString(row.optionalText(3)), "reference": .optionalString(row.optionalText(4)),
-                          "endsAt": .optionalString(row.optionalText(5)), "zone": .optionalString(row.optionalText(6))]
-                metadata = 7
-            }
-            return SyncRecord(kind: kind, id: id, fields: fields, syncState: SyncState(rawValue: row.text(metadata)) ?? .failed,
-                              remoteVersion: row.optionalInteger(metadata + 1), updatedAt: row.text(metadata + 2),
-                              trashedAt: row.optionalText(metadata + 3), trashedWith: row.optionalText(metadata + 4))
-        }.first
+    }
+
+    /// A trip, place or booking as its declaration makes it a sync record: each column with a
+    /// sync field gives that field (the columns of one field make an object of their parts).
+    private func syncRecord<Column: RecordColumn>(_ columns: Column.Type, _ kind: RecordKind, id: String) throws -> SyncRecord? {
+        try connection.statement("SELECT \(Column.selectList), trashed_at, trashed_with FROM \(kind.table) WHERE id = ?")
+            .rows([.text(id)]) { row -> SyncRecord in
+                var fields: [String: JSONValue] = [:]
+                var parts: [String: [(key: String, value: JSONValue)]] = [:]
+                for column in Column.allCases {
+                    guard let field = column.spec.syncField else { continue }
+                    let value: JSONValue = switch column.spec.form {
+                    case .text, .date, .syncState, .bookingKind: .string(row.text(column))
+                    case .optionalText: .optionalString(row.optionalText(column))
+                    case .bool: .bool(row.integer(column) != 0)
+                    case .version: row.optionalInteger(column).map { .number(String($0)) } ?? .null
+                    }
+                    if let part = column.spec.syncPart { parts[field, default: []].append((part, value)) } else { fields[field] = value }
+                }
+                for (field, members) in parts { fields[field] = .object(members.sorted { $0.key < $1.key }) }
+                return SyncRecord(kind: kind, id: id, fields: fields,
+                                  syncState: SyncState(rawValue: row.text(Column.position(of: "sync_state"))) ?? .failed,
+                                  remoteVersion: row.optionalInteger(Column.position(of: "remote_version")),
+                                  updatedAt: row.text(Column.position(of: "updated_at")),
+                                  trashedAt: row.optionalText(Column.count), trashedWith: row.optionalText(Column.count + 1))
+            }.first
     }
 
     /// The records the server must hear about (`Store.pending`), trips first so that a place's
@@ -146,10 +153,7 @@ extension Store {
             let trip = try Trip(id: record.id, name: try string("name"), startDate: start, endDate: end, notes: try string("notes"),
                                 syncState: record.syncState, remoteVersion: record.remoteVersion, updatedAt: record.updatedAt).validated()
             if inserting { return try insert(validated: trip) }
-            try connection.statement("""
-                UPDATE trips SET name = ?, start_date = ?, end_date = ?, notes = ?, sync_state = ?, remote_version = ?, updated_at = ? WHERE id = ?
-                """).run([.text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description), .text(trip.notes),
-                          .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt), .text(trip.id)])
+            try connection.statement(Self.tripUpdate).run(TripColumn.updateValues(of: trip))
         case .place:
             guard case .bool(let visited) = record.fields["visited"] else {
                 throw StoreError.invalidField(field: "visited", rule: "must be true or false")
@@ -158,10 +162,7 @@ extension Store {
                                   visited: visited, syncState: record.syncState, remoteVersion: record.remoteVersion,
                                   updatedAt: record.updatedAt).validated()
             if inserting { return try insert(validated: place) }
-            try connection.statement("""
-                UPDATE places SET trip_id = ?, name = ?, city = ?, visited = ?, sync_state = ?, remote_version = ?, updated_at = ? WHERE id = ?
-                """).run([.text(place.tripId), .text(place.name), .optional(place.city), .integer(place.visited ? 1 : 0),
-                          .text(place.syncState.rawValue), .optional(place.remoteVersion), .text(place.updatedAt), .text(place.id)])
+            try connection.statement(Self.placeUpdate).run(PlaceColumn.updateValues(of: place))
         case .booking:
             // `endsAt` came with schema 3: a record pushed by a client that does not know it has none.
             let endsAt = record.fields["endsAt"] == nil ? nil : try optionalString("endsAt")
@@ -173,17 +174,16 @@ extension Store {
                                       remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, endsAt: endsAt, zone: zone).validated()
             if inserting { return try insert(validated: booking) }
             let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
-            try connection.statement("""
-                UPDATE bookings SET trip_id = ?, kind = ?, title = ?, starts_at = ?, starts_at_epoch = ?, reference = ?, sync_state = ?,
-                    remote_version = ?, updated_at = ?, ends_at = ?, over_at_epoch = ?, zone = ? WHERE id = ?
-                """).run([.text(booking.tripId), .text(booking.kind.rawValue), .text(booking.title), .optional(booking.startsAt),
-                          .optional(epochs.start), .optional(booking.reference), .text(booking.syncState.rawValue),
-                          .optional(booking.remoteVersion), .text(booking.updatedAt), .optional(booking.endsAt),
-                          .optional(epochs.overAt), .optional(booking.zone), .text(booking.id)])
+            try connection.statement(Self.bookingUpdate)
+                .run(BookingColumn.updateValues(of: booking, derived: [.optional(epochs.start), .optional(epochs.overAt)]))
         case .attachment:
             try writeAttachmentSyncRecord(record, inserting: inserting)
         }
     }
+
+    static let tripUpdate = TripColumn.update("trips")
+    static let placeUpdate = PlaceColumn.update("places")
+    static let bookingUpdate = BookingColumn.update("bookings", derived: ["starts_at_epoch", "over_at_epoch"])
 
     /// Sets only the sync metadata of `kind` `id`.
     package func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {

@@ -52,11 +52,10 @@ extension Store {
     /// record has the id (an import into an empty store, its document free of repeated ids).
     func insert(validated trip: Trip, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(trip.id, for: .trip) }
-        try connection.statement("INSERT INTO trips (\(RecordRows.tripColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run([
-            .text(trip.id), .text(trip.name), .text(trip.startDate.description), .text(trip.endDate.description),
-            .text(trip.notes), .text(trip.syncState.rawValue), .optional(trip.remoteVersion), .text(trip.updatedAt),
-        ])
+        try connection.statement(Self.tripInsert).run(TripColumn.values(of: trip))
     }
+
+    static let tripInsert = TripColumn.insert(into: "trips")
 
     /// Live trips, soonest first.
     public func trips() throws -> [Trip] { try tripRows().collect() }
