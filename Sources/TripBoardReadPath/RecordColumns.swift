@@ -1,4 +1,5 @@
 package import TripBoardSQLite
+package import TripBoardSystem
 
 /// A record table's columns, declared once per kind (`TripColumn`, `PlaceColumn`,
 /// `BookingColumn`): each case is a column and its model property, and everything that used to
@@ -215,6 +216,66 @@ package enum BookingColumn: Int, RecordColumn {
         case .updatedAt: .text(booking.updatedAt)
         }
     }
+}
+
+/// Where a record's column values come from: a row of the store (`Statement`, lenient as the
+/// models have always read rows), a sync record's fields (strict: a value of the wrong form is
+/// `StoreError.invalidField`), … — each kind's `record(from:)` builds its model from any of them,
+/// column by column, so that a column declared once is read everywhere.
+package protocol ColumnValues {
+    /// `Never` for a row of the store.
+    associatedtype Failure: Error
+    func text<Column: RecordColumn>(_ column: Column) throws(Failure) -> String
+    func optionalText<Column: RecordColumn>(_ column: Column) throws(Failure) -> String?
+    func date<Column: RecordColumn>(_ column: Column) throws(Failure) -> CivilDate
+    func bool<Column: RecordColumn>(_ column: Column) throws(Failure) -> Bool
+    func syncState<Column: RecordColumn>(_ column: Column) throws(Failure) -> SyncState
+    func bookingKind<Column: RecordColumn>(_ column: Column) throws(Failure) -> BookingKind
+    func version<Column: RecordColumn>(_ column: Column) throws(Failure) -> Int64?
+}
+
+extension TripColumn {
+    /// The trip `values` hold.
+    package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Trip {
+        Trip(id: try values.text(Self.id), name: try values.text(Self.name), startDate: try values.date(Self.startDate),
+             endDate: try values.date(Self.endDate), notes: try values.text(Self.notes), syncState: try values.syncState(Self.syncState),
+             remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt))
+    }
+}
+
+extension PlaceColumn {
+    /// The place `values` hold.
+    package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Place {
+        Place(id: try values.text(Self.id), tripId: try values.text(Self.tripId), name: try values.text(Self.name),
+              city: try values.optionalText(Self.city), visited: try values.bool(Self.visited), syncState: try values.syncState(Self.syncState),
+              remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt))
+    }
+}
+
+extension BookingColumn {
+    /// The booking `values` hold.
+    package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Booking {
+        Booking(id: try values.text(Self.id), tripId: try values.text(Self.tripId), kind: try values.bookingKind(Self.kind),
+                title: try values.text(Self.title), startsAt: try values.optionalText(Self.startsAt),
+                reference: try values.optionalText(Self.reference), syncState: try values.syncState(Self.syncState),
+                remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt),
+                endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone))
+    }
+}
+
+/// A row selected with its kind's `selectList`, read as the models always have: a date that is
+/// not one reads as 1970-01-01, a state or kind that is none as `failed` or `other`.
+package struct RowValues: ColumnValues {
+    package typealias Failure = Never
+    let row: Statement
+    package init(_ row: Statement) { self.row = row }
+    package func text<Column: RecordColumn>(_ column: Column) -> String { row.text(column.position) }
+    package func optionalText<Column: RecordColumn>(_ column: Column) -> String? { row.optionalText(column.position) }
+    package func date<Column: RecordColumn>(_ column: Column) -> CivilDate { CivilDate(row.text(column.position)) ?? CivilDate(daysSinceEpoch: 0) }
+    package func bool<Column: RecordColumn>(_ column: Column) -> Bool { row.integer(column.position) != 0 }
+    package func syncState<Column: RecordColumn>(_ column: Column) -> SyncState { SyncState(rawValue: row.text(column.position)) ?? .failed }
+    package func bookingKind<Column: RecordColumn>(_ column: Column) -> BookingKind { BookingKind(rawValue: row.text(column.position)) ?? .other }
+    package func version<Column: RecordColumn>(_ column: Column) -> Int64? { row.optionalInteger(column.position) }
 }
 
 extension Statement {

@@ -20,27 +20,7 @@ package enum RecordRows {
         Int(try connection.integer("SELECT count(*) FROM \(kind.table)"))
     }
 
-    package static func trip(from row: Statement) -> Trip {
-        Trip(id: row.text(TripColumn.id), name: row.text(TripColumn.name),
-             startDate: CivilDate(row.text(TripColumn.startDate)) ?? CivilDate(daysSinceEpoch: 0),
-             endDate: CivilDate(row.text(TripColumn.endDate)) ?? CivilDate(daysSinceEpoch: 0),
-             notes: row.text(TripColumn.notes), syncState: SyncState(rawValue: row.text(TripColumn.syncState)) ?? .failed,
-             remoteVersion: row.optionalInteger(TripColumn.remoteVersion), updatedAt: row.text(TripColumn.updatedAt))
-    }
-
-    package static func place(from row: Statement) -> Place {
-        Place(id: row.text(PlaceColumn.id), tripId: row.text(PlaceColumn.tripId), name: row.text(PlaceColumn.name),
-              city: row.optionalText(PlaceColumn.city), visited: row.integer(PlaceColumn.visited) != 0,
-              syncState: SyncState(rawValue: row.text(PlaceColumn.syncState)) ?? .failed,
-              remoteVersion: row.optionalInteger(PlaceColumn.remoteVersion), updatedAt: row.text(PlaceColumn.updatedAt))
-    }
-
-    package static func booking(from row: Statement) -> Booking {
-        Booking(id: row.text(BookingColumn.id), tripId: row.text(BookingColumn.tripId),
-                kind: BookingKind(rawValue: row.text(BookingColumn.kind)) ?? .other, title: row.text(BookingColumn.title),
-                startsAt: row.optionalText(BookingColumn.startsAt), reference: row.optionalText(BookingColumn.reference),
-                syncState: SyncState(rawValue: row.text(BookingColumn.syncState)) ?? .failed,
-                remoteVersion: row.optionalInteger(BookingColumn.remoteVersion), updatedAt: row.text(BookingColumn.updatedAt),
-                endsAt: row.optionalText(BookingColumn.endsAt), zone: row.optionalText(BookingColumn.zone))
-    }
+    package static func trip(from row: Statement) -> Trip { TripColumn.record(from: RowValues(row)) }
+    package static func place(from row: Statement) -> Place { PlaceColumn.record(from: RowValues(row)) }
+    package static func booking(from row: Statement) -> Booking { BookingColumn.record(from: RowValues(row)) }
 }

@@ -137,41 +137,18 @@ extension Store {
     /// rules as every other write (`validated()`, `FieldRules`). A field missing from `fields`
     /// makes the record invalid (`StoreError.invalidField`).
     package func writeSyncRecord(_ record: SyncRecord, inserting: Bool) throws {
-        func string(_ name: String) throws -> String { try record.requiredText(name) }
-        func optionalString(_ name: String) throws -> String? {
-            guard let value = record.fields[name] else { throw StoreError.invalidField(field: name, rule: "missing in the synchronised record") }
-            if value == .null { return nil }
-            guard let text = value.stringValue else { throw StoreError.invalidField(field: name, rule: "not text in the synchronised record") }
-            return text
-        }
+        let values = SyncFieldValues(record: record)
         switch record.kind {
         case .trip:
-            guard case .object = record.fields["dates"], let start = record.fields["dates"]?["start"]?.stringValue.flatMap(CivilDate.init),
-                  let end = record.fields["dates"]?["end"]?.stringValue.flatMap(CivilDate.init) else {
-                throw StoreError.invalidField(field: "dates", rule: "must hold a start and an end date (YYYY-MM-DD)")
-            }
-            let trip = try Trip(id: record.id, name: try string("name"), startDate: start, endDate: end, notes: try string("notes"),
-                                syncState: record.syncState, remoteVersion: record.remoteVersion, updatedAt: record.updatedAt).validated()
+            let trip = try TripColumn.record(from: values).validated()
             if inserting { return try insert(validated: trip) }
             try connection.statement(Self.tripUpdate).run(TripColumn.updateValues(of: trip))
         case .place:
-            guard case .bool(let visited) = record.fields["visited"] else {
-                throw StoreError.invalidField(field: "visited", rule: "must be true or false")
-            }
-            let place = try Place(id: record.id, tripId: try string("tripId"), name: try string("name"), city: try optionalString("city"),
-                                  visited: visited, syncState: record.syncState, remoteVersion: record.remoteVersion,
-                                  updatedAt: record.updatedAt).validated()
+            let place = try PlaceColumn.record(from: values).validated()
             if inserting { return try insert(validated: place) }
             try connection.statement(Self.placeUpdate).run(PlaceColumn.updateValues(of: place))
         case .booking:
-            // `endsAt` came with schema 3: a record pushed by a client that does not know it has none.
-            let endsAt = record.fields["endsAt"] == nil ? nil : try optionalString("endsAt")
-            // `zone` likewise came with schema 6.
-            let zone = record.fields["zone"] == nil ? nil : try optionalString("zone")
-            let booking = try Booking(id: record.id, tripId: try string("tripId"), kind: try FieldRules.bookingKind(try string("kind")),
-                                      title: try string("title"), startsAt: try optionalString("startsAt"),
-                                      reference: try optionalString("reference"), syncState: record.syncState,
-                                      remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, endsAt: endsAt, zone: zone).validated()
+            let booking = try BookingColumn.record(from: values).validated()
             if inserting { return try insert(validated: booking) }
             let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
             try connection.statement(Self.bookingUpdate)
@@ -190,6 +167,59 @@ extension Store {
         try connection.statement("UPDATE \(kind.table) SET sync_state = ?, remote_version = ? WHERE id = ?")
             .run([.text(state.rawValue), .optional(remoteVersion), .text(id)])
     }
+}
+
+/// A sync record's fields, and its metadata, as a record's column values (`RecordColumn`):
+/// strictly — a field of the wrong form is `StoreError.invalidField`, checked by the same rules
+/// as every other write afterwards (`validated()`). An optional field the record lacks reads as
+/// nil: a client that did not know it (`endsAt` before schema 3, `zone` before 6) sent none.
+struct SyncFieldValues: ColumnValues {
+    typealias Failure = any Error
+    let record: SyncRecord
+
+    /// The field's value (or its part's), nil when the record has none.
+    private func value<Column: RecordColumn>(_ column: Column) -> JSONValue? {
+        guard let field = column.spec.syncField else { return nil }
+        guard let part = column.spec.syncPart else { return record.fields[field] }
+        return record.fields[field]?[part]
+    }
+
+    private func invalid<Column: RecordColumn>(_ column: Column, _ rule: String) -> StoreError {
+        StoreError.invalidField(field: column.spec.syncField ?? column.sqlName, rule: rule)
+    }
+
+    func text<Column: RecordColumn>(_ column: Column) throws -> String {
+        // The two text columns sync does not carry as fields are the record's metadata.
+        if column.spec.syncField == nil { return column.sqlName == "id" ? record.id : record.updatedAt }
+        guard let text = value(column)?.stringValue else { throw invalid(column, "missing or not text in the synchronised record") }
+        return text
+    }
+
+    func optionalText<Column: RecordColumn>(_ column: Column) throws -> String? {
+        guard let found = value(column), found != .null else { return nil }
+        guard let text = found.stringValue else { throw invalid(column, "not text in the synchronised record") }
+        return text
+    }
+
+    func date<Column: RecordColumn>(_ column: Column) throws -> CivilDate {
+        guard let date = value(column)?.stringValue.flatMap(CivilDate.init) else {
+            throw invalid(column, "must hold a start and an end date (YYYY-MM-DD)")
+        }
+        return date
+    }
+
+    func bool<Column: RecordColumn>(_ column: Column) throws -> Bool {
+        guard case .bool(let flag)? = value(column) else { throw invalid(column, "must be true or false") }
+        return flag
+    }
+
+    func syncState<Column: RecordColumn>(_ column: Column) -> SyncState { record.syncState }
+
+    func bookingKind<Column: RecordColumn>(_ column: Column) throws -> BookingKind {
+        try FieldRules.bookingKind(try text(column), field: column.spec.syncField ?? column.sqlName)
+    }
+
+    func version<Column: RecordColumn>(_ column: Column) -> Int64? { record.remoteVersion }
 }
 
 extension SyncRecord {
