@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
@@ -72,5 +73,47 @@ struct StoreSearchTests {
         #expect(try Self.titles(store, "lisbon") == ["Lisbon"])
         #expect(Set(try Self.titles(store, "fado")) == ["Lisbon", "Fado night"])
         #expect(try connection.integer("SELECT over_at_epoch FROM bookings") == 1_797_197_400, "an old booking is over at its start")
+    }
+
+    /// An import indexes its rows once, at the end, with its insert triggers suspended
+    /// (`Store.indexingInsertsOnce`): the index then holds exactly what the same records written
+    /// one by one give, the triggers are the schema's again, and edits afterwards are indexed.
+    @Test func aBulkImportIndexesExactlyWhatOneByOneWritesIndex() throws {
+        var trips: [String] = [], places: [String] = [], bookings: [String] = []
+        for index in 0..<60 {
+            let trip = "7a1c0000-0000-4000-8000-\(String(format: "%012d", index))"
+            let state = index % 7 == 3 ? #", "syncState": "pendingDeletion", "remoteVersion": 2"# : ""
+            trips.append(#"{"id": "\#(trip)", "name": "Trip \#(index) Lisboa", "startDate": "2027-01-01", "endDate": "2027-01-03", "notes": "fado \#(index)"\#(state)}"#)
+            places.append(#"{"tripId": "\#(trip)", "name": "Belém \#(index)", "city": \#(index % 2 == 0 ? "null" : "\"Porto\"")\#(state)}"#)
+            bookings.append(#"{"tripId": "\#(trip)", "kind": "train", "title": "Alfa \#(index)", "reference": "R\#(index)"\#(state)}"#)
+        }
+        let document = #"{"format": "tripboard-export", "version": 1, "trips": [\#(trips.joined(separator: ","))], "places": [\#(places.joined(separator: ","))], "bookings": [\#(bookings.joined(separator: ","))]}"#
+        let bulk = try StoreFixture()
+        _ = try bulk.addTrip("Before the import", notes: "fado")
+        _ = try bulk.store.importRecords(try ImportDocument.parse(Array(document.utf8)))
+        let oneByOne = try StoreFixture()
+        _ = try oneByOne.addTrip("Before the import", notes: "fado")
+        try ImportDocument.parse(Array(document.utf8)).forEachRecord(now: oneByOne.store.stamp()) { record in
+            try oneByOne.store.connection.writeTransaction {
+                switch record {
+                case .trip(let trip, _): try oneByOne.store.insert(trip)
+                case .place(let place, _): try oneByOne.store.insert(place)
+                case .booking(let booking, _): try oneByOne.store.insert(booking)
+                }
+            }
+        }
+        func index(_ store: Store) throws -> [String] {
+            try store.connection.statement("SELECT title || '|' || detail FROM search_index ORDER BY title, detail").rows { $0.text(0) }
+        }
+        #expect(try index(bulk.store) == index(oneByOne.store))
+        let live = (0..<60).filter { $0 % 7 != 3 }.count
+        #expect(try index(bulk.store).count == 1 + 3 * live, "live records only")
+        for word in ["fado", "lisboa", "belem", "porto", "alfa", "r17", "trip 3"] {
+            #expect(Set(try Self.titles(bulk.store, word)) == Set(try Self.titles(oneByOne.store, word)), "\(word)")
+        }
+        #expect(try Schema.difference(of: bulk.store.connection) == nil, "the triggers are the schema's again")
+        try bulk.store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
+        let added = try bulk.addTrip("After the import")
+        #expect(try Self.titles(bulk.store, "after") == ["After the import"], "the insert trigger works again: \(added.id)")
     }
 }

@@ -132,7 +132,8 @@ extension Store {
                     for kind in [RecordKind.trip, .place, .booking] {
                         base[kind] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(kind.table)")
                     }
-                    try document.forEachRecord(now: now) { record in
+                    // The search index is filled once, at the end (`indexingInsertsOnce`).
+                    try indexingInsertsOnce { try document.forEachRecord(now: now) { record in
                         switch record {
                         case .trip(let trip, let index):
                             try refuseTakenID(trip.id, .trip, index, base)
@@ -149,7 +150,7 @@ extension Store {
                             try ImportDocument.naming("bookings[\(index)]") { try insert(validated: booking, idIsUnused: true) }
                             summary.bookings += 1
                         }
-                    }
+                    } }
                     try refuseOrphans(base)
                 }
             } catch SQLiteError.Code.constraint {

@@ -1,0 +1,37 @@
+import TripBoardSQLite
+import TripBoardReadPath
+
+/// Bulk writes pay for the search index once. FTS5 writes its pending terms out at the end of
+/// every statement's savepoint, so an insert trigger that indexes one row at a time costs a
+/// flush per row (25 `pwrite64` calls per imported trip, most of an import's time). Inside a bulk
+/// write the insert triggers are suspended and the new rows indexed at the end with one
+/// statement per table — the same rows, text and detail the triggers would have written.
+extension Store {
+    /// Runs `body` — which inserts rows and deletes none — inside the caller's write transaction
+    /// with the search index's insert triggers dropped, then indexes every live row inserted
+    /// meanwhile (past each table's largest rowid before it) (one not indexed already: an
+    /// update trigger indexes a row it changes) and creates the triggers again from their own
+    /// text, as they were. A failure rolls all of it back with the transaction.
+    func indexingInsertsOnce<T>(_ body: () throws -> T) throws -> T {
+        let triggers = try connection.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name IN (?1, ?2, ?3)")
+            .rows(Schema.searchedOnInsert.map { .text($0.trigger) }) { ($0.text(0), $0.text(1)) }
+        guard triggers.count == Schema.searchedOnInsert.count else { return try body() }
+        var before: [String: Int64] = [:]
+        for searched in Schema.searchedOnInsert {
+            before[searched.table] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(searched.table)")
+            try connection.execute("DROP TRIGGER \(searched.trigger)")
+        }
+        let result = try body()
+        for searched in Schema.searchedOnInsert {
+            let table = searched.table
+            try connection.statement("""
+                INSERT INTO search_index (rowid, title, detail)
+                SELECT rowid * 4 + \(searched.offset), \(searched.title), \(searched.detail) FROM \(table)
+                WHERE rowid > ?1 AND \(RecordRows.live)
+                  AND NOT EXISTS (SELECT 1 FROM search_index WHERE search_index.rowid = \(table).rowid * 4 + \(searched.offset))
+                """).run([.integer(before[table] ?? 0)])
+        }
+        for (_, sql) in triggers { try connection.execute(sql) }
+        return result
+    }
+}
