@@ -30,13 +30,13 @@ extension AppCommand {
         guard Store.searchQuery(text) != nil else {
             throw CommandLineError.usage(words.isEmpty ? "missing TEXT to search for" : "nothing to search for in '\(text.prefix(40))': give a word")
         }
-        let hits = try context.store().search(text, limit: limit)
-        if json { return try context.console.printJSON(hits) }
-        if hits.isEmpty { return context.console.print("Nothing found.") }
-        context.console.printTable(header: ["KIND", "ID", "TRIP", "TITLE", "DETAIL"], rows: hits.map { hit in
+        // Printed as they are read: memory stays flat in the number of hits.
+        let hits = try context.store().searchRows(text, limit: limit)
+        if json { return try context.console.printJSONArray(hits) }
+        try context.console.printTable(header: ["KIND", "ID", "TRIP", "TITLE", "DETAIL"], emptyMessage: "Nothing found.", hits) { hit in
             let firstLine = hit.detail.map { String($0.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") } ?? ""
             return [hit.kind.rawValue, String(hit.id.prefix(8)), hit.kind == .trip ? "" : hit.tripName, hit.title,
                     firstLine.count > 60 ? String(firstLine.prefix(59)) + "…" : firstLine]
-        })
+        }
     }
 }
