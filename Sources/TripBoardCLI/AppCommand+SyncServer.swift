@@ -341,20 +341,20 @@ extension AppCommand {
                                 held: held.count, heldRecords: held)
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
-        context.console.printTable(header: ["", ""], rows: [
-            ["server", account.server],
-            ["zone", account.zone],
-            ["last sync", account.lastSyncAt ?? "never"],
-            ["change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"],
-            ["clock", account.clockOffsetMilliseconds.map { "\($0 >= 0 ? "+" : "")\($0) ms to the server's (learned at the last syncs)" } ?? "not measured yet"],
-            ["pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")"
-                + (status.unconfirmedBatches > 0 ? ", \(status.unconfirmedBatches) batch\(status.unconfirmedBatches == 1 ? "" : "es") to confirm" : "")],
-            ["keychain items", keychainBacklog.items == 0 ? "-" : "\(keychainBacklog.items) to send"],
-            ["attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
-                : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"],
-            ["conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"],
-            ["held", held.isEmpty ? "-" : heldSummary(held)],
-            ["last error", account.lastError ?? "-"],
+        context.console.printPairs([
+            ("server", account.server),
+            ("zone", account.zone),
+            ("last sync", account.lastSyncAt ?? "never"),
+            ("change token", account.epoch.map { "\($0) @ \(account.changeSequence)" } ?? "none yet"),
+            ("clock", account.clockOffsetMilliseconds.map { "\($0 >= 0 ? "+" : "")\($0) ms to the server's (learned at the last syncs)" } ?? "not measured yet"),
+            ("pending", "\(backlog.records) record\(backlog.records == 1 ? "" : "s")"
+                + (status.unconfirmedBatches > 0 ? ", \(status.unconfirmedBatches) batch\(status.unconfirmedBatches == 1 ? "" : "es") to confirm" : "")),
+            ("keychain items", keychainBacklog.items == 0 ? "-" : "\(keychainBacklog.items) to send"),
+            ("attachments", backlog.attachments == 0 && backlog.awaitingFile == 0 ? "-"
+                : "\(backlog.attachments) to upload, \(backlog.awaitingFile) waiting for their file"),
+            ("conflicts", status.conflicts == 0 ? "-" : "\(status.conflicts) kept (`app sync conflicts`)"),
+            ("held", held.isEmpty ? "-" : heldSummary(held)),
+            ("last error", account.lastError ?? "-"),
         ])
     }
 

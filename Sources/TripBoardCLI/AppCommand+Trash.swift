@@ -61,13 +61,13 @@ extension AppCommand {
         let confirmed = context.arguments.flag("--yes")
         let reference = try context.arguments.nextPositional().map { try Arguments.checkedRecordID($0, "trash entry") }
         try context.finishArguments()
-        // Settled before the container is opened: a refused command touches nothing.
         let asks = !confirmed
+        var entries = try trashEntries(matching: reference, context)
+        // An empty trash needs no confirmation, from a script either.
+        guard !entries.isEmpty else { return context.console.print("The trash is empty.") }
         if asks && !StandardStream.input.isTerminal {
             throw CommandLineError.usage("trash empty deletes for good, and there is no terminal to ask on; pass --yes to confirm")
         }
-        var entries = try trashEntries(matching: reference, context)
-        guard !entries.isEmpty else { return context.console.print("The trash is empty.") }
         if asks {
             // The container is let go while the question waits (as for `trip edit`'s editor),
             // and only what is still there, unchanged, afterwards is purged.

@@ -93,7 +93,10 @@ struct BookingZoneInput {
     }
 
     static func unreadable(_ text: String, option: String) -> CommandLineError {
-        .usage("\(option) '\(text.prefix(40))' is not a date or an ISO 8601 time: use YYYY-MM-DD (all day) or e.g. 2026-12-12T07:35+00:00")
+        if let missing = Arguments.missingDay(String(text.prefix(10))), text.utf8.count == 10 || text.dropFirst(10).first == "T" {
+            return .usage("\(option) '\(text.prefix(40))' \(missing)")
+        }
+        return .usage("\(option) '\(text.prefix(40))' is not a date or an ISO 8601 time: use YYYY-MM-DD (all day) or e.g. 2026-12-12T07:35+00:00")
     }
 
     /// `2027-03-28T02:00+01:00`: to the minute when the seconds are zero.

@@ -135,6 +135,9 @@ struct TripEditor {
             context.console.diagnostic("no changes")
             return
         }
+        for (field, text) in [("startDate", edited.startDate), ("endDate", edited.endDate)] where CivilDate(text) == nil {
+            if let missing = Arguments.missingDay(text) { throw CommandLineError(.dataError, "\(field) '\(text)' \(missing); nothing was changed") }
+        }
         guard let start = CivilDate(edited.startDate), let end = CivilDate(edited.endDate) else {
             throw CommandLineError(.dataError, "startDate and endDate must be dates in YYYY-MM-DD form; nothing was changed")
         }

@@ -228,9 +228,23 @@ public struct Arguments {
     package func date(_ name: String) throws -> CivilDate? {
         guard let text = try option(name) else { return nil }
         guard let date = CivilDate(text) else {
+            if let missing = Self.missingDay(text) { throw CommandLineError.usage("\(name) '\(text)' \(missing)") }
             throw CommandLineError.usage("\(name) '\(text.prefix(40))' is not a date: use YYYY-MM-DD, e.g. 2026-12-12")
         }
         return date
+    }
+
+    /// For text in the form YYYY-MM-DD that names no day (`2027-02-30`, `2027-13-01`), what is
+    /// wrong with it; nil for anything else.
+    package static func missingDay(_ text: String) -> String? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts.map(\.utf8.count) == [4, 2, 2],
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]) else { return nil }
+        guard (1...12).contains(month) else { return "does not exist: there is no month \(parts[1])" }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard !(1...days).contains(day) else { return nil }
+        return "does not exist: \(parts[0])-\(parts[1]) has \(days) days"
     }
 
     /// `--limit N`: a whole number from 1 on, or `nil` when absent.

@@ -80,6 +80,12 @@ public final class Console {
         table.finish()
     }
 
+    /// Prints `name value` lines, the values aligned after the longest name, no header.
+    package func printPairs(_ pairs: [(name: String, value: String)]) {
+        let width = pairs.map(\.name.count).max() ?? 0
+        for (name, value) in pairs { print(name + String(repeating: " ", count: width - name.count + 2) + value) }
+    }
+
     /// Prints the rows of `cursor` as a table as they are read: `row` makes each one's cells.
     /// With no row at all, prints `emptyMessage` instead, or the header alone when it is nil.
     package func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: RowCursor<Element>,

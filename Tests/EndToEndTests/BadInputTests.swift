@@ -17,7 +17,7 @@ import TripBoardReadPath
         (["trip", "list", "extra"], 64, "unexpected argument"),
         (["trip", "add", "--name", "X", "--start", "2026-12-01"], 64, "missing --end"),
         (["trip", "add", "--name", "X", "--start", "12/01/2026", "--end", "2026-12-02"], 64, "not a date"),
-        (["trip", "add", "--name", "X", "--start", "2026-02-30", "--end", "2026-03-02"], 64, "not a date"),
+        (["trip", "add", "--name", "X", "--start", "2026-02-30", "--end", "2026-03-02"], 64, "does not exist: 2026-02 has 28 days"),
         (["trip", "add", "--name", "X", "--start", "2026-12-05", "--end", "2026-12-01"], 65, "before the start date"),
         (["trip", "add", "--name", "  ", "--start", "2026-12-01", "--end", "2026-12-02"], 64, "name must not be empty"),
         (["trip", "add", "--name"], 64, "--name needs a value"),

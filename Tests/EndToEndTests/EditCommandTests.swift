@@ -43,7 +43,7 @@ import TripBoardReadPath
         (["place", "edit", "ffff0000", "--name", "X"], 66, "no place with id ffff0000"),
         (["booking", "edit", "BOOKING"], 64, "nothing to change"),
         (["booking", "edit", "BOOKING", "--kind", "boat"], 64, "'boat' is not a booking kind"),
-        (["booking", "edit", "BOOKING", "--starts-at", "2026-12-32"], 64, "--starts-at '2026-12-32' is not a date or an ISO 8601 time"),
+        (["booking", "edit", "BOOKING", "--starts-at", "2026-12-32"], 64, "--starts-at '2026-12-32' does not exist: 2026-12 has 31 days"),
         (["booking", "edit", "BOOKING", "--ends-at", "2026-12-11"], 65, "the booking's end 2026-12-11 is before its start"),
         (["booking", "edit", "BOOKING", "--starts-at", ""], 65, "a booking with an end (endsAt 2026-12-15) needs a start"),
         (["booking", "edit", "BOOKING", "--title", ""], 64, "--title must not be empty"),

@@ -42,7 +42,7 @@ import TripBoardSystem
     }
 
     @Test(arguments: [
-        ("s/2026-12-15/2026-13-01/", "startDate and endDate must be dates"),
+        ("s/2026-12-15/2026-13-01/", "endDate '2026-13-01' does not exist: there is no month 13"),
         ("s/\"name\" : \"Lisbon\"/\"name\" : \"\"/", "name must not be empty"),
         ("s/{/[/", "not a JSON object"),
     ])

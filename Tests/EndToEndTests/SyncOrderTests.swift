@@ -60,7 +60,9 @@ import TripBoardStorage
         #expect(report["held"] as? Int == 1 && report["pushed"] as? Int == 1, "its own trip still went up: \(report)")
         let status = try #require(try c.json("sync", "status") as? [String: Any])
         #expect(status["held"] as? Int == 1, "\(status)")
-        #expect(try c.ok("sync", "status").contains("held"), "the human status names them")
+        let human = try c.app("sync", "status").stdout
+        #expect(human.contains("held"), "the human status names them")
+        #expect(human.hasPrefix("server  "), "no blank line before the first: \(human)")
         #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(own)'") == "1")
 
         // The trip comes back on the server (numbered after everything C has seen).

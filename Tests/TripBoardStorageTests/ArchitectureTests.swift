@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TripBoardReadPath
 
 /// docs/architecture.md stays true: its table of modules says what each may import, and the code
 /// imports nothing else.
@@ -71,5 +72,17 @@ struct ArchitectureTests {
             #expect(extra.isEmpty, "\(module) imports \(extra.sorted()), which docs/architecture.md does not allow")
             #expect(!imports.contains("Foundation"), "\(module) imports Foundation")
         }
+    }
+
+    /// docs/cli.md's examples name this build's store schema (`--version`, `container info`,
+    /// its JSON) and docs/storage.md's §5 heading too: a new schema step updates them.
+    @Test func theDocsNameTheCurrentStoreSchema() throws {
+        let current = "\(Schema.currentVersion)"
+        let cli = try String(contentsOf: Self.root.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+        for phrase in ["(store schema \(current), layout 1)", "store schema \(current); SQLite", "\"schemaVersion\" : \(current),"] {
+            #expect(cli.contains(phrase), "docs/cli.md should say \(phrase)")
+        }
+        let storage = try String(contentsOf: Self.root.appendingPathComponent("docs/storage.md"), encoding: .utf8)
+        #expect(storage.contains("## 5. Schema (version \(current))") && storage.contains("(\(current) today"))
     }
 }

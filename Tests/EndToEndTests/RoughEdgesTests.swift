@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// Small things a traveller meets, each as the docs say it.
+@Suite struct RoughEdgesTests {
+    /// `trash empty` with nothing in the trash asks nothing, from a script too: 0 and the
+    /// sentence, where it used to refuse for want of a terminal (64).
+    @Test func anEmptyTrashIsSaidWithoutATerminal() throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let result = try container.app("trash", "empty", stdin: "")
+        #expect(result.status == 0 && result.trimmedStdout == "The trash is empty." && result.stderr.isEmpty, "\(result)")
+        let trip = try container.addTrip("Porto")
+        try container.appOK("trip", "delete", trip)
+        let refused = try container.app("trash", "empty", stdin: "")
+        #expect(refused.status == 64 && refused.stderr.contains("pass --yes to confirm"), "a full trash still needs --yes: \(refused)")
+        #expect(try container.appOK("trash", "list").contains("Porto"))
+    }
+
+    /// A date in the right form that names no day says so, wherever a date is typed.
+    @Test(arguments: [
+        (["trip", "add", "--name", "X", "--start", "2027-02-30", "--end", "2027-03-01"], "--start '2027-02-30' does not exist: 2027-02 has 28 days"),
+        (["trip", "add", "--name", "X", "--start", "2027-01-01", "--end", "2027-13-01"], "--end '2027-13-01' does not exist: there is no month 13"),
+        (["trip", "list", "--from", "2028-02-30"], "--from '2028-02-30' does not exist: 2028-02 has 29 days"),
+        (["trip", "add", "--name", "X", "--start", "2027-2-01", "--end", "2027-03-01"], "is not a date: use YYYY-MM-DD"),
+    ])
+    func aDayThatDoesNotExistIsSaid(arguments: [String], message: String) throws {
+        let container = try TestContainer()
+        try container.addTrip()
+        let result = try container.app(arguments: arguments)
+        #expect(result.status == 64 && result.stderr.contains(message) && result.stderrLines.count == 1, "\(result)")
+    }
+
+    @Test func aBookingTimeOnADayThatDoesNotExistIsSaid() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        for time in ["2027-02-29", "2027-02-29T15:00"] {
+            let result = try container.app("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "H", "--starts-at", time)
+            #expect(result.status == 64 && result.stderr.contains("'\(time)' does not exist: 2027-02 has 28 days"), "\(result)")
+        }
+    }
+}
