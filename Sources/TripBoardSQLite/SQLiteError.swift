@@ -61,12 +61,18 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// True for contention that a later attempt may not hit: busy, snapshot conflict, locked.
     public var isBusy: Bool { code == .busy || code == .locked }
 
+    /// True when a write found no space: the database or its log could not grow (`SQLITE_FULL`),
+    /// or the `-shm` index could not (`SQLITE_IOERR_SHMSIZE`, which SQLite reports for ENOSPC there).
+    public var isDiskFull: Bool { code == .full || extendedCode == SQLITE_IOERR | (19 << 8) }
+
     /// True when the file is not a usable database: garbage bytes, a damaged page, a bad header.
     public var isCorruption: Bool { code == .notADatabase || code == .corrupt }
 
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"
         if let sql { text += " (while running: \(sql.prefix(120)))" }
+        // Said as what it is, on every path that writes: the transaction was rolled back.
+        if isDiskFull { return "the disk is full: nothing was written (\(text)); free some space and try again" }
         return text
     }
 }

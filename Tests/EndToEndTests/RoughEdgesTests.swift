@@ -39,4 +39,21 @@ import Testing
             #expect(result.status == 64 && result.stderr.contains("'\(time)' does not exist: 2027-02 has 28 days"), "\(result)")
         }
     }
+
+    /// A full disk is said as one, whatever write met it (the store's log, its `-shm`): exit 74,
+    /// one line, nothing written. ENOSPC is injected by `strace` from the Nth `pwrite64` on.
+    @Test(arguments: [1, 5, 9, 12])
+    func aFullDiskIsSaidAsOne(from call: Int) throws {
+        let container = try TestContainer()
+        try container.addTrip("Lisbon")
+        let before = try container.appOK("trip", "list")
+        let result = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "trace=pwrite64",
+                                                               "-e", "inject=pwrite64:error=ENOSPC:when=\(call)+",
+                                                               ProcessRunner.executable("app"), "trip", "add", "--name", "Porto",
+                                                               "--start", "2027-05-01", "--end", "2027-05-02"],
+                                           environment: container.environment)
+        #expect(result.status == 74 && result.stderrLines.count == 1
+                && result.stderr.hasPrefix("error: the disk is full: nothing was written"), "\(result)")
+        #expect(try container.appOK("trip", "list") == before)
+    }
 }

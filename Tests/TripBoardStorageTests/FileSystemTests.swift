@@ -6,6 +6,14 @@ import TripBoardSystem
 struct FileSystemTests {
     // MARK: - writeAtomically
 
+    /// No space is said as a full disk, whichever file met it (the store's are `SQLiteError`s:
+    /// `RoughEdgesTests.aFullDiskIsSaidAsOne`).
+    @Test func noSpaceIsSaidAsAFullDisk() {
+        let error = FileSystemError(systemCall: "write", path: "/c/preferences/preferences.json.tmp", errorNumber: ENOSPC)
+        #expect(error.code == .noSpace)
+        #expect(error.description == "the disk is full (/c/preferences/preferences.json.tmp: No space left on device [write]); free some space and try again")
+    }
+
     @Test func writeAtomicallyCreatesAPrivateFileAndLeavesNoTempFile() throws {
         let temporary = try TemporaryDirectory()
         try temporary.makeDirectory("tmp")

@@ -89,6 +89,7 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         if let detail { text += " (\(detail))" }
         if code == .notRegularFile { text += "; TripBoard reads only regular files there: move it away" }
         text += " [\(systemCall)]"
+        if code == .noSpace { return "the disk is full (\(text)); free some space and try again" }
         return text
     }
 }
