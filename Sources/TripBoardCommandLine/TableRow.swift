@@ -1,8 +1,9 @@
 /// One row of a `TableWriter` table as bytes: each cell's UTF-8 and its width on screen. A list
 /// printed from its rows' bytes fills one and reuses it for every row, so a row costs no `String`.
 ///
-/// A cell's width is what `TableWriter` has always counted: its byte count when it is ASCII,
-/// else its characters (grapheme clusters) — and a cell given as bytes that are not ASCII is
+/// A cell's width is the columns a terminal shows it in: its byte count when it is ASCII, else
+/// `displayWidth` — two for a wide character (CJK, a fullwidth form, an emoji), none for one
+/// that takes no column, one for the others — and a cell given as bytes that are not ASCII is
 /// made a `String` first, exactly as the model path reads it (invalid UTF-8 replaced).
 package struct TableRow {
     package private(set) var bytes: [UInt8] = []
@@ -29,7 +30,37 @@ package struct TableRow {
         let utf8 = cell.utf8
         bytes.append(contentsOf: utf8)
         ends.append(bytes.count)
-        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : cell.count)
+        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : Self.displayWidth(cell))
+    }
+
+    /// The columns `text` takes on a terminal, character by character (grapheme clusters): two
+    /// when its first scalar is East Asian Wide or Fullwidth (UAX #11: `東京`, `ｶ`) or it is
+    /// shown as an emoji (a presentation selector, U+FE0F, in it); none for a zero-width space or
+    /// joiner, a format character or a lone combining mark; one for the others.
+    package static func displayWidth(_ text: String) -> Int {
+        var width = 0
+        for character in text {
+            let scalars = character.unicodeScalars
+            guard let first = scalars.first else { continue }
+            if isWide(first.value) || (scalars.count > 1 && scalars.contains { $0.value == 0xFE0F }) {
+                width += 2
+            } else if [.format, .nonspacingMark, .enclosingMark, .control].contains(first.properties.generalCategory) {
+                continue
+            } else {
+                width += 1
+            }
+        }
+        return width
+    }
+
+    private static func isWide(_ value: UInt32) -> Bool {
+        let ranges = EastAsianWidth.wideRanges
+        var (low, high) = (0, ranges.count - 1)
+        while low <= high {
+            let middle = (low + high) / 2
+            if value < ranges[middle].0 { high = middle - 1 } else if value > ranges[middle].1 { low = middle + 1 } else { return true }
+        }
+        return false
     }
 
     /// A cell from UTF-8 bytes (a column read in place).
