@@ -114,10 +114,26 @@ extension AppCommand {
         let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let places = store.placeRows(tripId: try store.resolveID(.trip, tripReference))
-        // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`).
-        if json { return try context.console.printJSONArray(rawRowsOf: places, RecordBytes.placeJSON) }
-        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"], rawRowsOf: places, row: placeListCells)
+        let tripId = try store.resolveID(.trip, tripReference)
+        // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`). JSON is for
+        // scripts: never filtered by a preference.
+        if json { return try context.console.printJSONArray(rawRowsOf: store.placeRows(tripId: tripId), RecordBytes.placeJSON) }
+        let showsVisited = try showsVisitedPlaces(context)
+        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"],
+                                       rawRowsOf: store.placeRows(tripId: tripId, includingVisited: showsVisited), row: placeListCells)
+        if !showsVisited { try noteHiddenVisitedPlaces(try store.visitedPlaceCount(tripId: tripId), context) }
+    }
+
+    /// The `showsVisitedPlaces` preference: false hides visited places from the human lists
+    /// (`place list`, `trip show`), as the app's list does; `--json` always has them.
+    static func showsVisitedPlaces(_ context: CommandContext) throws -> Bool {
+        try loadPreferences(context).1[.showsVisitedPlaces] != .flag(false)
+    }
+
+    /// Says how many visited places the preference hid, and how to show them.
+    static func noteHiddenVisitedPlaces(_ count: Int, _ context: CommandContext) throws {
+        guard count > 0 else { return }
+        context.console.print("(\(count) visited place\(count == 1 ? "" : "s") hidden: `app prefs set showsVisitedPlaces on` shows them)")
     }
 
     /// A `place list` line's cells from a row of `RecordRows.placeColumns`: `[String(place.id.prefix(8)),

@@ -148,8 +148,13 @@ extension AppCommand {
         console.print("  dates:    \(trip.startDate) → \(trip.endDate) (\(trip.dayCount) day\(trip.dayCount == 1 ? "" : "s"))")
         if !trip.notes.isEmpty { console.print("  notes:    " + trip.notes.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n            ")) }
         console.print("  sync:     \(trip.syncState.rawValue)\(trip.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(trip.updatedAt)")
-        console.print(places.isEmpty ? "  places:   none" : "  places:")
-        for place in places {
+        let showsVisited = try showsVisitedPlaces(context)
+        let shown = showsVisited ? places : places.filter { !$0.visited }
+        console.print(shown.isEmpty ? "  places:   none" : "  places:")
+        if shown.count < places.count {
+            console.print("    (\(places.count - shown.count) visited hidden: `app prefs set showsVisitedPlaces on` shows them)")
+        }
+        for place in shown {
             console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.prefix(8)))")
         }
         console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")

@@ -56,4 +56,24 @@ import Testing
                 && result.stderr.hasPrefix("error: the disk is full: nothing was written"), "\(result)")
         #expect(try container.appOK("trip", "list") == before)
     }
+
+    /// `showsVisitedPlaces` off hides visited places from `place list` and `trip show`, saying how
+    /// many and how to show them; `--json` (for scripts) always has every place.
+    @Test func showsVisitedPlacesOffHidesThemFromTheListsAPersonReads() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon")
+        let belem = try container.appOK("place", "add", "--trip", trip, "--name", "Torre de Belém")
+        try container.appOK("place", "add", "--trip", trip, "--name", "Alfama")
+        try container.appOK("place", "visit", belem)
+        try container.appOK("prefs", "set", "showsVisitedPlaces", "off")
+        let list = try container.appOK("place", "list", "--trip", trip)
+        #expect(!list.contains("Belém") && list.contains("Alfama")
+                && list.hasSuffix("(1 visited place hidden: `app prefs set showsVisitedPlaces on` shows them)"), "\(list)")
+        let shown = try container.appOK("trip", "show", trip)
+        #expect(!shown.contains("Belém") && shown.contains("Alfama") && shown.contains("(1 visited hidden"), "\(shown)")
+        #expect(try container.appOK("place", "list", "--trip", trip, "--json").contains("Belém"), "JSON is never filtered")
+        #expect(try container.appOK("trip", "show", trip, "--json").contains("Belém"))
+        try container.appOK("prefs", "set", "showsVisitedPlaces", "on")
+        #expect(try container.appOK("place", "list", "--trip", trip).contains("Belém"))
+    }
 }

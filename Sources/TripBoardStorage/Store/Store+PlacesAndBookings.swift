@@ -61,14 +61,20 @@ extension Store {
     public func places(tripId: String) throws -> [Place] { try placeRows(tripId: tripId).collect() }
 
     /// `places(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
-    /// when the cursor is walked.
-    public func placeRows(tripId: String) -> RowCursor<Place> {
+    /// when the cursor is walked. `includingVisited` false: the places not visited yet only.
+    public func placeRows(tripId: String, includingVisited: Bool = true) -> RowCursor<Place> {
         RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
-                SELECT \(RecordRows.placeColumns) FROM places WHERE trip_id = ? AND \(RecordRows.live) ORDER BY rowid
+                SELECT \(RecordRows.placeColumns) FROM places WHERE trip_id = ? AND \(RecordRows.live)\(includingVisited ? "" : " AND visited = 0")
+                ORDER BY rowid
                 """), [.text(tripId)])
         }, transform: RecordRows.place(from:))
+    }
+
+    /// How many live places of a trip are marked visited.
+    public func visitedPlaceCount(tripId: String) throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM places WHERE trip_id = ? AND \(RecordRows.live) AND visited <> 0", [.text(tripId)]))
     }
 
     /// Marks a place visited (or not); a change makes it pendingUpload.
