@@ -94,7 +94,7 @@ extension Schema {
     package static let searchedOnInsert: [(table: String, trigger: String, offset: Int, title: String, detail: String)] = [
         ("trips", "trips_search_insert", 0, "name", "notes"),
         ("places", "places_search_insert", 1, "name", "ifnull(city, '')"),
-        ("bookings", "bookings_search_insert", 2, "title", "ifnull(reference, '')"),
+        ("bookings", "bookings_search_insert", 2, "title", "ifnull(reference, '') || ' ' || kind"),  // schema 14
     ]
 
     /// The tables of the search index (`search_index` and FTS5's own `search_index_*`), as a

@@ -102,6 +102,8 @@ package enum Schema {
         syncIncarnation,
         // 12 → 13: the sealed deletions this device has seen, so that one served again is known (docs/sync.md §3)
         syncDeletionsSeen,
+        // 13 → 14: bookings found by their kind too (docs/storage.md, The search index)
+        searchByKind,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -116,4 +116,34 @@ struct StoreSearchTests {
         let added = try bulk.addTrip("After the import")
         #expect(try Self.titles(bulk.store, "after") == ["After the import"], "the insert trigger works again: \(added.id)")
     }
+
+    /// A booking is found by its kind too (schema 14): a hotel booked under its own name, a train
+    /// by its number; a changed kind is indexed again; a store of schema 13 is indexed anew.
+    @Test func aBookingIsFoundByItsKind() throws {
+        let fixture = try StoreFixture()
+        let trip = try fixture.addTrip("Lisbon")
+        let hotel = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Memmo Alfama", reference: "MA-1"))
+        _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .train, title: "Alfa Pendular 123"))
+        #expect(try Self.titles(fixture.store, "hotel") == ["Memmo Alfama"])
+        #expect(try Self.titles(fixture.store, "train alfa") == ["Alfa Pendular 123"])
+        #expect(try fixture.store.search("hotel").first?.detail == "MA-1", "the detail shown is the reference")
+        _ = try fixture.store.editBooking(id: hotel.id, changes: BookingChanges(kind: .event))
+        #expect(try Self.titles(fixture.store, "hotel").isEmpty && Self.titles(fixture.store, "event") == ["Memmo Alfama"])
+
+        let temporary = try TemporaryDirectory()
+        let connection = try Connection(path: temporary.child("thirteen.sqlite"), mode: .readWriteCreate)
+        try Schema.migrate(connection, steps: Array(Schema.migrations.prefix { $0 != Schema.searchByKind }))
+        try connection.execute("""
+            INSERT INTO trips (id, name, start_date, end_date, notes, updated_at) VALUES
+                ('7a1c0000-0000-4000-8000-000000000001', 'Lisbon', '2026-12-12', '2026-12-15', '', '2026-11-30T00:00:00.000Z');
+            INSERT INTO bookings (id, trip_id, kind, title, updated_at) VALUES
+                ('7a1c0000-0000-4000-8000-000000000003', '7a1c0000-0000-4000-8000-000000000001', 'hotel', 'Memmo Alfama',
+                 '2026-11-30T00:00:00.000Z');
+            """)
+        #expect(try Self.titles(Store(connection: connection), "hotel").isEmpty, "schema 13 did not index the kind")
+        try Schema.migrate(connection)
+        #expect(try Self.titles(Store(connection: connection), "hotel") == ["Memmo Alfama"])
+        #expect(try Self.titles(Store(connection: connection), "memmo") == ["Memmo Alfama"], "indexed once")
+        try connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
+    }
 }
