@@ -42,6 +42,14 @@ package struct ColumnSpec: Sendable {
     }
 }
 
+extension ColumnSpec {
+    /// The columns every kind has: its id and its sync bookkeeping, none of them a sync field.
+    package static let id = ColumnSpec("id", "id", .text)
+    package static let syncState = ColumnSpec("sync_state", "syncState", .syncState)
+    package static let remoteVersion = ColumnSpec("remote_version", "remoteVersion", .version)
+    package static let updatedAt = ColumnSpec("updated_at", "updatedAt", .text)
+}
+
 /// How a column's value is read and printed.
 package enum ColumnForm: Sendable, Equatable {
     /// Text, never NULL.
@@ -117,14 +125,14 @@ package enum TripColumn: Int, RecordColumn {
 
     package var spec: ColumnSpec {
         switch self {
-        case .id: ColumnSpec("id", "id", .text)
+        case .id: .id
         case .name: ColumnSpec("name", "name", .text, sync: "name")
         case .startDate: ColumnSpec("start_date", "startDate", .date, sync: "dates", part: "start")
         case .endDate: ColumnSpec("end_date", "endDate", .date, sync: "dates", part: "end")
         case .notes: ColumnSpec("notes", "notes", .text, sync: "notes")
-        case .syncState: ColumnSpec("sync_state", "syncState", .syncState)
-        case .remoteVersion: ColumnSpec("remote_version", "remoteVersion", .version)
-        case .updatedAt: ColumnSpec("updated_at", "updatedAt", .text)
+        case .syncState: .syncState
+        case .remoteVersion: .remoteVersion
+        case .updatedAt: .updatedAt
         }
     }
 
@@ -152,14 +160,14 @@ package enum PlaceColumn: Int, RecordColumn {
 
     package var spec: ColumnSpec {
         switch self {
-        case .id: ColumnSpec("id", "id", .text)
+        case .id: .id
         case .tripId: ColumnSpec("trip_id", "tripId", .text, sync: "tripId")
         case .name: ColumnSpec("name", "name", .text, sync: "name")
         case .city: ColumnSpec("city", "city", .optionalText, sync: "city")
         case .visited: ColumnSpec("visited", "visited", .bool, sync: "visited")
-        case .syncState: ColumnSpec("sync_state", "syncState", .syncState)
-        case .remoteVersion: ColumnSpec("remote_version", "remoteVersion", .version)
-        case .updatedAt: ColumnSpec("updated_at", "updatedAt", .text)
+        case .syncState: .syncState
+        case .remoteVersion: .remoteVersion
+        case .updatedAt: .updatedAt
         }
     }
 
@@ -187,7 +195,7 @@ package enum BookingColumn: Int, RecordColumn {
 
     package var spec: ColumnSpec {
         switch self {
-        case .id: ColumnSpec("id", "id", .text)
+        case .id: .id
         case .tripId: ColumnSpec("trip_id", "tripId", .text, sync: "tripId")
         case .kind: ColumnSpec("kind", "kind", .bookingKind, sync: "kind")
         case .title: ColumnSpec("title", "title", .text, sync: "title")
@@ -195,9 +203,9 @@ package enum BookingColumn: Int, RecordColumn {
         case .endsAt: ColumnSpec("ends_at", "endsAt", .optionalText, sync: "endsAt")
         case .zone: ColumnSpec("zone", "zone", .optionalText, sync: "zone")
         case .reference: ColumnSpec("reference", "reference", .optionalText, sync: "reference")
-        case .syncState: ColumnSpec("sync_state", "syncState", .syncState)
-        case .remoteVersion: ColumnSpec("remote_version", "remoteVersion", .version)
-        case .updatedAt: ColumnSpec("updated_at", "updatedAt", .text)
+        case .syncState: .syncState
+        case .remoteVersion: .remoteVersion
+        case .updatedAt: .updatedAt
         }
     }
 

@@ -23,17 +23,25 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).sorted() == before.1, comment)
     }
 
+    /// A container seeded on device "a" (`BackupRestoreTests.seed`), `extraTrip` added, backed
+    /// up to `backup.age` beside it; its seeded trip's id.
+    func seededAndBackedUp(extraTrip: String? = nil) throws -> (TestContainer, [String: String], String, String, String?) {
+        let test = try TestContainer()
+        let device = try BackupRestoreTests.device(test, "a")
+        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
+        let extra = try extraTrip.map { try test.addTrip($0) }
+        let file = test.root.path + "/backup.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        return (test, device, trip, file, extra)
+    }
+
     func before(_ test: TestContainer) throws -> (ContainerState, [String]) {
         (try test.state(), try FileManager.default.contentsOfDirectory(atPath: test.root.path).sorted())
     }
 
     @Test func aBackupOfTheContainerAsItIsVerifiesAndChangesNothing() throws {
-        let test = try TestContainer()
-        let device = try BackupRestoreTests.device(test, "a")
-        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
-                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let (test, device, trip, file, _) = try seededAndBackedUp()
         // Sync bookkeeping moves on after the backup: no difference a user sees.
         try test.appOK("sync", "ack", trip, "--version", "1")
         let untouched = try before(test)
@@ -52,13 +60,8 @@ import Testing
     }
 
     @Test func whatChangedSinceTheBackupIsSaidAndExitsThree() throws {
-        let test = try TestContainer()
-        let device = try BackupRestoreTests.device(test, "a")
-        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
-        let gone = try test.addTrip("Porto")
-        let file = test.root.path + "/backup.age"
-        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
-                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let (test, device, trip, file, porto) = try seededAndBackedUp(extraTrip: "Porto")
+        let gone = try #require(porto)
         try test.appOK("trip", "edit", trip, "--notes", "Tram 28")                 // changed
         try test.addTrip("Kyoto")                                                   // made since
         try test.appOK("trip", "delete", gone)
@@ -91,12 +94,7 @@ import Testing
     /// A ticket filed since the backup, and one whose file was lost here since: both are
     /// attachment differences (the hash and the file are part of what a user sees).
     @Test func attachmentsAreComparedByHashAndFile() throws {
-        let test = try TestContainer()
-        let device = try BackupRestoreTests.device(test, "a")
-        let (trip, _) = try BackupRestoreTests.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
-                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let (test, device, trip, file, _) = try seededAndBackedUp()
         let files = try FileManager.default.subpathsOfDirectory(atPath: test.path + "/attachments").filter { $0.hasSuffix(".pdf") }
         try FileManager.default.removeItem(atPath: test.path + "/attachments/" + #require(files.first))
         _ = try test.app("container", "check", "--repair")
@@ -110,12 +108,7 @@ import Testing
 
     /// A wrong passphrase, a damaged archive: 65, one line, nothing left anywhere.
     @Test func aDamagedBackupOrAWrongPassphraseIs65AndLeavesNothing() throws {
-        let test = try TestContainer()
-        let device = try BackupRestoreTests.device(test, "a")
-        _ = try BackupRestoreTests.seed(test, device: device)
-        let file = test.root.path + "/backup.age"
-        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
-                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let (test, device, _, file, _) = try seededAndBackedUp()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         bytes[bytes.count - 100] ^= 0x01
         let damaged = test.root.path + "/damaged.age"
