@@ -301,13 +301,16 @@ public final class AgentService {
                 "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
         }
         if let record = request.checkRecord, let version = record.version {
-            // Still at that version and sequence, or changed since (a later version). The same
-            // version at another sequence was written again after the server went back: a record
-            // sent again as new after a restore starts at the version the lost one had.
-            // The stamps tell content apart where numbers are handed out again.
+            // Still at that version and sequence, or changed since: a later version numbered
+            // after the token (one numbered at or below it was written after the server went
+            // back, and the feed past the token would never list it). The same version at another
+            // sequence was written again after the server went back: a record sent again as new
+            // after a restore starts at the version the lost one had. The stamps tell content
+            // apart where numbers are handed out again.
             response.recordKnown = try !connection.query("""
                 SELECT 1 FROM tripboard.records r WHERE zone = $1 AND kind = $2 AND id = $3
-                  AND (version > $4 OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint AND $6::text IS NOT DISTINCT FROM
+                  AND ((version > $4 AND ($5::bigint IS NULL OR change_sequence > $5::bigint))
+                       OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint AND $6::text IS NOT DISTINCT FROM
                       (SELECT coalesce(string_agg(key || '=' || (value->>'stamp'), ',' ORDER BY key COLLATE "C"), '') FROM jsonb_each(r.fields))))))
                 """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps]).isEmpty
         }

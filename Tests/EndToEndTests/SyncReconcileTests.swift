@@ -186,6 +186,37 @@ import TripBoardStorage
         #expect(try SyncKeychainTests.pendingKeychainItems(b) == 0)
     }
 
+    /// The last record a device's token covers is edited again after the server went back, to a
+    /// version above the one the device saw but numbered below its token: the device notices
+    /// (a later version is proof only when numbered after the token) and gets the edit (found by
+    /// the sync model, seed 443118136).
+    @Test func aTokenRecordEditedAgainAfterARestoreIsNotTakenForProgress() throws {
+        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Lisbon", start: "2027-03-27", end: "2027-03-30")
+        try a.sync()
+        try b.sync()
+        let backup = server.directory + "/tripboard.dump"
+        try server.backUp(to: backup)
+        try a.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-02")
+        try a.sync()
+        try a.ok("trip", "edit", trip, "--notes", "seen by c")
+        try a.sync()
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        try c.sync()  // its token's record: the trip, version 2, the zone's last change
+
+        try server.restore(from: backup)
+        for notes in ["b once", "b twice"] {  // version 3, numbered below c's token
+            try b.ok("trip", "edit", trip, "--notes", notes)
+            try b.sync()
+        }
+        #expect(try c.sync()["reconciled"] as? String == "serverLostChanges")
+        try c.sync()
+        let shown = try #require(try c.json("trip", "show", trip) as? [String: Any])
+        #expect(shown["notes"] as? String == "b twice", "\(shown)")
+    }
+
     /// A zone emptied and given a new epoch (recreated with the same key): both devices send
     /// everything again, once.
     @Test func aZoneRecreatedUnderANewEpochGetsEverythingAgainOnce() throws {
