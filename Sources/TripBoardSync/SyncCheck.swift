@@ -23,7 +23,7 @@ extension Store {
     public func syncCheck() throws -> SyncCheck {
         let (lastMutation, tokenRecord) = try syncCheckpoint()
         return SyncCheck(lastMutation: lastMutation, tokenRecord: tokenRecord.map {
-            WireRecord(kind: $0.kind, id: $0.id, version: $0.version, sequence: $0.sequence, deleted: false, fields: [:])
+            WireRecord(kind: $0.kind, id: $0.id, version: $0.version, sequence: $0.sequence, deleted: false, fields: [:], written: $0.written)
         }, tokenRecordStamps: tokenRecord?.stamps)
     }
 
@@ -38,7 +38,7 @@ extension Store {
 extension WireRecord {
     /// The record as the change token names it (`Store.setChangeToken`), when it has a version.
     var versioned: SyncVersionedRecord? {
-        version.map { SyncVersionedRecord(kind: kind, id: id, version: $0, sequence: sequence, stamps: stampList) }
+        version.map { SyncVersionedRecord(kind: kind, id: id, version: $0, sequence: sequence, stamps: stampList, written: written) }
     }
 
     /// Its fields' stamps as `field=stamp,…` in byte order of the names: what the server's copy

@@ -37,7 +37,7 @@ extension WireJSON {
     private static func record(_ value: JSONValue) throws -> WireRecord {
         guard case .object(let members) = value else { throw SyncError.agentFailed(detail: "an answer that is not a response") }
         var kind = "", id = "", deleted = false
-        var version: Int64?, sequence: Int64?
+        var version: Int64?, sequence: Int64?, written: Int64?
         var rawFields: JSONValue?
         for (key, member) in members {
             switch (key, member) {
@@ -45,6 +45,7 @@ extension WireJSON {
             case ("id", .string(let text)): id = text
             case ("version", .number(let text)): version = Int64(text)
             case ("sequence", .number(let text)): sequence = Int64(text)
+            case ("written", .number(let text)): written = Int64(text)
             case ("deleted", .bool(let flag)): deleted = flag
             case ("fields", let fields): rawFields = fields
             default: continue
@@ -71,7 +72,7 @@ extension WireJSON {
             }
         default: throw unreadable(id)
         }
-        return WireRecord(kind: kind, id: id, version: version, sequence: sequence, deleted: deleted, fields: fields)
+        return WireRecord(kind: kind, id: id, version: version, sequence: sequence, deleted: deleted, fields: fields, written: written)
     }
 
     private static func unreadable(_ id: String) -> SyncError {

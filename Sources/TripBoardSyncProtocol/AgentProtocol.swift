@@ -216,9 +216,14 @@ public struct WireRecord: Sendable, Codable, Equatable {
     /// has the blob under that name already), so that the server knows which blobs are still in
     /// use (`collectBlobs`). Absent in pulls.
     public var blob: String?
+    /// Answers: when the server wrote this version, in its own clock's microseconds since 1970
+    /// (`records.updated_at`). A restore keeps it for what the dump held; any write renews it —
+    /// so a record sent again after a restore is told from the one a device saw, even at the
+    /// same version, sequence and stamps (the zone check, `AgentRequest.checkRecord`).
+    public var written: Int64?
 
     public init(kind: String, id: String, version: Int64? = nil, expectedVersion: Int64? = nil, sequence: Int64? = nil,
-                deleted: Bool, fields: [String: SealedField], blob: String? = nil) {
+                deleted: Bool, fields: [String: SealedField], blob: String? = nil, written: Int64? = nil) {
         self.kind = kind
         self.id = id
         self.version = version
@@ -227,6 +232,7 @@ public struct WireRecord: Sendable, Codable, Equatable {
         self.deleted = deleted
         self.fields = fields
         self.blob = blob
+        self.written = written
     }
 }
 

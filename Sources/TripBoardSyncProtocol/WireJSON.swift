@@ -18,6 +18,7 @@ package enum WireJSON {
                 output += Array(#","blob":"#.utf8)
                 JSONValue.writeString(blob, into: &output)
             }
+            if let written = record.written { output += Array(",\"written\":\(written)".utf8) }
             output.append(UInt8(ascii: "}"))
         }
     }

@@ -105,7 +105,7 @@ public final class AgentService {
         // record), and a record whose fields exceed `recordBytes` comes without them: however
         // large the server's rows, no more than that leaves it.
         let rows = try connection.query(Self.boundedRecords(from: """
-            SELECT kind, id, version, change_sequence, deleted, fields, change_sequence AS position FROM tripboard.records
+            SELECT kind, id, version, change_sequence, deleted, fields, change_sequence AS position, \(Self.written) FROM tripboard.records
             WHERE zone = $1 AND change_sequence > $2 AND change_sequence <= $3\(current.liveOnly ? " AND NOT deleted" : "")
             ORDER BY change_sequence LIMIT $4
             """), [current.zone, String(current.cursor), String(current.high), String(limit), String(AgentLimits.batchBytes),
@@ -117,16 +117,22 @@ public final class AgentService {
         return output + Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
     }
 
-    /// `inner` (rows of kind, id, version, change_sequence, deleted, fields and a position to
-    /// order by) bounded: its rows up to the one whose fields bring the total past `bytes` (a
-    /// parameter; the first row always), each row's fields as text unless they exceed `recordBytes`
-    /// bytes (then NULL, and their size says why), with the size and the count of `inner`'s rows:
-    /// kind, id, version, change_sequence, deleted, fields text, size, count, position.
+    /// When the server wrote a row, as `WireRecord.written` says it (its `updated_at`, in
+    /// microseconds since 1970).
+    static let written = "(extract(epoch FROM updated_at) * 1000000)::bigint AS written"
+
+    /// `inner` (rows of kind, id, version, change_sequence, deleted, fields, a position to
+    /// order by and `written`) bounded: its rows up to the one whose fields bring the total past
+    /// `bytes` (a parameter; the first row always), each row's fields as text unless they exceed
+    /// `recordBytes` bytes (then NULL, and their size says why), with the size and the count of
+    /// `inner`'s rows: kind, id, version, change_sequence, deleted, fields text, size, count,
+    /// position, written.
     static func boundedRecords(from inner: String, bytes: String = "$5", recordBytes: String = "$6") -> String {
         """
-        SELECT kind, id, version, change_sequence, deleted, CASE WHEN size > \(recordBytes)::bigint THEN NULL ELSE text END, size, total, position
+        SELECT kind, id, version, change_sequence, deleted, CASE WHEN size > \(recordBytes)::bigint THEN NULL ELSE text END, size, total, position,
+               written
         FROM (SELECT left(s.kind, 64) AS kind, left(s.id, 128) AS id, s.version, s.change_sequence, s.deleted, t.text,
-                     octet_length(t.text) AS size, s.position,
+                     octet_length(t.text) AS size, s.position, s.written,
                      sum(octet_length(t.text)) OVER (ORDER BY s.position ROWS UNBOUNDED PRECEDING) AS running,
                      row_number() OVER (ORDER BY s.position) AS n, count(*) OVER () AS total
               FROM (\(inner)) s CROSS JOIN LATERAL (SELECT s.fields::text AS text) t) b
@@ -139,7 +145,7 @@ public final class AgentService {
     /// answer settles (the client asks again for the rest).
     private func fetch(_ records: [WireRecord], zone: String, _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
         let rows = try connection.query(Self.boundedRecords(from: """
-            SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields, b.position FROM tripboard.records r
+            SELECT r.kind, r.id, r.version, r.change_sequence, r.deleted, r.fields, b.position, \(Self.written) FROM tripboard.records r
             JOIN ROWS FROM (json_to_recordset($2::json) AS (kind text, id text)) WITH ORDINALITY AS b (kind, id, position)
               ON r.kind = b.kind AND r.id = b.id
             WHERE r.zone = $1
@@ -189,6 +195,7 @@ public final class AgentService {
             last = sequence
             output += Array(",\"deleted\":\(row[4] == "t"),\"fields\":".utf8)
             output += Array(fields.utf8)
+            if row.count > 9, let written = row[9].flatMap({ Int64($0) }) { output += Array(",\"written\":\(written)".utf8) }
             output.append(UInt8(ascii: "}"))
         }
         return (output, count, last)
@@ -306,13 +313,17 @@ public final class AgentService {
             // back, and the feed past the token would never list it). The same version at another
             // sequence was written again after the server went back: a record sent again as new
             // after a restore starts at the version the lost one had. The stamps tell content
-            // apart where numbers are handed out again.
+            // apart where numbers are handed out again, and the write time a copy sent again
+            // whole, with the stamps it had, from the one the device saw.
             response.recordKnown = try !connection.query("""
                 SELECT 1 FROM tripboard.records r WHERE zone = $1 AND kind = $2 AND id = $3
                   AND ((version > $4 AND ($5::bigint IS NULL OR change_sequence > $5::bigint))
-                       OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint AND $6::text IS NOT DISTINCT FROM
+                       OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint
+                           AND ($7::bigint IS NULL OR (extract(epoch FROM updated_at) * 1000000)::bigint = $7::bigint)
+                           AND $6::text IS NOT DISTINCT FROM
                       (SELECT coalesce(string_agg(key || '=' || (value->>'stamp'), ',' ORDER BY key COLLATE "C"), '') FROM jsonb_each(r.fields))))))
-                """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps]).isEmpty
+                """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps,
+                      record.written.map(String.init)]).isEmpty
         }
         return response
     }

@@ -217,6 +217,44 @@ import TripBoardStorage
         #expect(shown["notes"] as? String == "b twice", "\(shown)")
     }
 
+    /// The record a device's token covers is lost to a restore and sent again by another device
+    /// whole, with the stamps it had, landing at the same version and sequence — while the
+    /// sequences below it went to changes this device never saw. The server's write time of the
+    /// record tells the copy sent again from the one the device saw (found by the sync model,
+    /// seed 443118136, where a reconcile's re-send did exactly this).
+    @Test func aTokenRecordSentAgainAtItsOwnNumbersIsStillNoticed() throws {
+        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Lisbon", start: "2027-03-27", end: "2027-03-30")
+        try a.sync()
+        try b.sync()
+        let backup = server.directory + "/tripboard.dump"
+        try server.backUp(to: backup)
+        try a.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-02")
+        try a.sync()
+        let other = try SyncDevice()
+        #expect(try other.join(server).status == 0)
+        let covered = try other.container.addTrip("Sintra", start: "2027-06-01", end: "2027-06-01")
+        try other.sync()
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        try c.sync()  // its token covers Sintra, the zone's last change
+        _ = try server.psql("CREATE TABLE public.kept AS SELECT * FROM tripboard.records WHERE id = '\(covered)'")
+
+        try server.restore(from: backup)
+        try b.ok("trip", "edit", trip, "--notes", "edited after the restore")
+        try b.sync()  // numbered below c's token
+        // Sintra sent again as it was — version, sequence, stamps — written now.
+        _ = try server.psql("""
+            INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
+                SELECT zone, kind, id, version, change_sequence, deleted, fields, byte_count FROM public.kept;
+            UPDATE tripboard.zones SET change_sequence = (SELECT max(change_sequence) FROM tripboard.records);
+            """)
+        #expect(try c.sync()["reconciled"] as? String == "serverLostChanges")
+        let shown = try #require(try c.json("trip", "show", trip) as? [String: Any])
+        #expect(shown["notes"] as? String == "edited after the restore", "\(shown)")
+    }
+
     /// A zone emptied and given a new epoch (recreated with the same key): both devices send
     /// everything again, once.
     @Test func aZoneRecreatedUnderANewEpochGetsEverythingAgainOnce() throws {

@@ -278,13 +278,16 @@ package struct SyncVersionedRecord: Equatable, Sendable {
     /// before schema 9).
     package var sequence: Int64?
     package var stamps: String?
+    /// When the server wrote it (`WireRecord.written`); nil in a token kept by an earlier build.
+    package var written: Int64?
 
-    package init(kind: String, id: String, version: Int64, sequence: Int64? = nil, stamps: String? = nil) {
+    package init(kind: String, id: String, version: Int64, sequence: Int64? = nil, stamps: String? = nil, written: Int64? = nil) {
         self.kind = kind
         self.id = id
         self.version = version
         self.sequence = sequence
         self.stamps = stamps
+        self.written = written
     }
 
     /// `kind/id/version[/sequence/stamps]` → the record; nil for anything else.
@@ -293,12 +296,16 @@ package struct SyncVersionedRecord: Equatable, Sendable {
         guard parts.count == 3 || parts.count == 5, let version = Int64(parts[2]) else { return nil }
         let sequence = parts.count == 5 ? Int64(parts[3]) : nil
         if parts.count == 5 && sequence == nil { return nil }
+        // `stamps@written` (stamps hold no `@`); a token of an earlier build has no write time.
+        let last = parts.count == 5 ? parts[4].split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false) : []
+        let written = last.count == 2 ? Int64(last[1]) : nil
+        if last.count == 2 && written == nil { return nil }
         self.init(kind: String(parts[0]), id: String(parts[1]), version: version, sequence: sequence,
-                  stamps: parts.count == 5 ? String(parts[4]) : nil)
+                  stamps: last.first.map(String.init), written: written)
     }
 
     /// As kept in `sync_account.token_record`.
     var text: String {
-        "\(kind)/\(id)/\(version)" + (sequence.map { "/\($0)/" + (stamps ?? "") } ?? "")
+        "\(kind)/\(id)/\(version)" + (sequence.map { "/\($0)/" + (stamps ?? "") + (written.map { "@\($0)" } ?? "") } ?? "")
     }
 }
