@@ -186,13 +186,9 @@ import TripBoardStorage
         #expect(try SyncKeychainTests.pendingKeychainItems(b) == 0)
     }
 
-    /// The last record a device's token covers is edited again after the server went back, to a
-    /// version above the one the device saw but numbered below its token: the device notices
-    /// (a later version is proof only when numbered after the token) and gets the edit (found by
-    /// the sync model, seed 443118136).
-    @Test func aTokenRecordEditedAgainAfterARestoreIsNotTakenForProgress() throws {
+    /// A and B share Lisbon; the server is backed up (the file returned); A adds Porto after it.
+    func lisbonBackedUpThenPorto() throws -> (PostgresServer, SyncDevice, SyncDevice, String, String) {
         let (server, a, b) = try SyncTests.twoDevices(durable: true)
-        defer { withExtendedLifetime(server) {} }
         let trip = try a.container.addTrip("Lisbon", start: "2027-03-27", end: "2027-03-30")
         try a.sync()
         try b.sync()
@@ -200,6 +196,16 @@ import TripBoardStorage
         try server.backUp(to: backup)
         try a.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-02")
         try a.sync()
+        return (server, a, b, trip, backup)
+    }
+
+    /// The last record a device's token covers is edited again after the server went back, to a
+    /// version above the one the device saw but numbered below its token: the device notices
+    /// (a later version is proof only when numbered after the token) and gets the edit (found by
+    /// the sync model, seed 443118136).
+    @Test func aTokenRecordEditedAgainAfterARestoreIsNotTakenForProgress() throws {
+        let (server, a, b, trip, backup) = try lisbonBackedUpThenPorto()
+        defer { withExtendedLifetime(server) {} }
         try a.ok("trip", "edit", trip, "--notes", "seen by c")
         try a.sync()
         let c = try SyncDevice()
@@ -223,15 +229,8 @@ import TripBoardStorage
     /// record tells the copy sent again from the one the device saw (found by the sync model,
     /// seed 443118136, where a reconcile's re-send did exactly this).
     @Test func aTokenRecordSentAgainAtItsOwnNumbersIsStillNoticed() throws {
-        let (server, a, b) = try SyncTests.twoDevices(durable: true)
+        let (server, _, b, trip, backup) = try lisbonBackedUpThenPorto()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.container.addTrip("Lisbon", start: "2027-03-27", end: "2027-03-30")
-        try a.sync()
-        try b.sync()
-        let backup = server.directory + "/tripboard.dump"
-        try server.backUp(to: backup)
-        try a.container.addTrip("Porto", start: "2027-05-01", end: "2027-05-02")
-        try a.sync()
         let other = try SyncDevice()
         #expect(try other.join(server).status == 0)
         let covered = try other.container.addTrip("Sintra", start: "2027-06-01", end: "2027-06-01")
