@@ -44,10 +44,11 @@ package struct TableRow {
             guard let first = scalars.first else { continue }
             if isWide(first.value) || (scalars.count > 1 && scalars.contains { $0.value == 0xFE0F }) {
                 width += 2
-            } else if [.format, .nonspacingMark, .enclosingMark, .control].contains(first.properties.generalCategory) {
-                continue
             } else {
-                width += 1
+                switch first.properties.generalCategory {
+                case .format, .nonspacingMark, .enclosingMark, .control: continue
+                default: width += 1
+                }
             }
         }
         return width

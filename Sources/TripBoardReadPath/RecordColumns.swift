@@ -12,6 +12,11 @@ package protocol RecordColumn: CaseIterable, CodingKey, Sendable where AllCases 
     associatedtype Record
     /// Its position in `selectList`: the cases are counted from 0 in order.
     var rawValue: Int { get }
+    /// The columns every kind has (its cases of these names): its id and its sync bookkeeping.
+    static var id: Self { get }
+    static var syncState: Self { get }
+    static var remoteVersion: Self { get }
+    static var updatedAt: Self { get }
     /// The column: its name in the table, its JSON key, its form, its sync field.
     var spec: ColumnSpec { get }
     /// What an insert binds for it.
@@ -73,12 +78,6 @@ extension RecordColumn {
     package var position: Int32 { Int32(rawValue) }
     package var sqlName: String { spec.sqlName }
     package var syncField: String? { spec.syncField }
-
-    /// The position of the column named `sqlName` in `selectList` (every kind has `sync_state`,
-    /// `remote_version` and `updated_at`).
-    package static func position(of sqlName: String) -> Int32 {
-        allCases.first { $0.sqlName == sqlName }?.position ?? 0
-    }
 
     /// Every column, in declaration order: what the store's and the widget's queries select.
     package static var selectList: String { allCases.map(\.sqlName).joined(separator: ", ") }

@@ -119,7 +119,8 @@ public final class AgentService {
 
     /// When the server wrote a row, as `WireRecord.written` says it (its `updated_at`, in
     /// microseconds since 1970).
-    static let written = "(extract(epoch FROM updated_at) * 1000000)::bigint AS written"
+    static let writtenValue = "(extract(epoch FROM updated_at) * 1000000)::bigint"
+    static let written = writtenValue + " AS written"
 
     /// `inner` (rows of kind, id, version, change_sequence, deleted, fields, a position to
     /// order by and `written`) bounded: its rows up to the one whose fields bring the total past
@@ -319,7 +320,7 @@ public final class AgentService {
                 SELECT 1 FROM tripboard.records r WHERE zone = $1 AND kind = $2 AND id = $3
                   AND ((version > $4 AND ($5::bigint IS NULL OR change_sequence > $5::bigint))
                        OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint
-                           AND ($7::bigint IS NULL OR (extract(epoch FROM updated_at) * 1000000)::bigint = $7::bigint)
+                           AND ($7::bigint IS NULL OR \(Self.writtenValue) = $7::bigint)
                            AND $6::text IS NOT DISTINCT FROM
                       (SELECT coalesce(string_agg(key || '=' || (value->>'stamp'), ',' ORDER BY key COLLATE "C"), '') FROM jsonb_each(r.fields))))))
                 """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps,

@@ -105,9 +105,8 @@ extension Store {
                 }
                 for (field, members) in parts { fields[field] = .object(members.sorted { $0.key < $1.key }) }
                 return SyncRecord(kind: kind, id: id, fields: fields,
-                                  syncState: SyncState(rawValue: row.text(Column.position(of: "sync_state"))) ?? .failed,
-                                  remoteVersion: row.optionalInteger(Column.position(of: "remote_version")),
-                                  updatedAt: row.text(Column.position(of: "updated_at")),
+                                  syncState: SyncState(rawValue: row.text(Column.syncState)) ?? .failed,
+                                  remoteVersion: row.optionalInteger(Column.remoteVersion), updatedAt: row.text(Column.updatedAt),
                                   trashedAt: row.optionalText(Column.count), trashedWith: row.optionalText(Column.count + 1))
             }.first
     }
@@ -190,7 +189,7 @@ struct SyncFieldValues: ColumnValues {
 
     func text<Column: RecordColumn>(_ column: Column) throws -> String {
         // The two text columns sync does not carry as fields are the record's metadata.
-        if column.spec.syncField == nil { return column.sqlName == "id" ? record.id : record.updatedAt }
+        if column.spec.syncField == nil { return column.position == Column.id.position ? record.id : record.updatedAt }
         guard let text = value(column)?.stringValue else { throw invalid(column, "missing or not text in the synchronised record") }
         return text
     }
