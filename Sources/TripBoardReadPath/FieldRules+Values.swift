@@ -130,3 +130,19 @@ extension FieldRules {
         return timestamp
     }
 }
+
+extension FieldRules {
+    /// A trip's dates: the end may not be before the start (both ends are days of the trip).
+    public static func dateRange(start: CivilDate, end: CivilDate) throws {
+        guard end >= start else {
+            throw StoreError.invalidData("the end date \(end) is before the start date \(start)")
+        }
+    }
+
+    /// `remoteVersion` and `updatedAt` checked, and consistent with `state`; `updatedAt` in UTC.
+    package static func syncMetadata(_ state: SyncState, _ version: Int64?, _ updatedAt: String) throws -> (Int64?, String) {
+        let version = try remoteVersion(version)
+        try syncState(state, remoteVersion: version)
+        return (version, try stamp(updatedAt))
+    }
+}

@@ -24,7 +24,7 @@ struct SalvagePlaceholders {
         for bookingID in try missingParents(child: "attachments", column: "booking_id", parent: "bookings") {
             let booking = Booking(id: bookingID, tripId: try orphanTrip(), kind: .other, title: Self.bookingTitle, startsAt: nil,
                                   reference: nil, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp)
-            try connection.statement(BookingColumn.insert(into: "salvage.bookings", derived: ["starts_at_epoch", "over_at_epoch"]))
+            try connection.statement(BookingColumn.insert(into: "salvage.bookings"))
                 .run(BookingColumn.values(of: booking) + [.null, .null])
             try markPlaceholder("booking", bookingID)
             made.append("booking \(bookingID)")

@@ -2,46 +2,9 @@ public import TripBoardSystem
 import TripBoardReadPath
 
 /// A document to import: records may leave out their sync metadata (then they are new,
-/// pendingUpload) and their ids (then they get new ones). The three records are deliberately
-/// alike, each the lenient form of its model (`Trip`, `Place`, `Booking`).
+/// pendingUpload) and their ids (then they get new ones) — what each column may leave out is its
+/// declaration's (`ColumnSpec.whenMissing`, read by `ImportValues`).
 public struct ImportDocument {
-    public struct TripRecord: Sendable, Decodable {
-        var id: String?
-        var name: String
-        var startDate: CivilDate
-        var endDate: CivilDate
-        var notes: String?
-        var syncState: SyncState?
-        var remoteVersion: Int64?
-        var updatedAt: String?
-    }
-
-    public struct PlaceRecord: Sendable, Decodable {
-        var id: String?
-        var tripId: String
-        var name: String
-        var city: String?
-        var visited: Bool?
-        var syncState: SyncState?
-        var remoteVersion: Int64?
-        var updatedAt: String?
-    }
-
-    public struct BookingRecord: Sendable, Decodable {
-        var id: String?
-        var tripId: String
-        /// Any case, as `booking add --kind` takes it (`FieldRules.bookingKind`).
-        var kind: String
-        var title: String
-        var startsAt: String?
-        var endsAt: String?
-        var zone: String?
-        var reference: String?
-        var syncState: SyncState?
-        var remoteVersion: Int64?
-        var updatedAt: String?
-    }
-
     /// Opens the document's bytes from the start: read once to check it (`parse`), once more
     /// to insert its records (`Store.importRecords`), never held whole.
     let openSource: () throws -> any ByteSource
@@ -134,9 +97,9 @@ public struct ImportDocument {
             do {
                 let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
                 switch key {
-                case "trips": _ = try decode(TripRecord.self, value, path).trip(id: nil, now: placeholderStamp, index: index)
-                case "places": _ = try decode(PlaceRecord.self, value, path).place(id: nil, now: placeholderStamp, index: index)
-                default: _ = try decode(BookingRecord.self, value, path).booking(id: nil, now: placeholderStamp, index: index)
+                case "trips": _ = try ImportDocument.record(TripColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
+                case "places": _ = try ImportDocument.record(PlaceColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
+                default: _ = try ImportDocument.record(BookingColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
                 }
             } catch let error as DecodingError {
                 shapeErrors[key] = error
@@ -188,12 +151,9 @@ public struct ImportDocument {
                 guard seen[key] == occurrences[key] else { return }
                 let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
                 switch key {
-                case "trips":
-                    try body(.trip(try TripRecord(from: ValueDecoder(value: value, codingPath: path)).trip(id: Identifier.make(), now: now, index: index), index: index))
-                case "places":
-                    try body(.place(try PlaceRecord(from: ValueDecoder(value: value, codingPath: path)).place(id: Identifier.make(), now: now, index: index), index: index))
-                default:
-                    try body(.booking(try BookingRecord(from: ValueDecoder(value: value, codingPath: path)).booking(id: Identifier.make(), now: now, index: index), index: index))
+                case "trips": try body(.trip(try Self.record(TripColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
+                case "places": try body(.place(try Self.record(PlaceColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
+                default: try body(.booking(try Self.record(BookingColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
                 }
             }, notAnObject: { _ in })
         } catch let error as JSONSyntaxError {
@@ -224,42 +184,17 @@ public struct ImportDocument {
 }
 
 
-extension ImportDocument.TripRecord {
-    /// The trip as the store keeps it, checked with `validated()`: a missing id becomes `id`
-    /// (the placeholder when nil), a missing `updatedAt` `now`. A broken rule names `trips[index]`.
-    func trip(id newID: String?, now: String, index: Int) throws -> Trip {
-        try ImportDocument.naming("trips[\(index)]") {
-            try Trip(id: id ?? newID ?? ImportDocument.placeholderID, name: name, startDate: startDate, endDate: endDate,
-                     notes: notes ?? "", syncState: syncState ?? .pendingUpload,
-                     remoteVersion: remoteVersion, updatedAt: updatedAt ?? now).validated()
-        }
-    }
-}
-
-extension ImportDocument.PlaceRecord {
-    /// The place as the store keeps it (see `TripRecord.trip`).
-    func place(id newID: String?, now: String, index: Int) throws -> Place {
-        try ImportDocument.naming("places[\(index)]") {
-            try Place(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, name: name, city: city,
-                      visited: visited ?? false, syncState: syncState ?? .pendingUpload,
-                      remoteVersion: remoteVersion, updatedAt: updatedAt ?? now).validated()
-        }
-    }
-}
-
-extension ImportDocument.BookingRecord {
-    /// The booking as the store keeps it (see `TripRecord.trip`).
-    func booking(id newID: String?, now: String, index: Int) throws -> Booking {
-        try ImportDocument.naming("bookings[\(index)]") {
-            try Booking(id: id ?? newID ?? ImportDocument.placeholderID, tripId: tripId, kind: FieldRules.bookingKind(kind),
-                        title: title, startsAt: startsAt, reference: reference,
-                        syncState: syncState ?? .pendingUpload, remoteVersion: remoteVersion,
-                        updatedAt: updatedAt ?? now, endsAt: endsAt, zone: zone).validated()
-        }
-    }
-}
-
 extension ImportDocument {
+    /// The record `value` holds, at `path` (`trips[3]`), as the store keeps it: its shape checked
+    /// first (`ImportValues`), then what it leaves out filled in — a missing id becomes `id` (the
+    /// placeholder when nil), a missing `updatedAt` `now` — then its rules (`validated()`). A
+    /// broken rule names `trips[3].field`.
+    static func record<Column: RecordColumn>(_ columns: Column.Type, _ value: JSONValue, _ path: [any CodingKey], index: Int,
+                                             id: String?, now: String) throws -> Column.Record {
+        let values = try ImportValues<Column>(value, path: path, newID: id ?? placeholderID, now: now)
+        return try naming("\(path[0].stringValue)[\(index)]") { try Column.validated(try Column.record(from: values)) }
+    }
+
     /// Runs `body`, turning a rule it breaks into one line that names the record at `path`:
     /// `trips[3].updatedAt falls in the year 10000 …; nothing was imported`.
     static func naming<T>(_ path: String, _ body: () throws -> T) throws -> T {

@@ -2,31 +2,37 @@ public import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
-/// The fields of a new booking.
+/// The fields of a new booking: a `Booking` the store has not given an id, a state or a stamp
+/// yet. Every field of the declaration is set through it (`draft.reference = …`); the start
+/// and end as `BookingTime`s.
+@dynamicMemberLookup
 public struct BookingDraft: Sendable, Equatable {
-    public var tripId: String
-    public var kind: BookingKind
-    public var title: String
-    public var start: BookingTime?
-    public var end: BookingTime?
-    public var reference: String?
-    /// The IANA zone the times are in (`Booking.zone`); nil: fixed offsets.
-    public var zone: String?
+    package var booking: Booking
 
     public init(tripId: String, kind: BookingKind, title: String, start: BookingTime?, end: BookingTime? = nil,
                 reference: String? = nil, zone: String? = nil) {
-        self.tripId = tripId
-        self.kind = kind
-        self.title = title
-        self.start = start
-        self.end = end
-        self.reference = reference
-        self.zone = zone
+        booking = Booking(id: ImportDocument.placeholderID, tripId: tripId, kind: kind, title: title, startsAt: start?.text,
+                          reference: reference, syncState: .pendingUpload, remoteVersion: nil, updatedAt: ImportDocument.placeholderStamp,
+                          endsAt: end?.text, zone: zone)
     }
 
     /// A booking that starts at an instant (or is undated), with no end.
     public init(tripId: String, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
         self.init(tripId: tripId, kind: kind, title: title, start: startsAt.map { .instant($0) }, reference: reference)
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Booking, Value>) -> Value {
+        get { booking[keyPath: field] }
+        set { booking[keyPath: field] = newValue }
+    }
+
+    public var start: BookingTime? {
+        get { booking.startsAt.flatMap { BookingTime($0) } }
+        set { booking.startsAt = newValue?.text }
+    }
+    public var end: BookingTime? {
+        get { booking.endsAt.flatMap { BookingTime($0) } }
+        set { booking.endsAt = newValue?.text }
     }
 }
 
@@ -81,19 +87,10 @@ extension Store {
     @discardableResult
     public func setVisited(placeId: String, _ visited: Bool = true) throws -> Place {
         try connection.writeTransaction {
-            let rows = try connection.statement(
-                "SELECT \(RecordRows.placeColumns) FROM places WHERE id = ? AND \(RecordRows.live)"
-            ).rows([.text(placeId)], RecordRows.place(from:))
-            guard var place = rows.first else { throw StoreError.notFound(kind: .place, id: placeId) }
-            guard place.visited != visited else { return place }
-            let before = place.updatedAt
-            place.visited = visited
-            place.syncState = .pendingUpload
-            place.updatedAt = stamp()
-            try connection.statement("UPDATE places SET visited = ?, sync_state = ?, updated_at = ? WHERE id = ?")
-                .run([.integer(visited ? 1 : 0), .text(place.syncState.rawValue), .text(place.updatedAt), .text(placeId)])
-            try noteFieldEdits(.place, id: placeId, changed: ["visited"], before: before, at: place.updatedAt)
-            return place
+            let current = try place(id: placeId)
+            var updated = current
+            updated.visited = visited
+            return try writeEdit(PlaceColumn.self, current, updated)
         }
     }
 
@@ -105,10 +102,10 @@ extension Store {
 
     /// Adds a booking to a live trip.
     public func addBooking(_ draft: BookingDraft) throws -> Booking {
-        let booking = try Booking(id: Identifier.make(), tripId: draft.tripId, kind: draft.kind, title: draft.title,
-                                  startsAt: draft.start?.text, reference: draft.reference,
-                                  syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp(), endsAt: draft.end?.text,
-                                  zone: draft.zone).validated()
+        var booking = draft.booking
+        booking.id = Identifier.make()
+        booking.updatedAt = stamp()
+        booking = try booking.validated()
         try connection.writeTransaction {
             _ = try trip(id: draft.tripId)
             try insert(booking)
@@ -126,13 +123,12 @@ extension Store {
     func insert(validated booking: Booking, idIsUnused: Bool = false) throws {
         if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
         try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
-        let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
-        try connection.statement(Self.bookingInsert).run(BookingColumn.values(of: booking) + [.optional(epochs.start), .optional(epochs.overAt)])
+        try connection.statement(Self.bookingInsert).run(BookingColumn.insertValues(of: booking))
     }
 
     static let placeInsert = PlaceColumn.insert(into: "places")
-    /// With the epochs the lists and the widget order and filter by (`BookingTime.epochs`).
-    static let bookingInsert = BookingColumn.insert(into: "bookings", derived: ["starts_at_epoch", "over_at_epoch"])
+    /// With the epochs the lists and the widget order and filter by (`BookingColumn.derived`).
+    static let bookingInsert = BookingColumn.insert(into: "bookings")
 
     /// The live bookings of a live trip, earliest first; undated ones last.
     public func bookings(tripId: String) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }

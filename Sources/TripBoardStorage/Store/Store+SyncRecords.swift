@@ -139,27 +139,26 @@ extension Store {
         let values = SyncFieldValues(record: record)
         switch record.kind {
         case .trip:
-            let trip = try TripColumn.record(from: values).validated()
+            let trip = try TripColumn.validated(TripColumn.record(from: values))
             if inserting { return try insert(validated: trip) }
-            try connection.statement(Self.tripUpdate).run(TripColumn.updateValues(of: trip))
+            try update(TripColumn.self, trip)
         case .place:
-            let place = try PlaceColumn.record(from: values).validated()
+            let place = try PlaceColumn.validated(PlaceColumn.record(from: values))
             if inserting { return try insert(validated: place) }
-            try connection.statement(Self.placeUpdate).run(PlaceColumn.updateValues(of: place))
+            try update(PlaceColumn.self, place)
         case .booking:
-            let booking = try BookingColumn.record(from: values).validated()
+            let booking = try BookingColumn.validated(BookingColumn.record(from: values))
             if inserting { return try insert(validated: booking) }
-            let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
-            try connection.statement(Self.bookingUpdate)
-                .run(BookingColumn.updateValues(of: booking, derived: [.optional(epochs.start), .optional(epochs.overAt)]))
+            try update(BookingColumn.self, booking)
         case .attachment:
             try writeAttachmentSyncRecord(record, inserting: inserting)
         }
     }
 
-    static let tripUpdate = TripColumn.update("trips")
-    static let placeUpdate = PlaceColumn.update("places")
-    static let bookingUpdate = BookingColumn.update("bookings", derived: ["starts_at_epoch", "over_at_epoch"])
+    /// Writes every column of a validated `record` over its row (`RecordColumn.update`).
+    func update<Column: RecordColumn>(_ columns: Column.Type, _ record: Column.Record) throws {
+        try connection.statement(Column.update(Column.recordKind.table)).run(Column.updateValues(of: record))
+    }
 
     /// Sets only the sync metadata of `kind` `id`.
     package func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {

@@ -2,43 +2,57 @@ public import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
-/// The fields of a new trip.
+/// The fields of a new trip: a `Trip` the store has not given an id, a state or a stamp yet.
+/// Every field of the declaration is set through it (`draft.notes = …`).
+@dynamicMemberLookup
 public struct TripDraft: Sendable, Equatable {
-    public var name: String
-    public var startDate: CivilDate
-    public var endDate: CivilDate
-    public var notes: String
+    package var trip: Trip
 
     public init(name: String, startDate: CivilDate, endDate: CivilDate, notes: String = "") {
-        self.name = name
-        self.startDate = startDate
-        self.endDate = endDate
-        self.notes = notes
+        trip = Trip(id: ImportDocument.placeholderID, name: name, startDate: startDate, endDate: endDate, notes: notes,
+                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: ImportDocument.placeholderStamp)
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Trip, Value>) -> Value {
+        get { trip[keyPath: field] }
+        set { trip[keyPath: field] = newValue }
+    }
+
+    /// The rules a new trip can be held to before any store is opened (its id and stamps are the
+    /// store's to make): `trip add` checks them first, so a refused draft creates no container.
+    public func checked() throws -> TripDraft {
+        var draft = self
+        draft.trip = try trip.validated()
+        return draft
     }
 }
 
-/// A partial edit: `nil` leaves a field as it is.
+/// A partial edit: `nil` leaves a field as it is. Any column of the declaration can be set by
+/// its case (`changes.entered[.notes]`).
 public struct TripChanges: Sendable, Equatable {
-    public var name: String?
-    public var startDate: CivilDate?
-    public var endDate: CivilDate?
-    public var notes: String?
+    package var entered = EnteredValues<TripColumn>()
 
     public init(name: String? = nil, startDate: CivilDate? = nil, endDate: CivilDate? = nil, notes: String? = nil) {
-        self.name = name
-        self.startDate = startDate
-        self.endDate = endDate
-        self.notes = notes
+        entered[.name] = name
+        entered[.startDate] = startDate?.description
+        entered[.endDate] = endDate?.description
+        entered[.notes] = notes
     }
 
-    public var isEmpty: Bool { name == nil && startDate == nil && endDate == nil && notes == nil }
+    public var name: String? { get { entered[.name] } set { entered[.name] = newValue } }
+    public var startDate: CivilDate? { get { entered[.startDate].flatMap { CivilDate($0) } } set { entered[.startDate] = newValue?.description } }
+    public var endDate: CivilDate? { get { entered[.endDate].flatMap { CivilDate($0) } } set { entered[.endDate] = newValue?.description } }
+    public var notes: String? { get { entered[.notes] } set { entered[.notes] = newValue } }
+    public var isEmpty: Bool { entered.isEmpty }
 }
 
 extension Store {
     /// Creates a trip (pendingUpload) and returns it.
     public func addTrip(_ draft: TripDraft) throws -> Trip {
-        let trip = try Trip(id: Identifier.make(), name: draft.name, startDate: draft.startDate, endDate: draft.endDate,
-                            notes: draft.notes, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
+        var trip = draft.trip
+        trip.id = Identifier.make()
+        trip.updatedAt = stamp()
+        trip = try trip.validated()
         try connection.writeTransaction { try insert(trip) }
         return trip
     }
@@ -96,8 +110,8 @@ extension Store {
     }
 
     /// Applies `changes` in one transaction. With `expectedUpdatedAt`, refuses (`.conflict`) when
-    /// another process has changed the trip since it was read. Unchanged fields are not rewritten,
-    /// and an edit that changes nothing leaves the sync state alone.
+    /// another process has changed the trip since it was read. An edit that changes nothing writes
+    /// nothing and leaves the sync state alone.
     @discardableResult
     public func editTrip(id: String, changes: TripChanges, expectedUpdatedAt: String? = nil) throws -> Trip {
         try connection.writeTransaction {
@@ -105,28 +119,7 @@ extension Store {
             if let expectedUpdatedAt, current.updatedAt != expectedUpdatedAt {
                 throw StoreError.conflict("trip \(id) was changed by another process while you were editing it (at \(current.updatedAt)); nothing was changed")
             }
-            var updated = current
-            if let name = changes.name { updated.name = try FieldRules.line(name, field: "name") }
-            if let startDate = changes.startDate { updated.startDate = startDate }
-            if let endDate = changes.endDate { updated.endDate = endDate }
-            if let notes = changes.notes { updated.notes = try FieldRules.notes(notes) }
-            try FieldRules.dateRange(start: updated.startDate, end: updated.endDate)
-            guard updated != current else { return current }
-            updated.syncState = .pendingUpload
-            updated.updatedAt = stamp()
-            try connection.statement("""
-                UPDATE trips SET name = ?, start_date = ?, end_date = ?, notes = ?, sync_state = ?, updated_at = ?
-                WHERE id = ?
-                """).run([
-                .text(updated.name), .text(updated.startDate.description), .text(updated.endDate.description),
-                .text(updated.notes), .text(updated.syncState.rawValue), .text(updated.updatedAt), .text(id),
-            ])
-            var changed: [String] = []
-            if updated.name != current.name { changed.append("name") }
-            if updated.startDate != current.startDate || updated.endDate != current.endDate { changed.append("dates") }
-            if updated.notes != current.notes { changed.append("notes") }
-            try noteFieldEdits(.trip, id: id, changed: changed, before: current.updatedAt, at: updated.updatedAt)
-            return updated
+            return try writeEdit(TripColumn.self, current, try TripColumn.validated(changes.entered.applied(to: current)))
         }
     }
 

@@ -1,0 +1,103 @@
+package import TripBoardSQLite
+
+/// A flight, train, hotel, … booked for a trip.
+public struct Booking: Sendable, Equatable, Codable {
+    public var id: String
+    public var tripId: String
+    public var kind: BookingKind
+    public var title: String
+    /// ISO 8601 with the offset it was entered in: `2026-12-12T07:35:00+00:00`; or a date alone,
+    /// `2026-12-14`, for an all-day booking (`BookingTime`).
+    public var startsAt: String?
+    public var reference: String?
+    public var syncState: SyncState
+    public var remoteVersion: Int64?
+    public var updatedAt: String
+    /// When it ends (check-out, arrival), in the same forms as `startsAt`; never before it.
+    public var endsAt: String?
+    /// The IANA zone its times are in (`Europe/Lisbon`), which says how to show them: `07:35 WET`.
+    /// Nil: a fixed offset, the one `startsAt` was written with.
+    public var zone: String?
+
+    public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil) {
+        self.id = id
+        self.tripId = tripId
+        self.kind = kind
+        self.title = title
+        self.startsAt = startsAt
+        self.reference = reference
+        self.syncState = syncState
+        self.remoteVersion = remoteVersion
+        self.updatedAt = updatedAt
+        self.endsAt = endsAt
+        self.zone = zone
+    }
+
+    package typealias CodingKeys = BookingColumn
+}
+
+/// A booking's columns (`Booking`).
+package enum BookingColumn: Int, RecordColumn {
+    case id, tripId, kind, title, startsAt, endsAt, zone, reference, syncState, remoteVersion, updatedAt
+    // A key by name only (the raw value is the column's position, not an array index), so that
+    // a decoding error names the member: `trips[1].name`.
+    package var intValue: Int? { nil }
+    package init?(intValue: Int) { nil }
+    package static let recordKind = RecordKind.booking
+
+    package var spec: ColumnSpec {
+        switch self {
+        case .id: .id
+        case .tripId: .tripId
+        case .kind: ColumnSpec("kind", "kind", .bookingKind, sync: "kind")
+        case .title: ColumnSpec("title", "title", .text, rule: .line(), sync: "title")
+        case .startsAt: ColumnSpec("starts_at", "startsAt", .optionalText, rule: .bookingTime, sync: "startsAt")
+        case .endsAt: ColumnSpec("ends_at", "endsAt", .optionalText, rule: .bookingTime, sync: "endsAt")
+        case .zone: ColumnSpec("zone", "zone", .optionalText, rule: .zone, sync: "zone")
+        case .reference:
+            ColumnSpec("reference", "reference", .optionalText, rule: .line(FieldRules.referenceLimit), sync: "reference",
+                       label: "ref", heading: "REFERENCE")
+        case .syncState: .syncState
+        case .remoteVersion: .remoteVersion
+        case .updatedAt: .updatedAt
+        }
+    }
+
+    package func value(of booking: Booking) -> SQLValue {
+        switch self {
+        case .id: .text(booking.id)
+        case .tripId: .text(booking.tripId)
+        case .kind: .text(booking.kind.rawValue)
+        case .title: .text(booking.title)
+        case .startsAt: .optional(booking.startsAt)
+        case .endsAt: .optional(booking.endsAt)
+        case .zone: .optional(booking.zone)
+        case .reference: .optional(booking.reference)
+        case .syncState: .text(booking.syncState.rawValue)
+        case .remoteVersion: .optional(booking.remoteVersion)
+        case .updatedAt: .text(booking.updatedAt)
+        }
+    }
+
+    package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Booking {
+        Booking(id: try values.text(Self.id), tripId: try values.text(Self.tripId), kind: try values.bookingKind(Self.kind),
+                title: try values.text(Self.title), startsAt: try values.optionalText(Self.startsAt),
+                reference: try values.optionalText(Self.reference), syncState: try values.syncState(Self.syncState),
+                remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt),
+                endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone))
+    }
+
+    /// An end needs a start and is not before it.
+    package static func checkAcross(_ booking: Booking) throws {
+        try FieldRules.bookingTimes(startsAt: booking.startsAt, endsAt: booking.endsAt)
+    }
+
+    /// The columns the store keeps from the others, bound after them: the epochs the lists and the
+    /// widget order and filter by (`BookingTime.epochs`).
+    package static let derived = ["starts_at_epoch", "over_at_epoch"]
+    package static func derivedValues(of booking: Booking) -> [SQLValue] {
+        let epochs = BookingTime.epochs(startsAt: booking.startsAt, endsAt: booking.endsAt)
+        return [.optional(epochs.start), .optional(epochs.overAt)]
+    }
+}
