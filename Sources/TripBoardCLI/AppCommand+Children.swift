@@ -51,9 +51,7 @@ extension AppCommand {
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
                             .value("--zone", "ZONE", "the IANA time zone of its times, e.g. Europe/Lisbon (default: TZ's, where it fits)"),
-                            .value("--reference", "REF", "the booking or confirmation number"),
-                            .json,
-                        ],
+                        ] + enteredBookingOptions + [.json],
                         summary: """
                         Adds a booking and prints its id (--json: the booking object). KIND is flight, train, hotel, car, event or other. \
                         TIME is e.g. 2026-12-12T07:35+00:00, or a date alone, 2026-12-14, for all day; without an offset it is a \
@@ -67,16 +65,15 @@ extension AppCommand {
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
                             .value("--zone", "ZONE", "the IANA time zone of its times ('' for a fixed offset)"),
-                            .value("--reference", "REF", "the booking or confirmation number"),
-                        ],
+                        ] + enteredBookingOptions,
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
                         ],
                         summary: """
                         Changes the given fields of a booking, with the rules of booking add; times without an offset are read \
                         in --zone, else the booking's zone. --zone alone keeps the booking's instants and writes them in the new \
-                        zone's offsets. An empty value removes --starts-at, --ends-at, --zone or --reference. The booking becomes \
-                        pendingUpload.
+                        zone's offsets. An empty value removes --starts-at, --ends-at, --zone\(enteredBookingOptionList). The \
+                        booking becomes pendingUpload.
                         """, run: editBooking),
             AppCommandSpec(words: ["booking", "list"],
                         options: [
@@ -95,6 +92,29 @@ extension AppCommand {
                         ],
                         summary: "Moves a booking and its attachments to the trash (restorable for 30 days).", run: deleteBooking),
         ]
+    }
+
+    /// `booking add` and `booking edit`'s options for the columns the declaration enters as
+    /// plain text (`BookingColumn.entered`: `--reference`, …).
+    static var enteredBookingOptions: [OptionSpec] { BookingColumn.entered.map { .value($0.option.name, $0.option.valueName, $0.option.help) } }
+    /// `, --reference or --seat`-like: those options, for a list that ends with them.
+    static var enteredBookingOptionList: String {
+        let names = BookingColumn.entered.map(\.option.name)
+        return names.enumerated().map { ($0.offset == names.count - 1 ? " or " : ", ") + $0.element }.joined()
+    }
+
+    /// The values given for the columns entered as plain text.
+    static func enteredBookingValues(_ context: CommandContext) throws -> EnteredValues<BookingColumn> {
+        var entered = EnteredValues<BookingColumn>()
+        for (column, option) in BookingColumn.entered { entered[column] = try context.arguments.option(option.name) }
+        return entered
+    }
+
+    /// Checks `entered` by each column's rule, named by its option, before any container is opened.
+    static func checkEnteredBookingValues(_ entered: EnteredValues<BookingColumn>) throws {
+        for (column, option) in BookingColumn.entered {
+            if let text = entered[column] { _ = try column.spec.rule.apply(toOptional: text, field: option.name) }
+        }
     }
 
     static func addPlace(_ context: CommandContext) throws {
@@ -119,8 +139,11 @@ extension AppCommand {
         // scripts: never filtered by a preference.
         if json { return try context.console.printJSONArray(rawRowsOf: store.placeRows(tripId: tripId), RecordBytes.placeJSON) }
         let showsVisited = try showsVisitedPlaces(context)
-        try context.console.printTable(header: ["ID", "NAME", "CITY", "VISITED", "SYNC"],
-                                       rawRowsOf: store.placeRows(tripId: tripId, includingVisited: showsVisited), row: placeListCells)
+        let list = RecordListCells<PlaceColumn>()
+        var times = BookingTimeText(), buffer: [UInt8] = []
+        try context.console.printTable(header: list.header, rawRowsOf: store.placeRows(tripId: tripId, includingVisited: showsVisited)) { row, cells in
+            list.append(row, to: &cells, times: &times, buffer: &buffer)
+        }
         if !showsVisited { try noteHiddenVisitedPlaces(try store.visitedPlaceCount(tripId: tripId), context) }
     }
 
@@ -134,16 +157,6 @@ extension AppCommand {
     static func noteHiddenVisitedPlaces(_ count: Int, _ context: CommandContext) throws {
         guard count > 0 else { return }
         context.console.print("(\(count) visited place\(count == 1 ? "" : "s") hidden: `app prefs set showsVisitedPlaces on` shows them)")
-    }
-
-    /// A `place list` line's cells from a row of `RecordRows.placeColumns`: `[String(place.id.prefix(8)),
-    /// place.name, place.city ?? "", place.visited ? "yes" : "no", place.syncState.rawValue]`, as bytes.
-    static func placeListCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
-        row.withText(PlaceColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
-        row.withText(PlaceColumn.name.position) { cells.append(utf8: $0) }
-        row.withText(PlaceColumn.city.position) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
-        cells.append(ascii: row.integer(PlaceColumn.visited.position) != 0 ? "yes" : "no")
-        cells.append(ascii: RecordBytes.syncStateName(row, PlaceColumn.syncState.position))
     }
 
     static func visitPlace(_ context: CommandContext) throws {
@@ -179,7 +192,7 @@ extension AppCommand {
         let startsAtText = try context.arguments.option("--starts-at")
         let endsAtText = try context.arguments.option("--ends-at")
         let zoneName = try context.arguments.option("--zone")
-        let reference = try context.arguments.option("--reference")
+        let entered = try enteredBookingValues(context)
         let json = context.wantsJSON()
         try context.finishArguments()
         let kind = try FieldRules.bookingKind(kindText, field: "--kind")
@@ -187,8 +200,9 @@ extension AppCommand {
         let times = try BookingZoneInput(zoneOption: zoneName, bookingZone: nil)
         let start = try startsAtText.map { try times.read($0, option: "--starts-at") }
         let end = try endsAtText.map { try times.read($0, option: "--ends-at") }
-        var draft = try BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, reference: reference,
-                                     zone: times.zone(for: start)).checked()
+        var draft = BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, zone: times.zone(for: start))
+        draft.booking = try entered.applied(to: draft.booking)
+        draft = try draft.checked()
         let store = try context.store()
         draft.tripId = try store.resolveID(.trip, tripReference)
         let booking = try store.addBooking(draft)
@@ -203,12 +217,13 @@ extension AppCommand {
         var changes = BookingChanges(title: try context.arguments.option("--title"),
                                      startsAt: try context.arguments.option("--starts-at"),
                                      endsAt: try context.arguments.option("--ends-at"),
-                                     reference: try context.arguments.option("--reference"),
                                      zone: try context.arguments.option("--zone"))
+        let entered = try enteredBookingValues(context)
+        for (column, _) in BookingColumn.entered { changes.entered[column] = entered[column] }
         try context.finishArguments()
         changes.kind = try kindText.map { try FieldRules.bookingKind($0, field: "--kind") }
         guard !changes.isEmpty else {
-            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at, --zone or --reference")
+            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at, --zone\(enteredBookingOptionList)")
         }
         // The values are checked before the container is opened (an empty time removes it).
         if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
@@ -218,7 +233,7 @@ extension AppCommand {
                 throw BookingZoneInput.unreadable(text, option: option)
             }
         }
-        if let text = changes.reference { _ = try FieldRules.optionalLine(text, field: "--reference", limit: FieldRules.referenceLimit) }
+        try checkEnteredBookingValues(entered)
         let store = try context.store()
         let id = try store.resolveID(.booking, reference)
         // Typed times are read in the zone the booking will have: the new one, else its own.
@@ -258,46 +273,26 @@ extension AppCommand {
         let now = try context.now()
         let store = try context.store()
         var times = BookingTimeText()
-        var cellBuffer: [UInt8] = []
+        var buffer: [UInt8] = []
         // Printed from the rows' bytes, as `trip list` is, the times too (`BookingTimeText.write`).
         guard let tripReference else {
             let found = store.bookingRowsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
             if json { return try context.console.printJSONArray(rawRowsOf: found, RecordBytes.bookingJSON) }
-            try context.console.printTable(header: ["ID", "TRIP", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"],
-                                           emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.", rawRowsOf: found) { row, cells in
-                bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: RecordBytes.date(row, BookingOfTrip.tripStartColumn).year,
-                                 tripNameColumn: BookingOfTrip.tripNameColumn)
+            let list = RecordListCells<BookingColumn>(extraHeadings: ["TRIP"])
+            try context.console.printTable(header: list.header, emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.",
+                                           rawRowsOf: found) { row, cells in
+                list.append(row, to: &cells, times: &times, buffer: &buffer, tripYear: RecordBytes.date(row, BookingOfTrip.tripStartColumn).year,
+                            extraColumn: BookingOfTrip.tripNameColumn)
             }
             return
         }
         let trip = try store.trip(id: try store.resolveID(.trip, tripReference))
         let bookings = store.bookingRows(tripId: trip.id, upcomingAt: upcoming ? now : nil, limit: limit)
         if json { return try context.console.printJSONArray(rawRowsOf: bookings, RecordBytes.bookingJSON) }
-        try context.console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SYNC"], rawRowsOf: bookings) { row, cells in
-            bookingListCells(row, &cells, times: &times, cellBuffer: &cellBuffer, tripYear: trip.startDate.year)
+        let list = RecordListCells<BookingColumn>()
+        try context.console.printTable(header: list.header, rawRowsOf: bookings) { row, cells in
+            list.append(row, to: &cells, times: &times, buffer: &buffer, tripYear: trip.startDate.year)
         }
-    }
-
-    /// A `booking list` line's cells from a row of `RecordRows.bookingColumns` — with the trip's
-    /// name after the id when `tripNameColumn` says where it is — as bytes: `[String(booking.id.prefix(8)),
-    /// booking.kind.rawValue, booking.title, start, end, booking.reference ?? "", booking.syncState.rawValue]`, where start and
-    /// end are `times.text(_:zone:tripYear:) ?? ""` of `startsAt` and `endsAt`.
-    static func bookingListCells(_ row: borrowing RawRow, _ cells: inout TableRow, times: inout BookingTimeText,
-                                 cellBuffer: inout [UInt8], tripYear: Int, tripNameColumn: Int32? = nil) {
-        row.withText(BookingColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
-        if let tripNameColumn { row.withText(tripNameColumn) { cells.append(utf8: $0) } }
-        cells.append(ascii: RecordBytes.bookingKindName(row, BookingColumn.kind.position))
-        row.withText(BookingColumn.title.position) { cells.append(utf8: $0) }
-        let zone = row.optionalText(BookingColumn.zone.position)
-        for column in [BookingColumn.startsAt, .endsAt] {
-            row.withText(column.position) { stored in
-                times.write(stored: stored, zone: zone, tripYear: tripYear, into: &cellBuffer)
-                cellBuffer.withUnsafeBytes { cells.append(utf8: $0) }
-                cellBuffer.removeAll(keepingCapacity: true)
-            }
-        }
-        row.withText(BookingColumn.reference.position) { cells.append(utf8: $0) }  // NULL lends no bytes: ""
-        cells.append(ascii: RecordBytes.syncStateName(row, BookingColumn.syncState.position))
     }
 
     static func deleteBooking(_ context: CommandContext) throws {

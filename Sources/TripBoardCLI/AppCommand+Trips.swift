@@ -162,7 +162,9 @@ extension AppCommand {
         for booking in bookings {
             let start = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) ?? "no date"
             let when = start + (times.text(booking.endsAt, zone: booking.zone, tripYear: trip.startDate.year).map { " → " + $0 } ?? "")
-            console.print("    \(booking.kind.rawValue) \(booking.title) · \(when)\(booking.reference.map { " · ref \($0)" } ?? "")  (\(booking.id.prefix(8)))")
+            var line = "    \(booking.kind.rawValue) \(booking.title) · \(when)"
+            BookingColumn.appendLabelled(booking, separator: " · ", to: &line)
+            console.print(line + "  (\(booking.id.prefix(8)))")
         }
         console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
         let titles = Dictionary(bookings.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })

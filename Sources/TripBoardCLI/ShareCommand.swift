@@ -104,27 +104,10 @@ public enum ShareCommand {
         case .alreadyAttached:
             console.print("Already attached: these bytes are \(result.attachment.originalFilename) of \(booking) in \(result.tripName); nothing new was stored.")
         }
-        console.print("  detected:   " + detectedSummary(result.detected))
+        console.print("  detected:   " + result.detected.summary)
         let pages = result.pageCount == 1 ? "1 page" : "\(result.pageCount) pages"
         console.print("  attachment: \(result.attachment.id) (\(pages), \(result.attachment.byteCount) bytes)")
         console.print("  booking:    \(result.booking.id)" + (result.booking.startsAt.map { ", starts \($0)" } ?? ""))
         if let thumbnail = result.thumbnail { console.print("  thumbnail:  " + thumbnail) }
-    }
-
-    static func detectedSummary(_ fields: TicketFields) -> String {
-        var parts: [String] = []
-        if let kind = fields.kind { parts.append(kind.rawValue) }
-        if let hotelName = fields.hotelName { parts.append(hotelName) }
-        if let number = fields.number { parts.append(number) }
-        if let origin = fields.origin, let destination = fields.destination {
-            parts.append(origin + " → " + destination)
-        } else if let place = fields.destination ?? fields.origin {
-            parts.append(place)
-        }
-        if let date = fields.departureDate {
-            parts.append(date.description + (fields.departureTime.map { " " + $0.description } ?? ""))
-        }
-        if let reference = fields.reference { parts.append("reference " + reference) }
-        return parts.isEmpty ? "nothing (the booking is named after the file)" : parts.joined(separator: ", ")
     }
 }

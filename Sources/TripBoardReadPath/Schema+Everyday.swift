@@ -88,14 +88,19 @@ extension Schema {
             SELECT rowid * 4 + 2, title, ifnull(reference, '') FROM bookings WHERE sync_state <> 'pendingDeletion' AND trashed_at IS NULL;
         """
 
-    /// The search index's insert triggers, by table, and what each indexes of a row: a bulk write
-    /// (`Store.indexingInsertsOnce`) suspends the triggers and indexes its new rows with one
-    /// statement per table instead, the same text and detail the trigger would have written.
+    /// The search index's insert triggers, by table, and what each indexes of a row (the
+    /// declarations' `SearchRole`s): a bulk write (`Store.indexingInsertsOnce`) suspends the
+    /// triggers and indexes its new rows with one statement per table instead, the same text
+    /// and detail the trigger would have written.
     package static let searchedOnInsert: [(table: String, trigger: String, offset: Int, title: String, detail: String)] = [
-        ("trips", "trips_search_insert", 0, "name", "notes"),
-        ("places", "places_search_insert", 1, "name", "ifnull(city, '')"),
-        ("bookings", "bookings_search_insert", 2, "title", "ifnull(reference, '') || ' ' || kind"),  // schema 14
+        searched(TripColumn.self, offset: 0), searched(PlaceColumn.self, offset: 1), searched(BookingColumn.self, offset: 2),
     ]
+
+    private static func searched<Column: RecordColumn>(_ columns: Column.Type, offset: Int)
+        -> (table: String, trigger: String, offset: Int, title: String, detail: String) {
+        let table = Column.recordKind.table
+        return (table, table + "_search_insert", offset, Column.searched.title, Column.searched.detail)
+    }
 
     /// The tables of the search index (`search_index` and FTS5's own `search_index_*`), as a
     /// condition on `sqlite_master.name`: they are derived, so a salvage copies them not (the

@@ -57,6 +57,25 @@ public struct TicketFields: Sendable, Equatable, Codable {
         return fields
     }
 
+    /// What was read, in one line for the person who shared the ticket: `flight, TP 1351,
+    /// LIS → CDG, 2026-12-12 07:35, reference X7K2QP`.
+    public var summary: String {
+        var parts: [String] = []
+        if let kind { parts.append(kind.rawValue) }
+        if let hotelName { parts.append(hotelName) }
+        if let number { parts.append(number) }
+        if let origin, let destination {
+            parts.append(origin + " → " + destination)
+        } else if let place = destination ?? origin {
+            parts.append(place)
+        }
+        if let date = departureDate {
+            parts.append(date.description + (departureTime.map { " " + $0.description } ?? ""))
+        }
+        if let reference { parts.append("reference " + reference) }
+        return parts.isEmpty ? "nothing (the booking is named after the file)" : parts.joined(separator: ", ")
+    }
+
     /// A title for the booking: `TP 1351 LIS → CDG`, `ICE 123`, `Lisbon → Madrid`, `Train to Porto`,
     /// `Hotel Avenida Palace`, `Hotel booking X7K2QP`, `Flight`; nil when nothing was found.
     public var suggestedTitle: String? {

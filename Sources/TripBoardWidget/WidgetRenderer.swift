@@ -54,7 +54,7 @@ package enum WidgetRenderer {
             var bookingLine = icon(booking.kind, style: style) + " " + booking.title
             var times = BookingTimeText()
             if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) { bookingLine += dot + when }
-            if let reference = booking.reference { bookingLine += dot + "ref " + reference }
+            BookingColumn.appendLabelled(booking, separator: dot, to: &bookingLine)
             text += bookingLine + "\n"
         }
         return text

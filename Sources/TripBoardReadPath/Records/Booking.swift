@@ -50,14 +50,15 @@ package enum BookingColumn: Int, RecordColumn {
         switch self {
         case .id: .id
         case .tripId: .tripId
-        case .kind: ColumnSpec("kind", "kind", .bookingKind, sync: "kind")
-        case .title: ColumnSpec("title", "title", .text, rule: .line(), sync: "title")
-        case .startsAt: ColumnSpec("starts_at", "startsAt", .optionalText, rule: .bookingTime, sync: "startsAt")
-        case .endsAt: ColumnSpec("ends_at", "endsAt", .optionalText, rule: .bookingTime, sync: "endsAt")
+        case .kind: ColumnSpec("kind", "kind", .bookingKind, sync: "kind", heading: "KIND", search: .detail(1))
+        case .title: ColumnSpec("title", "title", .text, rule: .line(), sync: "title", heading: "TITLE", search: .title)
+        case .startsAt: ColumnSpec("starts_at", "startsAt", .optionalText, rule: .bookingTime, sync: "startsAt", heading: "STARTS AT")
+        case .endsAt: ColumnSpec("ends_at", "endsAt", .optionalText, rule: .bookingTime, sync: "endsAt", heading: "ENDS AT")
         case .zone: ColumnSpec("zone", "zone", .optionalText, rule: .zone, sync: "zone")
         case .reference:
             ColumnSpec("reference", "reference", .optionalText, rule: .line(FieldRules.referenceLimit), sync: "reference",
-                       label: "ref", heading: "REFERENCE")
+                       label: "ref", heading: "REFERENCE", search: .detail(0),
+                       entry: EntryOption("--reference", "REF", "the booking or confirmation number"))
         case .syncState: .syncState
         case .remoteVersion: .remoteVersion
         case .updatedAt: .updatedAt

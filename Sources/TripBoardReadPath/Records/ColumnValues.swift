@@ -123,7 +123,7 @@ extension RecordColumn {
 
 extension FieldRule {
     /// `text` for a column that always has a value, through the rule.
-    func apply(to text: String, field: String) throws -> String {
+    package func apply(to text: String, field: String) throws -> String {
         switch self {
         case .none, .remoteVersion: text
         case .id: try FieldRules.id(text, field: field)
@@ -136,7 +136,7 @@ extension FieldRule {
     }
 
     /// `text` for an optional column, through the rule: a blank line is none.
-    func apply(toOptional text: String, field: String) throws -> String? {
+    package func apply(toOptional text: String, field: String) throws -> String? {
         switch self {
         case .line(let limit): try FieldRules.optionalLine(text, field: field, limit: limit)
         default: try apply(to: text, field: field)

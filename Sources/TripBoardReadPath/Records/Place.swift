@@ -39,9 +39,9 @@ package enum PlaceColumn: Int, RecordColumn {
         switch self {
         case .id: .id
         case .tripId: .tripId
-        case .name: ColumnSpec("name", "name", .text, rule: .line(), sync: "name")
-        case .city: ColumnSpec("city", "city", .optionalText, rule: .line(), sync: "city")
-        case .visited: ColumnSpec("visited", "visited", .bool, sync: "visited", whenMissing: .false)
+        case .name: ColumnSpec("name", "name", .text, rule: .line(), sync: "name", heading: "NAME", search: .title)
+        case .city: ColumnSpec("city", "city", .optionalText, rule: .line(), sync: "city", heading: "CITY", search: .detail(0))
+        case .visited: ColumnSpec("visited", "visited", .bool, sync: "visited", whenMissing: .false, heading: "VISITED")
         case .syncState: .syncState
         case .remoteVersion: .remoteVersion
         case .updatedAt: .updatedAt

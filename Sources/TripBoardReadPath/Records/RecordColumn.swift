@@ -58,10 +58,16 @@ package struct ColumnSpec: Sendable {
     package let label: String?
     /// Its column's heading in the human lists (`booking list`), nil: not a plain column there.
     package let heading: String?
+    /// What the search index holds of it (`Schema.searchedOnInsert`): the record's title, or a
+    /// part of its detail; nil: not searched.
+    package let search: SearchRole?
+    /// The option a person enters it with where the commands take it as plain text held to its
+    /// rule (`booking add` and `booking edit`'s `--reference`); nil: entered its own way, or not.
+    package let entry: EntryOption?
 
     package init(_ sqlName: String, _ jsonKey: StaticString, _ form: ColumnForm, rule: FieldRule = .none,
                  sync syncField: String? = nil, part syncPart: String? = nil, whenMissing: MissingValue? = nil,
-                 label: String? = nil, heading: String? = nil) {
+                 label: String? = nil, heading: String? = nil, search: SearchRole? = nil, entry: EntryOption? = nil) {
         self.sqlName = sqlName
         self.jsonKey = jsonKey
         self.form = form
@@ -71,6 +77,8 @@ package struct ColumnSpec: Sendable {
         self.whenMissing = whenMissing ?? (form == .optionalText || form == .version ? .null : .required)
         self.label = label
         self.heading = heading
+        self.search = search
+        self.entry = entry
     }
 
     /// `jsonKey` as a `String`: the field a broken rule names.
@@ -97,6 +105,29 @@ package enum FieldRule: Sendable, Equatable {
     case remoteVersion
 }
 
+/// A command-line option that enters a column's value: `--reference REF`, with its help.
+package struct EntryOption: Sendable, Equatable {
+    package let name: String
+    package let valueName: String
+    package let help: String
+
+    package init(_ name: String, _ valueName: String, _ help: String) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+    }
+}
+
+/// What the search index holds of a column. The index's triggers are written by the schema's
+/// steps; what a bulk write indexes in their stead is derived from these
+/// (`Schema.searchedOnInsert`), and `StoreSearchTests` holds the two equal.
+package enum SearchRole: Sendable, Equatable {
+    /// The record's title (a trip's name).
+    case title
+    /// The detail's part at this place (the detail is its parts joined by spaces).
+    case detail(Int)
+}
+
 /// What an import record that leaves a column out gets.
 package enum MissingValue: Sendable, Equatable {
     /// Nothing: the import is refused (`missing key 'name' at trips[0]`).
@@ -117,8 +148,8 @@ package enum MissingValue: Sendable, Equatable {
 
 extension ColumnSpec {
     /// The columns every kind has: its id and its sync bookkeeping, none of them a sync field.
-    package static let id = ColumnSpec("id", "id", .text, rule: .id, whenMissing: .newID)
-    package static let syncState = ColumnSpec("sync_state", "syncState", .syncState, whenMissing: .pendingUpload)
+    package static let id = ColumnSpec("id", "id", .text, rule: .id, whenMissing: .newID, heading: "ID")
+    package static let syncState = ColumnSpec("sync_state", "syncState", .syncState, whenMissing: .pendingUpload, heading: "SYNC")
     package static let remoteVersion = ColumnSpec("remote_version", "remoteVersion", .version, rule: .remoteVersion)
     package static let updatedAt = ColumnSpec("updated_at", "updatedAt", .text, rule: .stamp, whenMissing: .now)
     /// A trip id a place or booking belongs to.
@@ -182,10 +213,33 @@ extension RecordColumn {
     package static var inJSONOrder: [Self] {
         allCases.sorted { "\($0.spec.jsonKey)".utf8.lexicographicallyPrecedes("\($1.spec.jsonKey)".utf8) }
     }
-    /// The columns the one-line summaries label (`ref X7K2QP`), in declaration order.
-    package static var labelled: [Self] { allCases.filter { $0.spec.label != nil } }
+    /// Appends `record`'s labelled values (`ColumnSpec.label`) that it holds, in declaration
+    /// order, as the one-line summaries show them: ` · ref X7K2QP`.
+    package static func appendLabelled(_ record: Record, separator: String, to line: inout String) {
+        for column in allCases {
+            guard let label = column.spec.label, case .text(let value) = column.value(of: record) else { continue }
+            line += separator
+            line += label
+            line += " "
+            line += value
+        }
+    }
     /// No rule across columns but those every kind has.
     package static func checkAcross(_ record: Record) throws {}
+    /// What the search index holds of this kind's rows (`SearchRole`): the title's column, and
+    /// the detail's SQL expression, its parts joined by spaces (NULL as '').
+    package static var searched: (title: String, detail: String) {
+        let title = allCases.first { $0.spec.search == .title }?.sqlName ?? "''"
+        let parts = allCases.compactMap { column -> (Int, String)? in
+            guard case .detail(let place) = column.spec.search else { return nil }
+            return (place, column.spec.form == .optionalText ? "ifnull(\(column.sqlName), '')" : column.sqlName)
+        }
+        return (title, parts.sorted { $0.0 < $1.0 }.map(\.1).joined(separator: " || ' ' || "))
+    }
+    /// The columns entered as plain text (`ColumnSpec.entry`), in declaration order.
+    package static var entered: [(column: Self, option: EntryOption)] {
+        allCases.compactMap { column in column.spec.entry.map { (column, $0) } }
+    }
     /// No column kept from the others.
     package static var derived: [String] { [] }
     package static func derivedValues(of record: Record) -> [SQLValue] { [] }

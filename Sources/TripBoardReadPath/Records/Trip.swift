@@ -47,10 +47,10 @@ package enum TripColumn: Int, RecordColumn {
     package var spec: ColumnSpec {
         switch self {
         case .id: .id
-        case .name: ColumnSpec("name", "name", .text, rule: .line(), sync: "name")
+        case .name: ColumnSpec("name", "name", .text, rule: .line(), sync: "name", search: .title)
         case .startDate: ColumnSpec("start_date", "startDate", .date, sync: "dates", part: "start")
         case .endDate: ColumnSpec("end_date", "endDate", .date, sync: "dates", part: "end")
-        case .notes: ColumnSpec("notes", "notes", .text, rule: .notes, sync: "notes", whenMissing: .empty)
+        case .notes: ColumnSpec("notes", "notes", .text, rule: .notes, sync: "notes", whenMissing: .empty, search: .detail(0))
         case .syncState: .syncState
         case .remoteVersion: .remoteVersion
         case .updatedAt: .updatedAt
