@@ -16,7 +16,7 @@ extension ShareCommand {
     static var program: ProgramSpec {
         ProgramSpec(name: "share-extension", tagline: "files a PDF ticket into TripBoard",
                     description: [
-                        "Imports the PDF ticket FILE (or standard input, -) as an attachment. The booking is --booking, or one created from what the ticket shows (kind, reference, flight or train number, route, date and time) in --trip, or in the trip whose dates contain the ticket's date; a booking with the same reference and start is used rather than a second one. The same bytes attached twice are reported, not stored again; the bytes of an attachment whose file was lost (missing) are put back in its place. It never creates or migrates a container.",
+                        "Imports the PDF ticket FILE (or standard input, -) as an attachment. The booking is --booking, or one created from what the ticket shows (kind, reference, flight or train number, route, date and time, seat) in --trip, or in the trip whose dates contain the ticket's date; a booking with the same reference and start is used rather than a second one. The same bytes attached twice are reported, not stored again; the bytes of an attachment whose file was lost (missing) are put back in its place. It never creates or migrates a container.",
                     ],
                     globalOptions: SingleCommand.globalOptions, commands: [],
                     grammar: Grammar(options: [

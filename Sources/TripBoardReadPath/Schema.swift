@@ -104,6 +104,8 @@ package enum Schema {
         syncDeletionsSeen,
         // 13 → 14: bookings found by their kind too (docs/storage.md, The search index)
         searchByKind,
+        // 14 → 15: a booking's seat (docs/storage.md, The tables)
+        bookingSeat,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -27,10 +27,13 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// A hotel's (hostel's, inn's…) name, read only when the ticket is a hotel confirmation:
     /// `Hotel Avenida Palace`.
     public var hotelName: String?
+    /// The first passenger's seat, `14C`; on a train with its coach, `7/42`. Not read from a
+    /// hotel confirmation.
+    public var seat: String?
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
                 destination: String? = nil, departureDate: CivilDate? = nil, departureTime: TimeOfDay? = nil,
-                hotelName: String? = nil) {
+                hotelName: String? = nil, seat: String? = nil) {
         self.kind = kind
         self.reference = reference
         self.number = number
@@ -39,6 +42,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
         self.departureDate = departureDate
         self.departureTime = departureTime
         self.hotelName = hotelName
+        self.seat = seat
     }
 
     /// Reads the fields from a ticket's text (its first 100,000 characters); fields that cannot be
@@ -53,7 +57,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
-        if fields.kind == .hotel { fields.hotelName = ticket.lodgingName() }
+        if fields.kind == .hotel { fields.hotelName = ticket.lodgingName() } else if fields.kind != nil { fields.seat = ticket.seat() }
         return fields
     }
 
@@ -73,6 +77,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
             parts.append(date.description + (departureTime.map { " " + $0.description } ?? ""))
         }
         if let reference { parts.append("reference " + reference) }
+        if let seat { parts.append("seat " + seat) }
         return parts.isEmpty ? "nothing (the booking is named after the file)" : parts.joined(separator: ", ")
     }
 

@@ -274,7 +274,7 @@ public struct TicketImporter {
         return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
                            title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
                            startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
-                           updatedAt: store.stamp(), zone: zone).validated()
+                           updatedAt: store.stamp(), zone: zone, seat: fields.seat).validated()
     }
 
     /// The booking of the trip this ticket is for, when one is already there — typed in by hand,

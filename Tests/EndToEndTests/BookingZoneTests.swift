@@ -229,11 +229,15 @@ import TripBoardStorage
             + "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
     }
 
-    /// What steps 10 to 13 added (10 changes no table): back to schema 9.
+    /// What steps 10 to 15 added (10 changes no table, 14 only the search triggers, made again
+    /// as it left them): back to schema 9.
     static var stepsAfterNineUndone: String {
-        "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
+        stepFifteenUndone + "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
             + "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
     }
+
+    /// What step 15 added: back to schema 14 (whose search triggers name no seat).
+    static var stepFifteenUndone: String { Schema.searchByKind + "\nALTER TABLE bookings DROP COLUMN seat;\n" }
 
     @Test func aStoreOfSchemaFiveGainsTheZoneColumnAndKeepsItsBookings() throws {
         let container = try TestContainer()

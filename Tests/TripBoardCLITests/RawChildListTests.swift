@@ -73,14 +73,15 @@ struct RawChildListTests {
         let epochs = BookingTime.epochs(startsAt: times.0, endsAt: times.1)
         let kinds = BookingKind.allCases.map(\.rawValue)
         let reference: SQLValue = index % 3 == 0 ? .null : index % 3 == 1 ? .text("X7K2QP") : texts[index % texts.count]
+        let seat: SQLValue = index % 4 == 2 ? .text("14C") : index % 4 == 3 ? texts[(index + 1) % texts.count] : .null
         try fixture.store.connection.statement("""
             INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version,
-                                  updated_at, ends_at, over_at_epoch, zone, trashed_at)
-            VALUES (?1, ?2, ?3, CAST(?4 AS TEXT), ?5, ?6, CAST(?7 AS TEXT), ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                  updated_at, ends_at, over_at_epoch, zone, trashed_at, seat)
+            VALUES (?1, ?2, ?3, CAST(?4 AS TEXT), ?5, ?6, CAST(?7 AS TEXT), ?8, ?9, ?10, ?11, ?12, ?13, ?14, CAST(?15 AS TEXT))
             """).run([.text("b\(index)-0123456789abcdef"), .text(index % 5 == 4 ? tokyo : lisbon), .text(kinds[index % kinds.count]),
                       texts[(index + 3) % texts.count], .optional(times.0), .optional(epochs.start), reference, .text(state),
                       index % 4 == 1 ? .null : .integer(Int64(index) - 40), .text(updatedAt), .optional(times.1),
-                      .optional(epochs.overAt), .optional(times.2), index % 41 == 0 ? .text("2026-11-30T00:00:00.000Z") : .null])
+                      .optional(epochs.overAt), .optional(times.2), index % 41 == 0 ? .text("2026-11-30T00:00:00.000Z") : .null, seat])
     }
 
     /// FNV-1a (64 bits) of the output, with the export's `exportedAt` line (the clock) left out.
@@ -96,24 +97,25 @@ struct RawChildListTests {
     }
 
     /// Each command's output, as digest/byte count, captured from the model path (the tables'
-    /// again when cells came to be measured in terminal columns, CJK two wide: `TableRow.displayWidth`).
+    /// again when cells came to be measured in terminal columns, CJK two wide: `TableRow.displayWidth`;
+    /// the bookings' again when they gained a seat, checked by `bookingsWithSeatsPrintWhatTheirModelsPrint`).
     static let captured: [String: String] = [
         "place list --trip \(lisbon)": "f05811783c0c5f77/570406",
         "place list --trip \(lisbon) --json": "77d8a4faa60ff809/208705",
         "place list --trip bbbb --json": "ec11f2a047db7cc8/30213",
-        "booking list --trip \(lisbon)": "fb8944c5330ef18b/523663",
-        "booking list --trip \(lisbon) --json": "c428648c79d6dc7c/235176",
-        "booking list --trip \(tokyo) --upcoming": "51a375d0318cc251/86832",
-        "booking list --trip \(lisbon) --upcoming --limit 7 --json": "3e559fe6b9726929/2941",
-        "booking list": "9415ac8452d1abfb/710541",
-        "booking list --json": "7ea4662d54f8f921/314447",
-        "booking list --upcoming": "d66a42527af0abbc/244279",
-        "booking list --upcoming --limit 300 --json": "80717bb145a95c8b/111968",
-        "booking list --limit 700": "dbbd5186ed1bd80b/637739",
-        "booking list --trip \(lisbon) --limit 5": "a32c0b1215d75dbe/557",
+        "booking list --trip \(lisbon)": "182ef37a4005e166/759503",
+        "booking list --trip \(lisbon) --json": "ea84b538dc376579/250717",
+        "booking list --trip \(tokyo) --upcoming": "84cd6b9ab57f178d/126277",
+        "booking list --trip \(lisbon) --upcoming --limit 7 --json": "93239400ce143c19/3074",
+        "booking list": "7f7f9c6934fa61aa/1024863",
+        "booking list --json": "e0a1962f2bb35be9/334941",
+        "booking list --upcoming": "a492992381706ba/352868",
+        "booking list --upcoming --limit 300 --json": "3cbadc8a5cfc2cdf/117717",
+        "booking list --limit 700": "c0860190669a54ca/919901",
+        "booking list --trip \(lisbon) --limit 5": "91277c6a4f51f6cc/621",
         "sync pending": "85cb63439cd65eb3/133533",
         "sync pending --json": "2609f406516f4c50/268783",
-        "export": "ab69f222789ea885/742476",
+        "export": "4aac51bf6e343495/770336",
     ]
 
     static let commands: [[String]] = [
@@ -137,6 +139,32 @@ struct RawChildListTests {
         #expect(Self.captured.count == Self.commands.count)
     }
 
+    /// The oracle for the digests above since bookings have seats: a trip's bookings print as
+    /// JSON what their models' encoder writes, and as a table the cells of the models' fields.
+    @Test(arguments: [false, true])
+    func bookingsWithSeatsPrintWhatTheirModelsPrint(json: Bool) throws {
+        let fixture = try RawListTests.Fixture()
+        try Self.fill(fixture)
+        let (status, output) = fixture.run(["booking", "list", "--trip", Self.lisbon] + (json ? ["--json"] : []), now: Self.now)
+        #expect(status == 0)
+        let bookings = try fixture.store.bookings(tripId: Self.lisbon)
+        #expect(bookings.contains { $0.seat == "14C" } && bookings.contains { $0.seat == nil })
+        let console = Console(echoesErrors: false)
+        if json {
+            try console.printJSONArray(fixture.store.bookingRows(tripId: Self.lisbon))
+        } else {
+            var times = BookingTimeText(viewer: .utc)
+            let year = try fixture.store.trip(id: Self.lisbon).startDate.year
+            try console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SEAT", "SYNC"],
+                                   fixture.store.bookingRows(tripId: Self.lisbon)) { booking in
+                [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title,
+                 times.text(booking.startsAt, zone: booking.zone, tripYear: year) ?? "", times.text(booking.endsAt, zone: booking.zone, tripYear: year) ?? "",
+                 booking.reference ?? "", booking.seat ?? "", booking.syncState.rawValue]
+            }
+        }
+        #expect(output == console.outputBytes, "\(String(decoding: output, as: UTF8.self).prefix(2_000))")
+    }
+
     @Test func emptyListsPrintWhatTheyAlwaysPrinted() throws {
         let fixture = try RawListTests.Fixture()
         #expect(fixture.run(["booking", "list"]).output == Array("No bookings yet.\n".utf8))
@@ -147,7 +175,7 @@ struct RawChildListTests {
         try fixture.insertTrip(id: .text(Self.lisbon), name: .text("Lisbon"), start: "2026-12-10", end: "2026-12-20")
         #expect(fixture.run(["place", "list", "--trip", "aaaa"]).output == Array("ID  NAME  CITY  VISITED  SYNC\n".utf8))
         #expect(fixture.run(["place", "list", "--trip", "aaaa", "--json"]).output == Array("[]\n".utf8))
-        #expect(fixture.run(["booking", "list", "--trip", "aaaa"]).output == Array("ID  KIND  TITLE  STARTS AT  ENDS AT  REFERENCE  SYNC\n".utf8))
+        #expect(fixture.run(["booking", "list", "--trip", "aaaa"]).output == Array("ID  KIND  TITLE  STARTS AT  ENDS AT  REFERENCE  SEAT  SYNC\n".utf8))
         #expect(fixture.run(["booking", "list", "--trip", "aaaa", "--upcoming", "--json"]).output == Array("[]\n".utf8))
         #expect(fixture.run(["place", "list", "--trip", "ffff"]).status == 66)
     }

@@ -68,6 +68,7 @@ struct JSONCodingTests {
             document.bookings[index].endsAt = "2026-12-12T10:50:00+01:00"
             document.bookings[index].zone = "Europe/Lisbon"
             document.bookings[index].reference = document.bookings[index].reference ?? "HX48K2Q"
+            document.bookings[index].seat = "14C"
         }
         return document
     }
@@ -130,7 +131,7 @@ struct JSONCodingTests {
             Issue.record("expected an object, got \(booking)")
             return
         }
-        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "syncState", "remoteVersion", "updatedAt"])
+        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "seat", "syncState", "remoteVersion", "updatedAt"])
     }
 
     /// Foundation is the oracle for everything but a nil, whose key it leaves out where ours writes

@@ -41,7 +41,7 @@ struct TicketFieldsTests {
             Ticket number 0472123456789
             Issued 01DEC2026 18:20
             """,
-            expected: fields(.flight, "X7K2QP", "TP 1351", "LIS", "CDG", "2026-12-12", "07:35"),
+            expected: fields(.flight, "X7K2QP", "TP 1351", "LIS", "CDG", "2026-12-12", "07:35", seat: "12A"),
             title: "TP 1351 LIS → CDG"),
         Sample(name: "TAP e-ticket receipt, a table with yearless dates", text: """
             ELECTRONIC TICKET RECEIPT
@@ -63,7 +63,7 @@ struct TicketFieldsTests {
             Seat 12A    Bag drop closes 06:55
             Booking reference: K9Z3TB
             """,
-            expected: fields(.flight, "K9Z3TB", "U2 1234", "LIS", "LGW", "2026-12-12", "07:35"),
+            expected: fields(.flight, "K9Z3TB", "U2 1234", "LIS", "LGW", "2026-12-12", "07:35", seat: "12A"),
             title: "U2 1234 LIS → LGW"),
         Sample(name: "Deutsche Bahn e-ticket", text: """
             DB Fernverkehr AG
@@ -77,7 +77,7 @@ struct TicketFieldsTests {
             Coach 21, Seat 45
             Issued 01.12.2026 14:02
             """,
-            expected: fields(.train, "Q5PW2M", "ICE 123", "Frankfurt(Main)Hbf", "Köln Hbf", "2026-12-12", "09:13"),
+            expected: fields(.train, "Q5PW2M", "ICE 123", "Frankfurt(Main)Hbf", "Köln Hbf", "2026-12-12", "09:13", seat: "21/45"),
             title: "ICE 123 Frankfurt(Main)Hbf → Köln Hbf"),
         Sample(name: "CP Alfa Pendular ticket", text: """
             CP Comboios de Portugal
@@ -89,7 +89,7 @@ struct TicketFieldsTests {
             Reservation code: CPX4F9
             """,
             expected: fields(.train, "CPX4F9", "Alfa Pendular 133", "Lisboa Santa Apolónia", "Porto Campanhã",
-                             "2027-01-05", "10:31"),
+                             "2027-01-05", "10:31", seat: "4/62"),
             title: "Alfa Pendular 133 Lisboa Santa Apolónia → Porto Campanhã"),
         Sample(name: "Eurostar e-ticket", text: """
             EUROSTAR
@@ -100,7 +100,7 @@ struct TicketFieldsTests {
             Departure: Saturday 12 December 2026 at 08:01
             """,
             expected: fields(.train, "ZK4RTW", "Eurostar 9014", "London St Pancras Int'l", "Paris Gare du Nord",
-                             "2026-12-12", "08:01"),
+                             "2026-12-12", "08:01", seat: "12/61"),
             title: "Eurostar 9014 London St Pancras Int'l → Paris Gare du Nord"),
         Sample(name: "hotel confirmation", text: """
             Hotel Avenida Palace
@@ -148,7 +148,7 @@ struct TicketFieldsTests {
             Sat 12 Dec 2026 21:00   Doors 20:00
             Row F   Seat 12
             """,
-            expected: fields(.other, nil, nil, nil, nil, "2026-12-12", "21:00"), title: "Booking"),
+            expected: fields(.other, nil, nil, nil, nil, "2026-12-12", "21:00", seat: "F/12"), title: "Booking"),
         Sample(name: "empty page", text: "", expected: TicketFields(), title: nil),
     ]
 
@@ -395,10 +395,10 @@ struct TicketFieldsTests {
     }
 
     static func fields(_ kind: BookingKind?, _ reference: String?, _ number: String?, _ origin: String?,
-                       _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil) -> TicketFields {
+                       _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil, seat: String? = nil) -> TicketFields {
         TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
                      departureDate: date.flatMap { CivilDate($0) },
-                     departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel)
+                     departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel, seat: seat)
     }
 }
 

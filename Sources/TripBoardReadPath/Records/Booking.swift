@@ -18,9 +18,12 @@ public struct Booking: Sendable, Equatable, Codable {
     /// The IANA zone its times are in (`Europe/Lisbon`), which says how to show them: `07:35 WET`.
     /// Nil: a fixed offset, the one `startsAt` was written with.
     public var zone: String?
+    /// The seat: `14C`; on a train the coach and the seat, `7/42`.
+    public var seat: String?
 
     public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
-                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil) {
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil,
+                seat: String? = nil) {
         self.id = id
         self.tripId = tripId
         self.kind = kind
@@ -32,6 +35,7 @@ public struct Booking: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
         self.endsAt = endsAt
         self.zone = zone
+        self.seat = seat
     }
 
     package typealias CodingKeys = BookingColumn
@@ -39,7 +43,7 @@ public struct Booking: Sendable, Equatable, Codable {
 
 /// A booking's columns (`Booking`).
 package enum BookingColumn: Int, RecordColumn {
-    case id, tripId, kind, title, startsAt, endsAt, zone, reference, syncState, remoteVersion, updatedAt
+    case id, tripId, kind, title, startsAt, endsAt, zone, reference, seat, syncState, remoteVersion, updatedAt
     // A key by name only (the raw value is the column's position, not an array index), so that
     // a decoding error names the member: `trips[1].name`.
     package var intValue: Int? { nil }
@@ -59,6 +63,10 @@ package enum BookingColumn: Int, RecordColumn {
             ColumnSpec("reference", "reference", .optionalText, rule: .line(FieldRules.referenceLimit), sync: "reference",
                        label: "ref", heading: "REFERENCE", search: .detail(0),
                        entry: EntryOption("--reference", "REF", "the booking or confirmation number"))
+        case .seat:
+            ColumnSpec("seat", "seat", .optionalText, rule: .line(FieldRules.TextLimit(characters: 20, bytes: 80)), sync: "seat",
+                       label: "seat", heading: "SEAT", search: .detail(2),
+                       entry: EntryOption("--seat", "SEAT", "the seat, e.g. 14C; on a train coach/seat, e.g. 7/42"))
         case .syncState: .syncState
         case .remoteVersion: .remoteVersion
         case .updatedAt: .updatedAt
@@ -75,6 +83,7 @@ package enum BookingColumn: Int, RecordColumn {
         case .endsAt: .optional(booking.endsAt)
         case .zone: .optional(booking.zone)
         case .reference: .optional(booking.reference)
+        case .seat: .optional(booking.seat)
         case .syncState: .text(booking.syncState.rawValue)
         case .remoteVersion: .optional(booking.remoteVersion)
         case .updatedAt: .text(booking.updatedAt)
@@ -86,7 +95,8 @@ package enum BookingColumn: Int, RecordColumn {
                 title: try values.text(Self.title), startsAt: try values.optionalText(Self.startsAt),
                 reference: try values.optionalText(Self.reference), syncState: try values.syncState(Self.syncState),
                 remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt),
-                endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone))
+                endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone),
+                seat: try values.optionalText(Self.seat))
     }
 
     /// An end needs a start and is not before it.
