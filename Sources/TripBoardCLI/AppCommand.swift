@@ -21,6 +21,10 @@ struct AppCommandSpec {
     /// The command reads a secret (on standard input): its errors repeat none of its arguments,
     /// since a word it did not expect is most likely the secret itself.
     var takesSecrets = false
+    /// What it does besides its own work (`Chore`): every command of `app` runs a writer's
+    /// chores, so that whichever the user runs first moves TripBoard 1's data in, and the trash
+    /// and an interrupted hashing pass are tidied by whatever runs next.
+    var chores = Chore.ofAWriter
 
     /// `oneOf`: the options that exclude each other, each group as its alternatives
     /// (`[["--upcoming"], ["--past"], ["--from", "--to"]]`; see `ExclusiveGroup`).
@@ -39,6 +43,24 @@ struct AppCommandSpec {
     /// The command as the command model (help, usage, man page) sees it.
     var declaration: CommandSpec { CommandSpec(words: words, grammar: grammar, summary: summary) }
     var usage: String { declaration.usage }
+}
+
+/// What a command does besides its own work, declared with it (`AppCommandSpec.chores`, and
+/// `share-extension`'s in `ShareCommand`): opening the container only opens it.
+enum Chore: Hashable, Sendable {
+    /// Before the container is opened: move TripBoard 1's data into it, the first time
+    /// (`MigrationCommand.runOnFirstLaunch`; never in an extension, which refuses instead).
+    case firstLaunchMigration
+    /// Once it is open with its store: purge what was trashed more than 30 days ago, and finish a
+    /// purge that was interrupted (`Trash.tidyUp`: deletes files of the user's, past the trash's
+    /// 30 days).
+    case trashPurge
+    /// After the command, when it wrote to the store: finish the migration's hashing pass if it
+    /// was killed (`AttachmentHashing`).
+    case finishHashing
+
+    /// A writer's: all three.
+    static let ofAWriter: Set<Chore> = [.firstLaunchMigration, .trashPurge, .finishHashing]
 }
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
@@ -166,6 +188,7 @@ public enum AppCommand {
             context.containerIsExplicit = !(explicitContainer ?? "").isEmpty
             context.createsContainer = command.createsContainer
             context.storeRequirement = command.store
+            context.chores = command.chores
             do {
                 try command.run(context)
             } catch {

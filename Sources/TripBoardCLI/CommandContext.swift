@@ -27,6 +27,8 @@ final class CommandContext {
     var containerIsExplicit = false
     /// Recorded in the manifest of a container this process creates.
     var processName = "app"
+    /// What the command does besides its own work (`AppCommandSpec.chores`).
+    var chores = Chore.ofAWriter
     private var openedContainer: Container?
 
     init(arguments: Arguments, environment: [String: String], console: Console, containerLocation: Result<String, any Error>) {
@@ -43,14 +45,16 @@ final class CommandContext {
     /// Names the container (`container init DIR`) before it is opened.
     func relocateContainer(to path: String) { containerLocation = .success(path) }
 
-    /// The container, opened for writing with the shared lock held from here to the end — after
-    /// migrating TripBoard 1's data into it, the first time (see `MigrationCommand.runOnFirstLaunch`).
+    /// The container, opened for writing with the shared lock held from here to the end, with
+    /// the command's chores around the opening: TripBoard 1's data migrated into it the first
+    /// time, before; the trash tidied, after (`Chore`).
     func container() throws -> Container {
         if let openedContainer { return openedContainer }
-        try MigrationCommand.runOnFirstLaunch(self)
+        if chores.contains(.firstLaunchMigration) { try MigrationCommand.runOnFirstLaunch(self) }
         let container = try Container.openForWriting(at: try containerPath, options: try containerOptions())
         if container.wasCreated { console.diagnostic(terminalSafe("created a new TripBoard container at \(container.path)")) }
         for notice in container.setUpNotices { console.warning(notice) }
+        if chores.contains(.trashPurge), storeRequirement == .required { Trash.tidyUp(container: container) }
         openedContainer = container
         return container
     }
@@ -82,7 +86,7 @@ final class CommandContext {
     /// due (`AttachmentHashing`), when the migration's own run of it was killed. The command has
     /// succeeded by then; a pass that fails is a warning (it stays due, for the next write).
     func finishPendingHashing() {
-        guard let openedContainer, let store = try? openedContainer.store, store.connection.totalChanges > 0 else { return }
+        guard chores.contains(.finishHashing), let openedContainer, let store = try? openedContainer.store, store.connection.totalChanges > 0 else { return }
         do {
             guard try AttachmentHashing.isPending(in: openedContainer) else { return }
             let bar = ProgressBar()

@@ -30,6 +30,9 @@ public enum ShareCommand {
             let context = CommandContext(arguments: Arguments(), environment: environment, console: console,
                                          containerPath: containerPath)
             context.mayCreateContainer = false
+            // An extension tidies the trash as any writer does, but never migrates (it refuses a
+            // container the app has not set up or migrated) nor hashes the migration's files.
+            context.chores = [.trashPurge]
             let container = try context.container()
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketImporter(container: container, worker: worker).run(source: source, request: request)

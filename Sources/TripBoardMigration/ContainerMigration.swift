@@ -178,6 +178,7 @@ public enum ContainerMigration {
         let root = try Directory.open(path: options.containerPath)
         guard try AttachmentHashing.isPending(in: root) else { return }
         let container = try Container.openForWriting(at: options.containerPath, options: containerOptions)
+        if containerOptions.storeRequirement == .required { Trash.tidyUp(container: container) }  // a writer's chore, as `app` runs it
         let started = MonotonicClock.now()
         guard let outcome = try AttachmentHashing.finishPending(container: container, progress: { done, total in
             options.progress(MigrationProgress(step: "hashing", done: done, total: total))

@@ -31,11 +31,12 @@ public enum Trash {
         return Purge(entries: entries, files: try AttachmentDeletion.finishQueued(container: container, lockTimeout: lockTimeout))
     }
 
-    /// The writer's chores on opening the container: purge what was trashed more than 30 days
+    /// A writer's chore once it has opened the container with its store (opening only opens: the
+    /// commands declare it, `AppCommandSpec.chores`): purge what was trashed more than 30 days
     /// ago and finish a deletion queue that an interrupted purge left. Costs one indexed query
     /// when there is nothing to do. Never waits for a backup (the files stay queued) and never
     /// fails the command that opened the container: whatever goes wrong, the next writer tries again.
-    static func tidyUp(container: Container) {
+    package static func tidyUp(container: Container) {
         do {
             let store = try container.store
             let now = store.clock()

@@ -74,6 +74,9 @@ public struct ContainerRestore {
             setup.storeRequirement = .required
             // Brought to this build's schema in the staging directory, as a restore would.
             let staged = try Container.openForWriting(at: place.parent.childPath(stagingName), options: setup)
+            // What expired in the backup's trash is gone from it as from the live container,
+            // which its command's chores tidied (`Trash.tidyUp`): the two compare alike.
+            Trash.tidyUp(container: staged)
             let comparison = try BackupComparison(summary: summary, live: live, liveKeychain: liveKeychain, backup: staged)
             try place.parent.removeTree(stagingName)
             return comparison
@@ -151,6 +154,9 @@ public struct ContainerRestore {
         setup.createsContainer = true
         setup.storeRequirement = .required
         let container = try Container.openForWriting(at: stagingPath, options: setup)
+        // A writer's chore, as every command that writes runs it: what expired in the backup's
+        // trash is purged before the restored container is published.
+        Trash.tidyUp(container: container)
         try container.store.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
         return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), backupKey: backupKey)

@@ -164,7 +164,6 @@ public final class Container {
             let container = Container(path: root.path, root: root, lock: lock, store: Store(connection: connection, clock: options.clock),
                                       options: options)
             container.wasCreated = created
-            if options.storeRequirement == .required { Trash.tidyUp(container: container) }
             return container
         }
         guard options.mayCreate else {
