@@ -4,25 +4,29 @@ extension TicketText {
     /// passenger's.
     ///
     /// A seat is a word of 1–3 digits, and perhaps one capital letter, right after a seat label
-    /// ("SEAT 14C", "Sitzplatz 45", "Place 061", "座席 7A") on its line, or first on the next
-    /// line when the label ends its own (a value printed under its label). Anything else after a
-    /// label — "Place of issue", "Seat reservation" — is no seat, and the next label is tried.
+    /// ("SEAT 14C", "Sitzplatz 45", "Place 061", "座席 7A") on its line, or — when the label ends
+    /// its line, heading a column — the word of the next line nearest under it. Anything else
+    /// after a label ("Place of issue", "Seat reservation") is no seat, and the next label is
+    /// tried. The words that also name streets and squares ("Platz", "Place", "Lugar", "Posto")
+    /// count only where a seat label stands: first on their line, after a separator, or after a
+    /// coach ("Potsdamer Platz 1" is an address).
     func seat() -> String? {
         var from = 0
         while let label = firstLabel(Self.seatLabels, from: from) {
-            let line = tokens[label.start].line
-            if let (seat, index) = seatValue(after: label.end, labelStart: label.start, labelLine: line) {
-                guard let coach = coach(before: label.start, line: line, seatValueIndex: index) else { return seat }
-                return coach + "/" + seat
-            }
             from = label.end
+            let line = tokens[label.start].line
+            guard !isQualifiedAway(label.start),
+                  isStrongSeatLabel(label) || standsAlone(label.start) || coachValue(before: label.start, line: line) != nil,
+                  let (seat, index) = seatValue(after: label.end, labelStart: label.start, labelLine: line) else { continue }
+            let coach = tokens[index].line > line ? coachInColumn(before: label.start, line: line, nextLine: index)
+                                                  : coachValue(before: label.start, line: line)
+            return coach.map { $0 + "/" + seat } ?? seat
         }
         return nil
     }
 
     /// The seat-shaped word after a label ending before `index`, and where it starts: on the
-    /// label's line, or — when the label ends its line, heading a column — the word of the next
-    /// line in the label's column (`Gate  Seat` over `14  12A`: the second).
+    /// label's line, or the word of the next line nearest under the label.
     private func seatValue(after index: Int, labelStart: Int, labelLine: Int) -> (String, Int)? {
         var index = index
         while let token = token(at: index), token.line == labelLine,
@@ -31,53 +35,77 @@ extension TicketText {
         }
         guard let token = token(at: index), token.isWord, token.line <= labelLine + 1 else { return nil }
         if token.line > labelLine {
-            guard let column = wordStarts(onLineOf: labelStart).firstIndex(of: labelStart) else { return nil }
-            let below = wordStarts(onLineOf: index)
-            guard below.indices.contains(column) else { return nil }
-            index = below[column]
+            guard let under = wordNearest(column: tokens[labelStart].column, onLineOf: index) else { return nil }
+            index = under
         }
         let word = word(at: index)
         return Self.isSeatShaped(word.text) ? (word.text, index) : nil
     }
 
-    /// Where each word of the line holding `index` starts, in order.
-    private func wordStarts(onLineOf index: Int) -> [Int] {
-        let line = tokens[index].line
-        var start = index
-        while start > 0, tokens[start - 1].line == line { start -= 1 }
-        var starts: [Int] = []
-        var current = start
-        while let token = token(at: current), token.line == line {
-            if startsWord(current) { starts.append(current) }
-            current += 1
-        }
-        return starts
-    }
-
-    /// The coach printed before the seat label on its line (`Coach 7 Seat 42`, `Voiture 12
-    /// Place 061`), or — when both labels head columns — the first word of the line under them
-    /// (`Coach Seat` over `7 42`).
-    private func coach(before labelStart: Int, line: Int, seatValueIndex: Int) -> String? {
+    /// The coach (or row) printed before the seat label on its line: `Coach 7 Seat 42`,
+    /// `Voiture 12 Place 061`, `Wagen 7, Platz 45`, `Row F Seat 12`.
+    private func coachValue(before labelStart: Int, line: Int) -> String? {
         var index = labelStart - 1
         while index >= 0, tokens[index].line == line {
             if matchLabel(Self.coachLabels, endingAt: index) != nil {
                 var valueIndex = index + 1
-                if tokens[seatValueIndex].line > line {
-                    // Columns: the coach's value is the word before the seat's on the next line.
-                    let below = wordStarts(onLineOf: seatValueIndex)
-                    guard let seatColumn = below.firstIndex(of: seatValueIndex), seatColumn > 0 else { return nil }
-                    valueIndex = below[seatColumn - 1]
-                } else {
-                    while let token = token(at: valueIndex), token.kind == .symbol, Self.seatFillerSymbols.contains(token.text) { valueIndex += 1 }
-                }
-                // 1–3 digits (a coach), or 1–2 capitals (a row).
-                guard let token = token(at: valueIndex), endsWord(valueIndex),
-                      token.kind == .digits && token.text.utf8.count <= 3 || token.isUppercaseASCII && token.text.utf8.count <= 2 else { return nil }
-                return token.text
+                while let token = token(at: valueIndex), token.kind == .symbol, Self.seatFillerSymbols.contains(token.text) { valueIndex += 1 }
+                return valueIndex < labelStart ? coachShaped(valueIndex) : nil
             }
             index -= 1
         }
         return nil
+    }
+
+    /// The coach when a coach label heads a column beside the seat's (`Coach  Seat` over
+    /// `7      42`): the word of the seat's line nearest under the coach label.
+    private func coachInColumn(before labelStart: Int, line: Int, nextLine: Int) -> String? {
+        var index = labelStart - 1
+        while index >= 0, tokens[index].line == line {
+            if let start = matchLabel(Self.coachLabels, endingAt: index) {
+                return wordNearest(column: tokens[start].column, onLineOf: nextLine).flatMap(coachShaped)
+            }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// 1–3 digits (a coach) or 1–2 capitals (a row), ending its word at `index`.
+    private func coachShaped(_ index: Int) -> String? {
+        guard let token = token(at: index), endsWord(index),
+              token.kind == .digits && token.text.utf8.count <= 3 || token.isUppercaseASCII && token.text.utf8.count <= 2 else { return nil }
+        return token.text
+    }
+
+    /// The start of the word on the line of `index` whose first character is nearest `column`.
+    private func wordNearest(column: Int, onLineOf index: Int) -> Int? {
+        let line = tokens[index].line
+        var start = index
+        while start > 0, tokens[start - 1].line == line { start -= 1 }
+        var best: Int?
+        var current = start
+        while let token = token(at: current), token.line == line {
+            if startsWord(current), best.map({ abs(token.column - column) < abs(tokens[$0].column - column) }) ?? true { best = current }
+            current += 1
+        }
+        return best
+    }
+
+    /// True when the word before the label makes it something else: a child seat, a booster seat.
+    private func isQualifiedAway(_ index: Int) -> Bool {
+        guard index > 0, tokens[index - 1].line == tokens[index].line else { return false }
+        return Self.otherSeats.contains(tokens[index - 1].folded)
+    }
+
+    private func isStrongSeatLabel(_ label: (start: Int, end: Int)) -> Bool {
+        !(label.end - label.start == 1 && Self.weakSeatLabels.contains(tokens[label.start].folded))
+    }
+
+    /// True when the token at `index` is first on its line or follows a separator set off by a space.
+    private func standsAlone(_ index: Int) -> Bool {
+        guard index > 0, tokens[index - 1].line == tokens[index].line else { return true }
+        let previous = tokens[index - 1]
+        return previous.kind == .symbol && Self.separators.contains(previous.text) && !tokens[index].touchesPrevious
     }
 
     /// 1–3 digits and perhaps one capital letter: `14C`, `061`, `7A`.
@@ -93,9 +121,13 @@ extension TicketText {
         "seat", "seat no", "seat number", "seat nr",
         // German, French, Spanish, Portuguese, Italian and Japanese tickets.
         "sitzplatz", "platz", "place", "siège", "asiento", "assento", "lugar", "posto", "座席")
+    /// Seat labels that are also words of addresses.
+    private static let weakSeatLabels: Set<String> = ["platz", "place", "lugar", "posto"]
     /// A train's coach, or a venue's row.
     private static let coachLabels = TicketLabels(
         "coach", "carriage", "car", "wagen", "voiture", "coche", "carruagem", "carrozza", "row", "reihe", "fila", "rangée")
     private static let seatFillerSymbols: Set<String> = [":", ".", "#", "-", "№"]
     private static let seatFillerWords: Set<String> = ["no", "nr", "n"]
+    private static let separators: Set<String> = [",", "|", "/", ";", "·", "•"]
+    private static let otherSeats: Set<String> = ["child", "baby", "booster", "infant", "kinder", "enfant"]
 }

@@ -12,6 +12,9 @@ struct TicketToken: Sendable, Equatable {
     let folded: String
     /// Zero-based line number: a value is looked for on its label's line or the next one.
     let line: Int
+    /// Where on its line it starts, in characters (Unicode scalars) from the line's start: what
+    /// puts a value under its label when poppler lays a table out in columns.
+    let column: Int
     /// True when no whitespace separates this token from the previous one.
     let touchesPrevious: Bool
 
@@ -153,10 +156,14 @@ private struct Tokenizer {
     private var pending = String.UnicodeScalarView()
     private var pendingKind: TicketToken.Kind?
     private var line = 0
+    /// Scalars read on the current line, and where the pending token started.
+    private var offset = 0
+    private var pendingColumn = 0
     /// Whether the next token follows the previous one without whitespace.
     private var touching = false
 
     mutating func consume(_ scalar: Unicode.Scalar) {
+        defer { offset += 1 }
         switch Self.classify(scalar) {
         case .space:
             flush()
@@ -164,6 +171,7 @@ private struct Tokenizer {
         case .lineBreak:
             flush()
             line += 1
+            offset = -1
             touching = false
         case .letter:
             append(scalar, as: .letters)
@@ -171,25 +179,26 @@ private struct Tokenizer {
             append(scalar, as: .digits)
         case .symbol:
             flush()
-            emit(String(Character(scalar)), kind: .symbol)
+            emit(String(Character(scalar)), kind: .symbol, column: offset)
         }
     }
 
     mutating func flush() {
         guard let kind = pendingKind else { return }
-        emit(String(pending), kind: kind)
+        emit(String(pending), kind: kind, column: pendingColumn)
         pending = String.UnicodeScalarView()
         pendingKind = nil
     }
 
     private mutating func append(_ scalar: Unicode.Scalar, as kind: TicketToken.Kind) {
         if pendingKind != kind { flush() }
+        if pendingKind == nil { pendingColumn = offset }
         pending.append(scalar)
         pendingKind = kind
     }
 
-    private mutating func emit(_ text: String, kind: TicketToken.Kind) {
-        tokens.append(TicketToken(kind: kind, text: text, folded: text.lowercased(), line: line,
+    private mutating func emit(_ text: String, kind: TicketToken.Kind, column: Int) {
+        tokens.append(TicketToken(kind: kind, text: text, folded: text.lowercased(), line: line, column: column,
                                   touchesPrevious: touching && !tokens.isEmpty))
         touching = true
     }

@@ -28,7 +28,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// `Hotel Avenida Palace`.
     public var hotelName: String?
     /// The first passenger's seat, `14C`; on a train with its coach, `7/42`. Not read from a
-    /// hotel confirmation.
+    /// hotel confirmation or a car hire.
     public var seat: String?
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
@@ -57,7 +57,12 @@ public struct TicketFields: Sendable, Equatable, Codable {
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
-        if fields.kind == .hotel { fields.hotelName = ticket.lodgingName() } else if fields.kind != nil { fields.seat = ticket.seat() }
+        switch fields.kind {
+        case .hotel?: fields.hotelName = ticket.lodgingName()
+        // A car hire's "child seat" is no seat; a document of no kind is no ticket.
+        case .car?, nil: break
+        default: fields.seat = ticket.seat()
+        }
         return fields
     }
 

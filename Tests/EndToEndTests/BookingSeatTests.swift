@@ -16,7 +16,8 @@ import TripBoardReadPath
     @Test func aSeatIsEnteredShownSearchedEditedAndRemoved() throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Lisbon", start: "2026-12-12", end: "2026-12-15")
-        let id = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "TP 1351",
+        // The trip by a prefix of its id, as docs/cli.md shows it.
+        let id = try container.appOK("booking", "add", "--trip", String(trip.prefix(6)), "--kind", "flight", "--title", "TP 1351",
                                      "--starts-at", "2026-12-12T07:35+00:00", "--reference", "X7K2QP", "--seat", " 14C ")
         #expect(try bookings(container).first?["seat"] as? String == "14C", "trimmed, as every line is")
         let list = try container.appOK("booking", "list", "--trip", trip)

@@ -85,4 +85,44 @@ struct ArchitectureTests {
         let storage = try String(contentsOf: Self.root.appendingPathComponent("docs/storage.md"), encoding: .utf8)
         #expect(storage.contains("## 5. Schema (version \(current))") && storage.contains("(\(current) today"))
     }
+
+    /// Every section a source comment cites (`docs/storage.md §4.4 and §6`) is a numbered
+    /// heading of that document, and every document cited exists: no comment points at a rule
+    /// that is not in the repository.
+    @Test func everySectionTheSourcesCiteExists() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var cited = 0
+        while let file = files.nextObject() as? String {
+            guard file.hasSuffix(".swift") else { continue }
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            var rest = Substring(text)
+            while let start = rest.range(of: "docs/") {
+                let citation = rest[start.lowerBound...].prefix { $0 != ")" && $0 != "\n" && $0 != ":" && $0 != ";" }
+                rest = rest[start.upperBound...]
+                guard let end = citation.range(of: ".md") else { continue }
+                let document = String(citation[..<end.upperBound])
+                let path = Self.root.appendingPathComponent(document).path
+                #expect(FileManager.default.fileExists(atPath: path), "\(file) cites \(document), which does not exist")
+                guard let body = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+                let headings = body.split(separator: "\n").filter { $0.hasPrefix("#") }
+                // `§4.4 and §6`, `§4.4, §5`: each section mark up to the end of the citation.
+                for mark in citation.split(separator: "§").dropFirst() {
+                    let number = mark.prefix { $0.isNumber || $0 == "." }.trimmingSuffix(".")
+                    guard !number.isEmpty else { continue }
+                    cited += 1
+                    let found = headings.contains { heading in
+                        let words = heading.drop { $0 == "#" }.trimmingPrefix(" ")
+                        return words.hasPrefix(number + ". ") || words.hasPrefix(number + " ")
+                    }
+                    #expect(found, "\(file) cites \(document) §\(number), which has no such heading")
+                }
+            }
+        }
+        #expect(cited > 10)
+    }
+}
+
+extension Substring {
+    func trimmingSuffix(_ suffix: String) -> Substring { hasSuffix(suffix) ? dropLast(suffix.count) : self }
 }

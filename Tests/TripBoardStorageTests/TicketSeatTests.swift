@@ -18,6 +18,11 @@ struct TicketSeatTests {
         ("TGV INOUI 6203\nVoiture 12 Place 061", "12/061"),
         ("新幹線 のぞみ 7号\n座席 7A", "7A"),
         ("Passenger 1: SMITH/JOHN  Seat 14C\nPassenger 2: SMITH/JANE  Seat 14D", "14C"),
+        // Columns found by where the words start, not by counting them.
+        ("Passenger         Flight     Gate  Seat\nDOE/JOHN MR       TP 1351    12    14C", "14C"),
+        ("Coach  Class  Seat\n7      2      42", "7/42"),
+        ("Platz 45", "45"),
+        ("Zug ICE 123 | Platz 45", "45"),
     ])
     func aSeatIsRead(_ text: String, _ seat: String) {
         #expect(TicketText(text).seat() == seat)
@@ -29,17 +34,23 @@ struct TicketSeatTests {
         "Date and place 2026-12-12 Lisbon",
         "Seats 2",
         "Place de la Concorde 8",
+        "Konzerthaus, Potsdamer Platz 1, Berlin",
+        "Mercedes-Platz 1",
+        "Extras: child seat 1, GPS",
     ])
     func noSeatIsReadFromOtherWords(_ text: String) {
         #expect(TicketText(text).seat() == nil)
     }
 
-    /// A seat is read from tickets, never from a hotel confirmation, and the summary says it.
+    /// A seat is read from tickets, never from a hotel confirmation or a car hire's extras, and the
+    /// summary says it.
     @Test func aBoardingPassHasItsSeatAndAHotelNone() {
         let pass = TicketFields.extract(from: "BOARDING PASS\nFlight TP1351 LIS CDG\nDate 12DEC2026 07:35\nSeat 14C\nBooking reference X7K2QP")
         #expect(pass.seat == "14C")
         #expect(pass.summary.hasSuffix("reference X7K2QP, seat 14C"))
         let hotel = TicketFields.extract(from: "Hotel confirmation\nMemmo Alfama Hotel\nCheck-in 27 March 2027\nPlace 5 Travessa das Merceeiras")
         #expect(hotel.kind == .hotel && hotel.seat == nil)
+        let car = TicketFields.extract(from: "Car rental confirmation\nPick-up 12 Dec 2026 10:00 Lisbon Airport\nChild seat: 1")
+        #expect(car.seat == nil, "a car hire's child seat is no seat: \(car)")
     }
 }

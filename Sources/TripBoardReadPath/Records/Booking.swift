@@ -38,6 +38,10 @@ public struct Booking: Sendable, Equatable, Codable {
         self.seat = seat
     }
 
+    /// This booking in the form the store keeps (`startsAt` and `endsAt` as
+    /// `YYYY-MM-DDTHH:MM:SS±HH:MM` or `YYYY-MM-DD`), or the first rule it breaks (`BookingColumn`).
+    public func validated() throws -> Booking { try BookingColumn.validated(self) }
+
     package typealias CodingKeys = BookingColumn
 }
 
@@ -90,6 +94,7 @@ package enum BookingColumn: Int, RecordColumn {
         }
     }
 
+    @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Booking {
         Booking(id: try values.text(Self.id), tripId: try values.text(Self.tripId), kind: try values.bookingKind(Self.kind),
                 title: try values.text(Self.title), startsAt: try values.optionalText(Self.startsAt),
@@ -99,7 +104,9 @@ package enum BookingColumn: Int, RecordColumn {
                 seat: try values.optionalText(Self.seat))
     }
 
-    /// An end needs a start and is not before it.
+    /// An end needs a start and is not before it: checked as soon as both are (before the zone
+    /// and the reference, as it always has been).
+    package static let checkedAcrossAfter = BookingColumn.endsAt
     package static func checkAcross(_ booking: Booking) throws {
         try FieldRules.bookingTimes(startsAt: booking.startsAt, endsAt: booking.endsAt)
     }

@@ -40,64 +40,78 @@ extension Statement {
     package func optionalInteger<Column: RecordColumn>(_ column: Column) -> Int64? { optionalInteger(column.position) }
 }
 
-/// A record's values as an insert binds them (`RecordColumn.values(of:)`), each through its
-/// column's rule when `checked`: what `validated()` reads a record back from, so that a column
-/// declared with a rule is checked on every write, and what an edit builds its record from.
-struct CheckedValues: ColumnValues {
-    typealias Failure = any Error
+/// A record's values as an insert binds them (`RecordColumn.values(of:)`), read back as they
+/// are: what `validated()` and an edit build a record from once its values are what they
+/// should be.
+struct StoredValues: ColumnValues {
+    typealias Failure = Never
     let values: [SQLValue]
-    var checked = true
 
     private func raw<Column: RecordColumn>(_ column: Column) -> SQLValue { values[column.rawValue] }
 
-    func text<Column: RecordColumn>(_ column: Column) throws -> String {
+    func text<Column: RecordColumn>(_ column: Column) -> String {
         guard case .text(let text) = raw(column) else { return "" }
-        return checked ? try column.spec.rule.apply(to: text, field: column.spec.field) : text
+        return text
     }
 
-    func optionalText<Column: RecordColumn>(_ column: Column) throws -> String? {
+    func optionalText<Column: RecordColumn>(_ column: Column) -> String? {
         guard case .text(let text) = raw(column) else { return nil }
-        return checked ? try column.spec.rule.apply(toOptional: text, field: column.spec.field) : text
+        return text
     }
 
-    func date<Column: RecordColumn>(_ column: Column) -> CivilDate {
-        guard case .text(let text) = raw(column) else { return CivilDate(daysSinceEpoch: 0) }
-        return CivilDate(text) ?? CivilDate(daysSinceEpoch: 0)
-    }
-
+    func date<Column: RecordColumn>(_ column: Column) -> CivilDate { CivilDate(text(column)) ?? CivilDate(daysSinceEpoch: 0) }
     func bool<Column: RecordColumn>(_ column: Column) -> Bool { raw(column) != .integer(0) }
+    func syncState<Column: RecordColumn>(_ column: Column) -> SyncState { SyncState(rawValue: text(column)) ?? .failed }
+    func bookingKind<Column: RecordColumn>(_ column: Column) -> BookingKind { BookingKind(rawValue: text(column)) ?? .other }
 
-    func syncState<Column: RecordColumn>(_ column: Column) -> SyncState {
-        guard case .text(let text) = raw(column) else { return .failed }
-        return SyncState(rawValue: text) ?? .failed
-    }
-
-    func bookingKind<Column: RecordColumn>(_ column: Column) -> BookingKind {
-        guard case .text(let text) = raw(column) else { return .other }
-        return BookingKind(rawValue: text) ?? .other
-    }
-
-    func version<Column: RecordColumn>(_ column: Column) throws -> Int64? {
+    func version<Column: RecordColumn>(_ column: Column) -> Int64? {
         guard case .integer(let version) = raw(column) else { return nil }
-        return checked ? try FieldRules.remoteVersion(version, field: column.spec.field) : version
+        return version
     }
 }
 
 extension RecordColumn {
     /// `record` in the form the store keeps it (names trimmed, ids lowercased, `updatedAt` in
-    /// UTC), or the first rule it breaks: each column's own in declaration order, then the
-    /// kind's across columns (`checkAcross`), then the sync metadata's (a synchronized record
-    /// names the server's version). A broken rule throws `StoreError.invalidField` naming the
-    /// field, or `.invalidData` for a rule across fields.
+    /// UTC), or the first rule it breaks: each column's own rule in declaration order — the
+    /// kind's rules across columns (`checkAcross`) once `checkedAcrossAfter`'s is — then the sync
+    /// metadata's (`FieldRules.syncMetadata`: the version, a synchronized record naming one, the
+    /// stamp). A broken rule throws `StoreError.invalidField` naming the field, or
+    /// `.invalidData` for a rule across fields.
+    /// Compiled for each kind, here and in `validated(values:)`, since generic code in other
+    /// modules calls them (an import validates every record twice; unspecialized, the rules cost
+    /// a quarter of its instructions).
+    @_specialize(exported: true, where Self == TripColumn)
+    @_specialize(exported: true, where Self == PlaceColumn)
+    @_specialize(exported: true, where Self == BookingColumn)
     package static func validated(_ record: Record) throws -> Record { try validated(values: values(of: record)) }
 
     /// The record `values` (as `values(of:)` gives them) make, validated.
+    @_specialize(exported: true, where Self == TripColumn)
+    @_specialize(exported: true, where Self == PlaceColumn)
+    @_specialize(exported: true, where Self == BookingColumn)
     package static func validated(values: [SQLValue]) throws -> Record {
-        let checked = try Self.record(from: CheckedValues(values: values))
-        try checkAcross(checked)
-        let stored = CheckedValues(values: Self.values(of: checked), checked: false)
-        try FieldRules.syncState(stored.syncState(Self.syncState), remoteVersion: try stored.version(Self.remoteVersion))
-        return checked
+        var values = values
+        let across = checkedAcrossAfter
+        for column in allCases where !column.isSyncBookkeeping {
+            values[column.rawValue] = try column.checked(values[column.rawValue])
+            if column == across { try checkAcross(record(from: StoredValues(values: values))) }
+        }
+        let stored = StoredValues(values: values)
+        let (version, stamp) = try FieldRules.syncMetadata(stored.syncState(Self.syncState), stored.version(Self.remoteVersion),
+                                                           stored.text(Self.updatedAt))
+        values[Self.remoteVersion.rawValue] = .optional(version)
+        values[Self.updatedAt.rawValue] = .text(stamp)
+        return record(from: StoredValues(values: values))
+    }
+
+    /// The sync bookkeeping every kind has (its state, version and stamp), checked together last.
+    var isSyncBookkeeping: Bool { self == .syncState || self == .remoteVersion || self == .updatedAt }
+
+    /// `value` (as `values(of:)` holds it) through this column's rule.
+    func checked(_ value: SQLValue) throws -> SQLValue {
+        guard case .text(let text) = value else { return value }
+        if spec.form == .optionalText { return .optional(try spec.rule.apply(toOptional: text, field: spec.field)) }
+        return .text(try spec.rule.apply(to: text, field: spec.field))
     }
 
     /// `record` with `values` set over its own (by position, as `values(of:)` gives them), no
@@ -105,8 +119,7 @@ extension RecordColumn {
     package static func record(_ record: Record, setting values: [(Self, SQLValue)]) -> Record {
         var all = Self.values(of: record)
         for (column, value) in values { all[column.rawValue] = value }
-        // Unchecked values never throw.
-        return (try? Self.record(from: CheckedValues(values: all, checked: false))) ?? record
+        return Self.record(from: StoredValues(values: all))
     }
 
     /// The sync fields whose columns differ between two versions of a record, in declaration
@@ -152,14 +165,15 @@ extension RecordColumn {
     }
 }
 
-extension ColumnForm {
-    /// The value a person entered for a column of this form (`booking edit --reference X`), as
-    /// `RecordColumn.values(of:)` holds it, before the column's rule: blank removes an optional
-    /// one; a kind is read in any case; a date must be `YYYY-MM-DD`.
-    package func value(entered text: String, field: String) throws -> SQLValue {
-        switch self {
+extension ColumnSpec {
+    /// The value a person entered for this column (`booking edit --reference X`), as
+    /// `RecordColumn.values(of:)` holds it, before its rule: empty removes an optional one, and
+    /// so does blank but for a zone (a blank zone name is refused by its rule); a kind is read in
+    /// any case; a date must be `YYYY-MM-DD`.
+    package func value(entered text: String) throws -> SQLValue {
+        switch form {
         case .text, .syncState: return .text(text)
-        case .optionalText: return text.trimmingWhitespace().isEmpty ? .null : .text(text)
+        case .optionalText: return text.isEmpty || (rule != .zone && text.trimmingWhitespace().isEmpty) ? .null : .text(text)
         case .date:
             guard let date = CivilDate(text) else { throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not a date (YYYY-MM-DD)") }
             return .text(date.description)

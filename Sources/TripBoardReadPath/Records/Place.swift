@@ -23,6 +23,9 @@ public struct Place: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
     }
 
+    /// This place in the form the store keeps, or the first rule it breaks (`PlaceColumn`).
+    public func validated() throws -> Place { try PlaceColumn.validated(self) }
+
     package typealias CodingKeys = PlaceColumn
 }
 
@@ -61,6 +64,7 @@ package enum PlaceColumn: Int, RecordColumn {
         }
     }
 
+    @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Place {
         Place(id: try values.text(Self.id), tripId: try values.text(Self.tripId), name: try values.text(Self.name),
               city: try values.optionalText(Self.city), visited: try values.bool(Self.visited), syncState: try values.syncState(Self.syncState),

@@ -26,9 +26,10 @@ package protocol RecordColumn: CaseIterable, CodingKey, Hashable, Sendable where
     func value(of record: Record) -> SQLValue
     /// The record `values` hold, column by column (each read with its form's accessor).
     static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Record
-    /// The rules across this kind's columns (a trip's end not before its start), checked after
-    /// every column's own rule.
+    /// The rules across this kind's columns (a trip's end not before its start), checked once
+    /// `checkedAcrossAfter`'s own rule is (by default after every column's).
     static func checkAcross(_ record: Record) throws
+    static var checkedAcrossAfter: Self { get }
     /// The columns the store keeps from the others (a booking's epochs), bound after them in an
     /// insert or an update, and their values for `record`.
     static var derived: [String] { get }
@@ -226,6 +227,10 @@ extension RecordColumn {
     }
     /// No rule across columns but those every kind has.
     package static func checkAcross(_ record: Record) throws {}
+    /// The last of the kind's own columns (before its sync bookkeeping).
+    package static var checkedAcrossAfter: Self {
+        allCases.last { $0 != .syncState && $0 != .remoteVersion && $0 != .updatedAt } ?? allCases[0]
+    }
     /// What the search index holds of this kind's rows (`SearchRole`): the title's column, and
     /// the detail's SQL expression, its parts joined by spaces (NULL as '').
     package static var searched: (title: String, detail: String) {

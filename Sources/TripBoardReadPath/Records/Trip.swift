@@ -25,6 +25,11 @@ public struct Trip: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
     }
 
+    /// This trip in the form the store keeps (name trimmed, id lowercased, `updatedAt` in UTC),
+    /// or the first rule it breaks: its declaration's (`TripColumn`, `RecordColumn.validated`).
+    /// Declared here, beside the columns, so that the generic rules are compiled for trips.
+    public func validated() throws -> Trip { try TripColumn.validated(self) }
+
     /// Number of calendar days the trip spans, both ends included.
     public var dayCount: Int { startDate.days(until: endDate) + 1 }
 
@@ -70,6 +75,7 @@ package enum TripColumn: Int, RecordColumn {
         }
     }
 
+    @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Trip {
         Trip(id: try values.text(Self.id), name: try values.text(Self.name), startDate: try values.date(Self.startDate),
              endDate: try values.date(Self.endDate), notes: try values.text(Self.notes), syncState: try values.syncState(Self.syncState),

@@ -33,6 +33,15 @@ struct ImportValues<Kind: RecordColumn>: ColumnValues {
             }
             return
         }
+        // The shapes a record has when it is right, told apart without a decoder (an import
+        // checks every member of every record); anything else is decoded for its error.
+        switch (column.spec.form, value) {
+        case (.text, .string), (.optionalText, .string), (.bookingKind, .string), (.bool, .bool): return
+        case (.date, .string(let text)) where CivilDate(text) != nil: return
+        case (.syncState, .string(let text)) where SyncState(rawValue: text) != nil: return
+        case (.version, .number(let text)) where Int64(text) != nil: return
+        default: break
+        }
         let path = path + [column]
         do {
             switch column.spec.form {

@@ -1,27 +1,10 @@
 import TripBoardSystem
-public import TripBoardReadPath
+import TripBoardReadPath
 
 // Whole records checked field by field with `FieldRules`, in the form the store keeps them. Every
 // path that writes a record goes through these (`Store.insert` calls them again as a last line),
 // and sync will check what the server sends with them. A broken rule throws
 // `StoreError.invalidField` naming the field, or `.invalidData` for a rule across fields.
-
-extension Trip {
-    /// This trip in the form the store keeps (name trimmed, id lowercased, `updatedAt` in UTC),
-    /// or the first rule it breaks: its declaration's (`TripColumn`, `RecordColumn.validated`).
-    public func validated() throws -> Trip { try TripColumn.validated(self) }
-}
-
-extension Place {
-    /// This place in the form the store keeps, or the first rule it breaks (`PlaceColumn`).
-    public func validated() throws -> Place { try PlaceColumn.validated(self) }
-}
-
-extension Booking {
-    /// This booking in the form the store keeps (`startsAt` and `endsAt` as
-    /// `YYYY-MM-DDTHH:MM:SS±HH:MM` or `YYYY-MM-DD`), or the first rule it breaks (`BookingColumn`).
-    public func validated() throws -> Booking { try BookingColumn.validated(self) }
-}
 
 extension Attachment {
     /// This attachment row in the form the store keeps, or the first rule it breaks. The hash

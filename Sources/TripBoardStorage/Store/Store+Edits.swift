@@ -24,7 +24,7 @@ package struct EnteredValues<Column: RecordColumn>: Sendable, Equatable {
         var values: [(Column, SQLValue)] = []
         for column in Column.allCases {
             guard let text = texts[column] else { continue }
-            values.append((column, try column.spec.form.value(entered: text, field: column.spec.field)))
+            values.append((column, try column.spec.value(entered: text)))
         }
         return Column.record(record, setting: values)
     }
@@ -133,8 +133,13 @@ extension BookingDraft {
     /// The rules a new booking can be held to before any store is opened (as `TripDraft.checked`):
     /// its declaration's, every field in the form the store keeps it.
     public func checked() throws -> BookingDraft {
+        // The trip may still be a prefix the store resolves (`booking add --trip f429`).
+        var record = booking
+        record.tripId = ImportDocument.placeholderID
+        record = try record.validated()
+        record.tripId = booking.tripId
         var draft = self
-        draft.booking = try booking.validated()
+        draft.booking = record
         return draft
     }
 }
