@@ -1,7 +1,6 @@
 import TripBoardStorage
 import TripBoardReadPath
 import TripBoardCommandLine
-import TripBoardSQLite
 
 extension AppCommand {
     static var childCommands: [AppCommandSpec] {

@@ -1,5 +1,4 @@
 import TripBoardStorage
-import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 import TripBoardCommandLine
@@ -158,7 +157,7 @@ extension AppCommand {
                          keychain: path(ContainerLayout.keychainDirectory), staging: path(ContainerLayout.stagingDirectory)),
             layoutVersion: manifest?.layoutVersion ?? ContainerLayout.version,
             storeState: state, storeProblem: problem, schemaVersion: schemaVersion,
-            sqliteVersion: sqliteLibraryVersion,
+            sqliteVersion: Store.sqliteVersion,
             createdAt: manifest?.createdAt ?? "", createdBy: manifest?.createdBy ?? "",
             durability: container.options.durability.rawValue,
             sizes: .init(store: size(store), storeWAL: size(store + "-wal"), storeSharedMemory: size(store + "-shm"),
@@ -188,10 +187,10 @@ extension AppCommand {
         }
         guard let store = try? container.store else { return (state, problem, nil, nil) }
         do {
-            return (state, problem, try store.connection.userVersion(), try store.counts())
-        } catch let error as SQLiteError where error.isCorruption {
+            return (state, problem, try store.userVersion(), try store.counts())
+        } catch where Store.isDamagedPage(error) {
             state = .corrupt
-            return (state, "reading it failed: \(error.message); run `app container check`", nil, nil)
+            return (state, "reading it failed: \(Store.damageDetail(error)); run `app container check`", nil, nil)
         }
     }
 }

@@ -1,8 +1,8 @@
 import TripBoardStorage
+import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 import TripBoardCommandLine
-import TripBoardSQLite
 
 extension AppCommand {
     static var tripCommands: [AppCommandSpec] {
@@ -137,7 +137,7 @@ extension AppCommand {
         let reference = try context.arguments.recordID("trip")
         try context.finishArguments()
         let store = try context.store()
-        let (trip, places, bookings, attachments) = try store.connection.readTransaction {
+        let (trip, places, bookings, attachments) = try store.readTransaction {
             let id = try store.resolveID(.trip, reference)
             return (try store.trip(id: id), try store.places(tripId: id), try store.bookings(tripId: id), try store.attachments(tripId: id))
         }
@@ -204,7 +204,7 @@ extension AppCommand {
         // the trash is the way back.
         if !confirmed && StandardStream.input.isTerminal {
             let store = try context.store()
-            let (trip, held) = try store.connection.readTransaction {
+            let (trip, held) = try store.readTransaction {
                 let id = try store.resolveID(.trip, reference)
                 let counts = [(try store.places(tripId: id).count, "place"), (try store.bookings(tripId: id).count, "booking"),
                               (try store.attachments(tripId: id).count, "attachment")]

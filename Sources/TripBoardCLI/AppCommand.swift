@@ -1,5 +1,4 @@
 import TripBoardStorage
-import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 public import TripBoardCommandLine
@@ -104,8 +103,8 @@ public enum AppCommand {
         if case ContainerError.notFound(let path) = error {
             return terminalSafe("no TripBoard container at \(path); `app container init` creates one, and so does a command that adds something (such as `app trip add`)")
         }
-        if let error = error as? SQLiteError, error.isCorruption {
-            return terminalSafe("the store has a damaged page (\(error.message)); nothing was written, and commands that need the store refuse it from now on. Run `app container check`; `app container salvage` copies what can be read into a new store")
+        if Store.isDamagedPage(error) {
+            return terminalSafe("the store has a damaged page (\(Store.damageDetail(error))); nothing was written, and commands that need the store refuse it from now on. Run `app container check`; `app container salvage` copies what can be read into a new store")
         }
         return errorMessage(for: error)
     }

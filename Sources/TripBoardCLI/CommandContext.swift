@@ -1,6 +1,5 @@
 import TripBoardMigration
 import TripBoardStorage
-import TripBoardSQLite
 import TripBoardSystem
 import TripBoardCommandLine
 
@@ -78,15 +77,15 @@ final class CommandContext {
     /// Called with the error a command failed with: a damaged page met in the store is recorded
     /// (`Container.recordStoreDamage`), so that writers refuse the store until it is checked.
     func noteFailure(_ error: any Error) {
-        guard let openedContainer, let error = error as? SQLiteError, error.isCorruption else { return }
-        openedContainer.recordStoreDamage(detail: error.message)
+        guard let openedContainer, Store.isDamagedPage(error) else { return }
+        openedContainer.recordStoreDamage(detail: Store.damageDetail(error))
     }
 
     /// After a command that wrote to the store: the hashing pass the container migration leaves
     /// due (`AttachmentHashing`), when the migration's own run of it was killed. The command has
     /// succeeded by then; a pass that fails is a warning (it stays due, for the next write).
     func finishPendingHashing() {
-        guard chores.contains(.finishHashing), let openedContainer, let store = try? openedContainer.store, store.connection.totalChanges > 0 else { return }
+        guard chores.contains(.finishHashing), let openedContainer, let store = try? openedContainer.store, store.hasWritten else { return }
         do {
             guard try AttachmentHashing.isPending(in: openedContainer) else { return }
             let bar = ProgressBar()

@@ -8,8 +8,10 @@ public import TripBoardReadPath
 /// transaction as the edit. Obtain one from `Container.openForWriting` (which holds the shared
 /// container lock and has brought the schema up to date) or, in tests, from `Store(connection:)`.
 public final class Store {
-    /// The connection, configured for this store. Exposed for the container layer and tests.
-    public let connection: Connection
+    /// The connection, configured for this store: for the store's own extensions, the container
+    /// layer, the migration and tests — never for the commands above, which ask the store
+    /// (`readTransaction`, `userVersion`, `hasWritten`, `isDamagedPage`).
+    package let connection: Connection
     let clock: @Sendable () -> Timestamp
 
     /// Wraps a connection whose schema is current. `clock` stamps `updatedAt`; tests inject one.
@@ -20,6 +22,22 @@ public final class Store {
 
     /// The schema version this build writes and understands (`PRAGMA user_version`).
     public static var schemaVersion: Int64 { Schema.currentVersion }
+
+    /// The store's schema version as its file says (`PRAGMA user_version`).
+    public func userVersion() throws -> Int64 { try connection.userVersion() }
+
+    /// The SQLite library's version (`sqlite3_libversion`), as `container info` reports it.
+    public static var sqliteVersion: String { sqliteLibraryVersion }
+
+    /// True once this process has changed a row of the store.
+    public var hasWritten: Bool { connection.totalChanges > 0 }
+
+    /// True when `error` is SQLite finding a damaged page (`SQLITE_CORRUPT`, `SQLITE_NOTADB`): what
+    /// the commands say in their own words, and record (`Container.recordStoreDamage`).
+    public static func isDamagedPage(_ error: any Error) -> Bool { (error as? SQLiteError)?.isCorruption == true }
+
+    /// The damaged-page error's own message (SQLite's words), for the commands' sentence.
+    public static func damageDetail(_ error: any Error) -> String { (error as? SQLiteError)?.message ?? "\(error)" }
 
     /// The `updatedAt` stamp for a change made now.
     package func stamp() -> String { clock().utcStamp }
