@@ -160,12 +160,12 @@ let package = Package(
             dependencies: ["CPopplerCpp"]
         ),
         .target(
-            name: "TicketImport",
+            name: "PDFReader",
             dependencies: ["PopplerShim", "TripBoardSystem", "TripBoardWorkerContract"]
         ),
         .executableTarget(
             name: "pdf-worker",
-            dependencies: ["TicketImport", "TripBoardSystem"],
+            dependencies: ["PDFReader", "TripBoardSystem"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         // Runs once per device: a static link like the others, without a start-up symbol order.
@@ -188,8 +188,8 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
         .testTarget(
-            name: "TicketImportTests",
-            dependencies: ["TicketImport", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            name: "PDFReaderTests",
+            dependencies: ["PDFReader", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",

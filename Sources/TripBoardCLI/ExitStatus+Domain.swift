@@ -95,7 +95,7 @@ extension PDFImportError: DomainExitStatus {
     }
 }
 
-extension TicketImportError: DomainExitStatus {
+extension TicketFilingError: DomainExitStatus {
     var exitStatus: ExitStatus {
         switch self {
         case .empty: .dataError

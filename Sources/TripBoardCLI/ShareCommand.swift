@@ -16,14 +16,14 @@ public enum ShareCommand {
             let name = try arguments.option("--name")
             let tripReference = try arguments.recordIDOption("--trip", "trip")
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
-            let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketImportRequest.defaultMaximumBytes
+            let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketFilingRequest.defaultMaximumBytes
             // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").
             let givenPath = arguments.nextPositional()
             try arguments.finish()
             guard let sourcePath = givenPath else { throw CommandLineError.usage("missing FILE (or - for standard input)") }
 
             let source = try openSource(sourcePath)
-            let request = TicketImportRequest(
+            let request = TicketFilingRequest(
                 sourceName: sourcePath == "-" ? "standard input" : sourcePath,
                 originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
                 tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes)
@@ -35,7 +35,7 @@ public enum ShareCommand {
             context.chores = [.trashPurge]
             let container = try context.container()
             let worker = try PDFWorker.locate(environment: environment)
-            let result = try TicketImporter(container: container, worker: worker).run(source: source, request: request)
+            let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
             if let warning = result.thumbnailError { console.warning(warning) }
             if json {
                 try console.printJSON(result)
@@ -96,7 +96,7 @@ public enum ShareCommand {
         }
     }
 
-    static func describe(_ result: TicketImportResult, console: Console) {
+    static func describe(_ result: TicketFilingResult, console: Console) {
         let booking = "\"\(result.booking.title)\"" + (result.bookingCreated ? " (new \(result.booking.kind.rawValue) booking)"
                                                      : result.bookingMatched ? " (existing booking)" : "")
         switch result.outcome {

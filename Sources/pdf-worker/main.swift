@@ -1,6 +1,6 @@
 // pdf-worker: parses one untrusted PDF under resource limits for the processes that must not
 // link poppler. The contract (arguments, JSON, exit statuses) is documented on `WorkerCommand`.
-import TicketImport
+import PDFReader
 import TripBoardSystem
 
 ProcessSetup.exit(WorkerCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -44,7 +44,7 @@ import Testing
     /// no Argon2 and no libsodium at all.
     @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
-        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardCLI", "TicketImport", "TripBoardWorkerContract", "TripBoardTickets",
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardCLI", "PDFReader", "TripBoardWorkerContract", "TripBoardTickets",
                        "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer"] {
             #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
         }

@@ -4,7 +4,7 @@ import Testing
 
 /// A fresh, empty directory under the system temp directory, removed (with everything in it) when
 /// released. Every test that touches the disk makes its own, so tests can run in parallel. (A
-/// trimmed copy is in TicketImportTests/Support/TemporaryDirectory.swift: test targets cannot share code.)
+/// trimmed copy is in PDFReaderTests/Support/TemporaryDirectory.swift: test targets cannot share code.)
 final class TemporaryDirectory: Sendable {
     let path: String
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TicketImport
+@testable import PDFReader
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardWorkerContract

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TicketImport
+@testable import PDFReader
 import TripBoardSystem
 
 /// The poppler wrapper, in this process (no worker, no limits): what it opens, refuses, reads and renders.

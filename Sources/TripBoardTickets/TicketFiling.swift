@@ -4,7 +4,7 @@ import TripBoardWorkerContract
 public import TripBoardReadPath
 
 /// What to import and where: the share extension's command line, checked.
-public struct TicketImportRequest: Sendable {
+public struct TicketFilingRequest: Sendable {
     /// How messages name the source: its path, or `standard input`.
     public var sourceName: String
     /// The name the attachment keeps (`--name`, else the source's file name).
@@ -23,7 +23,7 @@ public struct TicketImportRequest: Sendable {
     public static let defaultMaximumBytes: Int64 = 50 << 20
 
     public init(sourceName: String, originalFilename: String, tripReference: String? = nil, bookingReference: String? = nil,
-                maximumBytes: Int64 = TicketImportRequest.defaultMaximumBytes, thumbnailSize: Int = 200,
+                maximumBytes: Int64 = TicketFilingRequest.defaultMaximumBytes, thumbnailSize: Int = 200,
                 today: CivilDate = Timestamp.now().localDate) {
         self.sourceName = sourceName
         self.originalFilename = originalFilename
@@ -36,7 +36,7 @@ public struct TicketImportRequest: Sendable {
 }
 
 /// What an import did. `--json` prints this object.
-public struct TicketImportResult: Sendable, Equatable, Encodable {
+public struct TicketFilingResult: Sendable, Equatable, Encodable {
     public enum Outcome: String, Sendable, Encodable {
         /// A new attachment was stored.
         case attached
@@ -68,7 +68,7 @@ public struct TicketImportResult: Sendable, Equatable, Encodable {
 
 /// Why a ticket could not be filed (beyond a bad PDF, `PDFImportError`, and a bad reference,
 /// `StoreError`). One line each; nothing was stored.
-public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum TicketFilingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The source has no bytes.
     case empty(source: String)
     /// No single trip contains the ticket's date (or it has none): the user must say which.
@@ -118,7 +118,7 @@ public enum TicketImportError: Error, Sendable, Equatable, CustomStringConvertib
 /// without its file. Crash points: `import.staged`, `import.inspected`, `import.restored` (a lost
 /// file back in place, its row still `missing`: `container check --repair` marks it present),
 /// `import.published`, `import.committed`.
-public struct TicketImporter {
+public struct TicketFiling {
     let container: Container
     let worker: PDFWorker
 
@@ -129,12 +129,12 @@ public struct TicketImporter {
 
     /// Imports the bytes of `source`. Warnings (the thumbnail could not be made or cached) are in
     /// the result; everything else that goes wrong throws with nothing stored.
-    public func run(source: FileDescriptor, request: TicketImportRequest) throws -> TicketImportResult {
+    public func run(source: FileDescriptor, request: TicketFilingRequest) throws -> TicketFilingResult {
         let store = try container.store
         let requestedTrip = try request.tripReference.map { try store.trip(id: try store.resolveID(.trip, $0)) }
         let requestedBooking = try request.bookingReference.map { try store.booking(id: try store.resolveID(.booking, $0)) }
         if let requestedBooking, let requestedTrip, requestedBooking.tripId != requestedTrip.id {
-            throw TicketImportError.bookingNotInTrip(bookingId: requestedBooking.id, tripId: requestedTrip.id)
+            throw TicketFilingError.bookingNotInTrip(bookingId: requestedBooking.id, tripId: requestedTrip.id)
         }
         let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
@@ -146,7 +146,7 @@ public struct TicketImporter {
         defer { files.discard(stagedName: thumbnailName) }
         CrashPoint.reach("import.staged")
 
-        guard staged.byteCount > 0 else { throw TicketImportError.empty(source: request.sourceName) }
+        guard staged.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
         guard PDFWorkerLimits.hasHeader(staged.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
         // The staged copy's fsync overlaps the worker's parse: both must finish before publishing.
         var synchronization: Result<Void, FileSystemError> = .success(())
@@ -187,7 +187,7 @@ public struct TicketImporter {
     /// containing the ticket's date), the booking (`--booking`, one that matches the ticket, else
     /// a new one from its fields) and the attachment row, not yet written.
     func planFiling(_ staged: StagedFile, inspection: PDFInspection, detected: TicketFields, requestedTrip: Trip?,
-                    requestedBooking: Booking?, originalFilename: String, today: CivilDate) throws -> TicketImportResult {
+                    requestedBooking: Booking?, originalFilename: String, today: CivilDate) throws -> TicketFilingResult {
         let store = try container.store
         let trip: Trip
         if let requestedBooking {
@@ -200,7 +200,7 @@ public struct TicketImporter {
         let matchedBooking = requestedBooking == nil ? try matchingBooking(for: detected, tripId: trip.id) : nil
         let plannedBooking = try requestedBooking ?? matchedBooking
             ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
-        return TicketImportResult(
+        return TicketFilingResult(
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
@@ -216,7 +216,7 @@ public struct TicketImporter {
     /// row). The staged file goes to the row's place, never over anything there; then the row is
     /// `present`. `nil` when no row lost these bytes or its place is taken: an ordinary import.
     func restoreMissingFile(_ staged: StagedFile, files: AttachmentFiles, detected: TicketFields,
-                            pageCount: Int) throws -> TicketImportResult? {
+                            pageCount: Int) throws -> TicketFilingResult? {
         let store = try container.store
         // A row's booking or trip that is not there (or not live) is "no such row"; a store that
         // cannot be read is an error, not a reason to import the bytes a second time.
@@ -235,7 +235,7 @@ public struct TicketImporter {
         CrashPoint.reach("import.restored")
         try store.markAttachmentPresent(id: row.id)
         row.state = .present
-        return TicketImportResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
+        return TicketFilingResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
                                   bookingCreated: false, bookingMatched: false, tripId: trip.id, tripName: trip.name, detected: detected,
                                   pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
     }
@@ -246,9 +246,9 @@ public struct TicketImporter {
         if let date {
             let containing = try store.trips(containing: date)
             if containing.count == 1 { return containing[0] }
-            if !containing.isEmpty { throw TicketImportError.tripNeeded(date: date, candidates: containing) }
+            if !containing.isEmpty { throw TicketFilingError.tripNeeded(date: date, candidates: containing) }
         }
-        throw TicketImportError.tripNeeded(date: date, candidates: try store.trips(endingOnOrAfter: today, limit: 6))
+        throw TicketFilingError.tripNeeded(date: date, candidates: try store.trips(endingOnOrAfter: today, limit: 6))
     }
 
     /// The booking the ticket describes. A date without a time starts at midnight; times are local
@@ -340,7 +340,7 @@ public struct TicketImporter {
         return nil
     }
 
-    func reportAlreadyAttached(_ existing: Attachment, in result: inout TicketImportResult) throws {
+    func reportAlreadyAttached(_ existing: Attachment, in result: inout TicketFilingResult) throws {
         result.outcome = .alreadyAttached
         result.attachment = existing
         result.booking = try container.store.booking(id: existing.bookingId)
@@ -351,7 +351,7 @@ public struct TicketImporter {
     /// Step 6: the booking (when new) and the attachment row in one transaction, after checking
     /// again what may have changed since step 1 (another process deleted the trip, or filed the
     /// same bytes first). On failure or a duplicate, the published file is removed again.
-    func commit(_ result: inout TicketImportResult, files: AttachmentFiles) throws {
+    func commit(_ result: inout TicketFilingResult, files: AttachmentFiles) throws {
         let store = try container.store
         let duplicate: Attachment?
         do {
@@ -372,7 +372,7 @@ public struct TicketImporter {
 
     /// Step 7: the thumbnail joins the cache (for the attachment that holds the bytes, also when
     /// they were already attached) and the cache is trimmed to `cacheLimitMB`.
-    func cacheThumbnail(stagedName: String, staging: Directory, into result: inout TicketImportResult) {
+    func cacheThumbnail(stagedName: String, staging: Directory, into result: inout TicketFilingResult) {
         do {
             let cache = try ThumbnailCache(container: container)
             let id = result.attachment.id
