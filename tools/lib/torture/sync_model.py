@@ -30,7 +30,7 @@ KINDS = ("trip", "place", "booking", "attachment")
 FIELDS = {
     "trip": ("name", "dates", "notes"),
     "place": ("tripId", "name", "city", "visited"),
-    "booking": ("tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference"),
+    "booking": ("tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "seat"),
     "attachment": ("bookingId", "contentHash", "byteCount", "originalFilename", "contentType", "pageCount"),
 }
 # How a run's step is chosen (relative weights). Edits, deletions and restores need something on
@@ -740,8 +740,13 @@ class Run:
                 value = f"{random_text(rng, 1, 20)} {self.unique()}"
                 args = [f"--{field}={value}"]
             else:
-                field = rng.choice(["title", "reference"])
-                value = f"{random_text(rng, 1, 20)} {self.unique()}" if field == "title" else self.unique("R")
+                field = rng.choice(["title", "reference", "seat"])
+                if field == "title":
+                    value = f"{random_text(rng, 1, 20)} {self.unique()}"
+                elif field == "reference":
+                    value = self.unique("R")
+                else:
+                    value = f"{rng.randint(1, 40)}{rng.choice('ABCDEF')}{self.unique()}"
                 args = [f"--{field}={value}"]
             if current.get(field) == value:
                 return  # the same value again is no edit
@@ -771,6 +776,8 @@ class Run:
                     args += ["--starts-at", f"2027-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T{rng.randint(10, 23)}:{rng.choice(['00', '30'])}Z"]
                 if rng.random() < 0.5:
                     args.append(f"--reference={self.unique('R')}")
+                if rng.random() < 0.3:
+                    args.append(f"--seat={rng.randint(1, 40)}{rng.choice('ABCDEF')}")
                 result, wall = self.command(device, args)
                 if result.status == 0:
                     row = json.loads(result.out)
