@@ -22,9 +22,13 @@ extension SyncEngine {
     }
 
     /// Why the feed alone will not do this time, or nil. A device that never synced has nothing
-    /// to compare (its first sync copies live records).
+    /// to compare (its first sync copies live records) — unless it pushed without ever finishing
+    /// a pull (a pull that refused what the server sent does not stop the push) and the server
+    /// no longer has that batch: what it pushed was lost with a restore, and only a comparison
+    /// sends it again (a first pull copies what the server has, and the records it pushed are
+    /// `synchronized` here).
     func reconcileReason() -> ReconcileReason? {
-        guard let epoch = account.epoch else { return nil }
+        guard let epoch = account.epoch else { return serverHasLastMutation == false ? .serverLostChanges : nil }
         if epoch != zone.epoch { return .zoneRecreated }
         let purgedThrough = zone.purgedThrough ?? 0
         if account.changeSequence < purgedThrough { return .horizonPassed }

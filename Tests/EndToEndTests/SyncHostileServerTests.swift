@@ -251,6 +251,38 @@ import TripBoardSystem
         for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
     }
 
+    /// A device whose pulls all broke (a row grown past 8 MiB) while its push went, whose server
+    /// is then restored from a dump taken before that push: it has no change token, and its trip
+    /// is `synchronized` here and gone from the server. Its next sync compares (the server no
+    /// longer has its last batch) and sends the trip again; another device then gets it. Found by
+    /// the sync model test (seed 3460905143), where the device was then reinstalled and the trip
+    /// lost.
+    @Test func aDeviceThatPushedButNeverPulledSendsAgainWhatARestoreLost() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let dump = server.directory + "/before-push.dump"
+        try server.backUp(to: dump)
+        let grown = "00000000-0000-4000-8000-000000000001"
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, fields)
+            SELECT 'default', 'trip', '\(grown)', 1, change_sequence,
+                   jsonb_build_object('name', jsonb_build_object('stamp', '0000000000000-0000-00', 'nonce', 'AA',
+                                      'ciphertext', repeat('A', 9 * 1024 * 1024)))
+            FROM tripboard.zones WHERE name = 'default'
+            """)
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        #expect(try a.app("sync", "now").status == 65)
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(trip)'") == "1", "A's push went")
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+        try server.restore(from: dump)
+        let compared = try a.sync()
+        #expect(compared["reconciled"] as? String == "serverLostChanges" && compared["reuploaded"] as? Int == 1, "\(compared)")
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(trip)'") == "1", "A sent the trip again")
+        try b.sync()
+        #expect(try Self.tripListed(b, "Lisbon"))
+    }
+
     /// A genuine, sealed deletion replayed after the trip was brought back from the trash (a new
     /// incarnation) cannot take it again: the device that made it knows it (`sync_deletions_seen`)
     /// and refuses it (65, `replayedDeletion`), and the trip stays live on both.
