@@ -222,13 +222,9 @@ import TripBoardSystem
         }
     }
 
-    /// A device whose first pull broke (a row the server grew past 8 MiB) after its own push went
-    /// holds records the server has, with no change token yet: its next pull takes the zone's
-    /// tombstones too, not only live records, so that a deletion of a record it holds is judged —
-    /// here one no device sealed, refused and counted — rather than passed over.
-    @Test func aDeviceWhoseFirstPullBrokeStillJudgesDeletionsOfWhatItPushed() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
-        defer { withExtendedLifetime(server) {} }
+    /// Puts a trip row of 9 MiB in the default zone, as a hostile server may: every pull that
+    /// reaches it fails (65). Returns its id.
+    static func growARowPast8MiB(_ server: PostgresServer) throws -> String {
         let grown = "00000000-0000-4000-8000-000000000001"
         _ = try server.psql("""
             UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
@@ -238,6 +234,17 @@ import TripBoardSystem
                                       'ciphertext', repeat('A', 9 * 1024 * 1024)))
             FROM tripboard.zones WHERE name = 'default'
             """)
+        return grown
+    }
+
+    /// A device whose first pull broke (a row the server grew past 8 MiB) after its own push went
+    /// holds records the server has, with no change token yet: its next pull takes the zone's
+    /// tombstones too, not only live records, so that a deletion of a record it holds is judged —
+    /// here one no device sealed, refused and counted — rather than passed over.
+    @Test func aDeviceWhoseFirstPullBrokeStillJudgesDeletionsOfWhatItPushed() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let grown = try Self.growARowPast8MiB(server)
         let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
         let broken = try a.app("sync", "now")
         #expect(broken.status == 65 && broken.stderr.contains("cannot trust"), "\(broken)")
@@ -262,15 +269,7 @@ import TripBoardSystem
         defer { withExtendedLifetime(server) {} }
         let dump = server.directory + "/before-push.dump"
         try server.backUp(to: dump)
-        let grown = "00000000-0000-4000-8000-000000000001"
-        _ = try server.psql("""
-            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
-            INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, fields)
-            SELECT 'default', 'trip', '\(grown)', 1, change_sequence,
-                   jsonb_build_object('name', jsonb_build_object('stamp', '0000000000000-0000-00', 'nonce', 'AA',
-                                      'ciphertext', repeat('A', 9 * 1024 * 1024)))
-            FROM tripboard.zones WHERE name = 'default'
-            """)
+        _ = try Self.growARowPast8MiB(server)
         let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
         #expect(try a.app("sync", "now").status == 65)
         #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(trip)'") == "1", "A's push went")
