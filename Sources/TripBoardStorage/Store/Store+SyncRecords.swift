@@ -155,10 +155,16 @@ extension Store {
         }
     }
 
-    /// Writes every column of a validated `record` over its row (`RecordColumn.update`).
+    /// Writes every column of a validated `record` over its row (`RecordColumn.update`): once per
+    /// pulled record and per edit, so the statement's text is made once per kind.
     func update<Column: RecordColumn>(_ columns: Column.Type, _ record: Column.Record) throws {
-        try connection.statement(Column.update(Column.recordKind.table)).run(Column.updateValues(of: record))
+        let sql = Self.updates[Column.recordKind] ?? Column.update(Column.recordKind.table)
+        try connection.statement(sql).run(Column.updateValues(of: record))
     }
+
+    private static let updates: [RecordKind: String] = [
+        .trip: TripColumn.update("trips"), .place: PlaceColumn.update("places"), .booking: BookingColumn.update("bookings"),
+    ]
 
     /// Sets only the sync metadata of `kind` `id`.
     package func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {
