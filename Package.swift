@@ -97,24 +97,38 @@ let package = Package(
             name: "TripBoardStorage",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
+        // The keychain: its items, sealed under the container key and the device key, and the
+        // device key itself (outside the container). Above the store, beside it in the container.
+        .target(
+            name: "TripBoardKeychain",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage"]
+        ),
+        // Backup and restore: the age + tar archive of the whole container, keychain included, and
+        // its verification before anything is published.
+        .target(
+            name: "TripBoardBackup",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain"]
+        ),
         // The one-shot move of TripBoard 1's private store, attachments and preferences into the
         // shared container: above the store, whose writers and files it uses; the container only
         // asks, through the layout, whether a migration is unfinished (docs/architecture.md).
         .target(
             name: "TripBoardMigration",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain"]
         ),
         // The command line every executable shares: the command model (parsing, help, errors),
-        // the console, exit statuses, the single-command frame.
+        // the console, exit statuses, the single-command frame. No SQLite: the store's rows come
+        // through the read path's `StoreCursor`.
         .target(
             name: "TripBoardCommandLine",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath"]
+            dependencies: ["TripBoardSystem", "TripBoardReadPath"]
         ),
-        // The widget links this, the command line, the read path and the basement's System and
-        // SQLite: no keychain, migration, ticket, backup or sync code (docs/architecture.md).
+        // The widget links this, the command line, the read path and the basement's System (and
+        // SQLite through the read path): no keychain, migration, ticket, backup or sync code
+        // (docs/architecture.md).
         .target(
             name: "TripBoardWidget",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardReadPath", "TripBoardCommandLine"]
+            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardCommandLine"]
         ),
         // Ticket filing: what a ticket's text says (dates, route, reference, lodging) and the
         // importer that runs `pdf-worker` on a shared PDF and files it through the store.
@@ -122,16 +136,22 @@ let package = Package(
             name: "TripBoardTickets",
             dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardWorkerContract", "TripBoardStorage"]
         ),
+        // `share-extension`: files a ticket through the store and the tickets' reader, on the command
+        // line; no sync engine, migration, keychain or backup code (docs/architecture.md).
+        .target(
+            name: "TripBoardShareExtension",
+            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardWorkerContract", "TripBoardStorage", "TripBoardTickets", "TripBoardCommandLine"]
+        ),
         // The sync engine: pull, merge, push, blobs, keychain items, the reconcile; above the store,
         // whose methods it composes (it runs no SQL of its own), talking to `sync-agent`.
         .target(
             name: "TripBoardSync",
-            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardSyncProtocol"]
+            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain", "TripBoardSyncProtocol"]
         ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine",
-                           "TripBoardWidget"]
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine",
+                           "TripBoardWidget", "TripBoardShareExtension"]
         ),
         .executableTarget(
             name: "app",
@@ -149,7 +169,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "share-extension",
-            dependencies: ["TripBoardCLI"],
+            dependencies: ["TripBoardShareExtension", "TripBoardSystem"],
             swiftSettings: fullyStatic,
             linkerSettings: fullyStaticLink("share-extension", ordered: false)
         ),
@@ -193,7 +213,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium",
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium",
                            "TripBoardWorkerContract", "TripBoardReadPath"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
@@ -201,11 +221,11 @@ let package = Package(
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardStorage", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardShareExtension", "TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
         ),
     ],
     swiftLanguageModes: [.v6]

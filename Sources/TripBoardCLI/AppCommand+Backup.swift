@@ -1,3 +1,5 @@
+import TripBoardBackup
+import TripBoardKeychain
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem

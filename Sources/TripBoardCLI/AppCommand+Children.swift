@@ -136,11 +136,11 @@ extension AppCommand {
         let tripId = try store.resolveID(.trip, tripReference)
         // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`). JSON is for
         // scripts: never filtered by a preference.
-        if json { return try context.console.printJSONArray(rawRowsOf: store.placeRows(tripId: tripId), RecordBytes.placeJSON) }
+        if json { return try context.console.printJSONArray(rowsOf: store.placeRows(tripId: tripId), RecordBytes.placeJSON) }
         let showsVisited = try showsVisitedPlaces(context)
         let list = RecordListCells<PlaceColumn>()
         var times = BookingTimeText(), buffer: [UInt8] = []
-        try context.console.printTable(header: list.header, rawRowsOf: store.placeRows(tripId: tripId, includingVisited: showsVisited)) { row, cells in
+        try context.console.printTable(header: list.header, rowsOf: store.placeRows(tripId: tripId, includingVisited: showsVisited)) { row, cells in
             list.append(row, to: &cells, times: &times, buffer: &buffer)
         }
         if !showsVisited { try noteHiddenVisitedPlaces(try store.visitedPlaceCount(tripId: tripId), context) }
@@ -276,10 +276,10 @@ extension AppCommand {
         // Printed from the rows' bytes, as `trip list` is, the times too (`BookingTimeText.write`).
         guard let tripReference else {
             let found = store.bookingRowsAcrossTrips(upcomingAt: upcoming ? now : nil, limit: limit)
-            if json { return try context.console.printJSONArray(rawRowsOf: found, RecordBytes.bookingJSON) }
+            if json { return try context.console.printJSONArray(rowsOf: found, RecordBytes.bookingJSON) }
             let list = RecordListCells<BookingColumn>(extraHeadings: ["TRIP"])
             try context.console.printTable(header: list.header, emptyMessage: upcoming ? "No upcoming bookings." : "No bookings yet.",
-                                           rawRowsOf: found) { row, cells in
+                                           rowsOf: found) { row, cells in
                 list.append(row, to: &cells, times: &times, buffer: &buffer, tripYear: RecordBytes.date(row, BookingOfTrip.tripStartColumn).year,
                             extraColumn: BookingOfTrip.tripNameColumn)
             }
@@ -287,9 +287,9 @@ extension AppCommand {
         }
         let trip = try store.trip(id: try store.resolveID(.trip, tripReference))
         let bookings = store.bookingRows(tripId: trip.id, upcomingAt: upcoming ? now : nil, limit: limit)
-        if json { return try context.console.printJSONArray(rawRowsOf: bookings, RecordBytes.bookingJSON) }
+        if json { return try context.console.printJSONArray(rowsOf: bookings, RecordBytes.bookingJSON) }
         let list = RecordListCells<BookingColumn>()
-        try context.console.printTable(header: list.header, rawRowsOf: bookings) { row, cells in
+        try context.console.printTable(header: list.header, rowsOf: bookings) { row, cells in
             list.append(row, to: &cells, times: &times, buffer: &buffer, tripYear: trip.startDate.year)
         }
     }

@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem

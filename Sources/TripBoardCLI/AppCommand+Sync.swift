@@ -1,6 +1,6 @@
 import TripBoardStorage
+import TripBoardReadPath
 import TripBoardCommandLine
-import TripBoardSQLite
 
 extension AppCommand {
     static var syncCommands: [AppCommandSpec] {
@@ -37,14 +37,14 @@ extension AppCommand {
         try context.finishArguments()
         let pending = try context.store().pendingChangeRows()
         // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`).
-        if json { return try context.console.printJSONArray(rawRowsOf: pending, RecordBytes.pendingChangeJSON) }
+        if json { return try context.console.printJSONArray(rowsOf: pending, RecordBytes.pendingChangeJSON) }
         try context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"],
-                                       emptyMessage: "Everything is synchronized.", rawRowsOf: pending, row: pendingChangeCells)
+                                       emptyMessage: "Everything is synchronized.", rowsOf: pending, row: pendingChangeCells)
     }
 
     /// A `sync pending` line's cells from a row of `Store.pendingChangeRows`: `[change.kind.rawValue,
     /// change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]`, as bytes.
-    static func pendingChangeCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
+    static func pendingChangeCells(_ row: borrowing StoreRow, _ cells: inout TableRow) {
         cells.append(ascii: RecordBytes.recordKindName(row, 0))
         row.withText(1) { cells.append(utf8: $0) }
         cells.append(ascii: RecordBytes.syncStateName(row, 2))

@@ -1,3 +1,5 @@
+import TripBoardBackup
+import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSync
 import TripBoardSyncProtocol

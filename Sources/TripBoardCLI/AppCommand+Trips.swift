@@ -1,5 +1,4 @@
 import TripBoardStorage
-import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 import TripBoardCommandLine
@@ -90,10 +89,10 @@ extension AppCommand {
         let trips = try context.store().tripRows(query)
         // Printed from the rows' bytes, not from `Trip`s: the same output (`RawListTests`) at
         // about the cost of `sqlite3` itself (docs/performance.md).
-        if json { return try context.console.printJSONArray(rawRowsOf: trips, RecordBytes.tripJSON) }
+        if json { return try context.console.printJSONArray(rowsOf: trips, RecordBytes.tripJSON) }
         let empty = query.period != .all ? "No trips match."
             : "No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD"
-        try context.console.printTable(header: tripListHeader, emptyMessage: empty, rawRowsOf: trips, row: tripListCells)
+        try context.console.printTable(header: tripListHeader, emptyMessage: empty, rowsOf: trips, row: tripListCells)
     }
 
     static let tripListHeader = ["ID", "NAME", "START", "END", "DAYS", "SYNC"]
@@ -101,7 +100,7 @@ extension AppCommand {
     /// A `trip list` line's cells from a row of `RecordRows.tripColumns`: what
     /// `[String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
     /// String(trip.dayCount), trip.syncState.rawValue]` gives, as bytes.
-    static func tripListCells(_ row: borrowing RawRow, _ cells: inout TableRow) {
+    static func tripListCells(_ row: borrowing StoreRow, _ cells: inout TableRow) {
         row.withText(TripColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
         row.withText(TripColumn.name.position) { cells.append(utf8: $0) }
         let start = RecordBytes.date(row, TripColumn.startDate.position), end = RecordBytes.date(row, TripColumn.endDate.position)

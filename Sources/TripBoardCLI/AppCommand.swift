@@ -45,10 +45,11 @@ struct AppCommandSpec {
 }
 
 /// What a command does besides its own work, declared with it (`AppCommandSpec.chores`, and
-/// `share-extension`'s in `ShareCommand`): opening the container only opens it.
+/// `share-extension`'s in `ShareCommand.openContainer`): opening the container only opens it.
 enum Chore: Hashable, Sendable {
     /// Before the container is opened: move TripBoard 1's data into it, the first time
-    /// (`MigrationCommand.runOnFirstLaunch`; never in an extension, which refuses instead).
+    /// (`MigrationCommand.runOnFirstLaunch`; never in an extension, which refuses instead:
+    /// `FirstLaunchMigration.due`).
     case firstLaunchMigration
     /// Once it is open with its store: purge what was trashed more than 30 days ago, and finish a
     /// purge that was interrupted (`Trash.tidyUp`: deletes files of the user's, past the trash's

@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
@@ -14,8 +15,6 @@ final class CommandContext {
     private var containerLocation: Result<String, any Error>
     /// Where the container is; throws (exit 64) when no rule of docs/cli.md applies.
     var containerPath: String { get throws { try containerLocation.get() } }
-    /// False for the extensions: they refuse a container the app has not set up or migrated.
-    var mayCreateContainer = true
     /// Whether this command may create a container where there is none (`AppCommandSpec.createsContainer`).
     var createsContainer = true
     /// What this command needs of the store (`AppCommandSpec.store`).
@@ -104,39 +103,14 @@ final class CommandContext {
     func closeContainer() { openedContainer = nil }
 
     func containerOptions() throws -> ContainerOptions {
-        var options = ContainerOptions(processName: processName)
-        options.mayCreate = mayCreateContainer
+        var options = try ContainerOptions(processName: processName, environment: environment)
         options.createsContainer = createsContainer
         options.storeRequirement = storeRequirement
-        if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
-            guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
-                throw CommandLineError.usage("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")
-            }
-            options.lockTimeout = seconds
-        }
-        if let text = environment["TRIPBOARD_DURABILITY"], !text.isEmpty {
-            guard let durability = Durability(rawValue: text) else {
-                throw CommandLineError.usage("TRIPBOARD_DURABILITY must be normal or full")
-            }
-            options.durability = durability
-        }
-        if let text = environment["TRIPBOARD_NOW"], !text.isEmpty {
-            // Tests only (docs/cli.md): the clock of every stamp this process writes, and so of the
-            // trash's 30 days — as `ContainerOptions.clock` is for in-process tests.
-            guard let now = Timestamp(iso8601: text) else { throw CommandLineError.usage("TRIPBOARD_NOW must be an ISO 8601 time") }
-            options.clock = { now }
-        }
         return options
     }
 
-    /// Now: `TRIPBOARD_NOW` when set (tests; checked as in `containerOptions`), else the clock.
-    func now() throws -> Timestamp {
-        if let text = environment["TRIPBOARD_NOW"], !text.isEmpty {
-            guard let now = Timestamp(iso8601: text) else { throw CommandLineError.usage("TRIPBOARD_NOW must be an ISO 8601 time") }
-            return now
-        }
-        return Timestamp.now()
-    }
+    /// Now: `TRIPBOARD_NOW` when set (tests; `ContainerOptions.fixedNow`), else the clock.
+    func now() throws -> Timestamp { try ContainerOptions.fixedNow(environment: environment) ?? Timestamp.now() }
 
     /// Today's date where the user is (`TZ`), as the widget counts it.
     func today() throws -> CivilDate {

@@ -1,31 +1,28 @@
+public import TripBoardBackup
+public import TripBoardKeychain
 public import TripBoardCommandLine
 import TripBoardSodium
-import TripBoardMigration
+public import TripBoardMigration
 import TripBoardStorage
 import TripBoardTickets
-import TripBoardSync
+public import TripBoardSync
 import TripBoardSystem
 
-/// The one mapping from an error to an exit status for the executables that open the container
-/// for writing: the errors of the floors above the read path here, the rest in
-/// `commonExitStatus(for:)`.
+/// The one mapping from an error to an exit status for `app` and `container-migration`: the
+/// errors that say their own status (`DomainExitStatus`: the keychain's, backup's, migration's and
+/// sync's here, the tickets' with `share-extension`) and those of the floors every executable
+/// stands on, in `commonExitStatus(for:)`; the backup archive's and the AEAD's here.
 public func exitStatus(for error: any Error) -> ExitStatus {
     switch error {
-    case let error as any DomainExitStatus: error.exitStatus
     case let error as CryptoError: error == .authenticationFailed ? .dataError : .internalError
     // A wrong passphrase, a damaged, truncated or foreign file: bad data, nothing written.
-    case is AgeError, is TarError, is AttachmentError: .dataError
+    case is AgeError, is TarError: .dataError
     default: commonExitStatus(for: error)
     }
 }
 
-/// An error of a floor above the read path that says its own exit status (docs/cli.md, Exit statuses).
-protocol DomainExitStatus: Error {
-    var exitStatus: ExitStatus { get }
-}
-
 extension MigrationError: DomainExitStatus {
-    var exitStatus: ExitStatus {
+    public var exitStatus: ExitStatus {
         switch self {
         case .legacyNotFound: .noInput
         case .insufficientSpace: .ioError
@@ -37,7 +34,7 @@ extension MigrationError: DomainExitStatus {
 }
 
 extension KeychainError: DomainExitStatus {
-    var exitStatus: ExitStatus {
+    public var exitStatus: ExitStatus {
         switch self {
         case .notFound, .sealedOnAnotherDevice, .noDeviceKey: .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase: .unavailable
@@ -49,7 +46,7 @@ extension KeychainError: DomainExitStatus {
 }
 
 extension BackupError: DomainExitStatus {
-    var exitStatus: ExitStatus {
+    public var exitStatus: ExitStatus {
         switch self {
         case .attachmentMismatch: .dataError
         case .weakPassphrase: .usage
@@ -58,7 +55,7 @@ extension BackupError: DomainExitStatus {
 }
 
 extension RestoreError: DomainExitStatus {
-    var exitStatus: ExitStatus {
+    public var exitStatus: ExitStatus {
         switch self {
         case .targetHoldsAContainer: .cannotCreate
         case .noStore, .attachmentMismatch, .damagedStore, .newerSchema, .badPreferences: .dataError
@@ -69,37 +66,17 @@ extension RestoreError: DomainExitStatus {
 }
 
 extension KeychainBackupError: DomainExitStatus {
-    var exitStatus: ExitStatus { .dataError }
+    public var exitStatus: ExitStatus { .dataError }
 }
 
 extension SyncError: DomainExitStatus {
-    var exitStatus: ExitStatus {
+    public var exitStatus: ExitStatus {
         switch self {
         case .invalidArgument: .usage
         case .wrongPassphrase, .damagedServerData, .refusedServerData, .alreadySetUp, .attachmentChanged: .dataError
         case .zoneKeyMissing, .zoneMissing, .noSuchConflict: .noInput
         case .agentMissing, .serverUnavailable, .serverSchema, .serverFailed, .notSetUp: .unavailable
         case .agentFailed, .serverBusy: .temporaryFailure
-        }
-    }
-}
-
-extension PDFImportError: DomainExitStatus {
-    var exitStatus: ExitStatus {
-        switch kind {
-        case .notPDF, .encrypted, .damaged, .tooLarge, .tooComplex: .dataError
-        case .unreadable: .noInput
-        case .workerMissing: .unavailable
-        case .workerFailed: .internalError
-        }
-    }
-}
-
-extension TicketFilingError: DomainExitStatus {
-    var exitStatus: ExitStatus {
-        switch self {
-        case .empty: .dataError
-        case .tripNeeded, .bookingNotInTrip: .usage
         }
     }
 }

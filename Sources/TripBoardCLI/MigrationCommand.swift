@@ -1,6 +1,7 @@
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardReadPath
 public import TripBoardCommandLine
 
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the
@@ -43,16 +44,10 @@ public enum MigrationCommand {
     /// directory exists and the container — the one the environment names, never one given with
     /// `--container` — has never been migrated. Progress on stderr.
     static func runOnFirstLaunch(_ context: CommandContext) throws {
-        // An extension never migrates: it refuses an unfinished migration and leaves it to the app.
-        guard try context.containerOptions().mayCreate else { return }
         let containerPath = try context.containerPath
-        let state = try ContainerMigration.state(containerPath: containerPath)
-        guard state != .finished, let legacyPath = LegacyLayout.resolve(explicit: nil, environment: context.environment) else { return }
-        // A container the command line names gets no version-1 data by itself (`container-migration
-        // --container DIR` moves it there on purpose); an unfinished migration into it was started
-        // on purpose, so it is finished wherever it is.
-        if state == .notStarted, context.containerIsExplicit { return }
-        if state == .notStarted, try !ContainerMigration.legacyDirectoryExists(at: legacyPath) { return }
+        guard let due = try FirstLaunchMigration.due(containerPath: containerPath, containerIsExplicit: context.containerIsExplicit,
+                                                     environment: context.environment) else { return }
+        let (state, legacyPath) = (due.state, due.legacyPath)
         let console = context.console
         console.diagnostic(state == .unfinished ? "finishing the migration of TripBoard 1's data into \(containerPath)…"
                                                 : "migrating TripBoard 1's data from \(legacyPath) into \(containerPath)…")

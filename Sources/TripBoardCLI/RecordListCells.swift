@@ -1,7 +1,6 @@
 import TripBoardStorage
 import TripBoardReadPath
 import TripBoardCommandLine
-import TripBoardSQLite
 
 /// A human list of one kind of record (`place list`, `booking list`), derived from its
 /// declaration: every column with a heading (`ColumnSpec.heading`), in declaration order, each
@@ -43,7 +42,7 @@ struct RecordListCells<Column: RecordColumn> {
     /// Appends the cells of `row` (selected with `Column.selectList`, then anything a join adds);
     /// `extraColumn`, a text column of the row, goes after the id (its heading the extra one);
     /// times name their year unless it is `tripYear`.
-    func append(_ row: borrowing RawRow, to cells: inout TableRow, times: inout BookingTimeText, buffer: inout [UInt8],
+    func append(_ row: borrowing StoreRow, to cells: inout TableRow, times: inout BookingTimeText, buffer: inout [UInt8],
                 tripYear: Int? = nil, extraColumn: Int32? = nil) {
         let zone = zonePosition.flatMap { row.optionalText($0) }
         for (index, step) in plan.enumerated() {

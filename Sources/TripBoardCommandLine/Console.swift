@@ -1,5 +1,5 @@
-package import TripBoardSQLite
 package import TripBoardSystem
+package import TripBoardReadPath
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {
@@ -88,7 +88,7 @@ public final class Console {
 
     /// Prints the rows of `cursor` as a table as they are read: `row` makes each one's cells.
     /// With no row at all, prints `emptyMessage` instead, or the header alone when it is nil.
-    package func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: RowCursor<Element>,
+    package func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: StoreCursor<Element>,
                              row: (Element) -> [String]) throws {
         let table = TableWriter(console: self, header: header)
         try cursor.forEach { table.add(row($0)) }
@@ -96,14 +96,14 @@ public final class Console {
         table.finish()
     }
 
-    /// Prints the rows of `cursor` as a table straight from their bytes (`RawRow`): `row` fills
+    /// Prints the rows of `cursor` as a table straight from their bytes (`StoreRow`): `row` fills
     /// each one's cells into a `TableRow` reused from row to row. The same lines as the other
     /// `printTable` for the same cells.
-    package func printTable<Element>(header: [String], emptyMessage: String? = nil, rawRowsOf cursor: RowCursor<Element>,
-                                     row: (borrowing RawRow, inout TableRow) -> Void) throws {
+    package func printTable<Element>(header: [String], emptyMessage: String? = nil, rowsOf cursor: StoreCursor<Element>,
+                                     row: (borrowing StoreRow, inout TableRow) -> Void) throws {
         let table = TableWriter(console: self, header: header)
         var cells = TableRow()
-        try cursor.forEachRawRow { raw in
+        try cursor.forEachRow { raw in
             cells.removeAll()
             row(raw, &cells)
             table.add(cells)
@@ -114,15 +114,15 @@ public final class Console {
 
     /// Prints the rows of `cursor` as one pretty JSON array written straight from their bytes:
     /// `element` writes each one (`JSONArrayWriter.objectElement`) into the output.
-    package func printJSONArray<Element>(rawRowsOf cursor: RowCursor<Element>,
-                                         _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
+    package func printJSONArray<Element>(rowsOf cursor: StoreCursor<Element>,
+                                         _ element: (borrowing StoreRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
         try cursor.writeJSONArray(element) { body in write(body) }
         write([0x0a])
     }
 
     /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same
     /// bytes `printJSON` gives for the array of them all.
-    package func printJSONArray<Element: Encodable>(_ cursor: RowCursor<Element>) throws {
+    package func printJSONArray<Element: Encodable>(_ cursor: StoreCursor<Element>) throws {
         var array = JSONArrayWriter()
         try cursor.forEach { write(try array.element($0)) }
         write(array.end() + [0x0a])

@@ -1,4 +1,3 @@
-import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 
@@ -41,11 +40,21 @@ public struct CommandLineError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The exit status of an error from the floors every executable stands on: the command line, the
-/// read path and the basement. `exitStatus(for:)` (TripBoardCLI) adds the errors of the store,
-/// keychain, migration, backup, tickets and sync and falls back to this one.
+/// An error of a floor above the read path that says its own exit status (docs/cli.md, Exit
+/// statuses): the conformance lives in the lowest module that sees both the error and this
+/// protocol, so each executable links the statuses of the errors it can meet and no others.
+public protocol DomainExitStatus: Error {
+    var exitStatus: ExitStatus { get }
+}
+
+/// The exit status of an error that says its own (`DomainExitStatus`), or of one from the floors
+/// every executable stands on: the command line, the read path and the basement.
+/// `exitStatus(for:)` (TripBoardCLI) adds the backup archive's and the AEAD's errors and falls
+/// back to this one.
 public func commonExitStatus(for error: any Error) -> ExitStatus {
     switch error {
+    case let error as any DomainExitStatus:
+        return error.exitStatus
     case let error as CommandLineError:
         return error.status
     case let error as StoreError:
@@ -72,12 +81,12 @@ public func commonExitStatus(for error: any Error) -> ExitStatus {
         case .tooLarge: return .dataError
         default: return .ioError
         }
-    case let error as SQLiteError:
-        if error.isBusy { return .temporaryFailure }
-        if error.isCorruption { return .dataError }
-        if error.code == .full || error.code == .ioError { return .ioError }
-        return .internalError
     default:
-        return .internalError
+        switch DatabaseFailure(error) {
+        case .busy: return .temporaryFailure
+        case .corrupt: return .dataError
+        case .diskFullOrIO: return .ioError
+        case .other, nil: return .internalError
+        }
     }
 }

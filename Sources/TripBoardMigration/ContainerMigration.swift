@@ -1,7 +1,8 @@
+public import TripBoardKeychain
 public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+public import TripBoardReadPath
 
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {
@@ -120,41 +121,13 @@ public struct MigrationSummary: Sendable, Codable, Equatable {
 /// marker → delete the old location, under the container's exclusive lock, with a journal in
 /// `migration/` that a re-run resumes from.
 public enum ContainerMigration {
-    /// What a container says about the migration.
-    public enum State: Sendable, Equatable {
-        /// No journal and no commit marker.
-        case notStarted
-        /// A journal: a run stopped before finishing (or one is running now).
-        case unfinished
-        /// The commit marker and no journal: nothing left to do.
-        case finished
-    }
+    /// What a container says about the migration (`FirstLaunchMigration`, which an extension
+    /// asks without linking this module).
+    public typealias State = FirstLaunchMigration.State
 
-    /// Two `fstatat`s when the container has no `migration/` directory; creates nothing.
-    public static func state(containerPath: String) throws -> State {
-        let root: Directory
-        do {
-            root = try Directory.open(path: containerPath)
-        } catch {
-            if error.code == .notFound { return .notStarted }
-            if error.code == .notADirectory { throw ContainerError.unusable(path: containerPath, reason: "it is not a directory") }
-            throw error
-        }
-        guard let directory = try MigrationJournal.openDirectory(in: root) else { return .notStarted }
-        if try directory.status(of: MigrationJournal.journalFile) != nil { return .unfinished }
-        return try directory.status(of: MigrationJournal.commitMarkerFile) != nil ? .finished : .notStarted
-    }
+    public static func state(containerPath: String) throws -> State { try FirstLaunchMigration.state(containerPath: containerPath) }
 
-    /// True when the directory at `path` exists (the app's cheap first-launch check).
-    public static func legacyDirectoryExists(at path: String) throws -> Bool {
-        do {
-            _ = try Directory.open(path: path)
-            return true
-        } catch {
-            if error.code == .notFound { return false }
-            throw error
-        }
-    }
+    static func legacyDirectoryExists(at path: String) throws -> Bool { try FirstLaunchMigration.legacyDirectoryExists(at: path) }
 
     /// Runs (or resumes, or with `dryRun` plans) the migration.
     /// Then, the container published and its exclusive lock released, the hashing pass

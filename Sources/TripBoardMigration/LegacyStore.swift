@@ -19,9 +19,7 @@ public enum LegacyLayout {
     /// `--from DIR` › `TRIPBOARD_LEGACY_DIR` › `$HOME/.tripboard`; `nil` when none applies.
     public static func resolve(explicit: String?, environment: [String: String]) -> String? {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let fromEnvironment = environment["TRIPBOARD_LEGACY_DIR"], !fromEnvironment.isEmpty { return fromEnvironment }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return (home.hasSuffix("/") ? home : home + "/") + ".tripboard"
+        return FirstLaunchMigration.defaultLegacyPath(environment: environment)
     }
 }
 

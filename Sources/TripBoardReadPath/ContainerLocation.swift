@@ -28,6 +28,8 @@ public enum ContainerLayout {
     public static let cachesDirectory = "caches"
     public static let thumbnailsDirectory = "thumbnails"
     public static let keychainDirectory = "keychain"
+    /// The keychain's database, in `keychainDirectory` (its schema is the keychain module's).
+    public static let keychainFile = "Keychain.sqlite"
     public static let stagingDirectory = "tmp"
 
     /// Where `container-migration` keeps its journal; the migration owns what is inside, the

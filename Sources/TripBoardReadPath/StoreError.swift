@@ -1,3 +1,5 @@
+import TripBoardSQLite
+
 /// Why the store refused a request. Messages are one line, name what and where, and never include
 /// secret values.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -62,6 +64,33 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the store at \(path) has a damaged page (met at \(foundAt): \(detail)); nothing was written. Run `app container check`; if it finds damage, `app container salvage` copies what can be read into a new store"
         case .notOpened:
             "the store was not opened for this command"
+        }
+    }
+}
+
+/// What a failure SQLite reports means to a command, for the modules above the store that do not
+/// see SQLite's types (the command line's exit statuses).
+public enum DatabaseFailure: Sendable, Equatable {
+    /// Another connection holds a lock this one needed (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+    case busy
+    /// The file is damaged or not a database.
+    case corrupt
+    /// The disk is full, or a read or write failed.
+    case diskFullOrIO
+    /// Anything else: a misuse, a constraint, an error nobody foresaw.
+    case other
+
+    /// The failure `error` is, when it is one of SQLite's; `nil` otherwise.
+    public init?(_ error: any Error) {
+        guard let error = error as? SQLiteError else { return nil }
+        if error.isBusy {
+            self = .busy
+        } else if error.isCorruption {
+            self = .corrupt
+        } else if error.code == .full || error.code == .ioError {
+            self = .diskFullOrIO
+        } else {
+            self = .other
         }
     }
 }

@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol

@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import TripBoardSodium
 import TripBoardSystem
 import TripBoardStorage

@@ -1,3 +1,4 @@
+public import TripBoardKeychain
 public import TripBoardSystem
 public import TripBoardStorage
 public import TripBoardSyncProtocol

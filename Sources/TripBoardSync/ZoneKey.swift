@@ -1,5 +1,6 @@
+public import TripBoardKeychain
 public import TripBoardSodium
-public import TripBoardStorage
+import TripBoardStorage
 import TripBoardSystem
 import TripBoardSyncProtocol
 import TripBoardReadPath

@@ -1,5 +1,4 @@
-import TripBoardCLI
-import TripBoardStorage
+import TripBoardShareExtension
 import TripBoardSystem
 
 ProcessSetup.applyDefaults()

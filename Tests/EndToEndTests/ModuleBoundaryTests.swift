@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import Foundation
 import Testing
 
@@ -53,6 +54,26 @@ import Testing
             #expect(!symbols.contains(name), "widget defines a \(name) symbol")
         }
         #expect(symbols.contains(Self.mangled("TripBoardReadPath")), "the test reads the wrong binary")
+    }
+
+    /// The process that takes untrusted files from other apps files a ticket through the store and
+    /// the tickets' reader: no sync engine, migration, keychain or backup code, and nothing of
+    /// `app`'s commands. (`container diagnose`'s report, in the store's module, names the
+    /// keychain's counts, `KeychainStatistics`. TripBoardSodium comes whole, Argon2id included,
+    /// until a small module of keys and AEAD of its own replaces it there.)
+    @Test func shareExtensionLinksNoSyncMigrationKeychainOrBackup() throws {
+        let symbols = try Self.definedSymbols("share-extension")
+        for module in ["TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer",
+                       "TripBoardCLI", "TripBoardWidget", "PDFReader"] {
+            #expect(!symbols.contains(Self.mangled(module)), "share-extension links \(module)")
+        }
+        for name in ["8KeychainC", "KeychainError", "KeychainAccessibility", "KeychainSchema", "DeviceKey", "DeviceLocation", "MigrationJournal",
+                     "LegacyStore", "SyncEngine", "SyncAgentClient", "ZoneKey", "WireRecord", "AgeWriter", "AgeReader", "TarWriter", "TarReader",
+                     "ContainerRestore", "ContainerBackup"] {
+            #expect(!symbols.contains(name), "share-extension defines a \(name) symbol")
+        }
+        #expect(symbols.contains(Self.mangled("TripBoardShareExtension")), "the test reads the wrong binary")
+        #expect(symbols.contains(Self.mangled("TripBoardTickets")), "the test reads the wrong binary")
     }
 
     /// The PostgreSQL client moves sealed records between `app` and the server: it links the

@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import Foundation
 import Testing
 

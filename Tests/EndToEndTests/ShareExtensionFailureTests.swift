@@ -106,6 +106,52 @@ import Testing
         #expect(try container.state() == before)
     }
 
+    /// TripBoard 1's data waiting for the app's first launch: the extension refuses (75, "open the
+    /// app first"), changes nothing on either side and leaves the move to the app; after the app
+    /// has run once the same ticket is filed. A container the command line names elsewhere gets no
+    /// version-1 data from the app, so the extension files into it.
+    @Test func aContainerTheAppHasTripBoard1sDataToMoveIntoAsksForTheApp() throws {
+        let setup = try MigrationSetup(.standard(trips: 2, fileSize: 500))
+        let container = setup.container
+        // The app set the container up before TripBoard 1's directory appeared (or with none at
+        // the default place): a container whose first-launch migration has not started.
+        #expect(try container.app("container", "init", environment: ["TRIPBOARD_LEGACY_DIR": container.root.path + "/none"]).status == 0)
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let before = try container.state()
+        func listing(_ path: String) throws -> [String] {
+            try FileManager.default.subpathsOfDirectory(atPath: path).sorted().map { name in
+                let attributes = try FileManager.default.attributesOfItem(atPath: path + "/" + name)
+                return "\(name) \(attributes[.size] ?? 0) \(attributes[.modificationDate] ?? 0)"
+            }
+        }
+        let legacyBefore = try listing(setup.legacy)
+        let refused = try ProcessRunner.run("share-extension", [ticket], environment: setup.environment)
+        #expect(refused.status == 75, "\(refused)")
+        #expect(refused.stdout.isEmpty && refused.stderrLines.count == 1, "\(refused)")
+        #expect(refused.stderr.contains("has not been moved into the container yet; open the app first"), "\(refused)")
+        #expect(try container.state() == before, "the refusal changed the container")
+        #expect(try listing(setup.legacy) == legacyBefore, "the refusal changed TripBoard 1's directory")
+        // Named on the command line the same container is still the one the app migrates into.
+        let named = try ProcessRunner.run("share-extension", [ticket, "--container", container.path], environment: setup.environment)
+        #expect(named.status == 75, "\(named)")
+
+        // Another container named on the command line: the app's first launch would not move
+        // TripBoard 1's data there, so the ticket is filed.
+        let other = try TestContainer()
+        let otherTrip = try other.addTrip("Porto", start: "2026-12-01", end: "2026-12-31")
+        var elsewhere = setup.environment
+        elsewhere["TRIPBOARD_CONTAINER"] = container.path
+        let filed = try ProcessRunner.run("share-extension", [ticket, "--container", other.path, "--trip", otherTrip], environment: elsewhere)
+        #expect(filed.status == 0, "\(filed)")
+
+        // The app's first launch moves the data in; then the extension files the ticket.
+        let launch = try ProcessRunner.run("app", ["trip", "list"], environment: setup.environment)
+        #expect(launch.status == 0 && launch.stderr.contains("migrating TripBoard 1's data"), "\(launch)")
+        let trip = try container.appOK("trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15")
+        let after = try ProcessRunner.run("share-extension", [ticket, "--trip", trip], environment: setup.environment)
+        #expect(after.status == 0, "\(after)")
+    }
+
     /// A store the manifest says existed, now gone or emptied, is data loss — as `app` and `widget`
     /// report it — never "being updated" (which would make the user wait for nothing).
     @Test(arguments: ["deleted", "emptied"])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardCLI
+import TripBoardShareExtension
 import TripBoardCommandLine
 import TripBoardWidget
 

@@ -7,7 +7,7 @@ import TripBoardSQLite
 import TripBoardSystem
 import TripBoardReadPath
 
-/// The lists printed from their rows' bytes (`RawRow`, `TableRow`, `JSONObjectWriter`) against
+/// The lists printed from their rows' bytes (`StoreRow`, `TableRow`, `JSONObjectWriter`) against
 /// the model path they replaced — every row made a model, its cells `String`s, its JSON through
 /// `Encodable` — over data the field rules would refuse but a store can hold: the outputs must
 /// be the same bytes.

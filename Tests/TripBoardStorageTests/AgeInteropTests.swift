@@ -1,3 +1,4 @@
+@testable import TripBoardBackup
 import Foundation
 import Testing
 @testable import TripBoardStorage

@@ -1,3 +1,4 @@
+@testable import TripBoardKeychain
 import Foundation
 import Testing
 @testable import TripBoardStorage

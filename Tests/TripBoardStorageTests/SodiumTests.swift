@@ -1,3 +1,4 @@
+@testable import TripBoardKeychain
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium

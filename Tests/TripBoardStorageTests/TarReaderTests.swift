@@ -1,3 +1,4 @@
+@testable import TripBoardBackup
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem

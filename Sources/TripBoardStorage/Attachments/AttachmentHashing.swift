@@ -89,7 +89,7 @@ public enum AttachmentHashing {
 
     /// BLAKE2b-256 of the file of `attachment`, read in full; `nil` when it has no file or the
     /// file is not the size its row records (then nothing can be recorded for it).
-    static func hash(_ attachment: Attachment, files: AttachmentFiles) throws -> String? {
+    package static func hash(_ attachment: Attachment, files: AttachmentFiles) throws -> String? {
         let file: FileDescriptor
         do {
             file = try files.openForReading(relativePath: attachment.relativePath)

@@ -36,7 +36,7 @@ public enum Quarantine {
 
 extension AttachmentFiles {
     /// `attachments/recovered/`, created (0700) when missing.
-    func recoveredDirectory() throws -> Directory {
+    package func recoveredDirectory() throws -> Directory {
         try attachments.openDirectory(Self.recoveredDirectory, create: true)
     }
 
@@ -54,7 +54,7 @@ extension AttachmentFiles {
     }
 
     /// The regular files in `attachments/recovered/` with their size (`[]` when there is none).
-    func recoveredFiles() throws -> [(name: String, size: Int64)] {
+    package func recoveredFiles() throws -> [(name: String, size: Int64)] {
         try recoveredEntries().filter { $0.status.kind == .regular }.map { ($0.name, $0.status.size) }
     }
 

@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardSystem
+package import TripBoardSystem
 import TripBoardReadPath
 
 extension Container {
@@ -52,7 +52,7 @@ extension Container {
     }
 
     /// The layout's directories (0700) that are missing in `root`.
-    static func createLayoutDirectories(in root: Directory) throws {
+    package static func createLayoutDirectories(in root: Directory) throws {
         for name in ContainerLayout.directories {
             var directory = root
             for component in name.split(separator: "/") {

@@ -39,6 +39,34 @@ public struct ContainerOptions: Sendable {
         self.clock = clock
         self.processName = processName
     }
+
+    /// The options the environment sets for any process that opens the container for writing
+    /// (docs/cli.md, Environment): `TRIPBOARD_LOCK_TIMEOUT`, `TRIPBOARD_DURABILITY` and, for
+    /// tests, `TRIPBOARD_NOW`. A malformed value is a usage error (`StoreError.invalidArgument`).
+    public init(processName: String, environment: [String: String]) throws {
+        self.init(processName: processName)
+        if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
+                throw StoreError.invalidArgument("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")
+            }
+            lockTimeout = seconds
+        }
+        if let text = environment["TRIPBOARD_DURABILITY"], !text.isEmpty {
+            guard let durability = Durability(rawValue: text) else {
+                throw StoreError.invalidArgument("TRIPBOARD_DURABILITY must be normal or full")
+            }
+            self.durability = durability
+        }
+        if let now = try Self.fixedNow(environment: environment) { clock = { now } }
+    }
+
+    /// `TRIPBOARD_NOW` (tests only, docs/cli.md): the clock of every stamp this process writes,
+    /// and so of the trash's 30 days, as `clock` is for in-process tests; `nil` when unset.
+    public static func fixedNow(environment: [String: String]) throws -> Timestamp? {
+        guard let text = environment["TRIPBOARD_NOW"], !text.isEmpty else { return nil }
+        guard let now = Timestamp(iso8601: text) else { throw StoreError.invalidArgument("TRIPBOARD_NOW must be an ISO 8601 time") }
+        return now
+    }
 }
 
 /// What a command needs of the store when it opens the container.
@@ -324,7 +352,7 @@ public final class Container {
     /// The status of a file or directory inside the container (`nil` when absent).
     public func status(of relativePath: String) throws -> FileStatus? { try Self.status(of: relativePath, in: root) }
 
-    static func status(of relativePath: String, in root: Directory) throws -> FileStatus? {
+    package static func status(of relativePath: String, in root: Directory) throws -> FileStatus? {
         let components = relativePath.split(separator: "/").map(String.init)
         var directory = root
         for component in components.dropLast() {
@@ -379,7 +407,7 @@ public final class Container {
     }
 
     /// What an existing directory holds, judged by names alone (nothing is opened).
-    enum Presence { case container, emptyDirectory, foreignDirectory }
+    package enum Presence { case container, emptyDirectory, foreignDirectory }
 
     /// The names only a TripBoard container has: one of them makes a directory a container,
     /// even one whose manifest was removed or that holds a store copied into it.
@@ -387,7 +415,7 @@ public final class Container {
                                           ContainerLayout.keychainDirectory, ContainerLayout.attachmentsDirectory,
                                           ContainerLayout.migrationDirectory]
 
-    static func presence(in root: Directory) throws -> Presence {
+    package static func presence(in root: Directory) throws -> Presence {
         let entries = try root.entries()
         if entries.isEmpty { return .emptyDirectory }
         return entries.contains(where: ownEntries.contains) ? .container : .foreignDirectory
@@ -469,7 +497,7 @@ public final class Container {
     }
 
     /// Per-connection settings for a writer (docs/storage.md §1.2).
-    static func configure(_ connection: Connection, durability: Durability) throws {
+    package static func configure(_ connection: Connection, durability: Durability) throws {
         try connection.setCheckpointOnClose(true)
         // journal_size_limit >= 0 with a persistent WAL makes the last connection to close
         // truncate the -wal to zero bytes after its checkpoint (sqlite3WalClose), so a reader that

@@ -87,7 +87,6 @@ extension ContainerDiagnosis {
         case let error as FileSystemError: return "\(error.systemCall): errno \(error.errorNumber) (\(error.code.name))"
         case let error as StoreError: return "store " + caseName(of: error)
         case let error as ContainerError: return "container " + caseName(of: error)
-        case let error as KeychainError: return "keychain " + caseName(of: error)
         case is LockBusyError: return "container lock busy"
         default: return String(describing: type(of: error))
         }

@@ -1,30 +1,30 @@
-package import TripBoardSQLite
+import TripBoardSQLite
 package import TripBoardSystem
-import TripBoardReadPath
+package import TripBoardReadPath
 
-/// How the lists print a record straight from its row (`RowCursor.forEachRawRow`), in the
+/// How the lists print a record straight from its row (`StoreCursor.forEachRow`), in the
 /// columns of `RecordRows`: no model, no `String` for ASCII text, no `Encodable`. Each function
 /// gives the very bytes the model path gives — `RecordRows.trip(from:)` then `JSON.encode` — the
 /// stand-ins for a value the model cannot read included (`RawListTests` compares the two).
 package enum RecordBytes {
     /// The column as the models read a date: a strict `YYYY-MM-DD`, else 1970-01-01.
-    package static func date(_ row: borrowing RawRow, _ column: Int32) -> CivilDate {
+    package static func date(_ row: borrowing StoreRow, _ column: Int32) -> CivilDate {
         row.withText(column) { CivilDate(utf8: $0) } ?? CivilDate(daysSinceEpoch: 0)
     }
 
     /// The column as the models read a sync state — one of the four, else `failed` — by its
     /// name, which needs no `String` to print.
-    package static func syncStateName(_ row: borrowing RawRow, _ column: Int32) -> StaticString {
+    package static func syncStateName(_ row: borrowing StoreRow, _ column: Int32) -> StaticString {
         name(row, column, among: syncStateNames, else: "failed")
     }
 
     /// The column as the models read a booking's kind: one of the six, else `other`.
-    package static func bookingKindName(_ row: borrowing RawRow, _ column: Int32) -> StaticString {
+    package static func bookingKindName(_ row: borrowing StoreRow, _ column: Int32) -> StaticString {
         name(row, column, among: bookingKindNames, else: "other")
     }
 
     /// The column as `PendingChange` reads a record's kind: one of the four, else `trip`.
-    package static func recordKindName(_ row: borrowing RawRow, _ column: Int32) -> StaticString {
+    package static func recordKindName(_ row: borrowing StoreRow, _ column: Int32) -> StaticString {
         name(row, column, among: recordKindNames, else: "trip")
     }
 
@@ -33,7 +33,7 @@ package enum RecordBytes {
     private static let recordKindNames: [StaticString] = ["trip", "place", "booking", "attachment"]
 
     /// The one of `names` the column's text is exactly (what `rawValue:` finds), else `fallback`.
-    private static func name(_ row: borrowing RawRow, _ column: Int32, among names: [StaticString], else fallback: StaticString) -> StaticString {
+    private static func name(_ row: borrowing StoreRow, _ column: Int32, among names: [StaticString], else fallback: StaticString) -> StaticString {
         row.withText(column) { bytes in
             names.first { name in
                 name.utf8CodeUnitCount == bytes.count
@@ -43,7 +43,7 @@ package enum RecordBytes {
     }
 
     /// A text member that is `null` when the column is NULL (`optionalText`, then `encode`).
-    private static func optionalText(_ key: StaticString, _ row: borrowing RawRow, _ column: Int32,
+    private static func optionalText(_ key: StaticString, _ row: borrowing StoreRow, _ column: Int32,
                                      _ object: inout JSONObjectWriter, _ output: inout [UInt8]) {
         if row.isNull(column) { return object.null(key, into: &output) }
         row.withText(column) { object.string(key, utf8: $0, into: &output) }
@@ -65,7 +65,7 @@ package enum RecordBytes {
 
     /// A row of `members`' kind (its `selectList`, any columns after them ignored) as the next
     /// element of a pretty JSON array.
-    package static func json(_ row: borrowing RawRow, _ members: Members, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+    package static func json(_ row: borrowing StoreRow, _ members: Members, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         var object = array.objectElement(into: &output)
         for (key, column, form) in members.columns {
             switch form {
@@ -82,23 +82,23 @@ package enum RecordBytes {
     }
 
     /// A trip (`RecordRows.tripColumns`) as the next element of a pretty JSON array.
-    package static func tripJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+    package static func tripJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         json(row, tripMembers, into: &array, &output)
     }
 
     /// A place (`RecordRows.placeColumns`) as the next element.
-    package static func placeJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+    package static func placeJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         json(row, placeMembers, into: &array, &output)
     }
 
     /// A booking (`RecordRows.bookingColumns`, any columns after them ignored) as the next element.
-    package static func bookingJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+    package static func bookingJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         json(row, bookingMembers, into: &array, &output)
     }
 
     /// A pending change (`Store.pendingChangeRows`: kind, id, sync state, remote version,
     /// updated at) as the next element: `PendingChange`'s members, sorted.
-    package static func pendingChangeJSON(_ row: borrowing RawRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
+    package static func pendingChangeJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         var object = array.objectElement(into: &output)
         row.withText(1) { object.string("id", utf8: $0, into: &output) }
         object.string("kind", ascii: recordKindName(row, 0), into: &output)

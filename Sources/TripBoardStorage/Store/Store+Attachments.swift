@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+package import TripBoardSQLite
 public import TripBoardReadPath
 
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
@@ -168,8 +168,8 @@ extension Store {
 
     /// `attachments(tripId:)` one at a time as they are read; the trip, if any, is looked up
     /// (`.notFound`) when the cursor is walked.
-    public func attachmentRows(tripId: String? = nil) -> RowCursor<Attachment> {
-        RowCursor(connection: connection, prepare: { [self] in
+    public func attachmentRows(tripId: String? = nil) -> StoreCursor<Attachment> {
+        StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             guard let tripId else {
                 return (try connection.statement("""
                     SELECT \(Self.attachmentColumns) FROM attachments
@@ -183,26 +183,26 @@ extension Store {
                 WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
                 ORDER BY a.created_at, a.id
                 """), [.text(tripId)])
-        }, transform: Self.attachment(from:))
+        }, transform: Self.attachment(from:)))
     }
 
     /// The live attachments (of `tripId`, or all) with the title of each one's booking and the
     /// name of its trip, streamed in the order of `attachmentRows`: `attachment list`'s rows.
-    public func attachmentListingRows(tripId: String? = nil) -> RowCursor<AttachmentListing> {
+    public func attachmentListingRows(tripId: String? = nil) -> StoreCursor<AttachmentListing> {
         let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
         let select = """
             SELECT \(columns), b.title, t.name FROM attachments a
             LEFT JOIN bookings b ON b.id = a.booking_id LEFT JOIN trips t ON t.id = b.trip_id
             WHERE a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
             """
-        return RowCursor(connection: connection, prepare: { [self] in
+        return StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             guard let tripId else { return (try connection.statement(select + " ORDER BY a.created_at, a.id"), []) }
             _ = try trip(id: tripId)
             return (try connection.statement(select + " AND b.trip_id = ? ORDER BY a.created_at, a.id"), [.text(tripId)])
         }, transform: { row in
             AttachmentListing(attachment: Self.attachment(from: row), bookingTitle: row.optionalText(14) ?? "",
                               tripName: row.optionalText(15) ?? "")
-        })
+        }))
     }
 
     /// The live attachment with exactly this id (deliberately like `booking(id:)`: one query a table).

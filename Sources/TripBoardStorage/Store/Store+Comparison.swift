@@ -18,6 +18,8 @@ public struct RecordDifference: Sendable, Equatable, Codable {
     public var examples: [String] = []
 
     public var differs: Bool { changed + onlyHere + onlyThere > 0 }
+
+    package init() {}
 }
 
 extension Store {

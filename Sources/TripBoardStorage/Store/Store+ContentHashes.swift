@@ -7,7 +7,7 @@ import TripBoardSQLite
 /// the sync state changes.
 extension Store {
     /// The condition, in SQL, of a row that still needs hashing (its file should be there).
-    static let unverifiedAttachment = "content_hash = '' AND state = 'present'"
+    package static let unverifiedAttachment = "content_hash = '' AND state = 'present'"
 
     /// Up to `limit` unverified rows after `rowID` (in rowid order), with their rowids: the
     /// hashing pass walks the table with these, never holding all of it.

@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -50,14 +50,14 @@ extension Store {
 
     /// The trips of `query`, streamed from the statement (`trip list` prints a million trips
     /// without holding them): the longest trip's length is read in the same snapshot.
-    public func tripRows(_ query: TripQuery) -> RowCursor<Trip> {
-        RowCursor(connection: connection, prepare: { [self] in
+    public func tripRows(_ query: TripQuery) -> StoreCursor<Trip> {
+        StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             let longest = try connection.statement(NextTrip.Query.longestTrip).rows { $0.isNull(0) ? nil : Int($0.real(0)) }.first ?? nil
             guard let (sql, values) = Self.tripList(query, longest: longest) else {
                 return (try connection.statement("SELECT \(RecordRows.tripColumns) FROM trips WHERE 0"), [])
             }
             return (try connection.statement(sql), values)
-        }, transform: RecordRows.trip(from:))
+        }, transform: RecordRows.trip(from:)))
     }
 
     /// The statement for `query` and its values, given the longest live trip's length in days
@@ -110,7 +110,7 @@ extension Store {
     /// `…tripStartColumn`). The dated ones
     /// come from `bookings_live_by_start` in its order, then the undated ones — two statements,
     /// so that neither sorts the whole list.
-    public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> RowCursor<BookingOfTrip> {
+    public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> StoreCursor<BookingOfTrip> {
         let select = """
             SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id),
                    (SELECT start_date FROM trips WHERE trips.id = bookings.trip_id) FROM bookings
@@ -132,7 +132,7 @@ extension Store {
         }
         // Each statement is limited too; the cursor's limit stops the second where the first left off.
         cursor.limit = limit
-        return cursor
+        return StoreCursor(cursor)
     }
 }
 

@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -68,14 +68,14 @@ extension Store {
 
     /// `places(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `includingVisited` false: the places not visited yet only.
-    public func placeRows(tripId: String, includingVisited: Bool = true) -> RowCursor<Place> {
-        RowCursor(connection: connection, prepare: { [self] in
+    public func placeRows(tripId: String, includingVisited: Bool = true) -> StoreCursor<Place> {
+        StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
                 SELECT \(RecordRows.placeColumns) FROM places WHERE trip_id = ? AND \(RecordRows.live)\(includingVisited ? "" : " AND visited = 0")
                 ORDER BY rowid
                 """), [.text(tripId)])
-        }, transform: RecordRows.place(from:))
+        }, transform: RecordRows.place(from:)))
     }
 
     /// How many live places of a trip are marked visited.
@@ -136,7 +136,7 @@ extension Store {
     /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `upcomingAt`: only those not over by then (undated ones never),
     /// as `BookingTime.epochs` counts it from the stored texts; `limit`: at most that many.
-    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> RowCursor<Booking> {
+    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> StoreCursor<Booking> {
         var cursor = RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
@@ -153,7 +153,7 @@ extension Store {
             }
         }
         cursor.limit = limit
-        return cursor
+        return StoreCursor(cursor)
     }
 
     /// The live booking with exactly this id (deliberately like `attachment(id:)`: one query a

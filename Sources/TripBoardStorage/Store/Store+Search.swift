@@ -1,5 +1,5 @@
 public import TripBoardReadPath
-public import TripBoardSQLite
+import TripBoardSQLite
 /// One record `app search` found.
 public struct SearchHit: Sendable, Equatable, Codable {
     public var kind: RecordKind
@@ -50,15 +50,15 @@ extension Store {
 
     /// `search` one hit at a time as it is read (`app search` prints a million hits without
     /// holding them).
-    public func searchRows(_ text: String, limit: Int? = nil) throws -> RowCursor<SearchHit> {
+    public func searchRows(_ text: String, limit: Int? = nil) throws -> StoreCursor<SearchHit> {
         guard let query = Self.searchQuery(text) else {
             throw StoreError.invalidArgument("nothing to search for in '\(text.prefix(40))': give a word")
         }
         let kinds: [RecordKind] = [.trip, .place, .booking]
-        return RowCursor(connection: connection, sql: Self.searchSQL, [.text(query), .integer(Int64(limit ?? -1))]) { row in
+        return StoreCursor(RowCursor(connection: connection, sql: Self.searchSQL, [.text(query), .integer(Int64(limit ?? -1))]) { row in
             let detail = row.optionalText(4)
             return SearchHit(kind: kinds[Int(row.integer(0))], id: row.text(1), tripId: row.text(2), tripName: row.text(5),
                              title: row.text(3), detail: detail?.isEmpty == true ? nil : detail)
-        }
+        })
     }
 }

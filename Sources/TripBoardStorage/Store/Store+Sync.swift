@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardReadPath
 
 extension Store {
@@ -22,15 +22,15 @@ extension Store {
     public func pendingChanges() throws -> [PendingChange] { try pendingChangeRows().collect() }
 
     /// `pendingChanges()` one at a time as they are read (`sync pending`).
-    public func pendingChangeRows() -> RowCursor<PendingChange> {
+    public func pendingChangeRows() -> StoreCursor<PendingChange> {
         let select = { (kind: RecordKind) in
             "SELECT '\(kind.rawValue)', id, sync_state, remote_version, updated_at FROM \(kind.table) WHERE \(Self.pending(kind))"
         }
-        return RowCursor(connection: connection, sql: RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2") { row in
+        return StoreCursor(RowCursor(connection: connection, sql: RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2") { row in
             PendingChange(kind: RecordKind(rawValue: row.text(0)) ?? .trip, id: row.text(1),
                           syncState: SyncState(rawValue: row.text(2)) ?? .failed,
                           remoteVersion: row.optionalInteger(3), updatedAt: row.text(4))
-        }
+        })
     }
 
     /// The server accepted record `id` at `remoteVersion`. A tombstone is then removed for good —

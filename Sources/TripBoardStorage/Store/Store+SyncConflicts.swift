@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -76,8 +76,8 @@ extension Store {
     }
 
     /// The values that lost a merge, oldest first, one at a time as they are read.
-    public func syncConflictRows() -> RowCursor<SyncConflict> {
-        RowCursor(connection: connection, sql: """
+    public func syncConflictRows() -> StoreCursor<SyncConflict> {
+        StoreCursor(RowCursor(connection: connection, sql: """
             SELECT c.id, c.kind, c.record_id, c.field, c.kept_value, c.kept_stamp, c.lost_value, c.lost_stamp, c.lost_on, c.detected_at,
                 CASE c.kind WHEN 'trip' THEN (SELECT name FROM trips WHERE id = c.record_id)
                             WHEN 'place' THEN (SELECT name FROM places WHERE id = c.record_id)
@@ -89,7 +89,7 @@ extension Store {
                          kept: (try? JSONValue.parse(Array(row.text(4).utf8))) ?? .string(row.text(4)), keptStamp: row.text(5),
                          lost: (try? JSONValue.parse(Array(row.text(6).utf8))) ?? .string(row.text(6)), lostStamp: row.text(7),
                          lostOn: SyncConflict.Side(rawValue: row.text(8)) ?? .here, detectedAt: row.text(9), recordName: row.optionalText(10))
-        }
+        })
     }
 
     /// How many values that lost a merge are kept.

@@ -67,9 +67,9 @@ extension Store {
             try emit { $0 += encoded }
         }
         func array<Element>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false,
-                            _ element: (borrowing RawRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
+                            _ element: (borrowing StoreRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
             try member(key, first: first)
-            try rows.writeJSONArray(indentLevel: 1, element, through: emit)
+            try StoreCursor(rows).writeJSONArray(indentLevel: 1, element, through: emit)
         }
         try connection.readTransaction {
             // The members in the order JSON.encode sorts them (by their UTF-8 bytes).

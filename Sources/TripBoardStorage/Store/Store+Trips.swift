@@ -1,4 +1,4 @@
-public import TripBoardSQLite
+import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardReadPath
 
@@ -75,11 +75,11 @@ extension Store {
     public func trips() throws -> [Trip] { try tripRows().collect() }
 
     /// Live trips, soonest first, one at a time as they are read (`trip list`).
-    public func tripRows() -> RowCursor<Trip> {
-        RowCursor(connection: connection, sql: """
+    public func tripRows() -> StoreCursor<Trip> {
+        StoreCursor(RowCursor(connection: connection, sql: """
             SELECT \(RecordRows.tripColumns) FROM trips WHERE \(RecordRows.live)
             ORDER BY start_date, end_date, name, id
-            """, transform: RecordRows.trip(from:))
+            """, transform: RecordRows.trip(from:)))
     }
 
     /// The live trips whose dates contain `date`, earliest first.

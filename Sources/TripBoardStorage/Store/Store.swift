@@ -137,4 +137,13 @@ public struct StoreCounts: Sendable, Equatable, Codable {
     public var attachments: Int
     public var tombstones: Int
     public var pendingChanges: Int
+
+    package init(trips: Int, places: Int, bookings: Int, attachments: Int, tombstones: Int, pendingChanges: Int) {
+        self.trips = trips
+        self.places = places
+        self.bookings = bookings
+        self.attachments = attachments
+        self.tombstones = tombstones
+        self.pendingChanges = pendingChanges
+    }
 }

@@ -1,0 +1,149 @@
+import TripBoardStorage
+import TripBoardKeychain
+import TripBoardSodium
+import TripBoardSystem
+import TripBoardReadPath
+
+/// Why a restore was refused. Nothing was written anywhere: the target is as it was, and the
+/// staging directory the restore built is gone.
+public enum RestoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The target holds a container and `--replace` was not given.
+    case targetHoldsAContainer(path: String)
+    /// The archive holds no store.
+    case noStore
+    /// An attachment file in the archive does not match its row.
+    case attachmentMismatch(path: String, detail: String)
+    /// The archived store does not pass `integrity_check` or `foreign_key_check`.
+    case damagedStore(detail: String)
+    /// The archived `preferences/preferences.json` is over 1 MiB or not a JSON object.
+    case badPreferences(detail: String)
+    /// The archived store was written by a newer TripBoard.
+    case newerSchema(found: Int64, supported: Int64)
+    /// The target's filesystem has less room than the backup needs.
+    case insufficientSpace(path: String, needed: Int64, available: Int64)
+    /// Another restore into the same target held it for longer than the lock timeout.
+    case anotherRestoreRunning(target: String, waited: Double, holders: String)
+    /// The restored container took the old one's place, and what came after failed (the
+    /// directory's fsync, moving the old one to its `.replaced-…` name): both are kept.
+    case replacedButUnsettled(restoredAt: String, oldKeptAt: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .targetHoldsAContainer(let path):
+            "\(path) holds a TripBoard container; pass --replace to restore over it (it is moved aside, never deleted), or choose another --container"
+        case .noStore:
+            "the backup holds no store (store/TripBoard.sqlite); nothing was restored"
+        case .attachmentMismatch(let path, let detail):
+            "the backup's \(path) \(detail); nothing was restored"
+        case .badPreferences(let detail):
+            "the backup's preferences/preferences.json \(detail); nothing was restored"
+        case .damagedStore(let detail):
+            "the backup's store is damaged (\(detail)); nothing was restored"
+        case .newerSchema(let found, let supported):
+            "the backup's store has schema version \(found), newer than this build understands (\(supported)); update TripBoard. Nothing was restored"
+        case .insufficientSpace(let path, let needed, let available):
+            "not enough space at \(path): the restore needs about \(needed) bytes, \(available) are free; nothing was restored"
+        case .anotherRestoreRunning(let target, let waited, let holders):
+            "another restore into \(target) is running\(holders.isEmpty ? "" : " (" + holders + ")"); waited \(Int(waited.rounded())) s for it to end. "
+                + "Nothing was restored; try again once it has"
+        case .replacedButUnsettled(let restoredAt, let oldKeptAt, let detail):
+            "the backup was restored at \(restoredAt) and the replaced container is kept at \(oldKeptAt), but then \(detail); "
+                + "check the filesystem (both are as they were when it failed)"
+        }
+    }
+}
+
+/// The paths a backup may hold: a container's own files and nothing else (docs/backup.md).
+/// `-wal` files are accepted from a hand-made archive of a live container (committed data may be
+/// only there); `-shm` files are accepted and skipped (derived, rebuilt by SQLite).
+enum RestoreLayout {
+    static let files: Set<String> = [
+        ContainerLayout.manifestFile,
+        ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile,
+        ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile + "-wal",
+        ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile + "-shm",
+        ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile,
+        ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile,
+        ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile + "-wal",
+        ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile + "-shm",
+    ]
+    static let directories: Set<String> = [ContainerLayout.storeDirectory, ContainerLayout.preferencesDirectory,
+                                           ContainerLayout.keychainDirectory, ContainerLayout.attachmentsDirectory]
+
+    static func isAllowed(_ entry: TarEntry) -> Bool {
+        let components = entry.path.split(separator: "/").map(String.init)
+        if entry.kind == .directory {
+            return directories.contains(entry.path) || (components.count == 2 && components[0] == ContainerLayout.attachmentsDirectory
+                && isShard(components[1]))
+        }
+        if files.contains(entry.path) { return true }
+        return components.count == 3 && components[0] == ContainerLayout.attachmentsDirectory && isShard(components[1])
+    }
+
+    /// `ab` (an attachment shard: two lowercase hex digits) or `recovered`.
+    static func isShard(_ name: String) -> Bool {
+        if name == AttachmentFiles.recoveredDirectory { return true }
+        return name.utf8.count == 2 && name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static func isSharedMemory(_ path: String) -> Bool { path.hasSuffix("-shm") }
+}
+
+/// A restore's staging directory being filled from the archive: every entry written under its
+/// container path (files 0600, directories 0700, created `O_EXCL`: the archive's duplicate
+/// checks and these agree), each attachment file hashed on the way for the check against its
+/// row once the store is in.
+final class RestoreStaging {
+    let root: Directory
+    /// Attachment path → (bytes, BLAKE2b) of what the archive held.
+    private(set) var attachments: [String: (Int64, String)] = [:]
+    private(set) var recoveredFiles = 0
+    private(set) var bytesWritten: Int64 = 0
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+
+    init(root: Directory) { self.root = root }
+    deinit { buffer.deallocate() }
+
+    /// Reads every entry of `tar` into the staging directory; `progress` is told the bytes so far.
+    func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
+        while let entry = try tar.nextEntry() {
+            if entry.kind == .directory {
+                try directory(for: entry.path.split(separator: "/").map(String.init))
+                continue
+            }
+            if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
+            try write(entry, from: tar, progress: progress)
+        }
+    }
+
+    /// Opens (creating, 0700) the directories along `components`.
+    @discardableResult
+    func directory(for components: [String]) throws -> Directory {
+        var directory = root
+        for component in components { directory = try directory.openDirectory(component, create: true) }
+        return directory
+    }
+
+    private func write(_ entry: TarEntry, from tar: TarReader, progress: (Int64) -> Void) throws {
+        let components = entry.path.split(separator: "/").map(String.init)
+        let parent = try directory(for: Array(components.dropLast()))
+        let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
+        let isAttachment = components.first == ContainerLayout.attachmentsDirectory
+        // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
+        let hasher = isAttachment ? Blake2bHasher() : nil
+        var total: Int64 = 0
+        while case let count = try tar.readContent(into: buffer), count > 0 {
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            if let hasher { chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
+            try output.write(all: chunk)
+            total += Int64(count)
+            bytesWritten += Int64(count)
+            progress(bytesWritten)
+        }
+        if components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory {
+            recoveredFiles += 1
+        } else if let hasher {
+            attachments[entry.path] = (total, Sodium.hexString(hasher.finalize()))
+        }
+    }
+}

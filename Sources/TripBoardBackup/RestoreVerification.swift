@@ -1,0 +1,148 @@
+import TripBoardStorage
+import TripBoardKeychain
+import TripBoardSodium
+import TripBoardSystem
+import TripBoardSQLite
+import TripBoardReadPath
+
+/// The checks a restore runs on its staging directory before anything is put in place: the
+/// store opens, is at a schema this build knows, passes `integrity_check` and
+/// `foreign_key_check`; every attachment file matches its row's size and hash; the manifest, if
+/// any, is one this build reads. A row whose file the archive does not hold is kept `missing`
+/// (never invented); a file no row names is kept (a later `container check --repair` quarantines it).
+struct RestoreVerification {
+    let staging: RestoreStaging
+    let passphrase: SecureBytes
+
+    /// The summary, and the container key the backup's keychain wraps (unwrapped once, here).
+    func verify() throws -> (RestoreSummary, Keychain.BackupKey?) {
+        do {
+            return try verifyAll()
+        } catch let error as StoreError {
+            // Said as the backup's: the path is in the staging directory, which is removed, so
+            // the store's own advice ("move it aside") would name a file that is gone.
+            switch error {
+            case .newerSchema(_, let found, let supported): throw RestoreError.newerSchema(found: found, supported: supported)
+            case .corrupt(_, let detail), .unreadable(_, let detail), .damaged(_, _, let detail): throw RestoreError.damagedStore(detail: detail)
+            case .invalidField, .invalidData, .missing, .notReady: throw RestoreError.damagedStore(detail: error.description)
+            default: throw error
+            }
+        }
+    }
+
+    private func verifyAll() throws -> (RestoreSummary, Keychain.BackupKey?) {
+        let root = staging.root
+        guard try Container.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root)?.kind == .regular else {
+            throw RestoreError.noStore
+        }
+        _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
+        try checkPreferences()
+        try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
+        let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
+        try checkStore(connection)
+        // An older build's store is brought to this build's schema here, in the staging
+        // directory (each step in its transaction, as opening an older container does), so that
+        // its rows are read with today's columns and rules; its objects were checked against
+        // that older version's above.
+        do {
+            try Schema.migrate(connection)
+        } catch let error as SQLiteError {
+            throw RestoreError.damagedStore(detail: "it could not be brought to this build's schema: " + error.message)
+        }
+        // Every row as import and sync would have it (`Store.rowsBreakingRules`).
+        let broken = try Store(connection: connection).rowsBreakingRules(limit: 3)
+        if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
+        var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, wouldNeedReplace: false,
+                                     counts: try Store(connection: connection).counts(),
+                                     attachmentFiles: 0, attachmentBytes: 0, missingAttachments: 0, filesNoRowNames: 0,
+                                     recoveredFiles: staging.recoveredFiles,
+                                     preferences: try Container.status(of: ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile,
+                                                                       in: root) != nil,
+                                     keychain: nil, durationSeconds: 0)
+        try checkAttachments(connection, into: &summary)
+        // The keychain last: its Argon2id unwrap is the slowest check.
+        let keychainPath = ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile
+        guard try Container.status(of: keychainPath, in: root) != nil else { return (summary, nil) }
+        return (summary, try Keychain.checkBackupCopy(at: root.childPath(keychainPath), passphrase: passphrase))
+    }
+
+    /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them
+    /// (one that is not would be moved aside at the first read: refused here instead).
+    private func checkPreferences() throws {
+        let path = ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile
+        guard try Container.status(of: path, in: staging.root) != nil else { return }
+        let directory = try staging.root.openDirectory(ContainerLayout.preferencesDirectory)
+        let bytes: [UInt8]
+        do {
+            bytes = try directory.openFileForReading(ContainerLayout.preferencesFile).readToEnd(limit: PreferencesFile.maximumBytes)
+        } catch {
+            if error.code == .tooLarge { throw RestoreError.badPreferences(detail: "is larger than 1 MiB") }
+            throw error
+        }
+        guard case .object? = try? JSONValue.parse(bytes) else { throw RestoreError.badPreferences(detail: "is not a JSON object") }
+    }
+
+    /// Before the store is opened as a container's: read-only, with SQLite's defensive settings
+    /// (nothing of its schema runs), its version must be one this build knows and its tables,
+    /// indexes, triggers and views exactly those this build makes at that version.
+    private func checkSchema(storeDirectory: Directory) throws {
+        do {
+            let look = try Connection(path: storeDirectory.childPath(ContainerLayout.storeFile), mode: .readOnly)
+            try look.refuseUntrustedSchema()
+            let version = try look.userVersion()
+            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
+            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
+            if let difference = try Schema.difference(of: look) {
+                throw RestoreError.damagedStore(detail: "its schema is not the one this build makes: " + difference)
+            }
+        } catch let error as SQLiteError {
+            throw RestoreError.damagedStore(detail: error.message)
+        }
+    }
+
+    private func checkStore(_ connection: Connection) throws {
+        do {
+            let version = try connection.userVersion()
+            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
+            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
+            let problems = try connection.statement("PRAGMA integrity_check(20)").rows { $0.text(0) }.filter { $0 != "ok" }
+                + connection.statement("PRAGMA foreign_key_check").rows { "a dangling reference in \($0.text(0)) row \($0.integer(1))" }
+            if let problem = problems.first { throw RestoreError.damagedStore(detail: problem) }
+        } catch let error as SQLiteError where error.isCorruption {
+            throw RestoreError.damagedStore(detail: error.message)
+        }
+    }
+
+    /// Each row against what the archive held at its path; rows without a file become `missing`.
+    private func checkAttachments(_ connection: Connection, into summary: inout RestoreSummary) throws {
+        var unmatched = staging.attachments
+        var lost: [String] = []
+        var unverified: [(id: String, hash: String)] = []
+        try connection.statement("SELECT id, relative_path, byte_count, content_hash, state FROM attachments").forEachRow { row in
+            let (id, path, byteCount, hash) = (row.text(0), row.text(1), row.integer(2), row.text(3))
+            let state = Attachment.State(column: row.text(4))
+            guard let (size, digest) = unmatched.removeValue(forKey: path) else {
+                if state == .present { lost.append(id) }
+                if state != .deleting { summary.missingAttachments += 1 }
+                return
+            }
+            // A row not hashed yet (an archive written before backups recorded hashes) takes the
+            // hash of the bytes the archive held, which were checked against its size.
+            if hash.isEmpty && state == .present && size == byteCount { unverified.append((id, digest)) }
+            guard size == byteCount, digest == hash || hash.isEmpty || state != .present else {
+                throw RestoreError.attachmentMismatch(path: path, detail: size == byteCount ? "does not match its recorded hash"
+                                                          : "is \(size) bytes, its row says \(byteCount)")
+            }
+            summary.attachmentFiles += 1
+            summary.attachmentBytes += size
+        }
+        summary.filesNoRowNames = unmatched.count
+        guard !lost.isEmpty || !unverified.isEmpty else { return }
+        try connection.writeTransaction {
+            for id in lost { try connection.statement("UPDATE attachments SET state = 'missing' WHERE id = ?1").run([.text(id)]) }
+            for row in unverified {
+                try connection.statement("UPDATE attachments SET content_hash = ?2 WHERE id = ?1").run([.text(row.id), .text(row.hash)])
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import TripBoardReadPath
+import TripBoardStorage
+/// Why a keychain request failed. Descriptions never contain a secret value or key material.
+public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No item for (service, account).
+    case notFound(service: String, account: String)
+    /// A this-device-only item sealed on another device (another `device.key` or machine id): it
+    /// cannot be read here, and it is kept — only `forget-other-devices` removes it.
+    case sealedOnAnotherDevice(service: String, account: String)
+    /// `forget-other-devices` on a device that has no key yet: every item would count as another
+    /// device's.
+    case noDeviceKey(path: String)
+    /// A migratable item whose container key has not been unlocked on this device yet.
+    case locked(service: String, account: String)
+    /// The container key exists but is not unlocked on this device (storing a migratable item
+    /// or setting the recovery passphrase needs it).
+    case containerKeyLocked
+    /// The ciphertext does not authenticate: changed, truncated, or moved to another row.
+    case dataCorrupted(service: String, account: String)
+    /// The recovery passphrase does not open the container key.
+    case wrongPassphrase
+    /// `keychain recover` with no recovery passphrase ever set.
+    case noRecoveryPassphrase
+    /// The recovery passphrase's stored Argon2id parameters are not a valid document or are out
+    /// of the accepted range (tampered or damaged): refused before any key derivation.
+    case damagedRecoveryParameters(reason: String)
+    /// The keychain is at an older generation than this device recorded: an older copy was put
+    /// back, which would bring back old and deleted secrets.
+    case rolledBack(path: String, found: Int64, recorded: Int64)
+    /// This device's record of a keychain's generation is not a generation.
+    case damagedGenerationRecord(path: String)
+    /// The device key file is unusable: wrong size, not a file.
+    case badDeviceKey(path: String, reason: String)
+    /// The device key file or its directory could be read by others, or is not ours.
+    case insecureDeviceKey(path: String, reason: String)
+    /// Neither `TRIPBOARD_DEVICE_DIR`, `XDG_STATE_HOME` nor `HOME` says where device state lives.
+    case noDeviceDirectory
+    /// A malformed request (empty value, bad name).
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let service, let account):
+            "no keychain item for service '\(service)' and account '\(account)'"
+        case .sealedOnAnotherDevice(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is not found on this device: it was sealed on another device (it is kept; `app keychain forget-other-devices` removes such items)"
+        case .noDeviceKey(let path):
+            "this device has no device key yet (\(path)), so every item sealed for a device would count as another device's; nothing was forgotten. If that is the right place, store a secret first; otherwise check TRIPBOARD_DEVICE_DIR, XDG_STATE_HOME and HOME"
+        case .locked(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is locked on this device: run `app keychain recover` with the recovery passphrase"
+        case .dataCorrupted(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' is corrupted (it does not authenticate); delete it and store it again"
+        case .containerKeyLocked:
+            "this container's migratable items are locked on this device: run `app keychain recover` with the recovery passphrase first"
+        case .wrongPassphrase:
+            "the recovery passphrase is wrong"
+        case .noRecoveryPassphrase:
+            "no recovery passphrase was ever set for this container's keychain, so its migratable items cannot be recovered here"
+        case .damagedRecoveryParameters(let reason):
+            "the recovery passphrase's stored parameters are damaged (\(reason)), so the passphrase cannot be checked; nothing was changed. On a device that reads the migratable items, run `app keychain set-recovery-passphrase` again"
+        case .rolledBack(let path, let found, let recorded):
+            "the keychain \(path) is older than this device last saw it (generation \(found), this device recorded \(recorded)): an older copy was put back, which brings back old and deleted secrets; nothing was read or changed. If that copy was put back on purpose, run `app keychain accept-rollback`"
+        case .damagedGenerationRecord(let path):
+            "this device's record of the keychain's generation, \(path), is damaged; nothing was read or changed. Run `app keychain accept-rollback` to accept the keychain as it is"
+        case .badDeviceKey(let path, let reason):
+            "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
+        case .insecureDeviceKey(let path, let reason):
+            "refusing to use the device key \(path): \(reason)"
+        case .noDeviceDirectory:
+            "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
+        case .invalidArgument(let message):
+            message
+        }
+    }
+}
