@@ -87,66 +87,67 @@ let package = Package(
             name: "TripBoardSyncProtocol",
             dependencies: ["TripBoardSystem"]
         ),
-        // The read path: where the container is, its read-only open, the schema, the models and the
-        // next-trip query. All the widget needs besides the command line (docs/architecture.md).
+        // The model: the records and their rules, each kind declared once; the schema; the
+        // container's layout and its read-only open; the store's rows as the modules above see them;
+        // the next-trip query. All the widget needs besides the command line (docs/architecture.md).
         .target(
-            name: "TripBoardReadPath",
+            name: "TripBoardModel",
             dependencies: ["TripBoardSystem", "TripBoardSQLite"]
         ),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
         // The keychain: its items, sealed under the container key and the device key, and the
         // device key itself (outside the container). Above the store, beside it in the container.
         .target(
             name: "TripBoardKeychain",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage"]
         ),
         // Backup and restore: the age + tar archive of the whole container, keychain included, and
         // its verification before anything is published.
         .target(
             name: "TripBoardBackup",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain"]
         ),
         // The one-shot move of TripBoard 1's private store, attachments and preferences into the
         // shared container: above the store, whose writers and files it uses; the container only
         // asks, through the layout, whether a migration is unfinished (docs/architecture.md).
         .target(
             name: "TripBoardMigration",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain"]
         ),
         // The command line every executable shares: the command model (parsing, help, errors),
         // the console, exit statuses, the single-command frame. No SQLite: the store's rows come
-        // through the read path's `StoreCursor`.
+        // through the model's `StoreCursor`.
         .target(
             name: "TripBoardCommandLine",
-            dependencies: ["TripBoardSystem", "TripBoardReadPath"]
+            dependencies: ["TripBoardSystem", "TripBoardModel"]
         ),
-        // The widget links this, the command line, the read path and the basement's System (and
-        // SQLite through the read path): no keychain, migration, ticket, backup or sync code
+        // The widget links this, the command line, the model and the basement's System (and
+        // SQLite through the model): no keychain, migration, ticket, backup or sync code
         // (docs/architecture.md).
         .target(
             name: "TripBoardWidget",
-            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardCommandLine"]
+            dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardCommandLine"]
         ),
         // Ticket filing: what a ticket's text says (dates, route, reference, lodging) and the
         // importer that runs `pdf-worker` on a shared PDF and files it through the store.
         .target(
             name: "TripBoardTickets",
-            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardWorkerContract", "TripBoardStorage"]
+            dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardWorkerContract", "TripBoardStorage"]
         ),
         // `share-extension`: files a ticket through the store and the tickets' reader, on the command
         // line; no sync engine, migration, keychain or backup code (docs/architecture.md).
         .target(
             name: "TripBoardShareExtension",
-            dependencies: ["TripBoardSystem", "TripBoardReadPath", "TripBoardWorkerContract", "TripBoardStorage", "TripBoardTickets", "TripBoardCommandLine"]
+            dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardWorkerContract", "TripBoardStorage", "TripBoardTickets", "TripBoardCommandLine"]
         ),
         // The sync engine: pull, merge, push, blobs, keychain items, the reconcile; above the store,
         // whose methods it composes (it runs no SQL of its own), talking to `sync-agent`.
         .target(
             name: "TripBoardSync",
-            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardReadPath", "TripBoardStorage", "TripBoardKeychain", "TripBoardSyncProtocol"]
+            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardSyncProtocol"]
         ),
         .target(
             name: "TripBoardCLI",
@@ -209,23 +210,23 @@ let package = Package(
         ),
         .testTarget(
             name: "PDFReaderTests",
-            dependencies: ["PDFReader", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["PDFReader", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
         .testTarget(
             name: "TripBoardStorageTests",
             dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium",
-                           "TripBoardWorkerContract", "TripBoardReadPath"],
+                           "TripBoardWorkerContract", "TripBoardModel"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardShareExtension", "TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardShareExtension", "TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardReadPath"]
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
     ],
     swiftLanguageModes: [.v6]

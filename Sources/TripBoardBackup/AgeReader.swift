@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 public import TripBoardSodium

@@ -2,7 +2,7 @@ import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The tar inside a backup, in the order a restore needs to check as it reads: the manifest,
 /// the store (whose rows every attachment is checked against), the preferences, the keychain,
@@ -64,7 +64,7 @@ struct BackupArchive {
         try store.writeTransaction {
             let update = try store.statement("UPDATE attachments SET content_hash = ?2 WHERE id = ?1")
             for row in rows {
-                guard let hash = try AttachmentHashing.hash(row, files: files) else {
+                guard let hash = try AttachmentHashing.verifiedHash(of: row, files: files, recordingIn: nil) else {
                     throw BackupError.attachmentMismatch(id: row.id, path: row.relativePath, detail: "has no file of the size its row says")
                 }
                 try update.run([.text(row.id), .text(hash)])

@@ -1,6 +1,6 @@
 public import TripBoardStorage
 import TripBoardKeychain
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardSQLite
 import TripBoardSystem
 

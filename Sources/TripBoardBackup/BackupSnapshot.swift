@@ -3,7 +3,7 @@ import TripBoardKeychain
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The parts of a backup taken at one moment before the archive is written: the store and the
 /// keychain copied through SQLite's backup API into `tmp/` (each file alone is then the whole

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardStorage
 public import TripBoardKeychain
 public import TripBoardSodium

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 /// The records of a pax extended header (POSIX.1-2008, pax, "pax Extended Header"): each is

@@ -2,7 +2,7 @@ import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Why a restore was refused. Nothing was written anywhere: the target is as it was, and the
 /// staging directory the restore built is gone.

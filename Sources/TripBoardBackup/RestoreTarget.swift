@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Where a restore puts the container, and the renames that put it there.
 ///

@@ -3,7 +3,7 @@ import TripBoardKeychain
 import TripBoardSodium
 import TripBoardSystem
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// The checks a restore runs on its staging directory before anything is put in place: the
 /// store opens, is at a schema this build knows, passes `integrity_check` and

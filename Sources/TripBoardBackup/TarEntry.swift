@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 /// One entry of a tar archive as TripBoard writes and reads them: a regular file or a directory.

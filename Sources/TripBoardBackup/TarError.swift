@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 /// Why a tar archive could not be written or read: the archive breaks the profile TripBoard

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 /// The 512-byte header block of the POSIX ustar format (POSIX.1-2008, pax, "ustar Interchange

@@ -3,7 +3,7 @@ import TripBoardKeychain
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 extension AppCommand {

@@ -1,5 +1,5 @@
 import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 extension AppCommand {

@@ -5,7 +5,7 @@ import TripBoardSync
 import TripBoardSyncProtocol
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `app sync init-server|setup|now|status|leave`: sync with a PostgreSQL server through
 /// `sync-agent` (docs/sync.md). Passwords and the passphrase come from stdin or the terminal.

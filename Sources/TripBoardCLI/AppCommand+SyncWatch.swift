@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardSync
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 /// `app sync watch [--json]`: syncs at once, then again whenever the server announces a change

@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 extension AppCommand {

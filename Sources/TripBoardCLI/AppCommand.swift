@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardCommandLine
 
 /// One `app` subcommand, declared once: the words that select it, its options and arguments

@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 /// How `booking add` and `booking edit` read the times a person types: in `--zone` when it is

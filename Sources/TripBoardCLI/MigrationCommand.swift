@@ -1,7 +1,7 @@
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardCommandLine
 
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the

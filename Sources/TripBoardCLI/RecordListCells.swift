@@ -1,5 +1,5 @@
 import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 /// A human list of one kind of record (`place list`, `booking list`), derived from its

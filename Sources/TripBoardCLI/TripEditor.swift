@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardCommandLine
 
 /// `trip edit ID` without field flags: the trip's editable fields as JSON in `$VISUAL`/`$EDITOR`.

@@ -1,5 +1,5 @@
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {

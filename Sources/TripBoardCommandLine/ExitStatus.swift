@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Exit statuses, from sysexits(3). Documented in docs/cli.md; scripts rely on them.
 public enum ExitStatus: Int32, Sendable {
@@ -40,7 +40,7 @@ public struct CommandLineError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// An error of a floor above the read path that says its own exit status (docs/cli.md, Exit
+/// An error of a floor above the model that says its own exit status (docs/cli.md, Exit
 /// statuses): the conformance lives in the lowest module that sees both the error and this
 /// protocol, so each executable links the statuses of the errors it can meet and no others.
 public protocol DomainExitStatus: Error {
@@ -48,7 +48,7 @@ public protocol DomainExitStatus: Error {
 }
 
 /// The exit status of an error that says its own (`DomainExitStatus`), or of one from the floors
-/// every executable stands on: the command line, the read path and the basement.
+/// every executable stands on: the command line, the model and the basement.
 /// `exitStatus(for:)` (TripBoardCLI) adds the backup archive's and the AEAD's errors and falls
 /// back to this one.
 public func commonExitStatus(for error: any Error) -> ExitStatus {

@@ -1,6 +1,6 @@
 public import TripBoardStorage
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardSodium
 
 /// What a backup holds of the keychain, and what a restore could make readable again.

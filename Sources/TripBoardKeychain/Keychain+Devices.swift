@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 /// The device scope: which items this device sees, the device key a write needs, and the one
 /// explicit way to remove what other devices sealed.

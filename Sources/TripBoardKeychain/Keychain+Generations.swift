@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Rollback detection: every write transaction advances the keychain's generation (stored in the
 /// keychain, beside its random id), and this device records the generation it has seen

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardStorage
 package import TripBoardSQLite
 public import TripBoardSodium

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 /// Why a keychain request failed. Descriptions never contain a secret value or key material.
 public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// `keychain/Keychain.sqlite`: the sealed items and the wrapped container key. A database of its
 /// own, apart from the store, so that exports and store backups never hold even ciphertext, and

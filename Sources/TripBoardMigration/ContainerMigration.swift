@@ -2,7 +2,7 @@ public import TripBoardKeychain
 public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Turns legacy rows into records of the new store, through the same rules as every other path
 /// that writes records (`validated()`, `FieldRules`): ids lowercased, names trimmed, timestamps
@@ -43,14 +43,14 @@ struct LegacyConverter {
     }
 
     /// The new row for a legacy attachment whose file was planned as `file` (`nil`: missing). Its
-    /// hash is left empty — unverified (`Attachment.hashIsUnverified`): the migration reads no
+    /// hash is left pending (`Attachment.hashIsUnverified`): the migration reads no
     /// byte, and the hashing pass (`AttachmentHashing`) records it after the container is published.
     func attachment(_ row: LegacyAttachmentRow, file: PlannedFile?) throws -> Attachment {
         try converting("attachment", row.id) {
             let id = try FieldRules.id(row.id)
             return try Attachment(
                 id: id, bookingId: row.bookingId, originalFilename: row.filename, contentType: row.contentType,
-                byteCount: file?.byteCount ?? 0, contentHash: "", pageCount: nil,
+                byteCount: file?.byteCount ?? 0, contentHash: .pending, pageCount: nil,
                 relativePath: file?.destination ?? Self.destination(attachmentID: id, legacyPath: row.relativePath),
                 state: file == nil ? .missing : .present, createdAt: row.createdAt,
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The store step's conversion inside SQLite: one `INSERT … SELECT` per table from the attached
 /// legacy copy into the new store, in the legacy rowid order. Every field conversion that is not a

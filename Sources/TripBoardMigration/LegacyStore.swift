@@ -1,7 +1,7 @@
 public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The version-1 location: `TripBoard.sqlite` (WAL, `user_version` 1), `Attachments/<id>.<ext>`,
 /// `Thumbnails/` (a cache) and `preferences.json`. docs/migration.md describes the format.

@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSodium
-import TripBoardReadPath
+import TripBoardModel
 
 /// A BLAKE2b-256 over records in a fixed encoding: every field, in declaration order, each
 /// followed by a unit separator (U+001F; an absent value is U+0000), each record by a record
@@ -28,7 +28,7 @@ struct MigrationDigest {
 
     mutating func add(_ attachment: Attachment) {
         record([attachment.id, attachment.bookingId, attachment.originalFilename, attachment.contentType,
-                String(attachment.byteCount), attachment.contentHash, attachment.pageCount.map(String.init),
+                String(attachment.byteCount), attachment.contentHash.stored, attachment.pageCount.map(String.init),
                 attachment.relativePath, attachment.state.rawValue, attachment.createdAt, attachment.syncState.rawValue,
                 attachment.remoteVersion.map(String.init), attachment.updatedAt])
     }

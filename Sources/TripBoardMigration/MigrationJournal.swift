@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The container migration's durable state in the destination container, `migration/`:
 ///

@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The legacy preferences, sorted out: values the typed keys accept, and the names (never the
 /// values) of those refused or unknown.

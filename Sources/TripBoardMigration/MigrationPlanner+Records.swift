@@ -1,5 +1,5 @@
 import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 extension MigrationPlanner {
     /// Reads every legacy trip, place and booking through the converter into `digest` (so a
     /// record the new store would refuse stops the migration before it starts); returns how many

@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension MigrationRun {
     /// The attachments step: each planned file goes to its destination — `rename(2)` when the old

@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension MigrationRun {
     /// The store step: the legacy store is copied through SQLite's online backup API (which reads

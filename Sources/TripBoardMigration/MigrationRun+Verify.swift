@@ -2,7 +2,7 @@ import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension MigrationRun {
     /// Verifies everything before the commit marker: the store's pages and records (without a

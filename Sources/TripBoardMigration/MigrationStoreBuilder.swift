@@ -1,7 +1,7 @@
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The new store, built whole in `migration/new-store.sqlite` from the backup-API copy of the
 /// legacy store (`migration/legacy-copy.sqlite`), before the store step publishes it.

@@ -2,7 +2,7 @@ internal import CSQLite
 
 extension Statement {
     /// The column's text bytes, valid until the statement steps, resets or reads the column as
-    /// another type. Only `StoreRow` (TripBoardReadPath) hands them out, inside a closure.
+    /// another type. Only `StoreRow` (TripBoardModel) hands them out, inside a closure.
     @usableFromInline
     package func borrowedText(_ column: Int32) -> UnsafeRawBufferPointer {
         // sqlite3_column_bytes after sqlite3_column_text: "the safest policy is to invoke

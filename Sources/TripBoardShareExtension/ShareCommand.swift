@@ -2,7 +2,7 @@ import TripBoardStorage
 import TripBoardTickets
 import TripBoardSystem
 import TripBoardWorkerContract
-import TripBoardReadPath
+import TripBoardModel
 public import TripBoardCommandLine
 
 /// The `share-extension` executable: files one PDF ticket into the shared container, the way a

@@ -2,7 +2,7 @@ import TripBoardSodium
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
 /// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the
@@ -146,7 +146,7 @@ extension SyncEngine {
     /// ever written at the attachment's path but verified bytes.
     func downloadBlobs() throws {
         for waiting in try store.attachmentsAwaitingBlob() where !waiting.blob.isEmpty {
-            let state = waiting.contentHash.isEmpty ? .missing
+            let state = waiting.contentHash.isPending ? .missing
                 : try files.check(relativePath: waiting.relativePath, byteCount: waiting.byteCount, contentHash: waiting.contentHash)
             switch state {
             case .ok:
@@ -170,7 +170,7 @@ extension SyncEngine {
     /// Downloads blob `name` into `tmp/`, opens and checks every chunk (in order, the last
     /// tagged final), its size, hash and name, then publishes it at `relativePath`. False, with
     /// nothing left behind, when the server has no such blob or it does not verify.
-    private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: String) throws -> Bool {
+    private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> Bool {
         var request = AgentRequest(.blobRead)
         request.zone = account.zone
         request.blob = name
@@ -211,7 +211,7 @@ extension SyncEngine {
         }
         guard total == byteCount, Sodium.hexString(named.finalize()) == name else { return false }
         let hash = Sodium.hexString(plain.finalize())
-        guard contentHash.isEmpty || hash == contentHash else { return false }
+        guard contentHash.admits(hash) else { return false }
         try file.synchronize()
         let fileExtension = relativePath.split(separator: ".").last.map(String.init) ?? "bin"
         let path = try files.publish(StagedFile(stagingName: stagingName, byteCount: total, contentHash: hash, head: []), id: id,

@@ -2,7 +2,7 @@ import TripBoardKeychain
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Noticing what no change feed announces (docs/sync.md, When the server forgets): a push that
 /// meets a version this device's feed never brought, and rows the server lost. Version numbers

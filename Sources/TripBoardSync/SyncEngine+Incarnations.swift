@@ -1,6 +1,6 @@
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Deletions sealed to an incarnation (docs/sync.md, Deletions sealed to an incarnation): what a
 /// pulled record's `incarnation` and a pulled tombstone's `deletion` say, checked against what

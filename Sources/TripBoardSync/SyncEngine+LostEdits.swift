@@ -1,7 +1,7 @@
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Telling a device that its edit lost (docs/sync.md, "The losing value is kept"). The device
 /// that merges two edits of a field keeps the losing one; when the loser is another device's,

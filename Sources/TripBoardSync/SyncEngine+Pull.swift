@@ -2,7 +2,7 @@ import TripBoardKeychain
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Pulling: the zone's changes since the change token, in pages of one consistent read, each page
 /// applied with the token it reaches in one SQLite transaction; and the merge rules.
@@ -439,7 +439,7 @@ extension SyncEngine {
 
     /// This device's copies on the same booking, of the same size, never uploaded, whose bytes are
     /// not hashed yet (a migrated container before its hashing pass) are hashed now, in the page's
-    /// transaction, so that `absorbLocalDuplicate` compares their hashes — an empty one equals
+    /// transaction, so that `absorbLocalDuplicate` compares their hashes — a pending one equals
     /// nothing. Only the rows it could merge are read (rare: the same ticket filed on both devices
     /// before this one's hashing pass ended). A copy that cannot be read is left for `container
     /// check` to report: it is no duplicate of anything, and the pull goes on.
@@ -449,7 +449,7 @@ extension SyncEngine {
         for candidate in try store.unverifiedAttachments(bookingId: bookingId, tripId: "", byteCount: byteCount)
         where candidate.remoteVersion == nil && candidate.syncState == .pendingUpload {
             do {
-                _ = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store)
+                _ = try AttachmentHashing.verifiedHash(of: candidate, files: files, recordingIn: store)
             } catch is FileSystemError {
                 continue
             }

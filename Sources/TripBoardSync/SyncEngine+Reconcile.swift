@@ -2,7 +2,7 @@ import TripBoardKeychain
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Reconciling: when the change feed alone cannot be trusted, the device compares everything it
 /// has with everything the server has, and settles each difference by the record's

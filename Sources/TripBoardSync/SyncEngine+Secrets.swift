@@ -3,7 +3,7 @@ import TripBoardSodium
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// Migratable keychain items, synced as records of kind `secret` (docs/sync.md, "Keychain
 /// items"). A record's id is a keyed BLAKE2b of service and account; its fields `service`,

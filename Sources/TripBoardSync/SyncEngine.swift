@@ -2,7 +2,7 @@ public import TripBoardKeychain
 public import TripBoardSystem
 public import TripBoardStorage
 public import TripBoardSyncProtocol
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// What one `sync now` did. `sync now --json` prints this object.
 /// Why a device did not believe what the server served (docs/sync.md, What the server can and

@@ -3,7 +3,7 @@ public import TripBoardSodium
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardSyncProtocol
-import TripBoardReadPath
+import TripBoardModel
 
 /// A zone's key: made by the first device, stored on the server only wrapped under the sync
 /// passphrase (Argon2id, then XChaCha20-Poly1305 — the keychain's recovery construction), kept on

@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 /// A flight or train number found in ticket text, normalized to `TP 1351` or `ICE 123`.
 struct ServiceNumber: Sendable, Equatable {
     let text: String

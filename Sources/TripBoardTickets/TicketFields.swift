@@ -1,5 +1,5 @@
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// Booking details read from the text of a ticket's first pages, as poppler extracts it from a
 /// boarding pass, a train e-ticket or a hotel confirmation.

@@ -1,7 +1,7 @@
 public import TripBoardSystem
 public import TripBoardStorage
 import TripBoardWorkerContract
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// What to import and where: the share extension's command line, checked.
 public struct TicketFilingRequest: Sendable {
@@ -203,7 +203,7 @@ public struct TicketFiling {
         return TicketFilingResult(
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
-                contentType: "application/pdf", byteCount: staged.byteCount, contentHash: staged.contentHash,
+                contentType: "application/pdf", byteCount: staged.byteCount, contentHash: .verified(staged.contentHash),
                 pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.stamp(),
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
@@ -326,14 +326,14 @@ public struct TicketFiling {
     /// The live attachment holding these bytes among rows not hashed yet (a migrated container
     /// before its hashing pass reached them): each of the same size, in `booking` or (when the
     /// booking is to be created) in any booking of the trip, is hashed on the spot and its hash
-    /// recorded — an empty hash equals nothing. Outside the commit's transaction, so the files
+    /// recorded — a pending hash equals nothing. Outside the commit's transaction, so the files
     /// are read without holding the write lock; the commit then finds the hash recorded.
     func hashingUnverified(like staged: StagedFile, booking: Booking?, tripId: String, files: AttachmentFiles) throws -> Attachment? {
         let store = try container.store
         for var candidate in try store.unverifiedAttachments(bookingId: booking?.id, tripId: tripId, byteCount: staged.byteCount) {
-            guard let hash = try AttachmentHashing.hashOnTheSpot(candidate, files: files, store: store) else { continue }
+            guard let hash = try AttachmentHashing.verifiedHash(of: candidate, files: files, recordingIn: store) else { continue }
             if hash == staged.contentHash {
-                candidate.contentHash = hash
+                candidate.contentHash = .verified(hash)
                 return candidate
             }
         }
@@ -358,7 +358,7 @@ public struct TicketFiling {
             let filed = result
             duplicate = try store.fileAttachment(filed.attachment, booking: filed.booking, creatingBooking: filed.bookingCreated,
                                                  tripId: filed.tripId) {
-                try existingCopy(of: filed.attachment.contentHash, booking: filed.bookingCreated ? nil : filed.booking, tripId: filed.tripId)
+                try existingCopy(of: filed.attachment.contentHash.stored, booking: filed.bookingCreated ? nil : filed.booking, tripId: filed.tripId)
             }
         } catch {
             try? files.remove(relativePath: result.attachment.relativePath)  // else an orphan for container check --repair

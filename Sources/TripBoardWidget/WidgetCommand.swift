@@ -1,5 +1,5 @@
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 public import TripBoardCommandLine
 
 /// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never

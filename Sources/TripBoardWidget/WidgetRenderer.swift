@@ -1,5 +1,5 @@
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 import TripBoardCommandLine
 
 /// How the terminal can show text.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Every bad input gets one `error:` line on stderr, its documented exit status, and changes
 /// nothing in the container.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// A booking's seat, the field that proves a new field is a small change (docs/architecture.md,
 /// "One declaration per record"): entered, edited and removed on the command line, shown by every

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 import TripBoardStorage
 
 /// Bookings keep the IANA zone of their times (`--zone`, else `TZ`'s where its offset fits):

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// When the store will not open or has damaged pages: what does not need it keeps working,
 /// `container check` reports instead of dying, writers refuse a store a command found damaged,

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// `place edit`, `booking edit`, and bookings with an end or all day, run as a user runs them.
 @Suite struct EditCommandTests {

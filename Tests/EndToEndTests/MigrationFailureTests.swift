@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// `container-migration` refusing bad input: one `error:` line, a documented exit status, and
 /// neither the old location nor the container changed.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// TripBoard 1's records go through the same field rules as every other path: what they
 /// normalise (case of ids, white space around names, offsets) is normalised the same way by the

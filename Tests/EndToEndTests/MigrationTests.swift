@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// `container-migration` as a process, on version-1 directories written by Python's sqlite3.
 @Suite struct MigrationTests {

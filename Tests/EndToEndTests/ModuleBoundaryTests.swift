@@ -31,7 +31,7 @@ import Testing
             #expect(!libraries.stdout.contains(library), "pdf-worker links \(library): \(libraries.stdout)")
         }
         let symbols = try Self.definedSymbols("pdf-worker")
-        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSQLite", "TripBoardSodium", "TripBoardReadPath", "TripBoardCLI",
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardCLI",
                        "TripBoardCommandLine"] {
             #expect(!symbols.contains(Self.mangled(module)), "pdf-worker links \(module)")
         }
@@ -43,7 +43,7 @@ import Testing
 
     /// The widget runs one read-only query: no keychain, migration, ticket, backup or sync code,
     /// no Argon2 and no libsodium at all.
-    @Test func widgetLinksOnlyTheReadPathAndTheCommandLine() throws {
+    @Test func widgetLinksOnlyTheModelAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
         for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardCLI", "PDFReader", "TripBoardWorkerContract", "TripBoardTickets",
                        "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer"] {
@@ -53,7 +53,7 @@ import Testing
                      "sodium_"] {
             #expect(!symbols.contains(name), "widget defines a \(name) symbol")
         }
-        #expect(symbols.contains(Self.mangled("TripBoardReadPath")), "the test reads the wrong binary")
+        #expect(symbols.contains(Self.mangled("TripBoardModel")), "the test reads the wrong binary")
     }
 
     /// The process that takes untrusted files from other apps files a ticket through the store and
@@ -85,7 +85,7 @@ import Testing
         #expect(libraries.status == 0, "\(libraries.stderr)")
         #expect(!libraries.stdout.contains("libsqlite3"), "\(libraries.stdout)")
         let symbols = try Self.definedSymbols("sync-agent")
-        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSync", "TripBoardTickets", "TripBoardSQLite", "TripBoardReadPath",
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSync", "TripBoardTickets", "TripBoardSQLite", "TripBoardModel",
                        "TripBoardCLI", "TripBoardCommandLine"] {
             #expect(!symbols.contains(Self.mangled(module)), "sync-agent links \(module)")
         }

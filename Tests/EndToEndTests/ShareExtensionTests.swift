@@ -3,7 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension TestContainer {
     /// Runs `share-extension ARGS` on this container.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// Lists stream from the statement to the output: the human table takes its column widths from
 /// the first page of rows (1,000) and prints every later row as it comes, so a cell wider than

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TripBoardStorage
 import TripBoardSync
-import TripBoardReadPath
+import TripBoardModel
 
 /// Sync when things go wrong: the server stopped in the middle of a sync, `sync now` killed at
 /// random moments, three devices, a zone that asks for a newer client.

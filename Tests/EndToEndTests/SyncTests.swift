@@ -3,7 +3,7 @@ import Testing
 import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `app sync …` against a real PostgreSQL: two devices (containers with device directories of
 /// their own) on one throw-away server, through the built `app` and `sync-agent`.

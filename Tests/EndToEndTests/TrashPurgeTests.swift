@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 /// Purging the trash: after 30 days by the next writer (never a reader), at once by `trash
 /// empty`, through the deletion queue — killed at its named steps and at random moments, and

@@ -4,7 +4,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `place list`, `booking list`, `sync pending` and `export` printed from their rows' bytes, as
 /// `trip list` is: over 1,000 places, 1,000 bookings and their pending changes — the tricky texts

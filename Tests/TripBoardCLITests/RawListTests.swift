@@ -5,7 +5,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The lists printed from their rows' bytes (`StoreRow`, `TableRow`, `JSONObjectWriter`) against
 /// the model path they replaced — every row made a model, its cells `String`s, its JSON through

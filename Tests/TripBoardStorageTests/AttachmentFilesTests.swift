@@ -53,12 +53,12 @@ struct AttachmentFilesTests {
         #expect(try fixture.stagingEntries().isEmpty)
         let attributes = try FileManager.default.attributesOfItem(atPath: fixture.fixture.temporary.child("container/" + path))
         #expect(attributes[.posixPermissions] as? Int == 0o600)
-        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: staged.contentHash) == .ok)
-        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount + 1, contentHash: staged.contentHash) == .wrongSize)
-        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: String(repeating: "0", count: 64)) == .wrongHash)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: .verified(staged.contentHash)) == .ok)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount + 1, contentHash: .verified(staged.contentHash)) == .wrongSize)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: .verified(String(repeating: "0", count: 64))) == .wrongHash)
         #expect(try fixture.files.allFiles().map(\.relativePath) == [path])
         try fixture.files.remove(relativePath: path)
-        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: staged.contentHash) == .missing)
+        #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: .verified(staged.contentHash)) == .missing)
     }
 
     @Test(arguments: ["attachments/../store/TripBoard.sqlite", "store/TripBoard.sqlite", "attachments/ab", "attachments/./x/y"])
@@ -74,7 +74,7 @@ struct AttachmentFilesTests {
         let booking = try store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let hash = String(repeating: "ab", count: 32)
         let attachment = Attachment(id: Identifier.make(), bookingId: booking.id, originalFilename: "ticket.pdf",
-                                    contentType: "application/pdf", byteCount: 10, contentHash: hash, pageCount: 1,
+                                    contentType: "application/pdf", byteCount: 10, contentHash: .verified(hash), pageCount: 1,
                                     relativePath: "attachments/aa/x.pdf", state: .present, createdAt: "2026-01-01T00:00:00.000Z",
                                     syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-01-01T00:00:00.000Z")
         try store.connection.writeTransaction { try store.insert(attachment) }

@@ -1,6 +1,6 @@
 import Testing
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 /// A booking's start and end: a time with its offset or a date alone, and the end's rule.
 struct BookingTimeTests {

@@ -1,6 +1,6 @@
 import Testing
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `BookingTime.reading` (a typed time in a booking's zone) and `BookingTimeText` (a stored time
 /// for a person), against the system's time zone database.

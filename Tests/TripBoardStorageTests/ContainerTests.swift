@@ -4,7 +4,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 struct ContainerTests {
     static let storeRelativePath = "container/store/TripBoard.sqlite"

@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `FieldRules`: the one rule per field that every path writing a record uses.
 struct FieldRulesTests {
@@ -180,16 +180,16 @@ struct FieldRulesTests {
     /// before the hashing pass: `hashIsUnverified`); otherwise 64 lowercase hex digits.
     @Test func anAttachmentHashIsEmptyOrBLAKE2bHex() throws {
         var attachment = TripBoardStorage.Attachment(id: "7a1c0000-0000-4000-8000-000000000004", bookingId: "7a1c0000-0000-4000-8000-000000000003",
-                                    originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 0, contentHash: "",
+                                    originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 0, contentHash: .pending,
                                     pageCount: nil, relativePath: "attachments/7a/x.pdf", state: .missing,
                                     createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
                                     updatedAt: "2026-12-01T00:00:00.000Z")
         #expect(try attachment.validated() == attachment)
         attachment.state = .present
         #expect(try attachment.validated() == attachment && attachment.hashIsUnverified)
-        attachment.contentHash = String(repeating: "AB", count: 32)
+        attachment.contentHash = .verified(String(repeating: "AB", count: 32))
         #expect(refusal { try attachment.validated() }?.field == "contentHash")
-        attachment.contentHash = String(repeating: "ab", count: 32)
+        attachment.contentHash = .verified(String(repeating: "ab", count: 32))
         #expect(try attachment.validated() == attachment)
         attachment.pageCount = 0
         #expect(refusal { try attachment.validated() }?.field == "pageCount")

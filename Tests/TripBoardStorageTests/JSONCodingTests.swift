@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `JSON.encode` / `JSON.decode`: `Codable` without Foundation. Foundation's `JSONEncoder` and
 /// `JSONDecoder` are the oracle: same bytes, same values, same errors with the same coding paths.

@@ -2,7 +2,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `trip list`'s filters and orders, and `booking list` across trips: what each returns, and
 /// that the ordered-by-start lists walk an index from where they start and stop at the limit.

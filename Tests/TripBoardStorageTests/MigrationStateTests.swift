@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardMigration
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 /// While a container migration has a journal and no commit marker, readers show "updating" and
 /// processes that may not create refuse with `notReady`; neither creates anything.

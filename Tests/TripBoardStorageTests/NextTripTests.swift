@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `NextTrip.find`: the widget's question, asked of a real store.
 struct NextTripTests {

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 struct PreferencesTests {
     static let file = "container/preferences/preferences.json"

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `EXPLAIN QUERY PLAN` of the hot queries on a store of this schema with trips in and out of the
 /// trash: the widget's four lookups stay one index probe each (the plans docs/performance.md

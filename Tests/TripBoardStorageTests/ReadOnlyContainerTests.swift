@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `ReadOnlyContainer`: the widget's view of the container. It never creates, writes or repairs
 /// anything, and never waits long.

@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The rules that need the store: an id belongs to one record of any kind, and nothing live hangs
 /// from a deleted trip. Checked inside the inserting transaction on every path.
@@ -28,7 +28,7 @@ struct RecordChecksTests {
 
     private func attachment(id: String, bookingId: String) -> TripBoardStorage.Attachment {
         TripBoardStorage.Attachment(id: id, bookingId: bookingId, originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 3,
-                   contentHash: String(repeating: "0f", count: 32), pageCount: 1, relativePath: "attachments/\(id.prefix(2))/\(id).pdf",
+                   contentHash: .verified(String(repeating: "0f", count: 32)), pageCount: 1, relativePath: "attachments/\(id.prefix(2))/\(id).pdf",
                    state: .present, createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
                    updatedAt: "2026-12-01T00:00:00.000Z")
     }

@@ -3,7 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The records' one declaration (`RecordColumn`): what is derived from it agrees with the table,
 /// the models' JSON and sync.

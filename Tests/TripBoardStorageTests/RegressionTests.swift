@@ -3,7 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// One test per fix from review; each failed before its fix.
 struct RegressionTests {

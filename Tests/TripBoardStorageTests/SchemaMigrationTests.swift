@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// Schema version 1 → 2 (the trash): a store the previous build made keeps every row, and ends
 /// with exactly the schema a new store has.

@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// The schema comparison (docs/storage.md, The schema, exactly): what a fresh container and every
 /// step-by-step upgrade make is what `Schema.expectedObjects` derives, and what differs is named.

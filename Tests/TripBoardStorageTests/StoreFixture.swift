@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// A `CivilDate` from a literal the test knows is valid.
 func day(_ text: String) throws -> CivilDate { try #require(CivilDate(text)) }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// The search index: kept by triggers in the write's own transaction, live records only, words
 /// matched from their start without case or accents, and built for a store upgraded to it.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 struct StoreTests {
     // MARK: - Trips

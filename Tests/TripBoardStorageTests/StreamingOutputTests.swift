@@ -1,7 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Lists and exports that stream: `RowCursor` hands out rows as the statement steps, and
 /// `JSONArrayWriter` / `Store.writeExport` write, piece by piece, exactly the bytes `JSON.encode`

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Sync metadata: every change lands in the same transaction as its `syncState` and `updatedAt`,
 /// stamped by the injected clock.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 /// The thumbnail cache: derived, size-limited, least recently used out first.
 struct ThumbnailCacheTests {

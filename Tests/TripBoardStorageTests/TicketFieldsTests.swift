@@ -3,7 +3,7 @@ import Testing
 @testable import TripBoardTickets
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `TicketFields.extract(from:)`: booking details from the text poppler returns for a ticket's first pages.
 struct TicketFieldsTests {

@@ -1,6 +1,6 @@
 import Testing
 @testable import TripBoardTickets
-import TripBoardReadPath
+import TripBoardModel
 
 /// The seat read from a ticket's text (`TicketText.seat`): a boarding pass's, a train ticket's
 /// coach and seat, in the languages TripBoard reads, and nothing from words that only look like

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `export` → `import`: one JSON document, imported all or nothing.
 struct TransferTests {

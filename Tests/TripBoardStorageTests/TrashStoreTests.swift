@@ -1,6 +1,6 @@
 import Testing
 @testable import TripBoardStorage
-import TripBoardReadPath
+import TripBoardModel
 
 /// The trash in the store: what a deletion takes, what a restore brings back, what a purge keeps
 /// for sync, and when the next writer purges.

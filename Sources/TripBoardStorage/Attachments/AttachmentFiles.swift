@@ -1,6 +1,6 @@
 import TripBoardSodium
 public import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// A file copied into the container's staging directory, hashed on the way, not yet published.
 public struct StagedFile: Sendable, Equatable {
@@ -142,9 +142,9 @@ public struct AttachmentFiles {
         return directory.childPath(name)
     }
 
-    /// Compares the file at `relativePath` with its recorded size and hash (an empty hash — a row
+    /// Compares the file at `relativePath` with its recorded size and hash (a pending hash — a row
     /// not hashed yet, or a missing one — matches no file: `.wrongHash` when the size is right).
-    public func check(relativePath: String, byteCount: Int64, contentHash: String) throws -> AttachmentFileState {
+    public func check(relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> AttachmentFileState {
         let directory: Directory
         let name: String
         do {
@@ -155,7 +155,7 @@ public struct AttachmentFiles {
         guard let status = try directory.status(of: name) else { return .missing }
         guard status.kind == .regular else { return .notAFile }
         guard status.size == byteCount else { return .wrongSize }
-        return try Self.contentHash(of: directory.openFileForReading(name)).hash == contentHash ? .ok : .wrongHash
+        return try Self.contentHash(of: directory.openFileForReading(name)).hash == contentHash.hex ? .ok : .wrongHash
     }
 
     /// The size and BLAKE2b-256 (lowercase hex) of what `file` holds from its current offset,
@@ -180,7 +180,7 @@ public struct AttachmentFiles {
     /// hashing on the way: written to a temporary name beside the destination, and renamed into
     /// place (then fsynced) only if the bytes match the recorded size and hash — an export never
     /// hands out damaged bytes as if they were the ticket, and never leaves half a file.
-    public func export(relativePath: String, byteCount: Int64, contentHash: String,
+    public func export(relativePath: String, byteCount: Int64, contentHash: ContentHash,
                        to destination: Directory, as name: String) throws {
         let (directory, sourceName) = try parent(of: relativePath)
         let source = try directory.openFileForReading(sourceName)
@@ -199,7 +199,7 @@ public struct AttachmentFiles {
             try output.write(all: chunk)
         }
         // A row not hashed yet (`Attachment.hashIsUnverified`) has only its size to be held to.
-        guard total == byteCount, contentHash.isEmpty || Sodium.hexString(hasher.finish()) == contentHash else {
+        guard total == byteCount, contentHash.admits(Sodium.hexString(hasher.finish())) else {
             throw Self.damaged(directory.childPath(sourceName))
         }
         try output.synchronize()
@@ -210,7 +210,7 @@ public struct AttachmentFiles {
 
     /// An attachment's bytes, verified against its size and hash before any is handed out (for
     /// `attachment export ID -`, which cannot take back what it wrote to standard output).
-    public func contents(relativePath: String, byteCount: Int64, contentHash: String) throws -> [UInt8] {
+    public func contents(relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> [UInt8] {
         let (directory, sourceName) = try parent(of: relativePath)
         let bytes: [UInt8]
         do {
@@ -219,7 +219,7 @@ public struct AttachmentFiles {
             if error.code == .tooLarge { throw Self.damaged(directory.childPath(sourceName)) }
             throw error
         }
-        guard Int64(bytes.count) == byteCount, contentHash.isEmpty || Sodium.hexString(blake2b(bytes)) == contentHash else {
+        guard Int64(bytes.count) == byteCount, contentHash.isPending || contentHash.admits(Sodium.hexString(blake2b(bytes))) else {
             throw Self.damaged(directory.childPath(sourceName))
         }
         return bytes

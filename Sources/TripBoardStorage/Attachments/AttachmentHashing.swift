@@ -1,5 +1,5 @@
 package import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Content hashes filled in after the container is usable. The container migration moves every
 /// file without reading a byte (same filesystem: a rename keeps the inode; across filesystems: a
@@ -89,7 +89,7 @@ public enum AttachmentHashing {
 
     /// BLAKE2b-256 of the file of `attachment`, read in full; `nil` when it has no file or the
     /// file is not the size its row records (then nothing can be recorded for it).
-    package static func hash(_ attachment: Attachment, files: AttachmentFiles) throws -> String? {
+    static func hash(_ attachment: Attachment, files: AttachmentFiles) throws -> String? {
         let file: FileDescriptor
         do {
             file = try files.openForReading(relativePath: attachment.relativePath)
@@ -103,11 +103,14 @@ public enum AttachmentHashing {
         return count == attachment.byteCount ? hash : nil
     }
 
-    /// Hashes an unverified row's file now and records the hash (a deduplication, `container
-    /// check`): the hash, or `nil` when the file is missing or not the row's size.
-    public static func hashOnTheSpot(_ attachment: Attachment, files: AttachmentFiles, store: Store) throws -> String? {
+    /// The one entry for whoever needs an attachment's hash: the verified hash, or, while it is
+    /// pending, the file's hash computed now — and recorded in `store` when one is given (a
+    /// deduplication, `container check`), so that it is computed once. `nil` when it is pending
+    /// and the file is missing or not the size its row records.
+    public static func verifiedHash(of attachment: Attachment, files: AttachmentFiles, recordingIn store: Store?) throws -> String? {
+        if let hex = attachment.contentHash.hex { return hex }
         guard let hash = try hash(attachment, files: files) else { return nil }
-        try store.recordContentHashes([(attachment.id, attachment.byteCount, hash)])
+        try store?.recordContentHashes([(attachment.id, attachment.byteCount, hash)])
         return hash
     }
 }

@@ -1,5 +1,5 @@
 public import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `attachments/recovered/`: where files that may be user data go when no row names them (an
 /// orphan, a file a migration found without a row) or when something that is not a regular file
@@ -87,11 +87,12 @@ extension AttachmentFiles {
         return deleted
     }
 
-    /// True when `attachments/recovered/<name>` holds exactly `byteCount` bytes hashing to `contentHash`.
-    func recoveredFile(_ name: String, matches byteCount: Int64, _ contentHash: String) throws -> Bool {
+    /// True when `attachments/recovered/<name>` holds exactly `byteCount` bytes hashing to
+    /// `contentHash` (a pending hash matches no file).
+    func recoveredFile(_ name: String, matches byteCount: Int64, _ contentHash: ContentHash) throws -> Bool {
         let file = try recoveredDirectory().openFileForReading(name)
         let (count, hash) = try Self.contentHash(of: file)
-        return count == byteCount && hash == contentHash
+        return count == byteCount && hash == contentHash.hex
     }
 
     /// Moves `attachments/recovered/<name>` back to an attachment's `relativePath` (never over

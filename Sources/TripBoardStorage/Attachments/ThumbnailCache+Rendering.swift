@@ -1,6 +1,6 @@
 import TripBoardSystem
 import TripBoardWorkerContract
-import TripBoardReadPath
+import TripBoardModel
 
 extension ThumbnailCache {
     /// The thumbnail of `attachment`: the cached one, else page 1 rendered again by `worker` from

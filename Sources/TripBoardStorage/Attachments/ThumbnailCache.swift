@@ -1,5 +1,5 @@
 public import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// `caches/thumbnails/<attachment id>.png`: derived data. A missing entry is the normal case (it is
 /// regenerated), a failure to write one is logged and never fails an import, and the cache stays

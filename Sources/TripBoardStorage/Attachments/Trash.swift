@@ -1,5 +1,5 @@
 import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// Deleting, restoring and purging as the commands do it: the store's side (`Store+Trash`) plus
 /// the files' — thumbnails removed when a record goes to the trash, attachment files removed

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 package import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension Container {
     /// Sets up the layout, creates or migrates the store, and writes the manifest. Idempotent; runs

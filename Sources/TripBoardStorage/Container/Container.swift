@@ -1,6 +1,6 @@
 package import TripBoardSQLite
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// How hard a commit is pushed to disk.
 public enum Durability: String, Sendable, CaseIterable {

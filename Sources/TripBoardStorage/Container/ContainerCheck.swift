@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// What `container check` found, and with `--repair` what it did.
 public struct ContainerCheckReport: Sendable, Equatable, Codable {
@@ -185,8 +185,8 @@ extension ContainerCheck.Pass {
             case .present:
                 break
             }
-            // Not hashed yet: hashed now and recorded; an empty hash is never compared with anything.
-            if row.hashIsUnverified, try AttachmentHashing.hashOnTheSpot(row, files: files, store: store) != nil {
+            // Not hashed yet: hashed now and recorded; a pending hash is never compared with anything.
+            if row.hashIsUnverified, try AttachmentHashing.verifiedHash(of: row, files: files, recordingIn: store) != nil {
                 report.hashesRecorded += 1
                 continue
             }

@@ -1,7 +1,7 @@
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 extension ContainerDiagnosis {
     /// Gathers the report for `container` (opened with `StoreRequirement.inspection`), holding

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// `app container diagnose`: what support needs to understand a container in trouble, and
 /// nothing of what the user keeps in it — no name, note, place, reference, file name, id, path,

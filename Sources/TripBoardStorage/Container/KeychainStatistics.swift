@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// How many items the keychain holds, by accessibility — never a service, an account or a value:
 /// for `container diagnose`.

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The copying part of a salvage: every table of the damaged store (`main`) into the new one
 /// (attached as `salvage`), keeping each row's rowid, in batches while the pages read, row by row

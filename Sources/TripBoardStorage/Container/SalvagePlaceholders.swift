@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// After a salvage copied what could be read, records whose parent was lost (a place or booking
 /// whose trip's row was on a damaged page, an attachment whose booking's was) would dangle. They

@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The state of a container's store in one word, for reports (`container info`, `container
 /// diagnose`): what a person or a script needs to decide what to do next.

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// What `app container salvage` did.
 public struct SalvageReport: Sendable, Codable {

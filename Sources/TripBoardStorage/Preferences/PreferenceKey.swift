@@ -1,4 +1,4 @@
-import TripBoardReadPath
+import TripBoardModel
 /// The typed preferences. Unknown keys and values of the wrong type are refused.
 public enum PreferenceKey: String, Sendable, CaseIterable, Codable {
     /// ISO 4217 code, e.g. `EUR`.

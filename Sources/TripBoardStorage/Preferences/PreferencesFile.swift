@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The typed preferences with their defaults filled in.
 public struct Preferences: Sendable, Equatable {

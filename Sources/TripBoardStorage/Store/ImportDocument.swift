@@ -1,5 +1,5 @@
 public import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// A document to import: records may leave out their sync metadata (then they are new,
 /// pendingUpload) and their ids (then they get new ones) — what each column may leave out is its

@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// One record of an import document as its kind's column values (`ColumnValues`): its members
 /// matched to the declared columns by JSON key (the last of a repeated key counts; unknown keys

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// How the lists print a record straight from its row (`StoreCursor.forEachRow`), in the
 /// columns of `RecordRows`: no model, no `String` for ASCII text, no `Encodable`. Each function

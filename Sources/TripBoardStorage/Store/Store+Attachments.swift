@@ -1,5 +1,5 @@
 package import TripBoardSQLite
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
 /// `relativePath`; this row is committed only after the file is durable there.
@@ -9,10 +9,10 @@ public struct Attachment: Sendable, Equatable, Codable {
     public var originalFilename: String
     public var contentType: String
     public var byteCount: Int64
-    /// BLAKE2b-256 of the bytes, lowercase hex; empty when the row has no file (`missing`) or
-    /// when its bytes were not hashed yet (`hashIsUnverified`: a migrated file, before the
-    /// container's hashing pass reaches it). Never compare bytes against an empty hash.
-    public var contentHash: String
+    /// BLAKE2b-256 of the bytes, or `pending` when they were not hashed yet (`hashIsUnverified`:
+    /// a migrated file, before the container's hashing pass reaches it; or a lost file never
+    /// hashed). A pending hash admits any bytes (`ContentHash.admits`): only the size holds.
+    public var contentHash: ContentHash
     public var pageCount: Int64?
     public var relativePath: String
     public var state: State
@@ -44,9 +44,9 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// without reading them and the hashing pass (`AttachmentHashing`) records their hashes after
     /// the container is published. Whoever needs the hash meanwhile hashes the file on the spot.
     /// `contentHash` is `null` in the JSON contract while this lasts.
-    public var hashIsUnverified: Bool { contentHash.isEmpty && state != .missing }
+    public var hashIsUnverified: Bool { contentHash.isPending && state != .missing }
 
-    public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: String,
+    public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: ContentHash,
                 pageCount: Int64?, relativePath: String, state: State, createdAt: String, syncState: SyncState,
                 remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil) {
         self.id = id
@@ -65,14 +65,14 @@ public struct Attachment: Sendable, Equatable, Codable {
         self.trashedAt = trashedAt
     }
 
-    /// Reads the JSON contract; a `null` `contentHash` (not hashed yet) is the empty hash.
+    /// Reads the JSON contract; a `null` `contentHash` (not hashed yet) is a pending hash.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(id: try container.decode(String.self, forKey: .id), bookingId: try container.decode(String.self, forKey: .bookingId),
                   originalFilename: try container.decode(String.self, forKey: .originalFilename),
                   contentType: try container.decode(String.self, forKey: .contentType),
                   byteCount: try container.decode(Int64.self, forKey: .byteCount),
-                  contentHash: try container.decodeIfPresent(String.self, forKey: .contentHash) ?? "",
+                  contentHash: ContentHash(stored: try container.decodeIfPresent(String.self, forKey: .contentHash) ?? ""),
                   pageCount: try container.decodeIfPresent(Int64.self, forKey: .pageCount),
                   relativePath: try container.decode(String.self, forKey: .relativePath), state: try container.decode(State.self, forKey: .state),
                   createdAt: try container.decode(String.self, forKey: .createdAt),
@@ -81,8 +81,9 @@ public struct Attachment: Sendable, Equatable, Codable {
                   updatedAt: try container.decode(String.self, forKey: .updatedAt))
     }
 
-    // By hand for what the encoder cannot know: an unhashed file's empty `contentHash` is written
-    // as `null` (`hashIsUnverified`). A nil optional is `null` by the encoder itself.
+    // By hand for what the encoder cannot know: an unhashed file's pending `contentHash` is
+    // written as `null` (`hashIsUnverified`); a lost file's, as the empty text the store keeps. A
+    // nil optional is `null` by the encoder itself.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -93,7 +94,7 @@ public struct Attachment: Sendable, Equatable, Codable {
         if hashIsUnverified {
             try container.encodeNil(forKey: .contentHash)
         } else {
-            try container.encode(contentHash, forKey: .contentHash)
+            try container.encode(contentHash.stored, forKey: .contentHash)
         }
         try container.encode(pageCount, forKey: .pageCount)
         try container.encode(relativePath, forKey: .relativePath)
@@ -121,7 +122,7 @@ extension Store {
 
     package static func attachment(from row: Statement) -> Attachment {
         Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
-                   byteCount: row.integer(4), contentHash: row.text(5), pageCount: row.optionalInteger(6),
+                   byteCount: row.integer(4), contentHash: ContentHash(stored: row.text(5)), pageCount: row.optionalInteger(6),
                    relativePath: row.text(7), state: Attachment.State(column: row.text(8)), createdAt: row.text(9),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
                    updatedAt: row.text(12), trashedAt: row.optionalText(13))
@@ -135,7 +136,7 @@ extension Store {
         try requireUnusedID(attachment.id, for: .attachment)
         try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
-            .integer(attachment.byteCount), .text(attachment.contentHash), .optional(attachment.pageCount),
+            .integer(attachment.byteCount), .text(attachment.contentHash.stored), .optional(attachment.pageCount),
             .text(attachment.relativePath), .text(attachment.state.rawValue), .text(attachment.createdAt),
             .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
             .optional(attachment.trashedAt),

@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardReadPath
+import TripBoardModel
 
 /// Bulk writes pay for the search index once. FTS5 writes its pending terms out at the end of
 /// every statement's savepoint, so an insert trigger that indexes one row at a time costs a

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 import TripBoardSystem
 
 /// How one kind of record differs between two stores (`app backup verify`): by id, in what a

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 import TripBoardSQLite
 import TripBoardSystem
 

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 
 extension Store {
     /// Files an attachment — and `booking` with it when `creatingBooking` (a ticket that made its

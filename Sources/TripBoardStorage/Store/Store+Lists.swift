@@ -1,6 +1,6 @@
 import TripBoardSQLite
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// Which trips `trip list` shows, in which order, how many.
 public struct TripQuery: Sendable, Equatable {

@@ -1,4 +1,4 @@
-package import TripBoardReadPath
+package import TripBoardModel
 /// The rules that need the store, checked inside the transaction that inserts the record, on
 /// every insert path (commands, import, share extension, migration with `--merge`, sync).
 extension Store {

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// Every row of the four record tables held to the rules every path that writes one keeps
 /// (`validated()`: `FieldRules`, as import and sync use them), in the form the store keeps it,

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 import TripBoardSQLite
 /// One record `app search` found.
 public struct SearchHit: Sendable, Equatable, Codable {

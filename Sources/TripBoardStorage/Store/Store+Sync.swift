@@ -1,5 +1,5 @@
 import TripBoardSQLite
-public import TripBoardReadPath
+public import TripBoardModel
 
 extension Store {
     /// What the server must hear about: every record not `synchronized`, except what is in the

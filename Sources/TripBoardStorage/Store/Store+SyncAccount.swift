@@ -1,7 +1,7 @@
 import TripBoardSQLite
 import TripBoardSodium
 import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// The server and zone this container syncs with, and where it is in the zone's change feed.
 /// `sync status --json` prints this object.

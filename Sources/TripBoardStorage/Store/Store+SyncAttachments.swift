@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// Attachments as sync carries them: the row's metadata as fields (`bookingId`, `originalFilename`,
 /// `contentType`, `byteCount`, `contentHash`, `pageCount`) plus `blob`, the name of its sealed
@@ -12,12 +12,12 @@ extension Store {
             SELECT booking_id, original_filename, content_type, byte_count, content_hash, page_count, sync_state, remote_version,
                    updated_at, trashed_at, trashed_with, state, relative_path FROM attachments WHERE id = ?
             """).rows([.text(id)]) { row -> SyncRecord in
-            let hash = row.optionalText(4) ?? ""
+            let hash = ContentHash(stored: row.optionalText(4) ?? "")
             let fields: [String: JSONValue] = [
                 "bookingId": .optionalString(row.optionalText(0)), "originalFilename": .string(row.text(1)),
                 "contentType": .string(row.text(2)), "byteCount": .number(String(row.integer(3))),
                 // An attachment whose hash is not known (a lost or not yet verified file) has none.
-                "contentHash": hash.isEmpty ? .null : .string(hash),
+                "contentHash": hash.hex.map(JSONValue.string) ?? .null,
                 "pageCount": row.optionalInteger(5).map { .number(String($0)) } ?? .null,
             ]
             return SyncRecord(kind: .attachment, id: id, fields: fields, syncState: SyncState(rawValue: row.text(6)) ?? .failed,
@@ -57,7 +57,7 @@ extension Store {
             let relativePath = ContainerLayout.attachmentsDirectory + "/" + String(record.id.prefix(2)) + "/" + record.id + "."
                 + Self.fileExtension(contentType: contentType, filename: filename)
             try insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
-                                  byteCount: byteCount, contentHash: record.fields["contentHash"]?.stringValue ?? "", pageCount: pageCount,
+                                  byteCount: byteCount, contentHash: ContentHash(stored: record.fields["contentHash"]?.stringValue ?? ""), pageCount: pageCount,
                                   relativePath: relativePath, state: .missing, createdAt: record.updatedAt, syncState: record.syncState,
                                   remoteVersion: record.remoteVersion, updatedAt: record.updatedAt))
             return
@@ -83,15 +83,15 @@ extension Store {
         return "bin"
     }
 
-    /// Pulled attachments still without their file: id, path, size, hash (empty when not known)
-    /// and the name of their blob on the server.
-    package func attachmentsAwaitingBlob() throws -> [(id: String, relativePath: String, byteCount: Int64, contentHash: String, blob: String)] {
+    /// Pulled attachments still without their file: id, path, size, hash (pending when the record
+    /// carried none) and the name of their blob on the server.
+    package func attachmentsAwaitingBlob() throws -> [(id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash, blob: String)] {
         try connection.statement("""
             SELECT a.id, a.relative_path, a.byte_count, a.content_hash, s.value FROM attachments a
             JOIN sync_shadow s ON s.kind = 'attachment' AND s.id = a.id AND s.field = 'blob'
             WHERE a.state = 'missing' AND a.trashed_at IS NULL ORDER BY a.rowid
             """).rows { row in
-            (row.text(0), row.text(1), row.integer(2), row.optionalText(3) ?? "",
+            (row.text(0), row.text(1), row.integer(2), ContentHash(stored: row.optionalText(3) ?? ""),
              (try? JSONValue.parse(Array(row.text(4).utf8)))?.stringValue ?? "")
         }
     }

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// A value that lost a merge: a field edited here and on another device, where the other
 /// edit's stamp was later (`lostOn == .here`: this device's edit lost) or this one's was

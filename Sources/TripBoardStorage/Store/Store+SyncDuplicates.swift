@@ -1,5 +1,5 @@
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The same ticket filed on two devices before either synced: one booking and one attachment
 /// in the end, not two. The device that syncs second finds, among what it pulls, the booking its

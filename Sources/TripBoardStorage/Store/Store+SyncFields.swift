@@ -1,5 +1,5 @@
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// One field of a synced record as this device knows it (`app sync fields`): the value and stamp
 /// the server had at this device's last sync of the record (its shadow), the incarnation it

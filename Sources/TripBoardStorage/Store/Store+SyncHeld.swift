@@ -1,5 +1,5 @@
 import TripBoardSQLite
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// A pulled record whose trip (or booking) is not here yet, as `sync status --json` lists it.
 public struct HeldRecord: Sendable, Equatable, Codable {

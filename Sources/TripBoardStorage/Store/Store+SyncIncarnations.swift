@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSodium
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// Incarnations (store schema 12; docs/sync.md, Deletions sealed to an incarnation): which
 /// lifetime of a record this device holds, and which lifetimes it knows are over.

@@ -1,5 +1,5 @@
 import TripBoardSQLite
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// A pulled record's trip (or booking) is not in the store: its write was undone (the foreign
 /// key refused it), and the engine holds the record until the parent arrives.

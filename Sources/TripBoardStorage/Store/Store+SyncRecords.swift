@@ -1,5 +1,5 @@
 package import TripBoardSystem
-package import TripBoardReadPath
+package import TripBoardModel
 
 /// A trip, place or booking as sync sees it: its fields as JSON values, by the names the server
 /// knows them by, and its sync metadata. A trip's start and end dates are one field, `dates`, so

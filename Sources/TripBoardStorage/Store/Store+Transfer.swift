@@ -1,6 +1,6 @@
 import TripBoardSQLite
 import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// `app export` / `app import`: everything but secrets and caches, as one JSON document.
 public struct ExportDocument: Sendable, Codable, Equatable {

@@ -1,5 +1,5 @@
 import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// One entry of the trash: a record the user deleted, with what went with it, restorable until it
 /// is purged 30 days later (or at once by `trash empty`). `--json` prints this object.

@@ -1,4 +1,4 @@
-public import TripBoardReadPath
+public import TripBoardModel
 /// Restoring and purging (docs/storage.md §4.4 and §6).
 extension Store {
     /// Puts an entry back where it was, with everything that went with it, in one transaction.

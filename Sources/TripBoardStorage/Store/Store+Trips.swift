@@ -1,6 +1,6 @@
 import TripBoardSQLite
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// The fields of a new trip: a `Trip` the store has not given an id, a state or a stamp yet.
 /// Every field of the declaration is set through it (`draft.notes = …`).

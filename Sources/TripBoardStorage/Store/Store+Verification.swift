@@ -1,4 +1,4 @@
-package import TripBoardReadPath
+package import TripBoardModel
 package import TripBoardSQLite
 
 /// Reads for a verifier that must see every row the store holds — live, in the trash and

@@ -1,6 +1,6 @@
 public import TripBoardSQLite
 public import TripBoardSystem
-public import TripBoardReadPath
+public import TripBoardModel
 
 /// The domain store: trips, places, bookings and their sync metadata in one SQLite database.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TripBoardSodium
-import TripBoardReadPath
+import TripBoardModel
 
 /// A version-1 TripBoard directory, written by Python's sqlite3 module from the format in issue 6
 /// (never by TripBoard's own code), and the checks that a migration of it kept everything.

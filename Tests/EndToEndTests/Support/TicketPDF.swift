@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripBoardReadPath
+import TripBoardModel
 
 /// Ticket PDFs for the end-to-end tests, made here: a small PDF writer (Helvetica text lines, one
 /// content stream per page, a correct cross-reference table), then other producers' shapes by

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TripBoardStorage
 import TripBoardSystem
-import TripBoardReadPath
+import TripBoardModel
 
 /// The fixture PDFs, made by the tests themselves: drawn with cairo's PDF surface (real text in
 /// an embedded font, as a ticket has), transformed with `qpdf`, or cut and mangled by hand.
