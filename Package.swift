@@ -208,25 +208,47 @@ let package = Package(
             dependencies: ["TripBoardSyncServer", "TripBoardSystem"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
-        .testTarget(
-            name: "PDFReaderTests",
-            dependencies: ["PDFReader", "TripBoardStorage", "TripBoardTickets", "CCairo", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
+        // What the test targets share: a temp directory per test, a store with a clock of its own,
+        // hex literals, a lock held by another process. Linked by tests only.
+        .target(
+            name: "TripBoardTestSupport",
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage"],
+            path: "Tests/TripBoardTestSupport"
         ),
+        // One test target per module, named after it; a module's tests may set up through the
+        // modules above it (a store fixture for the model's queries).
+        .testTarget(name: "TripBoardSystemTests", dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardSQLiteTests", dependencies: ["TripBoardSQLite", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardSodiumTests", dependencies: ["TripBoardSodium", "TripBoardSystem", "TripBoardKeychain", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardModelTests", dependencies: ["TripBoardModel", "TripBoardSystem", "TripBoardSQLite", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardStorageTests", dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel",
+                                                                  "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardKeychainTests", dependencies: ["TripBoardKeychain", "TripBoardSodium", "TripBoardStorage", "TripBoardTestSupport"]),
         .testTarget(
-            name: "TripBoardStorageTests",
-            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium",
-                           "TripBoardWorkerContract", "TripBoardModel"],
+            name: "TripBoardBackupTests",
+            dependencies: ["TripBoardBackup", "TripBoardSodium", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "TripBoardMigrationTests", dependencies: ["TripBoardMigration", "TripBoardModel", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardTicketsTests", dependencies: ["TripBoardTickets", "TripBoardModel", "TripBoardSystem", "TripBoardStorage"]),
+        .testTarget(name: "TripBoardCommandLineTests", dependencies: ["TripBoardCommandLine"]),
+        .testTarget(name: "TripBoardSyncTests", dependencies: ["TripBoardSync"]),
+        .testTarget(
+            name: "PDFReaderTests",
+            dependencies: ["PDFReader", "CCairo", "TripBoardSystem", "TripBoardWorkerContract", "TripBoardModel", "TripBoardStorage", "TripBoardTestSupport"]
         ),
         // The command model in process: parsing, errors, suggestions, help, completion, man pages.
         .testTarget(
             name: "TripBoardCLITests",
-            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardShareExtension", "TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
+            dependencies: ["TripBoardCLI", "TripBoardCommandLine", "TripBoardWidget", "TripBoardShareExtension", "TripBoardStorage", "TripBoardSystem",
+                           "TripBoardSQLite", "TripBoardModel"]
         ),
+        // The built executables as a user runs them, and the architecture as built.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol",
+                           "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
     ],
     swiftLanguageModes: [.v6]

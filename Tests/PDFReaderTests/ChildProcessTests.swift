@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TripBoardStorage
 import TripBoardSystem
+import TripBoardTestSupport
 
 /// The process plumbing under `PDFWorker`, with `/bin/sh` as the child: what the child inherits,
 /// how its output is drained, how deadlines and limits end it.

@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
+import TripBoardTestSupport
 
 /// The file side of attachments: staged with a hash, published durably, checked, removed.
 struct AttachmentFilesTests {

@@ -5,6 +5,7 @@ import Testing
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 struct ContainerTests {
     static let storeRelativePath = "container/store/TripBoard.sqlite"

@@ -3,6 +3,7 @@ import Testing
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// `trip list`'s filters and orders, and `booking list` across trips: what each returns, and
 /// that the ordered-by-start lists walk an index from where they start and stop at the limit.

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import TripBoardStorage
 import TripBoardModel
+import TripBoardTestSupport
 
 struct PreferencesTests {
     static let file = "container/preferences/preferences.json"

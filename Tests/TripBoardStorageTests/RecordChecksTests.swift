@@ -2,6 +2,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// The rules that need the store: an id belongs to one record of any kind, and nothing live hangs
 /// from a deleted trip. Checked inside the inserting transaction on every path.

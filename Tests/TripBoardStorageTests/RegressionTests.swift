@@ -4,6 +4,7 @@ import Testing
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// One test per fix from review; each failed before its fix.
 struct RegressionTests {

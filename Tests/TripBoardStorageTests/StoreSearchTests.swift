@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardModel
+import TripBoardTestSupport
 
 /// The search index: kept by triggers in the write's own transaction, live records only, words
 /// matched from their start without case or accents, and built for a store upgraded to it.

@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 struct StoreTests {
     // MARK: - Trips

@@ -2,6 +2,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// `app import` reads its document as a stream: `JSONStreamReader` walks the top-level object
 /// and hands over one record at a time, checking the syntax exactly as `JSONValue.parse` does

@@ -2,6 +2,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// Lists and exports that stream: `RowCursor` hands out rows as the statement steps, and
 /// `JSONArrayWriter` / `Store.writeExport` write, piece by piece, exactly the bytes `JSON.encode`

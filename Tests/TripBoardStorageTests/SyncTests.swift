@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// Sync metadata: every change lands in the same transaction as its `syncState` and `updatedAt`,
 /// stamped by the injected clock.

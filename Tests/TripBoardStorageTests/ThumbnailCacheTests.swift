@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardModel
+import TripBoardTestSupport
 
 /// The thumbnail cache: derived, size-limited, least recently used out first.
 struct ThumbnailCacheTests {

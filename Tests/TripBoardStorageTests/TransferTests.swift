@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// `export` → `import`: one JSON document, imported all or nothing.
 struct TransferTests {

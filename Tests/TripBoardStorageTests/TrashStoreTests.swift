@@ -1,6 +1,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardModel
+import TripBoardTestSupport
 
 /// The trash in the store: what a deletion takes, what a restore brings back, what a purge keeps
 /// for sync, and when the next writer purges.

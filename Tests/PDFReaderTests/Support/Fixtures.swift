@@ -4,6 +4,7 @@ import Testing
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardTestSupport
 
 /// The fixture PDFs, made by the tests themselves: drawn with cairo's PDF surface (real text in
 /// an embedded font, as a ticket has), transformed with `qpdf`, or cut and mangled by hand.
