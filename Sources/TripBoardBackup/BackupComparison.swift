@@ -22,7 +22,7 @@ public struct BackupComparison: Sendable, Codable {
 
     init(summary: RestoreSummary, live: Container, liveKeychain: Keychain?, backup staged: Container) throws {
         backup = summary
-        let differences = try live.store.userRecordDifferences(from: staged.store)
+        let differences = try live.store.verification.userRecordDifferences(from: staged.store)
         records = Dictionary(uniqueKeysWithValues: differences.map { ($0.key.table, $0.value) })
         var livePreferences = try PreferencesFile(container: live)
         var stagedPreferences = try PreferencesFile(container: staged)

@@ -160,7 +160,7 @@ public struct ContainerRestore {
         // A writer's chore, as every command that writes runs it: what expired in the backup's
         // trash is purged before the restored container is published.
         Trash.tidyUp(container: container)
-        try container.store.takeNewSyncIdentity()
+        try container.store.syncLedger.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
         return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), backupKey: backupKey)
     }

@@ -27,11 +27,11 @@ extension AppCommand {
         while let word = context.arguments.nextPositional() { words.append(word) }
         try context.finishArguments()
         let text = words.joined(separator: " ")
-        guard Store.searchQuery(text) != nil else {
+        guard SearchIndex.searchQuery(text) != nil else {
             throw CommandLineError.usage(words.isEmpty ? "missing TEXT to search for" : "nothing to search for in '\(text.prefix(40))': give a word")
         }
         // Printed as they are read: memory stays flat in the number of hits.
-        let hits = try context.store().searchRows(text, limit: limit)
+        let hits = try context.store().searchIndex.searchRows(text, limit: limit)
         if json { return try context.console.printJSONArray(hits) }
         try context.console.printTable(header: ["KIND", "ID", "TRIP", "TITLE", "DETAIL"], emptyMessage: "Nothing found.", hits) { hit in
             let firstLine = hit.detail.map { String($0.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") } ?? ""

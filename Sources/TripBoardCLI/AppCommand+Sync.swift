@@ -35,14 +35,14 @@ extension AppCommand {
     static func listPending(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let pending = try context.store().pendingChangeRows()
+        let pending = try context.store().syncLedger.pendingChangeRows()
         // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`).
         if json { return try context.console.printJSONArray(rowsOf: pending, RecordBytes.pendingChangeJSON) }
         try context.console.printTable(header: ["KIND", "ID", "STATE", "REMOTE", "UPDATED"],
                                        emptyMessage: "Everything is synchronized.", rowsOf: pending, row: pendingChangeCells)
     }
 
-    /// A `sync pending` line's cells from a row of `Store.pendingChangeRows`: `[change.kind.rawValue,
+    /// A `sync pending` line's cells from a row of `SyncLedger.pendingChangeRows`: `[change.kind.rawValue,
     /// change.id, change.syncState.rawValue, change.remoteVersion.map(String.init) ?? "-", change.updatedAt]`, as bytes.
     static func pendingChangeCells(_ row: borrowing StoreRow, _ cells: inout TableRow) {
         cells.append(ascii: RecordBytes.recordKindName(row, 0))
@@ -62,7 +62,7 @@ extension AppCommand {
         }
         let store = try context.store()
         let (kind, id) = try store.resolveAnyID(reference)
-        try store.acknowledge(kind: kind, id: id, remoteVersion: version, expectedUpdatedAt: expectedUpdatedAt)
+        try store.syncLedger.acknowledge(kind: kind, id: id, remoteVersion: version, expectedUpdatedAt: expectedUpdatedAt)
     }
 
     static func markFailed(_ context: CommandContext) throws {
@@ -70,6 +70,6 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         let (kind, id) = try store.resolveAnyID(reference)
-        try store.markFailed(kind: kind, id: id)
+        try store.syncLedger.markFailed(kind: kind, id: id)
     }
 }

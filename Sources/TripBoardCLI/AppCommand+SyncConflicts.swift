@@ -24,10 +24,10 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         if let dismiss {
-            let id = try store.dismissSyncConflict(dismiss)
+            let id = try store.syncLedger.dismissSyncConflict(dismiss)
             return context.console.diagnostic("dismissed conflict \(id)")
         }
-        let rows = store.syncConflictRows()
+        let rows = store.syncLedger.syncConflictRows()
         if json { return try context.console.printJSONArray(rows) }
         try context.console.printTable(header: ["ID", "RECORD", "FIELD", "KEPT", "LOST", "LOST ON", "DETECTED"],
                                        emptyMessage: "No conflicts: no edit has lost a merge on this device.", rows) { conflict in

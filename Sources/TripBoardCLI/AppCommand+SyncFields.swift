@@ -20,7 +20,7 @@ extension AppCommand {
         let json = context.wantsJSON()
         let record = try context.arguments.option("--record")
         try context.finishArguments()
-        let states = try context.store().syncFieldStates(id: record)
+        let states = try context.store().syncLedger.syncFieldStates(id: record)
         if json { return try context.console.printJSON(states) }
         if states.isEmpty {
             return context.console.print(record == nil ? "No synced records on this device." : "No synced fields for record \(record!).")

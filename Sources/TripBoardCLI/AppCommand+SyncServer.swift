@@ -111,7 +111,7 @@ extension AppCommand {
         context.createsContainer = false
         var existing: SyncAccount?
         do {
-            existing = try context.store().syncAccount()
+            existing = try context.store().syncLedger.syncAccount()
         } catch ContainerError.notFound {
             existing = nil
         }
@@ -151,7 +151,7 @@ extension AppCommand {
         let keychain = try context.keychain()
         try key.store(in: keychain)
         if let password { try keychain.set(service: ZoneKey.passwordService, account: zoneName, value: password, accessibility: .thisDeviceOnly) }
-        if try store.syncAccount() == nil { _ = try store.joinSync(server: server, zone: zoneName) }
+        if try store.syncLedger.syncAccount() == nil { _ = try store.syncLedger.joinSync(server: server, zone: zoneName) }
         context.console.diagnostic(created
             ? "created zone \(zoneName) on the server; other devices join it with the same passphrase. `app sync now` synchronises"
             : "joined zone \(zoneName); `app sync now` synchronises")
@@ -203,7 +203,7 @@ extension AppCommand {
     /// (`syncSecrets`); `SyncError.notSetUp` before `sync setup`.
     static func joinedZone(_ context: CommandContext) throws -> (Store, SyncAccount, ZoneKey, String?) {
         let store = try context.store()
-        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        guard let account = try store.syncLedger.syncAccount() else { throw SyncError.notSetUp }
         let (key, password) = try syncSecrets(context, account)
         return (store, account, key, password)
     }
@@ -229,14 +229,14 @@ extension AppCommand {
     /// One sync with a fresh agent (its own connection, bounded by `AgentLimits`), from the
     /// change token the store has now, its outcome noted for `sync status`.
     static func performSync(_ context: CommandContext, store: Store, key: ZoneKey, password: String?, compare: Bool = false) throws -> SyncReport {
-        guard let account = try store.syncAccount() else { throw SyncError.notSetUp }
+        guard let account = try store.syncLedger.syncAccount() else { throw SyncError.notSetUp }
         let report: SyncReport
         do {
             let agent = try SyncAgentClient()
             defer { agent.end() }
             let serverTime = try agent.connect(conninfo: account.server, password: password)
             // With the zone, whether the server still has what this device last saw of it.
-            let check = try store.syncCheck()
+            let check = try store.syncLedger.syncCheck()
             var lookup = AgentRequest(.zone)
             lookup.zone = account.zone
             lookup.checkMutation = check.lastMutation
@@ -248,9 +248,9 @@ extension AppCommand {
                                     keychain: try context.keychain(), agent: agent, account: account, zone: zone, serverTime: serverTime,
                                     serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown,
                                     compareNow: compare).run()
-            try store.noteSyncEnded(error: nil)
+            try store.syncLedger.noteSyncEnded(error: nil)
         } catch {
-            try? store.noteSyncEnded(error: errorMessage(for: error))
+            try? store.syncLedger.noteSyncEnded(error: errorMessage(for: error))
             throw error
         }
         return report
@@ -331,15 +331,15 @@ extension AppCommand {
         let json = context.wantsJSON()
         try context.finishArguments()
         let store = try context.store()
-        let account = try store.syncAccount()
-        let backlog = try store.syncBacklog()
-        let held = try store.heldRecords()
+        let account = try store.syncLedger.syncAccount()
+        let backlog = try store.syncLedger.syncBacklog()
+        let held = try store.syncLedger.heldRecords()
         // The keychain is opened only for a container that syncs (it has one: the zone key is in it).
         let keychainBacklog = account == nil ? (items: 0, batches: 0) : try context.keychain().syncBacklog()
         let status = SyncStatus(joined: account != nil, account: account, pending: backlog.records,
                                 pendingAttachments: backlog.attachments, attachmentsAwaitingFile: backlog.awaitingFile,
                                 unconfirmedBatches: backlog.unconfirmedBatches + keychainBacklog.batches,
-                                conflicts: try store.syncConflictCount(), pendingKeychainItems: keychainBacklog.items,
+                                conflicts: try store.syncLedger.syncConflictCount(), pendingKeychainItems: keychainBacklog.items,
                                 held: held.count, heldRecords: held)
         if json { return try context.console.printJSON(status) }
         guard let account else { return context.console.print("This container does not sync (`app sync setup` joins a server).") }
@@ -372,13 +372,13 @@ extension AppCommand {
     static func leaveSync(_ context: CommandContext) throws {
         try context.finishArguments()
         let store = try context.store()
-        guard let account = try store.syncAccount() else { return context.console.diagnostic("this container does not sync; nothing to leave") }
+        guard let account = try store.syncLedger.syncAccount() else { return context.console.diagnostic("this container does not sync; nothing to leave") }
         let keychain = try context.keychain()
         for service in [ZoneKey.keychainService, ZoneKey.passwordService] {
             do { try keychain.delete(service: service, account: account.zone) } catch KeychainError.notFound {}
         }
         try keychain.forgetSync()
-        let dropped = try store.leaveSync()
+        let dropped = try store.syncLedger.leaveSync()
         context.console.diagnostic("left zone \(account.zone); local data stays as it is"
             + (dropped > 0 ? " (a batch the server never confirmed was dropped; its records stay pending)" : ""))
     }

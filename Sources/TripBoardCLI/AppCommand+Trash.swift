@@ -38,7 +38,7 @@ extension AppCommand {
     static func listTrash(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let entries = try context.store().trashEntries()
+        let entries = try context.store().trash.trashEntries()
         if json { return try context.console.printJSON(entries) }
         if entries.isEmpty { return context.console.print("The trash is empty.") }
         context.console.printTable(header: ["DELETED", "KIND", "ID", "NAME", "FROM", "HOLDS", "PURGED AFTER"], rows: entries.map { entry in
@@ -51,8 +51,8 @@ extension AppCommand {
         let reference = try context.arguments.recordID("trash entry")
         try context.finishArguments()
         let store = try context.store()
-        let (kind, id) = try store.resolveTrashEntry(reference)
-        let entry = try store.restoreFromTrash(kind, id: id)
+        let (kind, id) = try store.trash.resolveTrashEntry(reference)
+        let entry = try store.trash.restoreFromTrash(kind, id: id)
         let with = describe(entry.contents)
         context.console.diagnostic(terminalSafe("restored \(kind.rawValue) \(entry.name)" + (with.isEmpty ? "" : " with " + with)))
     }
@@ -90,9 +90,9 @@ extension AppCommand {
     /// Every entry, or the one `reference` names.
     static func trashEntries(matching reference: String?, _ context: CommandContext) throws -> [TrashEntry] {
         let store = try context.store()
-        guard let reference else { return try store.trashEntries() }
-        let (_, id) = try store.resolveTrashEntry(reference)
-        return try store.trashEntries().filter { $0.id == id }
+        guard let reference else { return try store.trash.trashEntries() }
+        let (_, id) = try store.trash.resolveTrashEntry(reference)
+        return try store.trash.trashEntries().filter { $0.id == id }
     }
 
     static func askToConfirm(_ entries: [TrashEntry]) throws -> Bool {

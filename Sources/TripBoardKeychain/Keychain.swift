@@ -167,7 +167,7 @@ public final class Keychain {
                 // Set again after its deletion: a new incarnation, sealed with its next push; the
                 // deleted one is over, and a replay of its deletion cannot take this one.
                 try noteDeadIncarnation(service: service, account: account, tombstone.1 ?? Self.legacySyncIncarnation)
-                try setSyncIncarnation(service: service, account: account, Store.newIncarnation())
+                try setSyncIncarnation(service: service, account: account, SyncLedger.newIncarnation())
             }
         case (.migratable, true):
             break

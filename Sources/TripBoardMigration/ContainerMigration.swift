@@ -177,7 +177,7 @@ public enum ContainerMigration {
         // Decided again under the lock: another run may have started or finished meanwhile.
         if let settled = try settledByState(options, holding: lock) { return settled }
         let destinationStore = try Self.destinationStore(root: root)
-        let trips = try destinationStore?.rowCounts().trips ?? 0
+        let trips = try destinationStore?.verification.rowCounts().trips ?? 0
         if trips > 0 && !options.merge {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
         }
@@ -188,7 +188,7 @@ public enum ContainerMigration {
                                        destinationStore: destinationStore, progress: options.progress)
         // Into a container with no record, the new store is built whole: its trips, places and
         // bookings are converted on a second thread while the plan lists the files.
-        let buildsWhole = try destinationStore?.holdsNoRow() ?? true
+        let buildsWhole = try destinationStore?.verification.holdsNoRow() ?? true
         let (plan, fileList, prebuilt) = try makePlan(planner, buildsWhole: buildsWhole, legacy: legacy, legacyRoot: legacyRoot,
                                                       root: root, options: options, migratedAt: migratedAt)
         let directory = try MigrationJournal.openDirectory(in: root, create: true)!

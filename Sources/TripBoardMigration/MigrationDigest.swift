@@ -33,7 +33,7 @@ struct MigrationDigest {
                 attachment.remoteVersion.map(String.init), attachment.updatedAt])
     }
 
-    mutating func add(_ record: Store.AnyRecord) {
+    mutating func add(_ record: StoreVerification.AnyRecord) {
         switch record {
         case .trip(let trip): add(trip)
         case .place(let place): add(place)

@@ -84,7 +84,7 @@ struct MigrationPlanner {
                     missing.append("\(row.id.lowercased()) \(row.relativePath)")
                     return
                 }
-                if merge, let destinationStore, try destinationStore.hasRow(.attachment, id: file.attachmentID!) {
+                if merge, let destinationStore, try destinationStore.verification.hasRow(.attachment, id: file.attachmentID!) {
                     // The destination has this attachment already: its row stays; the file is kept aside.
                     file.attachmentID = nil
                     file.destination = ""

@@ -30,10 +30,10 @@ extension MigrationRun {
             _ = try container()  // sets the container up around it (WAL, manifest)
         } else {
             let store = try container().store
-            if try store.holdsNoRow() {
+            if try store.verification.holdsNoRow() {
                 result = try buildStore(legacy: legacy) { built in
                     report("store", done: plan.storeBytes / 2, total: plan.storeBytes)
-                    try store.replaceWhole(with: built)
+                    try store.verification.replaceWhole(with: built)
                 }
             } else {
                 prebuilt = nil
@@ -96,7 +96,7 @@ extension MigrationRun {
         let connection = store.connection
         return try connection.withPageCache(kibibytes: Self.pageCacheKibibytes) {
             try connection.writeTransaction {
-                let result = try convertRecords(from: copy, into: store) { kind, id in try !store.hasRow(kind, id: id) }
+                let result = try convertRecords(from: copy, into: store) { kind, id in try !store.verification.hasRow(kind, id: id) }
                 try MigrationStoreBuilder.checkConverted(store, against: copy, merge: plan.merge)
                 return result
             }

@@ -20,7 +20,7 @@ extension MigrationRun {
             // full, is the one the plan converted (the digest). integrity_check would add the
             // index-against-table cross-check: these indexes were made from these rows by
             // CREATE INDEX in the store step, which also ran foreign_key_check on them.
-            if let problem = try store.pageProblems().first {
+            if let problem = try store.verification.pageProblems().first {
                 throw MigrationError.verificationFailed(detail: "the store: \(problem)")
             }
             try verifyByDigest(expected, store: store, legacy: legacy)
@@ -57,13 +57,13 @@ extension MigrationRun {
     /// store step inserted them: the legacy store's counts must match, and one scan of the store
     /// must give the digest the store step took of the records it converted.
     private func verifyByDigest(_ expected: String, store: Store, legacy: LegacyStore) throws {
-        let counts = try store.rowCounts()
+        let counts = try store.verification.rowCounts()
         let legacyCounts = try MigrationCounts(counting: legacy.connection)
         guard counts == legacyCounts else {
             throw MigrationError.verificationFailed(detail: "the new store holds \(counts), version 1 \(legacyCounts)")
         }
         var digest = MigrationDigest()
-        try store.forEveryRow { digest.add($0) }
+        try store.verification.forEveryRow { digest.add($0) }
         guard digest.finish() == expected else {
             throw MigrationError.verificationFailed(detail: "the new store's records differ from those converted from version 1")
         }
@@ -78,7 +78,7 @@ extension MigrationRun {
         try legacy.forEachAttachmentRow { row in
             let file = try files.file(attachmentID: row.id.lowercased())
             let expected = try converter.attachment(row, file: file)
-            guard let found = try store.anyRecord(.attachment, id: expected.id) else {
+            guard let found = try store.verification.anyRecord(.attachment, id: expected.id) else {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
             }
             if file != nil || !plan.merge, found != .attachment(expected) {
@@ -90,11 +90,11 @@ extension MigrationRun {
     /// Every row of the legacy table of `kind` is in the destination; unless merging (where a
     /// record that was there first is kept as it was), equal to its conversion.
     private func compare(_ kind: RecordKind, store: Store, in legacy: LegacyStore,
-                         convert: (Statement) throws -> Store.AnyRecord) throws {
+                         convert: (Statement) throws -> StoreVerification.AnyRecord) throws {
         try legacy.forEachRow(kind.table) { row in
             let expected = try convert(row)
             let id = expected.id
-            guard let found = try store.anyRecord(kind, id: id) else {
+            guard let found = try store.verification.anyRecord(kind, id: id) else {
                 throw MigrationError.verificationFailed(detail: "\(kind.table) row \(id) is not in the new store")
             }
             if !plan.merge && found != expected {

@@ -73,7 +73,7 @@ final class MigrationStoreBuilder {
             throw MigrationError.verificationFailed(detail: "the new store: \(problem)")
         }
         let expected = try MigrationCounts(counting: copy.connection)
-        let after = try store.rowCounts()
+        let after = try store.verification.rowCounts()
         if merge ? after.trips < expected.trips : after != expected {
             throw MigrationError.verificationFailed(detail: "the new store holds \(after), the copy \(expected)")
         }

@@ -18,7 +18,7 @@ public struct SyncCheck: Sendable, Equatable {
     }
 }
 
-extension Store {
+extension SyncLedger {
     /// What the server is asked before a sync, to tell whether it lost changes it had acknowledged.
     public func syncCheck() throws -> SyncCheck {
         let (lastMutation, tokenRecord) = try syncCheckpoint()

@@ -108,8 +108,8 @@ extension SyncEngine {
 
     private func uploadAgain(_ missing: [String]) throws {
         for name in missing {
-            for id in try store.attachmentIDs(namingBlob: name) {
-                guard let record = try store.syncRecord(.attachment, id: id), let uploaded = try uploadBlob(of: record) else { continue }
+            for id in try ledger.attachmentIDs(namingBlob: name) {
+                guard let record = try ledger.syncRecord(.attachment, id: id), let uploaded = try uploadBlob(of: record) else { continue }
                 if uploaded.name == name { break }
             }
         }
@@ -127,8 +127,8 @@ extension SyncEngine {
         if let unnamed = answer.unnamedBlobRecords, !unnamed.isEmpty {
             var known: [WireRecord] = []
             for record in unnamed {
-                guard let version = record.version, try store.syncRecord(.attachment, id: record.id)?.remoteVersion == version,
-                      let name = Self.blobName(in: try store.shadow(.attachment, id: record.id)) else { continue }
+                guard let version = record.version, try ledger.syncRecord(.attachment, id: record.id)?.remoteVersion == version,
+                      let name = Self.blobName(in: try ledger.shadow(.attachment, id: record.id)) else { continue }
                 known.append(WireRecord(kind: RecordKind.attachment.rawValue, id: record.id, version: version, deleted: false, fields: [:],
                                         blob: name))
             }
@@ -145,7 +145,7 @@ extension SyncEngine {
     /// server (yet), or that does not verify, leaves the row `missing`, counted; nothing is
     /// ever written at the attachment's path but verified bytes.
     func downloadBlobs() throws {
-        for waiting in try store.attachmentsAwaitingBlob() where !waiting.blob.isEmpty {
+        for waiting in try ledger.attachmentsAwaitingBlob() where !waiting.blob.isEmpty {
             let state = waiting.contentHash.isPending ? .missing
                 : try files.check(relativePath: waiting.relativePath, byteCount: waiting.byteCount, contentHash: waiting.contentHash)
             switch state {

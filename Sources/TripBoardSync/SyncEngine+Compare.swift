@@ -31,7 +31,7 @@ extension SyncEngine {
     private func settleLostOnServer(_ keys: [(kind: RecordKind, id: String)], at now: String) throws {
         guard mayTrustAbsence else { return }
         for (kind, id) in keys {
-            guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
+            guard let record = try ledger.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
             try settle(record, serverVersion: nil, reason: .serverLostChanges, at: now)
         }
     }
@@ -111,10 +111,10 @@ extension SyncEngine {
         let now = store.stamp()
         guard account.epoch == zone.epoch else { return 0 }
         if copiedEverything {
-            try store.writeTransaction { try store.setLastComparedAt(now) }
+            try store.writeTransaction { try ledger.setLastComparedAt(now) }
             return 0
         }
-        if !compareNow, let last = try store.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
+        if !compareNow, let last = try ledger.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
            nowTime.secondsSinceEpoch - lastTime.secondsSinceEpoch < Int64(AgentLimits.comparisonHours) * 3600,
            nowTime.secondsSinceEpoch >= lastTime.secondsSinceEpoch {
             return 0
@@ -139,8 +139,8 @@ extension SyncEngine {
         var fetching: [(kind: String, id: String)] = []
         var lost: [(kind: RecordKind, id: String)] = []
         for kind in SyncRecord.kinds {
-            let known = try store.knownIDs(kind)
-            for (id, remoteVersion) in try store.uploadedVersions(kind) {
+            let known = try ledger.knownIDs(kind)
+            for (id, remoteVersion) in try ledger.uploadedVersions(kind) {
                 guard let server = onServer[kind.rawValue + "/" + id] else { lost.append((kind, id)); continue }
                 // Older there, or deleted there at a version held here live (numbered after the
                 // server went back): fetched and merged.
@@ -155,11 +155,11 @@ extension SyncEngine {
         try compareSecrets(with: secretsOnServer)
         // A held record the server no longer has live (deleted there, or lost) waits for nothing
         // any more: it was never this device's, and whoever still has it sends it again.
-        let gone = try store.heldRecords().filter { held in onServer[held.kind.rawValue + "/" + held.id].map(\.deleted) ?? true }
+        let gone = try ledger.heldRecords().filter { held in onServer[held.kind.rawValue + "/" + held.id].map(\.deleted) ?? true }
         try store.writeTransaction {
-            for held in gone { try store.dropHeld(held.kind, id: held.id) }
+            for held in gone { try ledger.dropHeld(held.kind, id: held.id) }
             try settleLostOnServer(lost, at: now)
-            try store.setLastComparedAt(now)
+            try ledger.setLastComparedAt(now)
         }
         return report.reuploaded - reuploadedBefore
     }
@@ -167,7 +167,7 @@ extension SyncEngine {
     /// Asks the server for its copies of the records a salvage recreated as placeholders (their
     /// children kept): each one it has replaces the placeholder (`apply`); the others stay.
     func replacePlaceholders() throws {
-        placeholders = try store.placeholders()
+        placeholders = try ledger.placeholders()
         let keys = placeholders.keys.compactMap { key -> (kind: String, id: String)? in
             let parts = key.split(separator: "/", maxSplits: 1)
             return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil

@@ -49,11 +49,11 @@ extension SyncEngine {
         // A replay: this device saw that deletion before *and* has since seen the server hold a
         // later state of the record (a field stamped after it). Its own deletion, sent late (after
         // a restore made here) and pulled back, is the server's latest state, not a replay.
-        let shadow = try store.shadow(kind, id: remote.id)
+        let shadow = try ledger.shadow(kind, id: remote.id)
         let laterSeen = shadow.values.contains { HybridStamp($0.stamp).map { $0 > sealed.stamp } ?? false }
-        let late: DeletionVerdict = try laterSeen && store.sawDeletion(kind, id: remote.id, stamp: sealed.stamp.description)
+        let late: DeletionVerdict = try laterSeen && ledger.sawDeletion(kind, id: remote.id, stamp: sealed.stamp.description)
             ? .refuse(.replayedDeletion) : .superseded
-        if try store.isDead(kind, id: remote.id, incarnation: deleted) { return late }
+        if try ledger.isDead(kind, id: remote.id, incarnation: deleted) { return late }
         // An incarnation this device never saw: a later one, restored and deleted elsewhere (delete
         // beats edit) — unless the deletion was made before this device's incarnation was born
         // (its sealed stamp is older): then it is an old deletion, reaching a device that joined
@@ -68,17 +68,17 @@ extension SyncEngine {
     /// is over (deleted or replaced) is refused; a new one (a restore on another device) becomes
     /// this device's, the one it replaces noted over. Returns false when refused.
     func admitIncarnation(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind, version: Int64) throws -> Bool {
-        guard let theirs = fields[Self.incarnationField].map({ $0.value.stringValue }) ?? Store.legacyIncarnation else {
+        guard let theirs = fields[Self.incarnationField].map({ $0.value.stringValue }) ?? SyncLedger.legacyIncarnation else {
             throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its incarnation is not a text")
         }
-        if try store.isDead(kind, id: remote.id, incarnation: theirs) {
+        if try ledger.isDead(kind, id: remote.id, incarnation: theirs) {
             try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
             return false
         }
         // A record new here keeps its incarnation in its shadow (written with it).
         guard let local else { return true }
         let current = try currentIncarnation(of: local)
-        if theirs == Store.legacyIncarnation && current != Store.legacyIncarnation {
+        if theirs == SyncLedger.legacyIncarnation && current != SyncLedger.legacyIncarnation {
             // Only a record's first life is unnamed, and a named one never goes back to it: the
             // server took the incarnation out of the row (to let an old deletion of the first
             // life take it). Refused; this device's record goes again.
@@ -89,9 +89,9 @@ extension SyncEngine {
             // A later incarnation (brought back from the trash on another device): this device's
             // one is over, and what it knew of that one's fields decides nothing about the new
             // one's (a restore brings back its device's copy, whatever was stamped since).
-            try store.noteDead(kind, id: remote.id, incarnation: current)
-            try store.clearShadow(kind, id: remote.id, pinningIncarnation: false)
-            try store.setIncarnation(kind, id: remote.id, theirs)
+            try ledger.noteDead(kind, id: remote.id, incarnation: current)
+            try ledger.clearShadow(kind, id: remote.id, pinningIncarnation: false)
+            try ledger.setIncarnation(kind, id: remote.id, theirs)
         }
         return true
     }
@@ -99,7 +99,7 @@ extension SyncEngine {
     /// This device's incarnation of `local`: the one on record, the legacy one for a record an
     /// earlier build synced.
     func currentIncarnation(of local: SyncRecord) throws -> String {
-        try store.incarnation(local.kind, id: local.id) ?? Store.legacyIncarnation
+        try ledger.incarnation(local.kind, id: local.id) ?? SyncLedger.legacyIncarnation
     }
 
     /// A deletion not applied while this device holds the record live: counted when refused
@@ -108,8 +108,8 @@ extension SyncEngine {
     func declineDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, refusing cause: RefusalCause?) throws {
         if let cause { report.refuse(cause) }
         guard local != nil else { return }
-        try store.markSentWhole(kind, id: remote.id)
-        try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+        try ledger.markSentWhole(kind, id: remote.id)
+        try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
     }
 
     /// A live copy of an incarnation that is over, served again: counted and not applied. This
@@ -119,19 +119,19 @@ extension SyncEngine {
         // Counted when the server had that life's end: this device saw a deletion of the record
         // (its own acknowledged, or one it pulled). A life this device ended by a restore of its
         // own, never sent, is no lie of the server's: still not applied, and the restore goes.
-        if try store.sawAnyDeletion(kind, id: remote.id) || local == nil { report.refuse(.deletedIncarnation) }
+        if try ledger.sawAnyDeletion(kind, id: remote.id) || local == nil { report.refuse(.deletedIncarnation) }
         guard let local else {
             purgedWhileInFlight.append(WireRecord(kind: kind.rawValue, id: remote.id, expectedVersion: version, deleted: true,
                                                   fields: try sealedDeletion(kind, id: remote.id, updatedAt: store.stamp(),
                                                                              incarnation: incarnation)))
             return
         }
-        try store.markSentWhole(kind, id: remote.id)
+        try ledger.markSentWhole(kind, id: remote.id)
         if local.isTombstone || local.isInTrash {
-            try store.setIncarnation(kind, id: remote.id, incarnation)
-            try store.setSyncMetadata(kind, id: remote.id, state: .pendingDeletion, remoteVersion: version)
+            try ledger.setIncarnation(kind, id: remote.id, incarnation)
+            try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingDeletion, remoteVersion: version)
         } else {
-            try store.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+            try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
         }
     }
 }

@@ -37,7 +37,7 @@ extension SyncEngine {
                   let value = entry["value"]?.stringValue, let stampText = entry["stamp"]?.stringValue,
                   let stamp = HybridStamp(stampText), stamp.node == account.node,
                   let kept = fields[field] else { continue }
-            try store.keepConflictToldByAnotherDevice(kind, id: id, field: field,
+            try ledger.keepConflictToldByAnotherDevice(kind, id: id, field: field,
                                                       kept: ShadowField(value: kept.value.canonicalText, stamp: kept.stamp.description),
                                                       lost: ShadowField(value: value, stamp: stampText), at: now)
             report.conflictsKept += 1

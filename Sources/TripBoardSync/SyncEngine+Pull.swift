@@ -16,7 +16,7 @@ extension SyncEngine {
         // A device that already holds records the server has (pushed by a run whose pull broke
         // before its first page) takes the tombstones too: one may be of a record it holds.
         let fresh = account.epoch != zone.epoch
-        let liveOnly = try fresh && !store.hasShadow()
+        let liveOnly = try fresh && !ledger.hasShadow()
         let storeAfter = fresh ? 0 : account.changeSequence
         // The keychain keeps a change token of its own (it commits apart from the store): the
         // pull starts from the earlier of the two, and each side applies only what is past its
@@ -31,7 +31,7 @@ extension SyncEngine {
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
-        try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) {
+        try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) {
             var pageRequest = AgentRequest(.pullPage)
             pageRequest.limit = AgentLimits.pageRecords
             try agent.post(pageRequest)
@@ -58,7 +58,7 @@ extension SyncEngine {
                     try store.writeTransaction {
                         for record in theirs { try apply(record, at: now) }
                         try applyHeldWhoseParentArrived(at: now)
-                        try store.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
+                        try ledger.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
                     }
                     CrashPoint.reach("sync.page-applied")
                     storeReached = token
@@ -96,7 +96,7 @@ extension SyncEngine {
         let pulledBefore = report.pulled
         try pull()
         guard report.pulled > pulledBefore else { return }
-        report.duplicatesMerged += try store.writeTransaction { try store.mergePushedDuplicates(at: store.stamp()) }
+        report.duplicatesMerged += try store.writeTransaction { try ledger.mergePushedDuplicates(at: store.stamp()) }
     }
 
     /// Applies one server record inside the page's transaction. Nothing the user made is lost:
@@ -119,7 +119,7 @@ extension SyncEngine {
         try open(Self.lostEditsField)
         try open(Self.incarnationField)
         try open(Self.deletionField)
-        let local = try store.syncRecord(kind, id: remote.id)
+        let local = try ledger.syncRecord(kind, id: remote.id)
         // Incarnations first: a deletion no device sealed, or one of an incarnation this device
         // knows replaced, and a live copy of an incarnation that is over, are refused.
         if remote.deleted {
@@ -143,7 +143,7 @@ extension SyncEngine {
             // whatever version the server gave it (a server that lost the record numbers the
             // tombstone sent again from the start, below what this device holds live).
             let unseenDeletion = try remote.deleted && !deletedHere && fields[Self.deletionField].map {
-                try !store.sawDeletion(kind, id: remote.id, stamp: $0.stamp.description)
+                try !ledger.sawDeletion(kind, id: remote.id, stamp: $0.stamp.description)
             } ?? false
             let renumberedDeletion = remote.deleted && !deletedHere && (version == current || unseenDeletion)
             let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
@@ -152,7 +152,7 @@ extension SyncEngine {
                 // lower (it went back): the next push goes against the server's version.
                 // (A deletion here keeps its version: the reconcile sends it again against the server's.)
                 if version < current && !deletedHere && !remote.deleted {
-                    try store.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
+                    try ledger.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
                 }
                 return
             }
@@ -160,10 +160,10 @@ extension SyncEngine {
         if remote.deleted {
             // Whatever waited for this record now waits for its own deletion; a held version of
             // the record itself is superseded.
-            try store.dropHeld(kind, id: remote.id)
-            if local == nil { try store.noteHeldParentDeleted(kind, id: remote.id) }
+            try ledger.dropHeld(kind, id: remote.id)
+            if local == nil { try ledger.noteHeldParentDeleted(kind, id: remote.id) }
         }
-        let toldBefore = fields[Self.lostEditsField] == nil ? nil : try store.shadow(kind, id: remote.id)[Self.lostEditsField]?.stamp
+        let toldBefore = fields[Self.lostEditsField] == nil ? nil : try ledger.shadow(kind, id: remote.id)[Self.lostEditsField]?.stamp
         do {
             try merge(remote, version: version, fields: fields, into: local, kind: kind, at: now)
             if !remote.deleted { try keepConflictsTold(in: fields, kind: kind, id: remote.id, previousStamp: toldBefore, at: now) }
@@ -173,7 +173,7 @@ extension SyncEngine {
             // would cost every pulled record a lookup.
             guard let parent = Self.parent(of: kind, fields: fields, local: local) else { throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id) names no parent") }
             guard try isLaterThanHeld(fields, version: version, kind: kind, id: remote.id) else { return }
-            try store.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
+            try ledger.hold(kind, id: remote.id, parent: parent, version: version, record: WireJSON.records([remote]), at: now)
         } catch is StoreError {
             // A record that breaks a field rule, or whose trip is not here: not applied, counted.
             // Anything it wrote is undone with the savepoint.
@@ -187,7 +187,7 @@ extension SyncEngine {
     /// again (a server gone back) must not replace a later one. The held copy's stamps were
     /// checked when it was opened on arrival.
     private func isLaterThanHeld(_ fields: OpenedFields, version: Int64, kind: RecordKind, id: String) throws -> Bool {
-        guard let held = try store.heldCopy(kind, id: id),
+        guard let held = try ledger.heldCopy(kind, id: id),
               let copy = try JSON.decode([WireRecord].self, from: held.record).first else { return true }
         let heldLatest = copy.fields.values.compactMap { HybridStamp($0.stamp) }.max()
         let latest = fields.values.map(\.stamp).max()
@@ -198,7 +198,7 @@ extension SyncEngine {
     /// Whether any of `fields` carries a stamp other than the one this device last saw the
     /// server have for it (its shadow).
     private func bringsNewStamps(_ fields: OpenedFields, kind: RecordKind, id: String) throws -> Bool {
-        let shadow = try store.shadow(kind, id: id)
+        let shadow = try ledger.shadow(kind, id: id)
         return fields.contains { field, opened in shadow[field]?.stamp != opened.stamp.description }
     }
 
@@ -221,7 +221,7 @@ extension SyncEngine {
     /// held attachment waited for.
     func applyHeldWhoseParentArrived(at now: String) throws {
         while true {
-            let ready = try store.takeHeldWhoseParentArrived()
+            let ready = try ledger.takeHeldWhoseParentArrived()
             if ready.isEmpty { return }
             for text in ready {
                 for record in try JSON.decode([WireRecord].self, from: text) { try apply(record, at: now) }
@@ -231,7 +231,7 @@ extension SyncEngine {
 
     private func merge(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
-        try store.inRecordSavepoint {
+        try ledger.inRecordSavepoint {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
         }
     }
@@ -243,8 +243,8 @@ extension SyncEngine {
         /// knew of them is later than what was served (see `mergeFields`).
         func keepShadow(_ knownHere: [String: ShadowField] = [:]) throws {
             let shadow = served.merging(knownHere) { _, known in known }
-            try store.clearShadow(kind, id: remote.id, pinningIncarnation: shadow[Self.incarnationField] == nil)
-            try store.setShadow(kind, id: remote.id, fields: shadow)
+            try ledger.clearShadow(kind, id: remote.id, pinningIncarnation: shadow[Self.incarnationField] == nil)
+            try ledger.setShadow(kind, id: remote.id, fields: shadow)
         }
         guard var local else {
             guard !remote.deleted else { return }
@@ -268,22 +268,22 @@ extension SyncEngine {
             // keeps; the tombstone now expects the server's version, and is pushed.
             for (field, value) in fields { local.fields[field] = value.value }
             local.remoteVersion = version
-            try store.writeSyncRecord(local, inserting: false)
+            try ledger.writeSyncRecord(local, inserting: false)
             try keepShadow()
             report.pulled += 1
             return
         }
         if local.isInTrash {
             // In the trash here after the server deleted it, live there again: restored on another device.
-            try store.takeOutOfTrash(kind, id: remote.id)
+            try ledger.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }
         let (merged, kept, knownHere, sendWhole) = try mergeFields(of: local, with: fields, version: version, at: now)
-        try store.writeSyncRecord(merged, inserting: false)
+        try ledger.writeSyncRecord(merged, inserting: false)
         try keepShadow(knownHere)
-        if sendWhole { try store.markSentWhole(kind, id: remote.id, forgetting: false) }
+        if sendWhole { try ledger.markSentWhole(kind, id: remote.id, forgetting: false) }
         if placeholders.removeValue(forKey: kind.rawValue + "/" + remote.id) != nil {
-            try store.dropPlaceholder(kind, id: remote.id)
+            try ledger.dropPlaceholder(kind, id: remote.id)
             report.placeholdersReplaced += 1
         }
         report.pulled += 1
@@ -294,26 +294,26 @@ extension SyncEngine {
     /// trash), else moved to the trash — delete beats edit.
     private func applyDeletion(of local: SyncRecord, version: Int64, at now: String, deleting sealed: (value: JSONValue, stamp: HybridStamp)?) throws {
         let (kind, id) = (local.kind, local.id)
-        try store.clearShadow(kind, id: id)
+        try ledger.clearShadow(kind, id: id)
         // The ledger: this incarnation (and the one named, if another) is over, whatever a purge
         // of the trash does later; and this deletion is one seen, should it be served again.
-        try store.noteDead(kind, id: id, incarnation: try currentIncarnation(of: local))
-        if let deleted = sealed?.value.stringValue { try store.noteDead(kind, id: id, incarnation: deleted) }
-        if let sealed { try store.noteDeletionSeen(kind, id: id, stamp: sealed.stamp.description) }
+        try ledger.noteDead(kind, id: id, incarnation: try currentIncarnation(of: local))
+        if let deleted = sealed?.value.stringValue { try ledger.noteDead(kind, id: id, incarnation: deleted) }
+        if let sealed { try ledger.noteDeletionSeen(kind, id: id, stamp: sealed.stamp.description) }
         if local.isTombstone || local.isInTrash {
             // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
-            if try !store.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {
-                try store.setSyncMetadata(kind, id: id, state: local.syncState, remoteVersion: version)
+            if try !ledger.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {
+                try ledger.setSyncMetadata(kind, id: id, state: local.syncState, remoteVersion: version)
             }
             return
         }
         // Delete beats edit: the record (edited here or not) goes to the trash, with its
         // children; the server has it deleted, so it is synchronized there. What it took of
         // this device's own work is named in the report, with the way back.
-        let changedHere = try store.unsyncedRecordsUnder(kind, id: id)
-        let entry = try store.moveToTrashInTransaction(kind, id: id, at: now)
+        let changedHere = try ledger.unsyncedRecordsUnder(kind, id: id)
+        let entry = try store.trash.moveToTrashInTransaction(kind, id: id, at: now)
         if changedHere > 0 { report.trashedWithChangesHere.append(TrashedWithChangesHere(entry: entry, changedHere: changedHere)) }
-        try store.setSyncMetadata(kind, id: id, state: .synchronized, remoteVersion: version)
+        try ledger.setSyncMetadata(kind, id: id, state: .synchronized, remoteVersion: version)
         report.trashed += 1
     }
 
@@ -325,9 +325,9 @@ extension SyncEngine {
     private func mergeFields(of local: SyncRecord, with fields: OpenedFields, version: Int64,
                              at now: String) throws -> (merged: SyncRecord, kept: Int, knownHere: [String: ShadowField], sendWhole: Bool) {
         let (kind, id) = (local.kind, local.id)
-        let localShadow = try store.shadow(kind, id: id)
+        let localShadow = try ledger.shadow(kind, id: id)
         var edited = Set(changedFields(of: local, shadow: localShadow))
-        let edits = edited.isEmpty ? [:] : try store.fieldEdits(kind, id: id)
+        let edits = edited.isEmpty ? [:] : try ledger.fieldEdits(kind, id: id)
         if let madeAt = placeholders[kind.rawValue + "/" + id] {
             // A placeholder a salvage made: what it holds was invented, and the server's copy
             // wins every field but those the user edited since.
@@ -377,13 +377,13 @@ extension SyncEngine {
             if myStamp > theirs.stamp {
                 if differs { localWins = true }
                 if concurrent {
-                    try store.keepConflict(kind, id: id, field: field, kept: minePair, lost: theirPair, lostOn: .elsewhere, at: now)
+                    try ledger.keepConflict(kind, id: id, field: field, kept: minePair, lost: theirPair, lostOn: .elsewhere, at: now)
                     kept += 1
                 }
                 continue
             }
             if concurrent {
-                try store.keepConflict(kind, id: id, field: field, kept: theirPair, lost: minePair, lostOn: .here, at: now)
+                try ledger.keepConflict(kind, id: id, field: field, kept: theirPair, lost: minePair, lostOn: .here, at: now)
                 kept += 1
             }
             merged.fields[field] = theirs.value
@@ -418,7 +418,7 @@ extension SyncEngine {
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         var trashedWith: String?
-        if let parent = record.parent, let owner = try store.syncRecord(parent.kind, id: parent.id) {
+        if let parent = record.parent, let owner = try ledger.syncRecord(parent.kind, id: parent.id) {
             if owner.isInTrash {
                 trashedWith = owner.trashedWith ?? parent.id
                 record.syncState = .pendingDeletion
@@ -428,12 +428,12 @@ extension SyncEngine {
                 record.syncState = .pendingDeletion
             }
         }
-        try store.writeSyncRecord(record, inserting: true)
+        try ledger.writeSyncRecord(record, inserting: true)
         if let trashedWith {
-            try store.placeInTrash(kind, id: remote.id, with: trashedWith, at: now)
+            try ledger.placeInTrash(kind, id: remote.id, with: trashedWith, at: now)
         } else {
             if kind == .attachment { try hashCopiesNotHashedYet(like: record) }
-            report.duplicatesMerged += try store.absorbLocalDuplicate(of: record)
+            report.duplicatesMerged += try ledger.absorbLocalDuplicate(of: record)
         }
     }
 

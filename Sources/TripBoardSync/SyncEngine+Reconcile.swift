@@ -80,16 +80,16 @@ extension SyncEngine {
         let now = store.stamp()
         try store.writeTransaction {
             for kind in SyncRecord.kinds {
-                for (id, remoteVersion) in try store.uploadedVersions(kind) {
+                for (id, remoteVersion) in try ledger.uploadedVersions(kind) {
                     let serverVersion = onServer[kind.rawValue + "/" + id]
                     if let serverVersion, serverVersion >= remoteVersion { continue }
                     // Read again: settling a trip has moved its children since the list was made.
-                    guard let record = try store.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
+                    guard let record = try ledger.syncRecord(kind, id: id), record.remoteVersion != nil else { continue }
                     try settle(record, serverVersion: serverVersion, reason: reason, at: now)
                 }
             }
-            try store.setChangeToken(epoch: zone.epoch, sequence: high, record: last?.versioned)
-            if reason != .horizonPassed { try store.setLastMutation(nil) }
+            try ledger.setChangeToken(epoch: zone.epoch, sequence: high, record: last?.versioned)
+            if reason != .horizonPassed { try ledger.setLastMutation(nil) }
         }
         account.epoch = zone.epoch
         account.changeSequence = high
@@ -100,12 +100,12 @@ extension SyncEngine {
         let kind = record.kind
         // What the server has of it is not what this device last saw: every field goes again,
         // stamped no lower than what this device knew.
-        try store.markSentWhole(kind, id: record.id)
+        try ledger.markSentWhole(kind, id: record.id)
         let deletedHere = record.isTombstone || record.isInTrash
         if let serverVersion {
             // The server lost later versions: the live record, or its deletion, goes out again
             // against the version the server has.
-            try store.setSyncMetadata(kind, id: record.id, state: deletedHere ? .pendingDeletion : .pendingUpload,
+            try ledger.setSyncMetadata(kind, id: record.id, state: deletedHere ? .pendingDeletion : .pendingUpload,
                                       remoteVersion: serverVersion)
             report.reuploaded += 1
             return
@@ -114,7 +114,7 @@ extension SyncEngine {
             // The server lost it, or (past the horizon) its tombstone is gone: absence never
             // proves a deletion — a server could claim any horizon — so it is sent again as a
             // new record. (A deletion this device saw is in the trash, not here.)
-            try store.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
+            try ledger.setSyncMetadata(kind, id: record.id, state: .pendingUpload, remoteVersion: nil)
             report.reuploaded += 1
             return
         }
@@ -123,8 +123,8 @@ extension SyncEngine {
         // new sealed tombstone, so that a device that still has the record live meets it — a
         // deletion is never dropped because the server forgot the record. (Restoring it from
         // the trash later sends it as a new incarnation.)
-        try store.noteDead(kind, id: record.id, incarnation: try currentIncarnation(of: record))
-        try store.setSyncMetadata(kind, id: record.id, state: .pendingDeletion, remoteVersion: nil)
+        try ledger.noteDead(kind, id: record.id, incarnation: try currentIncarnation(of: record))
+        try ledger.setSyncMetadata(kind, id: record.id, state: .pendingDeletion, remoteVersion: nil)
     }
 
     /// The keychain's side of a reconcile: the zone's keychain items applied as a pull from

@@ -57,9 +57,9 @@ extension SyncEngine {
     }
 
     func finishReport() throws {
-        report.pending = try store.syncBacklog().records
-        report.held = try store.heldCount()
-        try store.forgetFieldEditsOfSynchronizedRecords()
+        report.pending = try ledger.syncBacklog().records
+        report.held = try ledger.heldCount()
+        try ledger.forgetFieldEditsOfSynchronizedRecords()
         if let keychain { report.secretsPending = try keychain.syncBacklog().items }
         _ = syncingKeychain  // notes a locked container key
     }
@@ -306,7 +306,7 @@ extension SyncEngine {
             // following a deletion); an earlier build's item keeps the legacy one, named by none.
             var incarnation = item.incarnation
             if incarnation == nil && item.version == nil {
-                incarnation = Store.newIncarnation()
+                incarnation = SyncLedger.newIncarnation()
                 try keychain.write { try keychain.setSyncIncarnation(service: item.service, account: item.account, incarnation) }
             }
             if let incarnation {
@@ -410,7 +410,7 @@ extension SyncEngine {
         }
         // The store's checkpoint names the last batch of either kind, so a server that forgets
         // a keychain batch is noticed as one that forgets the store's (`reconcileReason`).
-        if applied > 0 { try store.writeTransaction { try store.setLastMutation(mutationID) } }
+        if applied > 0 { try store.writeTransaction { try ledger.setLastMutation(mutationID) } }
         report.secretsPushed += applied
         report.conflicts += conflicts
         return (applied, conflicts)

@@ -136,6 +136,8 @@ public final class SyncEngine {
     public static let clientVersion = 2
 
     let store: Store
+    /// What sync keeps in the store (`Store.syncLedger`).
+    var ledger: SyncLedger { store.syncLedger }
     let files: AttachmentFiles
     let key: ZoneKey
     /// This device's keychain, for migratable items; `nil`: they are not synced this run.
@@ -203,7 +205,7 @@ public final class SyncEngine {
             clockOffset = 0
             return
         }
-        let learned = try store.noteClockSample(sample)
+        let learned = try ledger.noteClockSample(sample)
         // Under a second is the measurement's own noise (the round trip, a process starting):
         // a clock kept right by NTP keeps its own time.
         clockOffset = abs(learned) < Self.clockCorrectionFloor ? 0 : learned
@@ -219,7 +221,7 @@ public final class SyncEngine {
     public func run() throws -> SyncReport {
         try learnClockOffset()
         report.clockOffset = clockOffset
-        unsealedBefore = try store.unsealedDeletionsBefore()
+        unsealedBefore = try ledger.unsealedDeletionsBefore()
         if zone.minClientVersion > Self.clientVersion {
             // Read-only: what others push still arrives; nothing of this device's is sent,
             // not even a batch an interrupted run saved (it waits, as every pending record).
@@ -244,7 +246,7 @@ public final class SyncEngine {
             // A batch saved for a server that has lost what it knew cannot be replayed against
             // it; its records are still pending and go out again after the comparison.
             if reason != .horizonPassed {
-                try store.writeTransaction { try store.dropOutgoing() }
+                try store.writeTransaction { try ledger.dropOutgoing() }
                 try syncingKeychain?.dropSyncOutgoing()
             }
             try replayOutgoing()
@@ -268,7 +270,7 @@ public final class SyncEngine {
                     pullFailure = error
                 }
             }
-            let (recordsPushed, recordConflicts) = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            let (recordsPushed, recordConflicts) = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
             if !pushConflicts.isEmpty {
                 defer { pushConflicts = [] }
                 try settleConflicts(pushConflicts)
@@ -277,17 +279,17 @@ public final class SyncEngine {
             let (pushed, conflicts) = (recordsPushed + secretsPushed, recordConflicts + secretConflicts)
             if conflicts == 0 && pushed == 0 { break }
             if pullFailure != nil && pushed == 0 { break }  // conflicts need a pull to settle
-            if conflicts == 0, try store.pendingSyncRecords(limit: 1).isEmpty, try !secretsWaiting() { break }
+            if conflicts == 0, try ledger.pendingSyncRecords(limit: 1).isEmpty, try !secretsWaiting() { break }
         }
         try sendDeletionsOfPurged()
         if let pullFailure { throw pullFailure }
         if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
             // What the comparison found to send again goes now, not at the next sync.
-            _ = try store.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            _ = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
             _ = try pushSecrets()
         }
         if !placeholders.isEmpty || report.placeholdersReplaced > 0 {
-            report.placeholdersReplaced += try store.removeEmptyPlaceholderTrips()
+            report.placeholdersReplaced += try ledger.removeEmptyPlaceholderTrips()
         }
         try downloadBlobs()
         try purgeTombstones()
@@ -379,20 +381,20 @@ public final class SyncEngine {
         // them of, from one snapshot; the batch may end before the last record.
         var untold: [String: [(field: String, lost: ShadowField, keptStamp: String)]] = [:]
         let candidates = try store.readTransaction {
-            untold = try store.untoldConflicts()
+            untold = try ledger.untoldConflicts()
             // After an import (a push of many new records) nothing has been edited: no probe each.
-            let anyEdits = try store.hasFieldEdits()
+            let anyEdits = try ledger.hasFieldEdits()
             // Incarnations made here (restores) are few: none at all spares every record the lookup.
-            let anyMadeHere = try store.hasIncarnationsMadeHere()
+            let anyMadeHere = try ledger.hasIncarnationsMadeHere()
             // Records to send whole again (`Store.markSentWhole`) are few: none spares the lookup.
-            let anyWhole = try store.hasRecordsToSendWhole()
-            return try store.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map {
+            let anyWhole = try ledger.hasRecordsToSendWhole()
+            return try ledger.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map {
                 record -> (SyncRecord, [String: ShadowField], [String: String], String?, Bool) in
-                if record.isTombstone { return (record, [:], [:], try store.incarnation(record.kind, id: record.id), false) }
-                let shadow = try store.shadow(record.kind, id: record.id)
-                let whole = try shadow.isEmpty || (anyWhole && store.isToSendWhole(record.kind, id: record.id))
-                return (record, shadow, anyEdits ? try store.fieldEdits(record.kind, id: record.id) : [:],
-                        anyMadeHere && whole ? try store.incarnation(record.kind, id: record.id) : nil, whole)
+                if record.isTombstone { return (record, [:], [:], try ledger.incarnation(record.kind, id: record.id), false) }
+                let shadow = try ledger.shadow(record.kind, id: record.id)
+                let whole = try shadow.isEmpty || (anyWhole && ledger.isToSendWhole(record.kind, id: record.id))
+                return (record, shadow, anyEdits ? try ledger.fieldEdits(record.kind, id: record.id) : [:],
+                        anyMadeHere && whole ? try ledger.incarnation(record.kind, id: record.id) : nil, whole)
             }
         }
         for (record, shadow, edits, incarnation, whole) in candidates {
@@ -400,7 +402,7 @@ public final class SyncEngine {
             if record.isTombstone {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
                 let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
-                                                incarnation: incarnation ?? Store.legacyIncarnation)
+                                                incarnation: incarnation ?? SyncLedger.legacyIncarnation)
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
                 // The deletion's stamp, so that once the server has it this device knows it as seen.
                 let seen = fields.mapValues { ShadowField(value: "", stamp: $0.stamp) }
@@ -429,7 +431,7 @@ public final class SyncEngine {
             // store); one a restore brought back has a random one (`Store.endIncarnation`), sealed
             // with it when the server knows none of its fields (the deletion cleared them, or it
             // is sent whole again). The server keeps it from then on (`fields || new`).
-            if let current = incarnation, current != Store.legacyIncarnation, whole {
+            if let current = incarnation, current != SyncLedger.legacyIncarnation, whole {
                 let canonical = JSONValue.string(current).serialized(pretty: false, sortedKeys: true)
                 let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
                 sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
@@ -452,7 +454,7 @@ public final class SyncEngine {
 
         let mutationID = Identifier.make()
         let encoded = WireJSON.records(wire)
-        try store.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
+        try ledger.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
     }
@@ -462,7 +464,7 @@ public final class SyncEngine {
     /// build synced), stamped with the deletion's time. The server cannot make one, nor move one
     /// to another record or incarnation.
     func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String? = nil) throws -> [String: SealedField] {
-        let deleted = try incarnation ?? store.incarnation(kind, id: id) ?? Store.legacyIncarnation
+        let deleted = try incarnation ?? ledger.incarnation(kind, id: id) ?? SyncLedger.legacyIncarnation
         let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: updatedAt, after: nil).description
         return [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
@@ -474,7 +476,7 @@ public final class SyncEngine {
         guard !unchanged.isEmpty else { return }
         try store.writeTransaction {
             for record in unchanged {
-                _ = try store.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
+                _ = try ledger.recordAcknowledgement(kind: record.kind, id: record.id, remoteVersion: record.remoteVersion ?? 1,
                                                     expectedUpdatedAt: record.updatedAt)
             }
         }
@@ -522,14 +524,14 @@ public final class SyncEngine {
         let wire = purgedWhileInFlight
         purgedWhileInFlight = []
         let entries = wire.map { OutgoingEntry(kind: $0.kind, id: $0.id, updatedAt: store.stamp(), deleted: true, fields: [:]) }
-        try store.saveOutgoing(mutationID: Identifier.make(), request: WireJSON.records(wire), local: WireJSON.entries(entries))
+        try ledger.saveOutgoing(mutationID: Identifier.make(), request: WireJSON.records(wire), local: WireJSON.entries(entries))
         try replayOutgoing()
     }
 
     /// A batch an interrupted run saved: sent again under its mutation id, so the server either
     /// applies it now or answers what it did the first time.
     func replayOutgoing() throws {
-        while let (mutationID, request, local) = try store.outgoing() {
+        while let (mutationID, request, local) = try ledger.outgoing() {
             let wire = try JSON.decode([WireRecord].self, from: request)
             let entries = try JSON.decode([OutgoingEntry].self, from: local)
             _ = try send(mutationID: mutationID, wire, entries, replaying: true)
@@ -585,9 +587,9 @@ public final class SyncEngine {
                 guard let entry = byID[result.kind + "/" + result.id], let kind = RecordKind(rawValue: result.kind) else { continue }
                 try recordApplied(entry, kind: kind, version: result.version)
             }
-            try store.removeOutgoing(mutationID: mutationID)
-            try store.setLastMutation(mutationID)
-            if let token { try store.setChangeToken(epoch: zone.epoch, sequence: token) }
+            try ledger.removeOutgoing(mutationID: mutationID)
+            try ledger.setLastMutation(mutationID)
+            if let token { try ledger.setChangeToken(epoch: zone.epoch, sequence: token) }
         }
         if let token { account.changeSequence = token }
         report.pushed += applied
@@ -599,7 +601,7 @@ public final class SyncEngine {
     /// The server has `entry` at `version`: the existing acknowledgement path, unless the record
     /// changed since the batch was made (then only its remote version moves and it stays pending).
     private func recordApplied(_ entry: OutgoingEntry, kind: RecordKind, version: Int64) throws {
-        switch try store.recordPushed(kind: kind, id: entry.id, remoteVersion: version, updatedAt: entry.updatedAt) {
+        switch try ledger.recordPushed(kind: kind, id: entry.id, remoteVersion: version, updatedAt: entry.updatedAt) {
         case .gone:
             // Deleted and emptied from the trash here while the batch waited for its answer: the
             // server has it now, so its deletion is owed (`sendDeletionsOfPurged`).
@@ -612,14 +614,14 @@ public final class SyncEngine {
         case .acknowledged, .changedSince: break
         }
         if entry.deleted {
-            try store.clearShadow(kind, id: entry.id)
+            try ledger.clearShadow(kind, id: entry.id)
             // The server has the deletion: that incarnation is over, in the ledger a purge keeps.
-            try store.noteDead(kind, id: entry.id, incarnation: try store.incarnation(kind, id: entry.id) ?? Store.legacyIncarnation)
-            if let stamp = entry.fields[Self.deletionField]?.stamp { try store.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
+            try ledger.noteDead(kind, id: entry.id, incarnation: try ledger.incarnation(kind, id: entry.id) ?? SyncLedger.legacyIncarnation)
+            if let stamp = entry.fields[Self.deletionField]?.stamp { try ledger.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
         } else {
-            try store.setShadow(kind, id: entry.id, fields: entry.fields)
-            try store.sentWhole(kind, id: entry.id)
-            if entry.fields[Self.lostEditsField] != nil { try store.markConflictsTold(kind, id: entry.id) }
+            try ledger.setShadow(kind, id: entry.id, fields: entry.fields)
+            try ledger.sentWhole(kind, id: entry.id)
+            if entry.fields[Self.lostEditsField] != nil { try ledger.markConflictsTold(kind, id: entry.id) }
         }
     }
 

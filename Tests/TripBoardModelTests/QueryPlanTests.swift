@@ -41,7 +41,7 @@ struct QueryPlanTests {
 
     @Test func whatAWriterAsksOnOpeningIsAProbeOfTheTrashIndexes() throws {
         let fixture = try Self.storeWithATrash()
-        let plan = try Self.plan(Store.trashWorkQuery, fixture.store).filter { $0.hasPrefix("SEARCH") || $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }
+        let plan = try Self.plan(StoreTrash.trashWorkQuery, fixture.store).filter { $0.hasPrefix("SEARCH") || $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }
         // The queue's partial index holds only queued rows: its scan stops at the first (EXISTS).
         #expect(plan == [
             "SCAN attachments USING INDEX attachments_deletion_queue",
@@ -53,7 +53,7 @@ struct QueryPlanTests {
         #expect(try Self.plan("SELECT id FROM trips WHERE trashed_at < ?1 AND trashed_with = id", fixture.store)
                 == ["SEARCH trips USING INDEX trips_trashed (trashed_at<?)"])
         // An entry's members, through their parents' indexes (restoring, purging, thumbnails).
-        let scope = Store.childScope(.attachment, of: .trip, liveOnly: false)
+        let scope = StoreTrash.childScope(.attachment, of: .trip, liveOnly: false)
         #expect(try Self.plan("SELECT id FROM attachments WHERE \(scope) AND trashed_with = ?2", fixture.store, "'x'", "'x'")
                 == ["SEARCH attachments USING INDEX attachments_by_booking (booking_id=?)",
                     "LIST SUBQUERY 1", "SEARCH bookings USING INDEX bookings_by_trip (trip_id=?)"])
@@ -67,12 +67,12 @@ struct QueryPlanTests {
                 == ["SCAN trips USING INDEX trips_live_by_length"])
         #expect(try Self.plan("SELECT id FROM trips WHERE \(RecordRows.live) ORDER BY start_date, end_date, name, id", fixture.store)
                 .first?.hasPrefix("SCAN trips USING INDEX trips_live_by_start") == true)
-        #expect(try Self.plan("SELECT id FROM trips WHERE \(Store.pending)", fixture.store)
+        #expect(try Self.plan("SELECT id FROM trips WHERE \(SyncLedger.pending)", fixture.store)
                 == ["SCAN trips USING INDEX trips_pending"])
         // A push batch: the oldest pending records of a kind, read in the index's order (no sort);
         // a salvage's unedited placeholders are left out by two primary-key probes per record.
         for kind in SyncRecord.kinds {
-            #expect(try Self.plan(Store.pendingInPushOrder(kind), fixture.store, "10")
+            #expect(try Self.plan(SyncLedger.pendingInPushOrder(kind), fixture.store, "10")
                     == ["SCAN \(kind.table) USING INDEX \(kind.table)_pending", "CORRELATED SCALAR SUBQUERY 2",
                         "SEARCH p USING INDEX sqlite_autoindex_sync_placeholders_1 (kind=? AND id=?)", "CORRELATED SCALAR SUBQUERY 1",
                         "SEARCH e USING INDEX sqlite_autoindex_sync_field_edits_1 (kind=? AND id=?)"])

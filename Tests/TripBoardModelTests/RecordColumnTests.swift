@@ -58,7 +58,7 @@ struct RecordColumnTests {
         let fixture = try StoreFixture()
         let store = fixture.store
         let trip = try store.addTrip(TripDraft(name: "Lisbon", startDate: CivilDate("2027-03-27")!, endDate: CivilDate("2027-03-30")!, notes: "Tram 28"))
-        let record = try #require(try store.syncRecord(.trip, id: trip.id))
+        let record = try #require(try store.syncLedger.syncRecord(.trip, id: trip.id))
         #expect(record.fields["dates"]?.canonicalText == #"{"end":"2027-03-30","start":"2027-03-27"}"#)
         #expect(record.fields["notes"] == .string("Tram 28") && record.fields.count == 3)
         #expect(try store.trip(id: trip.id) == trip)

@@ -106,7 +106,7 @@ struct RecordChecksTests {
         let trip = try source.addTrip("Gone")
         let place = try source.store.addPlace(tripId: trip.id, name: "Belém", city: nil)
         for (kind, id) in [(RecordKind.trip, trip.id), (.place, place.id)] {
-            try source.store.acknowledge(kind: kind, id: id, remoteVersion: 1)
+            try source.store.syncLedger.acknowledge(kind: kind, id: id, remoteVersion: 1)
         }
         try source.store.deleteTrip(id: trip.id)
         let exported = try source.store.exportDocument(preferences: Preferences())
@@ -151,7 +151,7 @@ struct RecordChecksTests {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         #expect(throws: StoreError.invalidField(field: "remoteVersion", rule: "must be at most 9007199254740991")) {
-            try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: FieldRules.maximumRemoteVersion + 1)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: FieldRules.maximumRemoteVersion + 1)
         }
         #expect(try fixture.store.trip(id: trip.id).syncState == .pendingUpload)
     }

@@ -8,7 +8,7 @@ import TripBoardTestSupport
 /// The search index: kept by triggers in the write's own transaction, live records only, words
 /// matched from their start without case or accents, and built for a store upgraded to it.
 struct StoreSearchTests {
-    static func titles(_ store: Store, _ text: String) throws -> [String] { try store.search(text).map(\.title) }
+    static func titles(_ store: Store, _ text: String) throws -> [String] { try store.searchIndex.search(text).map(\.title) }
 
     @Test func findsTripsPlacesAndBookingsByAnyOfTheirWords() throws {
         let fixture = try StoreFixture()
@@ -19,7 +19,7 @@ struct StoreSearchTests {
         #expect(Set(try Self.titles(fixture.store, "LISB")) == ["Lisbon", "Torre de Belém"], "a prefix (Lisboa too), in any case")
         #expect(try Self.titles(fixture.store, "lisboa torre") == ["Torre de Belém"], "every word, in any column")
         #expect(try Self.titles(fixture.store, "x7k2") == ["TP 1351"])
-        let hit = try #require(try fixture.store.search("x7k2qp").first)
+        let hit = try #require(try fixture.store.searchIndex.search("x7k2qp").first)
         #expect(hit.kind == .booking && hit.tripId == lisbon.id && hit.tripName == "Lisbon" && hit.detail == "X7K2QP")
         #expect(try Self.titles(fixture.store, "porto").isEmpty)
     }
@@ -28,10 +28,10 @@ struct StoreSearchTests {
     func whatIsTypedIsNeverQuerySyntax(text: String) throws {
         let fixture = try StoreFixture()
         try fixture.addTrip("Lisbon")
-        if Store.searchQuery(text) == nil {
-            #expect(throws: StoreError.self) { try fixture.store.search(text) }
+        if SearchIndex.searchQuery(text) == nil {
+            #expect(throws: StoreError.self) { try fixture.store.searchIndex.search(text) }
         } else {
-            _ = try fixture.store.search(text)  // no FTS5 syntax error
+            _ = try fixture.store.searchIndex.search(text)  // no FTS5 syntax error
         }
     }
 
@@ -46,10 +46,10 @@ struct StoreSearchTests {
         #expect(try Self.titles(fixture.store, "lisboa") == ["Belém"])
         let entry = try fixture.store.deleteTrip(id: trip.id)
         #expect(try Self.titles(fixture.store, "porto").isEmpty && Self.titles(fixture.store, "belem").isEmpty, "the trash is not searched")
-        _ = try fixture.store.restoreFromTrash(.trip, id: entry.id)
+        _ = try fixture.store.trash.restoreFromTrash(.trip, id: entry.id)
         #expect(try Self.titles(fixture.store, "belém lisboa") == ["Belém"])
         #expect(try Self.titles(fixture.store, "porto") == ["Porto"])
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
         #expect(try Self.titles(fixture.store, "porto") == ["Porto"], "a sync state change keeps it")
         try fixture.store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
         #expect(try fixture.store.connection.integer("SELECT count(*) FROM search_index") == 2)
@@ -127,7 +127,7 @@ struct StoreSearchTests {
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .train, title: "Alfa Pendular 123"))
         #expect(try Self.titles(fixture.store, "hotel") == ["Memmo Alfama"])
         #expect(try Self.titles(fixture.store, "train alfa") == ["Alfa Pendular 123"])
-        #expect(try fixture.store.search("hotel").first?.detail == "MA-1", "the detail shown is the reference")
+        #expect(try fixture.store.searchIndex.search("hotel").first?.detail == "MA-1", "the detail shown is the reference")
         _ = try fixture.store.editBooking(id: hotel.id, changes: BookingChanges(kind: .event))
         #expect(try Self.titles(fixture.store, "hotel").isEmpty && Self.titles(fixture.store, "event") == ["Memmo Alfama"])
 

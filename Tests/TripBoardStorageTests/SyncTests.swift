@@ -11,24 +11,24 @@ struct SyncTests {
     /// A trip the server has acknowledged at `remoteVersion` 1.
     private func uploadedTrip(_ fixture: StoreFixture) throws -> Trip {
         let trip = try fixture.addTrip()
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
         return try fixture.store.trip(id: trip.id)
     }
 
     @Test func acknowledgeMarksTheRecordSynchronized() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        #expect(try fixture.store.pendingChanges() == [
+        #expect(try fixture.store.syncLedger.pendingChanges() == [
             PendingChange(kind: .trip, id: trip.id, syncState: .pendingUpload, remoteVersion: nil, updatedAt: trip.updatedAt),
         ])
 
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3, expectedUpdatedAt: trip.updatedAt)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3, expectedUpdatedAt: trip.updatedAt)
 
         let synchronized = try fixture.store.trip(id: trip.id)
         #expect(synchronized.syncState == .synchronized)
         #expect(synchronized.remoteVersion == 3)
         #expect(synchronized.updatedAt == trip.updatedAt, "acknowledging is not an edit")
-        #expect(try fixture.store.pendingChanges() == [])
+        #expect(try fixture.store.syncLedger.pendingChanges() == [])
         #expect(try fixture.store.counts().pendingChanges == 0)
     }
 
@@ -36,7 +36,7 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
-        try fixture.store.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
 
         let edits: [(String, () throws -> (SyncState, Int64?, String))] = [
             ("name", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Lisboa")); return (t.syncState, t.remoteVersion, t.updatedAt) }),
@@ -52,7 +52,7 @@ struct SyncTests {
             #expect(updatedAt == stamp, "\(what)")
         }
         #expect(try fixture.store.trip(id: trip.id).updatedAt == "2026-11-30T23:12:20.123Z")
-        #expect(try fixture.store.pendingChanges().map(\.kind) == [.trip, .place])
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.kind) == [.trip, .place])
     }
 
     @Test(arguments: [
@@ -67,7 +67,7 @@ struct SyncTests {
         fixture.clock.advance()
         #expect(try fixture.store.editTrip(id: trip.id, changes: changes) == trip)
         #expect(try fixture.store.trip(id: trip.id) == trip)
-        #expect(try fixture.store.pendingChanges() == [])
+        #expect(try fixture.store.syncLedger.pendingChanges() == [])
     }
 
     @Test func editWithAStaleExpectedStampIsAConflictAndChangesNothing() throws {
@@ -100,7 +100,7 @@ struct SyncTests {
         #expect(try fixture.store.deleteTrip(id: trip.id).syncState == .pendingUpload)
 
         for table in ["trips", "places", "bookings"] { #expect(try fixture.rowCount(table) == 1, "\(table): in the trash") }
-        #expect(try fixture.store.pendingChanges() == [])
+        #expect(try fixture.store.syncLedger.pendingChanges() == [])
         #expect(try fixture.store.counts().pendingChanges == 0)
     }
 
@@ -110,7 +110,7 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
-        try fixture.store.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let stamp = fixture.clock.advance().utcStamp
 
@@ -126,7 +126,7 @@ struct SyncTests {
         #expect(try fixture.store.connection.integer("SELECT count(*) FROM bookings WHERE trashed_with = ?", [.text(trip.id)]) == 1,
                 "never uploaded: in the trash with its trip, not pending")
         #expect(try fixture.store.counts() == StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 2, pendingChanges: 2))
-        #expect(try Set(fixture.store.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0) \($0.updatedAt)" }) == [
+        #expect(try Set(fixture.store.syncLedger.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0) \($0.updatedAt)" }) == [
             "trip pendingDeletion 1 \(stamp)", "place pendingDeletion 1 \(stamp)",
         ])
     }
@@ -136,8 +136,8 @@ struct SyncTests {
         let trip = try fixture.addTrip()
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Hotel"))
-        try fixture.store.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
-        try fixture.store.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
 
         #expect(try fixture.store.deletePlace(id: place.id).syncState == .pendingDeletion)
         #expect(try fixture.store.deleteBooking(id: booking.id).syncState == .pendingDeletion)
@@ -154,16 +154,16 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         try fixture.store.deleteTrip(id: trip.id)
-        try fixture.store.queuePurge([(.trip, trip.id)])
-        #expect(try fixture.store.trashEntries() == [], "only its trash entry went")
-        #expect(try fixture.store.pendingChanges().map(\.syncState) == [.pendingDeletion])
+        try fixture.store.trash.queuePurge([(.trip, trip.id)])
+        #expect(try fixture.store.trash.trashEntries() == [], "only its trash entry went")
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.syncState) == [.pendingDeletion])
 
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
 
         #expect(try fixture.rowCount("trips") == 0)
         #expect(try fixture.store.counts() == StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 0, pendingChanges: 0))
         #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) {
-            try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3)
         }
     }
 
@@ -177,7 +177,7 @@ struct SyncTests {
         let edited = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "edited during upload"))
 
         let error = try #require(throws: StoreError.self) {
-            try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1, expectedUpdatedAt: uploaded)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1, expectedUpdatedAt: uploaded)
         }
         guard case .conflict(let message) = error else {
             Issue.record("expected .conflict, got \(error)")
@@ -190,14 +190,14 @@ struct SyncTests {
     @Test func remoteVersionNeverGoesBack() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 5)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 5)
         let edited = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "x"))
 
         #expect(throws: StoreError.invalidData("trip \(trip.id) is already at remote version 5; refusing to go back to 4")) {
-            try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 4)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 4)
         }
         #expect(try fixture.store.trip(id: trip.id) == edited)
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 6)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 6)
         #expect(try fixture.store.trip(id: trip.id).remoteVersion == 6)
     }
 
@@ -206,7 +206,7 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         #expect(throws: StoreError.invalidField(field: "remoteVersion", rule: "must be a positive integer")) {
-            try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: version)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: version)
         }
         #expect(try fixture.store.trip(id: trip.id).syncState == .pendingUpload)
     }
@@ -215,7 +215,7 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let id = Identifier.make()
         #expect(throws: StoreError.notFound(kind: .booking, id: id)) {
-            try fixture.store.acknowledge(kind: .booking, id: id, remoteVersion: 1)
+            try fixture.store.syncLedger.acknowledge(kind: .booking, id: id, remoteVersion: 1)
         }
     }
 
@@ -224,25 +224,25 @@ struct SyncTests {
     @Test func markFailedKeepsTheRecordPendingAsFailed() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        try fixture.store.markFailed(kind: .trip, id: trip.id)
+        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id)
 
         let failed = try fixture.store.trip(id: trip.id)
         #expect(failed.syncState == .failed)
         #expect(failed.updatedAt == trip.updatedAt)
-        #expect(try fixture.store.pendingChanges().map(\.syncState) == [.failed])
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.syncState) == [.failed])
         #expect(try fixture.store.counts().pendingChanges == 1)
 
         fixture.clock.advance()
         #expect(try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Retry")).syncState == .pendingUpload)
-        try fixture.store.markFailed(kind: .trip, id: trip.id)
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
         #expect(try fixture.store.trip(id: trip.id).syncState == .synchronized)
     }
 
     @Test func markFailedRefusesARecordThatIsNotWaitingForUpload() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
-        let error = try #require(throws: StoreError.self) { try fixture.store.markFailed(kind: .trip, id: trip.id) }
+        let error = try #require(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id) }
         guard case .invalidData(let message) = error else {
             Issue.record("expected .invalidData, got \(error)")
             return
@@ -251,11 +251,11 @@ struct SyncTests {
         #expect(try fixture.store.trip(id: trip.id) == trip)
 
         try fixture.store.deleteTrip(id: trip.id)
-        #expect(throws: StoreError.self) { try fixture.store.markFailed(kind: .trip, id: trip.id) }
-        #expect(try fixture.store.pendingChanges().map(\.syncState) == [.pendingDeletion])
+        #expect(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id) }
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.syncState) == [.pendingDeletion])
 
         let unknown = Identifier.make()
-        #expect(throws: StoreError.notFound(kind: .trip, id: unknown)) { try fixture.store.markFailed(kind: .trip, id: unknown) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: unknown)) { try fixture.store.syncLedger.markFailed(kind: .trip, id: unknown) }
     }
 
     @Test func pendingChangesListsOldestChangeFirstAcrossKinds() throws {
@@ -268,7 +268,7 @@ struct SyncTests {
         fixture.clock.advance()
         try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "latest"))
 
-        #expect(try fixture.store.pendingChanges().map(\.id) == [booking.id, place.id, trip.id])
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.id) == [booking.id, place.id, trip.id])
     }
 
     @Test func stampsComeFromTheInjectedClockThroughStoreInit() throws {

@@ -47,9 +47,9 @@ struct TransferTests {
         _ = try source.store.addBooking(BookingDraft(tripId: lisbon.id, kind: .flight, title: "TP 1351",
                                                      startsAt: Timestamp(iso8601: "2026-12-12T07:35+01:00"), reference: "X7K2QP"))
         _ = try source.store.addBooking(BookingDraft(tripId: porto.id, kind: .hotel, title: "Hotel"))
-        try source.store.acknowledge(kind: .trip, id: porto.id, remoteVersion: 4)
-        try source.store.markFailed(kind: .place, id: tower.id)
-        try source.store.acknowledge(kind: .trip, id: gone.id, remoteVersion: 2)
+        try source.store.syncLedger.acknowledge(kind: .trip, id: porto.id, remoteVersion: 4)
+        try source.store.syncLedger.markFailed(kind: .place, id: tower.id)
+        try source.store.syncLedger.acknowledge(kind: .trip, id: gone.id, remoteVersion: 2)
         source.clock.advance()
         try source.store.deleteTrip(id: gone.id)
         var preferences = Preferences()

@@ -13,7 +13,7 @@ struct TrashStoreTests {
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         if uploaded {
             for (kind, id) in [(RecordKind.trip, trip.id), (.place, place.id), (.booking, booking.id)] {
-                try fixture.store.acknowledge(kind: kind, id: id, remoteVersion: 1)
+                try fixture.store.syncLedger.acknowledge(kind: kind, id: id, remoteVersion: 1)
             }
         }
         return (trip, place, booking)
@@ -31,7 +31,7 @@ struct TrashStoreTests {
         #expect(entry.contents == TrashEntry.Contents(places: 1, bookings: 1, attachments: 0))
         #expect(entry.trashedAt == fixture.clock.stamp)
         #expect(entry.purgeAfter == "2026-12-30T23:12:18.123Z")
-        let entries = try fixture.store.trashEntries()
+        let entries = try fixture.store.trash.trashEntries()
         #expect(entries.map { "\($0.kind) \($0.name) \($0.parentName ?? "-")" } == ["trip Lisbon -", "place LX Factory Lisbon"],
                 "newest first; the place deleted on its own earlier stays its own entry")
         #expect(try fixture.store.trips() == [])
@@ -50,18 +50,18 @@ struct TrashStoreTests {
         try fixture.store.deletePlace(id: earlier.id)
         try fixture.store.deleteTrip(id: trip.id)
 
-        #expect(throws: StoreError.self) { try fixture.store.restoreFromTrash(.place, id: earlier.id) }
-        let refused = try #require(throws: StoreError.self) { try fixture.store.resolveTrashEntry(booking.id) }
+        #expect(throws: StoreError.self) { try fixture.store.trash.restoreFromTrash(.place, id: earlier.id) }
+        let refused = try #require(throws: StoreError.self) { try fixture.store.trash.resolveTrashEntry(booking.id) }
         #expect(refused.description.contains("went to the trash with trip \(trip.id)"), "\(refused)")
         fixture.clock.advance()
 
-        #expect(try fixture.store.resolveTrashEntry(String(trip.id.prefix(6))) == (kind: .trip, id: trip.id))
-        try fixture.store.restoreFromTrash(.trip, id: trip.id)
+        #expect(try fixture.store.trash.resolveTrashEntry(String(trip.id.prefix(6))) == (kind: .trip, id: trip.id))
+        try fixture.store.trash.restoreFromTrash(.trip, id: trip.id)
 
         #expect(try fixture.store.places(tripId: trip.id).map(\.id) == [place.id])
         #expect(try fixture.store.bookings(tripId: trip.id).map(\.id) == [booking.id])
-        #expect(try fixture.store.trashEntries().map(\.id) == [earlier.id])
-        try fixture.store.restoreFromTrash(.place, id: earlier.id)
+        #expect(try fixture.store.trash.trashEntries().map(\.id) == [earlier.id])
+        try fixture.store.trash.restoreFromTrash(.place, id: earlier.id)
         #expect(try fixture.store.places(tripId: trip.id).count == 2)
         #expect(try fixture.store.trip(id: trip.id).updatedAt == fixture.clock.stamp)
     }
@@ -71,15 +71,15 @@ struct TrashStoreTests {
         let fixture = try StoreFixture()
         let (trip, _, _) = try Self.trip(fixture, uploaded: true)
         try fixture.store.deleteTrip(id: trip.id)
-        #expect(try fixture.store.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0)" }.sorted() == [
+        #expect(try fixture.store.syncLedger.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0)" }.sorted() == [
             "booking pendingDeletion 1", "place pendingDeletion 1", "trip pendingDeletion 1",
         ])
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
-        #expect(try fixture.store.trashEntries().first?.syncState == .synchronized, "acknowledged: still in the trash")
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
+        #expect(try fixture.store.trash.trashEntries().first?.syncState == .synchronized, "acknowledged: still in the trash")
 
-        try fixture.store.restoreFromTrash(.trip, id: trip.id)
+        try fixture.store.trash.restoreFromTrash(.trip, id: trip.id)
 
-        #expect(try Set(fixture.store.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0)" }) == [
+        #expect(try Set(fixture.store.syncLedger.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0)" }) == [
             "booking pendingUpload 1", "place pendingUpload 1", "trip pendingUpload 2",
         ])
     }
@@ -90,11 +90,11 @@ struct TrashStoreTests {
         let (trip, place, booking) = try Self.trip(fixture, uploaded: true)
         let local = try fixture.store.addPlace(tripId: trip.id, name: "Never uploaded", city: nil)
         try fixture.store.deleteTrip(id: trip.id)
-        try fixture.store.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
 
-        try fixture.store.queuePurge([(.trip, trip.id)])
+        try fixture.store.trash.queuePurge([(.trip, trip.id)])
 
-        #expect(try fixture.store.trashEntries() == [])
+        #expect(try fixture.store.trash.trashEntries() == [])
         let rows = try fixture.store.connection.statement("""
             SELECT id, sync_state, trashed_at IS NULL AND trashed_with IS NULL FROM trips UNION ALL
             SELECT id, sync_state, trashed_at IS NULL AND trashed_with IS NULL FROM places UNION ALL
@@ -102,8 +102,8 @@ struct TrashStoreTests {
             """).rows { "\($0.text(0)) \($0.text(1)) \($0.integer(2))" }
         #expect(Set(rows) == ["\(trip.id) pendingDeletion 1", "\(place.id) pendingDeletion 1"],
                 "the acknowledged booking and the never-uploaded place are gone: \(rows), \(local.id)")
-        try fixture.store.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
-        try fixture.store.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
         #expect(try fixture.rowCount("trips") + fixture.rowCount("places") + fixture.rowCount("bookings") == 0)
     }
 
@@ -118,7 +118,7 @@ struct TrashStoreTests {
         let next = try Container.openForWriting(at: fixture.temporary.child("container"), options: fixture.clock.options)
         Trash.tidyUp(container: next)
 
-        #expect(try next.store.trashEntries().isEmpty == purged)
+        #expect(try next.store.trash.trashEntries().isEmpty == purged)
         #expect(try fixture.rowCount("trips") == (purged ? 0 : 1))
         #expect(try fixture.rowCount("places") + fixture.rowCount("bookings") == (purged ? 0 : 2))
     }
@@ -128,8 +128,8 @@ struct TrashStoreTests {
         let (trip, place, _) = try Self.trip(fixture)
         try fixture.store.deletePlace(id: place.id)
         try fixture.store.deleteTrip(id: trip.id)
-        try fixture.store.queuePurge([(.trip, trip.id)])
-        #expect(try fixture.store.trashEntries() == [], "the trip's purge took the place under it too")
-        #expect(throws: StoreError.notInTrash(id: place.id)) { try fixture.store.resolveTrashEntry(place.id) }
+        try fixture.store.trash.queuePurge([(.trip, trip.id)])
+        #expect(try fixture.store.trash.trashEntries() == [], "the trip's purge took the place under it too")
+        #expect(throws: StoreError.notInTrash(id: place.id)) { try fixture.store.trash.resolveTrashEntry(place.id) }
     }
 }

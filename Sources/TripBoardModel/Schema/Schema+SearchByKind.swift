@@ -1,7 +1,7 @@
 extension Schema {
     /// Version 13 → 14: a booking is found by its kind too — `app search hotel` finds the hotel
     /// booked as "Memmo Alfama" — its kind indexed in the detail after its reference (the shown
-    /// detail stays the reference: `Store.searchSQL` reads it from the table). The bookings'
+    /// detail stays the reference: `SearchIndex.searchSQL` reads it from the table). The bookings'
     /// insert and update triggers are made again with the kind, and the bookings indexed again.
     package static let searchByKind = """
         DROP TRIGGER bookings_search_insert;

@@ -19,7 +19,7 @@ public enum AttachmentDeletion {
     @discardableResult
     public static func finishQueued(container: Container, lockTimeout: Double) throws -> Progress {
         let store = try container.store
-        let queued = try store.queuedAttachments()
+        let queued = try store.trash.queuedAttachments()
         guard !queued.isEmpty else { return Progress() }
         let files = try AttachmentFiles(container: container)
         let cache = try? ThumbnailCache(container: container)
@@ -30,7 +30,7 @@ public enum AttachmentDeletion {
                     cache?.removeThumbnail(of: row.id)
                 }
                 CrashPoint.reach("purge.unlinked")
-                try store.finishAttachmentDeletions(ids: queued.map(\.id))
+                try store.trash.finishAttachmentDeletions(ids: queued.map(\.id))
             }
         } catch is LockBusyError {
             return Progress(postponed: queued.count)
@@ -43,7 +43,7 @@ public enum AttachmentDeletion {
     static func finish(_ row: Attachment, files: AttachmentFiles, store: Store, lockTimeout: Double = 5) throws {
         try files.withDeletionLock(timeout: lockTimeout) {
             try removeFile(of: row, files: files)
-            try store.finishAttachmentDeletions(ids: [row.id])
+            try store.trash.finishAttachmentDeletions(ids: [row.id])
         }
     }
 

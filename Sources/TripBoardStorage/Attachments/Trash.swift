@@ -1,7 +1,7 @@
 import TripBoardSystem
 public import TripBoardModel
 
-/// Deleting, restoring and purging as the commands do it: the store's side (`Store+Trash`) plus
+/// Deleting, restoring and purging as the commands do it: the store's side (`StoreTrash`) plus
 /// the files' — thumbnails removed when a record goes to the trash, attachment files removed
 /// through the deletion queue when it is purged (docs/storage.md §4.4).
 public enum Trash {
@@ -10,9 +10,9 @@ public enum Trash {
     @discardableResult
     public static func delete(_ kind: RecordKind, id: String, container: Container) throws -> TrashEntry {
         let store = try container.store
-        let entry = try store.moveToTrash(kind, id: id)
+        let entry = try store.trash.moveToTrash(kind, id: id)
         CrashPoint.reach("trash.moved")
-        removeThumbnails(of: try store.attachmentIDs(inTrashEntry: entry.id, of: kind), container: container)
+        removeThumbnails(of: try store.trash.attachmentIDs(inTrashEntry: entry.id, of: kind), container: container)
         return entry
     }
 
@@ -26,7 +26,7 @@ public enum Trash {
     /// attachments (steps 2–3), waiting up to `lockTimeout` for a backup to finish; past it the
     /// files stay queued, and the next writer removes them (`Purge.files.postponed`).
     public static func empty(_ entries: [TrashEntry], container: Container, lockTimeout: Double) throws -> Purge {
-        try container.store.queuePurge(entries.map { ($0.kind, $0.id) })
+        try container.store.trash.queuePurge(entries.map { ($0.kind, $0.id) })
         CrashPoint.reach("purge.queued")
         return Purge(entries: entries, files: try AttachmentDeletion.finishQueued(container: container, lockTimeout: lockTimeout))
     }
@@ -40,12 +40,12 @@ public enum Trash {
         do {
             let store = try container.store
             let now = store.clock()
-            let cutoff = Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - Store.trashRetentionSeconds,
+            let cutoff = Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - StoreTrash.trashRetentionSeconds,
                                    milliseconds: now.milliseconds).utcStamp
-            guard try store.hasTrashWork(purgingBefore: cutoff) else { return }
-            let due = try store.trashEntries(trashedBefore: cutoff)
+            guard try store.trash.hasTrashWork(purgingBefore: cutoff) else { return }
+            let due = try store.trash.trashEntries(trashedBefore: cutoff)
             if !due.isEmpty {
-                try store.queuePurge(due)
+                try store.trash.queuePurge(due)
                 CrashPoint.reach("purge.queued")
             }
             try AttachmentDeletion.finishQueued(container: container, lockTimeout: 0)

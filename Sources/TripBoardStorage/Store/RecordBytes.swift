@@ -96,7 +96,7 @@ package enum RecordBytes {
         json(row, bookingMembers, into: &array, &output)
     }
 
-    /// A pending change (`Store.pendingChangeRows`: kind, id, sync state, remote version,
+    /// A pending change (`SyncLedger.pendingChangeRows`: kind, id, sync state, remote version,
     /// updated at) as the next element: `PendingChange`'s members, sorted.
     package static func pendingChangeJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
         var object = array.objectElement(into: &output)

@@ -218,7 +218,7 @@ extension Store {
 
     /// Deletes an attachment: it goes to the trash, its file kept until the purge (see `moveToTrash`).
     @discardableResult
-    public func deleteAttachment(id: String) throws -> TrashEntry { try moveToTrash(.attachment, id: id) }
+    public func deleteAttachment(id: String) throws -> TrashEntry { try trash.moveToTrash(.attachment, id: id) }
 
     /// Records that a `missing` attachment's file is back in place with its recorded size and hash.
     public func markAttachmentPresent(id: String) throws {

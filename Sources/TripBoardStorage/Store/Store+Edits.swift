@@ -123,7 +123,7 @@ extension Store {
         let now = stamp()
         let written = Column.record(updated, setting: [(.syncState, .text(SyncState.pendingUpload.rawValue)), (.updatedAt, .text(now))])
         try update(Column.self, written)
-        try noteFieldEdits(Column.recordKind, id: Column.text(.id, of: current), changed: changed,
+        try syncLedger.noteFieldEdits(Column.recordKind, id: Column.text(.id, of: current), changed: changed,
                            before: Column.text(.updatedAt, of: current), at: now)
         return written
     }
@@ -142,4 +142,17 @@ extension BookingDraft {
         draft.booking = record
         return draft
     }
+}
+
+extension Store {
+    /// Writes every column of a validated `record` over its row (`RecordColumn.update`): once per
+    /// pulled record and per edit, so the statement's text is made once per kind.
+    func update<Column: RecordColumn>(_ columns: Column.Type, _ record: Column.Record) throws {
+        let sql = Self.updates[Column.recordKind] ?? Column.update(Column.recordKind.table)
+        try connection.statement(sql).run(Column.updateValues(of: record))
+    }
+
+    private static let updates: [RecordKind: String] = [
+        .trip: TripColumn.update("trips"), .place: PlaceColumn.update("places"), .booking: BookingColumn.update("bookings"),
+    ]
 }

@@ -96,7 +96,7 @@ extension Store {
 
     /// Deletes a place: it goes to the trash (see `moveToTrash`).
     @discardableResult
-    public func deletePlace(id: String) throws -> TrashEntry { try moveToTrash(.place, id: id) }
+    public func deletePlace(id: String) throws -> TrashEntry { try trash.moveToTrash(.place, id: id) }
 
     // MARK: - Bookings
 
@@ -169,5 +169,5 @@ extension Store {
 
     /// Deletes a booking: it goes to the trash with its attachments (see `moveToTrash`).
     @discardableResult
-    public func deleteBooking(id: String) throws -> TrashEntry { try moveToTrash(.booking, id: id) }
+    public func deleteBooking(id: String) throws -> TrashEntry { try trash.moveToTrash(.booking, id: id) }
 }

@@ -24,7 +24,7 @@ extension Store {
                 try Self.day(row.text(TripColumn.endDate), field: "endDate")
                 try Self.syncState(row.text(TripColumn.syncState))
                 try Self.canonical(trip.anyState, try trip.anyState.validated())
-                try Self.trash(row.optionalText(TripColumn.count), row.optionalText(TripColumn.count + 1))
+                try Self.trashColumns(row.optionalText(TripColumn.count), row.optionalText(TripColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.placeColumns), trashed_at, trashed_with FROM places").forEachRow { row in
@@ -32,7 +32,7 @@ extension Store {
             check("place", place.id) {
                 try Self.syncState(row.text(PlaceColumn.syncState))
                 try Self.canonical(place.anyState, try place.anyState.validated())
-                try Self.trash(row.optionalText(PlaceColumn.count), row.optionalText(PlaceColumn.count + 1))
+                try Self.trashColumns(row.optionalText(PlaceColumn.count), row.optionalText(PlaceColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.bookingColumns), trashed_at, trashed_with FROM bookings").forEachRow { row in
@@ -43,7 +43,7 @@ extension Store {
                 }
                 try Self.syncState(row.text(BookingColumn.syncState))
                 try Self.canonical(booking.anyState, try booking.anyState.validated())
-                try Self.trash(row.optionalText(BookingColumn.count), row.optionalText(BookingColumn.count + 1))
+                try Self.trashColumns(row.optionalText(BookingColumn.count), row.optionalText(BookingColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(Self.attachmentColumns), trashed_with FROM attachments").forEachRow { row in
@@ -57,7 +57,7 @@ extension Store {
                 // (the table's CHECK says when): the id rule applies to a booking it names.
                 if row.optionalText(1) == nil { attachment.bookingId = attachment.id }
                 try Self.canonical(attachment, try attachment.validated())
-                try Self.trash(attachment.trashedAt, row.optionalText(14))
+                try Self.trashColumns(attachment.trashedAt, row.optionalText(14))
             }
         }
         if problems.count < limit, let shared = try idSharedByTwoRecords() {
@@ -96,7 +96,7 @@ extension Store {
     }
 
     /// `trashed_at` a stamp and `trashed_with` an id, where set.
-    private static func trash(_ at: String?, _ with: String?) throws {
+    private static func trashColumns(_ at: String?, _ with: String?) throws {
         if let at, try FieldRules.stamp(at, field: "trashedAt") != at {
             throw StoreError.invalidField(field: "trashedAt", rule: "is not a UTC stamp as TripBoard keeps it")
         }

@@ -126,5 +126,5 @@ extension Store {
     /// Deletes a trip: it goes to the trash with its live places, bookings and their attachments,
     /// in one transaction (see `moveToTrash`).
     @discardableResult
-    public func deleteTrip(id: String) throws -> TrashEntry { try moveToTrash(.trip, id: id) }
+    public func deleteTrip(id: String) throws -> TrashEntry { try trash.moveToTrash(.trip, id: id) }
 }

@@ -39,6 +39,19 @@ public final class Store {
     /// The damaged-page error's own message (SQLite's words), for the commands' sentence.
     public static func damageDetail(_ error: any Error) -> String { (error as? SQLiteError)?.message ?? "\(error)" }
 
+    /// One write transaction around several of the store's and the sync ledger's package methods (they write
+    /// inside the caller's transaction): a pulled page with its change token, a batch's acknowledgements with
+    /// the removal of the saved batch.
+    package func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.writeTransaction(body)
+    }
+
+    /// One read transaction around several reads: a push batch's records and their shadows are
+    /// read from one snapshot (and the file lock taken once, not once per statement).
+    package func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.readTransaction(body)
+    }
+
     /// The `updatedAt` stamp for a change made now.
     package func stamp() -> String { clock().utcStamp }
 
@@ -102,7 +115,7 @@ public final class Store {
                 bookings: try count("SELECT count(*) FROM bookings WHERE \(RecordRows.live)"),
                 attachments: try count("SELECT count(*) FROM attachments WHERE \(Store.liveAttachment)"),
                 tombstones: try count(sum("sync_state = 'pendingDeletion'")),
-                pendingChanges: try count(sum(Self.pending))
+                pendingChanges: try count(sum(SyncLedger.pending))
             )
         }
     }

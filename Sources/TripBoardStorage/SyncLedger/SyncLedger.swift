@@ -1,7 +1,27 @@
 import TripBoardSQLite
 public import TripBoardModel
 
+/// What sync keeps in the store, beside the records: the account and its change token, the
+/// shadow (each field's last synchronized value and stamp), the batches saved before a push, the
+/// records held back until their parents arrive, conflicts, incarnations, and the pending state
+/// of every record (docs/sync.md §3). A view of the store over its one connection, so that a
+/// page of pulled records and its token commit in one transaction with the records themselves.
+/// The engine (TripBoardSync) composes these methods and runs no SQL of its own.
+public struct SyncLedger {
+    package let store: Store
+
+    package init(store: Store) { self.store = store }
+
+    /// The store's connection: the ledger's tables live in the store's database.
+    var connection: Connection { store.connection }
+}
+
 extension Store {
+    /// What sync keeps in this store (`SyncLedger`).
+    public var syncLedger: SyncLedger { SyncLedger(store: self) }
+}
+
+extension SyncLedger {
     /// What the server must hear about: every record not `synchronized`, except what is in the
     /// trash without having been uploaded (it waits there to be restored or purged; a trashed
     /// record the server had is a tombstone, and listed). Uses the `*_pending` indexes.
@@ -119,7 +139,7 @@ extension Store {
                 "UPDATE \(kind.table) SET sync_state = 'failed' WHERE id = ? AND sync_state = 'pendingUpload' AND trashed_at IS NULL"
             ).run([.text(id)])
             if connection.changes == 0 {
-                _ = try resolveID(kind, id, includingTombstones: true)
+                _ = try store.resolveID(kind, id, includingTombstones: true)
                 throw StoreError.invalidData("\(kind.rawValue) \(id) is not waiting for upload")
             }
         }

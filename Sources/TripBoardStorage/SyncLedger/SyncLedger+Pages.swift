@@ -8,20 +8,7 @@ package struct ParentMissing: Error {}
 /// What the sync engine (TripBoardSync) needs around the store's sync writes: a pulled page, or a
 /// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it.
 /// The engine composes these; the SQL stays here.
-extension Store {
-    /// One write transaction around several of the package methods below (they write inside the
-    /// caller's transaction): a pulled page with its change token, a batch's acknowledgements with
-    /// the removal of the saved batch.
-    package func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        try connection.writeTransaction(body)
-    }
-
-    /// One read transaction around several reads: a push batch's records and their shadows are
-    /// read from one snapshot (and the file lock taken once, not once per statement).
-    package func readTransaction<T>(_ body: () throws -> T) throws -> T {
-        try connection.readTransaction(body)
-    }
-
+extension SyncLedger {
     /// Runs `body`, the writes of one pulled record, in a savepoint of the page's transaction:
     /// when it throws, what it wrote is undone and the page goes on.
     package func inRecordSavepoint<T>(_ body: () throws -> T) throws -> T {
@@ -76,7 +63,7 @@ extension Store {
     /// children) were added or changed here and not yet on the server: what a deletion from
     /// another device takes of this device's own work.
     package func unsyncedRecordsUnder(_ kind: RecordKind, id: String) throws -> Int {
-        try Self.memberScopes(of: kind).reduce(0) { count, member in
+        try StoreTrash.memberScopes(of: kind).reduce(0) { count, member in
             count + Int(try connection.integer("""
                 SELECT count(*) FROM \(member.member.table) WHERE \(member.scope) AND \(Store.liveCondition(member.member))
                   AND sync_state <> 'synchronized'

@@ -13,7 +13,22 @@ public struct SearchHit: Sendable, Equatable, Codable {
     public var detail: String?
 }
 
+/// The store's full-text search (FTS5, filled by triggers and by bulk writes in one statement):
+/// what `app search` asks. A view of the store over its one connection.
+public struct SearchIndex {
+    package let store: Store
+
+    package init(store: Store) { self.store = store }
+
+    var connection: Connection { store.connection }
+}
+
 extension Store {
+    /// The store's full-text search (`SearchIndex`).
+    public var searchIndex: SearchIndex { SearchIndex(store: self) }
+}
+
+extension SearchIndex {
     /// What the user typed as an FTS5 query: every word must be found, each as the start of a
     /// word (`lis` finds Lisbon), case and accents aside (the index's tokenizer folds both). Each
     /// word is quoted, so nothing typed is FTS5 syntax (`AND`, `-`, `"`, `*`, `:`); `nil` when

@@ -34,7 +34,7 @@ package struct ShadowField: Codable, Equatable {
     }
 }
 
-extension Store {
+extension SyncLedger {
     // MARK: - Account
 
     /// The account, or nil when this container does not sync.
@@ -78,7 +78,7 @@ extension Store {
     /// Records that this container syncs with `zone` on `server` from now on, from the start of its feed.
     public func joinSync(server: String, zone: String) throws -> SyncAccount {
         let node = Sodium.hexString(Sodium.randomBytes(count: 8))
-        let now = stamp()
+        let now = store.stamp()
         try connection.writeTransaction {
             try connection.statement("DELETE FROM sync_shadow").run()
             try connection.statement("DELETE FROM sync_held").run()
@@ -123,7 +123,7 @@ extension Store {
     public func noteSyncEnded(error: String?) throws {
         try connection.writeTransaction {
             if error == nil {
-                try connection.statement("UPDATE sync_account SET last_sync_at = ?, last_error = NULL").run([.text(stamp())])
+                try connection.statement("UPDATE sync_account SET last_sync_at = ?, last_error = NULL").run([.text(store.stamp())])
             } else {
                 try connection.statement("UPDATE sync_account SET last_error = ?").run([.optional(error)])
             }
@@ -250,7 +250,7 @@ extension Store {
         let localText = String(decoding: local, as: UTF8.self)
         try connection.writeTransaction {
             try connection.statement("INSERT INTO sync_outgoing (mutation_id, request, local, created_at) VALUES (?, ?, ?, ?)")
-                .run([.text(mutationID), .text(requestText), .text(localText), .text(stamp())])
+                .run([.text(mutationID), .text(requestText), .text(localText), .text(store.stamp())])
         }
     }
 

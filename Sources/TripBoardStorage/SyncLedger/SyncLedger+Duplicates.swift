@@ -9,7 +9,7 @@ import TripBoardModel
 /// booking goes (it was never anywhere else), its own attachment joins the deletion queue (its
 /// file removed by the next writer; the server's copy is downloaded and verified as any other).
 /// Bookings with no reference are never merged: two hand-typed "Museum pass" are two.
-extension Store {
+extension SyncLedger {
     /// Call after the pulled record `record` is inserted, in the page's transaction. Returns how
     /// many records of this device's were merged into it.
     package func absorbLocalDuplicate(of record: SyncRecord) throws -> Int {
@@ -39,7 +39,7 @@ extension Store {
             for duplicate in duplicates {
                 try connection.statement("""
                     UPDATE attachments SET state = 'deleting', trashed_at = ?, trashed_with = NULL WHERE id = ?
-                    """).run([.text(stamp()), .text(duplicate)])
+                    """).run([.text(store.stamp()), .text(duplicate)])
             }
             return duplicates.count
         case .trip, .place:
@@ -56,7 +56,7 @@ extension Store {
 /// edit, pushed); the other booking goes to the trash with what is left under it (the copies),
 /// restorable there for 30 days, its tombstone pushed. A device that pulls that tombstone before
 /// settling the pair itself does the same through the deletion rule.
-extension Store {
+extension SyncLedger {
     /// Settles every such pair, in the caller's write transaction. Returns how many bookings went
     /// to the trash.
     package func mergePushedDuplicates(at now: String) throws -> Int {
@@ -82,9 +82,9 @@ extension Store {
         }
         for (loser, _) in pairs {
             let moving = """
-                WHERE booking_id = ?2 AND \(Self.liveAttachment)
+                WHERE booking_id = ?2 AND \(Store.liveAttachment)
                   AND content_hash NOT IN (SELECT content_hash FROM attachments
-                                           WHERE booking_id = ?1 AND content_hash <> '' AND \(Self.liveAttachment))
+                                           WHERE booking_id = ?1 AND content_hash <> '' AND \(Store.liveAttachment))
                 """
             let moved = try connection.statement("SELECT id, updated_at FROM attachments \(moving)")
                 .rows([.text(root(loser)), .text(loser)]) { ($0.text(0), $0.text(1)) }
@@ -94,7 +94,7 @@ extension Store {
                 \(moving)
                 """).run([.text(root(loser)), .text(loser), .text(now)])
             for (id, before) in moved { try noteFieldEdits(.attachment, id: id, changed: ["bookingId"], before: before, at: now) }
-            _ = try moveToTrashInTransaction(.booking, id: loser, at: now)
+            _ = try store.trash.moveToTrashInTransaction(.booking, id: loser, at: now)
         }
         return pairs.count
     }

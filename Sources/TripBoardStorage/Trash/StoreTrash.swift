@@ -1,3 +1,4 @@
+import TripBoardSQLite
 import TripBoardSystem
 public import TripBoardModel
 
@@ -33,7 +34,23 @@ public struct TrashEntry: Sendable, Equatable, Encodable {
 /// `trashed_at` and `trashed_with` (the id of the record the user deleted: the entry it belongs
 /// to). Deleting a trip takes its live places, bookings and their attachments into the trip's
 /// entry; what was deleted on its own earlier stays an entry of its own.
+/// The trash in the store: records deleted and kept 30 days, restorable (docs/storage.md §4.4) —
+/// moving a record and its children there, listing, restoring, purging. A view of the store over
+/// its one connection: a deletion moves the record in the same transaction as its edit.
+public struct StoreTrash {
+    package let store: Store
+
+    package init(store: Store) { self.store = store }
+
+    var connection: Connection { store.connection }
+}
+
 extension Store {
+    /// The trash in the store (`StoreTrash`).
+    public var trash: StoreTrash { StoreTrash(store: self) }
+}
+
+extension StoreTrash {
     /// How long an entry stays in the trash before the next writer purges it.
     public static let trashRetentionSeconds: Int64 = 30 * 86_400
 
@@ -57,7 +74,7 @@ extension Store {
     /// transaction: hidden from every other read, stamped, and — for every record the server
     /// had — a `pendingDeletion` tombstone for sync at once. Files stay where they are.
     func moveToTrash(_ kind: RecordKind, id: String) throws -> TrashEntry {
-        let now = stamp()
+        let now = store.stamp()
         return try connection.writeTransaction { try moveToTrashInTransaction(kind, id: id, at: now) }
     }
 
@@ -158,7 +175,7 @@ extension Store {
                 + found.prefix(5).map { "\($0.kind.rawValue) \($0.id)" }.joined(separator: ", ") + "; give more characters")
         }
         guard match.entry == match.id else {
-            let holder = try kindHolding(id: match.entry)?.rawValue ?? "record"
+            let holder = try store.kindHolding(id: match.entry)?.rawValue ?? "record"
             throw StoreError.invalidData("""
                 \(match.kind.rawValue) \(match.id) went to the trash with \(holder) \(match.entry), and is restored or emptied \
                 with it: name \(match.entry.prefix(8)) instead

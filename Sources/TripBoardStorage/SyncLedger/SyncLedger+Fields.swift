@@ -18,11 +18,11 @@ package struct SyncFieldState: Sendable, Equatable, Encodable {
     package var editedHere: Bool
 }
 
-extension Store {
+extension SyncLedger {
     /// The fields of the live records this device has synced (in the trash or deleted here:
     /// left out), by kind and id; `id`: only that record's.
     package func syncFieldStates(id only: String? = nil) throws -> [SyncFieldState] {
-        try readTransaction {
+        try store.readTransaction {
             let keys = try connection.statement(
                 "SELECT DISTINCT kind, id FROM sync_shadow WHERE ?1 IS NULL OR id = ?1 ORDER BY kind, id")
                 .rows([.optional(only)]) { (RecordKind(rawValue: $0.text(0)), $0.text(1)) }

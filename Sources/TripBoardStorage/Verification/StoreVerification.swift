@@ -1,10 +1,25 @@
 package import TripBoardModel
 package import TripBoardSQLite
 
-/// Reads for a verifier that must see every row the store holds — live, in the trash and
-/// tombstones alike, in the order they were inserted — such as the container migration checking
-/// the store it built against the records it converted. Everyday reads go through the queries on
-/// live records instead.
+/// The store as a whole, for those who check it rather than edit it: row counts, page and
+/// foreign-key problems, every row in turn, a store published whole into an empty one (the
+/// migration's verification), and one store compared with another (`backup verify`). A view of
+/// the store over its one connection. Its reads see every row the store holds — live, in the
+/// trash and tombstones alike, in the order they were inserted; everyday reads go through the
+/// queries on live records instead.
+public struct StoreVerification {
+    package let store: Store
+
+    package init(store: Store) { self.store = store }
+
+    var connection: Connection { store.connection }
+}
+
+extension Store {
+    /// The store as a whole, for those who check it (`StoreVerification`).
+    public var verification: StoreVerification { StoreVerification(store: self) }
+}
+
 extension Store {
     /// How many rows each record table holds, whatever their state (also the migration's
     /// `MigrationCounts`, in its summary's JSON).
@@ -20,6 +35,9 @@ extension Store {
 
         public var description: String { "\(trips) trips, \(places) places, \(bookings) bookings, \(attachments) attachments" }
     }
+}
+
+extension StoreVerification {
 
     /// One record of any kind, as a verifier reads it back.
     package enum AnyRecord: Equatable {
@@ -38,8 +56,8 @@ extension Store {
         }
     }
 
-    package func rowCounts() throws -> RowCounts {
-        try connection.readTransaction { try RowCounts(counting: connection) }
+    package func rowCounts() throws -> Store.RowCounts {
+        try connection.readTransaction { try Store.RowCounts(counting: connection) }
     }
 
     /// What `PRAGMA quick_check` finds wrong with the store's pages and b-trees (empty when sound).
@@ -62,7 +80,7 @@ extension Store {
             try scan("trips", RecordRows.tripColumns) { .trip(RecordRows.trip(from: $0)) }
             try scan("places", RecordRows.placeColumns) { .place(RecordRows.place(from: $0)) }
             try scan("bookings", RecordRows.bookingColumns) { .booking(RecordRows.booking(from: $0)) }
-            try scan("attachments", Self.attachmentColumns) { .attachment(Self.attachment(from: $0)) }
+            try scan("attachments", Store.attachmentColumns) { .attachment(Store.attachment(from: $0)) }
         }
     }
 
@@ -72,7 +90,7 @@ extension Store {
         case .trip: try row("trips", RecordRows.tripColumns, id) { .trip(RecordRows.trip(from: $0)) }
         case .place: try row("places", RecordRows.placeColumns, id) { .place(RecordRows.place(from: $0)) }
         case .booking: try row("bookings", RecordRows.bookingColumns, id) { .booking(RecordRows.booking(from: $0)) }
-        case .attachment: try row("attachments", Self.attachmentColumns, id) { .attachment(Self.attachment(from: $0)) }
+        case .attachment: try row("attachments", Store.attachmentColumns, id) { .attachment(Store.attachment(from: $0)) }
         }
     }
 

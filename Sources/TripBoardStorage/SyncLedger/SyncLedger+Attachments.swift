@@ -6,7 +6,7 @@ import TripBoardModel
 /// file on the server, which only the shadow and the server hold. The bytes travel as a blob
 /// (`SyncEngine+Blobs.swift`); a pulled attachment is inserted `missing` and becomes `present`
 /// once its blob is downloaded and verified.
-extension Store {
+extension SyncLedger {
     func attachmentSyncRecord(id: String) throws -> SyncRecord? {
         try connection.statement("""
             SELECT booking_id, original_filename, content_type, byte_count, content_hash, page_count, sync_state, remote_version,
@@ -56,7 +56,7 @@ extension Store {
             }
             let relativePath = ContainerLayout.attachmentsDirectory + "/" + String(record.id.prefix(2)) + "/" + record.id + "."
                 + Self.fileExtension(contentType: contentType, filename: filename)
-            try insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
+            try store.insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
                                   byteCount: byteCount, contentHash: ContentHash(stored: record.fields["contentHash"]?.stringValue ?? ""), pageCount: pageCount,
                                   relativePath: relativePath, state: .missing, createdAt: record.updatedAt, syncState: record.syncState,
                                   remoteVersion: record.remoteVersion, updatedAt: record.updatedAt))

@@ -4,7 +4,7 @@ package import TripBoardModel
 
 /// Incarnations (store schema 12; docs/sync.md, Deletions sealed to an incarnation): which
 /// lifetime of a record this device holds, and which lifetimes it knows are over.
-extension Store {
+extension SyncLedger {
     /// The incarnation of a record an earlier build made, which no incarnation field names.
     package static let legacyIncarnation = ""
 

@@ -75,7 +75,7 @@ extension JSONValue {
     package static func optionalString(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
 }
 
-extension Store {
+extension SyncLedger {
     /// The record `id` of `kind` in any state (live, pending, tombstone, in the trash), or nil.
     package func syncRecord(_ kind: RecordKind, id: String) throws -> SyncRecord? {
         switch kind {
@@ -140,31 +140,20 @@ extension Store {
         switch record.kind {
         case .trip:
             let trip = try TripColumn.validated(TripColumn.record(from: values))
-            if inserting { return try insert(validated: trip) }
-            try update(TripColumn.self, trip)
+            if inserting { return try store.insert(validated: trip) }
+            try store.update(TripColumn.self, trip)
         case .place:
             let place = try PlaceColumn.validated(PlaceColumn.record(from: values))
-            if inserting { return try insert(validated: place) }
-            try update(PlaceColumn.self, place)
+            if inserting { return try store.insert(validated: place) }
+            try store.update(PlaceColumn.self, place)
         case .booking:
             let booking = try BookingColumn.validated(BookingColumn.record(from: values))
-            if inserting { return try insert(validated: booking) }
-            try update(BookingColumn.self, booking)
+            if inserting { return try store.insert(validated: booking) }
+            try store.update(BookingColumn.self, booking)
         case .attachment:
             try writeAttachmentSyncRecord(record, inserting: inserting)
         }
     }
-
-    /// Writes every column of a validated `record` over its row (`RecordColumn.update`): once per
-    /// pulled record and per edit, so the statement's text is made once per kind.
-    func update<Column: RecordColumn>(_ columns: Column.Type, _ record: Column.Record) throws {
-        let sql = Self.updates[Column.recordKind] ?? Column.update(Column.recordKind.table)
-        try connection.statement(sql).run(Column.updateValues(of: record))
-    }
-
-    private static let updates: [RecordKind: String] = [
-        .trip: TripColumn.update("trips"), .place: PlaceColumn.update("places"), .booking: BookingColumn.update("bookings"),
-    ]
 
     /// Sets only the sync metadata of `kind` `id`.
     package func setSyncMetadata(_ kind: RecordKind, id: String, state: SyncState, remoteVersion: Int64?) throws {

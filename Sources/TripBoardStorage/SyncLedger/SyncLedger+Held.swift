@@ -19,7 +19,7 @@ public struct HeldRecord: Sendable, Equatable, Codable {
 /// arrival"): a place or booking before its trip, an attachment before its booking. They wait in
 /// `sync_held`, as the server sent them (sealed), and are applied in the transaction in which
 /// their parent arrives. The engine (TripBoardSync) decides; the SQL stays here.
-extension Store {
+extension SyncLedger {
     /// Holds `record` (the server's text of it, sealed) until `parent` arrives, in place of any
     /// copy held before: the engine decides which copy is the later (`heldCopy`), by its stamps,
     /// since a server that lost the record numbers a later copy below an earlier one.

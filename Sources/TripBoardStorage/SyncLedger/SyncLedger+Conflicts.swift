@@ -35,7 +35,7 @@ public struct SyncConflict: Sendable, Equatable, Encodable {
     }
 }
 
-extension Store {
+extension SyncLedger {
     /// Keeps the value that lost a merge, inside the caller's transaction (the pulled page's).
     package func keepConflict(_ kind: RecordKind, id: String, field: String, kept: ShadowField, lost: ShadowField,
                       lostOn: SyncConflict.Side, at now: String) throws {

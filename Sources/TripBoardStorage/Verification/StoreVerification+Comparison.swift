@@ -22,7 +22,7 @@ public struct RecordDifference: Sendable, Equatable, Codable {
     package init() {}
 }
 
-extension Store {
+extension StoreVerification {
     /// How the records this store holds differ from those of `other`, kind by kind (trips,
     /// places, bookings, attachments). Each store is read in one transaction, ids in order, one
     /// record at a time: memory holds the two lists of ids, not the records.
@@ -39,7 +39,7 @@ extension Store {
     }
 
     private func userRecordDifference(of kind: RecordKind, from other: Store) throws -> RecordDifference {
-        let here = try userVisibleIDs(kind), there = try other.userVisibleIDs(kind)
+        let here = try userVisibleIDs(kind), there = try other.verification.userVisibleIDs(kind)
         var difference = RecordDifference()
         func note(_ id: String) { if difference.examples.count < 5 { difference.examples.append(id) } }
         var (i, j) = (0, 0)
@@ -53,7 +53,7 @@ extension Store {
                 note(there[j])
                 j += 1
             } else {
-                if try userView(kind, id: here[i]) == other.userView(kind, id: there[j]) {
+                if try userView(kind, id: here[i]) == other.verification.userView(kind, id: there[j]) {
                     difference.same += 1
                 } else {
                     difference.changed += 1
@@ -70,13 +70,13 @@ extension Store {
     private func userVisibleIDs(_ kind: RecordKind) throws -> [String] {
         let notDeleting = kind == .attachment ? " AND state <> 'deleting'" : ""
         return try connection.statement("""
-            SELECT id FROM \(kind.table) WHERE (\(Self.liveCondition(kind)) OR trashed_at IS NOT NULL)\(notDeleting) ORDER BY id
+            SELECT id FROM \(kind.table) WHERE (\(Store.liveCondition(kind)) OR trashed_at IS NOT NULL)\(notDeleting) ORDER BY id
             """).rows { $0.text(0) }
     }
 
     /// What a user sees of one record, as canonical JSON text.
     private func userView(_ kind: RecordKind, id: String) throws -> String? {
-        guard let record = try syncRecord(kind, id: id) else { return nil }
+        guard let record = try store.syncLedger.syncRecord(kind, id: id) else { return nil }
         var fields = record.fields
         fields["inTrash"] = .bool(record.isInTrash)
         if kind == .attachment { fields["hasFile"] = .bool(record.fileState == .present) }

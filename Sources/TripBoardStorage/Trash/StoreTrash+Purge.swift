@@ -1,6 +1,7 @@
+import TripBoardSQLite
 public import TripBoardModel
 /// Restoring and purging (docs/storage.md §4.4 and §6).
-extension Store {
+extension StoreTrash {
     /// Puts an entry back where it was, with everything that went with it, in one transaction.
     /// Every restored record becomes `pendingUpload` with a new stamp: one the server had is
     /// uploaded as a new version. Files never moved, so there is nothing else to do. Refused
@@ -8,7 +9,7 @@ extension Store {
     /// whose booking — is in the trash too (restore that first) or was deleted for good.
     @discardableResult
     public func restoreFromTrash(_ kind: RecordKind, id: String) throws -> TrashEntry {
-        let now = stamp()
+        let now = store.stamp()
         return try connection.writeTransaction {
             guard let entry = try trashEntries().first(where: { $0.id == id && $0.kind == kind }) else {
                 throw StoreError.notInTrash(id: id)
@@ -20,7 +21,7 @@ extension Store {
                     WHERE \(scope) AND trashed_with = ?2 RETURNING id
                     """).rows([.text(now), .text(id)]) { $0.text(0) }
                 // Each comes back as a new incarnation: a deletion of the old one, replayed, cannot take it.
-                for restoredID in restored { try endIncarnation(member, id: restoredID) }
+                for restoredID in restored { try store.syncLedger.endIncarnation(member, id: restoredID) }
             }
             return entry
         }
@@ -51,7 +52,7 @@ extension Store {
     /// attachments, which join the deletion queue (`deleting`, still marked trashed): their files
     /// go after the commit (`AttachmentDeletion.finishQueued`), then their rows.
     func queuePurge(_ entries: [(kind: RecordKind, id: String)]) throws {
-        let now = stamp()
+        let now = store.stamp()
         try connection.writeTransaction {
             for (kind, id) in entries {
                 for (member, scope) in Self.memberScopes(of: kind, liveOnly: false) {
@@ -77,9 +78,9 @@ extension Store {
     /// The deletion queue: attachments whose files are to be removed (step 2), then their rows.
     func queuedAttachments() throws -> [Attachment] {
         try connection.statement("""
-            SELECT \(Self.attachmentColumns) FROM attachments INDEXED BY attachments_deletion_queue
+            SELECT \(Store.attachmentColumns) FROM attachments INDEXED BY attachments_deletion_queue
             WHERE state = 'deleting' AND trashed_at IS NOT NULL ORDER BY id
-            """).rows(Self.attachment(from:))
+            """).rows(Store.attachment(from:))
     }
 
     /// Step 3, once the files are gone: the rows are removed, or kept as sync tombstones (out of
