@@ -6,7 +6,7 @@ import TripBoardModel
 /// The version-1 location: `TripBoard.sqlite` (WAL, `user_version` 1), `Attachments/<id>.<ext>`,
 /// `Thumbnails/` (a cache) and `preferences.json`. docs/migration.md describes the format.
 public enum LegacyLayout {
-    static let storeFile = "TripBoard.sqlite"
+    static let storeFile = FirstLaunchMigration.legacyStoreFile
     static let attachmentsDirectory = "Attachments"
     static let thumbnailsDirectory = "Thumbnails"
     static let preferencesFile = "preferences.json"

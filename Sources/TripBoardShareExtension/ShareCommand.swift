@@ -49,16 +49,30 @@ public enum ShareCommand {
     static func openContainer(at path: String, environment: [String: String], console: Console) throws -> Container {
         var options = try ContainerOptions(processName: "share-extension", environment: environment)
         options.mayCreate = false
+        // Asked before the store is opened, so that a refusal leaves every file as it was; a
+        // container never set up is refused by the opening instead ("open the app once", 66).
+        if let due = try FirstLaunchMigration.due(containerPath: path, containerIsExplicit: !isAppsContainer(path, environment: environment),
+                                                  environment: environment),
+           due.state == .notStarted, try Container.hasManifest(at: path) {
+            throw ShareRefusal.migrationDue(legacyPath: due.legacyPath)
+        }
+        // An unfinished migration is refused by the opening itself (75, "being updated").
         let container = try Container.openForWriting(at: path, options: options)
         for notice in container.setUpNotices { console.warning(notice) }
-        // The app's first launch migrates into the container the environment names, never into
-        // one the command line names elsewhere (`FirstLaunchMigration.due`).
-        let isAppsContainer = (try? ContainerLocation.resolve(explicit: nil, environment: environment)) == path
-        if let due = try FirstLaunchMigration.due(containerPath: path, containerIsExplicit: !isAppsContainer, environment: environment) {
-            throw due.state == .unfinished ? StoreError.notReady(path: path) : ShareRefusal.migrationDue(legacyPath: due.legacyPath)
-        }
         Trash.tidyUp(container: container)
         return container
+    }
+
+    /// Whether `path` is the container the app opens without `--container`: the one its first
+    /// launch migrates into (`FirstLaunchMigration.due`). Compared as directories (device and
+    /// inode), so that `DIR/`, `./DIR` or a symbolic link to it are that container too.
+    static func isAppsContainer(_ path: String, environment: [String: String]) -> Bool {
+        // No HOME and no TRIPBOARD_CONTAINER: the app has no container of its own to migrate into.
+        guard let appsPath = try? ContainerLocation.resolve(explicit: nil, environment: environment) else { return false }
+        if appsPath == path { return true }
+        // Either missing or unreadable: not one directory that both name.
+        guard let apps = try? Directory.open(path: appsPath).status(), let given = try? Directory.open(path: path).status() else { return false }
+        return apps.device == given.device && apps.inode == given.inode
     }
 
     /// The file to import, opened before the container is touched; a directory is refused here

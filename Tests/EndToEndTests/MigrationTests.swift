@@ -132,6 +132,32 @@ import TripBoardModel
         #expect(again.status == 0 && again.stderr.isEmpty, "the second launch migrates nothing: \(again)")
     }
 
+    /// What sits where TripBoard 1's directory would be but holds no store of it — an empty
+    /// directory, a file — is nobody's version-1 data: the app's first launch leaves it alone and
+    /// works (it used to try the migration, which could only refuse, on every command), and
+    /// `share-extension` files tickets. `container-migration` given it refuses as before.
+    @Test(arguments: ["empty directory", "file", "directory of other files"])
+    func aTripBoard1DirectoryWithoutItsStoreIsNotMigrated(_ what: String) throws {
+        let container = try TestContainer()
+        let legacy = container.root.appendingPathComponent("dot-tripboard").path
+        switch what {
+        case "empty directory": try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: false)
+        case "file": try Data("notes\n".utf8).write(to: URL(fileURLWithPath: legacy))
+        default:
+            try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: false)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: legacy + "/notes.txt"))
+        }
+        let environment = ["TRIPBOARD_LEGACY_DIR": legacy]
+        let added = try container.app("trip", "add", "--name", "Paris", "--start", "2026-12-10", "--end", "2026-12-14", environment: environment)
+        #expect(added.status == 0 && !added.stderr.contains("migrat"), "\(what): \(added)")
+        let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
+        let shared = try container.share([ticket], environment: environment)
+        #expect(shared.status == 0, "\(what): \(shared)")
+        #expect(FileManager.default.fileExists(atPath: legacy), "\(what) is left where it is")
+        let explicit = try ProcessRunner.run("container-migration", ["--from", legacy], environment: container.environment(environment))
+        #expect(explicit.status != 0, "\(what): container-migration still refuses it: \(explicit)")
+    }
+
     /// A container named on the command line (`--container`, `container init DIR`) never receives
     /// TripBoard 1's data by itself: the first such command leaves the version-1 directory alone
     /// and the named container holds only what the command added. The app's own container (the

@@ -131,9 +131,17 @@ import Testing
         #expect(refused.stderr.contains("has not been moved into the container yet; open the app first"), "\(refused)")
         #expect(try container.state() == before, "the refusal changed the container")
         #expect(try listing(setup.legacy) == legacyBefore, "the refusal changed TripBoard 1's directory")
-        // Named on the command line the same container is still the one the app migrates into.
-        let named = try ProcessRunner.run("share-extension", [ticket, "--container", container.path], environment: setup.environment)
-        #expect(named.status == 75, "\(named)")
+        // Named on the command line, however spelled, the same container is still the one the
+        // app migrates into.
+        // The link outside the test's directory, whose every file `state()` compares.
+        let link = NSTemporaryDirectory() + "/tripboard-link-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: container.path)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        for spelling in [container.path, container.path + "/", container.path + "//", container.root.path + "/./container", link] {
+            let named = try ProcessRunner.run("share-extension", [ticket, "--container", spelling], environment: setup.environment)
+            #expect(named.status == 75 && named.stderr.contains("open the app first"), "\(spelling): \(named)")
+        }
+        #expect(try container.state() == before, "a refusal changed the container")
 
         // Another container named on the command line: the app's first launch would not move
         // TripBoard 1's data there, so the ticket is filed.

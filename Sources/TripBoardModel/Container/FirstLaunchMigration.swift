@@ -21,9 +21,15 @@ public enum FirstLaunchMigration {
         public var legacyPath: String
     }
 
+    /// The name of TripBoard 1's store in its directory: a directory without it holds nothing the
+    /// migration can move.
+    public static let legacyStoreFile = "TripBoard.sqlite"
+
     /// The migration the app's first launch runs into the container at `containerPath`, or `nil`:
-    /// none when it has finished there, or when TripBoard 1's directory (`defaultLegacyPath`) does
-    /// not exist and none was started. A container the command line names (`containerIsExplicit`)
+    /// none when it has finished there, or when none was started and TripBoard 1's directory
+    /// (`defaultLegacyPath`) holds no store — missing, not a directory, or without
+    /// `TripBoard.sqlite` (an empty `~/.tripboard` is nobody's TripBoard 1 data, and must not stop
+    /// every command with a migration that can only refuse). A container the command line names (`containerIsExplicit`)
     /// gets no version-1 data by itself — a one-off or mistyped path must not carry the user's
     /// data away from where they expect it — but an unfinished migration into it was started on
     /// purpose and is finished wherever it is. Two or three `fstatat`s; creates nothing.
@@ -32,7 +38,7 @@ public enum FirstLaunchMigration {
         guard state != .finished, let legacyPath = defaultLegacyPath(environment: environment) else { return nil }
         if state == .notStarted {
             if containerIsExplicit { return nil }
-            if try !legacyDirectoryExists(at: legacyPath) { return nil }
+            if try !legacyStoreExists(in: legacyPath) { return nil }
         }
         return Due(state: state, legacyPath: legacyPath)
     }
@@ -60,7 +66,22 @@ public enum FirstLaunchMigration {
         return (home.hasSuffix("/") ? home : home + "/") + ".tripboard"
     }
 
-    /// True when the directory at `path` exists (the app's cheap first-launch check).
+    /// True when `path` is a directory holding TripBoard 1's store (`legacyStoreFile`). Missing or
+    /// not a directory: false; a directory that cannot be read is an error (whether it holds the
+    /// store cannot be told).
+    public static func legacyStoreExists(in path: String) throws -> Bool {
+        let directory: Directory
+        do {
+            directory = try Directory.open(path: path)
+        } catch {
+            if error.code == .notFound || error.code == .notADirectory { return false }
+            throw error
+        }
+        return try directory.status(of: legacyStoreFile) != nil
+    }
+
+    /// True when the directory at `path` exists (`container-migration`'s check of the directory
+    /// it is given).
     public static func legacyDirectoryExists(at path: String) throws -> Bool {
         do {
             _ = try Directory.open(path: path)

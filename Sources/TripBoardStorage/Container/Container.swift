@@ -399,6 +399,13 @@ public final class Container {
         return root
     }
 
+    /// True when the directory at `path` holds a container's manifest (the app has set it up);
+    /// false when it or the manifest is missing. Opens nothing else.
+    public static func hasManifest(at path: String) throws -> Bool {
+        guard let root = try Directory.openIfPresent(path: path) else { return false }
+        return try root.status(of: ContainerLayout.manifestFile) != nil
+    }
+
     /// True when the container has been set up: a manifest, or a store (one copied into an empty
     /// directory, or a container whose manifest was removed, is set up again around it).
     static func hasManifestOrStore(_ root: Directory) throws -> Bool {
