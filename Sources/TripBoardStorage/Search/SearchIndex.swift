@@ -15,12 +15,8 @@ public struct SearchHit: Sendable, Equatable, Codable {
 
 /// The store's full-text search (FTS5, filled by triggers and by bulk writes in one statement):
 /// what `app search` asks. A view of the store over its one connection.
-public struct SearchIndex {
+public struct SearchIndex: StoreView {
     package let store: Store
-
-    package init(store: Store) { self.store = store }
-
-    var connection: Connection { store.connection }
 }
 
 extension Store {

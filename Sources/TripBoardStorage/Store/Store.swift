@@ -2,6 +2,17 @@ public import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardModel
 
+/// A concern of the store — what sync keeps (`SyncLedger`), the trash (`StoreTrash`), search
+/// (`SearchIndex`), the store as a whole (`StoreVerification`) — as a view over the store's one
+/// connection: its own SQL, in the same transactions as the records' (`store.syncLedger`, …).
+package protocol StoreView {
+    var store: Store { get }
+}
+
+extension StoreView {
+    var connection: Connection { store.connection }
+}
+
 /// The domain store: trips, places, bookings and their sync metadata in one SQLite database.
 ///
 /// Every write runs in `BEGIN IMMEDIATE` and sets the record's sync metadata in the same

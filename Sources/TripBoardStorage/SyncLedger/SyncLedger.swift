@@ -4,16 +4,11 @@ public import TripBoardModel
 /// What sync keeps in the store, beside the records: the account and its change token, the
 /// shadow (each field's last synchronized value and stamp), the batches saved before a push, the
 /// records held back until their parents arrive, conflicts, incarnations, and the pending state
-/// of every record (docs/sync.md §3). A view of the store over its one connection, so that a
+/// of every record (docs/sync.md §5). A view of the store over its one connection, so that a
 /// page of pulled records and its token commit in one transaction with the records themselves.
 /// The engine (TripBoardSync) composes these methods and runs no SQL of its own.
-public struct SyncLedger {
+public struct SyncLedger: StoreView {
     package let store: Store
-
-    package init(store: Store) { self.store = store }
-
-    /// The store's connection: the ledger's tables live in the store's database.
-    var connection: Connection { store.connection }
 }
 
 extension Store {

@@ -37,12 +37,8 @@ public struct TrashEntry: Sendable, Equatable, Encodable {
 /// The trash in the store: records deleted and kept 30 days, restorable (docs/storage.md §4.4) —
 /// moving a record and its children there, listing, restoring, purging. A view of the store over
 /// its one connection: a deletion moves the record in the same transaction as its edit.
-public struct StoreTrash {
+public struct StoreTrash: StoreView {
     package let store: Store
-
-    package init(store: Store) { self.store = store }
-
-    var connection: Connection { store.connection }
 }
 
 extension Store {

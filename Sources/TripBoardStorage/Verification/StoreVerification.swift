@@ -7,12 +7,8 @@ package import TripBoardSQLite
 /// the store over its one connection. Its reads see every row the store holds — live, in the
 /// trash and tombstones alike, in the order they were inserted; everyday reads go through the
 /// queries on live records instead.
-public struct StoreVerification {
+public struct StoreVerification: StoreView {
     package let store: Store
-
-    package init(store: Store) { self.store = store }
-
-    var connection: Connection { store.connection }
 }
 
 extension Store {
