@@ -1,5 +1,5 @@
 package import Foundation
-@testable import TripBoardStorage
+import TripBoardStorage
 import TripBoardSystem
 
 /// `flock(1)` from util-linux holding a lock on a file from another process until released: the

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable package import TripBoardStorage
+package import TripBoardStorage
 package import TripBoardSystem
 package import TripBoardModel
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TripBoardStorage
+import TripBoardStorage
 
 /// A fresh, empty directory under the system temp directory, removed (with everything in it) when
 /// released. Every test that touches the disk makes its own, so tests can run in parallel. (A
