@@ -231,6 +231,34 @@ import Testing
         #expect(try container.appOK("container", "check") == "The container is consistent.")
     }
 
+    /// A file the container migration moved is not hashed until its pass reaches it: asked for
+    /// its thumbnail meanwhile, `attachment thumbnail` hashes it, records the hash, and renders
+    /// (it used to refuse it as damaged); a file of another size than its row's is still refused.
+    @Test func aThumbnailOfAFileNotHashedYetHashesItFirst() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
+        let imported = try container.shareOK(try container.input(pdf, as: "t.pdf"), "--trip", trip)
+        let attachment = try #require(imported["attachment"] as? [String: Any])
+        let id = try #require(attachment["id"] as? String)
+        try FileManager.default.removeItem(atPath: try #require(imported["thumbnail"] as? String))
+        #expect(try container.sqlite("UPDATE attachments SET content_hash = '' WHERE id = '\(id)'").status == 0)
+        let thumbnail = try container.app("attachment", "thumbnail", id)
+        #expect(thumbnail.status == 0, "\(thumbnail)")
+        let recorded = try container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'", readOnly: true).trimmedStdout
+        #expect(recorded == blake2bHex(pdf), "the hash is recorded: \(recorded)")
+
+        // Not hashed yet and not the size its row says: refused as damaged, nothing recorded.
+        try FileManager.default.removeItem(atPath: thumbnail.trimmedStdout)
+        #expect(try container.sqlite("UPDATE attachments SET content_hash = '' WHERE id = '\(id)'").status == 0)
+        let path = container.path + "/" + (try #require(attachment["relativePath"] as? String))
+        try pdf.dropLast().write(to: URL(fileURLWithPath: path))
+        let refused = try container.app("attachment", "thumbnail", id)
+        #expect(refused.status == 65 && refused.stderr.contains("wrongSize"), "\(refused)")
+        let after = try container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'", readOnly: true).trimmedStdout
+        #expect(after.isEmpty, "nothing recorded for a file of another size: \(after)")
+    }
+
     @Test func aMissingThumbnailIsRenderedAgainAndTheCacheKeepsItsLimit() throws {
         let container = try TestContainer()
         let trip = try container.addTrip()

@@ -4,13 +4,18 @@ import TripBoardModel
 
 extension ThumbnailCache {
     /// The thumbnail of `attachment`: the cached one, else page 1 rendered again by `worker` from
-    /// the attachment's file (verified against its size and hash first), cached, and the cache
-    /// trimmed to `cacheLimitMB`. Returns the PNG's path.
+    /// the attachment's file (verified against its size and hash first — a hash still pending, a
+    /// migrated file's, is computed and recorded then: `AttachmentHashing.verifiedHash`), cached,
+    /// and the cache trimmed to `cacheLimitMB`. Returns the PNG's path.
     public func thumbnail(of attachment: Attachment, container: Container, worker: PDFWorker, size: Int = 200) throws -> String {
         if let cached = try cachedPath(for: attachment.id) { return cached }
         let files = try AttachmentFiles(container: container)
-        let state = try files.check(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
-                                    contentHash: attachment.contentHash)
+        var hash = attachment.contentHash
+        if hash.isPending, attachment.state == .present,
+           let hex = try AttachmentHashing.verifiedHash(of: attachment, files: files, recordingIn: try container.store) {
+            hash = .verified(hex)
+        }
+        let state = try files.check(relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: hash)
         guard state == .ok else {
             throw StoreError.corrupt(path: container.path + "/" + attachment.relativePath,
                                      detail: "the attachment's file is \(state.rawValue); run `app container check`")
