@@ -128,8 +128,15 @@ extension SyncEngine {
             case .refuse(let cause): return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: cause)
             case .superseded: return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: nil)
             }
-        } else if try !admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) {
-            return
+        }
+        // A live copy of a later incarnation than this device's (brought back from the trash on
+        // another device) is news whatever its version: after a server went back, it may carry
+        // the number this device's tombstone of the earlier one holds.
+        var laterIncarnation = false
+        if !remote.deleted {
+            let before = try local.map(currentIncarnation(of:))
+            guard try admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) else { return }
+            laterIncarnation = try before != nil && local.map(currentIncarnation(of:)) != before
         }
         if let local, let current = local.remoteVersion, current >= version {
             // Version numbers are concurrency tokens, never the proof of "I have this already": a
@@ -147,7 +154,7 @@ extension SyncEngine {
             } ?? false
             let renumberedDeletion = remote.deleted && !deletedHere && (version == current || unseenDeletion)
             let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
-            guard renumberedDeletion || newStamps else {
+            guard renumberedDeletion || newStamps || laterIncarnation else {
                 // Our own push coming back, or the same content at a version the server numbered
                 // lower (it went back): the next push goes against the server's version.
                 // (A deletion here keeps its version: the reconcile sends it again against the server's.)

@@ -282,6 +282,32 @@ import TripBoardSystem
         #expect(try Self.tripListed(b, "Lisbon"))
     }
 
+    /// A server that went back twice numbers two states of a trip v2: A's tombstone, sent again
+    /// after the first restore, and the trip B brought back from the trash (a new incarnation)
+    /// and pushed after the second. The live copy of the later incarnation is news to A whatever
+    /// its version (it was kept out as "v2 already"; the sync model's seed 1332436197).
+    @Test func aTripBroughtBackAfterTheServerWentBackTwiceReachesTheDeviceThatDeletedIt() throws {
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
+        defer { withExtendedLifetime(server) {} }
+        let dump = server.directory + "/both.dump"
+        try server.backUp(to: dump)
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        #expect(try !Self.tripListed(b, "Lisbon"), "the deletion reached B")
+        // Each restore is noticed (a refusal, 65, on the first sync after it, as a server that
+        // went back is): what matters is where the devices end.
+        try server.restore(from: dump)
+        _ = try a.app("sync", "now")
+        _ = try a.app("sync", "now")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(trip)'") == "t", "A sent its deletion again")
+        try b.ok("trash", "restore", trip)
+        try server.restore(from: dump)
+        for device in [b, b, a, a, b, a] { _ = try device.app("sync", "now") }
+        #expect(try Self.tripListed(b, "Lisbon"))
+        #expect(try Self.tripListed(a, "Lisbon"), "A took the trip B brought back")
+    }
+
     /// A genuine, sealed deletion replayed after the trip was brought back from the trash (a new
     /// incarnation) cannot take it again: the device that made it knows it (`sync_deletions_seen`)
     /// and refuses it (65, `replayedDeletion`), and the trip stays live on both.
