@@ -2,7 +2,7 @@ public import TripBoardKeychain
 public import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
-public import TripBoardModel
+import TripBoardModel
 
 /// How far a long step has got, for a progress bar.
 public struct MigrationProgress: Sendable, Equatable {
@@ -121,14 +121,6 @@ public struct MigrationSummary: Sendable, Codable, Equatable {
 /// marker → delete the old location, under the container's exclusive lock, with a journal in
 /// `migration/` that a re-run resumes from.
 public enum ContainerMigration {
-    /// What a container says about the migration (`FirstLaunchMigration`, which an extension
-    /// asks without linking this module).
-    public typealias State = FirstLaunchMigration.State
-
-    public static func state(containerPath: String) throws -> State { try FirstLaunchMigration.state(containerPath: containerPath) }
-
-    static func legacyDirectoryExists(at path: String) throws -> Bool { try FirstLaunchMigration.legacyDirectoryExists(at: path) }
-
     /// Runs (or resumes, or with `dryRun` plans) the migration.
     /// Then, the container published and its exclusive lock released, the hashing pass
     /// (`AttachmentHashing`) under the shared lock — the container is usable meanwhile — also when
@@ -137,7 +129,7 @@ public enum ContainerMigration {
         let started = MonotonicClock.now()
         var summary = try runSteps(options)
         summary.usableSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
-        if !options.dryRun, summary.outcome != .dryRun, try state(containerPath: options.containerPath) == .finished {
+        if !options.dryRun, summary.outcome != .dryRun, try FirstLaunchMigration.state(containerPath: options.containerPath) == .finished {
             try hashPendingFiles(options, into: &summary)
         }
         summary.durationSeconds = ((MonotonicClock.now() - started) * 1000).rounded() / 1000
@@ -163,7 +155,7 @@ public enum ContainerMigration {
 
     private static func runSteps(_ options: MigrationOptions) throws -> MigrationSummary {
         if let settled = try settledByState(options, holding: nil) { return settled }
-        guard try legacyDirectoryExists(at: options.legacyPath) else {
+        guard try FirstLaunchMigration.legacyDirectoryExists(at: options.legacyPath) else {
             if options.legacyPathIsExplicit { throw MigrationError.legacyNotFound(path: options.legacyPath) }
             return nothingToMigrate(options, "there is no version-1 directory at \(options.legacyPath)")
         }
@@ -208,7 +200,7 @@ public enum ContainerMigration {
     /// and a dry run only reports an interrupted one; holding it, an interrupted one is resumed
     /// after the lock is let go (the resumed run takes it again).
     private static func settledByState(_ options: MigrationOptions, holding lock: FileLock?) throws -> MigrationSummary? {
-        switch try state(containerPath: options.containerPath) {
+        switch try FirstLaunchMigration.state(containerPath: options.containerPath) {
         case .notStarted:
             return nil
         case .finished:
@@ -322,7 +314,7 @@ public enum ContainerMigration {
             // Until the commit marker, the old location is complete: it must still be there.
             legacyRoot = try Directory.open(path: plan.legacyPath)
             legacy = try LegacyStore(directory: legacyRoot!)
-        } else if try legacyDirectoryExists(at: plan.legacyPath) {
+        } else if try FirstLaunchMigration.legacyDirectoryExists(at: plan.legacyPath) {
             legacyRoot = try Directory.open(path: plan.legacyPath)
         }
         let run = MigrationRun(options: options, plan: plan, files: try MigrationFileList.open(in: directory), root: root, lock: lock,
@@ -335,7 +327,7 @@ public enum ContainerMigration {
     /// Whether two paths name the same directory (same device and inode), or the same text.
     private static func samePlace(_ first: String, _ second: String) throws -> Bool {
         if first == second { return true }
-        guard try legacyDirectoryExists(at: first), try legacyDirectoryExists(at: second) else { return false }
+        guard try FirstLaunchMigration.legacyDirectoryExists(at: first), try FirstLaunchMigration.legacyDirectoryExists(at: second) else { return false }
         let a = try Directory.open(path: first).status(), b = try Directory.open(path: second).status()
         return a.device == b.device && a.inode == b.inode
     }

@@ -313,7 +313,7 @@ extension MigrationRun {
     /// they are; returns their paths (the location stays when it holds any).
     func deleteOldLocation() throws -> [String] {
         legacy = nil  // the legacy store is closed before its files go
-        guard let legacyRoot, try ContainerMigration.legacyDirectoryExists(at: plan.legacyPath) else { return [] }
+        guard let legacyRoot, try FirstLaunchMigration.legacyDirectoryExists(at: plan.legacyPath) else { return [] }
         report("finishing", done: 0, total: 1)
         try removeTree(LegacyLayout.thumbnailsDirectory, in: legacyRoot)
         if try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory {

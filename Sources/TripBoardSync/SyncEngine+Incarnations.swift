@@ -64,26 +64,37 @@ extension SyncEngine {
         return .believe(incarnation: deleted)
     }
 
+    /// What `admitIncarnation` made of a pulled live record.
+    enum IncarnationAdmission {
+        /// A copy of an incarnation that is over: refused (and counted).
+        case refused
+        /// This device's incarnation, or a record new here.
+        case same
+        /// A later incarnation than this device's: news whatever its version.
+        case later
+    }
+
     /// A pulled live record judged by its incarnation: a copy of an incarnation this device knows
     /// is over (deleted or replaced) is refused; a new one (a restore on another device) becomes
-    /// this device's, the one it replaces noted over. Returns false when refused.
-    func admitIncarnation(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind, version: Int64) throws -> Bool {
+    /// this device's, the one it replaces noted over.
+    func admitIncarnation(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind,
+                          version: Int64) throws -> IncarnationAdmission {
         guard let theirs = fields[Self.incarnationField].map({ $0.value.stringValue }) ?? SyncLedger.legacyIncarnation else {
             throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its incarnation is not a text")
         }
         if try ledger.isDead(kind, id: remote.id, incarnation: theirs) {
             try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
-            return false
+            return .refused
         }
         // A record new here keeps its incarnation in its shadow (written with it).
-        guard let local else { return true }
+        guard let local else { return .same }
         let current = try currentIncarnation(of: local)
         if theirs == SyncLedger.legacyIncarnation && current != SyncLedger.legacyIncarnation {
             // Only a record's first life is unnamed, and a named one never goes back to it: the
             // server took the incarnation out of the row (to let an old deletion of the first
             // life take it). Refused; this device's record goes again.
             try refuseResurrection(remote, incarnation: theirs, local: local, kind: kind, version: version)
-            return false
+            return .refused
         }
         if theirs != current {
             // A later incarnation (brought back from the trash on another device): this device's
@@ -92,8 +103,9 @@ extension SyncEngine {
             try ledger.noteDead(kind, id: remote.id, incarnation: current)
             try ledger.clearShadow(kind, id: remote.id, pinningIncarnation: false)
             try ledger.setIncarnation(kind, id: remote.id, theirs)
+            return .later
         }
-        return true
+        return .same
     }
 
     /// This device's incarnation of `local`: the one on record, the legacy one for a record an

@@ -134,9 +134,11 @@ extension SyncEngine {
         // the number this device's tombstone of the earlier one holds.
         var laterIncarnation = false
         if !remote.deleted {
-            let before = try local.map(currentIncarnation(of:))
-            guard try admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) else { return }
-            laterIncarnation = try before != nil && local.map(currentIncarnation(of:)) != before
+            switch try admitIncarnation(remote, fields: fields, local: local, kind: kind, version: version) {
+            case .refused: return
+            case .same: break
+            case .later: laterIncarnation = true
+            }
         }
         if let local, let current = local.remoteVersion, current >= version {
             // Version numbers are concurrency tokens, never the proof of "I have this already": a

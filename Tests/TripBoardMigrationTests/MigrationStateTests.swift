@@ -32,7 +32,7 @@ struct MigrationStateTests {
         let temporary = try TemporaryDirectory()
         let path = try makeContainer(temporary, committed: false)
         #expect(throws: StoreError.notReady(path: path)) { try Container.openForWriting(at: path, options: extensionOptions()) }
-        #expect(try ContainerMigration.state(containerPath: path) == .unfinished)
+        #expect(try FirstLaunchMigration.state(containerPath: path) == .unfinished)
     }
 
     @Test func anExtensionRefusesAMigrationIntoAContainerNotYetSetUp() throws {
@@ -60,7 +60,7 @@ struct MigrationStateTests {
         let path = try makeContainer(temporary, committed: true)
         let container = try Container.openForWriting(at: path, options: extensionOptions())
         #expect(try container.store.counts().trips == 1)
-        #expect(try ContainerMigration.state(containerPath: path) == .unfinished, "deleting the old location is still to do")
+        #expect(try FirstLaunchMigration.state(containerPath: path) == .unfinished, "deleting the old location is still to do")
     }
 
     @Test func aMigrationDirectoryThatIsAFileIsRefused() throws {

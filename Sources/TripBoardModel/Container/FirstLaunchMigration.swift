@@ -82,13 +82,5 @@ public enum FirstLaunchMigration {
 
     /// True when the directory at `path` exists (`container-migration`'s check of the directory
     /// it is given).
-    public static func legacyDirectoryExists(at path: String) throws -> Bool {
-        do {
-            _ = try Directory.open(path: path)
-            return true
-        } catch {
-            if error.code == .notFound { return false }
-            throw error
-        }
-    }
+    public static func legacyDirectoryExists(at path: String) throws -> Bool { try Directory.openIfPresent(path: path) != nil }
 }

@@ -48,8 +48,8 @@ public struct ContainerOptions: Sendable {
         if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
             // Digits with at most one decimal point (`5`, `0.25`): not `0x10`, `1e3`, `+5` or `.5`,
             // which `Double` would also read.
-            let isDecimal = text.utf8.allSatisfy { (0x30...0x39).contains($0) || $0 == 0x2e } && text.utf8.filter { $0 == 0x2e }.count <= 1
-                && text.utf8.first.map { (0x30...0x39).contains($0) } == true && text.utf8.last.map { (0x30...0x39).contains($0) } == true
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            let isDecimal = parts.count <= 2 && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
             guard isDecimal, let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
                 throw StoreError.invalidArgument("TRIPBOARD_LOCK_TIMEOUT must be a number of seconds (0–3600)")
             }
