@@ -122,7 +122,7 @@ let package = Package(
         // through the model's `StoreCursor`.
         .target(
             name: "TripBoardCommandLine",
-            dependencies: ["TripBoardSystem", "TripBoardModel"]
+            dependencies: ["TripBoardSystem"]
         ),
         // The widget links this, the command line, the model and the basement's System (and
         // SQLite through the model): no keychain, migration, ticket, backup or sync code
@@ -182,7 +182,7 @@ let package = Package(
         ),
         .target(
             name: "PDFReader",
-            dependencies: ["PopplerShim", "TripBoardSystem", "TripBoardWorkerContract"]
+            dependencies: ["PopplerShim", "TripBoardSystem", "TripBoardCommandLine", "TripBoardWorkerContract"]
         ),
         .executableTarget(
             name: "pdf-worker",
@@ -201,7 +201,7 @@ let package = Package(
         // and opens no container: it moves sealed records between `app` and the server.
         .target(
             name: "TripBoardSyncServer",
-            dependencies: ["CLibPQ", "TripBoardSystem", "TripBoardSodium", "TripBoardSyncProtocol"]
+            dependencies: ["CLibPQ", "TripBoardSystem", "TripBoardCommandLine", "TripBoardSodium", "TripBoardSyncProtocol"]
         ),
         .executableTarget(
             name: "sync-agent",
@@ -234,6 +234,7 @@ let package = Package(
         .testTarget(name: "TripBoardTicketsTests", dependencies: ["TripBoardTickets", "TripBoardModel", "TripBoardSystem", "TripBoardStorage"]),
         .testTarget(name: "TripBoardCommandLineTests", dependencies: ["TripBoardCommandLine"]),
         .testTarget(name: "TripBoardSyncTests", dependencies: ["TripBoardSync"]),
+        .testTarget(name: "TripBoardSyncProtocolTests", dependencies: ["TripBoardSyncProtocol", "TripBoardSystem"]),
         .testTarget(
             name: "PDFReaderTests",
             dependencies: ["PDFReader", "CCairo", "TripBoardSystem", "TripBoardWorkerContract", "TripBoardModel", "TripBoardStorage", "TripBoardTestSupport"]

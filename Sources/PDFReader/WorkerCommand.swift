@@ -1,11 +1,13 @@
 import TripBoardSystem
+package import TripBoardCommandLine
 public import TripBoardWorkerContract
 
 /// `pdf-worker`: inspects one untrusted PDF under resource limits and prints one JSON object.
 ///
 ///     pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
 ///
-/// Options may come before or after FILE; `--` ends them. Defaults: `--text-pages 2` (0–100),
+/// Options may come before or after FILE, as `--name VALUE` or `--name=VALUE`; `--` ends them
+/// (the command line is parsed by the programs' shared core, `ProgramStart`). Defaults: `--text-pages 2` (0–100),
 /// `--thumbnail-size 200` (1–2048), `--max-size` 64 MiB (at most 1 GiB); no thumbnail unless `--thumbnail` names a file that does not
 /// exist yet (created 0600 with O_EXCL).
 ///
@@ -48,36 +50,47 @@ public enum WorkerCommand {
     /// A parsed command line.
     public enum Invocation: Sendable, Equatable {
         case help
+        case version
         case inspect(Options)
     }
 
-    /// What `pdf-worker --version` (alone on the line, or with `-q`/`--quiet`) prints.
-    public static let version = "TripBoard pdf-worker 1.0"
-
-    /// What `--help` prints.
-    public static let usage = """
-        usage: pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
-        Prints one JSON object: {"pageCount","text","thumbnail","thumbnailError"} or {"error","message"}.
-        Exit status: 0 ok, 1 internal, 64 usage, 66 unreadable, 80 notPDF, 81 encrypted, 82 damaged, 83 tooLarge.
-
-        """
+    /// The worker's command line, declared once: its parsing and `--help` are made from it.
+    package static let program = ProgramSpec(
+        name: "pdf-worker", tagline: "inspects one untrusted PDF under resource limits",
+        description: [
+            "Run by share-extension and app for each PDF they file, confined: it prints one JSON object, {\"pageCount\",\"text\",\"thumbnail\",\"thumbnailError\"} or {\"error\",\"message\"}, and nothing on standard error once its arguments are read.",
+        ],
+        globalOptions: [CommonOptions.quiet, CommonOptions.help, CommonOptions.version], commands: [],
+        grammar: Grammar(options: [
+            .value("--thumbnail", "OUT.png", "write page 1 as a PNG to this new file (created 0600, never over an existing one)", completion: .file),
+            .value("--thumbnail-size", "PX", "the square box the thumbnail fits, 1–\(PDFWorkerLimits.thumbnailPixels) (default 200)"),
+            .value("--text-pages", "N", "how many pages' text to report, 0–\(PDFWorkerLimits.textPages) (default 2)"),
+            .value("--max-size", "BYTES", "the largest file accepted, at most \(PDFWorkerLimits.maximumFileBytes) (default 64 MiB)"),
+        ], positionals: [
+            .required("inspect", "the command (the only one)"),
+            .required("FILE", "the PDF", completion: .file),
+        ]),
+        exitStatuses: ["0  inspected", "1  internal error", "64  usage", "66  unreadable", "80  not a PDF", "81  encrypted",
+                       "82  damaged", "83  too large"],
+        versionDetail: nil)
 
     /// The whole worker: parse, confine, silence, inspect, print. Returns the exit status.
     public static func main(arguments: [String]) -> Int32 {
         ProcessSetup.applyDefaults()
-        if arguments.contains("--version"), arguments.allSatisfy({ ["--version", "-q", "--quiet"].contains($0) }) {
-            StandardStream.output.write(Array((version + "\n").utf8))
-            return 0
-        }
         let invocation: Invocation
         do {
             invocation = try parse(arguments)
         } catch {
             return report(.failure(error))
         }
-        guard case .inspect(let options) = invocation else {
-            StandardStream.output.write(Array(usage.utf8))
-            return 0
+        let options: Options
+        switch invocation {
+        case .help:
+            return StandardStream.output.write(Array((HelpText.single(program) + "\n").utf8)) ? 0 : 1
+        case .version:
+            return StandardStream.output.write(Array((program.versionLine + "\n").utf8)) ? 0 : 1
+        case .inspect(let inspected):
+            options = inspected
         }
         WorkerConfinement.applyLimits()
         WorkerConfinement.silenceDiagnostics()
@@ -85,37 +98,30 @@ public enum WorkerCommand {
     }
 
     /// Parses the arguments after the executable's name.
-    public static func parse(_ arguments: [String]) throws(PDFInspectionFailure) -> Invocation {
-        if arguments.contains("--help") || arguments.contains("-h") || arguments.first == "help" { return .help }
-        guard arguments.first == "inspect" else {
-            throw PDFInspectionFailure(.usage, arguments.isEmpty ? "missing command 'inspect'" : "unknown command '\(arguments[0])'")
-        }
-        var options = Options(file: "")
-        var files: [String] = []
-        var remaining = arguments.dropFirst()[...]
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--":
-                files += remaining
-                remaining = []
-            case "--thumbnail":
-                options.thumbnailPath = try value(of: argument, from: &remaining)
-            case "--thumbnail-size":
-                options.thumbnailSize = try number(of: argument, from: &remaining, in: 1...PDFWorkerLimits.thumbnailPixels)
-            case "--text-pages":
-                options.textPages = try number(of: argument, from: &remaining, in: 0...PDFWorkerLimits.textPages)
-            case "--max-size":
-                options.maximumBytes = try number(of: argument, from: &remaining, in: 1...PDFWorkerLimits.maximumFileBytes)
-            default:
-                if argument.hasPrefix("-") && argument != "-" { throw PDFInspectionFailure(.usage, "unknown option '\(argument)'") }
-                files.append(argument)
+    public static func parse(_ words: [String]) throws(PDFInspectionFailure) -> Invocation {
+        do {
+            var arguments: Arguments
+            switch try ProgramStart.parse(words, of: program) {
+            case .help: return .help
+            case .version: return .version
+            case .run(let parsed): arguments = parsed
             }
+            guard let command = arguments.nextPositional() else { throw CommandLineError.usage("missing command 'inspect'") }
+            if command == "help" { return .help }
+            guard command == "inspect" else { throw CommandLineError.usage("unknown command '\(terminalSafe(String(command.prefix(60))))'") }
+            let file = try arguments.positional("FILE")
+            try arguments.finish()
+            guard !file.isEmpty else { throw CommandLineError.usage("missing FILE") }
+            var options = Options(file: file, thumbnailPath: try arguments.option("--thumbnail"))
+            options.thumbnailSize = try number(arguments, "--thumbnail-size", in: 1...PDFWorkerLimits.thumbnailPixels) ?? options.thumbnailSize
+            options.textPages = try number(arguments, "--text-pages", in: 0...PDFWorkerLimits.textPages) ?? options.textPages
+            options.maximumBytes = try number(arguments, "--max-size", in: 1...PDFWorkerLimits.maximumFileBytes) ?? options.maximumBytes
+            return .inspect(options)
+        } catch let failure as PDFInspectionFailure {
+            throw failure
+        } catch {
+            throw PDFInspectionFailure(.usage, (error as? CommandLineError)?.message ?? "\(error)")
         }
-        guard files.count == 1, let file = files.first, !file.isEmpty else {
-            throw PDFInspectionFailure(.usage, files.isEmpty ? "missing FILE" : "expected one FILE, got \(files.count)")
-        }
-        options.file = file
-        return .inspect(options)
     }
 
     /// Inspects `options.file` in this process, with no limits: the worker's logic, testable in-process.
@@ -212,14 +218,9 @@ public enum WorkerCommand {
         }
     }
 
-    private static func value(of option: String, from arguments: inout ArraySlice<String>) throws(PDFInspectionFailure) -> String {
-        guard let value = arguments.popFirst() else { throw PDFInspectionFailure(.usage, "\(option) needs a value") }
-        return value
-    }
-
-    private static func number(of option: String, from arguments: inout ArraySlice<String>,
-                               in range: ClosedRange<Int>) throws(PDFInspectionFailure) -> Int {
-        let text = try value(of: option, from: &arguments)
+    /// `--name N` within `range`, or nil when it is not given.
+    private static func number(_ arguments: Arguments, _ option: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try arguments.option(option) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw PDFInspectionFailure(.usage, "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }

@@ -81,7 +81,7 @@ extension AppCommand {
         let output = try context.arguments.option("--output")
         try context.finishArguments()
         let destination = try output.map { try outputDestination($0) }
-        let report = try ContainerDiagnosis.gather(container: try context.container(), tripboardVersion: version)
+        let report = try ContainerDiagnosis.gather(container: try context.container(), tripboardVersion: program.versionLine)
         let bytes = try Console.json(report) + [0x0a]
         guard let (directory, fileName) = destination else { return context.console.write(bytes) }
         try directory.writeAtomically(bytes, to: fileName, staging: directory)

@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 public import TripBoardCommandLine
 
 extension AppCommand {

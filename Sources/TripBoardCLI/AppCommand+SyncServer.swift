@@ -92,11 +92,10 @@ extension AppCommand {
         let agent = try SyncAgentClient()
         defer { agent.end() }
         _ = try agent.connect(conninfo: server, password: password)
-        let response = try agent.send(AgentRequest(.initServer))
-        let version = response.schemaVersion ?? 0
+        guard case .schemaInstalled(let version, let upgraded) = try agent.send(.initServer) else { throw agent.unexpectedAnswer() }
         struct Installed: Encodable { var schemaVersion: Int; var upgraded: Bool }
-        if json { return try context.console.printJSON(Installed(schemaVersion: version, upgraded: response.upgraded ?? false)) }
-        context.console.print(response.upgraded == true
+        if json { return try context.console.printJSON(Installed(schemaVersion: version, upgraded: upgraded)) }
+        context.console.print(upgraded
             ? "The server's TripBoard schema is now at version \(version)."
             : "The server's TripBoard schema is already at version \(version); nothing was changed.")
     }
@@ -128,22 +127,18 @@ extension AppCommand {
         let agent = try SyncAgentClient()
         defer { agent.end() }
         _ = try agent.connect(conninfo: server, password: password.map(text))
-        var lookup = AgentRequest(.zone)
-        lookup.zone = zoneName
         let key: ZoneKey
         let created: Bool
-        if let existing = try agent.send(lookup).zone {
+        if let existing = try agent.zone(zoneName).zone {
             key = try ZoneKey.unwrap(existing.keyWrap, zone: zoneName, passphrase: passphrase)
             created = false
         } else {
             guard passphrase.count >= 8 else { throw SyncError.invalidArgument("the sync passphrase must be at least 8 bytes long; nothing was changed") }
             let fresh = try ZoneKey.make(zone: zoneName)
-            var create = AgentRequest(.createZone)
-            create.zone = zoneName
-            create.keyWrap = try fresh.wrapped(passphrase: passphrase)
-            guard let made = try agent.send(create).zone else { throw SyncError.zoneMissing(zone: zoneName) }
+            let wrap = try fresh.wrapped(passphrase: passphrase)
+            guard let made = try agent.zone(zoneName, creatingWith: wrap).zone else { throw SyncError.zoneMissing(zone: zoneName) }
             // Another device may have made the zone at the same moment: its key is the zone's.
-            created = made.keyWrap == create.keyWrap
+            created = made.keyWrap == wrap
             key = created ? fresh : try ZoneKey.unwrap(made.keyWrap, zone: zoneName, passphrase: passphrase)
         }
         context.createsContainer = true
@@ -237,12 +232,8 @@ extension AppCommand {
             let serverTime = try agent.connect(conninfo: account.server, password: password)
             // With the zone, whether the server still has what this device last saw of it.
             let check = try store.syncLedger.syncCheck()
-            var lookup = AgentRequest(.zone)
-            lookup.zone = account.zone
-            lookup.checkMutation = check.lastMutation
-            lookup.checkRecord = check.tokenRecord
-            lookup.checkRecordStamps = check.tokenRecordStamps
-            let answer = try agent.send(lookup)
+            let answer = try agent.zone(account.zone, check: ZoneCheck(mutation: check.lastMutation, record: check.tokenRecord,
+                                                                       recordStamps: check.tokenRecordStamps))
             guard let zone = answer.zone else { throw SyncError.zoneMissing(zone: account.zone) }
             report = try SyncEngine(store: store, files: try AttachmentFiles(container: try context.container()), key: key,
                                     keychain: try context.keychain(), agent: agent, account: account, zone: zone, serverTime: serverTime,

@@ -65,7 +65,6 @@ enum Chore: Hashable, Sendable {
 
 /// The `app` executable: parse, run, print, exit. `main.swift` calls `AppCommand.main`.
 public enum AppCommand {
-    static let version = SingleCommand.versionLine(of: "app")
 
     static var commands: [AppCommandSpec] {
         tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands
@@ -84,7 +83,7 @@ public enum AppCommand {
                     ],
                     globalOptions: globalOptions + [CommonOptions.help, CommonOptions.version],
                     commands: commands.map(\.declaration), grammar: Grammar(options: [], positionals: []),
-                    exitStatuses: ExitStatus.appDescriptions)
+                    exitStatuses: ExitStatus.appDescriptions, versionDetail: ContainerLayout.versionDetail)
     }
 
     /// Runs `app` with `arguments` (without the program name) and returns the exit status.
@@ -167,7 +166,7 @@ public enum AppCommand {
 
     static func run(arguments words: [String], environment: [String: String], console: Console) throws {
         if asksForVersion(words) {
-            return console.print(version)
+            return console.print(program.versionLine)
         }
         if let hidden = words.first, hidden.hasPrefix("__") {
             return try runHidden(hidden, Array(words.dropFirst()), console: console)

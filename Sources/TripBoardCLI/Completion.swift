@@ -20,7 +20,7 @@ enum Completion {
         var positionalsSoFar: [String]
         var command: AppCommandSpec?
         if program.isSingleCommand {
-            grammar = SingleCommand.grammar(of: program)
+            grammar = ProgramStart.grammar(of: program)
             offered = grammar.options
             positionalsSoFar = Arguments(before, grammar: grammar).remainingPositionals
         } else {

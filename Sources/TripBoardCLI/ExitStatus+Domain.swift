@@ -1,12 +1,13 @@
 public import TripBoardBackup
 public import TripBoardKeychain
-public import TripBoardCommandLine
+import TripBoardCommandLine
+public import TripBoardSystem
 import TripBoardSodium
 public import TripBoardMigration
 import TripBoardStorage
 import TripBoardTickets
 public import TripBoardSync
-import TripBoardSystem
+
 
 /// The one mapping from an error to an exit status for `app` and `container-migration`: the
 /// errors that say their own status (`DomainExitStatus`: the keychain's, backup's, migration's and

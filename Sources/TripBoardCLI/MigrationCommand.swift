@@ -9,7 +9,8 @@ public import TripBoardCommandLine
 public enum MigrationCommand {
     /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program, status: exitStatus(for:)) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program,
+                           locate: ContainerLocation.resolve(explicit:environment:), status: exitStatus(for:)) { arguments, containerPath in
             let from = try arguments.option("--from")
             let dryRun = arguments.flag("--dry-run")
             let merge = arguments.flag("--merge")

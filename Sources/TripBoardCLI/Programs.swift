@@ -34,7 +34,7 @@ extension MigrationCommand {
                         "73  cannot create",
                         "74  I/O error or not enough space",
                         "75  the container is busy",
-                    ])
+                    ], versionDetail: ContainerLayout.versionDetail)
     }
 }
 

@@ -196,10 +196,14 @@ package struct ProgramSpec {
     package let grammar: Grammar
     /// The exit statuses, one line each: `64  usage: …`.
     package let exitStatuses: [String]
+    /// What `--version` prints after the name and the version number: the store schema and
+    /// container layout a program that opens the container was built for.
+    package let versionDetail: String?
 
     package init(name: String, tagline: String, description: [String], globalOptions: [OptionSpec], commands: [CommandSpec],
-                 grammar: Grammar, exitStatuses: [String]) {
+                 grammar: Grammar, exitStatuses: [String], versionDetail: String?) {
         self.name = name
+        self.versionDetail = versionDetail
         self.tagline = tagline
         self.description = description
         self.globalOptions = globalOptions
@@ -209,6 +213,14 @@ package struct ProgramSpec {
     }
 
     package var isSingleCommand: Bool { commands.isEmpty }
+
+    /// TripBoard's version, the same for every program.
+    package static let version = "1.0"
+
+    /// `--version`'s line: `TripBoard widget 1.0 (store schema 14, layout 2)`.
+    package var versionLine: String {
+        "TripBoard \(name) \(Self.version)" + (versionDetail.map { " (\($0))" } ?? "")
+    }
 }
 
 /// One command of a program that has several (`app trip add`), as the command model sees it: the

@@ -1,5 +1,4 @@
-package import TripBoardSystem
-package import TripBoardModel
+import TripBoardSystem
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {
@@ -84,48 +83,6 @@ public final class Console {
     package func printPairs(_ pairs: [(name: String, value: String)]) {
         let width = pairs.map(\.name.count).max() ?? 0
         for (name, value) in pairs { print(name + String(repeating: " ", count: width - name.count + 2) + value) }
-    }
-
-    /// Prints the rows of `cursor` as a table as they are read: `row` makes each one's cells.
-    /// With no row at all, prints `emptyMessage` instead, or the header alone when it is nil.
-    package func printTable<Element>(header: [String], emptyMessage: String? = nil, _ cursor: StoreCursor<Element>,
-                             row: (Element) -> [String]) throws {
-        let table = TableWriter(console: self, header: header)
-        try cursor.forEach { table.add(row($0)) }
-        if table.rowCount == 0, let emptyMessage { return print(emptyMessage) }
-        table.finish()
-    }
-
-    /// Prints the rows of `cursor` as a table straight from their bytes (`StoreRow`): `row` fills
-    /// each one's cells into a `TableRow` reused from row to row. The same lines as the other
-    /// `printTable` for the same cells.
-    package func printTable<Element>(header: [String], emptyMessage: String? = nil, rowsOf cursor: StoreCursor<Element>,
-                                     row: (borrowing StoreRow, inout TableRow) -> Void) throws {
-        let table = TableWriter(console: self, header: header)
-        var cells = TableRow()
-        try cursor.forEachRow { raw in
-            cells.removeAll()
-            row(raw, &cells)
-            table.add(cells)
-        }
-        if table.rowCount == 0, let emptyMessage { return print(emptyMessage) }
-        table.finish()
-    }
-
-    /// Prints the rows of `cursor` as one pretty JSON array written straight from their bytes:
-    /// `element` writes each one (`JSONArrayWriter.objectElement`) into the output.
-    package func printJSONArray<Element>(rowsOf cursor: StoreCursor<Element>,
-                                         _ element: (borrowing StoreRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
-        try cursor.writeJSONArray(element) { body in write(body) }
-        write([0x0a])
-    }
-
-    /// Prints the rows of `cursor` as one pretty JSON array, one element at a time: the same
-    /// bytes `printJSON` gives for the array of them all.
-    package func printJSONArray<Element: Encodable>(_ cursor: StoreCursor<Element>) throws {
-        var array = JSONArrayWriter()
-        try cursor.forEach { write(try array.element($0)) }
-        write(array.end() + [0x0a])
     }
 }
 

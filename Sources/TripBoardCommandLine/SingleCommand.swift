@@ -1,30 +1,31 @@
-import TripBoardSystem
-import TripBoardModel
+package import TripBoardSystem
 
 /// The frame the single-command executables (`widget`, `share-extension`, `container-migration`)
-/// share: the words are parsed against the program's declared grammar; `--help` prints the help
-/// made from it and touches nothing; `--version` prints the version; `-q` quiets informational
-/// lines; `--container` and the environment give the container's path; an error becomes one
-/// `error:` line and its exit status; output is flushed whatever happens.
+/// share: the words are parsed against the program's declared grammar (`ProgramStart`); `--help`
+/// prints the help made from it and touches nothing; `--version` prints the version; `-q` quiets
+/// informational lines; `--container` and the environment give the container's path (`locate`);
+/// an error becomes one `error:` line and its exit status; output is flushed whatever happens.
 package enum SingleCommand {
     package static func main(arguments words: [String], environment: [String: String], console: Console, program: ProgramSpec,
-                     message: (any Error) -> String = errorMessage(for:), status: (any Error) -> ExitStatus,
-                     body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
+                             locate: (_ explicit: String?, _ environment: [String: String]) throws -> String,
+                             message: (any Error) -> String = errorMessage(for:), status: (any Error) -> ExitStatus,
+                             body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
         defer { console.flush() }
         do {
-            var arguments = Arguments(words, grammar: grammar(of: program))
-            if arguments.wantsHelp {
-                console.print(HelpText.single(program))
+            var arguments: Arguments
+            switch try ProgramStart.parse(words, of: program) {
+            case .help(let text):
+                console.print(text)
                 return ExitStatus.success.rawValue
-            }
-            try arguments.checked()
-            if arguments.flag(CommonOptions.version.name) {
-                console.print(versionLine(of: program.name))
+            case .version(let line):
+                console.print(line)
                 return ExitStatus.success.rawValue
+            case .run(let parsed):
+                arguments = parsed
             }
             if arguments.flag(CommonOptions.quiet.name) { console.isQuiet = true }
             try LocalZone.check(environment)
-            let containerPath = try ContainerLocation.resolve(explicit: try arguments.option(CommonOptions.container.name), environment: environment)
+            let containerPath = try locate(try arguments.option(CommonOptions.container.name), environment)
             return try body(&arguments, containerPath)
         } catch {
             console.failure("error: " + message(error))
@@ -32,16 +33,30 @@ package enum SingleCommand {
         }
     }
 
-    /// `--version`'s line of every program, `app` included: the schema and layout numbers come
-    /// from `Schema.migrations` and `ContainerLayout`, never written out by hand.
-    package static func versionLine(of name: String) -> String {
-        "TripBoard \(name) 1.0 (store schema \(Schema.currentVersion), layout \(ContainerLayout.version))"
-    }
-
     /// The options every single-command program takes besides its own.
     package static let globalOptions = [CommonOptions.container, CommonOptions.quiet, CommonOptions.help, CommonOptions.version]
+}
 
-    /// The program's own options and arguments with the common ones (help is always understood).
+/// How every executable's command line starts, `app`'s excepted (whose first words choose a
+/// command): its words parsed against the program's grammar and the common options; `--help`
+/// (or `-h`, anywhere) asks for the help made from the declaration, `--version` for the version
+/// line; anything else runs, once the words are checked.
+package enum ProgramStart {
+    package enum Outcome {
+        case help(String)
+        case version(String)
+        case run(Arguments)
+    }
+
+    package static func parse(_ words: [String], of program: ProgramSpec) throws -> Outcome {
+        let arguments = Arguments(words, grammar: grammar(of: program))
+        if arguments.wantsHelp { return .help(HelpText.single(program)) }
+        try arguments.checked()
+        if arguments.flag(CommonOptions.version.name) { return .version(program.versionLine) }
+        return .run(arguments)
+    }
+
+    /// The program's own options and arguments with its global ones (help is always understood).
     package static func grammar(of program: ProgramSpec) -> Grammar {
         Grammar(options: program.grammar.options + program.globalOptions.filter { $0 != CommonOptions.help },
                 positionals: program.grammar.positionals, exclusiveGroups: program.grammar.exclusiveGroups)

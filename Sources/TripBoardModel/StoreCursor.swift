@@ -22,17 +22,21 @@ public struct StoreCursor<Element> {
         try rows.walk { statement in try body(StoreRow(statement)) }
     }
 
-    /// The rows as one pretty JSON array (`JSONArrayWriter` at `indentLevel`), each element
-    /// written from its row's bytes by `element`. `emit` lends the output to append to, once per
-    /// element and once for the closing bracket: a console's buffer, or an export's next piece.
-    package func writeJSONArray(indentLevel: Int = 0, _ element: (borrowing StoreRow, inout JSONArrayWriter, inout [UInt8]) -> Void,
-                                through emit: ((inout [UInt8]) -> Void) throws -> Void) throws {
-        var array = JSONArrayWriter(indentLevel: indentLevel)
-        // Neither closure is kept: `emit` runs the one it is lent at once, and returns.
-        try withoutActuallyEscaping(element) { element in
-            try forEachRow { row in try emit { element(row, &array, &$0) } }
+    /// The rows as a pretty JSON array written by `writer` (the whole document, or a member of
+    /// a larger one), each element written from its row's bytes by `element`. `emit` is handed
+    /// what the writer holds after each element and after the closing bracket: a console's
+    /// buffer, or an export's next piece.
+    package func writeJSONArray(_ writer: inout JSONWriter, _ element: (borrowing StoreRow, inout JSONWriter) -> Void,
+                                through emit: ([UInt8]) throws -> Void) throws {
+        writer.beginArray()
+        try forEachRow { row in
+            element(row, &writer)
+            try emit(writer.bytes)
+            writer.bytes.removeAll(keepingCapacity: true)
         }
-        try emit { $0 += array.end() }
+        writer.endArray()
+        try emit(writer.bytes)
+        writer.bytes.removeAll(keepingCapacity: true)
     }
 }
 

@@ -1,4 +1,5 @@
 package import TripBoardCommandLine
+import TripBoardModel
 
 extension ShareCommand {
     package static var program: ProgramSpec {
@@ -22,6 +23,6 @@ extension ShareCommand {
                         "69  the PDF reader cannot run",
                         "74  I/O error",
                         "75  busy, or the app has an update to finish or TripBoard 1's data to move: open the app first",
-                    ])
+                    ], versionDetail: ContainerLayout.versionDetail)
     }
 }

@@ -11,7 +11,8 @@ public import TripBoardCommandLine
 public enum ShareCommand {
     /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        SingleCommand.main(arguments: words, environment: environment, console: console, program: program, message: message(for:), status: commonExitStatus(for:)) { arguments, containerPath in
+        SingleCommand.main(arguments: words, environment: environment, console: console, program: program,
+                           locate: ContainerLocation.resolve(explicit:environment:), message: message(for:), status: commonExitStatus(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let name = try arguments.option("--name")
             let tripReference = try arguments.recordIDOption("--trip", "trip")

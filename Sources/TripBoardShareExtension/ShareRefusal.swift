@@ -1,7 +1,7 @@
 public import TripBoardStorage
 public import TripBoardTickets
-import TripBoardSystem
-public import TripBoardCommandLine
+public import TripBoardSystem
+import TripBoardCommandLine
 
 /// Why the extension refuses a container the app would open: it leaves the app's work to the app.
 public enum ShareRefusal: Error, Equatable, CustomStringConvertible {

@@ -15,19 +15,24 @@ struct OutgoingEntry: Codable {
 extension WireJSON {
     /// `entries` as a JSON array of `OutgoingEntry`s.
     static func entries(_ entries: [OutgoingEntry]) -> [UInt8] {
-        array(entries, bytesEach: 300) { entry, output in
-            head(kind: entry.kind, id: entry.id, into: &output)
-            output += Array(#","updatedAt":"#.utf8)
-            JSONValue.writeString(entry.updatedAt, into: &output)
-            output += Array(",\"deleted\":\(entry.deleted),\"fields\":".utf8)
-            object(entry.fields, into: &output) { field, output in
-                output += Array(#"{"value":"#.utf8)
-                JSONValue.writeString(field.value, into: &output)
-                output += Array(#","stamp":"#.utf8)
-                JSONValue.writeString(field.stamp, into: &output)
-                output.append(UInt8(ascii: "}"))
+        var writer = JSONWriter(pretty: false, capacity: entries.count * 300 + 2)
+        writer.beginArray()
+        for entry in entries {
+            head(kind: entry.kind, id: entry.id, &writer)
+            writer.key("updatedAt")
+            writer.string(entry.updatedAt)
+            writer.key("deleted")
+            writer.bool(entry.deleted)
+            writer.key("fields")
+            fieldObject(entry.fields, &writer) { field, writer in
+                writer.key("value")
+                writer.string(field.value)
+                writer.key("stamp")
+                writer.string(field.stamp)
             }
-            output.append(UInt8(ascii: "}"))
+            writer.endObject()
         }
+        writer.endArray()
+        return writer.bytes
     }
 }

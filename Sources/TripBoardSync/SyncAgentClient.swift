@@ -33,19 +33,15 @@ public final class SyncAgentClient {
 
     /// Sends `request` and returns the answer, or throws what its failure means.
     public func send(_ request: AgentRequest, timeout: Double = AgentLimits.answerSeconds) throws -> AgentResponse {
-        try send(encoded: try JSON.encode(request, pretty: false), timeout: timeout)
-    }
-
-    /// Sends a request already encoded as JSON (`WireJSON.request`).
-    func send(encoded request: [UInt8], timeout: Double = AgentLimits.answerSeconds) throws -> AgentResponse {
+        let bytes = try JSON.encode(request, pretty: false)
         drain()
         let answer: [UInt8]
         do {
-            answer = try session.exchange(request, timeout: timeout)
+            answer = try session.exchange(bytes, timeout: timeout)
         } catch {
             throw SyncError.agentFailed(detail: error.description)
         }
-        return try response(answer)
+        return try response(answer, answering: request.operation)
     }
 
     /// Sends `request` without waiting for the answer, which `collect` returns: the agent and
@@ -54,7 +50,7 @@ public final class SyncAgentClient {
         try post(encoded: try JSON.encode(request, pretty: false))
     }
 
-    /// `post` of a request already encoded as JSON (`WireJSON.request`).
+    /// `post` of a request already encoded as JSON (`WireJSON.push`).
     func post(encoded request: [UInt8]) throws {
         drain()
         do {
@@ -83,16 +79,16 @@ public final class SyncAgentClient {
         _ = try? session.receive(timeout: AgentLimits.answerSeconds)
     }
 
-    /// The response in `answer`, or what its failure means, thrown.
-    func response(_ answer: [UInt8]) throws -> AgentResponse {
+    /// The answer in `answer` to a request of `operation`, or what its failure means, thrown.
+    func response(_ answer: [UInt8], answering operation: AgentOperation) throws -> AgentResponse {
         let response: AgentResponse
         do {
-            response = try JSON.decode(AgentResponse.self, from: answer)
+            response = try AgentResponse(decoding: answer, answering: operation)
         } catch {
             session.end(grace: 0)
             throw SyncError.agentFailed(detail: "an answer that is not a response")
         }
-        if let failure = response.failure {
+        if case .failed(let failure) = response {
             switch failure.kind {
             case .unavailable: throw SyncError.serverUnavailable(failure.message)
             case .temporary: throw SyncError.serverBusy(failure.message)
@@ -105,33 +101,45 @@ public final class SyncAgentClient {
         return response
     }
 
+    /// An answer that is not the one its request awaits: the agent breaks the protocol.
+    public func unexpectedAnswer() -> SyncError {
+        session.end(grace: 0)
+        return SyncError.agentFailed(detail: "an answer that is not a response")
+    }
+
     /// Connects to `conninfo`; returns the server's clock.
     public func connect(conninfo: String, password: String?) throws -> Timestamp {
-        var request = AgentRequest(.connect)
-        request.conninfo = conninfo
-        request.password = password
-        let response = try send(request)
-        return response.serverTime.flatMap { Timestamp(iso8601: $0) } ?? Timestamp.now()
+        guard case .connected(let serverTime) = try send(.connect(conninfo: conninfo, password: password)) else {
+            throw unexpectedAnswer()
+        }
+        return serverTime.flatMap { Timestamp(iso8601: $0) } ?? Timestamp.now()
+    }
+
+    /// The zone `zone` as the server has it (made first with `keyWrap` when it has none), and
+    /// the answers to `check`.
+    public func zone(_ zone: String, creatingWith keyWrap: String? = nil, check: ZoneCheck = ZoneCheck()) throws -> ZoneAnswer {
+        guard case .zone(let answer) = try send(keyWrap.map { .createZone(zone, keyWrap: $0) } ?? .zone(zone, check: check)) else {
+            throw unexpectedAnswer()
+        }
+        return answer
     }
 
     /// Listens for the server's change notifications from now on (`sync watch`).
-    public func listen() throws { _ = try send(AgentRequest(.listen)) }
+    public func listen() throws { _ = try send(.listen) }
 
     /// Asks whether the server announces a change in `zone` within `seconds` (since `listen`,
     /// any announcement not yet collected counts), without waiting for the answer: the caller
     /// waits on `answerDescriptor` with whatever else it waits for, then `collectChange`. The
     /// agent answers as soon as an announcement arrives.
     public func postAwaitChange(zone: String, seconds: Double) throws {
-        var request = AgentRequest(.awaitChange)
-        request.zone = zone
-        request.waitSeconds = seconds
-        try post(request)
+        try post(.awaitChange(zone: zone, waitSeconds: seconds))
     }
 
     /// The answer to `postAwaitChange`: whether the zone changed. Call it once `answerDescriptor`
     /// is readable; it waits at most `AgentLimits.answerSeconds` for the rest of the answer.
     public func collectChange() throws -> Bool {
-        try response(try collect()).changed ?? false
+        guard case .changeAwaited(let changed) = try response(try collect(), answering: .awaitChange) else { throw unexpectedAnswer() }
+        return changed
     }
 
     /// The descriptor the agent's answers arrive on (`ChangeWatcher.wait(timeout:orInputOn:)`).

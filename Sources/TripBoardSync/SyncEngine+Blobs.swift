@@ -52,12 +52,9 @@ extension SyncEngine {
         let chunkBytes = AgentLimits.blobChunkBytes
         let chunkCount = max(1, Int((byteCount + Int64(chunkBytes) - 1) / Int64(chunkBytes)))
         guard chunkCount <= AgentLimits.blobChunksMaximum else { return nil }
-        var begin = AgentRequest(.blobBegin)
-        begin.zone = account.zone
-        begin.blob = name
-        begin.chunkCount = chunkCount
-        begin.byteCount = byteCount + Int64(SecretStream.headerLength + chunkCount * SecretStream.overhead)
-        if try agent.send(begin).blobExists == true { return (name, contentHash) }
+        let begin = AgentRequest.blobBegin(zone: account.zone, blob: name, chunkCount: chunkCount,
+                                           byteCount: byteCount + Int64(SecretStream.headerLength + chunkCount * SecretStream.overhead))
+        if case .blobBegun(exists: true) = try agent.send(begin) { return (name, contentHash) }
 
         // The second pass seals and sends; the file must be the one just named.
         let file = try files.openForReading(relativePath: relativePath)
@@ -80,13 +77,10 @@ extension SyncEngine {
             var message = try stream.push(UnsafeRawBufferPointer(rebasing: buffer[..<count]),
                                           associatedData: key.blobAssociatedData(name: name, index: index, count: chunkCount), isFinal: isFinal)
             if index == 0 { message = header + message }
-            var chunk = AgentRequest(.blobChunk)
-            chunk.chunkIndex = index
-            chunk.data = String(decoding: Base64.encodeUnpadded(message), as: UTF8.self)
-            _ = try agent.send(chunk)
+            _ = try agent.send(.blobChunk(index: index, data: String(decoding: Base64.encodeUnpadded(message), as: UTF8.self)))
         }
         guard try file.read(upTo: 1).isEmpty else { throw SyncError.attachmentChanged(id: record.id) }
-        _ = try agent.send(AgentRequest(.blobEnd))
+        _ = try agent.send(.blobEnd)
         report.blobsUploaded += 1
         return (name, contentHash)
     }
@@ -121,10 +115,8 @@ extension SyncEngine {
     /// client), nothing is collected: this device names those it has at the server's version,
     /// then asks once more.
     func collectBlobs() throws {
-        var request = AgentRequest(.collectBlobs)
-        request.zone = account.zone
-        var answer = try agent.send(request)
-        if let unnamed = answer.unnamedBlobRecords, !unnamed.isEmpty {
+        var answer = try collectBlobsOnce()
+        if let unnamed = answer.unnamed, !unnamed.isEmpty {
             var known: [WireRecord] = []
             for record in unnamed {
                 guard let version = record.version, try ledger.syncRecord(.attachment, id: record.id)?.remoteVersion == version,
@@ -132,13 +124,20 @@ extension SyncEngine {
                 known.append(WireRecord(kind: RecordKind.attachment.rawValue, id: record.id, version: version, deleted: false, fields: [:],
                                         blob: name))
             }
-            var naming = AgentRequest(.nameBlobs)
-            naming.zone = account.zone
-            naming.records = known
-            guard !known.isEmpty, try agent.send(naming).named ?? 0 > 0 else { return }
-            answer = try agent.send(request)
+            guard !known.isEmpty, case .blobsNamed(let named) = try agent.send(.nameBlobs(zone: account.zone, records: known)), named > 0 else {
+                return
+            }
+            answer = try collectBlobsOnce()
         }
-        report.blobsCollected += answer.collected ?? 0
+        report.blobsCollected += answer.collected
+    }
+
+    /// One `collectBlobs`: how many blobs went, and the records that kept any from going.
+    private func collectBlobsOnce() throws -> (collected: Int, unnamed: [WireRecord]?) {
+        guard case .blobsCollected(let collected, let unnamed) = try agent.send(.collectBlobs(zone: account.zone)) else {
+            throw agent.unexpectedAnswer()
+        }
+        return (collected, unnamed)
     }
 
     /// Fetches the file of every pulled attachment still `missing`: a blob that is not on the
@@ -171,14 +170,10 @@ extension SyncEngine {
     /// tagged final), its size, hash and name, then publishes it at `relativePath`. False, with
     /// nothing left behind, when the server has no such blob or it does not verify.
     private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> Bool {
-        var request = AgentRequest(.blobRead)
-        request.zone = account.zone
-        request.blob = name
-        request.chunkIndex = 0
-        let first = try agent.send(request)
-        guard first.blobExists == true, let chunkCount = first.chunkCount, (1...AgentLimits.blobChunksMaximum).contains(chunkCount) else {
+        guard let first = try blobChunk(name, index: 0), (1...AgentLimits.blobChunksMaximum).contains(first.chunkCount) else {
             return false
         }
+        let chunkCount = first.chunkCount
         let stagingName = Directory.uniqueTemporaryName(for: "sync-blob")
         var published = false
         defer { if !published { files.discard(stagedName: stagingName) } }
@@ -188,12 +183,7 @@ extension SyncEngine {
         var stream: SecretStream?
         var total: Int64 = 0
         for index in 0..<chunkCount {
-            var response = first
-            if index > 0 {
-                request.chunkIndex = index
-                response = try agent.send(request)
-            }
-            guard response.chunkCount == chunkCount, let data = response.data, var bytes = Base64.decodeUnpadded(Array(data.utf8)) else { return false }
+            guard let chunk = index == 0 ? first : try blobChunk(name, index: index), chunk.chunkCount == chunkCount, let data = chunk.data, var bytes = Base64.decodeUnpadded(Array(data.utf8)) else { return false }
             if index == 0 {
                 guard bytes.count >= SecretStream.headerLength,
                       let opened = try? SecretStream.decrypting(key: key.blobKey, header: Array(bytes.prefix(SecretStream.headerLength))) else { return false }
@@ -219,5 +209,13 @@ extension SyncEngine {
         published = true
         guard path == relativePath else { throw SyncError.damagedServerData("attachment \(id): its file went to \(path), not \(relativePath)") }
         return true
+    }
+
+    /// Chunk `index` of the server's complete blob `name`; nil when it has no such blob.
+    private func blobChunk(_ name: String, index: Int) throws -> BlobChunk? {
+        guard case .blobChunk(let chunk) = try agent.send(.blobRead(zone: account.zone, blob: name, chunkIndex: index)) else {
+            throw agent.unexpectedAnswer()
+        }
+        return chunk
     }
 }

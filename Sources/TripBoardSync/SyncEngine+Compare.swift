@@ -57,10 +57,7 @@ extension SyncEngine {
         var start = 0
         while start < keys.count {
             let slice = keys[start..<min(start + AgentLimits.batchRecords, keys.count)]
-            var request = AgentRequest(.fetch)
-            request.zone = account.zone
-            request.records = slice.map { WireRecord(kind: $0.kind, id: $0.id, deleted: false, fields: [:]) }
-            try agent.post(request)
+            try agent.post(.fetch(zone: account.zone, records: slice.map { WireRecord(kind: $0.kind, id: $0.id, deleted: false, fields: [:]) }))
             // An answer holds at most a page's bytes: it says how many of the records asked it
             // settles, and the rest are asked again.
             let page = try WireJSON.page(try agent.collect(), agent)
@@ -122,19 +119,20 @@ extension SyncEngine {
         let reuploadedBefore = report.reuploaded
         var onServer: [String: (version: Int64, deleted: Bool)] = [:]
         var secretsOnServer: [String: (version: Int64, deleted: Bool)] = [:]
-        var request = AgentRequest(.listRecords)
-        request.zone = account.zone
+        var afterKey: String?
         while true {
-            let answer = try agent.send(request)
-            for record in answer.records ?? [] {
+            guard case .recordList(let records, let more) = try agent.send(.listRecords(zone: account.zone, afterKey: afterKey, limit: nil)) else {
+                throw agent.unexpectedAnswer()
+            }
+            for record in records {
                 if record.kind == Self.secretKind {
                     secretsOnServer[record.id] = (record.version ?? 0, record.deleted)
                 } else {
                     onServer[record.kind + "/" + record.id] = (record.version ?? 0, record.deleted)
                 }
             }
-            guard answer.more == true, let last = answer.records?.last else { break }
-            request.afterKey = last.kind + "/" + last.id
+            guard more, let last = records.last else { break }
+            afterKey = last.kind + "/" + last.id
         }
         var fetching: [(kind: String, id: String)] = []
         var lost: [(kind: RecordKind, id: String)] = []

@@ -27,13 +27,12 @@ extension SyncEngine {
         // After a failure the pull's end is sent best-effort (the failure is what is reported);
         // after a pull that went through it is awaited like any request (`endPull`).
         var ended = false
-        defer { if !ended { _ = try? agent.send(AgentRequest(.pullEnd)) } }
+        defer { if !ended { _ = try? agent.send(.pullEnd) } }
         var reached = after
         var storeReached = storeAfter
         var secretsReached = secrets?.after
         try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) {
-            var pageRequest = AgentRequest(.pullPage)
-            pageRequest.limit = AgentLimits.pageRecords
+            let pageRequest = AgentRequest.pullPage(limit: AgentLimits.pageRecords)
             try agent.post(pageRequest)
             while true {
                 let (records, more, _, _) = try WireJSON.page(try agent.collect(), agent)
@@ -75,18 +74,17 @@ extension SyncEngine {
     /// Opens the pull of the zone's changes past `after` (live records only for a first sync);
     /// returns the highest sequence the server has now.
     private func beginPull(after: Int64, liveOnly: Bool) throws -> Int64 {
-        var begin = AgentRequest(.pullBegin)
-        begin.zone = account.zone
-        begin.afterSequence = after
-        begin.liveOnly = liveOnly
-        return try agent.send(begin).highSequence ?? after
+        guard case .pullBegun(let high) = try agent.send(.pullBegin(zone: account.zone, afterSequence: after, liveOnly: liveOnly)) else {
+            throw agent.unexpectedAnswer()
+        }
+        return high
     }
 
     /// Ends the pull the agent holds open: a lost connection, or a server that cannot commit the
     /// pull's read-only transaction, surfaces here rather than in the requests after it.
     func endPull(_ ended: inout Bool) throws {
         ended = true
-        _ = try agent.send(AgentRequest(.pullEnd))
+        _ = try agent.send(.pullEnd)
     }
 
     /// Pulls, then settles what the pull may have paired: the same ticket filed and pushed on

@@ -46,19 +46,15 @@ extension SyncEngine {
     func reconcile(_ reason: ReconcileReason) throws {
         report.reconciled = reason
         var onServer: [String: Int64] = [:]
-        var begin = AgentRequest(.pullBegin)
-        begin.zone = account.zone
-        begin.afterSequence = 0
-        begin.liveOnly = false
-        let high = try agent.send(begin).highSequence ?? 0
+        guard case .pullBegun(let high) = try agent.send(.pullBegin(zone: account.zone, afterSequence: 0, liveOnly: false)) else {
+            throw agent.unexpectedAnswer()
+        }
         var ended = false
-        defer { if !ended { _ = try? agent.send(AgentRequest(.pullEnd)) } }  // after a failure (see `pull`)
+        defer { if !ended { _ = try? agent.send(.pullEnd) } }  // after a failure (see `pull`)
         var last: WireRecord?
         var secrets: [WireRecord] = []
-        var pageRequest = AgentRequest(.pullPage)
-        pageRequest.limit = AgentLimits.pageRecords
         while true {
-            try agent.post(pageRequest)
+            try agent.post(.pullPage(limit: AgentLimits.pageRecords))
             let (records, more, _, _) = try WireJSON.page(try agent.collect(), agent)
             let now = store.stamp()
             // Keychain items are settled in the keychain's transaction, with its own token.
@@ -164,10 +160,11 @@ extension SyncEngine {
     /// that cannot (busy, older schema) is not an error of this sync: the next run asks again.
     /// A connection that is gone is: the requests after this one could not go anywhere either.
     func purgeTombstones() throws {
-        var request = AgentRequest(.purgeTombstones)
-        request.zone = account.zone
         do {
-            report.tombstonesPurged = try agent.send(request).purged ?? 0
+            guard case .tombstonesPurged(let count) = try agent.send(.purgeTombstones(zone: account.zone, horizonDays: nil)) else {
+                throw agent.unexpectedAnswer()
+            }
+            report.tombstonesPurged = count
         } catch {
             switch error as? SyncError {
             case .serverUnavailable, .agentFailed: throw error

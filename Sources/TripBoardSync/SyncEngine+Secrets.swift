@@ -366,14 +366,12 @@ extension SyncEngine {
 
     private func sendSecrets(mutationID: String, _ wire: [WireRecord], _ entries: [SecretEntry], replaying: Bool,
                              keychain: Keychain) throws -> (Int, Int) {
-        var request = AgentRequest(.push)
-        request.zone = account.zone
-        request.mutationId = mutationID
-        request.records = wire
-        let response = try agent.send(request)
+        guard case .pushed(let response) = try agent.send(.push(zone: account.zone, mutationID: mutationID, records: wire)) else {
+            throw agent.unexpectedAnswer()
+        }
         CrashPoint.reach("sync.pushed")
-        let results = response.results ?? []
-        if replaying && response.replayed == true { report.replayed += results.count }
+        let results = response.results
+        if replaying && response.replayed { report.replayed += results.count }
         let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var applied = 0
         var conflicts = 0

@@ -233,10 +233,7 @@ public final class SyncEngine {
             return report
         }
         if zone.minClientVersion < Self.clientVersion {
-            var raise = AgentRequest(.requireClientVersion)
-            raise.zone = account.zone
-            raise.clientVersion = Self.clientVersion
-            _ = try agent.send(raise)
+            _ = try agent.send(.requireClientVersion(zone: account.zone, clientVersion: Self.clientVersion))
         }
         // A first sync, and a reconcile, read the whole zone: the day's comparison is done.
         let copiesEverything = account.epoch != zone.epoch
@@ -324,10 +321,10 @@ public final class SyncEngine {
             if let batch = inFlight {
                 // A failed answer is thrown here, before the next batch goes: batches apply in
                 // order (parents first), and one that failed stops those after it.
-                let response = try agent.response(try agent.collect())
+                let response = try pushAnswer(try agent.collect())
                 inFlight = nil
                 // Blobs it says the server lacks are uploaded before anything else is sent.
-                if (response.missingBlobs ?? []).isEmpty, let batch = next {
+                if response.missingBlobs.isEmpty, let batch = next {
                     try post(mutationID: batch.mutationID, batch.wire, encoded: batch.encoded)
                     inFlight = batch
                     next = nil
@@ -344,7 +341,7 @@ public final class SyncEngine {
             if conflicts > 0 {
                 // The batch already sent is answered and recorded; the rest waits for the next round.
                 if let batch = inFlight {
-                    let response = try agent.response(try agent.collect())
+                    let response = try pushAnswer(try agent.collect())
                     let (pushed, refused) = try finish(batch.mutationID, batch.entries, response: response, replaying: false)
                     applied += pushed
                     conflicts += refused
@@ -540,32 +537,29 @@ public final class SyncEngine {
 
     private func send(mutationID: String, _ wire: [WireRecord], _ entries: [OutgoingEntry], replaying: Bool) throws -> (Int, Int) {
         try post(mutationID: mutationID, wire, encoded: WireJSON.records(wire))
-        let counts = try finish(mutationID, entries, response: try agent.response(try agent.collect()), replaying: replaying)
+        let counts = try finish(mutationID, entries, response: try pushAnswer(try agent.collect()), replaying: replaying)
         try uploadBlobsMissingOnServer()
         return counts
     }
 
     /// Sends a saved batch to the agent; `finish` collects and records the answer.
     private func post(mutationID: String, _ wire: [WireRecord], encoded: [UInt8]) throws {
-        var request = AgentRequest(.push)
-        request.zone = account.zone
-        request.mutationId = mutationID
-        try agent.post(encoded: try WireJSON.request(request, records: encoded))
+        try agent.post(encoded: WireJSON.push(zone: account.zone, mutationID: mutationID, records: encoded))
     }
 
     /// The answer to the batch `post` sent (a response that is not a failure), recorded: the
     /// acknowledgements, in one transaction that also removes the saved batch. Blobs it says the
     /// server lacks join `blobsMissingOnServer`, uploaded by the caller once nothing is in flight.
-    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], response: AgentResponse, replaying: Bool) throws -> (Int, Int) {
+    private func finish(_ mutationID: String, _ entries: [OutgoingEntry], response: PushAnswer, replaying: Bool) throws -> (Int, Int) {
         CrashPoint.reach("sync.pushed")
-        let results = response.results ?? []
-        if replaying && response.replayed == true { report.replayed += results.count }
+        let results = response.results
+        if replaying && response.replayed { report.replayed += results.count }
         let byID = Dictionary(entries.map { ($0.kind + "/" + $0.id, $0) }, uniquingKeysWith: { first, _ in first })
         // When the server numbered this batch's changes right after the change token (nobody
         // else's change in between), the token moves past them with their acknowledgements: the
         // next pull does not bring this device's own records back.
         var token: Int64?
-        if !replaying && response.replayed != true && account.epoch == zone.epoch {
+        if !replaying && !response.replayed && account.epoch == zone.epoch {
             let sequences = results.compactMap { $0.status == .applied ? $0.sequence : nil }.sorted()
             if let last = sequences.last, sequences.first == account.changeSequence + 1,
                last == account.changeSequence + Int64(sequences.count) {
@@ -594,8 +588,14 @@ public final class SyncEngine {
         if let token { account.changeSequence = token }
         report.pushed += applied
         report.conflicts += conflicts
-        blobsMissingOnServer += response.missingBlobs ?? []
+        blobsMissingOnServer += response.missingBlobs
         return (applied, conflicts)
+    }
+
+    /// The answer to a push, from its bytes (`SyncAgentClient.collect`).
+    func pushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
+        guard case .pushed(let answer) = try agent.response(bytes, answering: .push) else { throw agent.unexpectedAnswer() }
+        return answer
     }
 
     /// The server has `entry` at `version`: the existing acknowledgement path, unless the record

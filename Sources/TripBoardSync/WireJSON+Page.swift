@@ -9,7 +9,7 @@ extension WireJSON {
     /// records asked the answer settles.
     static func page(_ answer: [UInt8], _ agent: SyncAgentClient) throws -> (records: [WireRecord], more: Bool, high: Int64?, covered: Int?) {
         guard let value = try? JSONValue.parse(answer), case .object(let members) = value else {
-            _ = try agent.response(answer)
+            _ = try agent.response(answer, answering: .pullPage)
             throw SyncError.agentFailed(detail: "an answer that is not a response")
         }
         var records: [WireRecord] = []
@@ -20,7 +20,7 @@ extension WireJSON {
             switch (key, member) {
             case ("failure", .null): continue
             case ("failure", _):
-                _ = try agent.response(answer)
+                _ = try agent.response(answer, answering: .pullPage)
                 throw SyncError.agentFailed(detail: "an answer that is not a response")
             case ("more", .bool(let flag)): more = flag
             case ("highSequence", .number(let text)): high = Int64(text)

@@ -62,86 +62,6 @@ public enum AgentOperation: String, Sendable, Codable {
     case listRecords
 }
 
-/// One request to the agent. Only the members its operation uses are set.
-public struct AgentRequest: Sendable, Codable {
-    public var operation: AgentOperation
-    public var conninfo: String?
-    /// The server password, from the keychain; never logged, never echoed.
-    public var password: String?
-    public var zone: String?
-    public var keyWrap: String?
-    public var mutationId: String?
-    public var records: [WireRecord]?
-    public var afterSequence: Int64?
-    public var liveOnly: Bool?
-    public var limit: Int?
-    /// Blob operations: the blob's name (a keyed hash, hex), its ciphertext size and chunk count,
-    /// a chunk's index and bytes (base64, unpadded).
-    public var blob: String?
-    public var byteCount: Int64?
-    public var chunkCount: Int?
-    public var chunkIndex: Int?
-    public var data: String?
-    public var waitSeconds: Double?
-    /// `zone`: a mutation id to look up (`AgentResponse.mutationKnown`).
-    public var checkMutation: String?
-    /// `zone`: a record (kind, id, version) whose server copy must be at least that version
-    /// (`AgentResponse.recordKnown`).
-    public var checkRecord: WireRecord?
-    /// `zone`: the fields' stamps `checkRecord` carried (`field=stamp,…` in byte order of the
-    /// names), which the server's copy at that version and sequence must still carry.
-    public var checkRecordStamps: String?
-    /// `purgeTombstones`: how old a tombstone must be, in days.
-    public var horizonDays: Int?
-    /// `listRecords`: the last `kind/id` of the previous page (none: from the start).
-    public var afterKey: String?
-    /// `requireClientVersion`: the version every client of the zone must have from now on to push.
-    public var clientVersion: Int?
-
-    public init(_ operation: AgentOperation) { self.operation = operation }
-}
-
-/// The agent's answer. `failure` set means the operation did nothing.
-public struct AgentResponse: Sendable, Codable {
-    public var failure: AgentFailure?
-    public var serverTime: String?
-    public var schemaVersion: Int?
-    public var upgraded: Bool?
-    public var zone: ZoneInfo?
-    public var results: [PushResult]?
-    public var replayed: Bool?
-    public var records: [WireRecord]?
-    public var highSequence: Int64?
-    public var more: Bool?
-    public var blobExists: Bool?
-    public var changed: Bool?
-    public var chunkCount: Int?
-    public var data: String?
-    /// `zone` with `checkMutation`: whether the server has applied that batch.
-    public var mutationKnown: Bool?
-    /// `zone` with `checkRecord`: whether the server's copy of that record is at least that version.
-    public var recordKnown: Bool?
-    /// `purgeTombstones`: how many were removed.
-    public var purged: Int?
-    /// `push`: blobs the batch's attachment records name that the server does not have (removed
-    /// while the batch waited on the device): the pushing device uploads them again.
-    public var missingBlobs: [String]?
-    /// `collectBlobs`: how many blobs were removed, and the live attachment records that keep it
-    /// from removing any until a device names their blobs (`nameBlobs`).
-    public var collected: Int?
-    public var unnamedBlobRecords: [WireRecord]?
-    /// `nameBlobs`: how many records now say which blob they name.
-    public var named: Int?
-
-    public init() {}
-
-    public static func failed(_ kind: AgentFailure.Kind, _ message: String) -> AgentResponse {
-        var response = AgentResponse()
-        response.failure = AgentFailure(kind: kind, message: message)
-        return response
-    }
-}
-
 /// Why the agent could not do what was asked. Messages name no secret and no conninfo password.
 public struct AgentFailure: Sendable, Codable, Equatable {
     public enum Kind: String, Sendable, Codable {
@@ -219,7 +139,7 @@ public struct WireRecord: Sendable, Codable, Equatable {
     /// Answers: when the server wrote this version, in its own clock's microseconds since 1970
     /// (`records.updated_at`). A restore keeps it for what the dump held; any write renews it —
     /// so a record sent again after a restore is told from the one a device saw, even at the
-    /// same version, sequence and stamps (the zone check, `AgentRequest.checkRecord`).
+    /// same version, sequence and stamps (the zone check, `ZoneCheck.record`).
     public var written: Int64?
 
     public init(kind: String, id: String, version: Int64? = nil, expectedVersion: Int64? = nil, sequence: Int64? = nil,

@@ -1,25 +1,37 @@
 import TripBoardSyncProtocol
 import TripBoardSystem
+package import TripBoardCommandLine
 
 /// `sync-agent`'s loop: frames in on stdin, frames out on stdout (`HelperSession` is the other
-/// end), until stdin closes. Exit statuses: 0 at end of input (and for `--version`, alone or with
-/// `-q`), 64 when started with other arguments or sent a frame that is not a request, 74 when a
-/// pipe fails. It stops itself after
+/// end), until stdin closes. Exit statuses: 0 at end of input (and for `--version` and `--help`),
+/// 64 when started with other arguments or sent a frame that is not a request, 74 when a pipe
+/// fails. It stops itself after
 /// `AgentLimits.lifetimeSeconds` (SIGALRM) whatever its client does, holds at most
 /// `AgentLimits.addressSpaceBytes` of address space (`RLIMIT_AS`), and it handles secret
 /// material (a server password), so it makes no core dump.
 public enum AgentMain {
-    /// What `sync-agent --version` prints.
-    public static let version = "TripBoard sync-agent 1.0"
+    /// The agent's command line, declared once: it takes only the common options.
+    package static let program = ProgramSpec(
+        name: "sync-agent", tagline: "speaks to the sync server for app",
+        description: ["The only TripBoard program that links libpq. `app sync …` starts it and speaks to it in frames on standard input and output; it takes no arguments of its own."],
+        globalOptions: [CommonOptions.quiet, CommonOptions.help, CommonOptions.version], commands: [],
+        grammar: Grammar(options: [], positionals: []),
+        exitStatuses: ["0  end of input", "64  usage, or a frame that is not a request", "74  a pipe failed"],
+        versionDetail: nil)
 
     public static func main(arguments: [String]) -> Int32 {
-        if arguments.contains("--version"), arguments.allSatisfy({ ["--version", "-q", "--quiet"].contains($0) }) {
-            _ = StandardStream.output.write(Array((version + "\n").utf8))
-            return 0
-        }
-        guard arguments.isEmpty else {
-            StandardStream.error.write(Array("sync-agent: takes no arguments; `app sync …` starts it and speaks to it on stdin and stdout\n".utf8))
-            return 64
+        do {
+            switch try ProgramStart.parse(arguments, of: program) {
+            case .help:
+                return StandardStream.output.write(Array((HelpText.single(program) + "\n").utf8)) ? 0 : 74
+            case .version:
+                return StandardStream.output.write(Array((program.versionLine + "\n").utf8)) ? 0 : 74
+            case .run(let parsed):
+                try parsed.finish()
+            }
+        } catch {
+            StandardStream.error.write(Array("error: \(errorMessage(for: error))\n".utf8))
+            return ExitStatus.usage.rawValue
         }
         ProcessSetup.applyDefaults()
         do {
@@ -52,14 +64,21 @@ public enum AgentMain {
             } catch {
                 return 74
             }
-            let request: AgentRequest
+            let bytes: [UInt8]
             do {
-                request = try JSON.decode(AgentRequest.self, from: frame)
-            } catch {
-                return 64
-            }
-            do {
-                let bytes = try service.answer(request)
+                let request: AgentRequest
+                do {
+                    request = try JSON.decode(AgentRequest.self, from: frame)
+                } catch let incomplete as IncompleteAgentRequest {
+                    // An operation it knows without what that operation needs: answered, as a
+                    // request out of order is.
+                    bytes = try JSON.encode(AgentResponse.failed(.badRequest, incomplete.message), pretty: false)
+                    try output.write(all: HelperSession.header(bytes.count) + bytes)
+                    continue
+                } catch {
+                    return 64
+                }
+                bytes = try service.answer(request)
                 try output.write(all: HelperSession.header(bytes.count) + bytes)
             } catch {
                 return 74

@@ -12,7 +12,6 @@ extension AgentService {
             SELECT left(kind, 65), left(id, 129), version, deleted FROM tripboard.records
             WHERE zone = $1 AND (kind, id) > ($2, $3) ORDER BY kind, id LIMIT $4
             """, [zone, parts[0], parts[1], String(limit)], prepared: true)
-        var response = AgentResponse()
         var records: [WireRecord] = []
         records.reserveCapacity(rows.count)
         for row in rows {
@@ -22,8 +21,6 @@ extension AgentService {
             let version = try Self.counter(row[2], "the version of record \(row[0] ?? "") \(row[1] ?? "")")
             records.append(WireRecord(kind: row[0] ?? "", id: row[1] ?? "", version: version, deleted: row[3] == "t", fields: [:]))
         }
-        response.records = records
-        response.more = rows.count == limit
-        return response
+        return .recordList(records, more: rows.count == limit)
     }
 }

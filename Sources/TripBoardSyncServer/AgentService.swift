@@ -37,38 +37,37 @@ public final class AgentService {
                 return try JSON.encode(failed(error), pretty: false)
             }
         }
-        if request.operation == .pullPage, let connection, let current = pull {
-            do {
-                return try page(request, current, connection)
-            } catch {
-                return try JSON.encode(failed(error), pretty: false)
-            }
-        }
-        if request.operation == .fetch, let connection {
-            guard let zone = request.zone, let records = request.records, records.count <= AgentLimits.batchRecords, pull == nil, upload == nil else {
+        guard let connection else { return try JSON.encode(handle(request), pretty: false) }
+        switch request {
+        case .pullPage(let limit):
+            guard let current = pull else { break }
+            return try frame { () throws(PostgresError) in try page(limit: limit, current, connection) }
+        case .fetch(let zone, let records):
+            guard records.count <= AgentLimits.batchRecords, pull == nil, upload == nil else {
                 return try JSON.encode(AgentResponse.failed(.badRequest,
                     "fetch needs a zone and at most \(AgentLimits.batchRecords) records, outside a pull or upload"), pretty: false)
             }
-            do {
-                return try fetch(records, zone: zone, connection)
-            } catch {
-                return try JSON.encode(failed(error), pretty: false)
-            }
-        }
-        if request.operation == .push, let connection {
-            guard let zone = request.zone, let mutationID = request.mutationId, let records = request.records,
-                  records.count <= AgentLimits.batchRecords, records.allSatisfy({ $0.blob.map(Self.isBlobName) ?? true }) else {
+            return try frame { () throws(PostgresError) in try fetch(records, zone: zone, connection) }
+        case .push(let zone, let mutationID, let records):
+            guard records.count <= AgentLimits.batchRecords, records.allSatisfy({ $0.blob.map(Self.isBlobName) ?? true }) else {
                 return try JSON.encode(AgentResponse.failed(.badRequest,
                     "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records, each naming a blob by its hash if any"),
                     pretty: false)
             }
-            do {
-                return try push(records, zone: zone, mutationID: mutationID, connection)
-            } catch {
-                return try JSON.encode(failed(error), pretty: false)
-            }
+            return try frame { () throws(PostgresError) in try push(records, zone: zone, mutationID: mutationID, connection) }
+        default:
+            break
         }
         return try JSON.encode(handle(request), pretty: false)
+    }
+
+    /// The frame `body` writes, or the failure it met as one.
+    private func frame(_ body: () throws(PostgresError) -> [UInt8]) throws -> [UInt8] {
+        do {
+            return try body()
+        } catch {
+            return try JSON.encode(failed(error), pretty: false)
+        }
     }
 
     private func failed(_ error: PostgresError) -> AgentResponse {
@@ -98,9 +97,9 @@ public final class AgentService {
 
     /// The next page of the open read: at most `limit` records, and fewer once their fields
     /// reach `AgentLimits.batchBytes` (after the first), so that a frame stays far below the limit.
-    private func page(_ request: AgentRequest, _ current: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool),
+    private func page(limit: Int?, _ current: (zone: String, cursor: Int64, high: Int64, liveOnly: Bool),
                       _ connection: PostgresConnection) throws(PostgresError) -> [UInt8] {
-        let limit = min(max(request.limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
+        let limit = min(max(limit ?? AgentLimits.batchRecords, 1), AgentLimits.batchRecords)
         // The page ends in the query itself once the fields reach `batchBytes` (after its first
         // record), and a record whose fields exceed `recordBytes` comes without them: however
         // large the server's rows, no more than that leaves it.
@@ -110,11 +109,15 @@ public final class AgentService {
             ORDER BY change_sequence LIMIT $4
             """), [current.zone, String(current.cursor), String(current.high), String(limit), String(AgentLimits.batchBytes),
                    String(AgentLimits.recordBytes)], prepared: true)
-        let (output, _, last) = try Self.recordsFrame(rows)
+        var (writer, last) = try Self.recordsFrame(rows)
         if let last { pull?.cursor = last }
         let total = rows.first.flatMap { $0[7] }.flatMap { Int($0) } ?? 0
-        let more = rows.count < total || total == limit
-        return output + Array("],\"more\":\(more),\"highSequence\":\(current.high)}".utf8)
+        writer.key("more")
+        writer.bool(rows.count < total || total == limit)
+        writer.key("highSequence")
+        writer.integer(current.high)
+        writer.endObject()
+        return writer.bytes
     }
 
     /// When the server wrote a row, as `WireRecord.written` says it (its `updated_at`, in
@@ -151,32 +154,39 @@ public final class AgentService {
               ON r.kind = b.kind AND r.id = b.id
             WHERE r.zone = $1
             """, bytes: "$3", recordBytes: "$4"), [zone, Self.keys(of: records), String(AgentLimits.batchBytes), String(AgentLimits.recordBytes)])
-        let (output, _, _) = try Self.recordsFrame(rows)
+        var (writer, _) = try Self.recordsFrame(rows)
         let total = rows.first.flatMap { $0[7] }.flatMap { Int($0) } ?? 0
         // All of them when the answer holds every row the server has of them; else those up to the last one it holds.
         let covered = rows.count == total ? records.count : rows.last.flatMap { $0[8] }.flatMap { Int($0) } ?? records.count
-        return output + Array("],\"more\":\(covered < records.count),\"covered\":\(covered)}".utf8)
+        writer.key("more")
+        writer.bool(covered < records.count)
+        writer.key("covered")
+        writer.integer(covered)
+        writer.endObject()
+        return writer.bytes
     }
 
     /// `records`' kinds and ids as a JSON array of `{"kind", "id"}`, for `json_to_recordset`.
     private static func keys(of records: [WireRecord]) -> String {
-        var keys = "["
-        for (index, record) in records.enumerated() {
-            if index > 0 { keys += "," }
-            keys += "{\"kind\":" + jsonString(record.kind) + ",\"id\":" + jsonString(record.id) + "}"
+        var writer = JSONWriter(pretty: false, capacity: records.count * 64 + 2)
+        writer.beginArray()
+        for record in records {
+            WireJSON.head(kind: record.kind, id: record.id, &writer)
+            writer.endObject()
         }
-        return keys + "]"
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// `{"records":[` and rows of `boundedRecords`, each record's fields as the server's text;
-    /// how many were written and the last one's sequence. The caller closes the array and the
-    /// object. A record without its fields (beyond `recordBytes`), or whose version or sequence
-    /// is out of `counterRange`, is damaged server data.
-    static func recordsFrame(_ rows: [[String?]]) throws(PostgresError) -> (output: [UInt8], count: Int, last: Int64?) {
-        var output: [UInt8] = []
-        output.reserveCapacity(rows.reduce(0) { $0 + ($1[5]?.utf8.count ?? 2) + 160 })
-        output += Array(#"{"records":["#.utf8)
-        var count = 0
+    /// A writer holding `{"records":[` and rows of `boundedRecords`, each record's fields as the
+    /// server's text, the array closed and the object left open for the caller's members; the
+    /// last record's sequence. A record without its fields (beyond `recordBytes`), or whose
+    /// version or sequence is out of `counterRange`, is damaged server data.
+    static func recordsFrame(_ rows: [[String?]]) throws(PostgresError) -> (writer: JSONWriter, last: Int64?) {
+        var writer = JSONWriter(pretty: false, capacity: rows.reduce(0) { $0 + ($1[5]?.utf8.count ?? 2) + 160 })
+        writer.beginObject()
+        writer.key("records")
+        writer.beginArray()
         var last: Int64?
         for row in rows {
             let kind = row[0] ?? "", id = row[1] ?? ""
@@ -186,20 +196,21 @@ public final class AgentService {
             }
             let version = try counter(row[2], "the version of record \(kind) \(id.prefix(64))")
             let sequence = try counter(row[3], "the change sequence of record \(kind) \(id.prefix(64))")
-            if count > 0 { output.append(UInt8(ascii: ",")) }
-            count += 1
-            output += Array(#"{"kind":"#.utf8)
-            JSONValue.writeString(kind, into: &output)
-            output += Array(#","id":"#.utf8)
-            JSONValue.writeString(id, into: &output)
-            output += Array(",\"version\":\(version),\"sequence\":\(sequence)".utf8)
+            WireJSON.head(kind: kind, id: id, &writer)
+            writer.key("version")
+            writer.integer(version)
+            writer.key("sequence")
+            writer.integer(sequence)
             last = sequence
-            output += Array(",\"deleted\":\(row[4] == "t"),\"fields\":".utf8)
-            output += Array(fields.utf8)
-            if row.count > 9, let written = row[9].flatMap({ Int64($0) }) { output += Array(",\"written\":\(written)".utf8) }
-            output.append(UInt8(ascii: "}"))
+            writer.key("deleted")
+            writer.bool(row[4] == "t")
+            writer.key("fields")
+            writer.json(fields.utf8)
+            if row.count > 9, let written = row[9].flatMap({ Int64($0) }) { writer.key("written"); writer.integer(written) }
+            writer.endObject()
         }
-        return (output, count, last)
+        writer.endArray()
+        return (writer, last)
     }
 
     /// A version or sequence number the server answered, within `AgentLimits.counterRange`
@@ -213,27 +224,27 @@ public final class AgentService {
     }
 
     private func perform(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
-        if request.operation == .connect { return try connect(request) }
+        if case .connect(let conninfo, let password) = request { return try connect(conninfo: conninfo, password: password) }
         // No connection: never made, or dropped when it broke (`failed`). The client hears
         // "unavailable", as for the failure that dropped it, and connects again next time.
         guard let connection else { return .failed(.unavailable, "not connected to the server (the connection was lost)") }
-        switch request.operation {
+        let idle = pull == nil && upload == nil
+        switch request {
         case .connect:
-            return AgentResponse()
+            return .done
         case .initServer:
             return try initServer(connection)
-        case .zone, .createZone:
-            return try zone(request, connection)
-        case .purgeTombstones:
-            guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
-            return try purgeTombstones(zone: zone, days: max(request.horizonDays ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays),
-                                       connection)
-        case .collectBlobs:
-            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "collectBlobs needs a zone, outside a pull or upload") }
+        case .zone(let zone, let check):
+            return try self.zone(zone, creatingWith: nil, check: check, connection)
+        case .createZone(let zone, let keyWrap):
+            return try self.zone(zone, creatingWith: keyWrap, check: ZoneCheck(), connection)
+        case .purgeTombstones(let zone, let days):
+            return try purgeTombstones(zone: zone, days: max(days ?? AgentLimits.tombstoneDays, AgentLimits.tombstoneDays), connection)
+        case .collectBlobs(let zone):
+            guard idle else { return .failed(.badRequest, "collectBlobs needs a zone, outside a pull or upload") }
             return try collectBlobs(zone: zone, connection)
-        case .nameBlobs:
-            guard let zone = request.zone, pull == nil, upload == nil, let records = request.records,
-                  records.count <= AgentLimits.blobsCollectedMaximum,
+        case .nameBlobs(let zone, let records):
+            guard idle, records.count <= AgentLimits.blobsCollectedMaximum,
                   records.allSatisfy({ $0.version != nil && $0.blob.map(Self.isBlobName) == true }) else {
                 return .failed(.badRequest, "nameBlobs needs a zone and records with a version and a blob name, outside a pull or upload")
             }
@@ -244,18 +255,18 @@ public final class AgentService {
         case .fetch:
             // Answered by `answer(_:)`, which writes the records' frame itself.
             return .failed(.badRequest, "fetch is answered as a frame of its own")
-        case .requireClientVersion:
-            guard let zone = request.zone, let version = request.clientVersion, (1...1_000_000).contains(version), pull == nil, upload == nil else {
+        case .requireClientVersion(let zone, let version):
+            guard (1...1_000_000).contains(version), idle else {
                 return .failed(.badRequest, "requireClientVersion needs a zone and a client version, outside a pull or upload")
             }
             try connection.query("UPDATE tripboard.zones SET min_client_version = greatest(min_client_version, $2::int) WHERE name = $1",
                                  [zone, String(version)])
-            return AgentResponse()
-        case .listRecords:
-            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "listRecords needs a zone, outside a pull or upload") }
-            return try listRecords(zone: zone, after: request.afterKey, limit: request.limit, connection)
-        case .pullBegin:
-            return try pullBegin(request, connection)
+            return .done
+        case .listRecords(let zone, let afterKey, let limit):
+            guard idle else { return .failed(.badRequest, "listRecords needs a zone, outside a pull or upload") }
+            return try listRecords(zone: zone, after: afterKey, limit: limit, connection)
+        case .pullBegin(let zone, let after, let liveOnly):
+            return try pullBegin(zone: zone, after: after, liveOnly: liveOnly, connection)
         case .pullPage:
             // Answered by `answer(_:)`, which writes the page's frame itself.
             guard pull != nil else { return .failed(.badRequest, "pullPage outside a pull") }
@@ -263,15 +274,13 @@ public final class AgentService {
         case .pullEnd:
             if pull != nil { try connection.execute("COMMIT") }
             pull = nil
-            return AgentResponse()
+            return .done
         case .listen:
             try connection.execute("LISTEN tripboard_changes")
-            return AgentResponse()
-        case .awaitChange:
-            guard let zone = request.zone, pull == nil, upload == nil else { return .failed(.badRequest, "awaitChange needs a zone, outside a pull or upload") }
-            var response = AgentResponse()
-            response.changed = try connection.notifications(waitingUpTo: min(max(request.waitSeconds ?? 1, 0), 30)).contains(zone)
-            return response
+            return .done
+        case .awaitChange(let zone, let seconds):
+            guard idle else { return .failed(.badRequest, "awaitChange needs a zone, outside a pull or upload") }
+            return .changeAwaited(changed: try connection.notifications(waitingUpTo: min(max(seconds, 0), 30)).contains(zone))
         case .blobBegin, .blobChunk, .blobEnd, .blobRead:
             guard pull == nil else { return .failed(.badRequest, "blob operations do not belong inside a pull") }
             return try blob(request, connection)
@@ -279,36 +288,32 @@ public final class AgentService {
     }
 
     /// `connect`: opens the connection the other operations use; answers the server's clock.
-    private func connect(_ request: AgentRequest) throws(PostgresError) -> AgentResponse {
-        guard let conninfo = request.conninfo, !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
-        let connection = try PostgresConnection(conninfo: conninfo, password: request.password)
+    private func connect(conninfo: String, password: String?) throws(PostgresError) -> AgentResponse {
+        guard !conninfo.isEmpty else { return .failed(.badRequest, "connect needs a conninfo") }
+        let connection = try PostgresConnection(conninfo: conninfo, password: password)
         self.connection = connection
-        credentials = (conninfo, request.password)
-        var response = AgentResponse()
-        response.serverTime = try connection.query(
-            #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil
-        return response
+        credentials = (conninfo, password)
+        return .connected(serverTime: try connection.query(
+            #"SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#).first?.first ?? nil)
     }
 
-    /// `zone` and `createZone`: the zone as the server has it (made first for `createZone`), and
-    /// the answers to the device's `SyncCheck`.
-    private func zone(_ request: AgentRequest, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
-        guard let zone = request.zone else { return .failed(.badRequest, "no zone named") }
+    /// `zone` and `createZone` (with the key wrap): the zone as the server has it (made first
+    /// for `createZone`), and the answers to the device's `SyncCheck`.
+    private func zone(_ zone: String, creatingWith keyWrap: String?, check: ZoneCheck,
+                      _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
         try requireSchema(connection)
-        if request.operation == .createZone {
-            guard let wrap = request.keyWrap else { return .failed(.badRequest, "createZone needs a key wrap") }
+        if let wrap = keyWrap {
             try connection.query("""
                 INSERT INTO tripboard.zones (name, epoch, key_wrap) VALUES ($1, gen_random_uuid()::text, $2)
                 ON CONFLICT (name) DO NOTHING
                 """, [zone, wrap])
         }
-        var response = AgentResponse()
-        response.zone = try zoneInfo(zone, connection)
-        if let mutation = request.checkMutation {
-            response.mutationKnown = try !connection.query(
+        var answer = ZoneAnswer(zone: try zoneInfo(zone, connection))
+        if let mutation = check.mutation {
+            answer.mutationKnown = try !connection.query(
                 "SELECT 1 FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2", [zone, mutation]).isEmpty
         }
-        if let record = request.checkRecord, let version = record.version {
+        if let record = check.record, let version = record.version {
             // Still at that version and sequence, or changed since: a later version numbered
             // after the token (one numbered at or below it was written after the server went
             // back, and the feed past the token would never list it). The same version at another
@@ -316,31 +321,29 @@ public final class AgentService {
             // after a restore starts at the version the lost one had. The stamps tell content
             // apart where numbers are handed out again, and the write time a copy sent again
             // whole, with the stamps it had, from the one the device saw.
-            response.recordKnown = try !connection.query("""
+            answer.recordKnown = try !connection.query("""
                 SELECT 1 FROM tripboard.records r WHERE zone = $1 AND kind = $2 AND id = $3
                   AND ((version > $4 AND ($5::bigint IS NULL OR change_sequence > $5::bigint))
                        OR (version = $4 AND ($5::bigint IS NULL OR (change_sequence = $5::bigint
                            AND ($7::bigint IS NULL OR \(Self.writtenValue) = $7::bigint)
                            AND $6::text IS NOT DISTINCT FROM
                       (SELECT coalesce(string_agg(key || '=' || (value->>'stamp'), ',' ORDER BY key COLLATE "C"), '') FROM jsonb_each(r.fields))))))
-                """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), request.checkRecordStamps,
+                """, [zone, record.kind, record.id, String(version), record.sequence.map(String.init), check.recordStamps,
                       record.written.map(String.init)]).isEmpty
         }
-        return response
+        return .zone(answer)
     }
 
     /// `pullBegin`: opens the pull's one consistent read; answers the zone's sequence in it.
-    private func pullBegin(_ request: AgentRequest, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
-        guard let zone = request.zone, pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
+    private func pullBegin(zone: String, after: Int64, liveOnly: Bool, _ connection: PostgresConnection) throws(PostgresError) -> AgentResponse {
+        guard pull == nil else { return .failed(.badRequest, "pullBegin needs a zone, outside a pull") }
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         guard let high = try connection.query("SELECT change_sequence FROM tripboard.zones WHERE name = $1", [zone]).first?.first ?? nil else {
             try connection.execute("ROLLBACK")  // a failure is the connection's: `failed` resets it
             return .failed(.badRequest, "zone \(zone) does not exist on the server")
         }
-        pull = (zone, request.afterSequence ?? 0, Int64(high) ?? 0, request.liveOnly ?? false)
-        var response = AgentResponse()
-        response.highSequence = Int64(high) ?? 0
-        return response
+        pull = (zone, after, Int64(high) ?? 0, liveOnly)
+        return .pullBegun(highSequence: Int64(high) ?? 0)
     }
 
     /// Compact JSON for a jsonb parameter; a value that cannot be encoded aborts the transaction
@@ -377,10 +380,7 @@ public final class AgentService {
             try connection.query("UPDATE tripboard.schema_version SET version = $1", [String(ServerSchema.currentVersion)])
             return (ServerSchema.currentVersion, true)
         }
-        var response = AgentResponse()
-        response.schemaVersion = version
-        response.upgraded = upgraded
-        return response
+        return .schemaInstalled(version: version, upgraded: upgraded)
     }
 
     private func requireSchema(_ connection: PostgresConnection) throws(PostgresError) {
@@ -438,9 +438,7 @@ public final class AgentService {
                 try connection.query("UPDATE tripboard.zones SET purged_through = greatest(purged_through, $2::bigint) WHERE name = $1",
                                      [zone, row?[1] ?? "0"])
             }
-            var response = AgentResponse()
-            response.purged = count
-            return response
+            return .tombstonesPurged(count)
         }
     }
 
@@ -466,10 +464,8 @@ public final class AgentService {
             if let stored = try connection.query(
                 "SELECT left(results::text, $3::int) FROM tripboard.mutations WHERE zone = $1 AND mutation_id = $2",
                 [zone, mutationID, String(AgentLimits.resultBytes / 4)], prepared: true).first?.first ?? nil {
-                var response = AgentResponse()
-                response.results = try Self.decoded([PushResult].self, stored, what: "the stored results of mutation \(mutationID)")
-                response.replayed = true
-                return try Self.frame(response)
+                let results = try Self.decoded([PushResult].self, stored, what: "the stored results of mutation \(mutationID)")
+                return try Self.frame(.pushed(PushAnswer(results: results, replayed: true)))
             }
             let current = try Self.lockedVersions(of: records, zone: zone, connection)
             let start = try Self.counter(counter, "zone \(zone)'s change sequence", minimum: 0)
@@ -484,11 +480,20 @@ public final class AgentService {
             try connection.query("INSERT INTO tripboard.mutations (zone, mutation_id, results) VALUES ($1, $2, $3::jsonb)",
                                  [zone, mutationID, String(decoding: stored, as: UTF8.self)], prepared: true)
             if sequence > (Int64(counter) ?? 0) { try connection.query("SELECT pg_notify('tripboard_changes', $1)", [zone], prepared: true) }
-            var frame = Array(#"{"replayed":false,"results":"#.utf8) + stored
+            var frame = JSONWriter(pretty: false, capacity: stored.count + missingBlobs.count * 67 + 64)
+            frame.beginObject()
+            frame.key("replayed")
+            frame.bool(false)
+            frame.key("results")
+            frame.json(stored)
             if !missingBlobs.isEmpty {
-                frame += Array(#","missingBlobs":"#.utf8) + WireJSON.array(missingBlobs, bytesEach: 67) { JSONValue.writeString($0, into: &$1) }
+                frame.key("missingBlobs")
+                frame.beginArray()
+                for name in missingBlobs { frame.string(name) }
+                frame.endArray()
             }
-            return frame + [UInt8(ascii: "}")]
+            frame.endObject()
+            return frame.bytes
         }
     }
 
@@ -516,7 +521,7 @@ public final class AgentService {
 
     /// Each record of a batch checked against its expected version in batch order (a record
     /// repeated in the batch is checked against its earlier write) and numbered from the counter: the results, the rows to
-    /// write as JSON arrays (open, without their `]`) in layers, and the last sequence number.
+    /// write as JSON arrays in layers, and the last sequence number.
     private static func numbered(_ records: [WireRecord], current: [String: Int64], counter: Int64,
                                  firstVersion: Int64) -> (results: [PushResult], layers: [String], sequence: Int64) {
         var current = current
@@ -525,8 +530,7 @@ public final class AgentService {
         results.reserveCapacity(records.count)
         // Rows to write, by how many times their record was written before in this batch:
         // one statement may not change the same row twice.
-        var layers: [String] = []
-        var layerRows: [Int] = []
+        var layers: [JSONWriter] = []
         var writes: [String: Int] = [:]
         for record in records {
             let key = record.kind + "/" + record.id
@@ -538,24 +542,35 @@ public final class AgentService {
             sequence += 1
             let next = version.map { $0 + 1 } ?? firstVersion
             current[key] = next
-            var encodedFields: [UInt8] = []
-            WireJSON.fields(record.fields, into: &encodedFields)
-            let fields = String(decoding: encodedFields, as: UTF8.self)
+            var fields = JSONWriter(pretty: false)
+            WireJSON.fields(record.fields, &fields)
             let layer = writes[key, default: 0]
             writes[key] = layer + 1
             if layer == layers.count {
-                layers.append("[")
-                layerRows.append(0)
+                var array = JSONWriter(pretty: false, capacity: 1 << 12)
+                array.beginArray()
+                layers.append(array)
             }
-            if layerRows[layer] > 0 { layers[layer] += "," }
-            layerRows[layer] += 1
-            layers[layer] += "{\"kind\":" + Self.jsonString(record.kind) + ",\"id\":" + Self.jsonString(record.id)
-                + ",\"version\":\(next),\"sequence\":\(sequence),\"deleted\":\(record.deleted)"
-                + ",\"byte_count\":\(fields.utf8.count),\"fields\":" + fields
-                + (record.blob.map { ",\"blob\":\"\($0)\"" } ?? "") + "}"
+            WireJSON.head(kind: record.kind, id: record.id, &layers[layer])
+            layers[layer].key("version")
+            layers[layer].integer(next)
+            layers[layer].key("sequence")
+            layers[layer].integer(sequence)
+            layers[layer].key("deleted")
+            layers[layer].bool(record.deleted)
+            layers[layer].key("byte_count")
+            layers[layer].integer(fields.bytes.count)
+            layers[layer].key("fields")
+            layers[layer].json(fields.bytes)
+            if let blob = record.blob { layers[layer].key("blob"); layers[layer].string(blob) }
+            layers[layer].endObject()
             results.append(PushResult(kind: record.kind, id: record.id, status: .applied, version: next, sequence: sequence))
         }
-        return (results, layers, sequence)
+        return (results, layers.map { layer in
+            var layer = layer
+            layer.endArray()
+            return String(decoding: layer.bytes, as: UTF8.self)
+        }, sequence)
     }
 
     /// Writes the batch's rows, one statement per layer.
@@ -574,7 +589,7 @@ public final class AgentService {
                     fields = CASE WHEN excluded.deleted OR r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END,
                     byte_count = octet_length((CASE WHEN excluded.deleted OR r.deleted THEN excluded.fields ELSE r.fields || excluded.fields END)::text),
                     updated_at = now()
-                """, [zone, layer + "]"], prepared: true)
+                """, [zone, layer], prepared: true)
         }
     }
 
@@ -584,10 +599,5 @@ public final class AgentService {
         } catch {
             throw PostgresError(kind: .server, sqlState: nil, message: "could not encode an answer: \(error)")
         }
-    }
-
-    /// `text` as a JSON string literal.
-    static func jsonString(_ text: String) -> String {
-        String(decoding: JSONValue.string(text).serialized(pretty: false, sortedKeys: true), as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 package import TripBoardCommandLine
+import TripBoardModel
 
 /// The widget as the command model declares it: help, usage, errors, completion and its man page.
 extension WidgetCommand {
@@ -20,6 +21,6 @@ extension WidgetCommand {
                         "66  store missing",
                         "73  the container path is not a directory (or its lock is not a regular file)",
                         "75  updating: a migration or setup is not finished",
-                    ])
+                    ], versionDetail: ContainerLayout.versionDetail)
     }
 }

@@ -17,7 +17,8 @@ public enum WidgetCommand {
     /// what it opens).
     public static func main(arguments: [String], environment: [String: String], console: Console = Console(),
                             isTerminal: Bool? = nil) -> Int32 {
-        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program, status: commonExitStatus(for:)) { arguments, containerPath in
+        SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program,
+                           locate: ContainerLocation.resolve(explicit:environment:), status: commonExitStatus(for:)) { arguments, containerPath in
             let json = arguments.flag("--json")
             let watch = arguments.flag("--watch")
             let fixedNow = try arguments.option("--now").map { text in

@@ -72,6 +72,27 @@ import Testing
         #expect(test.files().isEmpty)
     }
 
+    /// The helpers read their words through the same core as the others: help made from their
+    /// declaration, `--name=VALUE`, one-line usage errors with status 64 (the worker's as its one
+    /// JSON object, its stderr silent).
+    @Test func theHelpersReadTheirWordsLikeEveryOtherExecutable() throws {
+        let test = try TestContainer()
+        for program in ["pdf-worker", "sync-agent"] {
+            let help = try ProcessRunner.run(program, ["-h"], environment: test.environment)
+            #expect(help.status == 0 && help.stdout.hasPrefix("usage: \(program) [-q]") && help.stdout.contains("exit statuses:")
+                    && help.stderr.isEmpty, "\(program): \(help)")
+        }
+        let agent = try ProcessRunner.run("sync-agent", ["--server", "x"], environment: test.environment)
+        #expect(agent.status == 64 && agent.stderr == "error: unknown option --server\n" && agent.stdout.isEmpty, "\(agent)")
+        let extra = try ProcessRunner.run("sync-agent", ["now"], environment: test.environment)
+        #expect(extra.status == 64 && extra.stderr == "error: unexpected argument 'now'\n", "\(extra)")
+        let worker = try ProcessRunner.run("pdf-worker", ["inspect", "--thumbnail-siz=64", "t.pdf"], environment: test.environment)
+        #expect(worker.status == 64 && worker.stderr.isEmpty
+                && worker.stdout == #"{"error":"usage","message":"unknown option --thumbnail-siz (did you mean --thumbnail-size?)"}"# + "\n",
+                "\(worker)")
+        #expect(test.files().isEmpty)
+    }
+
     @Test func groupedShortOptionsAreTheOptionsInTurn() throws {
         let test = try TestContainer()
         let help = try test.app("trip", "list", "-qh")

@@ -16,8 +16,12 @@ struct WorkerCommandTests {
             == .inspect(.init(file: "t.pdf", thumbnailPath: "out.png", thumbnailSize: 64, textPages: 0)))
         #expect(try WorkerCommand.parse(["inspect", "--text-pages", "5", "--", "-dash.pdf"]) == .inspect(.init(file: "-dash.pdf", textPages: 5)))
         #expect(try WorkerCommand.parse(["inspect", "--thumbnail", "-odd name.png", "t.pdf"]) == .inspect(.init(file: "t.pdf", thumbnailPath: "-odd name.png")))
+        #expect(try WorkerCommand.parse(["inspect", "--text-pages=3", "--thumbnail=t.png", "t.pdf"])
+            == .inspect(.init(file: "t.pdf", thumbnailPath: "t.png", textPages: 3)))
         #expect(try WorkerCommand.parse(["--help"]) == .help)
         #expect(try WorkerCommand.parse(["inspect", "--help"]) == .help)
+        #expect(try WorkerCommand.parse(["help"]) == .help)
+        #expect(try WorkerCommand.parse(["-q", "--version"]) == .version)
     }
 
     @Test(arguments: [

@@ -4,6 +4,7 @@ import Testing
 import TripBoardShareExtension
 import TripBoardCommandLine
 import TripBoardWidget
+import TripBoardModel
 
 /// The conventions the command model gives every executable (docs/cli.md, Conventions): short
 /// options grouped POSIX-style, one-of groups declared once and enforced, shown and completed
@@ -120,7 +121,7 @@ import TripBoardWidget
     @Test(arguments: [["-q", "--version"], ["--version", "-q"], ["--quiet", "--version"], ["--version", "--container", "/x"], ["-qq", "--version"]])
     func appPrintsItsVersionWithGlobalOptions(words: [String]) {
         let app = CommandModelTests.app(words)
-        #expect(app.status == 0 && app.output == AppCommand.version + "\n" && app.errors.isEmpty, "\(app)")
+        #expect(app.status == 0 && app.output == AppCommand.program.versionLine + "\n" && app.errors.isEmpty, "\(app)")
     }
 
     @Test func aCommandsOwnVersionOptionIsNotTheProgramsVersion() throws {
@@ -138,7 +139,7 @@ import TripBoardWidget
             for words in [["-q", "--version"], ["--version", "-q"]] {
                 let console = Console(echoesErrors: false)
                 #expect(main(words, [:], console, nil) == 0, "\(name) \(words)")
-                #expect(console.outputText == SingleCommand.versionLine(of: name) + "\n", "\(name) \(words)")
+                #expect(console.outputText == "TripBoard \(name) 1.0 (\(ContainerLayout.versionDetail))\n", "\(name) \(words)")
             }
         }
     }

@@ -142,7 +142,7 @@ import TripBoardWidget
     }
 
     @Test func everyExecutableHasAVersion() {
-        #expect(Self.app(["--version"]).output == AppCommand.version + "\n")
+        #expect(Self.app(["--version"]).output == AppCommand.program.versionLine + "\n")
         let console = Console(echoesErrors: false)
         #expect(WidgetCommand.main(arguments: ["--version"], environment: [:], console: console) == 0)
         #expect(console.outputText.hasPrefix("TripBoard widget 1.0"))

@@ -7,7 +7,7 @@ import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
 
-/// The lists printed from their rows' bytes (`StoreRow`, `TableRow`, `JSONObjectWriter`) against
+/// The lists printed from their rows' bytes (`StoreRow`, `TableRow`, `JSONWriter`) against
 /// the model path they replaced — every row made a model, its cells `String`s, its JSON through
 /// `Encodable` — over data the field rules would refuse but a store can hold: the outputs must
 /// be the same bytes.
@@ -130,7 +130,7 @@ struct RawListTests {
         default: []
         }
         var fromBytes: [UInt8] = []
-        bytes.withUnsafeBytes { JSONValue.writeString(utf8: $0, into: &fromBytes) }
+        bytes.withUnsafeBytes { JSONWriter.appendString(utf8: $0, to: &fromBytes) }
         #expect(fromBytes == JSONValue.string(String(decoding: bytes, as: UTF8.self)).serialized())
     }
 }

@@ -5,7 +5,7 @@ import TripBoardModel
 import TripBoardTestSupport
 
 /// Lists and exports that stream: `RowCursor` hands out rows as the statement steps, and
-/// `JSONArrayWriter` / `Store.writeExport` write, piece by piece, exactly the bytes `JSON.encode`
+/// `JSONWriter` / `Store.writeExport` write, piece by piece, exactly the bytes `JSON.encode`
 /// gives for the whole value.
 struct StreamingOutputTests {
     private struct Item: Encodable { var name: String; var count: Int; var note: String? }
@@ -15,10 +15,16 @@ struct StreamingOutputTests {
     ]
 
     private func streamed(_ items: [Item], indentLevel: Int) throws -> [UInt8] {
-        var writer = JSONArrayWriter(indentLevel: indentLevel)
+        var writer = JSONWriter(pretty: true, indentLevel: indentLevel)
         var bytes: [UInt8] = []
-        for item in items { bytes += try writer.element(item) }
-        return bytes + writer.end()
+        writer.beginArray()
+        for item in items {
+            try JSON.makeValue(item).write(to: &writer)
+            bytes += writer.bytes
+            writer.bytes.removeAll()
+        }
+        writer.endArray()
+        return bytes + writer.bytes
     }
 
     @Test(arguments: [0, 1, 2, 3])

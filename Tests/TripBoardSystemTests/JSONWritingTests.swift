@@ -99,3 +99,75 @@ struct JSONWritingTests {
                 "stable: writing twice gives the same bytes")
     }
 }
+
+/// `JSONWriter` called directly, as the lists, exports and sync frames do: the same bytes as
+/// the value tree written through it, whatever mix of calls makes them.
+struct JSONWriterTests {
+    /// `nested` of `JSONWritingTests`, written call by call with its keys in sorted order.
+    private func writeNested(_ writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("a")
+        writer.beginArray()
+        writer.integer(1)
+        writer.beginObject()
+        writer.key("b")
+        writer.null()
+        writer.endObject()
+        writer.beginArray()
+        writer.endArray()
+        writer.beginObject()
+        writer.endObject()
+        writer.endArray()
+        writer.key("m")
+        "x".utf8.withContiguousStorageIfAvailable { writer.string(utf8: UnsafeRawBufferPointer($0)) }
+        writer.key(String("z"))
+        writer.bool(true)
+        writer.endObject()
+    }
+
+    @Test(arguments: [true, false])
+    func callsMakeTheBytesOfTheTreeTheyDescribe(pretty: Bool) {
+        var writer = JSONWriter(pretty: pretty)
+        writeNested(&writer)
+        #expect(writer.bytes == JSONWritingTests.nested.serialized(pretty: pretty))
+    }
+
+    /// Bytes handed out between values, then the rest: together, the document.
+    @Test(arguments: [true, false])
+    func bytesTakenBetweenValuesJoinIntoTheDocument(pretty: Bool) {
+        var writer = JSONWriter(pretty: pretty, indentLevel: 2)
+        var pieces: [UInt8] = []
+        writer.beginArray()
+        for value in [JSONWritingTests.nested, .string("é\n"), .array([])] {
+            value.write(to: &writer)
+            pieces += writer.bytes
+            writer.bytes.removeAll()
+        }
+        writer.endArray()
+        pieces += writer.bytes
+        let whole = JSONValue.array([JSONWritingTests.nested, .string("é\n"), .array([])]).serialized(pretty: pretty, indentLevel: 2)
+        #expect(pieces == whole)
+    }
+
+    /// Text bytes that are not UTF-8 are written as the `String` made of them would be.
+    @Test func textBytesAreWrittenAsTheirString() {
+        for bytes: [UInt8] in [[0x61, 0xff, 0x62], [0xc3, 0xa9, 0x22], [0x0a, 0x5c], []] {
+            var fromBytes = JSONWriter(pretty: false)
+            bytes.withUnsafeBytes { fromBytes.string(utf8: $0) }
+            var fromString = JSONWriter(pretty: false)
+            fromString.string(String(decoding: bytes, as: UTF8.self))
+            #expect(fromBytes.bytes == fromString.bytes)
+        }
+    }
+
+    /// A value that is JSON already is copied as it is, in its place among the others.
+    @Test func jsonTextIsCopiedInPlace() {
+        var writer = JSONWriter(pretty: false)
+        writer.beginArray()
+        writer.json(Array(#"{"k":[1,2]}"#.utf8))
+        writer.string(ascii: "word")
+        writer.date(CivilDate("2027-03-28")!)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"[{"k":[1,2]},"word","2027-03-28"]"#)
+    }
+}

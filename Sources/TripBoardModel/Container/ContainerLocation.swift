@@ -18,6 +18,9 @@ public enum ContainerLocation {
 /// The fixed names inside a container (layout version 1). `shared-container/README.md` documents them.
 public enum ContainerLayout {
     public static let version = 1
+    /// What every program that opens a container says of it in `--version`: the store schema and
+    /// the layout it was built for, from `Schema.migrations` and this layout, never by hand.
+    public static var versionDetail: String { "store schema \(Schema.currentVersion), layout \(version)" }
     public static let lockFile = "container.lock"
     public static let manifestFile = "container.json"
     public static let storeDirectory = "store"

@@ -42,11 +42,17 @@ package enum RecordBytes {
         }
     }
 
-    /// A text member that is `null` when the column is NULL (`optionalText`, then `encode`).
-    private static func optionalText(_ key: StaticString, _ row: borrowing StoreRow, _ column: Int32,
-                                     _ object: inout JSONObjectWriter, _ output: inout [UInt8]) {
-        if row.isNull(column) { return object.null(key, into: &output) }
-        row.withText(column) { object.string(key, utf8: $0, into: &output) }
+    /// The column's text as a string value, or `null` when the column is NULL
+    /// (`optionalText`, then `encode`).
+    private static func optionalText(_ row: borrowing StoreRow, _ column: Int32, _ writer: inout JSONWriter) {
+        if row.isNull(column) { return writer.null() }
+        row.withText(column) { writer.string(utf8: $0) }
+    }
+
+    /// The column's integer, or `null` when the column is NULL.
+    private static func optionalInteger(_ row: borrowing StoreRow, _ column: Int32, _ writer: inout JSONWriter) {
+        if row.isNull(column) { return writer.null() }
+        writer.integer(row.integer(column))
     }
 
     /// A record's members as `JSON.encode` writes its model — in the order of their keys — each
@@ -64,47 +70,53 @@ package enum RecordBytes {
     static let bookingMembers = Members(BookingColumn.self)
 
     /// A row of `members`' kind (its `selectList`, any columns after them ignored) as the next
-    /// element of a pretty JSON array.
-    package static func json(_ row: borrowing StoreRow, _ members: Members, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        var object = array.objectElement(into: &output)
+    /// value `writer` writes.
+    package static func json(_ row: borrowing StoreRow, _ members: Members, _ writer: inout JSONWriter) {
+        writer.beginObject()
         for (key, column, form) in members.columns {
+            writer.key(key)
             switch form {
-            case .text: row.withText(column) { object.string(key, utf8: $0, into: &output) }
-            case .optionalText: optionalText(key, row, column, &object, &output)
-            case .date: object.date(key, date(row, column), into: &output)
-            case .bool: object.bool(key, row.integer(column) != 0, into: &output)
-            case .syncState: object.string(key, ascii: syncStateName(row, column), into: &output)
-            case .bookingKind: object.string(key, ascii: bookingKindName(row, column), into: &output)
-            case .version: object.integer(key, row.isNull(column) ? nil : row.integer(column), into: &output)
+            case .text: row.withText(column) { writer.string(utf8: $0) }
+            case .optionalText: optionalText(row, column, &writer)
+            case .date: writer.date(date(row, column))
+            case .bool: writer.bool(row.integer(column) != 0)
+            case .syncState: writer.string(ascii: syncStateName(row, column))
+            case .bookingKind: writer.string(ascii: bookingKindName(row, column))
+            case .version: optionalInteger(row, column, &writer)
             }
         }
-        object.end(into: &output)
+        writer.endObject()
     }
 
-    /// A trip (`RecordRows.tripColumns`) as the next element of a pretty JSON array.
-    package static func tripJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        json(row, tripMembers, into: &array, &output)
+    /// A trip (`RecordRows.tripColumns`) as the next value.
+    package static func tripJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
+        json(row, tripMembers, &writer)
     }
 
-    /// A place (`RecordRows.placeColumns`) as the next element.
-    package static func placeJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        json(row, placeMembers, into: &array, &output)
+    /// A place (`RecordRows.placeColumns`) as the next value.
+    package static func placeJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
+        json(row, placeMembers, &writer)
     }
 
-    /// A booking (`RecordRows.bookingColumns`, any columns after them ignored) as the next element.
-    package static func bookingJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        json(row, bookingMembers, into: &array, &output)
+    /// A booking (`RecordRows.bookingColumns`, any columns after them ignored) as the next value.
+    package static func bookingJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
+        json(row, bookingMembers, &writer)
     }
 
     /// A pending change (`SyncLedger.pendingChangeRows`: kind, id, sync state, remote version,
-    /// updated at) as the next element: `PendingChange`'s members, sorted.
-    package static func pendingChangeJSON(_ row: borrowing StoreRow, into array: inout JSONArrayWriter, _ output: inout [UInt8]) {
-        var object = array.objectElement(into: &output)
-        row.withText(1) { object.string("id", utf8: $0, into: &output) }
-        object.string("kind", ascii: recordKindName(row, 0), into: &output)
-        object.integer("remoteVersion", row.isNull(3) ? nil : row.integer(3), into: &output)
-        object.string("syncState", ascii: syncStateName(row, 2), into: &output)
-        row.withText(4) { object.string("updatedAt", utf8: $0, into: &output) }
-        object.end(into: &output)
+    /// updated at) as the next value: `PendingChange`'s members, sorted.
+    package static func pendingChangeJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("id")
+        row.withText(1) { writer.string(utf8: $0) }
+        writer.key("kind")
+        writer.string(ascii: recordKindName(row, 0))
+        writer.key("remoteVersion")
+        optionalInteger(row, 3, &writer)
+        writer.key("syncState")
+        writer.string(ascii: syncStateName(row, 2))
+        writer.key("updatedAt")
+        row.withText(4) { writer.string(utf8: $0) }
+        writer.endObject()
     }
 }

@@ -47,40 +47,35 @@ extension Store {
     /// number of records.
     public func writeExport(preferences: Preferences, to write: ([UInt8]) throws -> Void) throws {
         var piece: [UInt8] = []
-        func emit(_ body: (inout [UInt8]) -> Void) throws {
-            body(&piece)
+        func emit(_ bytes: [UInt8]) throws {
+            piece += bytes
             if piece.count >= Self.exportPieceSize {
                 try write(piece)
                 piece.removeAll(keepingCapacity: true)
             }
         }
-        func member(_ key: String, first: Bool = false) throws {
-            try emit { bytes in
-                bytes += (first ? "{\n  " : ",\n  ").utf8
-                JSONValue.writeString(key, into: &bytes)
-                bytes += " : ".utf8
-            }
+        var writer = JSONWriter(pretty: true)
+        func scalar(_ key: StaticString, _ value: some Encodable) throws {
+            writer.key(key)
+            try JSON.makeValue(value).write(to: &writer)
         }
-        func scalar(_ key: String, _ value: some Encodable) throws {
-            try member(key)
-            let encoded = try JSON.makeValue(value).serialized(indentLevel: 1)
-            try emit { $0 += encoded }
-        }
-        func array<Element>(_ key: String, _ rows: RowCursor<Element>, first: Bool = false,
-                            _ element: (borrowing StoreRow, inout JSONArrayWriter, inout [UInt8]) -> Void) throws {
-            try member(key, first: first)
-            try StoreCursor(rows).writeJSONArray(indentLevel: 1, element, through: emit)
+        func array<Element>(_ key: StaticString, _ rows: RowCursor<Element>, _ element: (borrowing StoreRow, inout JSONWriter) -> Void) throws {
+            writer.key(key)
+            try StoreCursor(rows).writeJSONArray(&writer, element, through: emit)
         }
         try connection.readTransaction {
             // The members in the order JSON.encode sorts them (by their UTF-8 bytes).
-            try array("bookings", exportedBookings, first: true, RecordBytes.bookingJSON)
+            writer.beginObject()
+            try array("bookings", exportedBookings, RecordBytes.bookingJSON)
             try scalar("exportedAt", stamp())
             try scalar("format", ExportDocument.formatName)
             try scalar("formatVersion", ExportDocument.currentFormatVersion)
             try array("places", exportedPlaces, RecordBytes.placeJSON)
             try scalar("preferences", Self.exportedPreferences(preferences))
             try array("trips", exportedTrips, RecordBytes.tripJSON)
-            try emit { $0 += "\n}\n".utf8 }
+            writer.endObject()
+            writer.bytes.append(0x0a)
+            try emit(writer.bytes)
         }
         if !piece.isEmpty { try write(piece) }
     }
