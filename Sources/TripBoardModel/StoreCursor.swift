@@ -23,20 +23,22 @@ public struct StoreCursor<Element> {
     }
 
     /// The rows as a pretty JSON array written by `writer` (the whole document, or a member of
-    /// a larger one), each element written from its row's bytes by `element`. `emit` is handed
-    /// what the writer holds after each element and after the closing bracket: a console's
-    /// buffer, or an export's next piece.
+    /// a larger one), each element written from its row's bytes by `element`. `emit` lends the
+    /// output (a console's buffer, or an export's next piece) once per element and once for the
+    /// closing bracket: the writer writes straight into it, after what it held itself.
     package func writeJSONArray(_ writer: inout JSONWriter, _ element: (borrowing StoreRow, inout JSONWriter) -> Void,
-                                through emit: ([UInt8]) throws -> Void) throws {
+                                through emit: ((inout [UInt8]) -> Void) throws -> Void) throws {
         writer.beginArray()
-        try forEachRow { row in
-            element(row, &writer)
-            try emit(writer.bytes)
-            writer.bytes.removeAll(keepingCapacity: true)
+        // Neither closure is kept: `emit` runs the one it is lent at once, and returns.
+        try withoutActuallyEscaping(element) { element in
+            try forEachRow { row in
+                try emit { output in
+                    writer.writingInto(&output) { element(row, &$0) }
+                }
+            }
         }
         writer.endArray()
-        try emit(writer.bytes)
-        writer.bytes.removeAll(keepingCapacity: true)
+        try emit { output in writer.writingInto(&output) { _ in } }
     }
 }
 

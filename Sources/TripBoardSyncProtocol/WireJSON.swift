@@ -72,7 +72,7 @@ package enum WireJSON {
                                                     _ members: (Field, inout JSONWriter) -> Void) {
         writer.beginObject()
         for (name, field) in fields {
-            writer.key(name)
+            writer.key(escaping: name)
             writer.beginObject()
             members(field, &writer)
             writer.endObject()

@@ -120,7 +120,7 @@ struct JSONWriterTests {
         writer.endArray()
         writer.key("m")
         "x".utf8.withContiguousStorageIfAvailable { writer.string(utf8: UnsafeRawBufferPointer($0)) }
-        writer.key(String("z"))
+        writer.key(escaping: "z")
         writer.bool(true)
         writer.endObject()
     }
@@ -158,6 +158,17 @@ struct JSONWriterTests {
             fromString.string(String(decoding: bytes, as: UTF8.self))
             #expect(fromBytes.bytes == fromString.bytes)
         }
+    }
+
+    /// Integers are written digit by digit, as `String` writes them, at both ends of the range.
+    @Test func integersAreTheirDecimalText() {
+        let values: [Int64] = [0, 7, -7, 10, 99, 100, 4_503_599_627_370_495, .max, .min, .min + 1]
+        var writer = JSONWriter(pretty: false)
+        writer.beginArray()
+        for value in values { writer.integer(value) }
+        writer.integer(-42 as Int)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + (values.map(String.init) + ["-42"]).joined(separator: ",") + "]")
     }
 
     /// A value that is JSON already is copied as it is, in its place among the others.

@@ -47,8 +47,8 @@ extension Store {
     /// number of records.
     public func writeExport(preferences: Preferences, to write: ([UInt8]) throws -> Void) throws {
         var piece: [UInt8] = []
-        func emit(_ bytes: [UInt8]) throws {
-            piece += bytes
+        func emit(_ body: (inout [UInt8]) -> Void) throws {
+            body(&piece)
             if piece.count >= Self.exportPieceSize {
                 try write(piece)
                 piece.removeAll(keepingCapacity: true)
@@ -75,7 +75,7 @@ extension Store {
             try array("trips", exportedTrips, RecordBytes.tripJSON)
             writer.endObject()
             writer.bytes.append(0x0a)
-            try emit(writer.bytes)
+            try emit { writer.writingInto(&$0) { _ in } }
         }
         if !piece.isEmpty { try write(piece) }
     }

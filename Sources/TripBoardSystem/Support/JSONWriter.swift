@@ -32,6 +32,18 @@ public struct JSONWriter {
         baseDepth = indentLevel
     }
 
+    /// Runs `body` with the writer appending to `output` instead of its own bytes, which go to
+    /// `output` first: a document written piece by piece into a buffer its owner lends.
+    @inlinable public mutating func writingInto(_ output: inout [UInt8], _ body: (inout JSONWriter) -> Void) {
+        if !bytes.isEmpty {
+            output.append(contentsOf: bytes)
+            bytes.removeAll(keepingCapacity: true)
+        }
+        swap(&bytes, &output)
+        body(&self)
+        swap(&bytes, &output)
+    }
+
     // MARK: Containers
 
     @inlinable public mutating func beginObject() {
@@ -59,8 +71,9 @@ public struct JSONWriter {
         keyEnd()
     }
 
-    /// The next member's key, any text.
-    @inlinable public mutating func key(_ name: String) {
+    /// The next member's key, any text (escaped as a string is). A fixed name is a
+    /// `StaticString` (`key("id")`), which needs no escape and no scan.
+    @inlinable public mutating func key(escaping name: String) {
         separator()
         Self.appendString(name, to: &bytes)
         keyEnd()
@@ -88,9 +101,27 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    @inlinable public mutating func integer(_ value: some BinaryInteger) {
+    @inlinable public mutating func integer(_ value: Int64) {
         beforeValue()
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &bytes)
+    }
+
+    @inlinable public mutating func integer(_ value: Int) { integer(Int64(value)) }
+
+    /// `value` in decimal, written digit by digit into `output` (no `String` made).
+    @inlinable static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        var magnitude = value.magnitude
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of any Int64
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
     }
 
     /// A number from its JSON text (as `JSONValue.number` holds it).
@@ -166,29 +197,45 @@ public struct JSONWriter {
 
 extension JSONWriter {
     /// `text` as a JSON string.
-    @inlinable public static func appendString(_ text: String, to output: inout [UInt8]) {
+    public static func appendString(_ text: String, to output: inout [UInt8]) {
         var text = text
-        text.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &output) }
+        text.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            // Most text (ids, stamps, base64) needs no escape: copied in one go.
+            if isPlain(bytes, allowingNonASCII: true) { return appendQuoted(bytes, to: &output) }
+            appendEscaped(bytes, to: &output)
+        }
     }
 
     /// `bytes` as a JSON string, byte for byte what `appendString` gives for
     /// `String(decoding: bytes, as: UTF8.self)`: ASCII is escaped in place; other text goes
     /// through that `String` first, which replaces invalid UTF-8 as the model path does.
-    @inlinable public static func appendString(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    public static func appendString(utf8 bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        if isPlain(bytes, allowingNonASCII: false) { return appendQuoted(bytes, to: &output) }
         guard bytes.contains(where: { $0 >= 0x80 }) else { return appendEscaped(bytes, to: &output) }
         appendString(String(decoding: bytes, as: UTF8.self), to: &output)
     }
 
+    /// Whether `bytes` need no escape (no quotation mark, reverse solidus or control character)
+    /// and, unless `allowingNonASCII`, are all ASCII: one pass over them.
+    private static func isPlain(_ bytes: UnsafeRawBufferPointer, allowingNonASCII: Bool) -> Bool {
+        let limit: UInt8 = allowingNonASCII ? 0xff : 0x7f
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte > limit {
+            return false
+        }
+        return true
+    }
+
+    private static func appendQuoted(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: bytes)
+        output.append(UInt8(ascii: "\""))
+    }
+
     /// RFC 8259 §7: the quotation mark, the reverse solidus and the control characters are
     /// escaped, every other byte (valid UTF-8 here) is copied.
-    @inlinable static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    private static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Most text (ids, stamps, base64) needs no escape: copied in one go.
-        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            output.append(contentsOf: bytes)
-            output.append(UInt8(ascii: "\""))
-            return
-        }
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): output += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
@@ -226,7 +273,7 @@ extension JSONValue {
             writer.beginObject()
             let ordered = sortedKeys ? members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) } : members
             for member in ordered {
-                writer.key(member.key)
+                writer.key(escaping: member.key)
                 member.value.write(to: &writer, sortedKeys: sortedKeys)
             }
             writer.endObject()
