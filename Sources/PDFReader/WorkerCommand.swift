@@ -58,7 +58,7 @@ public enum WorkerCommand {
     package static let program = ProgramSpec(
         name: "pdf-worker", tagline: "inspects one untrusted PDF under resource limits",
         description: [
-            "Run by share-extension and app for each PDF they file, confined: it prints one JSON object, {\"pageCount\",\"text\",\"thumbnail\",\"thumbnailError\"} or {\"error\",\"message\"}, and nothing on standard error once its arguments are read.",
+            "Run by share-extension and app for each PDF they file, confined: it prints one JSON object, {\"pageCount\",\"text\",\"thumbnail\",\"thumbnailError\",\"thumbnailErrorKind\"} or {\"error\",\"message\"}, and nothing on standard error once its arguments are read.",
         ],
         globalOptions: [CommonOptions.quiet, CommonOptions.help, CommonOptions.version], commands: [],
         grammar: Grammar(options: [
@@ -73,6 +73,18 @@ public enum WorkerCommand {
         exitStatuses: ["0  inspected", "1  internal error", "64  usage", "66  unreadable", "80  not a PDF", "81  encrypted",
                        "82  damaged", "83  too large"],
         versionDetail: nil)
+
+    /// `main(arguments:)` with the command line as the kernel passed it: a word that is not
+    /// valid UTF-8 is a usage error (`ProgramStart.words`), never a file name repaired into
+    /// another file's.
+    public static func main(rawArguments: [[UInt8]]) -> Int32 {
+        do {
+            return main(arguments: try ProgramStart.words(rawArguments))
+        } catch {
+            ProcessSetup.applyDefaults()
+            return report(.failure(PDFInspectionFailure(.usage, error.message)))
+        }
+    }
 
     /// The whole worker: parse, confine, silence, inspect, print. Returns the exit status.
     public static func main(arguments: [String]) -> Int32 {
@@ -108,11 +120,16 @@ public enum WorkerCommand {
             }
             guard let command = arguments.nextPositional() else { throw CommandLineError.usage("missing command 'inspect'") }
             if command == "help" { return .help }
-            guard command == "inspect" else { throw CommandLineError.usage("unknown command '\(terminalSafe(String(command.prefix(60))))'") }
+            guard command == "inspect" else {
+                let suggestion = Suggestion.closest(to: command, among: ["inspect"]).map { " (did you mean \($0)?)" } ?? ""
+                throw CommandLineError.usage("unknown command '\(terminalSafe(String(command.prefix(60))))'" + suggestion)
+            }
             let file = try arguments.positional("FILE")
             try arguments.finish()
             guard !file.isEmpty else { throw CommandLineError.usage("missing FILE") }
-            var options = Options(file: file, thumbnailPath: try arguments.option("--thumbnail"))
+            let thumbnail = try arguments.option("--thumbnail")
+            if thumbnail?.isEmpty == true { throw CommandLineError.usage("--thumbnail needs a file name") }
+            var options = Options(file: file, thumbnailPath: thumbnail)
             options.thumbnailSize = try number(arguments, "--thumbnail-size", in: 1...PDFWorkerLimits.thumbnailPixels) ?? options.thumbnailSize
             options.textPages = try number(arguments, "--text-pages", in: 0...PDFWorkerLimits.textPages) ?? options.textPages
             options.maximumBytes = try number(arguments, "--max-size", in: 1...PDFWorkerLimits.maximumFileBytes) ?? options.maximumBytes
@@ -222,7 +239,8 @@ public enum WorkerCommand {
     private static func number(_ arguments: Arguments, _ option: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try arguments.option(option) else { return nil }
         guard let number = Int(text), range.contains(number) else {
-            throw PDFInspectionFailure(.usage, "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw PDFInspectionFailure(.usage,
+                "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(terminalSafe(String(text.prefix(40))))'")
         }
         return number
     }

@@ -114,13 +114,15 @@ struct BackupArchive {
         guard status.size == byteCount else {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "is \(status.size) bytes, its row says \(byteCount)")
         }
-        // Hashed on this thread: the archive's encryption runs on the second (WriteBehindSink).
-        let hasher = Blake2bHasher()
+        // Hashed on a thread of its own (the archive's encryption runs on another, WriteBehindSink):
+        // reading and writing the archive does not wait on BLAKE2b.
+        let hasher = BackgroundHasher()
+        defer { hasher.finish() }
         try tar.addFile(path, size: byteCount, modificationTime: status.modificationTime, contents: file) { chunk in
-            chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) }
+            hasher.submit(Array(chunk))
             advance(chunk.count)
         }
-        guard Sodium.hexString(hasher.finalize()) == hash else {
+        guard Sodium.hexString(hasher.finish()) == hash else {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "does not match its recorded hash")
         }
     }

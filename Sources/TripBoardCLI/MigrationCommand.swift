@@ -7,6 +7,13 @@ public import TripBoardCommandLine
 /// The `container-migration` executable: moves TripBoard version 1's private directory into the
 /// shared container (docs/migration.md). `main.swift` calls `MigrationCommand.main`.
 public enum MigrationCommand {
+    /// `main(arguments:…)` with the command line as the kernel passed it: a word that is not
+    /// valid UTF-8 is refused (65) before anything is touched (`ProgramStart.words`).
+    public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console = Console()) -> Int32 {
+        guard let words = SingleCommand.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
+        return main(arguments: words, environment: environment, console: console)
+    }
+
     /// Runs `container-migration` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
         SingleCommand.main(arguments: arguments, environment: environment, console: console, program: program,

@@ -35,7 +35,7 @@ package enum HelpText {
 
     /// Help for a single-command program (`widget --help`).
     package static func single(_ program: ProgramSpec) -> String {
-        var lines = ["usage: " + usagePrefix(program) + " " + program.grammar.synopsis, ""]
+        var lines = ["usage: " + ([usagePrefix(program), program.grammar.synopsis].filter { !$0.isEmpty }.joined(separator: " ")), ""]
         for paragraph in program.description { lines += wrap(paragraph, width: 80) }
         lines += table("arguments:", program.grammar.positionals.map { ($0.name, $0.help) })
         lines += table("options:", (program.grammar.options + program.globalOptions).map { ($0.label, $0.help) })

@@ -62,3 +62,35 @@ package enum ProgramStart {
                 positionals: program.grammar.positionals, exclusiveGroups: program.grammar.exclusiveGroups)
     }
 }
+
+extension ProgramStart {
+    /// The command line as the kernel passed it (`ProcessSetup.rawArguments()`), each word valid
+    /// UTF-8; else an error naming the first that is not (65), by position only (it may be a
+    /// secret typed in the wrong place). Words are refused rather than repaired: Swift's repair
+    /// turns every invalid sequence into U+FFFD, so `a\xFF` and `a\xFE` would name the same
+    /// file, trip or keychain service, and a file named so would be another file.
+    package static func words(_ raw: [[UInt8]]) throws(CommandLineError) -> [String] {
+        var words: [String] = []
+        words.reserveCapacity(raw.count)
+        for (index, bytes) in raw.enumerated() {
+            guard let word = String(validating: bytes, as: UTF8.self) else {
+                throw CommandLineError(.dataError, "argument \(index + 1) is not valid UTF-8; TripBoard takes its arguments as UTF-8 text, exactly as given (nothing was changed)")
+            }
+            words.append(word)
+        }
+        return words
+    }
+}
+
+extension SingleCommand {
+    /// `ProgramStart.words(raw)`, or nil once the error is printed on `console`.
+    package static func words(_ raw: [[UInt8]], console: Console) -> [String]? {
+        do {
+            return try ProgramStart.words(raw)
+        } catch {
+            console.failure("error: " + error.message)
+            console.flush()
+            return nil
+        }
+    }
+}

@@ -9,6 +9,13 @@ public import TripBoardCommandLine
 /// share extension receives a file from Mail. It never creates or migrates a container (that is
 /// the app's job) and runs poppler only in `pdf-worker`, under limits.
 public enum ShareCommand {
+    /// `main(arguments:…)` with the command line as the kernel passed it: a word that is not
+    /// valid UTF-8 is refused (65) before anything is touched (`ProgramStart.words`).
+    public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console = Console()) -> Int32 {
+        guard let words = SingleCommand.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
+        return main(arguments: words, environment: environment, console: console)
+    }
+
     /// Runs `share-extension` with `arguments` (without the program name); returns the exit status.
     public static func main(arguments words: [String], environment: [String: String], console: Console = Console()) -> Int32 {
         SingleCommand.main(arguments: words, environment: environment, console: console, program: program,

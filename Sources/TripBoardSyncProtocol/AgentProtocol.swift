@@ -232,6 +232,10 @@ public enum AgentLimits {
     public static let blobGraceDays = 31
     /// Blobs one `collectBlobs` removes at most, and unnamed records it answers at most.
     public static let blobsCollectedMaximum = 500
+    /// JSON values (members and elements at any depth) a request may hold: a push of
+    /// `batchRecords` records of every field holds under 200,000. A frame of more is not a
+    /// request (64), however few its bytes: the agent never builds its tree.
+    public static let requestValues = 1_000_000
     /// Bytes of sealed fields one record may have on the server: more is damaged server data.
     /// The queries measure it themselves, so such a record never leaves the server.
     public static let recordBytes = 8 << 20

@@ -19,6 +19,17 @@ public enum AgentMain {
         exitStatuses: ["0  end of input", "64  usage, or a frame that is not a request", "74  a pipe failed"],
         versionDetail: nil)
 
+    /// `main(arguments:)` with the command line as the kernel passed it (a word that is not
+    /// valid UTF-8 is a usage error, `ProgramStart.words`).
+    public static func main(rawArguments: [[UInt8]]) -> Int32 {
+        do {
+            return main(arguments: try ProgramStart.words(rawArguments))
+        } catch {
+            StandardStream.error.write(Array("error: \(error.message)\n".utf8))
+            return ExitStatus.usage.rawValue
+        }
+    }
+
     public static func main(arguments: [String]) -> Int32 {
         do {
             switch try ProgramStart.parse(arguments, of: program) {
@@ -68,7 +79,7 @@ public enum AgentMain {
             do {
                 let request: AgentRequest
                 do {
-                    request = try JSON.decode(AgentRequest.self, from: frame)
+                    request = try JSON.decode(AgentRequest.self, from: try JSONValue.parse(frame, maximumValues: AgentLimits.requestValues))
                 } catch let incomplete as IncompleteAgentRequest {
                     // An operation it knows without what that operation needs: answered, as a
                     // request out of order is.

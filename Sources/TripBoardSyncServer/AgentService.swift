@@ -227,7 +227,10 @@ public final class AgentService {
         if case .connect(let conninfo, let password) = request { return try connect(conninfo: conninfo, password: password) }
         // No connection: never made, or dropped when it broke (`failed`). The client hears
         // "unavailable", as for the failure that dropped it, and connects again next time.
-        guard let connection else { return .failed(.unavailable, "not connected to the server (the connection was lost)") }
+        guard let connection else {
+            return .failed(.unavailable, credentials == nil ? "not connected to the server: connect first"
+                                                            : "not connected to the server (the connection was lost)")
+        }
         let idle = pull == nil && upload == nil
         switch request {
         case .connect:

@@ -12,6 +12,13 @@ public enum WidgetCommand {
     /// How long the widget waits for the shared lock before showing "updating".
     package static let lockTimeout = 0.25
 
+    /// `main(arguments:…)` with the command line as the kernel passed it: a word that is not
+    /// valid UTF-8 is refused (65) before anything is touched (`ProgramStart.words`).
+    public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console = Console()) -> Int32 {
+        guard let words = SingleCommand.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
+        return main(arguments: words, environment: environment, console: console)
+    }
+
     /// Runs `widget` with `arguments` (without the program name) and returns the exit status, for the
     /// process to exit with: a one-shot answer leaves its store connection open (`--watch` closes
     /// what it opens).

@@ -3,4 +3,4 @@ import TripBoardMigration
 import TripBoardSystem
 
 ProcessSetup.applyDefaults()
-ProcessSetup.exit(MigrationCommand.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessSetup.environment()))
+ProcessSetup.exit(MigrationCommand.main(rawArguments: ProcessSetup.rawArguments(), environment: ProcessSetup.environment()))

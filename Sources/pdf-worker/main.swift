@@ -3,4 +3,4 @@
 import PDFReader
 import TripBoardSystem
 
-ProcessSetup.exit(WorkerCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))
+ProcessSetup.exit(WorkerCommand.main(rawArguments: ProcessSetup.rawArguments()))

@@ -2,4 +2,4 @@ import TripBoardShareExtension
 import TripBoardSystem
 
 ProcessSetup.applyDefaults()
-ProcessSetup.exit(ShareCommand.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessSetup.environment()))
+ProcessSetup.exit(ShareCommand.main(rawArguments: ProcessSetup.rawArguments(), environment: ProcessSetup.environment()))

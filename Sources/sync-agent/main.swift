@@ -3,4 +3,4 @@
 import TripBoardSyncServer
 import TripBoardSystem
 
-ProcessSetup.exit(AgentMain.main(arguments: Array(CommandLine.arguments.dropFirst())))
+ProcessSetup.exit(AgentMain.main(rawArguments: ProcessSetup.rawArguments()))

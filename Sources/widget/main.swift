@@ -2,4 +2,4 @@ import TripBoardSystem
 import TripBoardWidget
 
 ProcessSetup.applyDefaults()
-ProcessSetup.exit(WidgetCommand.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessSetup.environment(WidgetCommand.environmentNames)))
+ProcessSetup.exit(WidgetCommand.main(rawArguments: ProcessSetup.rawArguments(), environment: ProcessSetup.environment(WidgetCommand.environmentNames)))

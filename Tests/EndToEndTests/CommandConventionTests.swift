@@ -86,11 +86,53 @@ import Testing
         #expect(agent.status == 64 && agent.stderr == "error: unknown option --server\n" && agent.stdout.isEmpty, "\(agent)")
         let extra = try ProcessRunner.run("sync-agent", ["now"], environment: test.environment)
         #expect(extra.status == 64 && extra.stderr == "error: unexpected argument 'now'\n", "\(extra)")
+        let help = try ProcessRunner.run("sync-agent", ["--help"], environment: test.environment)
+        #expect(help.stdout.hasPrefix("usage: sync-agent [-q]\n"), "no space after the usage of a program without arguments: \(help)")
+        let command = try ProcessRunner.run("pdf-worker", ["Inspect", "t.pdf"], environment: test.environment)
+        #expect(command.status == 64 && command.stdout.contains("unknown command 'Inspect' (did you mean inspect?)"), "\(command)")
+        let range = try ProcessRunner.run("pdf-worker", ["inspect", "t.pdf", "--text-pages", "\u{1B}[2J" + String(repeating: "9", count: 100)],
+                                          environment: test.environment)
+        #expect(range.status == 64 && !range.stdout.contains("\\u001b") && range.stdout.utf8.count < 200,
+                "a value out of range is shown safe for a terminal and cut short: \(range)")
+        let thumbnail = try ProcessRunner.run("pdf-worker", ["inspect", "t.pdf", "--thumbnail", ""], environment: test.environment)
+        #expect(thumbnail.status == 64 && thumbnail.stdout.contains("--thumbnail needs a file name"), "\(thumbnail)")
         let worker = try ProcessRunner.run("pdf-worker", ["inspect", "--thumbnail-siz=64", "t.pdf"], environment: test.environment)
         #expect(worker.status == 64 && worker.stderr.isEmpty
                 && worker.stdout == #"{"error":"usage","message":"unknown option --thumbnail-siz (did you mean --thumbnail-size?)"}"# + "\n",
                 "\(worker)")
         #expect(test.files().isEmpty)
+    }
+
+    /// A word that is not UTF-8 is refused by every executable before anything is touched, never
+    /// repaired into another word (`a\xFF` and the file named `a\u{FFFD}` are two files).
+    @Test func everyExecutableRefusesAWordThatIsNotUTF8() throws {
+        let test = try TestContainer()
+        let directory = test.root.path
+        try Data("%PDF-1.4 not really".utf8).write(to: URL(fileURLWithPath: directory + "/\u{FFFD}.pdf"))
+        let cases: [(String, [String], Int32, String)] = [
+            ("widget", ["--container", "c\\377"], 65, "error: argument 2 is not valid UTF-8"),
+            ("share-extension", ["\\377.pdf"], 65, "error: argument 1 is not valid UTF-8"),
+            ("container-migration", ["--from", "\\376"], 65, "error: argument 2 is not valid UTF-8"),
+            ("sync-agent", ["\\377"], 64, "error: argument 1 is not valid UTF-8"),
+        ]
+        for (program, formats, status, message) in cases {
+            let result = try Self.runWithBytes(program, formats, in: directory, environment: test.environment)
+            #expect(result.status == status && result.stderr.hasPrefix(message) && result.stderrLines.count == 1 && result.stdout.isEmpty,
+                    "\(program): \(result)")
+        }
+        let worker = try Self.runWithBytes("pdf-worker", ["inspect", "\\357\\277\\275\\377.pdf"], in: directory, environment: test.environment)
+        #expect(worker.status == 64 && worker.stderr.isEmpty && worker.stdout.hasPrefix(#"{"error":"usage","message":"argument 2 is not valid UTF-8"#),
+                "the worker never inspects the file a repaired name would name: \(worker)")
+        #expect(Set(test.files().keys) == ["\u{FFFD}.pdf"], "nothing is created: \(test.files())")
+    }
+
+    /// Runs `program` with words written as printf(1) formats (`a\\377`): Foundation's `Process`
+    /// takes only strings.
+    static func runWithBytes(_ program: String, _ formats: [String], in directory: String,
+                             environment: [String: String]) throws -> ProcessResult {
+        let words = formats.map { "\"$(printf -- '\($0)')\"" }.joined(separator: " ")
+        return try ProcessRunner.run("/bin/sh", ["-c", "cd \"$1\" && exec \"$0\" " + words, ProcessRunner.executable(program), directory],
+                                     environment: environment)
     }
 
     @Test func groupedShortOptionsAreTheOptionsInTurn() throws {

@@ -11,7 +11,7 @@ import TripBoardSystem
     /// much memory it took, read from /proc while it still runs.
     final class AgentConversation {
         let process = Process()
-        private let input = Pipe()
+        let input = Pipe()
         private let output = Pipe()
 
         init() throws {
@@ -54,6 +54,23 @@ import TripBoardSystem
         static func failureKind(_ answer: [String: Any]) -> String? {
             (answer["failure"] as? [String: Any])?["kind"] as? String
         }
+    }
+
+    /// A small frame of very many tiny values (`[[],[],…]`, 7 MiB) is not a request: the agent
+    /// refuses it (64) without building its tree, where it used to run out of its address space
+    /// and abort. A request of many values that stays under the bound is still answered.
+    @Test func aFrameOfTooManyValuesEndsTheAgentWithoutGrowingIt() throws {
+        let agent = try AgentConversation()
+        let answer = try agent.send(["operation": "listen", "padding": Array(repeating: [Any](), count: 900_000)])
+        #expect(AgentConversation.failureKind(answer) == "unavailable", "\(answer)")
+        let flood = try AgentConversation()
+        let body = Array(#"{"operation":"listen","padding":["#.utf8) + Array(repeating: Array("[],".utf8), count: 2_500_000).joined() + Array("[]]}".utf8)
+        let count = UInt32(body.count).bigEndian
+        flood.input.fileHandleForWriting.write(withUnsafeBytes(of: count) { Data($0) } + Data(body))
+        try flood.input.fileHandleForWriting.close()
+        flood.process.waitUntilExit()
+        #expect(flood.process.terminationReason == .exit && flood.process.terminationStatus == 64,
+                "\(flood.process.terminationReason.rawValue) \(flood.process.terminationStatus)")
     }
 
     /// A record whose sealed fields the server grew past 8 MiB never leaves the server: the

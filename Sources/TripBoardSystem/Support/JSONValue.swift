@@ -45,7 +45,15 @@ extension JSONValue {
     /// Parses one JSON document (RFC 8259): UTF-8, nesting at most 512 deep, nothing but white
     /// space after the value.
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        try parse(bytes, maximumValues: .max)
+    }
+
+    /// `parse(_:)` of a document holding at most `maximumValues` values (members and elements at
+    /// any depth, the document itself included): what a bounded reader takes from a peer, so that
+    /// a small document of many tiny values (`[[],[],…]`) cannot grow a tree far beyond its size.
+    public static func parse(_ bytes: [UInt8], maximumValues: Int) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes: bytes)
+        parser.valuesLeft = maximumValues
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -57,6 +65,8 @@ extension JSONValue {
 package struct JSONParser {
     package let bytes: [UInt8]
     package var index = 0
+    /// How many more values the document may hold (`JSONValue.parse(_:maximumValues:)`).
+    package var valuesLeft = Int.max
 
     package init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -77,6 +87,8 @@ package struct JSONParser {
 
     package mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         guard depth < 512 else { throw error("nested too deeply") }
+        guard valuesLeft > 0 else { throw error("more values than allowed") }
+        valuesLeft -= 1
         guard index < bytes.count else { throw error("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
