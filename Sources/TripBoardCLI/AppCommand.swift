@@ -88,13 +88,12 @@ public enum AppCommand {
 
     /// Runs `app` with `arguments` (without the program name) and returns the exit status.
     public static func main(arguments: [String], environment: [String: String], console: Console = Console()) -> Int32 {
-        defer { console.flush() }
         do {
             try run(arguments: arguments, environment: environment, console: console)
-            return ExitStatus.success.rawValue
+            return console.finish(ExitStatus.success.rawValue)
         } catch {
             console.failure("error: " + message(for: error))
-            return exitStatus(for: error).rawValue
+            return console.finish(exitStatus(for: error).rawValue)
         }
     }
 

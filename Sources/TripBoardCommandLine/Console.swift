@@ -1,4 +1,4 @@
-import TripBoardSystem
+public import TripBoardSystem
 
 /// Where a command writes: results to stdout (buffered, flushed once), diagnostics to stderr.
 public final class Console {
@@ -56,11 +56,25 @@ public final class Console {
         if echoesErrors { StandardStream.error.write(Array((line + "\n").utf8)) }
     }
 
-    /// Pushes buffered output to stdout; in-process consoles keep it for `outputText`.
+    /// Pushes buffered output to stdout; in-process consoles keep it for `outputText`. The first
+    /// write that fails is kept (`outputFailure`) and nothing more is written.
     public func flush() {
         guard echoesErrors else { return }
-        StandardStream.output.write(buffer)
+        if outputFailure == nil { outputFailure = StandardStream.output.writeAll(buffer) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Why stdout could not be written, if it could not.
+    public private(set) var outputFailure: StreamWriteFailure?
+
+    /// Flushes and returns the program's exit status: `status`, unless it says success and the
+    /// output could not be written (a full disk, an I/O error), which is 74 with one `error:`
+    /// line. A reader that went away (`| head`) is no failure: it had what it wanted.
+    public func finish(_ status: Int32) -> Int32 {
+        flush()
+        guard status == ExitStatus.success.rawValue, let problem = outputFailure, !problem.readerGone else { return status }
+        failure("error: could not write to standard output (\(problem))")
+        return ExitStatus.ioError.rawValue
     }
 
     /// Writes `value` as JSON: stable, sorted camelCase keys, one document, trailing newline.

@@ -10,7 +10,14 @@ package enum SingleCommand {
                              locate: (_ explicit: String?, _ environment: [String: String]) throws -> String,
                              message: (any Error) -> String = errorMessage(for:), status: (any Error) -> ExitStatus,
                              body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
-        defer { console.flush() }
+        console.finish(run(words, environment: environment, console: console, program: program, locate: locate, message: message,
+                           status: status, body: body))
+    }
+
+    private static func run(_ words: [String], environment: [String: String], console: Console, program: ProgramSpec,
+                            locate: (_ explicit: String?, _ environment: [String: String]) throws -> String,
+                            message: (any Error) -> String, status: (any Error) -> ExitStatus,
+                            body: (inout Arguments, _ containerPath: String) throws -> Int32) -> Int32 {
         do {
             var arguments: Arguments
             switch try ProgramStart.parse(words, of: program) {

@@ -126,6 +126,27 @@ import Testing
         #expect(Set(test.files().keys) == ["\u{FFFD}.pdf"], "nothing is created: \(test.files())")
     }
 
+    /// Output that cannot be written (a full disk: /dev/full) is a failure (74, one line), never a
+    /// silent success; a reader that went away (`| true`) is none.
+    @Test func outputThatCannotBeWrittenIsAFailure() throws {
+        let test = try TestContainer()
+        for program in ["app", "widget", "share-extension", "container-migration"] {
+            for words in [["--version"], ["--help"]] {
+                let full = try ProcessRunner.run("/bin/sh", ["-c", "exec \"$0\" \"$1\" > /dev/full", ProcessRunner.executable(program), words[0]],
+                                                 environment: test.environment)
+                #expect(full.status == 74 && full.stderr == "error: could not write to standard output (No space left on device)\n",
+                        "\(program) \(words): \(full)")
+            }
+        }
+        try test.appOK("trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15")
+        let list = try ProcessRunner.run("/bin/sh", ["-c", "exec \"$0\" trip list --json > /dev/full", ProcessRunner.executable("app")],
+                                         environment: test.environment)
+        #expect(list.status == 74 && list.stderrLines.count == 1, "\(list)")
+        let gone = try ProcessRunner.run("/bin/bash", ["-c", "\"$0\" --help | true; echo \"${PIPESTATUS[0]}\"", ProcessRunner.executable("app")],
+                                         environment: test.environment)
+        #expect(gone.trimmedStdout == "0" && gone.stderr.isEmpty, "\(gone)")
+    }
+
     /// Runs `program` with words written as printf(1) formats (`a\\377`): Foundation's `Process`
     /// takes only strings.
     static func runWithBytes(_ program: String, _ formats: [String], in directory: String,

@@ -1,6 +1,14 @@
 internal import CSystem
 import Glibc
 
+/// Why a write to a standard stream failed.
+public struct StreamWriteFailure: Error, Sendable, CustomStringConvertible {
+    public let errorNumber: Int32
+    /// The reader has gone (`app trip list | head`): nothing is wrong with what was written.
+    public var readerGone: Bool { errorNumber == EPIPE }
+    public var description: String { String(cString: strerror(errorNumber)) }
+}
+
 /// The standard streams and the few process-level calls the executables need, so that the CLI
 /// layer never touches Glibc itself.
 public enum StandardStream: Sendable {
@@ -16,16 +24,20 @@ public enum StandardStream: Sendable {
 
     /// Writes all of `bytes`; returns false when the reader has gone (EPIPE) or the write failed.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
+    public func write(_ bytes: [UInt8]) -> Bool { writeAll(bytes) == nil }
+
+    /// Writes all of `bytes`; returns nil, or why the write failed (`StreamWriteFailure`).
+    public func writeAll(_ bytes: [UInt8]) -> StreamWriteFailure? {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { buffer in
                 retryingOnInterrupt { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
             }
-            if written <= 0 { return false }
+            if written < 0 { return StreamWriteFailure(errorNumber: errno) }
+            if written == 0 { return StreamWriteFailure(errorNumber: EIO) }
             offset += written
         }
-        return true
+        return nil
     }
 
     /// Writes raw bytes (a secret's buffer) without copying them into a Swift array.
