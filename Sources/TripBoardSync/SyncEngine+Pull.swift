@@ -156,9 +156,12 @@ extension SyncEngine {
             let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
             guard renumberedDeletion || newStamps || laterIncarnation else {
                 // Our own push coming back, or the same content at a version the server numbered
-                // lower (it went back): the next push goes against the server's version.
-                // (A deletion here keeps its version: the reconcile sends it again against the server's.)
-                if version < current && !deletedHere && !remote.deleted {
+                // lower (it went back): the next push goes against the server's version — a
+                // deletion waiting here too, which beats the live copy whatever it holds (else it
+                // would meet a conflict at every push, for good). A deletion here that was sent
+                // keeps its version: the reconcile sends it again against the server's.
+                let waitingDeletion = deletedHere && local.syncState == .pendingDeletion
+                if version < current && (!deletedHere || waitingDeletion) && !remote.deleted {
                     try ledger.setSyncMetadata(kind, id: remote.id, state: local.syncState, remoteVersion: version)
                 }
                 return

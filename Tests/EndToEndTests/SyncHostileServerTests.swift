@@ -30,6 +30,31 @@ import TripBoardSystem
             """)
     }
 
+    /// A deletion waiting on a device whose record the server numbered lower (a version that went
+    /// back) goes against the server's version, on the next sync or the one after a compare: it
+    /// used to meet a conflict at every push, for good, and the other devices kept the record
+    /// live (found by the sync model, seed 1791418685).
+    @Test func aDeletionWaitingOnARecordNumberedLowerGoesThrough() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.ok("trip", "add", "--name", "Porto", "--start", "2027-03-20", "--end", "2027-03-22")
+        try a.sync()
+        // Tombstones purged up to past every token: a record new to the server starts above them.
+        _ = try server.psql("UPDATE tripboard.zones SET change_sequence = change_sequence + 3, purged_through = change_sequence + 3")
+        let trip = try b.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        let id = try #require(trip.split(separator: "\n").last.map(String.init))
+        _ = try b.app("sync", "now")
+        try a.sync()
+        try b.ok("trip", "delete", id)
+        _ = try server.psql("UPDATE tripboard.records SET version = version - 1 WHERE id = '\(id)'")
+        for _ in 0..<2 { _ = try b.app("sync", "now", "--compare") }
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(try b.ok("sync", "status", "--json").utf8)) as? [String: Any])
+        #expect(status["pending"] as? Int == 0, "the deletion went: \(status)")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == "t")
+        try a.sync()
+        #expect(try a.app("trip", "show", id).status == 66, "the other device has the deletion")
+    }
+
     /// An older sealed value re-served under a new version number is refused by every device —
     /// the one that wrote the newer value and the one that only pulled it — whichever syncs
     /// first: 65, one line, the newer value kept and sent again, and no conflict kept for it.
