@@ -69,6 +69,11 @@ final class LegacyStore {
             guard version == LegacyLayout.schemaVersion else {
                 throw MigrationError.notLegacyStore(path: path, reason: "its user_version is \(version), not 1")
             }
+        } catch StoreError.newerSchema(_, let found, _) {
+            // Never TripBoard 1's: most likely a container's store named by mistake, which
+            // "newer than this build understands; update TripBoard" would send the user astray on.
+            let what = found <= Schema.currentVersion ? "a TripBoard container's store" : "a store of a later TripBoard"
+            throw MigrationError.notLegacyStore(path: path, reason: "its user_version is \(found): it is \(what), not TripBoard 1's data")
         } catch StoreError.corrupt(_, let detail) {
             throw MigrationError.legacyCorrupt(path: path, detail: detail)
         } catch let error as SQLiteError where error.isCorruption {

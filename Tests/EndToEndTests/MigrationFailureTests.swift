@@ -75,6 +75,23 @@ import TripBoardModel
         #expect(!FileManager.default.fileExists(atPath: setup.container.path), "\(damage): no container is created")
     }
 
+    /// A container's own store named as TripBoard 1's data (`--from CONTAINER/store`) is refused as
+    /// what it is, not as "a newer schema: update TripBoard", which would send the user astray.
+    @Test func aContainersStoreNamedAsTheOldDataIsRefusedAsWhatItIs() throws {
+        let setup = try MigrationSetup()
+        let other = try TestContainer()
+        _ = try other.addTrip("Lisbon")
+        let store = other.path + "/store"
+        let before = try Data(contentsOf: URL(fileURLWithPath: store + "/TripBoard.sqlite"))
+        let result = try ProcessRunner.run("container-migration", ["--from", store], environment: setup.environment)
+        #expect(result.status == 65 && result.stderrLines.count == 1, "\(result)")
+        #expect(result.stderr.contains("is not a version-1 TripBoard store (its user_version is \(Schema.currentVersion): it is a TripBoard container's store, not TripBoard 1's data)"),
+                "\(result)")
+        #expect(!result.stderr.contains("update TripBoard"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/TripBoard.sqlite")) == before)
+        #expect(!FileManager.default.fileExists(atPath: setup.container.path), "no container is created")
+    }
+
     @Test func aContainerWithTripsIsRefusedUnlessMerging() throws {
         let setup = try MigrationSetup()
         let existing = try setup.container.addTrip("Already here")
