@@ -85,6 +85,14 @@ extension AppCommand {
                         Lists a trip's bookings, earliest first; without --trip, every trip's, in time order. --upcoming: \
                         those not over yet (undated ones never); --limit N prints at most N.
                         """, run: listBookings),
+            AppCommandSpec(words: ["booking", "show"],
+                        options: [
+                            .json,
+                        ],
+                        arguments: [
+                            .required("ID", "the booking (an id or a unique prefix of one)"),
+                        ],
+                        summary: "Shows one booking with its trip and its attachments. ID may be a unique prefix.", run: showBooking),
             AppCommandSpec(words: ["booking", "delete"],
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
@@ -263,6 +271,32 @@ extension AppCommand {
         }
     }
 
+    static func showBooking(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let reference = try context.arguments.recordID("booking")
+        try context.finishArguments()
+        let store = try context.store()
+        let (booking, trip, attachments) = try store.readTransaction {
+            let booking = try store.booking(id: try store.resolveID(.booking, reference))
+            return (booking, try store.trip(id: booking.tripId), try store.attachments(tripId: booking.tripId).filter { $0.bookingId == booking.id })
+        }
+        if json { return try context.console.printJSON(BookingDetail(booking: booking, tripName: trip.name, attachments: attachments)) }
+        let console = context.console
+        var times = BookingTimeText()
+        let start = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) ?? "no date"
+        console.print(booking.title)
+        console.print("  id:       \(booking.id)")
+        console.print("  kind:     \(booking.kind.rawValue)")
+        console.print("  trip:     \(trip.name)  (\(trip.id.prefix(8)))")
+        console.print("  when:     " + start + (times.text(booking.endsAt, zone: booking.zone, tripYear: trip.startDate.year).map { " → " + $0 } ?? ""))
+        for (label, value) in BookingColumn.labelled(booking) {
+            console.print("  " + label + ":" + String(repeating: " ", count: max(1, 9 - label.count)) + value)
+        }
+        console.print("  sync:     \(booking.syncState.rawValue)\(booking.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(booking.updatedAt)")
+        console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
+        for attachment in attachments { console.print("    " + attachmentLine(attachment, forBooking: nil)) }
+    }
+
     static func listBookings(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         let tripReference = try context.arguments.recordIDOption("--trip", "trip")
@@ -300,3 +334,21 @@ extension AppCommand {
         try moveToTrash(.booking, reference, context)
     }
 }
+
+/// `booking show --json`: the booking's own keys, flat (as `Booking` writes them), then its
+/// trip's name and its attachments.
+struct BookingDetail: Encodable {
+    let booking: Booking
+    let tripName: String
+    let attachments: [Attachment]
+
+    enum CodingKeys: String, CodingKey { case tripName, attachments }
+
+    func encode(to encoder: any Encoder) throws {
+        try booking.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tripName, forKey: .tripName)
+        try container.encode(attachments, forKey: .attachments)
+    }
+}
+

@@ -168,10 +168,16 @@ extension AppCommand {
         console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
         let titles = Dictionary(bookings.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
         for attachment in attachments {
-            let pages = attachment.pageCount.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
-            let state = attachment.state == .present ? "" : " · \(attachment.state.rawValue)"
-            console.print("    \(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages) · for \(titles[attachment.bookingId] ?? "?")\(state)  (\(attachment.id.prefix(8)))")
+            console.print("    " + attachmentLine(attachment, forBooking: titles[attachment.bookingId] ?? "?"))
         }
+    }
+
+    /// An attachment as `trip show` and `booking show` list it: `pass.pdf · 48211 bytes, 1 page
+    /// · for TP 1351 · missing  (9c0e51aa)` (the booking's title only where several are listed).
+    static func attachmentLine(_ attachment: Attachment, forBooking title: String?) -> String {
+        let pages = attachment.pageCount.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
+        let state = attachment.state == .present ? "" : " · \(attachment.state.rawValue)"
+        return "\(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages)\(title.map { " · for \($0)" } ?? "")\(state)  (\(attachment.id.prefix(8)))"
     }
 
     static func editTrip(_ context: CommandContext) throws {

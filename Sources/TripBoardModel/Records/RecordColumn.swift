@@ -217,12 +217,20 @@ extension RecordColumn {
     /// Appends `record`'s labelled values (`ColumnSpec.label`) that it holds, in declaration
     /// order, as the one-line summaries show them: ` · ref X7K2QP`.
     package static func appendLabelled(_ record: Record, separator: String, to line: inout String) {
-        for column in allCases {
-            guard let label = column.spec.label, case .text(let value) = column.value(of: record) else { continue }
+        for (label, value) in labelled(record) {
             line += separator
             line += label
             line += " "
             line += value
+        }
+    }
+
+    /// The record's labelled columns that hold a value (`ColumnSpec.label`), in declaration
+    /// order: what a line about it shows besides its title and times (`ref X7K2QP`, `seat 14C`).
+    package static func labelled(_ record: Record) -> [(label: String, value: String)] {
+        allCases.compactMap { column in
+            guard let label = column.spec.label, case .text(let value) = column.value(of: record) else { return nil }
+            return (label, value)
         }
     }
     /// No rule across columns but those every kind has.
