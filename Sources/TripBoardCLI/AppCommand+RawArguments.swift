@@ -7,7 +7,7 @@ extension AppCommand {
     /// An argument that is not valid UTF-8 is refused (65) before anything is touched
     /// (`ProgramStart.words`), as by every executable.
     public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console = Console()) -> Int32 {
-        guard let arguments = SingleCommand.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
+        guard let arguments = ProgramStart.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
         return main(arguments: arguments, environment: environment, console: console)
     }
 }

@@ -89,8 +89,8 @@ extension ProgramStart {
     }
 }
 
-extension SingleCommand {
-    /// `ProgramStart.words(raw)`, or nil once the error is printed on `console`.
+extension ProgramStart {
+    /// `words(raw)`, or nil once the error is printed on `console`.
     package static func words(_ raw: [[UInt8]], console: Console) -> [String]? {
         do {
             return try ProgramStart.words(raw)

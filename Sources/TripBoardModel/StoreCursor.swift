@@ -38,7 +38,7 @@ public struct StoreCursor<Element> {
             }
         }
         writer.endArray()
-        try emit { output in writer.writingInto(&output) { _ in } }
+        try emit { writer.moveBytes(into: &$0) }
     }
 }
 

@@ -12,7 +12,7 @@ public enum ShareCommand {
     /// `main(arguments:…)` with the command line as the kernel passed it: a word that is not
     /// valid UTF-8 is refused (65) before anything is touched (`ProgramStart.words`).
     public static func main(rawArguments: [[UInt8]], environment: [String: String], console: Console = Console()) -> Int32 {
-        guard let words = SingleCommand.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
+        guard let words = ProgramStart.words(rawArguments, console: console) else { return ExitStatus.dataError.rawValue }
         return main(arguments: words, environment: environment, console: console)
     }
 

@@ -15,7 +15,7 @@ package enum WireJSON {
     }
 
     /// One `WireRecord`, its absent members left out.
-    package static func write(_ record: WireRecord, to writer: inout JSONWriter) {
+    private static func write(_ record: WireRecord, to writer: inout JSONWriter) {
         head(kind: record.kind, id: record.id, &writer)
         if let version = record.version { writer.key("version"); writer.integer(version) }
         if let expected = record.expectedVersion { writer.key("expectedVersion"); writer.integer(expected) }

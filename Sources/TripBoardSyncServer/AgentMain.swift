@@ -75,26 +75,28 @@ public enum AgentMain {
             } catch {
                 return 74
             }
-            let bytes: [UInt8]
             do {
-                let request: AgentRequest
-                do {
-                    request = try JSON.decode(AgentRequest.self, from: try JSONValue.parse(frame, maximumValues: AgentLimits.requestValues))
-                } catch let incomplete as IncompleteAgentRequest {
-                    // An operation it knows without what that operation needs: answered, as a
-                    // request out of order is.
-                    bytes = try JSON.encode(AgentResponse.failed(.badRequest, incomplete.message), pretty: false)
-                    try output.write(all: HelperSession.header(bytes.count) + bytes)
-                    continue
-                } catch {
-                    return 64
-                }
-                bytes = try service.answer(request)
+                guard let bytes = try answer(to: frame, service) else { return 64 }
                 try output.write(all: HelperSession.header(bytes.count) + bytes)
             } catch {
                 return 74
             }
         }
+    }
+
+    /// The answer to the request in `frame`, as the frame to send; nil when `frame` is not a
+    /// request. One of an operation the agent knows, without what that operation needs, is
+    /// answered as a bad request, as a request out of order is.
+    private static func answer(to frame: [UInt8], _ service: AgentService) throws -> [UInt8]? {
+        let request: AgentRequest
+        do {
+            request = try JSON.decode(AgentRequest.self, from: try JSONValue.parse(frame, maximumValues: AgentLimits.requestValues))
+        } catch let incomplete as IncompleteAgentRequest {
+            return try JSON.encode(AgentResponse.failed(.badRequest, incomplete.message), pretty: false)
+        } catch {
+            return nil
+        }
+        return try service.answer(request)
     }
 
     /// Exactly `count` bytes, or nil at end of input before the first of them.

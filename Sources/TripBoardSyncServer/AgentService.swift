@@ -41,20 +41,20 @@ public final class AgentService {
         switch request {
         case .pullPage(let limit):
             guard let current = pull else { break }
-            return try frame { () throws(PostgresError) in try page(limit: limit, current, connection) }
+            return try frameOrFailure { () throws(PostgresError) in try page(limit: limit, current, connection) }
         case .fetch(let zone, let records):
             guard records.count <= AgentLimits.batchRecords, pull == nil, upload == nil else {
                 return try JSON.encode(AgentResponse.failed(.badRequest,
                     "fetch needs a zone and at most \(AgentLimits.batchRecords) records, outside a pull or upload"), pretty: false)
             }
-            return try frame { () throws(PostgresError) in try fetch(records, zone: zone, connection) }
+            return try frameOrFailure { () throws(PostgresError) in try fetch(records, zone: zone, connection) }
         case .push(let zone, let mutationID, let records):
             guard records.count <= AgentLimits.batchRecords, records.allSatisfy({ $0.blob.map(Self.isBlobName) ?? true }) else {
                 return try JSON.encode(AgentResponse.failed(.badRequest,
                     "push needs a zone, a mutation id and at most \(AgentLimits.batchRecords) records, each naming a blob by its hash if any"),
                     pretty: false)
             }
-            return try frame { () throws(PostgresError) in try push(records, zone: zone, mutationID: mutationID, connection) }
+            return try frameOrFailure { () throws(PostgresError) in try push(records, zone: zone, mutationID: mutationID, connection) }
         default:
             break
         }
@@ -62,7 +62,7 @@ public final class AgentService {
     }
 
     /// The frame `body` writes, or the failure it met as one.
-    private func frame(_ body: () throws(PostgresError) -> [UInt8]) throws -> [UInt8] {
+    private func frameOrFailure(_ body: () throws(PostgresError) -> [UInt8]) throws -> [UInt8] {
         do {
             return try body()
         } catch {

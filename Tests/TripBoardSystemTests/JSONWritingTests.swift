@@ -135,7 +135,7 @@ struct JSONWriterTests {
     /// Bytes handed out between values, then the rest: together, the document.
     @Test(arguments: [true, false])
     func bytesTakenBetweenValuesJoinIntoTheDocument(pretty: Bool) {
-        var writer = JSONWriter(pretty: pretty, indentLevel: 2)
+        var writer = JSONWriter(pretty: pretty)
         var pieces: [UInt8] = []
         writer.beginArray()
         for value in [JSONWritingTests.nested, .string("é\n"), .array([])] {
@@ -145,7 +145,7 @@ struct JSONWriterTests {
         }
         writer.endArray()
         pieces += writer.bytes
-        let whole = JSONValue.array([JSONWritingTests.nested, .string("é\n"), .array([])]).serialized(pretty: pretty, indentLevel: 2)
+        let whole = JSONValue.array([JSONWritingTests.nested, .string("é\n"), .array([])]).serialized(pretty: pretty)
         #expect(pieces == whole)
     }
 

@@ -75,7 +75,7 @@ extension Store {
             try array("trips", exportedTrips, RecordBytes.tripJSON)
             writer.endObject()
             writer.bytes.append(0x0a)
-            try emit { writer.writingInto(&$0) { _ in } }
+            try emit { writer.moveBytes(into: &$0) }
         }
         if !piece.isEmpty { try write(piece) }
     }

@@ -14,34 +14,33 @@
 public struct JSONWriter {
     public var bytes: [UInt8]
     @usableFromInline let pretty: Bool
-    /// The depth of the container being written (`baseDepth` outside any).
-    @usableFromInline var depth: Int
-    @usableFromInline let baseDepth: Int
+    /// The depth of the container being written (0 outside any).
+    @usableFromInline var depth = 0
     /// No member or element written yet in the container being written.
     @usableFromInline var first = true
     /// A key was written and its value is next.
     @usableFromInline var afterKey = false
 
-    /// A writer whose document sits `indentLevel` containers deep in a larger one written piece
-    /// by piece (its indentation counts from there).
-    public init(pretty: Bool, indentLevel: Int = 0, capacity: Int = 256) {
+    public init(pretty: Bool, capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
         self.pretty = pretty
-        depth = indentLevel
-        baseDepth = indentLevel
     }
 
     /// Runs `body` with the writer appending to `output` instead of its own bytes, which go to
     /// `output` first: a document written piece by piece into a buffer its owner lends.
     @inlinable public mutating func writingInto(_ output: inout [UInt8], _ body: (inout JSONWriter) -> Void) {
-        if !bytes.isEmpty {
-            output.append(contentsOf: bytes)
-            bytes.removeAll(keepingCapacity: true)
-        }
+        moveBytes(into: &output)
         swap(&bytes, &output)
         body(&self)
         swap(&bytes, &output)
+    }
+
+    /// Appends what the writer holds to `output` and empties it (keeping its capacity).
+    @inlinable public mutating func moveBytes(into output: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        output.append(contentsOf: bytes)
+        bytes.removeAll(keepingCapacity: true)
     }
 
     // MARK: Containers
@@ -152,7 +151,7 @@ public struct JSONWriter {
     @inlinable mutating func beforeValue() {
         if afterKey {
             afterKey = false
-        } else if depth > baseDepth {
+        } else if depth > 0 {
             separator()
         }
     }
@@ -281,10 +280,9 @@ extension JSONValue {
     }
 
     /// The document as UTF-8. Pretty output indents by two spaces and writes `"key" : value`;
-    /// `sortedKeys` orders object members by key, for stable output. `indentLevel` is the depth
-    /// the value sits at inside a larger document written piece by piece.
-    public func serialized(pretty: Bool = true, sortedKeys: Bool = true, indentLevel: Int = 0) -> [UInt8] {
-        var writer = JSONWriter(pretty: pretty, indentLevel: indentLevel)
+    /// `sortedKeys` orders object members by key, for stable output.
+    public func serialized(pretty: Bool = true, sortedKeys: Bool = true) -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty)
         write(to: &writer, sortedKeys: sortedKeys)
         return writer.bytes
     }
