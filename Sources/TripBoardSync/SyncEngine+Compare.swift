@@ -73,7 +73,7 @@ extension SyncEngine {
     /// server no longer has goes again as new; one the server has at an older version, deleted, or
     /// that this device lacks is fetched and merged as a pull would (the keychain's token stays).
     func compareSecrets(with onServer: [String: (version: Int64, deleted: Bool)]) throws {
-        guard let keychain = syncingKeychain, let start = try secretPullStart(), !start.fresh else { return }
+        guard let keychain = syncingKeychain, try secretPullStart()?.fresh == false else { return }
         var fetching: [(kind: String, id: String)] = []
         var lost: [KeychainSyncItem] = []
         var mine: Set<String> = []
@@ -86,7 +86,7 @@ extension SyncEngine {
         }
         for tombstone in try keychain.syncTombstones() { mine.insert(try key.secretID(service: tombstone.service, account: tombstone.account)) }
         for (id, server) in onServer where !server.deleted && !mine.contains(id) { fetching.append((Self.secretKind, id)) }
-        try fetch(fetching) { records in try applySecrets(records, token: start.after) }
+        try fetchAndApplySecrets(fetching)
         guard mayTrustAbsence, !lost.isEmpty else { return }
         try keychain.write {
             for item in lost {

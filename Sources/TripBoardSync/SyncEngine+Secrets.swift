@@ -225,15 +225,25 @@ extension SyncEngine {
                 try keychain.setSyncIncarnation(service: service, account: account,
                                                 opened.incarnation == Keychain.legacySyncIncarnation ? nil : opened.incarnation)
             }
-            if let current = local.version, current >= version {
+            let known = local.stamp.flatMap(HybridStamp.init)
+            if let current = local.version, current >= version, known.map({ opened.stamp <= $0 }) ?? true {
                 // Our own push coming back, or older — unless the value carries a newer stamp than
                 // the one known here: versions are tokens, and a value sent again as new after the
                 // server lost the item is numbered with a version devices hold for the old one.
-                guard let known = local.stamp.flatMap(HybridStamp.init), opened.stamp > known else { return }
+                guard version < current else { return }
+                // Numbered lower than this device holds (the server went back): the next push goes
+                // against the server's version (else it would meet a conflict at every push, for
+                // good). An older value there is not taken: this device's goes again, as a reconcile
+                // sends what a restored server lost.
+                let olderValue = known.map { opened.stamp < $0 } == true && theirDigest != local.digest
+                try keychain.setSyncState(service: service, account: account, pending: local.pending || olderValue, version: version,
+                                          stamp: olderValue ? opened.stamp.description : local.stamp,
+                                          digest: olderValue ? theirDigest : local.digest)
+                return
             }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)
-            if let known = local.stamp.flatMap(HybridStamp.init), opened.stamp < known, myDigest != theirDigest {
+            if let known, opened.stamp < known, myDigest != theirDigest {
                 // Older than the value this device knows the server had (a rotated token served
                 // again, a server gone back): refused, and this device's value sent again
                 // against the server's version.
@@ -254,7 +264,6 @@ extension SyncEngine {
             if myDigest != theirDigest { try keychain.storeFromSync(opened.value, service: service, account: account) }
             // The stamp known never goes down: this device's own value served under an older
             // stamp keeps the later one (see `SyncEngine.mergeFields`).
-            let known = local.stamp.flatMap(HybridStamp.init)
             let stamp = known.map { Swift.max($0, opened.stamp) } ?? opened.stamp
             try keychain.setSyncState(service: service, account: account, pending: false, version: version,
                                       stamp: stamp.description, digest: theirDigest)
@@ -375,9 +384,11 @@ extension SyncEngine {
         let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var applied = 0
         var conflicts = 0
+        var differing: [(kind: String, id: String)] = []
         try keychain.write {
             applied = 0
             conflicts = 0
+            differing = []
             for result in results where result.kind == Self.secretKind {
                 guard let entry = byID[result.id] else { continue }
                 guard result.status == .applied else {
@@ -394,6 +405,7 @@ extension SyncEngine {
                         try keychain.deleteSyncTombstone(service: entry.service, account: entry.account)
                     case (false, true):
                         try keychain.setSyncConflictVersion(service: entry.service, account: entry.account, result.version)
+                        differing.append((Self.secretKind, result.id))
                     case (false, false):
                         // The server has no such record: the item is sent again as a new one.
                         try keychain.setSyncState(service: entry.service, account: entry.account, pending: true, version: nil,
@@ -411,7 +423,16 @@ extension SyncEngine {
         if applied > 0 { try store.writeTransaction { try ledger.setLastMutation(mutationID) } }
         report.secretsPushed += applied
         report.conflicts += conflicts
+        try fetchAndApplySecrets(differing)
         return (applied, conflicts)
+    }
+
+    /// The server's copies of items a push met at another version, merged as a pull would (the
+    /// keychain's token stays), as `settleConflicts` does for records: a version the server
+    /// numbered lower comes with no change to pull, and would otherwise be met at every push.
+    func fetchAndApplySecrets(_ keys: [(kind: String, id: String)]) throws {
+        guard !keys.isEmpty, let start = try secretPullStart(), !start.fresh else { return }
+        try fetch(keys) { records in try applySecrets(records, token: start.after) }
     }
 
     /// The server has `entry` at `version`, recorded as it is now here: an item edited since the

@@ -280,8 +280,10 @@ public final class SyncEngine {
         }
         try sendDeletionsOfPurged()
         if let pullFailure { throw pullFailure }
-        if try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling) > 0 {
-            // What the comparison found to send again goes now, not at the next sync.
+        let reuploading = try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling)
+        if try reuploading > 0 || !ledger.pendingSyncRecords(limit: 1).isEmpty || secretsWaiting() {
+            // What the comparison found to send again (or would not take, this device's own value
+            // going again) goes now, not at the next sync.
             _ = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
             _ = try pushSecrets()
         }

@@ -137,6 +137,44 @@ import TripBoardSystem
         #expect(try server.psql("SELECT max(version) FROM tripboard.records WHERE kind = 'secret'") == "2")
     }
 
+    /// An item whose version the server numbered lower (with no change to pull) takes the
+    /// server's version once a push meets it, so the next edit goes up on a plain `sync now`:
+    /// it used to meet a conflict at every push, for good (the sync model, seed 2861802693).
+    /// An older value served at a lower version is not taken, and this device's goes again.
+    @Test func anItemTheServerNumberedLowerIsSentAgainstItsVersion() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try Self.set(a, "api.example.com", "ana@example.com", "first-secret")
+        try a.sync()
+        try Self.set(a, "api.example.com", "ana@example.com", "second-secret")
+        try a.sync()
+        try b.sync()
+        let id = try server.psql("SELECT id FROM tripboard.records WHERE kind = 'secret'")
+        try SyncHostileServerTests.keepFields(server, id: id, as: "second")
+        _ = try server.psql("UPDATE tripboard.records SET version = version - 1 WHERE kind = 'secret'")
+        try Self.set(a, "api.example.com", "ana@example.com", "third-secret")
+        let pushed = try a.sync()
+        #expect(pushed["secretsPushed"] as? Int == 1 && pushed["secretsPending"] as? Int == 0, "\(pushed)")
+        #expect(try Self.pendingKeychainItems(a) == 0)
+        try b.sync()
+        #expect(try Self.get(b, "api.example.com", "ana@example.com").trimmedStdout == "third-secret")
+
+        // The second value served again one version below what the devices hold, with no change
+        // to pull: the comparison fetches it, does not take it, and the value held goes again.
+        _ = try server.psql("""
+            UPDATE tripboard.records SET version = version - 1, fields = (SELECT fields FROM public.kept WHERE name = 'second')
+            WHERE kind = 'secret'
+            """)
+        let compared = try b.app("sync", "now", "--compare", "--json")
+        #expect(compared.status == 0, "\(compared)")
+        #expect(try server.psql("SELECT version FROM tripboard.records WHERE kind = 'secret'") == "2")
+        #expect(try Self.pendingKeychainItems(b) == 0)
+        #expect(try Self.get(b, "api.example.com", "ana@example.com").trimmedStdout == "third-secret")
+        try a.sync()
+        #expect(try Self.get(a, "api.example.com", "ana@example.com").trimmedStdout == "third-secret")
+        #expect(try Self.pendingKeychainItems(a) == 0)
+    }
+
     /// Both devices change the same item; B's change is the later one. Whichever pushes first,
     /// both end with B's value, and nothing is left pending.
     @Test(arguments: [true, false])
