@@ -230,16 +230,20 @@ extension SyncEngine {
                 // Our own push coming back, or older — unless the value carries a newer stamp than
                 // the one known here: versions are tokens, and a value sent again as new after the
                 // server lost the item is numbered with a version devices hold for the old one.
-                guard version < current else { return }
+                // An older value than the one this device knows the server had, at the version
+                // held here (served again under it), is refused below.
+                let olderValue = known.map { opened.stamp < $0 } == true && theirDigest != local.digest
+                guard version < current || olderValue else { return }
                 // Numbered lower than this device holds (the server went back): the next push goes
                 // against the server's version (else it would meet a conflict at every push, for
                 // good). An older value there is not taken: this device's goes again, as a reconcile
                 // sends what a restored server lost.
-                let olderValue = known.map { opened.stamp < $0 } == true && theirDigest != local.digest
-                try keychain.setSyncState(service: service, account: account, pending: local.pending || olderValue, version: version,
-                                          stamp: olderValue ? opened.stamp.description : local.stamp,
-                                          digest: olderValue ? theirDigest : local.digest)
-                return
+                if version < current {
+                    try keychain.setSyncState(service: service, account: account, pending: local.pending || olderValue, version: version,
+                                              stamp: olderValue ? opened.stamp.description : local.stamp,
+                                              digest: olderValue ? theirDigest : local.digest)
+                    return
+                }
             }
             let mine = try keychain.get(service: service, account: account)
             let myDigest = try key.secretDigest(mine)

@@ -175,6 +175,36 @@ import TripBoardSystem
         #expect(try Self.pendingKeychainItems(a) == 0)
     }
 
+    /// An older value served again under the very version a device holds (a new change, the same
+    /// number): refused (65), the value held kept and sent again — it used to be taken for the
+    /// device's own push coming back and ignored, leaving the other devices on the older value
+    /// (the sync model, seed 1497526849).
+    @Test func anOlderValueServedAgainUnderTheVersionHeldIsRefused() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try Self.set(a, "vpn.example.net", "ana", "first-secret")
+        try a.sync()
+        let id = try server.psql("SELECT id FROM tripboard.records WHERE kind = 'secret'")
+        try SyncHostileServerTests.keepFields(server, id: id, as: "first")
+        try Self.set(a, "vpn.example.net", "ana", "second-secret")
+        try a.sync()
+        try b.sync()
+        _ = try server.psql("""
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            UPDATE tripboard.records SET fields = (SELECT fields FROM public.kept WHERE name = 'first'),
+                change_sequence = (SELECT change_sequence FROM tripboard.zones WHERE name = 'default') WHERE kind = 'secret'
+            """)
+        for device in [a, b] {
+            let result = try device.app("sync", "now")
+            #expect(result.status == 65 || result.status == 0, "\(result)")
+            #expect(try Self.get(device, "vpn.example.net", "ana").trimmedStdout == "second-secret")
+        }
+        let newcomer = try SyncDevice()
+        #expect(try newcomer.join(server).status == 0)
+        try newcomer.sync()
+        #expect(try Self.get(newcomer, "vpn.example.net", "ana").trimmedStdout == "second-secret", "the server has the later value again")
+    }
+
     /// Both devices change the same item; B's change is the later one. Whichever pushes first,
     /// both end with B's value, and nothing is left pending.
     @Test(arguments: [true, false])
