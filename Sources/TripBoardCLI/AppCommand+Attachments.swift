@@ -30,6 +30,20 @@ extension AppCommand {
                         Prints the path of the attachment's thumbnail (a PNG of page 1), rendering it again if it is \
                         not cached (--json: {"attachmentId", "path"}).
                         """, run: showThumbnail),
+            AppCommandSpec(words: ["attachment", "move"],
+                        options: [
+                            .value("--booking", "ID", "the booking to move it to, of this trip or another (an id or a unique prefix of one)",
+                                   required: true),
+                            .json,
+                        ],
+                        arguments: [
+                            .required("ID", "the attachment (an id or a unique prefix of one)"),
+                        ],
+                        summary: """
+                        Moves an attachment to another booking, of its trip or another (a ticket filed in the wrong place); \
+                        refused (65) when that booking already has the same file. Its file stays where it is; the \
+                        attachment becomes pendingUpload (--json: the attachment object).
+                        """, run: moveAttachment),
             AppCommandSpec(words: ["attachment", "delete"],
                         arguments: [
                             .required("ID", "the attachment (an id or a unique prefix of one)"),
@@ -133,6 +147,22 @@ extension AppCommand {
             of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
         if json { return try context.console.printJSON(["attachmentId": attachment.id, "path": path]) }
         context.console.print(path)
+    }
+
+    static func moveAttachment(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let reference = try context.arguments.recordID("attachment")
+        let bookingReference = try context.arguments.requiredRecordIDOption("--booking", "booking")
+        try context.finishArguments()
+        let store = try context.store()
+        let before = try store.attachment(id: try store.resolveID(.attachment, reference))
+        let booking = try store.booking(id: try store.resolveID(.booking, bookingReference))
+        let moved = try store.moveAttachment(id: before.id, toBooking: booking.id)
+        if json { return try context.console.printJSON(moved) }
+        let trip = try store.trip(id: booking.tripId)
+        context.console.diagnostic(terminalSafe(before.bookingId == booking.id
+            ? "\(moved.originalFilename) is in booking \(booking.title) already; nothing changed"
+            : "moved \(moved.originalFilename) to booking \(booking.title) (\(booking.id.prefix(8))) of trip \(trip.name)"))
     }
 
     static func deleteAttachment(_ context: CommandContext) throws {

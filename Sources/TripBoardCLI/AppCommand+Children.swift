@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardSystem
 import TripBoardModel
 import TripBoardCommandLine
 
@@ -93,6 +94,21 @@ extension AppCommand {
                             .required("ID", "the booking (an id or a unique prefix of one)"),
                         ],
                         summary: "Shows one booking with its trip and its attachments. ID may be a unique prefix.", run: showBooking),
+            AppCommandSpec(words: ["booking", "merge"],
+                        options: [
+                            .json,
+                        ],
+                        arguments: [
+                            .required("KEEP", "the booking that stays (an id or a unique prefix of one)"),
+                            .required("OTHER", "the booking merged into it, of the same trip, then moved to the trash"),
+                        ],
+                        summary: """
+                        Merges OTHER into KEEP, two bookings of one trip (a ticket filed twice). KEEP takes each field it \
+                        lacks from OTHER (a start with its end; a zone keeps KEEP's instants) and OTHER's attachments, \
+                        except copies of files KEEP has; OTHER goes to the trash with what is left, restorable for 30 \
+                        days. A field KEEP has stays as it is. --json: {"kept", "fieldsTaken", "fieldsLeft", \
+                        "attachmentsMoved", "copiesLeft", "trashEntry"}.
+                        """, run: mergeBookings),
             AppCommandSpec(words: ["booking", "delete"],
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
@@ -328,6 +344,26 @@ extension AppCommand {
         }
     }
 
+    static func mergeBookings(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let keepReference = try Arguments.checkedRecordID(try context.arguments.positional("KEEP booking ID"), "booking")
+        let otherReference = try Arguments.checkedRecordID(try context.arguments.positional("OTHER booking ID"), "booking")
+        try context.finishArguments()
+        let container = try context.container()
+        let store = try container.store
+        let merge = try store.mergeBookings(keep: try store.resolveID(.booking, keepReference), other: try store.resolveID(.booking, otherReference))
+        Trash.removeThumbnails(of: try store.trash.attachmentIDs(inTrashEntry: merge.trashed.id, of: .booking), container: container)
+        if json { return try context.console.printJSON(BookingMergeJSON(merge)) }
+        let moved = merge.attachmentsMoved.count
+        var took = merge.fieldsTaken
+        if moved > 0 { took.append("\(moved) attachment\(moved == 1 ? "" : "s")") }
+        var line = "kept booking \(merge.kept.title) (\(merge.kept.id.prefix(8)))"
+        line += took.isEmpty ? ", which took nothing from the other" : ", which took its " + took.joined(separator: ", ")
+        if !merge.fieldsLeft.isEmpty { line += "; not taken: " + merge.fieldsLeft.joined(separator: ", ") + " (they would break its rules)" }
+        context.console.diagnostic(terminalSafe(line))
+        context.console.diagnostic(trashedMessage(merge.trashed))
+    }
+
     static func deleteBooking(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("booking")
         try context.finishArguments()
@@ -352,3 +388,18 @@ struct BookingDetail: Encodable {
     }
 }
 
+
+/// `booking merge --json`.
+struct BookingMergeJSON: Encodable {
+    let kept: Booking
+    let fieldsTaken: [String]
+    let fieldsLeft: [String]
+    let attachmentsMoved: [String]
+    let copiesLeft: [String]
+    let trashEntry: TrashEntry
+
+    init(_ merge: BookingMerge) {
+        (kept, fieldsTaken, fieldsLeft) = (merge.kept, merge.fieldsTaken, merge.fieldsLeft)
+        (attachmentsMoved, copiesLeft, trashEntry) = (merge.attachmentsMoved, merge.copiesLeft, merge.trashed)
+    }
+}

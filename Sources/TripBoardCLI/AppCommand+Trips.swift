@@ -235,11 +235,16 @@ extension AppCommand {
     static func moveToTrash(_ kind: RecordKind, _ reference: String, _ context: CommandContext) throws {
         let container = try context.container()
         let entry = try Trash.delete(kind, id: try container.store.resolveID(kind, reference), container: container)
+        context.console.diagnostic(trashedMessage(entry))
+    }
+
+    /// `moved booking X with 1 attachment to the trash; …`: what went, and how to bring it back.
+    static func trashedMessage(_ entry: TrashEntry) -> String {
         let with = describe(entry.contents)
-        context.console.diagnostic(terminalSafe("""
-            moved \(kind.rawValue) \(entry.name)\(with.isEmpty ? "" : " with " + with) to the trash; \
+        return terminalSafe("""
+            moved \(entry.kind.rawValue) \(entry.name)\(with.isEmpty ? "" : " with " + with) to the trash; \
             `app trash restore \(entry.id.prefix(8))` puts it back until \(entry.purgeAfter.prefix(10))
-            """) + (entry.syncState == .pendingDeletion ? "; the server will be told at the next sync" : ""))
+            """) + (entry.syncState == .pendingDeletion ? "; the server will be told at the next sync" : "")
     }
 }
 

@@ -93,6 +93,9 @@ extension SyncEngine {
     func pullAndSettle() throws {
         let pulledBefore = report.pulled
         try pull()
+        // Caught up: an attachment a pulled deletion took with its booking, that no deletion of
+        // its own and no move elsewhere settled, has its deletion sent from here.
+        try store.writeTransaction { try ledger.owedAttachmentDeletions() }
         guard report.pulled > pulledBefore else { return }
         report.duplicatesMerged += try store.writeTransaction { try ledger.mergePushedDuplicates(at: store.stamp()) }
     }
@@ -283,12 +286,21 @@ extension SyncEngine {
             report.pulled += 1
             return
         }
-        if local.isInTrash {
-            // In the trash here after the server deleted it, live there again: restored on another device.
+        let parentTrashed = try Self.parent(of: kind, fields: fields, local: local).map { try trashPlace(of: $0) } ?? nil
+        if local.isInTrash && !(kind == .attachment && parentTrashed != nil) {
+            // In the trash here after the server deleted it (or its booking), live there again:
+            // restored on another device, or an attachment moved to another booking first. One
+            // whose booking is in the trash here stays there (`owedAttachmentDeletions`).
             try ledger.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }
-        let (merged, kept, knownHere, sendWhole) = try mergeFields(of: local, with: fields, version: version, at: now)
+        var (merged, kept, knownHere, sendWhole) = try mergeFields(of: local, with: fields, version: version, at: now)
+        if kind == .attachment && !local.isInTrash, let parentTrashed {
+            // Moved there to a booking deleted here: it joins the booking in the trash, and its
+            // deletion is sent — delete beats edit, as for a record added there.
+            merged.syncState = .pendingDeletion
+            if let entry = parentTrashed { try ledger.placeInTrash(kind, id: remote.id, with: entry, at: now) }
+        }
         try ledger.writeSyncRecord(merged, inserting: false)
         try keepShadow(knownHere)
         if sendWhole { try ledger.markSentWhole(kind, id: remote.id, forgetting: false) }
@@ -321,7 +333,7 @@ extension SyncEngine {
         // children; the server has it deleted, so it is synchronized there. What it took of
         // this device's own work is named in the report, with the way back.
         let changedHere = try ledger.unsyncedRecordsUnder(kind, id: id)
-        let entry = try store.trash.moveToTrashInTransaction(kind, id: id, at: now)
+        let entry = try store.trash.moveToTrashInTransaction(kind, id: id, at: now, pulled: true)
         if changedHere > 0 { report.trashedWithChangesHere.append(TrashedWithChangesHere(entry: entry, changedHere: changedHere)) }
         try ledger.setSyncMetadata(kind, id: id, state: .synchronized, remoteVersion: version)
         report.trashed += 1
@@ -427,24 +439,26 @@ extension SyncEngine {
         let updatedAt = Self.utcStamp(milliseconds: fields.values.map(\.stamp.milliseconds).max() ?? 0)
         var record = SyncRecord(kind: kind, id: remote.id, fields: fields.mapValues(\.value), syncState: .synchronized,
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
-        var trashedWith: String?
-        if let parent = record.parent, let owner = try ledger.syncRecord(parent.kind, id: parent.id) {
-            if owner.isInTrash {
-                trashedWith = owner.trashedWith ?? parent.id
-                record.syncState = .pendingDeletion
-            } else if owner.isTombstone {
-                // Its parent was deleted here and emptied from the trash, its deletion not yet
-                // told: the child goes where that deletion's children went (its deletion is sent).
-                record.syncState = .pendingDeletion
-            }
-        }
+        // Its parent in the trash here, or deleted and emptied from it with its deletion not yet
+        // told: the child goes where that deletion's children went (its deletion is sent).
+        let trashedWith = try record.parent.map { try trashPlace(of: $0) } ?? nil
+        if trashedWith != nil { record.syncState = .pendingDeletion }
         try ledger.writeSyncRecord(record, inserting: true)
-        if let trashedWith {
-            try ledger.placeInTrash(kind, id: remote.id, with: trashedWith, at: now)
+        if let entry = trashedWith ?? nil {
+            try ledger.placeInTrash(kind, id: remote.id, with: entry, at: now)
         } else {
             if kind == .attachment { try hashCopiesNotHashedYet(like: record) }
             report.duplicatesMerged += try ledger.absorbLocalDuplicate(of: record)
         }
+    }
+
+    /// Where a child of `parent` goes when its parent is not live here: `.some(entry)`, the trash
+    /// entry the parent is in; `.some(nil)`, nowhere (the parent was deleted and emptied from the
+    /// trash, its deletion not yet told); `nil` when the parent is live or not here.
+    private func trashPlace(of parent: (kind: RecordKind, id: String)) throws -> String?? {
+        guard let owner = try ledger.syncRecord(parent.kind, id: parent.id) else { return nil }
+        if owner.isInTrash { return .some(owner.trashedWith ?? parent.id) }
+        return owner.isTombstone ? .some(nil) : nil
     }
 
     /// This device's copies on the same booking, of the same size, never uploaded, whose bytes are

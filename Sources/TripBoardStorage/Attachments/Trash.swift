@@ -54,7 +54,7 @@ public enum Trash {
         }
     }
 
-    static func removeThumbnails(of attachmentIDs: [String], container: Container) {
+    package static func removeThumbnails(of attachmentIDs: [String], container: Container) {
         guard !attachmentIDs.isEmpty, let cache = try? ThumbnailCache(container: container) else { return }
         for id in attachmentIDs { cache.removeThumbnail(of: id) }
     }

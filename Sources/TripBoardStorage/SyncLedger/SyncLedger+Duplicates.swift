@@ -87,13 +87,8 @@ extension SyncLedger {
                                            WHERE booking_id = ?1 AND content_hash <> '' AND \(Store.liveAttachment))
                 """
             let moved = try connection.statement("SELECT id, updated_at FROM attachments \(moving)")
-                .rows([.text(root(loser)), .text(loser)]) { ($0.text(0), $0.text(1)) }
-            try connection.statement("""
-                UPDATE attachments SET booking_id = ?1, updated_at = ?3,
-                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
-                \(moving)
-                """).run([.text(root(loser)), .text(loser), .text(now)])
-            for (id, before) in moved { try noteFieldEdits(.attachment, id: id, changed: ["bookingId"], before: before, at: now) }
+                .rows([.text(root(loser)), .text(loser)]) { (id: $0.text(0), updatedAt: $0.text(1)) }
+            try store.moveAttachments(moved, to: root(loser), at: now)
             _ = try store.trash.moveToTrashInTransaction(.booking, id: loser, at: now)
         }
         return pairs.count

@@ -45,6 +45,18 @@ extension SyncLedger {
         try connection.statement("UPDATE \(kind.table) SET trashed_at = NULL, trashed_with = NULL WHERE id = ?").run([.text(id)])
     }
 
+    /// Attachments a pulled deletion of their booking (or trip) took to the trash as the server
+    /// had them (`moveToTrashInTransaction(pulled:)`), once the pull has caught up: one that the
+    /// server has live still (its shadow: no deletion of its own came, which clears it) and that
+    /// was not moved to a live booking meanwhile becomes a deletion to send.
+    package func owedAttachmentDeletions() throws {
+        try connection.statement("""
+            UPDATE attachments SET sync_state = 'pendingDeletion'
+            WHERE trashed_at IS NOT NULL AND trashed_with <> id AND sync_state = 'synchronized' AND remote_version IS NOT NULL
+              AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id)
+            """).run()
+    }
+
     /// Puts `kind` `id` in the trash as a member of entry `trashedWith`, inside the page's
     /// transaction: a record pulled into a trip (or booking) that is in the trash here joins it.
     package func placeInTrash(_ kind: RecordKind, id: String, with trashedWith: String, at now: String) throws {

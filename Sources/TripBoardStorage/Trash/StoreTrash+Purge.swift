@@ -128,7 +128,7 @@ extension StoreTrash {
     }
 
     /// The attachments of a trash entry of `kind`, for removing their thumbnails.
-    func attachmentIDs(inTrashEntry entryID: String, of kind: RecordKind) throws -> [String] {
+    package func attachmentIDs(inTrashEntry entryID: String, of kind: RecordKind) throws -> [String] {
         guard Self.memberKinds(of: kind).contains(.attachment) else { return [] }
         let scope = kind == .attachment ? "id = ?2" : Self.childScope(.attachment, of: kind, liveOnly: false)
         return try connection.statement("SELECT id FROM attachments WHERE \(scope) AND trashed_with = ?2")

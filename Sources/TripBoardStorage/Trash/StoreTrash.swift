@@ -75,18 +75,24 @@ extension StoreTrash {
     }
 
     /// `moveToTrash` inside the caller's write transaction (sync applies a deletion from the
-    /// server with the rest of a page).
-    package func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String) throws -> TrashEntry {
-        let marked = """
-            trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
-            sync_state = CASE WHEN remote_version IS NULL THEN sync_state ELSE 'pendingDeletion' END
-            """
+    /// server with the rest of a page). `pulled`: the deletion is the server's, and an attachment
+    /// under the record that the server has as this device does stays `synchronized` — its own
+    /// deletion comes from the device that deleted its booking, or it was moved elsewhere there
+    /// first (`SyncLedger.owedAttachmentDeletions` sends what neither settles).
+    package func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String, pulled: Bool = false) throws -> TrashEntry {
+        func marked(_ member: RecordKind) -> String {
+            let waits = pulled && member == .attachment && member != kind ? " OR sync_state = 'synchronized'" : ""
+            return """
+                trashed_at = ?1, trashed_with = ?2, updated_at = ?1,
+                sync_state = CASE WHEN remote_version IS NULL\(waits) THEN sync_state ELSE 'pendingDeletion' END
+                """
+        }
         guard try connection.integer("SELECT count(*) FROM \(kind.table) WHERE id = ? AND \(Store.liveCondition(kind))",
                                      [.text(id)]) == 1 else { throw StoreError.notFound(kind: kind, id: id) }
         // Children first: their scope is "of a live booking (or trip)", which the parent's
         // own update then ends.
         for (member, scope) in Self.memberScopes(of: kind) {
-            try connection.statement("UPDATE \(member.table) SET \(marked) WHERE \(scope) AND \(Store.liveCondition(member))")
+            try connection.statement("UPDATE \(member.table) SET \(marked(member)) WHERE \(scope) AND \(Store.liveCondition(member))")
                 .run([.text(now), .text(id)])
         }
         guard let entry = try trashEntries().first(where: { $0.id == id }) else { throw StoreError.notInTrash(id: id) }

@@ -39,7 +39,7 @@ STEP_WEIGHTS = {
     "trip add": 3, "trip edit": 5, "trip delete": 1.2,
     "place add": 2.5, "place edit": 3, "place delete": 1,
     "booking add": 2, "booking edit": 3, "booking delete": 1,
-    "ticket": 0.5, "attachment delete": 0.4, "trash restore": 1.5,
+    "ticket": 0.5, "attachment delete": 0.4, "attachment move": 1, "booking merge": 0.8, "trash restore": 1.5,
     "keychain set": 2, "keychain delete": 0.7,
     "sync": 10,
 }
@@ -795,6 +795,50 @@ class Run:
                 self.view(device)["attachment"][answer["attachment"]["id"]]["_row"] = answer["attachment"]
                 self.note(f"{device.name}  share-extension ticket → attachment {answer['attachment']['id'][:8]} "
                           f"booking {booking[:8]} in trip {trip[:8]}")
+            return
+        if action == "attachment move":
+            attachment = self.pick(device, "attachment")
+            bookings = sorted(view["booking"], key=self.order)
+            if attachment is None or not bookings:
+                return self.do_step(device, "ticket")
+            target = rng.choice(bookings)
+            result, wall = self.command(device, ["attachment", "move", attachment, "--booking", target, "--json"], expect=(0, 65))
+            if result.status == 0 and view["attachment"][attachment]["bookingId"] != target:
+                self.set_field(device, attachment, "bookingId", target, wall)
+                view["attachment"][attachment]["bookingId"] = target
+                self.records[attachment].parent = target
+                self.new_event(device, "edit", wall, ids={attachment})
+            self.note(f"{device.name}  attachment move {attachment[:8]} → booking {target[:8]} → {result.status}")
+            return
+        if action == "booking merge":
+            keep = self.pick(device, "booking")
+            if keep is None:
+                return self.do_step(device, "booking add")
+            trip = view["booking"][keep]["tripId"]
+            others = sorted((i for i, fields in view["booking"].items() if i != keep and fields["tripId"] == trip), key=self.order)
+            if not others:
+                return self.do_step(device, "booking add")
+            other = rng.choice(others)
+            before = self.view(device)
+            result, wall = self.command(device, ["booking", "merge", keep, other, "--json"])
+            device.view = None
+            after = self.view(device)
+            if result.status == 0:
+                answer = json.loads(result.out)
+                kept = record_fields("booking", answer["kept"])
+                for field in FIELDS["booking"]:
+                    if kept[field] != before["booking"][keep].get(field):
+                        self.set_field(device, keep, field, kept[field], wall)
+                for moved in answer["attachmentsMoved"]:
+                    self.set_field(device, moved, "bookingId", keep, wall)
+                    self.records[moved].parent = keep
+                gone = {i for kind_ in KINDS for i in before[kind_] if i not in after[kind_]}
+                if other not in gone or keep in gone:
+                    self.problem("every command exits as documented",
+                                 f"step {self.step} {device.name}: booking merge {keep[:8]} {other[:8]} exited 0 but took {len(gone)} records")
+                self.new_event(device, "edit", wall, ids={keep, *answer["attachmentsMoved"]})
+                self.new_event(device, "delete", wall, ids=gone)
+            self.note(f"{device.name}  booking merge {keep[:8]} {other[:8]} → {result.status}")
             return
         if action in ("trip delete", "place delete", "booking delete", "attachment delete"):
             kind = action.split()[0]

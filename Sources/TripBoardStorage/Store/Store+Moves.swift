@@ -1,0 +1,105 @@
+import TripBoardSQLite
+public import TripBoardModel
+import TripBoardSystem
+
+/// Putting right what was filed in the wrong place: an attachment moved to another booking, and
+/// one booking merged into another (docs/cli.md, `attachment move` and `booking merge`). Each is
+/// one transaction of ordinary edits — the fields that change become pendingUpload with their
+/// edit times noted, so that sync merges them field by field as any edit — and what goes, goes
+/// to the trash, restorable there.
+extension Store {
+    /// Moves the live attachment `id` to the live booking `bookingId`, of any trip. Returns the
+    /// attachment as it is now (unchanged when it is there already). Refused (`.invalidData`)
+    /// when that booking already holds the same bytes: it would hold them twice.
+    @discardableResult
+    public func moveAttachment(id: String, toBooking bookingId: String) throws -> Attachment {
+        try connection.writeTransaction {
+            let attachment = try attachment(id: id)
+            let target = try booking(id: bookingId)
+            guard attachment.bookingId != target.id else { return attachment }
+            if !attachment.contentHash.isPending, let copy = try self.attachment(bookingId: target.id, contentHash: attachment.contentHash.stored) {
+                throw StoreError.invalidData("booking \(target.id.prefix(8)) already has this file, as attachment \(copy.id.prefix(8))")
+            }
+            try moveAttachments([(attachment.id, attachment.updatedAt)], to: target.id, at: stamp())
+            return try self.attachment(id: id)
+        }
+    }
+
+    /// Points the attachments `moved` (each with its `updatedAt` before the move) at `bookingId`,
+    /// inside the caller's transaction: an edit of their `bookingId` (pendingUpload; a deletion
+    /// waiting keeps its state), its time noted for the merge.
+    package func moveAttachments(_ moved: [(id: String, updatedAt: String)], to bookingId: String, at now: String) throws {
+        for (id, before) in moved {
+            try connection.statement("""
+                UPDATE attachments SET booking_id = ?1, updated_at = ?3,
+                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
+                WHERE id = ?2
+                """).run([.text(bookingId), .text(id), .text(now)])
+            try syncLedger.noteFieldEdits(.attachment, id: id, changed: ["bookingId"], before: before, at: now)
+        }
+    }
+}
+
+/// What `Store.mergeBookings` did.
+public struct BookingMerge: Sendable, Equatable {
+    /// The booking kept, as it is now.
+    public var kept: Booking
+    /// The fields it took from the other because it had none (JSON names, in declaration order).
+    public var fieldsTaken: [String]
+    /// Fields of the other's that it lacked but could not take (an end before its start).
+    public var fieldsLeft: [String]
+    /// The attachments that moved to it.
+    public var attachmentsMoved: [String]
+    /// The other's attachments left with it (copies of bytes the kept one has), gone to the trash with it.
+    public var copiesLeft: [String]
+    /// The other booking's entry in the trash.
+    public var trashed: TrashEntry
+}
+
+extension Store {
+    /// Merges the live booking `otherID` into `keepID`, of the same trip, in one transaction:
+    /// `keepID` takes every field of the other's that it lacks (a start takes its end along, and
+    /// a zone keeps the instants; a field it cannot take is listed in `fieldsLeft`) and every
+    /// attachment whose bytes it does not hold; the other goes to the trash with what is left.
+    public func mergeBookings(keep keepID: String, other otherID: String) throws -> BookingMerge {
+        guard keepID != otherID else { throw StoreError.invalidArgument("KEEP and OTHER are the same booking") }
+        return try connection.writeTransaction {
+            let keep = try booking(id: keepID)
+            let other = try booking(id: otherID)
+            guard keep.tripId == other.tripId else {
+                throw StoreError.invalidData("""
+                    bookings \(keep.id.prefix(8)) and \(other.id.prefix(8)) are in different trips; `app attachment move` \
+                    moves a ticket to a booking of another trip
+                    """)
+            }
+            let now = stamp()
+            var (updated, taken, left) = (keep, [String](), [String]())
+            for column in BookingColumn.allCases where column.spec.syncField != nil {
+                guard column.value(of: updated) == .null, column.value(of: other) != .null else { continue }
+                var candidate = BookingColumn.record(updated, setting: [(column, column.value(of: other))])
+                if column == .startsAt { candidate.endsAt = other.endsAt }  // an end is its start's
+                if column == .zone, let rules = try? TimeZoneRules.named(other.zone ?? "") {
+                    // The times it has keep their instants, written in the zone's offsets.
+                    candidate.startsAt = candidate.startsAt.map { BookingTime.reexpressed($0, in: rules) }
+                    candidate.endsAt = candidate.endsAt.map { BookingTime.reexpressed($0, in: rules) }
+                }
+                guard let checked = try? BookingColumn.validated(candidate) else {
+                    left.append(column.spec.jsonKey.description)
+                    continue
+                }
+                updated = checked
+                taken.append(column.spec.jsonKey.description)
+                if column == .startsAt && other.endsAt != nil { taken.append(BookingColumn.endsAt.spec.jsonKey.description) }
+            }
+            let kept = try writeEdit(BookingColumn.self, keep, updated)
+            let theirs = try attachments(tripId: keep.tripId).filter { $0.bookingId == other.id }
+            let held = Set(try attachments(tripId: keep.tripId).filter { $0.bookingId == keep.id && !$0.contentHash.isPending }
+                .map(\.contentHash.stored))
+            let moving = theirs.filter { $0.contentHash.isPending || !held.contains($0.contentHash.stored) }
+            try moveAttachments(moving.map { ($0.id, $0.updatedAt) }, to: keep.id, at: now)
+            let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id, at: now)
+            return BookingMerge(kept: kept, fieldsTaken: taken, fieldsLeft: left, attachmentsMoved: moving.map(\.id),
+                                copiesLeft: theirs.filter { !moving.map(\.id).contains($0.id) }.map(\.id), trashed: trashed)
+        }
+    }
+}
