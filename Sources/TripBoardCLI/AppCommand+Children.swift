@@ -359,7 +359,13 @@ extension AppCommand {
         if moved > 0 { took.append("\(moved) attachment\(moved == 1 ? "" : "s")") }
         var line = "kept booking \(merge.kept.title) (\(merge.kept.id.prefix(8)))"
         line += took.isEmpty ? ", which took nothing from the other" : ", which took its " + took.joined(separator: ", ")
-        if !merge.fieldsLeft.isEmpty { line += "; not taken: " + merge.fieldsLeft.joined(separator: ", ") + " (they would break its rules)" }
+        if !merge.fieldsLeft.isEmpty {
+            line += "; not taken: " + merge.fieldsLeft.joined(separator: ", ")
+                + (merge.fieldsLeft.count == 1 ? " (it does not fit this booking)" : " (they do not fit this booking)")
+        }
+        if !merge.copiesLeft.isEmpty {
+            line += "; \(merge.copiesLeft.count) copy\(merge.copiesLeft.count == 1 ? "" : " copies") of a file it has stayed with the other"
+        }
         context.console.diagnostic(terminalSafe(line))
         context.console.diagnostic(trashedMessage(merge.trashed))
     }

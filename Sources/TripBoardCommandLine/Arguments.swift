@@ -220,7 +220,8 @@ public struct Arguments {
 
     package static func checkedRecordID(_ text: String, _ kind: String) throws -> String {
         guard Identifier.normalizedPrefix(text) != nil else {
-            throw CommandLineError.usage("'\(text.prefix(40))' is not a \(kind) id (a UUID or a prefix of one)")
+            let article = kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+            throw CommandLineError.usage("'\(text.prefix(40))\(text.count > 40 ? "…" : "")' is not \(article) \(kind) id (a UUID or a prefix of one)")
         }
         return text
     }

@@ -67,6 +67,8 @@ import Testing
             (["attachment", "move", "00000000", "--booking", filed], 66, "no attachment"),
             (["attachment", "move", attachment], 64, "--booking"),
             (["attachment", "move", attachment, "--booking", "x"], 64, "is not a booking id"),
+            (["attachment", "move", "zz", "--booking", filed], 64, "'zz' is not an attachment id"),
+            (["attachment", "move", String(repeating: "a", count: 50), "--booking", filed], 64, "\(String(repeating: "a", count: 40))…' is not"),
         ] {
             let result = try container.app(arguments: words)
             #expect(result.status == Int32(status) && result.stderrLines.count == 1 && result.stderr.contains(message) && result.stdout.isEmpty,
@@ -144,6 +146,50 @@ import Testing
         #expect(try container.state() == before, "a refused merge writes nothing")
     }
 
+    /// A copy in the trash does not come back beside the same file moved into its booking
+    /// meanwhile: a booking holds a file once, whichever way it got there.
+    @Test func aCopyInTheTrashDoesNotComeBackBesideTheSameFile() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let first = try container.appOK("booking", "add", "--trip", trip, "--kind", "other", "--title", "B")
+        let second = try container.appOK("booking", "add", "--trip", trip, "--kind", "other", "--title", "C")
+        let pdf = TicketPDF.make(lines: ["MUSEU NACIONAL DO AZULEJO", "Entry 1 adult"])
+        let kept = try #require(try container.shareOK(try container.input(pdf, as: "g1.pdf"), "--booking", first)["attachment"] as? [String: Any])
+        let copy = try #require(try container.shareOK(try container.input(pdf, as: "g1.pdf"), "--booking", second)["attachment"] as? [String: Any])
+        let keptID = try #require(kept["id"] as? String), copyID = try #require(copy["id"] as? String)
+        try container.appOK("attachment", "delete", keptID)
+        try container.appOK("attachment", "move", copyID, "--booking", first)
+        let before = try container.state()
+        let restored = try container.app("trash", "restore", keptID)
+        #expect(restored.status == 65 && restored.stderrLines.count == 1
+                && restored.stderr.contains("has the same file already, as attachment \(copyID.prefix(8))"), "\(restored)")
+        #expect(try container.state() == before)
+    }
+
+    /// Times taken from OTHER are written in KEEP's zone (the same instants): KEEP never holds an
+    /// offset its zone does not have then. An end goes with its own start only.
+    @Test func timesTakenAreWrittenInTheKeptBookingsZone() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let keep = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "K", "--zone", "Europe/Lisbon")
+        let other = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "O",
+                                        "--starts-at", "2026-12-12T10:00", "--ends-at", "2026-12-12T12:00", "--zone", "Europe/Paris")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try container.appOK("booking", "merge", keep, other, "--json").utf8))
+            as? [String: Any])
+        let kept = try #require(json["kept"] as? [String: Any])
+        #expect(kept["startsAt"] as? String == "2026-12-12T09:00:00+00:00" && kept["endsAt"] as? String == "2026-12-12T11:00:00+00:00"
+                && kept["zone"] as? String == "Europe/Lisbon", "\(kept)")
+        #expect(json["fieldsTaken"] as? [String] == ["startsAt", "endsAt"], "\(json)")
+
+        let early = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "E",
+                                        "--starts-at", "2026-12-13T07:35", "--zone", "Europe/Lisbon")
+        let late = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "L",
+                                       "--starts-at", "2026-12-13T06:00", "--ends-at", "2026-12-13T08:00", "--zone", "Europe/Lisbon")
+        let second = try #require(try JSONSerialization.jsonObject(with: Data(try container.appOK("booking", "merge", early, late, "--json").utf8))
+            as? [String: Any])
+        #expect(second["fieldsLeft"] as? [String] == ["endsAt"], "the other's end is of another start: \(second)")
+    }
+
     /// An end KEEP cannot take (before its own start) is left and said so; the rest is taken.
     @Test func aFieldThatWouldBreakTheKeptBookingsRulesIsLeft() throws {
         let container = try TestContainer()
@@ -155,7 +201,7 @@ import Testing
                                         "--reference", "MA-2291")
         let merged = try container.app("booking", "merge", keep, other)
         #expect(merged.status == 0, "\(merged)")
-        #expect(merged.stderrLines.first == "kept booking Memmo Alfama (\(keep.prefix(8))), which took its reference; not taken: endsAt (they would break its rules)",
+        #expect(merged.stderrLines.first == "kept booking Memmo Alfama (\(keep.prefix(8))), which took its reference; not taken: endsAt (it does not fit this booking)",
                 "\(merged.stderr)")
         let kept = try Self.booking(container, keep)
         #expect((kept["endsAt"] == nil || kept["endsAt"] is NSNull) && kept["reference"] as? String == "MA-2291", "\(kept)")

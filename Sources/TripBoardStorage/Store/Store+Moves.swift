@@ -46,7 +46,8 @@ public struct BookingMerge: Sendable, Equatable {
     public var kept: Booking
     /// The fields it took from the other because it had none (JSON names, in declaration order).
     public var fieldsTaken: [String]
-    /// Fields of the other's that it lacked but could not take (an end before its start).
+    /// Fields of the other's that it lacked but could not take (an end before its start, or one
+    /// of another start than its own).
     public var fieldsLeft: [String]
     /// The attachments that moved to it.
     public var attachmentsMoved: [String]
@@ -58,9 +59,10 @@ public struct BookingMerge: Sendable, Equatable {
 
 extension Store {
     /// Merges the live booking `otherID` into `keepID`, of the same trip, in one transaction:
-    /// `keepID` takes every field of the other's that it lacks (a start takes its end along, and
-    /// a zone keeps the instants; a field it cannot take is listed in `fieldsLeft`) and every
-    /// attachment whose bytes it does not hold; the other goes to the trash with what is left.
+    /// `keepID` takes every field of the other's that it lacks (a start takes its end along, an
+    /// end only from the same start, and times are written in KEEP's zone, keeping their
+    /// instants; a field it cannot take is listed in `fieldsLeft`) and one attachment of each
+    /// file it does not hold; the other goes to the trash with what is left.
     public func mergeBookings(keep keepID: String, other otherID: String) throws -> BookingMerge {
         guard keepID != otherID else { throw StoreError.invalidArgument("KEEP and OTHER are the same booking") }
         return try connection.writeTransaction {
@@ -78,12 +80,14 @@ extension Store {
                 guard column.value(of: updated) == .null, column.value(of: other) != .null else { continue }
                 var candidate = BookingColumn.record(updated, setting: [(column, column.value(of: other))])
                 if column == .startsAt { candidate.endsAt = other.endsAt }  // an end is its start's
-                if column == .zone, let rules = try? TimeZoneRules.named(other.zone ?? "") {
-                    // The times it has keep their instants, written in the zone's offsets.
+                // An end goes with its own start only: the other's end of another departure is not KEEP's.
+                let sameStart = updated.startsAt.flatMap(BookingTime.init)?.startEpoch == other.startsAt.flatMap(BookingTime.init)?.startEpoch
+                if let zone = candidate.zone, let rules = try? TimeZoneRules.named(zone) {
+                    // Its times keep their instants, written in its zone's offsets (taken or its own).
                     candidate.startsAt = candidate.startsAt.map { BookingTime.reexpressed($0, in: rules) }
                     candidate.endsAt = candidate.endsAt.map { BookingTime.reexpressed($0, in: rules) }
                 }
-                guard let checked = try? BookingColumn.validated(candidate) else {
+                guard column != .endsAt || sameStart, let checked = try? BookingColumn.validated(candidate) else {
                     left.append(column.spec.jsonKey.description)
                     continue
                 }
@@ -95,7 +99,9 @@ extension Store {
             let theirs = try attachments(tripId: keep.tripId).filter { $0.bookingId == other.id }
             let held = Set(try attachments(tripId: keep.tripId).filter { $0.bookingId == keep.id && !$0.contentHash.isPending }
                 .map(\.contentHash.stored))
-            let moving = theirs.filter { $0.contentHash.isPending || !held.contains($0.contentHash.stored) }
+            // One of each file KEEP lacks: a second copy of the same bytes stays with OTHER too.
+            var seen = held
+            let moving = theirs.filter { $0.contentHash.isPending || seen.insert($0.contentHash.stored).inserted }
             try moveAttachments(moving.map { ($0.id, $0.updatedAt) }, to: keep.id, at: now)
             let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id, at: now)
             return BookingMerge(kept: kept, fieldsTaken: taken, fieldsLeft: left, attachmentsMoved: moving.map(\.id),

@@ -44,6 +44,14 @@ extension StoreTrash {
                 app trash restore \(holder.prefix(8))
                 """)
         }
+        // A booking holds a file once (`attachment move`, `share-extension`): one moved or filed
+        // there while this copy was in the trash keeps its place.
+        if entry.kind == .attachment, let copy = try connection.statement("""
+            SELECT c.id FROM attachments a JOIN attachments c ON c.booking_id = a.booking_id AND c.content_hash = a.content_hash AND c.id <> a.id
+            WHERE a.id = ? AND a.content_hash <> '' AND c.state <> 'deleting' AND c.sync_state <> 'pendingDeletion' AND c.trashed_at IS NULL
+            """).rows([.text(entry.id)], { $0.text(0) }).first {
+            throw StoreError.invalidData("\(what): its booking \(entry.parentName ?? "") has the same file already, as attachment \(copy.prefix(8))")
+        }
     }
 
     /// Step 1 of a purge, in one transaction: the entries leave the trash for good, with
