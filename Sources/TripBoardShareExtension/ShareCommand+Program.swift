@@ -5,13 +5,14 @@ extension ShareCommand {
     package static var program: ProgramSpec {
         ProgramSpec(name: "share-extension", tagline: "files a PDF ticket into TripBoard",
                     description: [
-                        "Imports the PDF ticket FILE (or standard input, -) as an attachment. The booking is --booking, or one created from what the ticket shows (kind, reference, flight or train number, route, date and time, seat) in --trip, or in the trip whose dates contain the ticket's date; a booking with the same reference and start is used rather than a second one. The same bytes attached twice are reported, not stored again; the bytes of an attachment whose file was lost (missing) are put back in its place. It never creates or migrates a container: until the app has set it up, finished an update or moved TripBoard 1's data into it, the ticket is refused (open the app first).",
+                        "Imports the PDF ticket FILE (or standard input, -) as an attachment. The booking is --booking, or one created from what the ticket shows (kind, reference, flight or train number, route, date and time, seat) in --trip, or in the trip whose dates contain the ticket's date; a booking with the same reference and start is used rather than a second one. A new booking's times are read in --zone, else the zone of the departure airport the ticket names, else that of the trip's booking nearest in time that has one, else TZ's, and the output says which. The same bytes attached twice are reported, not stored again; the bytes of an attachment whose file was lost (missing) are put back in its place. It never creates or migrates a container: until the app has set it up, finished an update or moved TripBoard 1's data into it, the ticket is refused (open the app first).",
                     ],
                     globalOptions: SingleCommand.globalOptions, commands: [],
                     grammar: Grammar(options: [
                         .value("--name", "FILENAME", "the file name kept (default: FILE's name; ticket.pdf for standard input)"),
                         .trip(required: false, "the trip to file it in (an id or a unique prefix of one)"),
                         .value("--booking", "ID", "the booking to attach it to (an id or a unique prefix of one)"),
+                        .value("--zone", "ZONE", "the IANA time zone of the ticket's times, e.g. Europe/Lisbon (default: its departure airport's, a booking of the trip's, else TZ's)"),
                         .value("--max-size", "SIZE", "the largest file accepted (default 50M; K, M, G suffixes; at most 1G)"),
                         .json,
                     ], positionals: [.required("FILE|-", "the PDF ticket, or - for standard input", completion: .file)]),

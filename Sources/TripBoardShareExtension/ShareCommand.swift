@@ -25,6 +25,9 @@ public enum ShareCommand {
             let tripReference = try arguments.recordIDOption("--trip", "trip")
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketFilingRequest.defaultMaximumBytes
+            let zone = try arguments.option("--zone").map { name in
+                do { return try TimeZoneRules.named(name).name } catch { throw CommandLineError.usage("--zone \(error)") }
+            }
             // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").
             let givenPath = arguments.nextPositional()
             try arguments.finish()
@@ -34,7 +37,7 @@ public enum ShareCommand {
             let request = TicketFilingRequest(
                 sourceName: sourcePath == "-" ? "standard input" : sourcePath,
                 originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
-                tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes)
+                tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes, zone: zone)
             let container = try openContainer(at: containerPath, environment: environment, console: console)
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
@@ -148,6 +151,7 @@ public enum ShareCommand {
         let pages = result.pageCount == 1 ? "1 page" : "\(result.pageCount) pages"
         console.print("  attachment: \(result.attachment.id) (\(pages), \(result.attachment.byteCount) bytes)")
         console.print("  booking:    \(result.booking.id)" + (result.booking.startsAt.map { ", starts \($0)" } ?? ""))
+        if let zone = result.zone { console.print("  zone:       " + zone.summary) }
         if let thumbnail = result.thumbnail { console.print("  thumbnail:  " + thumbnail) }
     }
 }

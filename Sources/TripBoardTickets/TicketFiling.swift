@@ -19,12 +19,15 @@ public struct TicketFilingRequest: Sendable {
     public var thumbnailSize: Int
     /// Today, for the trips offered when no trip contains the ticket's date.
     public var today: CivilDate
+    /// `--zone`: the IANA zone the ticket's times are in, over any the ticket or the trip suggests.
+    public var zone: String?
 
     public static let defaultMaximumBytes: Int64 = 50 << 20
 
     public init(sourceName: String, originalFilename: String, tripReference: String? = nil, bookingReference: String? = nil,
                 maximumBytes: Int64 = TicketFilingRequest.defaultMaximumBytes, thumbnailSize: Int = 200,
-                today: CivilDate = Timestamp.now().localDate) {
+                today: CivilDate = Timestamp.now().localDate, zone: String? = nil) {
+        self.zone = zone
         self.sourceName = sourceName
         self.originalFilename = originalFilename
         self.tripReference = tripReference
@@ -56,6 +59,9 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
     /// True when the ticket went to a booking already in the trip that its reference and start
     /// (or its flight or train number and date) match, rather than to a new one.
     public var bookingMatched: Bool
+    /// The zone a booking made from the ticket reads its times in, and why; nil when no booking
+    /// was made (or the ticket shows no date).
+    public var zone: TicketZone?
     public var tripId: String
     public var tripName: String
     /// What was read from the ticket.
@@ -64,6 +70,32 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
     /// The cached thumbnail's path; nil when none could be made (`thumbnailError` says why).
     public var thumbnail: String?
     public var thumbnailError: String?
+}
+
+/// The zone a ticket's times are read in, and where it came from, in this order: `--zone`; the
+/// departure airport the ticket names (IATA code, `PlaceZones`); the zone of the trip's booking
+/// nearest in time that has one; the sharer's `TZ` last.
+public struct TicketZone: Sendable, Equatable, Encodable {
+    public enum Source: String, Sendable, Encodable {
+        case option, departureAirport, tripBooking, sharer
+    }
+
+    /// An IANA zone name; nil when the sharer's TZ names none (a fixed offset).
+    public var name: String?
+    public var source: Source
+    /// The airport's code, or the booking's id, that decided it.
+    public var from: String?
+
+    /// How `share-extension` says it: `Europe/Lisbon (the departure airport, LIS)`.
+    public var summary: String {
+        let zone = name ?? "a fixed offset"
+        return switch source {
+        case .option: "\(zone) (--zone)"
+        case .departureAirport: "\(zone) (the departure airport, \(from ?? ""))"
+        case .tripBooking: "\(zone) (that of booking \(from?.prefix(8) ?? "") of the trip, the nearest in time)"
+        case .sharer: "\(zone) (TZ, this computer's: the ticket names no place of a known zone; --zone sets one)"
+        }
+    }
 }
 
 /// Why a ticket could not be filed (beyond a bad PDF, `PDFImportError`, and a bad reference,
@@ -166,7 +198,8 @@ public struct TicketFiling {
         }
 
         var result = try planFiling(staged, inspection: inspection, detected: detected, requestedTrip: requestedTrip,
-                                    requestedBooking: requestedBooking, originalFilename: originalFilename, today: request.today)
+                                    requestedBooking: requestedBooking, originalFilename: originalFilename, today: request.today,
+                                    zoneOption: request.zone)
         if let existing = try existingCopy(of: staged.contentHash, booking: requestedBooking, tripId: result.tripId)
             ?? hashingUnverified(like: staged, booking: requestedBooking, tripId: result.tripId, files: files) {
             try reportAlreadyAttached(existing, in: &result)
@@ -187,7 +220,7 @@ public struct TicketFiling {
     /// containing the ticket's date), the booking (`--booking`, one that matches the ticket, else
     /// a new one from its fields) and the attachment row, not yet written.
     func planFiling(_ staged: StagedFile, inspection: PDFInspection, detected: TicketFields, requestedTrip: Trip?,
-                    requestedBooking: Booking?, originalFilename: String, today: CivilDate) throws -> TicketFilingResult {
+                    requestedBooking: Booking?, originalFilename: String, today: CivilDate, zoneOption: String?) throws -> TicketFilingResult {
         let store = try container.store
         let trip: Trip
         if let requestedBooking {
@@ -198,8 +231,12 @@ public struct TicketFiling {
             trip = try tripContaining(detected.departureDate, today: today)
         }
         let matchedBooking = requestedBooking == nil ? try matchingBooking(for: detected, tripId: trip.id) : nil
+        var zone: TicketZone?
+        if requestedBooking == nil && matchedBooking == nil && detected.departureDate != nil {
+            zone = try ticketZone(for: detected, tripId: trip.id, option: zoneOption)
+        }
         let plannedBooking = try requestedBooking ?? matchedBooking
-            ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename)
+            ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename, zone: zone)
         return TicketFilingResult(
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
@@ -207,7 +244,7 @@ public struct TicketFiling {
                 pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.stamp(),
                 syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
-            bookingMatched: matchedBooking != nil, tripId: trip.id, tripName: trip.name,
+            bookingMatched: matchedBooking != nil, zone: zone, tripId: trip.id, tripName: trip.name,
             detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
     }
 
@@ -236,7 +273,7 @@ public struct TicketFiling {
         try store.markAttachmentPresent(id: row.id)
         row.state = .present
         return TicketFilingResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
-                                  bookingCreated: false, bookingMatched: false, tripId: trip.id, tripName: trip.name, detected: detected,
+                                  bookingCreated: false, bookingMatched: false, zone: nil, tripId: trip.id, tripName: trip.name, detected: detected,
                                   pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
     }
 
@@ -251,17 +288,36 @@ public struct TicketFiling {
         throw TicketFilingError.tripNeeded(date: date, candidates: try store.trips(endingOnOrAfter: today, limit: 6))
     }
 
-    /// The booking the ticket describes. A date without a time starts at midnight; times are local
-    /// (TZ), as with `app booking add --starts-at` without an offset, and the booking keeps TZ's
-    /// zone. A printed time the clocks skip is taken as the first valid time after the jump, one
-    /// they show twice as the first: a ticket cannot be asked which it meant.
-    func newBooking(from fields: TicketFields, tripId: String, filename: String) throws -> Booking {
+    /// The zone the ticket's times are in (`TicketZone`'s order). The nearest booking is by the
+    /// distance of its start from the ticket's date.
+    func ticketZone(for fields: TicketFields, tripId: String, option: String?) throws -> TicketZone {
+        if let option { return TicketZone(name: option, source: .option) }
+        if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
+            return TicketZone(name: zone, source: .departureAirport, from: origin)
+        }
+        let day = fields.departureDate.map { Int64($0.daysSinceEpoch) * 86_400 + 43_200 } ?? 0
+        let nearest = try container.store.bookings(tripId: tripId)
+            .compactMap { booking -> (Booking, Int64)? in
+                guard booking.zone != nil, let start = booking.startsAt.flatMap(BookingTime.init)?.startEpoch else { return nil }
+                return (booking, abs(start - day))
+            }
+            .min { ($0.1, $0.0.id) < ($1.1, $1.0.id) }
+        if let (booking, _) = nearest { return TicketZone(name: booking.zone, source: .tripBooking, from: booking.id) }
+        let local = TimeZoneRules.local()
+        return TicketZone(name: local.isDatabaseZone ? local.name : nil, source: .sharer)
+    }
+
+    /// The booking the ticket describes. A date without a time starts at midnight; times are in
+    /// `zone` (`ticketZone`), as with `app booking add --starts-at` without an offset, and the
+    /// booking keeps it. A printed time the clocks skip is taken as the first valid time after the
+    /// jump, one they show twice as the first: a ticket cannot be asked which it meant.
+    func newBooking(from fields: TicketFields, tripId: String, filename: String, zone chosen: TicketZone?) throws -> Booking {
         let store = try container.store
         var startsAt: String?
         var zone: String?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
-            let local = TimeZoneRules.local()
+            let local = (try? chosen?.name.map { try TimeZoneRules.named($0) } ?? nil) ?? TimeZoneRules.local()
             switch BookingTime.reading(date.description + "T" + time, in: local, checkingOffset: false) {
             case .time(let start): startsAt = start.text
             case .gap(_, let after): startsAt = BookingTime.instant(after).text

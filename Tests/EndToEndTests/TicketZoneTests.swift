@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// Which zone a shared ticket's times are read in (docs/cli.md, "Which zone a ticket's times are
+/// in"): `--zone`; the departure airport the ticket names; the trip's booking nearest in time
+/// that has a zone; the sharer's TZ last — and the output says which.
+@Suite struct TicketZoneTests {
+    static let fromNewYork = ["TZ": "America/New_York"]
+
+    static func share(_ container: TestContainer, _ lines: [String], _ extra: [String] = [], trip: String) throws -> [String: Any] {
+        let pdf = try container.input(TicketPDF.make(lines: lines, salt: extra.joined()), as: "ticket.pdf")
+        let result = try container.share([pdf, "--trip", trip, "--json"] + extra, environment: fromNewYork)
+        try #require(result.status == 0, "\(result)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test func aFlightSharedFromNewYorkIsInItsDepartureAirportsZone() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let answer = try Self.share(container, TicketPDF.boardingPass, trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2026-12-12T07:35:00+00:00" && booking["zone"] as? String == "Europe/Lisbon", "\(booking)")
+        let zone = try #require(answer["zone"] as? [String: Any])
+        #expect(zone["source"] as? String == "departureAirport" && zone["from"] as? String == "LIS" && zone["name"] as? String == "Europe/Lisbon")
+
+        let pdf = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass, salt: "human"), as: "again.pdf")
+        let other = try container.addTrip("Other", start: "2026-12-01", end: "2026-12-20")
+        let human = try container.share([pdf, "--trip", other], environment: Self.fromNewYork)
+        #expect(human.status == 0 && human.stdout.contains("  zone:       Europe/Lisbon (the departure airport, LIS)\n"), "\(human)")
+    }
+
+    @Test func zoneOptionWinsAndABadOneIsRefused() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let answer = try Self.share(container, TicketPDF.boardingPass, ["--zone", "Asia/Tokyo"], trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2026-12-12T07:35:00+09:00" && booking["zone"] as? String == "Asia/Tokyo", "\(booking)")
+        #expect((answer["zone"] as? [String: Any])?["source"] as? String == "option")
+
+        let pdf = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass, salt: "bad"), as: "bad.pdf")
+        let before = try container.state()
+        for zone in ["Mars/Olympus", "../etc/passwd", ""] {
+            let refused = try container.share([pdf, "--trip", trip, "--zone", zone])
+            #expect(refused.status == 64 && refused.stderrLines.count == 1 && refused.stderr.contains("--zone"), "\(zone): \(refused)")
+        }
+        #expect(try container.state() == before)
+    }
+
+    /// A train ticket names no airport: the trip's booking nearest in time that has a zone decides.
+    @Test func aTicketWithNoKnownPlaceTakesTheNearestBookingsZone() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2026-12-10", end: "2026-12-20")
+        let far = try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Far",
+                                      "--starts-at", "2026-12-19T15:00", "--zone", "Europe/Madrid")
+        let near = try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Near",
+                                       "--starts-at", "2026-12-13T15:00", "--zone", "Europe/Lisbon")
+        _ = far
+        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Lisboa Santa Apolonia - Porto Campanha", "Date 14 DEC 2026 Departure 09:09"]
+        let answer = try Self.share(container, train, trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00+00:00" && booking["zone"] as? String == "Europe/Lisbon", "\(booking)")
+        let zone = try #require(answer["zone"] as? [String: Any])
+        #expect(zone["source"] as? String == "tripBooking" && zone["from"] as? String == near, "\(zone)")
+    }
+
+    /// Nothing to go by: the sharer's TZ, and the output says so.
+    @Test func otherwiseTheSharersZoneAndTheOutputSaysSo() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Lisboa Santa Apolonia - Porto Campanha", "Date 14 DEC 2026 Departure 09:09"]
+        let pdf = try container.input(TicketPDF.make(lines: train), as: "train.pdf")
+        let result = try container.share([pdf, "--trip", trip], environment: Self.fromNewYork)
+        #expect(result.status == 0 && result.stdout.contains("  zone:       America/New_York (TZ, this computer's"), "\(result)")
+        let booking = try #require((try JSONSerialization.jsonObject(with: Data(try container.appOK("booking", "list", "--json").utf8)) as? [[String: Any]])?.first)
+        #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00-05:00" && booking["zone"] as? String == "America/New_York", "\(booking)")
+    }
+}
