@@ -18,6 +18,82 @@ public enum PlaceZones {
             }
             return nil
         } ?? nil
-        return index.flatMap { airportZoneNames.indices.contains($0) ? airportZoneNames[$0] : nil }
+        return index.flatMap { zoneNames.indices.contains($0) ? zoneNames[$0] : nil }
+    }
+}
+
+extension PlaceZones {
+    /// The IANA zone of a place by its name — a city (`Lisboa`, `大阪`, `Sintra`), or a country
+    /// with one zone — the whole name, any case; nil when the table does not have it.
+    public static func named(_ name: String) -> String? {
+        let key = Array(name.lowercased().utf8)
+        guard key.count >= 2, !key.contains(0x09), !key.contains(0x0A) else { return nil }
+        let index = placeRows.utf8.withContiguousStorageIfAvailable { rows -> Int? in
+            // Records `name\tNNN\n`, sorted by the name's bytes: a binary search over byte
+            // offsets, each probe widened to the record it falls in.
+            func record(around offset: Int) -> (start: Int, tab: Int, end: Int) {
+                var start = offset
+                while start > 0 && rows[start - 1] != 0x0A { start -= 1 }
+                var tab = start
+                while tab < rows.count && rows[tab] != 0x09 { tab += 1 }
+                var end = tab
+                while end < rows.count && rows[end] != 0x0A { end += 1 }
+                return (start, tab, end)
+            }
+            var (low, high) = (0, rows.count)
+            while low < high {
+                let found = record(around: (low + high) / 2)
+                let name = rows[found.start..<found.tab]
+                if name.elementsEqual(key) {
+                    guard found.tab + 4 <= found.end else { return nil }
+                    return rows[(found.tab + 1)..<(found.tab + 4)].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                }
+                if name.lexicographicallyPrecedes(key) { low = found.end + 1 } else { high = found.start }
+            }
+            return nil
+        } ?? nil
+        return index.flatMap { zoneNames.indices.contains($0) ? zoneNames[$0] : nil }
+    }
+
+    /// The first place `text` names, reading its words from the left: the longest run of up to
+    /// three words that is a known name (`Lisboa Santa Apolónia` → Lisboa), and in Chinese or
+    /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪).
+    public static func place(in text: String) -> (name: String, zone: String)? {
+        var words: [String] = []
+        var current = ""
+        func flush() {
+            if !current.isEmpty { words.append(current) }
+            current = ""
+        }
+        for character in text {
+            if character.isLetter && !Self.isCJK(character) || character == "'" || character == "-" && !current.isEmpty {
+                current.append(character)
+            } else {
+                flush()
+                if Self.isCJK(character) { words.append(String(character)) }
+            }
+        }
+        flush()
+        for start in words.indices {
+            let ideographic = words[start].first.map(Self.isCJK) ?? false
+            let longest = ideographic ? 4 : 3
+            for length in stride(from: min(longest, words.count - start), through: ideographic ? 2 : 1, by: -1) {
+                let run = words[start..<(start + length)]
+                guard run.allSatisfy({ ($0.first.map(Self.isCJK) ?? false) == ideographic }) else { continue }
+                let name = ideographic ? run.joined() : run.joined(separator: " ")
+                // Short Latin words are too often ordinary ones (`Via`), and a few towns are named
+                // like the words of a ticket or a hotel (`Date`, `Best`): neither counts alone.
+                guard ideographic || (name.count >= 4 && (length > 1 || !Self.ordinaryWords.contains(name.lowercased()))) else { continue }
+                if let zone = named(name) { return (name, zone) }
+            }
+        }
+        return nil
+    }
+
+    /// Words of tickets and hotel names that are also the names of towns in the table.
+    static let ordinaryWords: Set<String> = ["date", "central", "gare", "best", "grand", "royal", "plaza", "park", "palace", "garden"]
+
+    static func isCJK(_ character: Character) -> Bool {
+        character.unicodeScalars.first.map { (0x3040...0x30FF).contains($0.value) || (0x4E00...0x9FFF).contains($0.value) } ?? false
     }
 }

@@ -73,17 +73,18 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
 }
 
 /// The zone a ticket's times are read in, and where it came from, in this order: `--zone`; the
-/// departure airport the ticket names (IATA code, `PlaceZones`); the zone of the trip's booking
-/// nearest in time that has one; the sharer's `TZ` last.
+/// departure airport the ticket names (IATA code), else the place its departure station or its
+/// hotel's name names (`PlaceZones`); the zone of the trip's booking nearest in time that has
+/// one; the city of one of the trip's places; the sharer's `TZ` last.
 public struct TicketZone: Sendable, Equatable, Encodable {
     public enum Source: String, Sendable, Encodable {
-        case option, departureAirport, tripBooking, sharer
+        case option, departureAirport, ticketPlace, tripBooking, tripPlace, sharer
     }
 
     /// An IANA zone name; nil when the sharer's TZ names none (a fixed offset).
     public var name: String?
     public var source: Source
-    /// The airport's code, or the booking's id, that decided it.
+    /// The airport's code, the place's name, or the booking's or place's id, that decided it.
     public var from: String?
 
     /// How `share-extension` says it: `Europe/Lisbon (the departure airport, LIS)`.
@@ -92,6 +93,8 @@ public struct TicketZone: Sendable, Equatable, Encodable {
         return switch source {
         case .option: "\(zone) (--zone)"
         case .departureAirport: "\(zone) (the departure airport, \(from ?? ""))"
+        case .ticketPlace: "\(zone) (\(from ?? ""), where the ticket starts)"
+        case .tripPlace: "\(zone) (the city of place \(from?.prefix(8) ?? "") of the trip)"
         case .tripBooking: "\(zone) (that of booking \(from?.prefix(8) ?? "") of the trip, the nearest in time)"
         case .sharer: "\(zone) (TZ, this computer's: the ticket names no place of a known zone; --zone sets one)"
         }
@@ -295,6 +298,11 @@ public struct TicketFiling {
         if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
             return TicketZone(name: zone, source: .departureAirport, from: origin)
         }
+        // A hotel is where its stay begins; a journey begins where it departs.
+        let named = fields.kind == .hotel ? fields.hotelName : fields.origin
+        if let named, let (place, zone) = PlaceZones.place(in: named) {
+            return TicketZone(name: zone, source: .ticketPlace, from: place)
+        }
         let day = fields.departureDate.map { Int64($0.daysSinceEpoch) * 86_400 + 43_200 } ?? 0
         let nearest = try container.store.bookings(tripId: tripId)
             .compactMap { booking -> (Booking, Int64)? in
@@ -303,6 +311,11 @@ public struct TicketFiling {
             }
             .min { ($0.1, $0.0.id) < ($1.1, $1.0.id) }
         if let (booking, _) = nearest { return TicketZone(name: booking.zone, source: .tripBooking, from: booking.id) }
+        for place in try container.store.places(tripId: tripId) {
+            if let city = place.city, let (_, zone) = PlaceZones.place(in: city) {
+                return TicketZone(name: zone, source: .tripPlace, from: place.id)
+            }
+        }
         let local = TimeZoneRules.local()
         return TicketZone(name: local.isDatabaseZone ? local.name : nil, source: .sharer)
     }

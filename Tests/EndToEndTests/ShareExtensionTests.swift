@@ -198,7 +198,7 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
     @Test(arguments: [
         (["DB Fernverkehr AG", "Online-Ticket", "Booking code: Q5PW2M", "Outward journey: Sat, 12 Dec 2026",
           "Frankfurt(Main)Hbf -> Koeln Hbf", "Frankfurt(Main)Hbf   dep 12.12.  09:13   7    ICE 123"],
-         "train", "ICE 123", "2026-12-12T09:13:00+00:00", "Q5PW2M"),
+         "train", "ICE 123", "2026-12-12T09:13:00+01:00", "Q5PW2M"),
         (["Hotel Avenida Palace", "Booking confirmation", "Confirmation number: HX48K2Q",
           "Check-in: Sat 12 Dec 2026 (from 15:00)", "Check-out: Tue 15 Dec 2026 (until 12:00)"],
          "hotel", nil, "2026-12-12T15:00:00+00:00", "HX48K2Q"),

@@ -63,6 +63,34 @@ import Testing
         #expect(zone["source"] as? String == "tripBooking" && zone["from"] as? String == near, "\(zone)")
     }
 
+    /// A train ticket's departure station, and a hotel's name, name their city: its zone.
+    @Test(arguments: [
+        (["COMBOIOS DE PORTUGAL", "Train IC 523", "From Lisboa Santa Apolónia to Porto Campanhã", "Date 14 DEC 2026 Departure 09:09"],
+         "2026-12-14T09:09:00+00:00", "Europe/Lisbon", "Lisboa"),
+        (["Booking confirmation", "Pousada de Lisboa", "Check-in 14 Dec 2026 15:00", "Confirmation number 84122394"],
+         "2026-12-14T15:00:00+00:00", "Europe/Lisbon", "Lisboa"),
+    ])
+    func aStationOrAHotelNamesItsCity(lines: [String], startsAt: String, zone: String, place: String) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Away", start: "2026-12-10", end: "2026-12-20")
+        let answer = try Self.share(container, lines, trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == startsAt && booking["zone"] as? String == zone, "\(answer["detected"] ?? "")")
+        let decided = try #require(answer["zone"] as? [String: Any])
+        #expect(decided["source"] as? String == "ticketPlace" && decided["from"] as? String == place, "\(decided)")
+    }
+
+    /// No place on the ticket and no booking with a zone: the city of one of the trip's places.
+    @Test func thenTheCityOfOneOfTheTripsPlaces() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2026-12-10", end: "2026-12-20")
+        let place = try container.appOK("place", "add", "--trip", trip, "--name", "Palácio da Pena", "--city", "Sintra")
+        let answer = try Self.share(container, ["TICKET", "Date 14 DEC 2026 Departure 09:09", "Booking reference QX7Y2Z"], trip: trip)
+        let decided = try #require(answer["zone"] as? [String: Any])
+        #expect(decided["source"] as? String == "tripPlace" && decided["from"] as? String == place && decided["name"] as? String == "Europe/Lisbon",
+                "\(decided)")
+    }
+
     /// Nothing to go by: the sharer's TZ, and the output says so.
     @Test func otherwiseTheSharersZoneAndTheOutputSaysSo() throws {
         let container = try TestContainer()

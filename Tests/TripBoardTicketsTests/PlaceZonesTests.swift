@@ -17,3 +17,38 @@ struct PlaceZonesTests {
         #expect(PlaceZones.airport(code) == nil)
     }
 }
+
+/// Places by name → IANA zone (cities, countries with one zone), and the first place a ticket's
+/// station or hotel name names.
+struct PlaceNameZonesTests {
+    @Test(arguments: [
+        ("Lisbon", "Europe/Lisbon"), ("Lisboa", "Europe/Lisbon"), ("LISBOA", "Europe/Lisbon"), ("Sintra", "Europe/Lisbon"),
+        ("Porto", "Europe/Lisbon"), ("Paris", "Europe/Paris"), ("München", "Europe/Berlin"), ("Frankfurt am Main", "Europe/Berlin"),
+        ("Kyoto", "Asia/Tokyo"), ("京都", "Asia/Tokyo"), ("大阪", "Asia/Tokyo"), ("Germany", "Europe/Berlin"), ("Japan", "Asia/Tokyo"),
+        ("New York City", "America/New_York"),
+    ])
+    func aPlaceHasItsZone(name: String, zone: String) {
+        #expect(PlaceZones.named(name) == zone)
+    }
+
+    @Test(arguments: ["", "x", "Atlantis Nowhere", "Lisboa\tx", "Portugal"])
+    func anUnknownNameOrACountryOfSeveralZonesHasNone(name: String) {
+        #expect(PlaceZones.named(name) == nil)
+    }
+
+    @Test(arguments: [
+        ("Lisboa Santa Apolónia", "Lisboa", "Europe/Lisbon"), ("新大阪", "大阪", "Asia/Tokyo"), ("Pousada de Lisboa", "Lisboa", "Europe/Lisbon"),
+        ("Best Western Hotel Kyoto", "Kyoto", "Asia/Tokyo"), ("Frankfurt am Main Hbf", "Frankfurt am Main", "Europe/Berlin"),
+        ("Paris Gare de Lyon", "Paris", "Europe/Paris"), ("Hotel Central Date Park Sintra", "Sintra", "Europe/Lisbon"),
+    ])
+    func theFirstPlaceATextNames(text: String, name: String, zone: String) throws {
+        let found = try #require(PlaceZones.place(in: text))
+        #expect(found.name == name && found.zone == zone)
+    }
+
+    @Test(arguments: ["Memmo Alfama", "Gate 14 Seat 12A", "Best Central", ""])
+    func aTextThatNamesNoKnownPlace(text: String) {
+        #expect(PlaceZones.place(in: text) == nil)
+    }
+}
+
