@@ -12,8 +12,12 @@ public struct NextTrip: Sendable, Equatable {
 
     public var status: Status
     public var trip: Trip
-    /// The trip's earliest booking that starts at or after `now` (undated bookings never).
+    /// What the trip holds for `now` (undated bookings never): a journey under way (a day long or
+    /// less), else the booking that starts next, else a longer stay under way; `underWay` says
+    /// which. An all-day booking lasts its whole days in its own zone, or the viewer's when it has none.
     public var nextBooking: Booking?
+    /// True when `nextBooking` has begun and is not over at `now`.
+    public var underWay: Bool = false
     /// `today` as the query saw it.
     public var today: CivilDate
 
@@ -29,7 +33,8 @@ public struct NextTrip: Sendable, Equatable {
     /// have started within the longest live trip's length of today (read from
     /// `trips_live_by_length`), which bounds that range scan. `EXPLAIN QUERY PLAN` output is in
     /// docs/performance.md.
-    public static func find(in connection: Connection, today: CivilDate, now: Timestamp) throws -> NextTrip? {
+    public static func find(in connection: Connection, today: CivilDate, now: Timestamp,
+                            viewer: TimeZoneRules = .local()) throws -> NextTrip? {
         let longest = try connection.statement(Query.longestTrip).rows { $0.isNull(0) ? nil : Int($0.real(0)) }.first ?? nil
         guard let longest else { return nil }
         let todayText = today.description
@@ -43,9 +48,49 @@ public struct NextTrip: Sendable, Equatable {
         } else {
             return nil
         }
-        let booking = try connection.statement(Query.nextBooking)
-            .rows([.text(found.1.id), .integer(now.secondsSinceEpoch)], RecordRows.booking(from:)).first
-        return NextTrip(status: found.0, trip: found.1, nextBooking: booking, today: today)
+        // Candidates whose stored end (an all-day one's counted in UTC) is within the widest UTC
+        // offset of `now`, started in the last 31 days; each then judged in its own zone.
+        let candidates = try connection.statement(Query.nextBooking)
+            .rows([.text(found.1.id), .integer(now.secondsSinceEpoch - Self.longestStay), .integer(now.secondsSinceEpoch - Self.widestOffset)],
+                  RecordRows.booking(from:))
+        // A journey under way (a day or less: the train that left an hour ago; the latest begun
+        // of several) first, then the next to start (the check-in this afternoon), then a longer
+        // stay under way.
+        let instant = now.secondsSinceEpoch
+        let spans = candidates.compactMap { booking in Self.span(of: booking, viewer: viewer).map { (booking, $0) } }
+            .filter { $0.1.over >= instant }
+        let underWay = spans.filter { $0.1.start <= instant && $0.1.over > $0.1.start }
+        let chosen = underWay.filter { $0.1.over - $0.1.start <= 86_400 }.max { $0.1.start < $1.1.start }.map { ($0.0, true) }
+            ?? spans.filter { $0.1.start >= instant }.min { $0.1.start < $1.1.start }.map { ($0.0, false) }
+            ?? underWay.first.map { ($0.0, true) }
+        return NextTrip(status: found.0, trip: found.1, nextBooking: chosen?.0, underWay: chosen?.1 ?? false, today: today)
+    }
+
+    /// How far back a booking still under way may have started (a month's stay).
+    static let longestStay: Int64 = 31 * 86_400
+    /// The widest distance of a zone's clock from UTC (UTC+14).
+    static let widestOffset: Int64 = 14 * 3_600
+
+    /// When a booking begins and when it is over, as instants: a time is itself (one without an
+    /// end is over once it starts); a date runs from the start of its day to the end of the last
+    /// one, in the booking's zone, else `viewer`'s.
+    static func span(of booking: Booking, viewer: TimeZoneRules) -> (start: Int64, over: Int64)? {
+        guard let start = booking.startsAt.flatMap(BookingTime.init) else { return nil }
+        let end = booking.endsAt.flatMap(BookingTime.init) ?? start
+        // Read only for a date: a time carries its own offset (the widget reads no zone file for it).
+        var zoneRules: TimeZoneRules?
+        func instant(_ time: BookingTime, endOfDay: Bool) -> Int64 {
+            switch time {
+            case .instant(let timestamp): return timestamp.secondsSinceEpoch
+            case .allDay(let date):
+                let zone = zoneRules ?? booking.zone.flatMap { try? TimeZoneRules.named($0) } ?? viewer
+                zoneRules = zone
+                // Local midnight: the wall clock as if UTC, less the zone's offset then.
+                let wall = Int64(date.daysSinceEpoch + (endOfDay ? 1 : 0)) * 86_400
+                return wall - Int64(zone.offset(at: wall - Int64(zone.offset(at: wall))))
+            }
+        }
+        return (instant(start, endOfDay: false), instant(end, endOfDay: true))
     }
 
     /// The widget's four lookups, each one index probe (`QueryPlanTests` checks their plans).
@@ -63,8 +108,8 @@ public struct NextTrip: Sendable, Equatable {
             """
         package static let nextBooking = """
             SELECT \(RecordRows.bookingColumns) FROM bookings
-            WHERE trip_id = ?1 AND starts_at_epoch >= ?2 AND \(RecordRows.live)
-            ORDER BY starts_at_epoch LIMIT 1
+            WHERE trip_id = ?1 AND starts_at_epoch >= ?2 AND over_at_epoch >= ?3 AND \(RecordRows.live)
+            ORDER BY starts_at_epoch LIMIT 16
             """
     }
 }

@@ -6,7 +6,7 @@ extension WidgetCommand {
     package static var program: ProgramSpec {
         ProgramSpec(name: "widget", tagline: "prints the next trip",
                     description: [
-                        "Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that starts soonest, with its next booking. It is read-only: it never creates, changes or deletes a file, and waits at most about 250 ms for the container before it prints a placeholder.",
+                        "Prints the next trip: one in progress on today's local date (TZ), else the upcoming one that starts soonest, with what it holds for now: a journey under way, else the next booking, else a longer stay under way. It is read-only: it never creates, changes or deletes a file, and waits at most about 250 ms for the container before it prints a placeholder.",
                     ],
                     globalOptions: SingleCommand.globalOptions, commands: [],
                     grammar: Grammar(options: [

@@ -53,7 +53,13 @@ package enum WidgetRenderer {
             // run time (85,000 instructions, 3% of an answer with a booking line).
             var bookingLine = icon(booking.kind, style: style) + " " + booking.title
             var times = BookingTimeText()
-            if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) { bookingLine += dot + when }
+            if next.underWay {
+                // Under way: until when, on its own clock; a day's booking is today's.
+                let until = booking.endsAt.flatMap { times.text($0, zone: booking.zone, tripYear: trip.startDate.year) }
+                bookingLine += dot + (until.map { "now, until " + $0 } ?? "today")
+            } else if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) {
+                bookingLine += dot + when
+            }
             BookingColumn.appendLabelled(booking, separator: dot, to: &bookingLine)
             text += bookingLine + "\n"
         }
@@ -87,7 +93,7 @@ package struct WidgetJSON: Encodable {
 
     package init(_ answer: WidgetAnswer) { self.answer = answer }
 
-    package enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking }
+    package enum CodingKeys: String, CodingKey { case status, trip, daysUntilStart, dayOfTrip, tripLength, nextBooking, nextBookingUnderWay }
 
     // By hand for its shape: the answer's parts, flat, with the trip's length computed. Each key
     // is there when there is no next trip, as `null` (the encoder writes every nil so).
@@ -99,5 +105,6 @@ package struct WidgetJSON: Encodable {
         try container.encode(answer.next?.dayOfTrip, forKey: .dayOfTrip)
         try container.encode(answer.next?.trip.dayCount, forKey: .tripLength)
         try container.encode(answer.next?.nextBooking, forKey: .nextBooking)
+        try container.encode(answer.next.flatMap { $0.nextBooking == nil ? nil : $0.underWay }, forKey: .nextBookingUnderWay)
     }
 }

@@ -65,11 +65,32 @@ import Testing
         let trip = try container.addTrip()
         try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Avenida", "--starts-at", "2026-12-12T15:00+00:00")
         let json = try widgetJSON(container, now: "2026-12-01T00:00:00Z")
-        #expect(Set(json.keys) == ["status", "trip", "daysUntilStart", "dayOfTrip", "tripLength", "nextBooking"])
+        #expect(Set(json.keys) == ["status", "trip", "daysUntilStart", "dayOfTrip", "tripLength", "nextBooking", "nextBookingUnderWay"])
         let tripJSON = try #require(json["trip"] as? [String: Any])
         #expect(Set(tripJSON.keys) == ["id", "name", "startDate", "endDate", "notes", "syncState", "remoteVersion", "updatedAt"])
         let booking = try #require(json["nextBooking"] as? [String: Any])
         #expect(booking["title"] as? String == "Avenida")
+    }
+
+    /// On a day of travel: the flight that left an hour ago until it lands, then the hotel night
+    /// of that day (all day, in Tokyo's zone) read from New York — not "no booking".
+    @Test func aDayOfTravelShowsWhatIsUnderWay() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Japan", start: "2027-03-20", end: "2027-03-25")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "NH 10",
+                            "--starts-at", "2027-03-21T10:00", "--ends-at", "2027-03-21T14:00", "--zone", "Asia/Tokyo")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Ryokan Sawaya",
+                            "--starts-at", "2027-03-21", "--zone", "Asia/Tokyo")
+        let unicode = ["LANG": "C.UTF-8", "TZ": "America/New_York"]
+        let flying = try widget(container, ["--now", "2027-03-21T11:00+09:00"], environment: unicode)
+        #expect(flying.status == 0 && flying.stdout.hasSuffix("✈ NH 10 · now, until Sun 21 Mar 14:00 JST\n"), "\(flying.stdout)")
+        let json = try widgetJSON(container, now: "2027-03-21T11:00+09:00", environment: unicode)
+        #expect((json["nextBooking"] as? [String: Any])?["title"] as? String == "NH 10" && json["nextBookingUnderWay"] as? Bool == true)
+
+        let evening = try widget(container, ["--now", "2027-03-21T20:00+09:00"], environment: unicode)
+        #expect(evening.stdout.hasSuffix("🏨 Ryokan Sawaya · today\n"), "\(evening.stdout)")
+        let over = try widgetJSON(container, now: "2027-03-22T00:00:01+09:00", environment: unicode)
+        #expect(over["nextBooking"] is NSNull && over["nextBookingUnderWay"] is NSNull, "the night is over at midnight in Tokyo: \(over)")
     }
 
     @Test func pastBookingsAndTombstonesAreNotShown() throws {

@@ -9,8 +9,9 @@ struct NextTripTests {
     /// An instant the test knows is valid.
     private func instant(_ text: String) throws -> Timestamp { try #require(Timestamp(iso8601: text)) }
 
-    private func find(_ fixture: StoreFixture, today: String, now: String = "2026-12-01T00:00Z") throws -> NextTrip? {
-        try NextTrip.find(in: fixture.store.connection, today: day(today), now: instant(now))
+    private func find(_ fixture: StoreFixture, today: String, now: String = "2026-12-01T00:00Z",
+                      viewer: String = "UTC") throws -> NextTrip? {
+        try NextTrip.find(in: fixture.store.connection, today: day(today), now: instant(now), viewer: TimeZoneRules.named(viewer))
     }
 
     /// A trip the server has, then deleted here: a `pendingDeletion` tombstone.
@@ -160,5 +161,59 @@ struct NextTripTests {
         let next = try #require(try find(fixture, today: "2026-12-01"))
         #expect(next.trip.id == trip.id)
         #expect(next.nextBooking == nil)
+    }
+
+    // MARK: - The day a traveller is having
+
+    /// Lisbon 12-12…12-16: a Frankfurt train 09:13–12:30 (+01:00) on the 14th, the Tokyo-zoned
+    /// hotel night of the 14th (all day, no end), a flight on the 16th, and a stay over the whole
+    /// trip (all day, 12th to 16th) in Lisbon.
+    @Test(arguments: [
+        // The train that left an hour ago, until its arrival: under way.
+        ("2026-12-14T10:13+01:00", "UTC", "Train", true),
+        ("2026-12-14T12:30+01:00", "UTC", "Train", true),
+        // The train arrived: the hotel night of the 14th in Tokyo (a day: a journey's length) is
+        // over at midnight there, 15:00Z; before that it is today's, wherever it is read.
+        ("2026-12-14T12:31+01:00", "UTC", "Tokyo night", true),
+        ("2026-12-14T14:59Z", "America/New_York", "Tokyo night", true),
+        ("2026-12-14T15:00:01Z", "UTC", "Flight", false),
+        // Before the train, it is what starts next (the stay under way waits behind it).
+        ("2026-12-13T12:00Z", "UTC", "Tokyo night", false),
+        // After the flight, only the stay is left: shown under way until the 16th is over in Lisbon.
+        ("2026-12-16T18:00Z", "UTC", "Stay", true),
+        ("2026-12-17T00:00:01Z", "UTC", nil, false),
+    ])
+    func whatIsUnderWayOrNext(now: String, viewer: String, title: String?, underWay: Bool) throws {
+        let fixture = try StoreFixture()
+        let trip = try fixture.addTrip("Lisbon", from: "2026-12-12", to: "2026-12-16")
+        let drafts = [
+            BookingDraft(tripId: trip.id, kind: .train, title: "Train", start: .instant(try instant("2026-12-14T09:13+01:00")),
+                         end: .instant(try instant("2026-12-14T12:30+01:00")), zone: "Europe/Berlin"),
+            BookingDraft(tripId: trip.id, kind: .hotel, title: "Tokyo night", start: .allDay(try day("2026-12-14")), zone: "Asia/Tokyo"),
+            BookingDraft(tripId: trip.id, kind: .flight, title: "Flight", start: .instant(try instant("2026-12-16T10:00Z")), zone: "Europe/Lisbon"),
+            BookingDraft(tripId: trip.id, kind: .hotel, title: "Stay", start: .allDay(try day("2026-12-12")), end: .allDay(try day("2026-12-16")),
+                         zone: "Europe/Lisbon"),
+        ]
+        for draft in drafts { _ = try fixture.store.addBooking(draft) }
+        let next = try #require(try find(fixture, today: "2026-12-14", now: now, viewer: viewer))
+        #expect(next.nextBooking?.title == title)
+        #expect(next.underWay == underWay)
+    }
+
+    /// An all-day booking with no zone is the viewer's day: seen from New York at 20:00 on the
+    /// 13th it has not begun (it used to be gone by then, counted from 00:00 UTC), and seen from
+    /// Tokyo at 10:00 on the 14th it is today's (it used to be over at 09:00).
+    @Test(arguments: [
+        ("2026-12-14T01:00Z", "America/New_York", "Museum day", false),
+        ("2026-12-14T01:00Z", "Asia/Tokyo", "Museum day", true),
+        ("2026-12-14T14:59Z", "Asia/Tokyo", "Museum day", true),
+        ("2026-12-14T15:00:01Z", "Asia/Tokyo", nil, false),
+    ])
+    func anAllDayBookingWithNoZoneIsTheViewersDay(now: String, viewer: String, title: String?, underWay: Bool) throws {
+        let fixture = try StoreFixture()
+        let trip = try fixture.addTrip("Lisbon", from: "2026-12-12", to: "2026-12-16")
+        _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .event, title: "Museum day", start: .allDay(try day("2026-12-14"))))
+        let next = try #require(try find(fixture, today: "2026-12-14", now: now, viewer: viewer))
+        #expect(next.nextBooking?.title == title && next.underWay == underWay)
     }
 }

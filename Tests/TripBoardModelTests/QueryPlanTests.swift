@@ -14,6 +14,7 @@ struct QueryPlanTests {
     static func plan(_ sql: String, _ store: Store, _ first: String = "'2026-12-01T00:00:00.000Z'",
                      _ second: String = "'2026-12-15'") throws -> [String] {
         let literal = sql.replacingOccurrences(of: "?1", with: first).replacingOccurrences(of: "?2", with: second)
+            .replacingOccurrences(of: "?3", with: second)
         return try store.connection.statement("EXPLAIN QUERY PLAN " + literal).rows { $0.text(3) }
     }
 
