@@ -41,6 +41,9 @@ struct BookingZoneInput {
 
     /// The zone `--zone NAME` names, or the usage error saying it names none.
     static func rules(_ name: String) throws -> TimeZoneRules {
+        guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
+            throw CommandLineError.usage("--zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each computer); give an IANA name such as Europe/Lisbon")
+        }
         do { return try TimeZoneRules.named(name) } catch { throw CommandLineError.usage("--zone \(error)") }
     }
 
@@ -48,7 +51,7 @@ struct BookingZoneInput {
     func zone(for start: BookingTime?) -> String? {
         if isFixedOffset { return nil }
         if isNamed { return rules.name }
-        guard rules.isDatabaseZone, case .instant(let timestamp)? = start,
+        guard rules.isDatabaseZone, TimeZoneRules.isPortableZoneName(rules.name), case .instant(let timestamp)? = start,
               rules.offset(at: timestamp.secondsSinceEpoch) == timestamp.offsetSeconds else { return nil }
         return rules.name
     }

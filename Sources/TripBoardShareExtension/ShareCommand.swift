@@ -26,6 +26,9 @@ public enum ShareCommand {
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketFilingRequest.defaultMaximumBytes
             let zone = try arguments.option("--zone").map { name in
+                guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
+                    throw CommandLineError.usage("--zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each computer); give an IANA name such as Europe/Lisbon")
+                }
                 do { return try TimeZoneRules.named(name).name } catch { throw CommandLineError.usage("--zone \(error)") }
             }
             // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").

@@ -55,10 +55,11 @@ extension PlaceZones {
         return index.flatMap { zoneNames.indices.contains($0) ? zoneNames[$0] : nil }
     }
 
-    /// The first place `text` names, reading its words from the left: the longest run of up to
+    /// The first place `text` names, reading its words from the left — or the last, `fromRight`
+    /// (a hotel's name ends with its city: `Hotel Victoria Lisboa`): the longest run of up to
     /// three words that is a known name (`Lisboa Santa Apolónia` → Lisboa), and in Chinese or
     /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪).
-    public static func place(in text: String) -> (name: String, zone: String)? {
+    public static func place(in text: String, fromRight: Bool = false) -> (name: String, zone: String)? {
         var words: [String] = []
         var current = ""
         func flush() {
@@ -74,24 +75,38 @@ extension PlaceZones {
             }
         }
         flush()
-        for start in words.indices {
+        var found: [(name: String, zone: String)] = []
+        var start = 0
+        while start < words.count {
             let ideographic = words[start].first.map(Self.isCJK) ?? false
             let longest = ideographic ? 4 : 3
+            var matched = 0
             for length in stride(from: min(longest, words.count - start), through: ideographic ? 2 : 1, by: -1) {
                 let run = words[start..<(start + length)]
                 guard run.allSatisfy({ ($0.first.map(Self.isCJK) ?? false) == ideographic }) else { continue }
                 let name = ideographic ? run.joined() : run.joined(separator: " ")
-                // Short Latin words are too often ordinary ones (`Via`), and a few towns are named
-                // like the words of a ticket or a hotel (`Date`, `Best`): neither counts alone.
+                // Short Latin words are too often ordinary ones (`Via`), and some towns are named
+                // like the words of a ticket or a hotel's name (`Date`, `Holiday`): neither counts alone.
                 guard ideographic || (name.count >= 4 && (length > 1 || !Self.ordinaryWords.contains(name.lowercased()))) else { continue }
-                if let zone = named(name) { return (name, zone) }
+                if let zone = named(name) {
+                    if !fromRight { return (name, zone) }
+                    found.append((name, zone))
+                    matched = length
+                    break
+                }
             }
+            start += max(matched, 1)
         }
-        return nil
+        return found.last
     }
 
     /// Words of tickets and hotel names that are also the names of towns in the table.
-    static let ordinaryWords: Set<String> = ["date", "central", "gare", "best", "grand", "royal", "plaza", "park", "palace", "garden"]
+    static let ordinaryWords: Set<String> = [
+        "date", "central", "gare", "best", "grand", "royal", "plaza", "park", "palace", "garden", "holiday", "union", "victoria",
+        "marina", "florida", "orange", "aurora", "liberty", "miramar", "lido", "bristol", "windsor", "regina", "lincoln", "express",
+        "station", "terminal", "airport", "city", "centro", "centre", "center", "alameda", "paradise", "sunrise", "sunset", "golden",
+        "pacific", "atlantic", "continental", "imperial", "president", "ambassador", "olympia", "york",
+    ]
 
     static func isCJK(_ character: Character) -> Bool {
         character.unicodeScalars.first.map { (0x3040...0x30FF).contains($0.value) || (0x4E00...0x9FFF).contains($0.value) } ?? false

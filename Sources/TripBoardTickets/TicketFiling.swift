@@ -300,7 +300,7 @@ public struct TicketFiling {
         }
         // A hotel is where its stay begins; a journey begins where it departs.
         let named = fields.kind == .hotel ? fields.hotelName : fields.origin
-        if let named, let (place, zone) = PlaceZones.place(in: named) {
+        if let named, let (place, zone) = PlaceZones.place(in: named, fromRight: fields.kind == .hotel) {
             return TicketZone(name: zone, source: .ticketPlace, from: place)
         }
         let day = fields.departureDate.map { Int64($0.daysSinceEpoch) * 86_400 + 43_200 } ?? 0
@@ -317,7 +317,7 @@ public struct TicketFiling {
             }
         }
         let local = TimeZoneRules.local()
-        return TicketZone(name: local.isDatabaseZone ? local.name : nil, source: .sharer)
+        return TicketZone(name: local.isDatabaseZone && TimeZoneRules.isPortableZoneName(local.name) ? local.name : nil, source: .sharer)
     }
 
     /// The booking the ticket describes. A date without a time starts at midnight; times are in
@@ -337,7 +337,7 @@ public struct TicketFiling {
             case .overlap(let earlier, _): startsAt = BookingTime.instant(earlier).text
             case .wrongOffset, .unreadable: startsAt = nil
             }
-            if startsAt != nil, local.isDatabaseZone { zone = local.name }
+            if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
         }
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
         return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,

@@ -42,6 +42,19 @@ import TripBoardStorage
         #expect(try container.state() == before)
     }
 
+    /// Entries of the zone database that mean something else on each computer are no zone a
+    /// booking can keep or sync.
+    @Test(arguments: ["localtime", "posixrules", "Factory", "posix/Europe/Lisbon", "right/Europe/Lisbon"])
+    func aMachineSpecificZoneIsRefusedAndNothingIsWritten(zone: String) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let before = try container.state()
+        let result = try add(container, trip, ["--starts-at", "2026-12-12T07:35", "--zone", zone])
+        #expect(result.status == 64 && result.stderrLines.count == 1
+                && result.stderr.hasPrefix("error: --zone '\(zone)' is not a zone a booking can keep"), "\(result)")
+        #expect(try container.state() == before)
+    }
+
     @Test func aTimeTheClocksSkipIsRefusedWithTheNearestValidTimes() throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Spring", start: "2027-03-27", end: "2027-03-29")

@@ -46,9 +46,21 @@ struct PlaceNameZonesTests {
         #expect(found.name == name && found.zone == zone)
     }
 
-    @Test(arguments: ["Memmo Alfama", "Gate 14 Seat 12A", "Best Central", ""])
+    @Test(arguments: ["Memmo Alfama", "Gate 14 Seat 12A", "Best Central", "", "Holiday Inn Express", "Union Station",
+                      "York House Hotel", "Hotel Miramar", "Hotel Victoria", "Hotel Bristol"])
     func aTextThatNamesNoKnownPlace(text: String) {
         #expect(PlaceZones.place(in: text) == nil)
+        #expect(PlaceZones.place(in: text, fromRight: true) == nil)
+    }
+
+    /// A hotel's name ends with its city: the last place it names.
+    @Test(arguments: [
+        ("Hotel Victoria Lisboa", "Lisboa", "Europe/Lisbon"), ("Hotel Paris Marriott Lisbon", "Lisbon", "Europe/Lisbon"),
+        ("Pousada de Lisboa", "Lisboa", "Europe/Lisbon"), ("Tokyo Station Hotel Kyoto", "Kyoto", "Asia/Tokyo"),
+    ])
+    func aHotelsNameIsReadFromTheRight(text: String, name: String, zone: String) throws {
+        let found = try #require(PlaceZones.place(in: text, fromRight: true))
+        #expect(found.name == name && found.zone == zone)
     }
 }
 

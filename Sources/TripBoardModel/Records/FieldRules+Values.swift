@@ -117,7 +117,7 @@ extension FieldRules {
     /// command asks the database.
     public static func zone(_ text: String?, field: String = "zone") throws -> String? {
         guard let text else { return nil }
-        guard TimeZoneRules.isZoneName(text) else {
+        guard TimeZoneRules.isPortableZoneName(text) else {
             throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not an IANA time zone name such as Europe/Lisbon")
         }
         return text

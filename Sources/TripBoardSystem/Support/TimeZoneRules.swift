@@ -163,6 +163,14 @@ public struct TimeZoneRules: Sendable, Equatable {
         }
     }
 
+    /// A zone name that means the same place on every device: `isZoneName`, and none of the
+    /// database's machine-specific or alternative entries (`localtime`, `posixrules`, `Factory`,
+    /// the `posix/` and `right/` copies) — what a booking may keep and sync.
+    public static func isPortableZoneName(_ name: String) -> Bool {
+        guard isZoneName(name), !["localtime", "posixrules", "Factory"].contains(name) else { return false }
+        return !name.hasPrefix("posix/") && !name.hasPrefix("right/")
+    }
+
     // MARK: - Lookups
 
     /// The local type in force at `instant`.
