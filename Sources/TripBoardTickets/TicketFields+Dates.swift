@@ -123,7 +123,25 @@ extension TicketText {
     /// A date in any form starting at `index`, without the time after it.
     func bareDate(at index: Int) -> (CivilDate, end: Int)? {
         guard startsWord(index) else { return nil }
-        return dayMonthNameYear(at: index) ?? monthNameDayYear(at: index) ?? numericDate(at: index)
+        return dayMonthNameYear(at: index) ?? monthNameDayYear(at: index) ?? numericDate(at: index) ?? ideographicDate(at: index)
+    }
+
+    /// `2027年5月14日`: year, month and day, each followed by its character.
+    private func ideographicDate(at index: Int) -> (CivilDate, end: Int)? {
+        guard let year = token(at: index), year.kind == .digits, year.text.utf8.count == 4, let yearValue = year.number,
+              isWord(index + 1, "年"), let month = token(at: index + 2), month.kind == .digits, let monthValue = month.number,
+              isWord(index + 3, "月"), let day = token(at: index + 4), day.kind == .digits, let dayValue = day.number,
+              token(at: index + 5)?.text.hasPrefix("日") == true
+        else { return nil }
+        return Self.civilDate(yearValue, monthValue, dayValue).map { ($0, index + 6) }
+    }
+
+    /// Whether the token at `index` is `text` exactly (an ideographic counter: 年, 月).
+    private func isWord(_ index: Int, _ text: String) -> Bool { token(at: index)?.text == text }
+
+    /// `de` in `14 de maio de 2027`, `di` in Italian: skipped between a date's parts.
+    private func skippingLinkWord(_ index: Int) -> Int {
+        token(at: index).map { Self.dateLinkWords.contains($0.folded) } == true ? index + 1 : index
     }
 
     /// `12 DEC 2026`, `12DEC2026`, `12-Dec-2026`, `12th December 2026`, `12. December 2026`.
@@ -132,11 +150,13 @@ extension TicketText {
         var next = index + 1
         if let ordinal = token(at: next), ordinal.touchesPrevious, Self.ordinalSuffixes.contains(ordinal.folded) { next += 1 }
         if isSymbol(next, ["-", ".", "/"]) { next += 1 }
+        next = skippingLinkWord(next)
         guard let monthToken = token(at: next), monthToken.line == dayToken.line,
               let month = Self.monthNumbers[monthToken.folded]
         else { return nil }
         next += 1
         if isSymbol(next, ["-", ".", ",", "/"]) { next += 1 }
+        next = skippingLinkWord(next)
         // `12DEC26`: a two-digit year only when the whole date is glued together, as on boarding passes.
         let isGlued = ((index + 1)...next).allSatisfy { tokens.indices.contains($0) && tokens[$0].touchesPrevious }
         let shortYear = token(at: next).flatMap { isGlued && $0.kind == .digits && $0.text.utf8.count == 2 ? $0.number : nil }
@@ -153,6 +173,7 @@ extension TicketText {
         var next = index + 1
         if let ordinal = token(at: next), ordinal.touchesPrevious, Self.ordinalSuffixes.contains(ordinal.folded) { next += 1 }
         if isSymbol(next, ["-", "."]) { next += 1 }
+        next = skippingLinkWord(next)
         guard let monthToken = token(at: next), monthToken.line == dayToken.line,
               let month = Self.monthNumbers[monthToken.folded], endsWord(next)
         else { return nil }
@@ -225,14 +246,30 @@ extension TicketText {
 
     private static let ordinalSuffixes: Set<String> = ["st", "nd", "rd", "th"]
     private static let dateTimeFillers: Set<String> = [
-        ",", "-", "–", "|", "/", "@", "·", "•", "t", "at", "um", "à", "às",
+        ",", "-", "–", "|", "/", "@", "·", "•", "t", "at", "um", "à", "às", "ore", "om", "a", "las", "alle",
     ]
-    static let monthNumbers: [String: Int] = [
-        "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
-        "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8,
-        "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11, "november": 11,
-        "dec": 12, "december": 12,
-    ]
+    private static let dateLinkWords: Set<String> = ["de", "del", "di"]
+    /// Month names and their usual abbreviations in English, French, German, Spanish, Portuguese,
+    /// Italian and Dutch (lowercased; with and without accents). Abbreviations that are also
+    /// English words (`out`, `set`, `ago`) are left out: `12 out` is no date.
+    static let monthNumbers: [String: Int] = {
+        let names: [(Int, [String])] = [
+            (1, ["jan", "january", "janvier", "janv", "januar", "jänner", "jänn", "enero", "ene", "janeiro", "gennaio", "gen", "januari"]),
+            (2, ["feb", "february", "février", "fevrier", "févr", "fevr", "fév", "fev", "februar", "febrero", "fevereiro", "febbraio",
+                 "februari"]),
+            (3, ["mar", "march", "mars", "märz", "maerz", "mär", "marzo", "março", "marco", "maart", "mrt"]),
+            (4, ["apr", "april", "avril", "avr", "abril", "abr", "aprile"]),
+            (5, ["may", "mai", "mayo", "maio", "maggio", "mag", "mei"]),
+            (6, ["jun", "june", "juin", "juni", "junio", "junho", "giugno", "giu"]),
+            (7, ["jul", "july", "juillet", "juil", "juli", "julio", "julho", "luglio", "lug"]),
+            (8, ["aug", "august", "août", "aout", "agosto", "augustus"]),
+            (9, ["sep", "sept", "september", "septembre", "septiembre", "setiembre", "setembro", "settembre"]),
+            (10, ["oct", "october", "octobre", "oktober", "okt", "octubre", "outubro", "ottobre", "ott"]),
+            (11, ["nov", "november", "novembre", "noviembre", "novembro"]),
+            (12, ["dec", "december", "décembre", "decembre", "déc", "dezember", "dez", "diciembre", "dic", "dezembro", "dicembre"]),
+        ]
+        return Dictionary(names.flatMap { month, words in words.map { ($0, month) } }, uniquingKeysWith: { first, _ in first })
+    }()
 
     // MARK: - Labels near a date
 
@@ -259,7 +296,9 @@ extension TicketText {
     private static let issueLabels = TicketLabels(
         "issued", "issue", "date of issue", "issue date", "printed", "print date", "purchased", "purchase date",
         "paid", "payment", "payment date", "order date", "ordered", "booked", "booked on", "booking date",
-        "created", "generated")
+        "created", "generated", "émis le", "émis", "date d'émission", "émission", "ausgestellt", "ausgestellt am",
+        "ausstellungsdatum", "buchungsdatum", "emitido", "fecha de emisión", "emisión", "data de emissão", "emissão",
+        "emesso", "data di emissione", "emissione", "uitgegeven", "uitgiftedatum", "発行日", "購入日")
     private static let notDepartureLabels = TicketLabels(
         "date of birth", "birth", "dob", "valid until", "expires", "expiry",
         // Before a clock-like duration: "Journey time 2h35".
@@ -268,15 +307,19 @@ extension TicketText {
         "until", "cancellation", "cancel", "deadline")
     private static let arrivalLabels = TicketLabels(
         "arrival", "arrival date", "date of arrival", "arrive", "arrives", "arr", "ankunft", "chegada", "llegada",
-        "arrivée", "inbound")
+        "arrivée", "arrivo", "aankomst", "inbound", "到着")
     private static let departureLabels = TicketLabels(
         "departure", "departure date", "date of departure", "depart", "departs", "departing", "dep", "abfahrt",
-        "partida", "départ", "salida", "outbound")
-    private static let checkInLabels = TicketLabels("check-in", "checkin", "check in", "check-in date")
+        "partida", "départ", "salida", "partenza", "vertrek", "outbound", "出発", "発車")
+    private static let checkInLabels = TicketLabels("check-in", "checkin", "check in", "check-in date", "anreise", "entrada",
+                                                    "チェックイン")
     private static let checkOutLabels = TicketLabels(
-        "check-out", "checkout", "check out", "check-out date", "return", "return date", "closes")
-    private static let boardingLabels = TicketLabels("boarding", "boards")
-    private static let plainDateLabels = TicketLabels("date", "travel date", "date of travel", "datum", "data", "fecha")
+        "check-out", "checkout", "check out", "check-out date", "return", "return date", "closes", "abreise", "saída",
+        "チェックアウト")
+    private static let boardingLabels = TicketLabels("boarding", "boards", "embarque", "imbarco", "instappen")
+    private static let plainDateLabels = TicketLabels("date", "travel date", "date of travel", "date du voyage", "datum",
+                                                      "reisedatum", "data", "data di viaggio", "fecha", "fecha de viaje",
+                                                      "日付", "乗車日")
 
     /// Scores for flights, trains and buses.
     static let travelLabels: [(TicketLabels, Int?)] = [

@@ -184,8 +184,39 @@ struct TicketFieldsTests {
         #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
     }
 
+    /// Month names in French, German, Spanish, Portuguese, Italian and Dutch, with their weekday
+    /// before them and `de`/`di` between the parts; Japanese and Chinese dates; the labels.
+    @Test(arguments: [
+        ("Départ : lundi 12 avr. 2027 07:35", "2027-04-12", "07:35"), ("Date du voyage : 3 février 2027 à 10:15", "2027-02-03", "10:15"),
+        ("Abfahrt: Sonntag, 14. März 2027 um 09:13", "2027-03-14", "09:13"), ("Reisedatum 2. Dez. 2027", "2027-12-02", nil),
+        ("Salida: 3 de mayo de 2027 a las 10:00", "2027-05-03", "10:00"), ("Fecha 21 dic 2027", "2027-12-21", nil),
+        ("Partida: 14 de setembro de 2027 às 08:40", "2027-09-14", "08:40"), ("Data 1 de março de 2027", "2027-03-01", nil),
+        ("Partenza 14 maggio 2027 ore 09:05", "2027-05-14", "09:05"), ("Data di viaggio: 2 gen 2027", "2027-01-02", nil),
+        ("Vertrek: zaterdag 13 maart 2027 om 11:20", "2027-03-13", "11:20"), ("Datum 1 okt 2027", "2027-10-01", nil),
+        ("出発 2027年5月14日 09:09", "2027-05-14", "09:09"), ("乗車日 2027年12月1日", "2027-12-01", nil),
+        ("Ausgestellt am 01.03.2027\nAbfahrt 14.03.2027 09:13", "2027-03-14", "09:13"),
+        ("Émis le 1 mars 2027\nDépart 12 avril 2027", "2027-04-12", nil),
+        ("発行日 2027年3月1日\n出発 2027年5月14日", "2027-05-14", nil),
+    ] as [(String, String?, String?)])
+    func readsDatesInSevenLanguagesAndJapanese(text: String, date: String?, time: String?) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.departureDate == date.flatMap { CivilDate($0) })
+        #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
+    }
+
+    /// A hotel's check-in and check-out labelled in German and Japanese.
+    @Test(arguments: [
+        ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
+        ("Ryokan Sawaya\nチェックアウト 2027年5月16日\nチェックイン 2027年5月14日", "2027-05-14"),
+    ])
+    func readsCheckInLabelsInOtherLanguages(text: String, date: String) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.departureDate == CivilDate(date), "\(extracted)")
+    }
+
     @Test(arguments: [
         "31 FEB 2026", "31 FEB", "30.02.2026", "12 DEC 26", "2026-13-01", "12/2026", "2026", "12 DEC", "12.12.",
+        "Gate 12 out 2027", "12 set 2027", "2 ago 2027", "2027年13月1日", "2027年2月30日",
         "05.01.27",
         "12 DECEMBRO 2026", "Total 12.50 EUR", "25:00", "12:60", "1:5", "ratio 3:2", "10 x 12 mm", "1200",
     ])
