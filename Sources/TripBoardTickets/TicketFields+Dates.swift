@@ -33,7 +33,7 @@ extension TicketText {
     /// never taken: a wrong departure is worse than none. Hotels call check-in "arrival", so for a
     /// hotel the arrival labels count as the start. A date without a year (`12DEC`) takes its year
     /// from the issue date, when one is printed.
-    func departure(forHotel isHotel: Bool) -> (date: CivilDate?, time: TicketFields.TimeOfDay?) {
+    func departure(forHotel isHotel: Bool) -> (date: CivilDate?, time: TicketFields.TimeOfDay?, yearless: TicketFields.DayMonth?) {
         let labels = isHotel ? Self.hotelLabels : Self.travelLabels
         var bestDate: (value: TicketDate, score: Int)?
         var bestYearless: (value: YearlessTicketDate, score: Int)?
@@ -63,11 +63,12 @@ extension TicketText {
                 index += 1
             }
         }
-        if let bestDate { return (bestDate.value.date, bestDate.value.time ?? bestTime?.value) }
+        if let bestDate { return (bestDate.value.date, bestDate.value.time ?? bestTime?.value, nil) }
         if let yearless = bestYearless?.value {
-            return (issueDate.flatMap { yearless.resolved(onOrAfter: $0) }, yearless.time ?? bestTime?.value)
+            return (issueDate.flatMap { yearless.resolved(onOrAfter: $0) }, yearless.time ?? bestTime?.value,
+                    TicketFields.DayMonth(day: yearless.day, month: yearless.month))
         }
-        return (nil, bestTime?.value)
+        return (nil, bestTime?.value, nil)
     }
 
     /// The date starting at `index` in any of the supported forms, with the time that follows it.

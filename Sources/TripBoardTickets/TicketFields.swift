@@ -30,6 +30,22 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// The first passenger's seat, `14C`; on a train with its coach, `7/42`. Not read from a
     /// hotel confirmation or a car hire.
     public var seat: String?
+    /// A departure printed as a day and month without a year (`27MAR`), when no issue date gave
+    /// it one: the filing picks the year (`TicketFiling.withYear`). Not part of the JSON.
+    public var departureDayMonth: DayMonth?
+
+    /// A day of a month, in no year.
+    public struct DayMonth: Sendable, Equatable {
+        public var day: Int
+        public var month: Int
+
+        /// This day in `year`, if it has one (29 February).
+        public func date(in year: Int) -> CivilDate? { TicketText.civilDate(year, month, day) }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, reference, number, origin, destination, departureDate, departureTime, hotelName, seat
+    }
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
                 destination: String? = nil, departureDate: CivilDate? = nil, departureTime: TimeOfDay? = nil,
@@ -57,6 +73,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
+        fields.departureDayMonth = departure.date == nil ? departure.yearless : nil
         switch fields.kind {
         case .hotel?: fields.hotelName = ticket.lodgingName()
         // A car hire's "child seat" is no seat; a document of no kind is no ticket.

@@ -192,7 +192,8 @@ public struct TicketFiling {
             whileRunning: { synchronization = Result { () throws(FileSystemError) in try files.synchronize(staged) } })
         try synchronization.get()
         CrashPoint.reach("import.inspected")
-        let detected = TicketFields.extract(from: inspection.text)
+        let tripGiven = try requestedTrip ?? requestedBooking.map { try store.trip(id: $0.tripId) }
+        let detected = try withYear(TicketFields.extract(from: inspection.text), trip: tripGiven, today: request.today)
         if var restored = try restoreMissingFile(staged, files: files, detected: detected, pageCount: inspection.pageCount) {
             stagedFileIsOurs = false
             restored.thumbnailError = inspection.thumbnailError
@@ -278,6 +279,27 @@ public struct TicketFiling {
         return TicketFilingResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
                                   bookingCreated: false, bookingMatched: false, zone: nil, tripId: trip.id, tripName: trip.name, detected: detected,
                                   pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
+    }
+
+    /// `fields` with a year for a departure printed without one (`27MAR`): the year that puts it
+    /// inside `trip` (trips cross New Year); with no trip given, the one date of last year, this
+    /// year or the next that a single trip contains; else the first such date from `today` on.
+    func withYear(_ fields: TicketFields, trip: Trip?, today: CivilDate) throws -> TicketFields {
+        guard fields.departureDate == nil, let dayMonth = fields.departureDayMonth else { return fields }
+        var fields = fields
+        let years = (today.year - 1)...(today.year + 1)
+        if let trip {
+            fields.departureDate = (trip.startDate.year...trip.endDate.year).compactMap(dayMonth.date(in:))
+                .first { trip.startDate <= $0 && $0 <= trip.endDate }
+        } else {
+            let store = try container.store
+            let contained = try years.compactMap(dayMonth.date(in:)).filter { try store.trips(containing: $0).count == 1 }
+            if contained.count == 1 { fields.departureDate = contained[0] }
+        }
+        if fields.departureDate == nil {
+            fields.departureDate = (years.lowerBound...(years.upperBound + 4)).compactMap(dayMonth.date(in:)).first { $0 >= today }
+        }
+        return fields
     }
 
     /// The one trip whose dates contain `date`; otherwise the error lists the candidates.

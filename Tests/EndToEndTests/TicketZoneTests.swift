@@ -103,3 +103,27 @@ import Testing
         #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00-05:00" && booking["zone"] as? String == "America/New_York", "\(booking)")
     }
 }
+
+/// A departure printed as a day and month without a year (`02JAN`): the year that puts it inside
+/// the trip, across New Year; with no trip named, the one trip that contains it.
+@Suite struct YearlessTicketDateTests {
+    static let year = Calendar(identifier: .gregorian).component(.year, from: Date())
+
+    static func pass(_ day: String) -> [String] {
+        ["BOARDING PASS", "TAP Air Portugal", "Flight TP 1351", "From LIS Lisbon To CDG Paris", "Departure \(day) 07:35", "Seat 12A"]
+    }
+
+    @Test func theYearThatPutsItInsideTheTripAcrossNewYear() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("New Year", start: "\(Self.year)-12-28", end: "\(Self.year + 1)-01-04")
+        let named = try TicketZoneTests.share(container, Self.pass("02JAN"), trip: trip)
+        #expect((named["booking"] as? [String: Any])?["startsAt"] as? String == "\(Self.year + 1)-01-02T07:35:00+00:00", "\(named)")
+
+        let pdf = try container.input(TicketPDF.make(lines: Self.pass("30DEC")), as: "unnamed.pdf")
+        let unnamed = try container.share([pdf, "--json"], environment: TicketZoneTests.fromNewYork)
+        #expect(unnamed.status == 0, "\(unnamed)")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(unnamed.stdout.utf8)) as? [String: Any])
+        #expect(answer["tripId"] as? String == trip && (answer["booking"] as? [String: Any])?["startsAt"] as? String
+                == "\(Self.year)-12-30T07:35:00+00:00", "\(answer)")
+    }
+}
