@@ -305,8 +305,9 @@ class FieldSet:
     (which puts back the values the device had). `wall` is the device's clock at the command (its
     TRIPBOARD_NOW): the stamp's time, unless the hybrid clock moved it later (`Run.stamp_bounds`)."""
 
-    def __init__(self, value, wall, device, step, how):
+    def __init__(self, value, wall, device, step, how, tick):
         self.value, self.wall, self.device, self.step, self.how = value, wall, device, step, how
+        self.tick = tick  # the run's order of events (`Run.next_tick`): finer than steps
         self.upper = wall
 
 
@@ -340,7 +341,7 @@ class Device:
         self.reinstalled_step = None
         self.generation = 0
         self.clean_syncs = []     # steps of its syncs that exited 0 with nothing pending
-        self.sync_steps = []      # steps of every sync it started (killed and failed ones too)
+        self.sync_ticks = []      # ticks (`Run.next_tick`) of every sync it started (killed and failed ones too)
         self.node = None          # its hybrid-clock node (`sync status`): the stamps it makes end with it
         self.highest = {}         # (kind, id, incarnation, field) -> the latest stamp it held (`sync fields`)
 
@@ -383,6 +384,7 @@ class Run:
         self.stamp_values = {}    # (kind, id, field, stamp) -> the value a device's `sync fields` showed
         self.flagged = set()      # stamps already reported as going back (said once)
         self.counter = 0
+        self.ticks = 0  # `next_tick`
         self.counts = {"syncs": 0, "killed": 0, "crash points": 0, "server cuts": 0, "restores": 0, "lost rows": 0,
                        "reinstalls": 0, "late joins": 0, "refusals": 0,
                        "replays": 0, "flips": 0, "floods": 0, "damaged": 0, "forged deletions": 0, "replayed deletions": 0, "horizons raised": 0}
@@ -395,6 +397,11 @@ class Run:
 
     def problem(self, check, detail):
         self.problems.setdefault(check, []).append(detail)
+
+    def next_tick(self):
+        """The next number of the run's order of events (syncs started, values set)."""
+        self.ticks += 1
+        return self.ticks
 
     def unique(self, prefix=""):
         self.counter += 1
@@ -591,7 +598,7 @@ class Run:
         env = device.box.env({"TRIPBOARD_NOW": iso_ms(wall), **({"TRIPBOARD_CRASH_AT": crash} if crash else {})})
         argv = device.box.argv("app", *args)
         self.counts["syncs"] += 1
-        device.sync_steps.append(self.step)
+        device.sync_ticks.append(self.next_tick())
         device.view = None
         started = time.monotonic()
         if kill is not None or cut is not None:
@@ -679,7 +686,7 @@ class Run:
     def add_record(self, device, kind, row, wall, parent):
         record = Record(kind, row["id"], parent, self.step, device.name, frozenset(device.known))
         for field, value in record_fields(kind, row).items():
-            record.sets[field] = [FieldSet(value, device.stamp_time(wall), device.name, self.step, "create")]
+            record.sets[field] = [FieldSet(value, device.stamp_time(wall), device.name, self.step, "create", self.next_tick())]
         self.records[record.id] = record
         self.view(device)[kind][record.id] = record_fields(kind, row)
         self.new_event(device, "create", wall, ids={record.id})
@@ -688,7 +695,7 @@ class Run:
     def set_field(self, device, record_id, field, value, wall, how="edit"):
         record = self.records[record_id]
         sets = record.sets.setdefault(field, [])
-        sets.append(FieldSet(value, device.stamp_time(wall), device.name, self.step, how))
+        sets.append(FieldSet(value, device.stamp_time(wall), device.name, self.step, how, self.next_tick()))
 
     def order(self, record_id):
         """Records in the order the run made them, so that a replay picks the same ones (ids are
@@ -1189,7 +1196,7 @@ class Run:
                     for entry in sets:
                         if entry.how != "edit" or entry.value == value:
                             continue
-                        if any(other is not entry and other.step >= entry.step and self.may_have_seen(entry, other)
+                        if any(other is not entry and other.tick >= entry.tick and self.may_have_seen(entry, other)
                                for other in sets):
                             continue  # may have been overwritten by an edit made after seeing it
                         if reinstalled[entry.device] is not None and reinstalled[entry.device] > entry.step:
@@ -1276,10 +1283,11 @@ class Run:
         same device, or one of its syncs came after a sync of `earlier`'s device that came after
         `earlier` (an upper bound: what it may have pulled)."""
         if earlier.device == later.device:
-            return earlier.step <= later.step
+            return earlier.tick <= later.tick
+        # By ticks, not steps: a step may sync a device and then edit on it (a reinstall, a join).
         by_device = {device.name: device for device in self.devices}
-        sent = [step for step in by_device[earlier.device].sync_steps if step > earlier.step]
-        return bool(sent) and any(sent[0] < step < later.step for step in by_device[later.device].sync_steps)
+        sent = [tick for tick in by_device[earlier.device].sync_ticks if tick > earlier.tick]
+        return bool(sent) and any(sent[0] < tick < later.tick for tick in by_device[later.device].sync_ticks)
 
     def forgotten(self, deletion):
         """A deletion no one can give back to a server restored from an older dump: the server no
