@@ -33,10 +33,15 @@ extension TicketText {
     /// no colon, none of the words of a heading or a label (`Hotel confirmation`, `Hotel address`).
     private func namingLine(_ lines: [Range<Int>]) -> String? {
         for range in lines.prefix(Self.headLines) {
-            guard range.contains(where: { Self.lodgingWords.contains(tokens[$0].folded) }) else { continue }
+            guard range.contains(where: { Self.lodgingWords.contains(tokens[$0].folded) || isBedAndBreakfast(at: $0) }) else { continue }
             if let name = lodgingName(in: range, requiringTitleCase: true), joined(range) == name { return name }
         }
         return nil
+    }
+
+    /// `B&B` (and `B & B`), a kind of lodging spelled in three tokens.
+    private func isBedAndBreakfast(at index: Int) -> Bool {
+        token(at: index)?.folded == "b" && isSymbol(index + 1, ["&"]) && token(at: index + 2)?.folded == "b"
     }
 
     /// `Your stay at Lost Inn Lisbon Hostel`, `Welcome to Pestana Palace!`: the title-cased words
@@ -145,6 +150,8 @@ extension TicketText {
         "hotel", "hôtel", "hotels", "hostel", "inn", "resort", "pousada", "suites", "lodge", "motel", "guesthouse",
         "aparthotel", "residence", "residencial", "albergue", "pension", "gasthof", "gasthaus", "hostal", "parador",
         "auberge", "pensão", "pensao", "pensión", "pensione", "palace", "palácio", "palacio", "palazzo",
+        "ryokan", "minshuku", "apartment", "apartments", "apartamento", "apartamentos", "appartement", "appartamento",
+        "旅館", "ホテル",
     ]
     /// Lowercase words inside names: `Casa do Bairro`, `Hotel de la Paix`, `Bed & Breakfast`.
     private static let nameConnectors: Set<String> = [

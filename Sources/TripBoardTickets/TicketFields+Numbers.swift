@@ -155,7 +155,11 @@ extension TicketText {
     private static let trainNames: [String: String] = [
         "eurostar": "Eurostar", "thalys": "Thalys", "tgv": "TGV", "ouigo": "Ouigo", "intercity": "Intercity",
         "intercidades": "Intercidades", "railjet": "Railjet", "nightjet": "Nightjet",
-        "frecciarossa": "Frecciarossa", "italo": "Italo",
+        "frecciarossa": "Frecciarossa", "frecciargento": "Frecciargento", "frecciabianca": "Frecciabianca", "italo": "Italo",
+        // Japan's Shinkansen by their service names, and North America's.
+        "nozomi": "Nozomi", "hikari": "Hikari", "kodama": "Kodama", "mizuho": "Mizuho", "sakura": "Sakura",
+        "hayabusa": "Hayabusa", "komachi": "Komachi", "kagayaki": "Kagayaki", "amtrak": "Amtrak", "acela": "Acela",
+        "のぞみ": "Nozomi", "ひかり": "Hikari", "こだま": "Kodama",
     ]
     private static let genericTrainWords: Set<String> = ["train", "zug", "treno", "tren", "comboio", "trem"]
     private static let trainBrandSuffixes: Set<String> = ["inoui", "lyria"]

@@ -159,12 +159,14 @@ extension TicketText {
         ]),
         (.train, [
             (TicketLabels("sncf", "deutsche bahn", "db fernverkehr", "eurostar", "cp comboios", "comboios de portugal",
-                          "renfe", "trenitalia", "sbb", "öbb"), 3),
+                          "renfe", "trenitalia", "sbb", "öbb", "amtrak", "jr central", "jr east", "jr west", "shinkansen",
+                          "新幹線", "ns international"), 3),
             (TicketLabels("train", "trains"), 1), (TicketLabels("coach"), 1), (TicketLabels("carriage"), 1),
             (TicketLabels("platform"), 1), (TicketLabels("rail", "railway", "railways"), 1),
         ]),
         (.hotel, [
-            (TicketLabels("hotel"), 3), (TicketLabels("check-in", "checkin"), 1),
+            (TicketLabels("hotel"), 3), (TicketLabels("ryokan", "hostel", "pousada", "guesthouse", "bed and breakfast", "旅館"), 3),
+            (TicketLabels("check-in", "checkin", "anreise", "チェックイン"), 1),
             (TicketLabels("check-out", "checkout"), 1), (TicketLabels("nights", "night"), 1),
             (TicketLabels("room", "rooms"), 1),
         ]),

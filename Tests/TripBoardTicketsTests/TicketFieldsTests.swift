@@ -204,6 +204,20 @@ struct TicketFieldsTests {
         #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
     }
 
+    /// Named trains (Japan's Shinkansen by service name, Amtrak's) and lodging of every kind.
+    @Test(arguments: [
+        ("JR Central\nShinkansen Nozomi 21\nDate 14 MAY 2027 09:09", BookingKind.train, "Nozomi 21", nil as String?),
+        ("Amtrak\nAcela 2151\nMay 14, 2027 7:05 AM", .train, "Acela 2151", nil),
+        ("Trenitalia\nFrecciargento 8503\n14 maggio 2027 09:05", .train, "Frecciargento 8503", nil),
+        ("Ryokan Sawaya\nCheck-in 14 May 2027 15:00\nConfirmation number 84122394", .hotel, nil, "Ryokan Sawaya"),
+        ("Casa do Bairro B&B\nCheck-in 14 May 2027 15:00\nBooking reference ZZ12345", .hotel, nil, "Casa do Bairro B&B"),
+        ("Alfama Apartments\nCheck-in 14 May 2027 15:00\nBooking reference ZZ12346", .hotel, nil, "Alfama Apartments"),
+    ] as [(String, BookingKind, String?, String?)])
+    func readsNamedTrainsAndLodgingOfEveryKind(text: String, kind: BookingKind, number: String?, hotel: String?) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.kind == kind && extracted.number == number && extracted.hotelName == hotel, "\(extracted)")
+    }
+
     /// A hotel's check-in and check-out labelled in German and Japanese.
     @Test(arguments: [
         ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
