@@ -203,7 +203,6 @@ extension TicketText {
     }
 
     /// `2027-01-05` (also with `/`, and followed by `T10:31`), `05.01.2027`, `05/01/2027`, `05-01-2027`.
-    /// Slashes are read day first, as everywhere but the United States.
     private func numericDate(at index: Int) -> (CivilDate, end: Int)? {
         guard let separator = token(at: index + 1), separator.kind == .symbol, separator.touchesPrevious,
               [".", "/", "-"].contains(separator.text), isSymbol(index + 3, [separator.text]),
@@ -218,8 +217,22 @@ extension TicketText {
         let glued = token(at: index + 5)
         let endsCleanly = endsWord(index + 4) || (isISO && glued?.folded == "t")
         guard endsCleanly else { return nil }
-        let date = isISO ? Self.civilDate(first, second, third) : isDayFirst ? Self.civilDate(third, second, first) : nil
+        guard !isISO else { return Self.civilDate(first, second, third).map { ($0, index + 5) } }
+        guard isDayFirst else { return nil }
+        // Day first, as everywhere but the United States — unless only the other reading is a
+        // date (`05/13/2027`), or a 12-hour time follows it (`05/04/2027 7:05 PM`), as on
+        // American tickets.
+        let dayFirst = Self.civilDate(third, second, first)
+        let monthFirst = separator.text == "/" ? Self.civilDate(third, first, second) : nil
+        let date = (dayFirst != nil && monthFirst != nil) ? (hasTwelveHourTime(after: index + 5) ? monthFirst : dayFirst)
+            : (dayFirst ?? monthFirst)
         return date.map { ($0, index + 5) }
+    }
+
+    /// Whether `AM` or `PM` follows within the next few tokens of the line: a 12-hour clock.
+    private func hasTwelveHourTime(after index: Int) -> Bool {
+        guard let line = token(at: index - 1)?.line else { return false }
+        return (index..<(index + 6)).contains { token(at: $0).map { $0.line == line && ($0.folded == "am" || $0.folded == "pm") } ?? false }
     }
 
     /// A four-digit year ending its word, on `line`.

@@ -218,6 +218,19 @@ struct TicketFieldsTests {
         #expect(extracted.kind == kind && extracted.number == number && extracted.hotelName == hotel, "\(extracted)")
     }
 
+    /// Numeric dates: day first, unless only month first is a date, or a 12-hour time follows
+    /// (an American ticket); dots and hyphens are always day first.
+    @Test(arguments: [
+        ("Date 05/04/2027 07:05", "2027-04-05", "07:05"), ("Date 05/13/2027 07:05", "2027-05-13", "07:05"),
+        ("Date 05/04/2027 7:05 PM", "2027-05-04", "19:05"), ("Date 13/05/2027 7:05 PM", "2027-05-13", "19:05"),
+        ("Datum 05.04.2027 07:05", "2027-04-05", "07:05"), ("Date 05-13-2027", nil, nil),
+    ] as [(String, String?, String?)])
+    func readsNumericDatesByTheirOnlyReadingOrTheClock(text: String, date: String?, time: String?) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.departureDate == date.flatMap { CivilDate($0) })
+        #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
+    }
+
     /// A hotel's check-in and check-out labelled in German and Japanese.
     @Test(arguments: [
         ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
