@@ -45,6 +45,14 @@ public enum ShareCommand {
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
             if let warning = result.thumbnailError { console.warning(warning) }
+            if result.bookingCreated, let date = result.booking.startsAt.flatMap({ BookingTime($0) })?.date,
+               let trip = try? container.store.trip(id: result.tripId), date < trip.startDate || date > trip.endDate {
+                // Kept, as `booking add` keeps one: the date may be right and the trip wrong, or the other way.
+                console.warning(terminalSafe("""
+                    the ticket's date, \(date), is outside trip \(trip.name) (\(trip.startDate) – \(trip.endDate)); \
+                    the booking is kept: check the date (`app booking edit \(result.booking.id.prefix(8)) --starts-at …`)
+                    """))
+            }
             if json {
                 try console.printJSON(result)
             } else {

@@ -25,10 +25,13 @@ public enum PlaceZones {
 extension PlaceZones {
     /// The IANA zone of a place by its name — a city (`Lisboa`, `大阪`, `Sintra`), or a country
     /// with one zone — the whole name, any case; nil when the table does not have it.
-    public static func named(_ name: String) -> String? {
+    public static func named(_ name: String) -> String? { entry(name)?.zone }
+
+    /// `named`'s zone, and whether the place has 100,000 people or more (or is a country).
+    static func entry(_ name: String) -> (zone: String, isMajor: Bool)? {
         let key = Array(name.lowercased().utf8)
         guard key.count >= 2, !key.contains(0x09), !key.contains(0x0A) else { return nil }
-        let index = placeRows.utf8.withContiguousStorageIfAvailable { rows -> Int? in
+        let found = placeRows.utf8.withContiguousStorageIfAvailable { rows -> (Int, Bool)? in
             // Records `name\tNNN\n`, sorted by the name's bytes: a binary search over byte
             // offsets, each probe widened to the record it falls in.
             func record(around offset: Int) -> (start: Int, tab: Int, end: Int) {
@@ -46,19 +49,23 @@ extension PlaceZones {
                 let name = rows[found.start..<found.tab]
                 if name.elementsEqual(key) {
                     guard found.tab + 4 <= found.end else { return nil }
-                    return rows[(found.tab + 1)..<(found.tab + 4)].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                    return (rows[(found.tab + 1)..<(found.tab + 4)].reduce(0) { $0 * 10 + Int($1 - 0x30) },
+                            found.tab + 4 < found.end && rows[found.tab + 4] == 0x2B)
                 }
                 if name.lexicographicallyPrecedes(key) { low = found.end + 1 } else { high = found.start }
             }
             return nil
         } ?? nil
-        return index.flatMap { zoneNames.indices.contains($0) ? zoneNames[$0] : nil }
+        guard let (index, isMajor) = found, zoneNames.indices.contains(index) else { return nil }
+        return (zoneNames[index], isMajor)
     }
 
     /// The first place `text` names, reading its words from the left — or the last, `fromRight`
     /// (a hotel's name ends with its city: `Hotel Victoria Lisboa`): the longest run of up to
     /// three words that is a known name (`Lisboa Santa Apolónia` → Lisboa), and in Chinese or
-    /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪).
+    /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪). A hotel's
+    /// name (`fromRight`) names a town of fewer than 100,000 people only in two words or more:
+    /// too many such towns are named like the words of a name (`Casa Azul`).
     public static func place(in text: String, fromRight: Bool = false) -> (name: String, zone: String)? {
         var words: [String] = []
         var current = ""
@@ -88,7 +95,7 @@ extension PlaceZones {
                 // Short Latin words are too often ordinary ones (`Via`), and some towns are named
                 // like the words of a ticket or a hotel's name (`Date`, `Holiday`): neither counts alone.
                 guard ideographic || (name.count >= 4 && (length > 1 || !Self.ordinaryWords.contains(name.lowercased()))) else { continue }
-                if let zone = named(name) {
+                if let (zone, isMajor) = entry(name), ideographic || !fromRight || length > 1 || isMajor {
                     if !fromRight { return (name, zone) }
                     found.append((name, zone))
                     matched = length

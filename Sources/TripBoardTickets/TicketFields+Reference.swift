@@ -107,9 +107,14 @@ extension TicketText {
         "booking reference", "booking ref", "pnr", "record locator", "confirmation number", "confirmation code",
         "confirmation no", "booking code", "booking number", "booking id", "reservation number",
         "reservation code", "reservation reference",
-        // The same labels on Portuguese, Spanish, French and German tickets.
-        "código de reserva", "localizador", "référence de dossier", "référence de réservation", "buchungscode")
-    private static let genericReferenceLabels = TicketLabels("reference", "ref")
+        // The same labels on Portuguese, Spanish, French, German, Italian, Dutch and Japanese tickets.
+        "código de reserva", "localizador", "référence de dossier", "référence de réservation", "réf de réservation",
+        "référence dossier", "buchungscode", "buchungsnummer", "reservierungsnummer", "auftragsnummer",
+        "número de reserva", "número de confirmação", "número de confirmación", "número da reserva",
+        "numéro de réservation", "numéro de confirmation", "codice pnr", "codice prenotazione", "numero di prenotazione",
+        "boekingsnummer", "reserveringsnummer", "boekingscode", "予約番号", "確認番号")
+    private static let genericReferenceLabels = TicketLabels("reference", "ref", "référence", "réf", "referência", "referencia",
+                                                             "riferimento", "referentie")
     private static let referenceFillerSymbols: Set<String> = [":", ".", "#", "-", "/", "|", "(", ")", "º", "°"]
     private static let referenceFillerWords: Set<String> = ["no", "nr", "n", "number", "num", "code", "is"]
     /// Capitalised words that sit where a reference would: headings and column titles.

@@ -120,12 +120,13 @@ extension TicketText {
     private static let seatLabels = TicketLabels(
         "seat", "seat no", "seat number", "seat nr",
         // German, French, Spanish, Portuguese, Italian and Japanese tickets.
-        "sitzplatz", "platz", "place", "siège", "asiento", "assento", "lugar", "posto", "座席")
+        "sitzplatz", "platz", "place", "siège", "asiento", "assento", "lugar", "posto", "plaza", "plaats", "zitplaats", "座席")
     /// Seat labels that are also words of addresses.
-    private static let weakSeatLabels: Set<String> = ["platz", "place", "lugar", "posto"]
+    private static let weakSeatLabels: Set<String> = ["platz", "place", "lugar", "posto", "plaza", "plaats"]
     /// A train's coach, or a venue's row.
     private static let coachLabels = TicketLabels(
-        "coach", "carriage", "car", "wagen", "voiture", "coche", "carruagem", "carrozza", "row", "reihe", "fila", "rangée")
+        "coach", "carriage", "car", "wagen", "voiture", "coche", "carruagem", "carrozza", "rijtuig", "row", "reihe", "fila",
+        "rangée", "号車")
     private static let seatFillerSymbols: Set<String> = [":", ".", "#", "-", "№"]
     private static let seatFillerWords: Set<String> = ["no", "nr", "n"]
     private static let separators: Set<String> = [",", "|", "/", ";", "·", "•"]

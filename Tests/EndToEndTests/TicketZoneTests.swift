@@ -91,6 +91,17 @@ import Testing
                 "\(decided)")
     }
 
+    /// A ticket dated outside the trip it is filed in: kept, with a one-line warning.
+    @Test func aTicketDatedOutsideItsTripIsKeptWithAWarning() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Later", start: "2027-03-25", end: "2027-03-30")
+        let pdf = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "early.pdf")
+        let result = try container.share([pdf, "--trip", trip], environment: Self.fromNewYork)
+        #expect(result.status == 0 && result.stderrLines.count == 1
+                && result.stderr.hasPrefix("warning: the ticket's date, 2026-12-12, is outside trip Later (2027-03-25 – 2027-03-30)"),
+                "\(result)")
+    }
+
     /// Nothing to go by: the sharer's TZ, and the output says so.
     @Test func otherwiseTheSharersZoneAndTheOutputSaysSo() throws {
         let container = try TestContainer()

@@ -46,6 +46,12 @@ struct PlaceNameZonesTests {
         #expect(found.name == name && found.zone == zone)
     }
 
+    /// Azul is a town of 55,000 in Argentina, Sintra one of 26,000: too small to be named alone by a hotel.
+    @Test(arguments: ["Casa Azul B&B", "Hotel Sintra Charm"])
+    func aHotelNamesNoSmallTownAlone(text: String) {
+        #expect(PlaceZones.place(in: text, fromRight: true) == nil)
+    }
+
     @Test(arguments: ["Memmo Alfama", "Gate 14 Seat 12A", "Best Central", "", "Holiday Inn Express", "Union Station",
                       "York House Hotel", "Hotel Miramar", "Hotel Victoria", "Hotel Bristol"])
     func aTextThatNamesNoKnownPlace(text: String) {

@@ -231,6 +231,22 @@ struct TicketFieldsTests {
         #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
     }
 
+    /// References and seats labelled in French, Portuguese, Spanish, German, Dutch and Japanese.
+    @Test(arguments: [
+        ("SNCF\nTrain TGV 6607\nRéférence: QZLM4T", "QZLM4T", nil as String?),
+        ("Air France\nRéf. de réservation: HZ7P2L\nSiège 18C", "HZ7P2L", "18C"),
+        ("CP Comboios de Portugal\nReferência: 8K2M4P\nCarruagem 3 Lugar 54", "8K2M4P", "3/54"),
+        ("NS International\nBoekingsnummer: NX4R7Q\nRijtuig 26 Plaats 61", "NX4R7Q", "26/61"),
+        ("Renfe\nAVE 03073\nLocalizador: R7X2KQ\nCoche 5 Plaza 08D", "R7X2KQ", "5/08D"),
+        ("Hotel Zum Ritter\nReservierungsnummer: 77318842\nAnreise: 12.03.2027", "77318842", nil),
+        ("Casa Azul\nNúmero de reserva: 55201187\nCheck-in 8 April 2027", "55201187", nil),
+        ("JR東海\n予約番号: E47291\n新幹線 のぞみ 21号", "E47291", nil),
+    ] as [(String, String?, String?)])
+    func readsReferencesAndSeatsInOtherLanguages(text: String, reference: String?, seat: String?) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.reference == reference && extracted.seat == seat, "\(extracted)")
+    }
+
     /// A hotel's check-in and check-out labelled in German and Japanese.
     @Test(arguments: [
         ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
