@@ -165,7 +165,8 @@ extension TicketText {
             (TicketLabels("platform"), 1), (TicketLabels("rail", "railway", "railways"), 1),
         ]),
         (.hotel, [
-            (TicketLabels("hotel"), 3), (TicketLabels("ryokan", "hostel", "pousada", "guesthouse", "bed and breakfast", "旅館"), 3),
+            (TicketLabels("hotel"), 3), (TicketLabels("ryokan", "hostel", "pousada", "guesthouse", "bed and breakfast", "b&b", "apartments",
+                                                               "aparthotel", "旅館"), 3),
             (TicketLabels("check-in", "checkin", "anreise", "チェックイン"), 1),
             (TicketLabels("check-out", "checkout"), 1), (TicketLabels("nights", "night"), 1),
             (TicketLabels("room", "rooms"), 1),

@@ -212,6 +212,10 @@ struct TicketFieldsTests {
         ("Ryokan Sawaya\nCheck-in 14 May 2027 15:00\nConfirmation number 84122394", .hotel, nil, "Ryokan Sawaya"),
         ("Casa do Bairro B&B\nCheck-in 14 May 2027 15:00\nBooking reference ZZ12345", .hotel, nil, "Casa do Bairro B&B"),
         ("Alfama Apartments\nCheck-in 14 May 2027 15:00\nBooking reference ZZ12346", .hotel, nil, "Alfama Apartments"),
+        ("Casa Azul B&B Sevilla\nConfirmación de reserva\nLlegada: jueves, 8 de abril de 2027, 14:00\nSalida: 11 de abril de 2027",
+         .hotel, nil, "Casa Azul B&B Sevilla"),
+        ("Canal View Apartments Amsterdam\nAankomst: vrijdag 18 juni 2027 15:00\nVertrek: 21 juni 2027 10:00", .hotel, nil,
+         "Canal View Apartments Amsterdam"),
     ] as [(String, BookingKind, String?, String?)])
     func readsNamedTrainsAndLodgingOfEveryKind(text: String, kind: BookingKind, number: String?, hotel: String?) {
         let extracted = TicketFields.extract(from: text)
@@ -251,6 +255,8 @@ struct TicketFieldsTests {
     @Test(arguments: [
         ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
         ("Ryokan Sawaya\nチェックアウト 2027年5月16日\nチェックイン 2027年5月14日", "2027-05-14"),
+        ("Casa Azul B&B Sevilla\nSalida: 11 de abril de 2027\nLlegada: jueves, 8 de abril de 2027, 14:00", "2027-04-08"),
+        ("Canal View Apartments Amsterdam\nVertrek: 21 juni 2027 10:00\nAankomst: vrijdag 18 juni 2027 15:00", "2027-06-18"),
     ])
     func readsCheckInLabelsInOtherLanguages(text: String, date: String) {
         let extracted = TicketFields.extract(from: text)
