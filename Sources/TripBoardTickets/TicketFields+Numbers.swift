@@ -96,6 +96,8 @@ extension TicketText {
             return nil
         }
         if let brand = self.token(at: digitsIndex), Self.trainBrandSuffixes.contains(brand.folded) { digitsIndex += 1 }
+        // `TGV INOUI n° 6607`, `ICE Nr. 599`: the number's own label.
+        if product != "Train" { digitsIndex = skipNumberFillers(from: digitsIndex) }
         guard let digits = serviceDigits(at: index, digitsIndex, maximumCount: 6), digits.utf8.count >= minimumDigits
         else { return nil }
         return ServiceNumber(text: product + " " + Self.withoutLeadingZeros(digits), kind: .train, end: digitsIndex + 1)

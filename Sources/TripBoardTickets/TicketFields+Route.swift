@@ -139,6 +139,13 @@ extension TicketText {
     private func labelledPlace(after label: (start: Int, end: Int)) -> (name: String, end: Int)? {
         var index = label.end
         while isSymbol(index, [":", "-", "–"]) { index += 1 }
+        // A date or a time between the label and the place: `Départ 07h43 Paris Gare de Lyon`.
+        if let date = date(at: index) {
+            index = date.end
+        } else if let (_, end) = time(at: index, afterDate: false) {
+            index = end
+        }
+        while isSymbol(index, [":", "-", "–", ","]) { index += 1 }
         guard let token = token(at: index), token.line <= tokens[label.start].line + 1 else { return nil }
         return place(startingAt: index, allowsNames: true)
     }
@@ -195,6 +202,10 @@ extension TicketText {
     private static let routeLabelPairs = [
         (TicketLabels("from"), TicketLabels("to")),
         (TicketLabels("origin"), TicketLabels("destination")),
+        // A departure and an arrival with their stations, in the seven languages and Japanese:
+        // `Départ 07h43 Paris Gare de Lyon` over `Arrivée 09h41 Lyon Part-Dieu`.
+        (TicketLabels("departure", "départ", "abfahrt", "partenza", "salida", "partida", "vertrek", "出発"),
+         TicketLabels("arrival", "arrivée", "ankunft", "arrivo", "llegada", "chegada", "aankomst", "到着")),
     ]
     /// Words that end a name read forwards: "Lisbon to Paris", "Paris on 12 Dec", "Lyon via Dijon".
     private static let nameStopWords: Set<String> = ["to", "via", "on", "at", "dep", "arr", "departure", "arrival"]

@@ -251,6 +251,17 @@ struct TicketFieldsTests {
         #expect(extracted.reference == reference && extracted.seat == seat, "\(extracted)")
     }
 
+    /// A departure and an arrival each with its station, a time between: the route.
+    @Test(arguments: [
+        ("SNCF\nDépart 07h43 Paris Gare de Lyon\nArrivée 09h41 Lyon Part-Dieu\nTGV INOUI n° 6607", "Paris Gare de Lyon", "Lyon Part-Dieu", "TGV 6607"),
+        ("Trenitalia\nPartenza 09:05 Milano Centrale\nArrivo 12:15 Roma Termini\nFrecciarossa 9520", "Milano Centrale", "Roma Termini", "Frecciarossa 9520"),
+        ("NS International\nVertrek 10:54 Amsterdam Centraal\nAankomst 14:55 Frankfurt (Main) Hbf\nICE Nr. 123", "Amsterdam Centraal", "Frankfurt (Main) Hbf", "ICE 123"),
+    ] as [(String, String, String, String)])
+    func readsARouteFromItsDepartureAndArrivalLabels(text: String, origin: String, destination: String, number: String) {
+        let extracted = TicketFields.extract(from: text)
+        #expect(extracted.origin == origin && extracted.destination == destination && extracted.number == number, "\(extracted)")
+    }
+
     /// A hotel's check-in and check-out labelled in German and Japanese.
     @Test(arguments: [
         ("Hotel Sacher\nAnreise: 12.03.2027\nAbreise: 15.03.2027", "2027-03-12"),
