@@ -65,11 +65,15 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// found are nil.
     public static func extract(from text: String) -> TicketFields {
         let ticket = TicketText(text)
-        let service = ticket.serviceNumber()
+        let reference = ticket.bookingReference()
+        // The booking reference read as a flight number (`予約番号: E47291` → "E4 7291") is none.
+        let service = ticket.serviceNumber().flatMap { found in
+            String(found.text.filter { $0 != " " }) == reference ? nil : found
+        }
         let route = ticket.route()
         let likelyKind = ticket.likelyKind(service: service)
         let departure = ticket.departure(forHotel: likelyKind == .hotel)
-        var fields = TicketFields(reference: ticket.bookingReference(), number: service?.text, origin: route?.origin,
+        var fields = TicketFields(reference: reference, number: service?.text, origin: route?.origin,
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)

@@ -251,6 +251,12 @@ struct TicketFieldsTests {
         #expect(extracted.reference == reference && extracted.seat == seat, "\(extracted)")
     }
 
+    /// A booking reference that looks like a flight number (`E47291`) is the reference only.
+    @Test func aReferenceIsNeverAlsoAFlightNumber() {
+        let extracted = TicketFields.extract(from: "JR東海 新幹線\n予約番号: E47291\n出発 2027年5月14日 10:03")
+        #expect(extracted.reference == "E47291" && extracted.number == nil && extracted.kind != .flight, "\(extracted)")
+    }
+
     /// A departure and an arrival each with its station, a time between: the route.
     @Test(arguments: [
         ("SNCF\nDépart 07h43 Paris Gare de Lyon\nArrivée 09h41 Lyon Part-Dieu\nTGV INOUI n° 6607", "Paris Gare de Lyon", "Lyon Part-Dieu", "TGV 6607"),
