@@ -250,7 +250,7 @@ extension AppCommand {
         }
         // The values are checked before the container is opened (an empty time removes it).
         if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
-        if let zone = changes.zone, !zone.isEmpty { _ = try BookingZoneInput.rules(zone) }
+        if let zone = changes.zone, !zone.isEmpty { _ = try Arguments.checkedZone(zone) }
         for (text, option) in [(changes.startsAt, "--starts-at"), (changes.endsAt, "--ends-at")] {
             if let text, !text.isEmpty, BookingTime.reading(text, in: .utc, checkingOffset: false) == .unreadable {
                 throw BookingZoneInput.unreadable(text, option: option)

@@ -26,7 +26,7 @@ struct BookingZoneInput {
         isFixedOffset = zoneOption?.isEmpty == true
         var unreadable: String?
         if let zoneOption, !zoneOption.isEmpty {
-            rules = try Self.rules(zoneOption)
+            rules = try Arguments.checkedZone(zoneOption)
             isNamed = true
         } else if zoneOption == nil, let bookingZone, let known = try? TimeZoneRules.named(bookingZone) {
             rules = known
@@ -37,14 +37,6 @@ struct BookingZoneInput {
             isNamed = false
         }
         unreadableBookingZone = unreadable
-    }
-
-    /// The zone `--zone NAME` names, or the usage error saying it names none.
-    static func rules(_ name: String) throws -> TimeZoneRules {
-        guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
-            throw CommandLineError.usage("--zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each computer); give an IANA name such as Europe/Lisbon")
-        }
-        do { return try TimeZoneRules.named(name) } catch { throw CommandLineError.usage("--zone \(error)") }
     }
 
     /// The zone a booking starting at `start` keeps (see the type's documentation).

@@ -218,6 +218,18 @@ public struct Arguments {
         try Self.checkedRecordID(try requiredOption(name), kind)
     }
 
+    /// The zone `--zone NAME` names — one a booking can keep and sync
+    /// (`TimeZoneRules.isPortableZoneName`) — or the usage error saying why not.
+    package static func checkedZone(_ name: String) throws -> TimeZoneRules {
+        guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
+            throw CommandLineError.usage("""
+                --zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each \
+                computer); give an IANA name such as Europe/Lisbon
+                """)
+        }
+        do { return try TimeZoneRules.named(name) } catch { throw CommandLineError.usage("--zone \(error)") }
+    }
+
     package static func checkedRecordID(_ text: String, _ kind: String) throws -> String {
         guard Identifier.normalizedPrefix(text) != nil else {
             let article = kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"

@@ -25,12 +25,7 @@ public enum ShareCommand {
             let tripReference = try arguments.recordIDOption("--trip", "trip")
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketFilingRequest.defaultMaximumBytes
-            let zone = try arguments.option("--zone").map { name in
-                guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
-                    throw CommandLineError.usage("--zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each computer); give an IANA name such as Europe/Lisbon")
-                }
-                do { return try TimeZoneRules.named(name).name } catch { throw CommandLineError.usage("--zone \(error)") }
-            }
+            let zone = try arguments.option("--zone").map { try Arguments.checkedZone($0).name }
             // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").
             let givenPath = arguments.nextPositional()
             try arguments.finish()
@@ -45,11 +40,10 @@ public enum ShareCommand {
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
             if let warning = result.thumbnailError { console.warning(warning) }
-            if result.bookingCreated, let date = result.booking.startsAt.flatMap({ BookingTime($0) })?.date,
-               let trip = try? container.store.trip(id: result.tripId), date < trip.startDate || date > trip.endDate {
+            if result.bookingCreated, let trip = result.outsideTrip, let date = result.booking.startsAt.flatMap({ BookingTime($0) })?.date {
                 // Kept, as `booking add` keeps one: the date may be right and the trip wrong, or the other way.
                 console.warning(terminalSafe("""
-                    the ticket's date, \(date), is outside trip \(trip.name) (\(trip.startDate) – \(trip.endDate)); \
+                    the ticket's date, \(date), is outside trip \(result.tripName) (\(trip.lowerBound) – \(trip.upperBound)); \
                     the booking is kept: check the date (`app booking edit \(result.booking.id.prefix(8)) --starts-at …`)
                     """))
             }

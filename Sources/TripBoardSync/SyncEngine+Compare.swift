@@ -103,18 +103,18 @@ extension SyncEngine {
     /// version held here live, or that this device lacks, is fetched and merged by its stamps; a
     /// held record the server no longer has live is let go. Costs, once a day, one request per
     /// `AgentLimits.listRecords` records of the zone and one read of this device's ids.
-    /// Returns how many records it found to send again.
-    func compareWithServerIfDue(copiedEverything: Bool) throws -> Int {
+    /// Returns how many records it found to send again; nil when it did not compare.
+    func compareWithServerIfDue(copiedEverything: Bool) throws -> Int? {
         let now = store.stamp()
-        guard account.epoch == zone.epoch else { return 0 }
+        guard account.epoch == zone.epoch else { return nil }
         if copiedEverything {
             try store.writeTransaction { try ledger.setLastComparedAt(now) }
-            return 0
+            return nil
         }
         if !compareNow, let last = try ledger.lastComparedAt(), let lastTime = Timestamp(iso8601: last), let nowTime = Timestamp(iso8601: now),
            nowTime.secondsSinceEpoch - lastTime.secondsSinceEpoch < Int64(AgentLimits.comparisonHours) * 3600,
            nowTime.secondsSinceEpoch >= lastTime.secondsSinceEpoch {
-            return 0
+            return nil
         }
         let reuploadedBefore = report.reuploaded
         var onServer: [String: (version: Int64, deleted: Bool)] = [:]

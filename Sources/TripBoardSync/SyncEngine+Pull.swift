@@ -95,7 +95,7 @@ extension SyncEngine {
         try pull()
         // Caught up: an attachment a pulled deletion took with its booking, that no deletion of
         // its own and no move elsewhere settled, has its deletion sent from here.
-        try store.writeTransaction { try ledger.owedAttachmentDeletions() }
+        try ledger.sendOwedAttachmentDeletions()
         guard report.pulled > pulledBefore else { return }
         report.duplicatesMerged += try store.writeTransaction { try ledger.mergePushedDuplicates(at: store.stamp()) }
     }
@@ -290,7 +290,7 @@ extension SyncEngine {
         if local.isInTrash && !(kind == .attachment && parentTrashed != nil) {
             // In the trash here after the server deleted it (or its booking), live there again:
             // restored on another device, or an attachment moved to another booking first. One
-            // whose booking is in the trash here stays there (`owedAttachmentDeletions`).
+            // whose booking is in the trash here stays there (`sendOwedAttachmentDeletions`).
             try ledger.takeOutOfTrash(kind, id: remote.id)
             local.syncState = .synchronized
         }

@@ -280,8 +280,8 @@ public final class SyncEngine {
         }
         try sendDeletionsOfPurged()
         if let pullFailure { throw pullFailure }
-        let reuploading = try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling)
-        if try reuploading > 0 || !ledger.pendingSyncRecords(limit: 1).isEmpty || secretsWaiting() {
+        if let reuploading = try compareWithServerIfDue(copiedEverything: copiesEverything || reconciling),
+           try reuploading > 0 || !ledger.pendingSyncRecords(limit: 1).isEmpty || secretsWaiting() {
             // What the comparison found to send again (or would not take, this device's own value
             // going again) goes now, not at the next sync.
             _ = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }

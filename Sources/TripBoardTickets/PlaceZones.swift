@@ -1,5 +1,6 @@
 /// The time zones of places a ticket names (docs/cli.md, "Which zone a ticket's times are in"):
-/// airports by IATA code, from the table `tools/place-zones` generates (`PlaceZones+Airports.swift`).
+/// airports by IATA code, and cities and countries by name, from the tables `tools/place-zones`
+/// generates (`PlaceZones+Data.swift`).
 public enum PlaceZones {
     /// The IANA zone of the airport with this IATA code (three capital letters), if the table has it.
     public static func airport(_ code: String) -> String? {

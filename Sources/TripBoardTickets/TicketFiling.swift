@@ -70,6 +70,14 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
     /// The cached thumbnail's path; nil when none could be made (`thumbnailError` says why).
     public var thumbnail: String?
     public var thumbnailError: String?
+    /// The trip's dates when the booking made from the ticket starts outside them (it is kept, as
+    /// `booking add` keeps one); nil otherwise. Said on stderr, not part of the JSON.
+    public var outsideTrip: ClosedRange<CivilDate>?
+
+    enum CodingKeys: String, CodingKey {
+        case outcome, attachment, booking, bookingCreated, bookingMatched, zone, tripId, tripName, detected, pageCount,
+             thumbnail, thumbnailError
+    }
 }
 
 /// The zone a ticket's times are read in, and where it came from, in this order: `--zone`; the
@@ -241,7 +249,8 @@ public struct TicketFiling {
         }
         let plannedBooking = try requestedBooking ?? matchedBooking
             ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename, zone: zone)
-        return TicketFilingResult(
+        let startDate = plannedBooking.startsAt.flatMap { BookingTime($0) }?.date
+        var result = TicketFilingResult(
             outcome: .attached, attachment: Attachment(
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: .verified(staged.contentHash),
@@ -250,6 +259,8 @@ public struct TicketFiling {
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
             bookingMatched: matchedBooking != nil, zone: zone, tripId: trip.id, tripName: trip.name,
             detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
+        if let startDate, !(trip.startDate...trip.endDate).contains(startDate) { result.outsideTrip = trip.startDate...trip.endDate }
+        return result
     }
 
     /// The user's lost file came back: the same bytes as an attachment row marked `missing`,

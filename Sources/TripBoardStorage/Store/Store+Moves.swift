@@ -81,13 +81,14 @@ extension Store {
                 var candidate = BookingColumn.record(updated, setting: [(column, column.value(of: other))])
                 if column == .startsAt { candidate.endsAt = other.endsAt }  // an end is its start's
                 // An end goes with its own start only: the other's end of another departure is not KEEP's.
-                let sameStart = updated.startsAt.flatMap(BookingTime.init)?.startEpoch == other.startsAt.flatMap(BookingTime.init)?.startEpoch
+                let endOfAnotherStart = column == .endsAt
+                    && updated.startsAt.flatMap(BookingTime.init)?.startEpoch != other.startsAt.flatMap(BookingTime.init)?.startEpoch
                 if let zone = candidate.zone, let rules = try? TimeZoneRules.named(zone) {
                     // Its times keep their instants, written in its zone's offsets (taken or its own).
                     candidate.startsAt = candidate.startsAt.map { BookingTime.reexpressed($0, in: rules) }
                     candidate.endsAt = candidate.endsAt.map { BookingTime.reexpressed($0, in: rules) }
                 }
-                guard column != .endsAt || sameStart, let checked = try? BookingColumn.validated(candidate) else {
+                guard !endOfAnotherStart, let checked = try? BookingColumn.validated(candidate) else {
                     left.append(column.spec.jsonKey.description)
                     continue
                 }
@@ -96,16 +97,21 @@ extension Store {
                 if column == .startsAt && other.endsAt != nil { taken.append(BookingColumn.endsAt.spec.jsonKey.description) }
             }
             let kept = try writeEdit(BookingColumn.self, keep, updated)
-            let theirs = try attachments(tripId: keep.tripId).filter { $0.bookingId == other.id }
-            let held = Set(try attachments(tripId: keep.tripId).filter { $0.bookingId == keep.id && !$0.contentHash.isPending }
-                .map(\.contentHash.stored))
+            let ofTrip = try attachments(tripId: keep.tripId)
             // One of each file KEEP lacks: a second copy of the same bytes stays with OTHER too.
-            var seen = held
-            let moving = theirs.filter { $0.contentHash.isPending || seen.insert($0.contentHash.stored).inserted }
+            var seen = Set(ofTrip.filter { $0.bookingId == keep.id && !$0.contentHash.isPending }.map(\.contentHash.stored))
+            var (moving, copies) = ([Attachment](), [String]())
+            for attachment in ofTrip where attachment.bookingId == other.id {
+                if attachment.contentHash.isPending || seen.insert(attachment.contentHash.stored).inserted {
+                    moving.append(attachment)
+                } else {
+                    copies.append(attachment.id)
+                }
+            }
             try moveAttachments(moving.map { ($0.id, $0.updatedAt) }, to: keep.id, at: now)
             let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id, at: now)
             return BookingMerge(kept: kept, fieldsTaken: taken, fieldsLeft: left, attachmentsMoved: moving.map(\.id),
-                                copiesLeft: theirs.filter { !moving.map(\.id).contains($0.id) }.map(\.id), trashed: trashed)
+                                copiesLeft: copies, trashed: trashed)
         }
     }
 }

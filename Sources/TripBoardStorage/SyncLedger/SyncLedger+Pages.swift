@@ -49,12 +49,16 @@ extension SyncLedger {
     /// had them (`moveToTrashInTransaction(pulled:)`), once the pull has caught up: one that the
     /// server has live still (its shadow: no deletion of its own came, which clears it) and that
     /// was not moved to a live booking meanwhile becomes a deletion to send.
-    package func owedAttachmentDeletions() throws {
-        try connection.statement("""
-            UPDATE attachments SET sync_state = 'pendingDeletion'
-            WHERE trashed_at IS NOT NULL AND trashed_with <> id AND sync_state = 'synchronized' AND remote_version IS NOT NULL
+    /// Asked after every pull: the write lock is taken only when there is one.
+    package func sendOwedAttachmentDeletions() throws {
+        let owed = """
+            trashed_at IS NOT NULL AND trashed_with <> id AND sync_state = 'synchronized' AND remote_version IS NOT NULL
               AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id)
-            """).run()
+            """
+        guard try connection.statement("SELECT 1 FROM attachments WHERE \(owed) LIMIT 1").rows({ _ in true }).first == true else { return }
+        try connection.writeTransaction {
+            try connection.statement("UPDATE attachments SET sync_state = 'pendingDeletion' WHERE \(owed)").run()
+        }
     }
 
     /// Puts `kind` `id` in the trash as a member of entry `trashedWith`, inside the page's

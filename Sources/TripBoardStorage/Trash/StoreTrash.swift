@@ -78,7 +78,7 @@ extension StoreTrash {
     /// server with the rest of a page). `pulled`: the deletion is the server's, and an attachment
     /// under the record that the server has as this device does stays `synchronized` — its own
     /// deletion comes from the device that deleted its booking, or it was moved elsewhere there
-    /// first (`SyncLedger.owedAttachmentDeletions` sends what neither settles).
+    /// first (`SyncLedger.sendOwedAttachmentDeletions` sends what neither settles).
     package func moveToTrashInTransaction(_ kind: RecordKind, id: String, at now: String, pulled: Bool = false) throws -> TrashEntry {
         func marked(_ member: RecordKind) -> String {
             let waits = pulled && member == .attachment && member != kind ? " OR sync_state = 'synchronized'" : ""
