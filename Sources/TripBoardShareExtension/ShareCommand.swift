@@ -35,7 +35,8 @@ public enum ShareCommand {
             let request = TicketFilingRequest(
                 sourceName: sourcePath == "-" ? "standard input" : sourcePath,
                 originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
-                tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes, zone: zone)
+                tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes,
+                today: try today(environment: environment), zone: zone)
             let container = try openContainer(at: containerPath, environment: environment, console: console)
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
@@ -54,6 +55,13 @@ public enum ShareCommand {
             }
             return ExitStatus.success.rawValue
         }
+    }
+
+    /// Today where the sharer is (`TZ`), on `TRIPBOARD_NOW`'s clock when set (tests, as `app`'s):
+    /// the year of a yearless date and the trips offered when none contains the ticket's date.
+    static func today(environment: [String: String]) throws -> CivilDate {
+        let now = try ContainerOptions.fixedNow(environment: environment) ?? Timestamp.now()
+        return now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
     }
 
     /// The container, opened for writing with the extension's one chore — the trash purged after

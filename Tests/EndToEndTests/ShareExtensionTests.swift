@@ -171,7 +171,8 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
 
         let lisbon = try container.addTrip("Lisbon", start: "2026-12-01", end: "2026-12-05")
         let snapshot = try container.state()
-        let noMatch = try container.share([file])
+        // On a clock before Lisbon ends, so that it is offered as upcoming.
+        let noMatch = try container.share([file], environment: ["TRIPBOARD_NOW": "2026-11-20T12:00:00Z"])
         #expect(noMatch.status == 64, "\(noMatch)")
         #expect(noMatch.stderr.contains("no trip contains 2026-12-12; choose one with --trip: \(lisbon.prefix(8)) Lisbon"))
         #expect(try container.state() == snapshot)
