@@ -36,7 +36,9 @@ import Testing
         let trips = try #require(facts["trips"] as? [String: String])
         let archive = Self.directory.appendingPathComponent(name).path
         let test = try TestContainer()
-        let device = try BackupRestoreTests.device(test, "new")
+        // On a clock of the days the archives were made: a trip in their trash is purged 30 days
+        // after its deletion, and the test would otherwise break on a date.
+        let device = try BackupRestoreTests.device(test, "new").merging(["TRIPBOARD_NOW": "2026-12-01T12:00:00Z"]) { $1 }
         func app(_ arguments: String..., stdin: String? = nil) throws -> ProcessResult {
             try test.app(arguments: arguments, stdin: stdin, environment: device)
         }

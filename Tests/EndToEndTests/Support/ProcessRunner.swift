@@ -77,6 +77,11 @@ enum ProcessRunner {
     static func environment(container: String?, extra: [String: String] = [:]) -> [String: String] {
         var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "LANG": "C.UTF-8", "TZ": "UTC"]
         if let container { environment["TRIPBOARD_CONTAINER"] = container }
+        // A clock sweep (libfaketime: `FAKETIME=@2027-06-01 LD_PRELOAD=… swift test`) reaches the
+        // executables too, so that a test written against today's date is caught before that day.
+        for (name, value) in ProcessInfo.processInfo.environment where name == "LD_PRELOAD" || name.hasPrefix("FAKETIME") || name == "NO_FAKE_STAT" {
+            environment[name] = value
+        }
         environment.merge(extra) { $1 }
         return environment
     }
