@@ -98,24 +98,31 @@ let package = Package(
             name: "TripBoardStorage",
             dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
-        // The keychain: its items, sealed under the container key and the device key, and the
-        // device key itself (outside the container). Above the store, beside it in the container.
+        // The device: its key (outside any container), its keybag of protection class keys, and
+        // its lock, whose unlocked keys the kernel keyring holds. Low, beside the basement: it
+        // knows no store, so whatever opens sealed data can link it alone.
+        .target(
+            name: "TripBoardDevice",
+            dependencies: ["TripBoardSystem", "TripBoardSodium"]
+        ),
+        // The keychain: its items, sealed under the container key and the device key. Above the
+        // store, beside it in the container.
         .target(
             name: "TripBoardKeychain",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardDevice"]
         ),
         // Backup and restore: the age + tar archive of the whole container, keychain included, and
         // its verification before anything is published.
         .target(
             name: "TripBoardBackup",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
         ),
         // The one-shot move of TripBoard 1's private store, attachments and preferences into the
         // shared container: above the store, whose writers and files it uses; the container only
         // asks, through the layout, whether a migration is unfinished (docs/architecture.md).
         .target(
             name: "TripBoardMigration",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
         ),
         // The command line every executable shares: the command model (parsing, help, errors),
         // the console, exit statuses, the single-command frame. No SQLite: the store's rows come
@@ -151,7 +158,7 @@ let package = Package(
         ),
         .target(
             name: "TripBoardCLI",
-            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine",
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardDevice", "TripBoardBackup", "TripBoardMigration", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardCommandLine",
                            "TripBoardWidget", "TripBoardShareExtension"]
         ),
         .executableTarget(
@@ -223,7 +230,8 @@ let package = Package(
         .testTarget(name: "TripBoardModelTests", dependencies: ["TripBoardModel", "TripBoardSystem", "TripBoardSQLite", "TripBoardStorage", "TripBoardTestSupport"]),
         .testTarget(name: "TripBoardStorageTests", dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel",
                                                                   "TripBoardTestSupport"]),
-        .testTarget(name: "TripBoardKeychainTests", dependencies: ["TripBoardKeychain", "TripBoardSodium", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardKeychainTests", dependencies: ["TripBoardKeychain", "TripBoardDevice", "TripBoardSodium", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardDeviceTests", dependencies: ["TripBoardDevice", "TripBoardSodium", "TripBoardSystem", "TripBoardTestSupport"]),
         .testTarget(
             name: "TripBoardBackupTests",
             dependencies: ["TripBoardBackup", "TripBoardSodium", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"],
@@ -248,7 +256,7 @@ let package = Package(
         // The built executables as a user runs them, and the architecture as built.
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol",
+            dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardDevice", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol",
                            "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
         ),
     ],

@@ -28,4 +28,17 @@ ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, si
 #include <sys/prctl.h>
 static inline int tripboard_set_dumpable(int dumpable) { return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL); }
 static inline int tripboard_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL); }
+/* The kernel's key retention service (keyrings(7)): add_key(2) and keyctl(2) have no glibc
+   wrappers (libkeyutils provides them; these are the same system calls, without the library).
+   keyctl is variadic, which Swift cannot call: one fixed-argument wrapper per shape used. */
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/keyctl.h>
+static inline long tripboard_add_key(const char *type, const char *description, const void *payload,
+                                     size_t length, int keyring) {
+    return syscall(__NR_add_key, type, description, payload, length, keyring);
+}
+static inline long tripboard_keyctl(int operation, unsigned long a, unsigned long b, unsigned long c, unsigned long d) {
+    return syscall(__NR_keyctl, operation, a, b, c, d);
+}
 #endif

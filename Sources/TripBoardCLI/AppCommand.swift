@@ -69,7 +69,7 @@ public enum AppCommand {
     static var commands: [AppCommandSpec] {
         tripCommands + childCommands + searchCommands + attachmentCommands + trashCommands + preferenceCommands + transferCommands
             + syncCommands + syncServerCommands
-            + keychainCommands + containerCommands + backupCommands + shellCommands
+            + keychainCommands + deviceCommands + containerCommands + backupCommands + shellCommands
     }
 
     /// The options every `app` command line takes, besides the command's own (and `-h`/`--help`).

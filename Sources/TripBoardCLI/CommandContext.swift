@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardKeychain
 import TripBoardMigration
 import TripBoardStorage

@@ -1,5 +1,6 @@
 public import TripBoardBackup
 public import TripBoardKeychain
+public import TripBoardDevice
 import TripBoardCommandLine
 public import TripBoardSystem
 import TripBoardSodium
@@ -39,9 +40,21 @@ extension KeychainError: DomainExitStatus {
         switch self {
         case .notFound, .sealedOnAnotherDevice, .noDeviceKey: .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase: .unavailable
-        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord, .badDeviceKey: .dataError
+        case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord: .dataError
+        case .invalidArgument: .usage
+        }
+    }
+}
+
+extension DeviceError: DomainExitStatus {
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .badDeviceKey, .damagedKeybag, .keybagOfAnotherDevice, .wrongPasscode: .dataError
         case .insecureDeviceKey: .cannotCreate
-        case .noDeviceDirectory, .invalidArgument: .usage
+        case .noDeviceDirectory, .invalidArgument, .noPasscode, .passcodeAlreadySet, .invalidPasscode: .usage
+        case .locked, .notUnlockedSinceStart, .keyringUnavailable: .unavailable
+        case .attemptsDelayed: .temporaryFailure
+        case .keyring(_, let quotaExceeded): quotaExceeded ? .cannotCreate : .ioError
         }
     }
 }

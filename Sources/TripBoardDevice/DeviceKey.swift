@@ -1,6 +1,4 @@
-import TripBoardModel
-import TripBoardStorage
-import TripBoardSodium
+package import TripBoardSodium
 import TripBoardSystem
 
 /// Where this device's state lives, outside any container: its key (`device.key`) and its record
@@ -26,7 +24,7 @@ public struct DeviceLocation: Sendable, Equatable {
         } else if let home = environment["HOME"], home.hasPrefix("/") {
             self.init(directory: home + "/.local/state/tripboard", machineIDFile: machineIDFile)
         } else {
-            throw KeychainError.noDeviceDirectory
+            throw DeviceError.noDeviceDirectory
         }
     }
 }
@@ -43,7 +41,7 @@ public struct DeviceLocation: Sendable, Equatable {
 /// `$HOME` must not leave a new device behind.
 public final class DeviceKey {
     /// The effective device key (never printed; see `SecureBytes`).
-    let key: SecureBytes
+    package let key: SecureBytes
     /// A public, stable identifier of the effective key: 16 bytes of keyed BLAKE2b, in hex.
     public let fingerprint: String
     /// Where the key file is.
@@ -53,7 +51,7 @@ public final class DeviceKey {
     /// True when this process created the key file (it did not exist).
     public let isNew: Bool
 
-    static let fileName = "device.key"
+    package static let fileName = "device.key"
     static let keyLength = 32
     /// Fixed, public key of the keyed hash that turns the machine id into an app-specific value
     /// (as systemd's sd_id128_get_machine_app_specific does): the raw id is never stored or used.
@@ -99,7 +97,7 @@ public final class DeviceKey {
     static func checkOwner(of directory: Directory) throws -> FileStatus {
         let status = try directory.status()
         guard status.isOwnedByCurrentUser else {
-            throw KeychainError.insecureDeviceKey(path: directory.path, reason: "the directory belongs to another user")
+            throw DeviceError.insecureDeviceKey(path: directory.path, reason: "the directory belongs to another user")
         }
         return status
     }
@@ -110,17 +108,17 @@ public final class DeviceKey {
         guard let file = try directory.openFileForReadingIfPresent(fileName) else { return nil }
         let status = try file.status()
         let path = directory.childPath(fileName)
-        guard status.kind == .regular else { throw KeychainError.badDeviceKey(path: path, reason: "not a regular file") }
+        guard status.kind == .regular else { throw DeviceError.badDeviceKey(path: path, reason: "not a regular file") }
         guard status.isOwnedByCurrentUser else {
-            throw KeychainError.insecureDeviceKey(path: path, reason: "it belongs to another user")
+            throw DeviceError.insecureDeviceKey(path: path, reason: "it belongs to another user")
         }
         guard status.permissions & 0o077 == 0 else {
-            throw KeychainError.insecureDeviceKey(
+            throw DeviceError.insecureDeviceKey(
                 path: path, reason: "group or others may access it (mode \(String(status.permissions, radix: 8))); run chmod 600 on it if you trust it")
         }
         let bytes = try file.read(upTo: keyLength + 1)
         guard bytes.count == keyLength else {
-            throw KeychainError.badDeviceKey(path: path, reason: "it is \(bytes.count > keyLength ? "longer" : "shorter") than \(keyLength) bytes")
+            throw DeviceError.badDeviceKey(path: path, reason: "it is \(bytes.count > keyLength ? "longer" : "shorter") than \(keyLength) bytes")
         }
         return bytes
     }
@@ -145,7 +143,7 @@ public final class DeviceKey {
         }
         // Another process created it first: use theirs.
         guard let theirs = try readKeyFile(in: directory) else {
-            throw KeychainError.badDeviceKey(path: directory.childPath(fileName), reason: "it vanished while being created")
+            throw DeviceError.badDeviceKey(path: directory.childPath(fileName), reason: "it vanished while being created")
         }
         return (theirs, false)
     }

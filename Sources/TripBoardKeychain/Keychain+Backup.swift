@@ -1,4 +1,5 @@
 public import TripBoardStorage
+public import TripBoardDevice
 import TripBoardSQLite
 import TripBoardModel
 public import TripBoardSodium

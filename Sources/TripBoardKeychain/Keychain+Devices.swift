@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardModel
 import TripBoardStorage
 /// The device scope: which items this device sees, the device key a write needs, and the one

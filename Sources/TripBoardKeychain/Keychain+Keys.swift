@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardModel
 import TripBoardStorage
 import TripBoardSQLite

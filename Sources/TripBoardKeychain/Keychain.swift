@@ -1,3 +1,4 @@
+public import TripBoardDevice
 import TripBoardModel
 public import TripBoardStorage
 package import TripBoardSQLite

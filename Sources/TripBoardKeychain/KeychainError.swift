@@ -29,12 +29,6 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     case rolledBack(path: String, found: Int64, recorded: Int64)
     /// This device's record of a keychain's generation is not a generation.
     case damagedGenerationRecord(path: String)
-    /// The device key file is unusable: wrong size, not a file.
-    case badDeviceKey(path: String, reason: String)
-    /// The device key file or its directory could be read by others, or is not ours.
-    case insecureDeviceKey(path: String, reason: String)
-    /// Neither `TRIPBOARD_DEVICE_DIR`, `XDG_STATE_HOME` nor `HOME` says where device state lives.
-    case noDeviceDirectory
     /// A malformed request (empty value, bad name).
     case invalidArgument(String)
 
@@ -62,12 +56,6 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             "the keychain \(path) is older than this device last saw it (generation \(found), this device recorded \(recorded)): an older copy was put back, which brings back old and deleted secrets; nothing was read or changed. If that copy was put back on purpose, run `app keychain accept-rollback`"
         case .damagedGenerationRecord(let path):
             "this device's record of the keychain's generation, \(path), is damaged; nothing was read or changed. Run `app keychain accept-rollback` to accept the keychain as it is"
-        case .badDeviceKey(let path, let reason):
-            "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
-        case .insecureDeviceKey(let path, let reason):
-            "refusing to use the device key \(path): \(reason)"
-        case .noDeviceDirectory:
-            "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
         case .invalidArgument(let message):
             message
         }

@@ -1,5 +1,6 @@
-public import TripBoardKeychain
+import TripBoardKeychain
 public import TripBoardStorage
+public import TripBoardDevice
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel

@@ -55,6 +55,12 @@ public struct PasswordHashParameters: Sendable, Equatable {
              memoryLimit: crypto_pwhash_argon2id_memlimit_moderate())
     }
 
+    /// Whether both costs are at least libsodium's "moderate" level: what keys that an attacker
+    /// holding a copy can guess offline must cost (a device passcode).
+    public var isAtLeastModerate: Bool {
+        operationsLimit >= UInt64(crypto_pwhash_argon2id_opslimit_moderate()) && memoryLimit >= crypto_pwhash_argon2id_memlimit_moderate()
+    }
+
     /// libsodium's "interactive" level (2 passes over 64 MiB) with a fresh random salt: for a
     /// passphrase typed often whose derived key never leaves the machine.
     public static func interactive() -> PasswordHashParameters {

@@ -1,4 +1,5 @@
 @testable import TripBoardKeychain
+@testable import TripBoardDevice
 import Foundation
 import Testing
 @testable import TripBoardStorage

@@ -1,4 +1,5 @@
 @testable import TripBoardKeychain
+@testable import TripBoardDevice
 import Foundation
 import Testing
 @testable import TripBoardStorage
@@ -221,7 +222,7 @@ struct KeychainTests {
         #expect {
             try fixture.device()
         } throws: { error in
-            guard case KeychainError.insecureDeviceKey(_, let reason) = error else { return false }
+            guard case DeviceError.insecureDeviceKey(_, let reason) = error else { return false }
             return reason.includes("group or others")
         }
         chmod(keyPath, 0o600)
@@ -230,7 +231,7 @@ struct KeychainTests {
         #expect {
             try fixture.device()
         } throws: { error in
-            guard case KeychainError.badDeviceKey(_, let reason) = error else { return false }
+            guard case DeviceError.badDeviceKey(_, let reason) = error else { return false }
             return reason.includes("shorter than 32")
         }
     }

@@ -75,7 +75,9 @@ enum ProcessRunner {
 
     /// A minimal, explicit environment: nothing from the developer's shell leaks into a test.
     static func environment(container: String?, extra: [String: String] = [:]) -> [String: String] {
-        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "LANG": "C.UTF-8", "TZ": "UTC"]
+        // A device's unlocked keys go to the run's session keyring (tools/test gives the run its own).
+        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "LANG": "C.UTF-8", "TZ": "UTC",
+                           "TRIPBOARD_KEYRING": "session"]
         if let container { environment["TRIPBOARD_CONTAINER"] = container }
         // A clock sweep (libfaketime: `FAKETIME=@2027-06-01 LD_PRELOAD=… swift test`) reaches the
         // executables too, so that a test written against today's date is caught before that day.

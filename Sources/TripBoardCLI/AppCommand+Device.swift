@@ -1,0 +1,212 @@
+import TripBoardDevice
+import TripBoardSodium
+import TripBoardSystem
+import TripBoardCommandLine
+
+extension AppCommand {
+    static var deviceCommands: [AppCommandSpec] {
+        let autoLock = OptionSpec.value("--auto-lock", "DURATION", "lock by itself this long after unlocking: 90s, 5m, 1h, 2d (at most 7d) or never; default 5m")
+        return [
+            AppCommandSpec(words: ["device", "status"], options: [.json], summary: """
+                        Says whether this device has a passcode and is locked or unlocked, when it locks by itself, where its \
+                        unlocked keys are held (the kernel keyring) and how many wrong passcodes were given in a row.
+                        """, run: handlingSecrets(deviceStatus), store: .none),
+            AppCommandSpec(words: ["device", "unlock"], options: [autoLock], summary: """
+                        Unlocks this device with its passcode (read from standard input or asked for on a terminal): the class \
+                        keys go to the kernel keyring, where every process of the user finds them, until the auto-lock.
+                        """, run: takingSecrets(unlockDevice), store: .none, takesSecrets: true),
+            AppCommandSpec(words: ["device", "lock"], summary: "Locks this device now: the kernel forgets the keys of complete data.",
+                        run: handlingSecrets(lockDevice), store: .none),
+            AppCommandSpec(words: ["device", "auto-lock"], arguments: [.required("DURATION", "90s, 5m, 1h, 2d (at most 7d) or never")],
+                        summary: "Sets how long after each unlock the device locks by itself (from the next unlock on).",
+                        run: handlingSecrets(setAutoLock), store: .none),
+            AppCommandSpec(words: ["device", "passcode", "set"], options: [autoLock], summary: """
+                        Sets a passcode (at least 6 characters; one line of standard input, or asked for twice on a terminal) on \
+                        a device without one. The device stays unlocked until the auto-lock.
+                        """, run: takingSecrets(setPasscode), store: .none, takesSecrets: true),
+            AppCommandSpec(words: ["device", "passcode", "change"], summary: """
+                        Changes the passcode: the current one, then the new one (two lines of standard input, or asked for on a \
+                        terminal). What is sealed on this device stays readable.
+                        """, run: takingSecrets(changePasscode), store: .none, takesSecrets: true),
+            AppCommandSpec(words: ["device", "passcode", "remove"], summary: """
+                        Removes the passcode (the current one is read as for unlock): the device is then always unlocked.
+                        """, run: takingSecrets(removePasscode), store: .none, takesSecrets: true),
+            AppCommandSpec(words: ["device", "passcode", "reset"], options: [.yes], summary: """
+                        For a forgotten passcode: makes a new keybag under a new passcode. What was sealed under the old one \
+                        cannot be read any more (the old keybag is kept beside the new one). On a terminal it asks you to \
+                        type `reset` first; without one, --yes is required.
+                        """, run: takingSecrets(resetPasscode), store: .none, takesSecrets: true),
+        ]
+    }
+
+    /// This device's lock; the device key is created only by a command that sets a passcode.
+    static func deviceLock(_ context: CommandContext, creating: Bool = false) throws -> DeviceLock? {
+        let location = try context.deviceLocation()
+        let anchor = try DeviceLock.anchor(environment: context.environment)
+        guard let device = creating ? try DeviceKey.loadOrCreate(at: location) : try DeviceKey.existing(at: location) else { return nil }
+        return try DeviceLock(device: device, anchor: anchor)
+    }
+
+    /// `--auto-lock`'s value: `nil` when not given, `.some(nil)` for never.
+    static func autoLockOption(_ context: CommandContext) throws -> UInt32?? {
+        guard let text = try context.arguments.option("--auto-lock") else { return nil }
+        return .some(try parseAutoLock(text, what: "--auto-lock"))
+    }
+
+    /// `90s`, `5m`, `1h`, `2d` or `never` (nil), within `Keybag.autoLockRange`.
+    static func parseAutoLock(_ text: String, what: String) throws -> UInt32? {
+        if text == "never" { return nil }
+        let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let number = UInt64(text.dropLast()),
+              number.multipliedReportingOverflow(by: unit).overflow == false,
+              let seconds = UInt32(exactly: number * unit), Keybag.autoLockRange.contains(seconds) else {
+            throw CommandLineError.usage("\(what) '\(terminalSafe(String(text.prefix(40))))' must be a duration from 1s to 7d (90s, 5m, 1h, 2d) or never")
+        }
+        return seconds
+    }
+
+    static func describeAutoLock(_ seconds: UInt32?) -> String {
+        guard let seconds else { return "never" }
+        if seconds % 86_400 == 0 { return "\(seconds / 86_400) day\(seconds == 86_400 ? "" : "s")" }
+        if seconds % 3600 == 0 { return "\(seconds / 3600) hour\(seconds == 3600 ? "" : "s")" }
+        if seconds % 60 == 0 { return "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" }
+        return "\(seconds) second\(seconds == 1 ? "" : "s")"
+    }
+
+    struct DeviceStatusOutput: Encodable {
+        var device: String?
+        var state: String
+        var passcode: Bool
+        var autoLockSeconds: UInt32?
+        var locksAt: String?
+        var failedAttempts: Int
+        var nextAttemptAt: String?
+        var keyring: String
+        var keyringAvailable: Bool
+        var readableClasses: [String]
+        var keybag: String?
+        var protection: String
+    }
+
+    static func deviceStatus(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let anchor = try DeviceLock.anchor(environment: context.environment)
+        let lock = try deviceLock(context)
+        let status = try lock?.status() ?? DeviceStatus.withoutDevice(anchor: anchor)
+        let local = { (stamp: Timestamp) in stamp.withOffset(Timestamp.localOffset(at: stamp.secondsSinceEpoch)) }
+        let output = DeviceStatusOutput(
+            device: lock?.device.fingerprint, state: status.state.name, passcode: status.state != DeviceStatus.State.noPasscode,
+            autoLockSeconds: status.autoLockSeconds, locksAt: status.locksAt.map { local($0).iso8601() }, failedAttempts: status.failedAttempts,
+            nextAttemptAt: status.nextAttemptAt.map { local($0).iso8601() }, keyring: status.keyring,
+            keyringAvailable: !status.keyring.hasPrefix("unavailable"), readableClasses: status.readableClasses.map { $0.rawValue },
+            keybag: status.keybag, protection: status.protection)
+        if json { return try context.console.printJSON(output) }
+        let state: String = switch status.state {
+        case .noPasscode: "no passcode (always unlocked)"
+        case .unlocked: "unlocked" + (status.locksAt.map { ", locks by itself at \(local($0).clockText)" } ?? ", until locked")
+        case .locked: "locked"
+        case .lockedSinceStart: "locked, not unlocked since the computer started"
+        case .keyringUnavailable: "locked: the kernel keyring is unavailable here"
+        }
+        var lines = ["Device: " + (lock.map { String($0.device.fingerprint.prefix(16)) } ?? "no device key yet"), "State: \(state)"]
+        if status.state != DeviceStatus.State.noPasscode { lines.append("Auto-lock: \(describeAutoLock(status.autoLockSeconds)) after unlocking") }
+        lines.append("Keyring: \(status.keyring)")
+        lines.append("Protection: \(status.protection)")
+        if status.failedAttempts > 0 {
+            lines.append("Wrong passcodes in a row: \(status.failedAttempts)"
+                         + (status.nextAttemptAt.map { "; next attempt at \(local($0).clockText)" } ?? ""))
+        }
+        for line in lines { context.console.print(terminalSafe(line)) }
+    }
+
+    static func unlockDevice(_ context: CommandContext) throws {
+        let autoLock = try autoLockOption(context)
+        try context.finishArguments()
+        guard let lock = try deviceLock(context), let keybag = try lock.keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+        let status = try lock.unlock(try readSecret("passcode"), autoLockSeconds: autoLock)
+        context.console.diagnostic(unlockedMessage(status))
+    }
+
+    static func unlockedMessage(_ status: DeviceStatus) -> String {
+        guard let locksAt = status.locksAt else { return "unlocked (no auto-lock: `app device lock` locks it)" }
+        return "unlocked until \(locksAt.withOffset(Timestamp.localOffset(at: locksAt.secondsSinceEpoch)).clockText)"
+    }
+
+    static func lockDevice(_ context: CommandContext) throws {
+        try context.finishArguments()
+        guard let lock = try deviceLock(context) else { throw DeviceError.noPasscode }
+        try lock.lock()
+        context.console.diagnostic("locked")
+    }
+
+    static func setAutoLock(_ context: CommandContext) throws {
+        let seconds = try parseAutoLock(try context.arguments.positional("DURATION"), what: "DURATION")
+        try context.finishArguments()
+        guard let lock = try deviceLock(context) else { throw DeviceError.noPasscode }
+        try lock.setAutoLock(seconds)
+        context.console.diagnostic("auto-lock: \(describeAutoLock(seconds)) after each unlock")
+    }
+
+    static func setPasscode(_ context: CommandContext) throws {
+        let autoLock = try autoLockOption(context)
+        try context.finishArguments()
+        // Refused before the passcode is asked for, and before a device key is made.
+        if let existing = try deviceLock(context), try existing.keybag()?.passcode != nil { throw DeviceError.passcodeAlreadySet }
+        if let reason = try DeviceLock.anchor(environment: context.environment).unavailableReason { throw DeviceError.keyringUnavailable(reason: reason) }
+        let passcode = try readSecret("new passcode", confirm: true)
+        try DeviceLock.checkNewPasscode(passcode)
+        let status = try deviceLock(context, creating: true)!.setPasscode(passcode, autoLockSeconds: autoLock)
+        context.console.diagnostic("passcode set; " + unlockedMessage(status))
+    }
+
+    static func changePasscode(_ context: CommandContext) throws {
+        try context.finishArguments()
+        guard let lock = try deviceLock(context), try lock.keybag()?.passcode != nil else { throw DeviceError.noPasscode }
+        let (current, new): (SecureBytes, SecureBytes)
+        if StandardStream.input.isTerminal {
+            current = try readSecret("current passcode")
+            new = try readSecret("new passcode", confirm: true)
+        } else {
+            (current, new) = try readTwoSecrets("current passcode", then: "new passcode")
+        }
+        try lock.changePasscode(current: current, new: new)
+        context.console.diagnostic("passcode changed")
+    }
+
+    static func removePasscode(_ context: CommandContext) throws {
+        try context.finishArguments()
+        guard let lock = try deviceLock(context), try lock.keybag()?.passcode != nil else { throw DeviceError.noPasscode }
+        try lock.removePasscode(try readSecret("current passcode"))
+        context.console.diagnostic("passcode removed: this device is always unlocked now")
+    }
+
+    static func resetPasscode(_ context: CommandContext) throws {
+        let confirmed = context.arguments.flag("--yes")
+        try context.finishArguments()
+        if let reason = try DeviceLock.anchor(environment: context.environment).unavailableReason { throw DeviceError.keyringUnavailable(reason: reason) }
+        let warning = """
+            A new keybag replaces this device's: whatever was sealed under the old one's class keys cannot be read \
+            here any more (sync and backups hold copies of what they carried). Nothing is deleted.
+            """
+        if !confirmed {
+            guard StandardStream.input.isTerminal else {
+                throw DeviceError.invalidArgument("passcode reset needs --yes when standard input is not a terminal; nothing was changed")
+            }
+            context.console.warning(warning)
+            let answer = try StandardStream.input.readLine(prompt: "Type reset to go on: ")
+            guard String(decoding: answer, as: UTF8.self).filter({ !$0.isWhitespace }) == "reset" else {
+                return context.console.diagnostic("nothing was changed")
+            }
+        }
+        let passcode = try readSecret("new passcode", confirm: true)
+        try DeviceLock.checkNewPasscode(passcode)
+        let retired = try deviceLock(context, creating: true)!.resetPasscode(new: passcode)
+        context.console.diagnostic("new keybag made; unlocked" + (retired.map { "; the old keybag is kept as \($0)" } ?? ""))
+    }
+}
+
+extension KernelKeyring.Anchor {
+    /// Why this process cannot use the kernel keyring, or nil.
+    var unavailableReason: String? { KernelKeyring.unavailability(anchor: self)?.description }
+}

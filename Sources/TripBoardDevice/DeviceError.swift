@@ -1,0 +1,77 @@
+public import TripBoardSystem
+
+/// Why a request about this device — its key, its keybag, its lock — failed. Descriptions never
+/// contain a passcode or key material.
+public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The device key file is unusable: wrong size, not a file.
+    case badDeviceKey(path: String, reason: String)
+    /// The device key file or its directory could be read by others, or is not ours.
+    case insecureDeviceKey(path: String, reason: String)
+    /// Neither `TRIPBOARD_DEVICE_DIR`, `XDG_STATE_HOME` nor `HOME` says where device state lives.
+    case noDeviceDirectory
+    /// The keybag is not a keybag this build reads, or one of its values is out of bounds.
+    case damagedKeybag(path: String, reason: String)
+    /// The keybag was made for another device key (a copied state directory, another machine id).
+    case keybagOfAnotherDevice(path: String)
+    /// The passcode does not open the keybag.
+    case wrongPasscode(failures: Int, nextAttempt: Timestamp?)
+    /// Too many wrong passcodes lately: no attempt is made before `retryAt`.
+    case attemptsDelayed(failures: Int, retryAt: Timestamp)
+    /// `passcode change`, `remove` or an unlock-only operation on a device without a passcode.
+    case noPasscode
+    /// `passcode set` on a device that has one.
+    case passcodeAlreadySet
+    /// A new passcode shorter than `DeviceLock.minimumPasscodeLength` characters, or malformed.
+    case invalidPasscode(String)
+    /// The device is locked: the keys of `complete` data are not in the kernel.
+    case locked
+    /// The device has not been unlocked since it started (the kernel keyring holds none of its keys).
+    case notUnlockedSinceStart
+    /// The kernel's key retention service cannot be used by this process.
+    case keyringUnavailable(reason: String)
+    /// Another failure of the kernel's key retention service (a full quota, a key that vanished).
+    case keyring(reason: String, quotaExceeded: Bool)
+    /// A malformed request (a bad duration, a missing confirmation).
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .badDeviceKey(let path, let reason):
+            "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
+        case .insecureDeviceKey(let path, let reason):
+            "refusing to use the device key \(path): \(reason)"
+        case .noDeviceDirectory:
+            "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
+        case .damagedKeybag(let path, let reason):
+            "the keybag \(path) is damaged (\(reason)); nothing was changed. Move it aside only if you accept that what was sealed under it is lost"
+        case .keybagOfAnotherDevice(let path):
+            "the keybag \(path) belongs to another device key (a copied state directory or another machine); nothing was changed"
+        case .wrongPasscode(let failures, let nextAttempt):
+            "wrong passcode (\(failures) failed attempt\(failures == 1 ? "" : "s") in a row"
+                + (nextAttempt.map { "; the next attempt is possible at \($0.clockText)" } ?? "") + ")"
+        case .attemptsDelayed(let failures, let retryAt):
+            "too many wrong passcodes (\(failures) in a row): try again at \(retryAt.clockText); nothing was tried"
+        case .noPasscode:
+            "this device has no passcode (it is always unlocked); `app device passcode set` sets one"
+        case .passcodeAlreadySet:
+            "this device already has a passcode; `app device passcode change` changes it"
+        case .invalidPasscode(let reason):
+            "\(reason); nothing was changed"
+        case .locked:
+            "the device is locked; `app device unlock`"
+        case .notUnlockedSinceStart:
+            "the device has not been unlocked since it started; `app device unlock`"
+        case .keyringUnavailable(let reason):
+            "the kernel keyring is unavailable to this process (\(reason)), so this device cannot hold its keys unlocked; nothing was changed"
+        case .keyring(let reason, _):
+            "the kernel keyring refused: \(reason)"
+        case .invalidArgument(let message):
+            message
+        }
+    }
+
+    /// The error for a failed call to the kernel keyring.
+    static func from(_ error: KeyringError) -> DeviceError {
+        error.isUnavailable ? .keyringUnavailable(reason: error.description) : .keyring(reason: error.description, quotaExceeded: error.isQuotaExceeded)
+    }
+}

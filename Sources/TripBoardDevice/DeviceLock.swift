@@ -1,0 +1,320 @@
+public import TripBoardSodium
+public import TripBoardSystem
+
+/// The device's lock, as a phone has one: a passcode, the keybag it opens, and the unlocked class
+/// keys held by the kernel (keyrings(7)) — never on disk.
+///
+/// The kernel holds them in one keyring per device, `tripboard:device:<fingerprint>`, linked into
+/// the user keyring (`@u`, shared by every process and login session of the user) or, with
+/// `TRIPBOARD_KEYRING=session`, into the session keyring (tests). Its keys are named
+/// `tripboard:<keybag id>:<class>`; an unlock puts `complete`, `complete-unless-open` (the private
+/// half) and `until-first-unlock` there, plus `tripboard:<keybag id>:unlocked` (when the auto-lock
+/// falls due), the first two and the last with the auto-lock as their kernel timeout, so the
+/// device locks at the deadline whether or not any process runs; a lock invalidates them. The
+/// `until-first-unlock` key stays until the user keyring goes: at the user's last logout or reboot.
+///
+/// Every change to the keybag or the attempt record is made under an exclusive flock on
+/// `device.lock` in the device directory.
+public final class DeviceLock {
+    /// The shortest passcode accepted, in characters (Unicode scalars).
+    public static let minimumPasscodeLength = 6
+    /// The record of wrong passcodes, in the device directory.
+    public static let attemptsFileName = "passcode-attempts.json"
+    static let lockFileName = "device.lock"
+
+    public let device: DeviceKey
+    public let anchor: KernelKeyring.Anchor
+    let directory: Directory
+    /// The clock of the attempt record (`Timestamp.now` outside tests).
+    let clock: @Sendable () -> Timestamp
+
+    public init(device: DeviceKey, anchor: KernelKeyring.Anchor, clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws {
+        self.device = device
+        self.anchor = anchor
+        self.directory = try Directory.open(path: device.location.directory)
+        self.clock = clock
+    }
+
+    /// `TRIPBOARD_KEYRING`: `user` (the default) or `session`.
+    public static func anchor(environment: [String: String]) throws -> KernelKeyring.Anchor {
+        switch environment["TRIPBOARD_KEYRING"] ?? "" {
+        case "", "user": .user
+        case "session": .session
+        case let other: throw DeviceError.invalidArgument("TRIPBOARD_KEYRING must be user or session, not '\(terminalSafe(String(other.prefix(40))))'")
+        }
+    }
+
+    // MARK: - Reading the state
+
+    /// The keybag, or nil when this device has none (it never had a passcode).
+    public func keybag() throws -> Keybag? {
+        guard let file = try directory.openFileForReadingIfPresent(Keybag.fileName) else { return nil }
+        let path = directory.childPath(Keybag.fileName)
+        let status = try file.status()
+        guard status.isOwnedByCurrentUser else { throw DeviceError.damagedKeybag(path: path, reason: "it belongs to another user") }
+        let keybag = try Keybag.decode(try file.readToEnd(limit: 64 << 10), path: path)
+        guard keybag.device == device.fingerprint else { throw DeviceError.keybagOfAnotherDevice(path: path) }
+        return keybag
+    }
+
+    /// The kernel keyring of this device, or nil when there is none (never unlocked since start).
+    func deviceKeyring() throws -> KernelKeyring.Serial? {
+        do {
+            return try KernelKeyring.search(anchor.serial, type: "keyring", description: "tripboard:device:\(device.fingerprint)")
+        } catch {
+            throw DeviceError.from(error)
+        }
+    }
+
+    /// The serial of the kernel key `name` for `keybag`, if it is live.
+    func kernelKey(_ name: String, keybag: Keybag, in keyring: KernelKeyring.Serial) throws -> KernelKeyring.Serial? {
+        do {
+            return try KernelKeyring.search(keyring, type: "user", description: "tripboard:\(keybag.id):\(name)")
+        } catch {
+            throw DeviceError.from(error)
+        }
+    }
+
+    /// What the device's lock is now.
+    public func status() throws -> DeviceStatus {
+        let attempts = try PasscodeAttempts.read(in: directory)
+        let stored = try keybag()
+        guard let keybag = stored, keybag.passcode != nil else {
+            return DeviceStatus(state: .noPasscode, keyring: keyringDescription(), autoLockSeconds: nil, locksAt: nil,
+                                failedAttempts: attempts.failures, nextAttemptAt: nil, keybag: stored?.id)
+        }
+        if let reason = KernelKeyring.unavailability(anchor: anchor) {
+            return DeviceStatus(state: .keyringUnavailable(reason.description), keyring: "unavailable: \(reason)", autoLockSeconds: keybag.autoLockSeconds,
+                                locksAt: nil, failedAttempts: attempts.failures, nextAttemptAt: attempts.nextAttempt(now: clock()), keybag: keybag.id)
+        }
+        var state = DeviceStatus.State.lockedSinceStart
+        var locksAt: Timestamp?
+        if let keyring = try deviceKeyring(), try kernelKey(ProtectionClass.untilFirstUnlock.rawValue, keybag: keybag, in: keyring) != nil {
+            state = .locked
+            if let marker = try kernelKey("unlocked", keybag: keybag, in: keyring),
+               try kernelKey(ProtectionClass.complete.rawValue, keybag: keybag, in: keyring) != nil {
+                state = .unlocked
+                locksAt = try Self.readDeadline(marker)
+            }
+        }
+        return DeviceStatus(state: state, keyring: keyringDescription(), autoLockSeconds: keybag.autoLockSeconds, locksAt: locksAt,
+                            failedAttempts: attempts.failures, nextAttemptAt: attempts.nextAttempt(now: clock()), keybag: keybag.id)
+    }
+
+    func keyringDescription() -> String { Self.keyringDescription(anchor: anchor) }
+
+    /// Where unlocked keys are held, or `unavailable: <why>`.
+    static func keyringDescription(anchor: KernelKeyring.Anchor) -> String {
+        if let reason = KernelKeyring.unavailability(anchor: anchor) { return "unavailable: \(reason)" }
+        return anchor == .user ? "the user keyring (@u)" : "the session keyring (@s)"
+    }
+
+    /// The key of `protection` if this device can use it now: from the keybag for `always` and on a
+    /// device without a passcode, else from the kernel. Throws `.locked` or `.notUnlockedSinceStart`
+    /// when the kernel does not hold it.
+    public func classKey(_ protection: ProtectionClass) throws -> SecureBytes {
+        let keybag: Keybag
+        if let existing = try self.keybag() {
+            keybag = existing
+        } else {
+            // A device that never had a passcode has no keybag until something needs a class key.
+            keybag = try exclusively { try existingOrNewKeybag(writing: true).0 }
+        }
+        if keybag.passcode == nil || protection == .always {
+            return try open(keybag, [protection], passcodeKey: nil)[protection]!
+        }
+        try requireKeyring()
+        guard let keyring = try deviceKeyring(),
+              try kernelKey(ProtectionClass.untilFirstUnlock.rawValue, keybag: keybag, in: keyring) != nil else {
+            throw DeviceError.notUnlockedSinceStart
+        }
+        guard let serial = try kernelKey(protection.rawValue, keybag: keybag, in: keyring), let key = try Self.readKey(serial) else {
+            throw DeviceError.locked
+        }
+        return key
+    }
+
+    // MARK: - Changing it
+
+    /// Sets a passcode on a device without one: the class keys (made now if there is no keybag
+    /// yet) are wrapped under it, and the device is left unlocked with the auto-lock running.
+    public func setPasscode(_ passcode: SecureBytes, autoLockSeconds: UInt32?? = nil) throws -> DeviceStatus {
+        try Self.checkNewPasscode(passcode)
+        try requireKeyring()
+        return try exclusively {
+            var (keybag, keys) = try existingOrNewKeybag()
+            if let autoLockSeconds { keybag.autoLockSeconds = autoLockSeconds }
+            try keybag.wrap(keys, device: device, passcode: try Self.derive(passcode, parameters: .moderate()))
+            try write(keybag)
+            try putInKernel(keys, keybag: keybag)
+            return try status()
+        }
+    }
+
+    /// Changes the passcode: the keys stay (what was sealed under them stays readable), wrapped
+    /// under the new one. A wrong current passcode counts as a failed attempt.
+    public func changePasscode(current: SecureBytes, new: SecureBytes) throws {
+        try Self.checkNewPasscode(new)
+        try exclusively {
+            guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+            let keys = try openCounting(keybag, ProtectionClass.allCases, passcode: current)
+            try keybag.wrap(keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            try write(keybag)
+        }
+    }
+
+    /// Removes the passcode: the keys are wrapped under the device key alone, and the kernel's
+    /// copies are dropped (they are not needed: the device is always unlocked from now on).
+    public func removePasscode(_ current: SecureBytes) throws {
+        try exclusively {
+            guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+            let keys = try openCounting(keybag, ProtectionClass.allCases, passcode: current)
+            try keybag.wrap(keys, device: device, passcode: nil)
+            try write(keybag)
+            try dropFromKernel(keybag: keybag, classes: nil)
+        }
+    }
+
+    /// A forgotten passcode: a new keybag with new class keys under `new`, the device left
+    /// unlocked. The old keybag is kept beside it as `keybag.<id>.retired.json` (with the old
+    /// passcode it still opens what was sealed under it); returns that file's name.
+    public func resetPasscode(new: SecureBytes) throws -> String? {
+        try Self.checkNewPasscode(new)
+        try requireKeyring()
+        return try exclusively {
+            var retiredName: String?
+            var autoLockSeconds: UInt32? = Keybag.defaultAutoLockSeconds
+            if try directory.status(of: Keybag.fileName) != nil {
+                // Kept under another name, readable or not: what was sealed under it may matter.
+                let old = try? keybag()
+                retiredName = "keybag.\(old?.id ?? "unreadable-\(clock().secondsSinceEpoch)").retired.json"
+                if let old {
+                    autoLockSeconds = old.autoLockSeconds
+                    try dropFromKernel(keybag: old, classes: nil)
+                }
+                _ = try directory.renameUnlessExists(Keybag.fileName, to: directory, as: retiredName!)
+            }
+            var (keybag, keys) = try Keybag.make(device: device, passcode: nil, autoLockSeconds: autoLockSeconds)
+            try keybag.wrap(keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            try write(keybag)
+            try PasscodeAttempts.clear(in: directory)
+            try putInKernel(keys, keybag: keybag)
+            return retiredName
+        }
+    }
+
+    /// Unlocks the device with its passcode: the keys of `complete`, `complete-unless-open` and
+    /// `until-first-unlock` go to the kernel, the first two (and the marker) for the auto-lock's
+    /// time. `autoLockSeconds` overrides the keybag's for this unlock (`.some(nil)`: never).
+    public func unlock(_ passcode: SecureBytes, autoLockSeconds: UInt32?? = nil) throws -> DeviceStatus {
+        try exclusively {
+            guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+            try requireKeyring()
+            let keys = try openCounting(keybag, [.complete, .completeUnlessOpen, .untilFirstUnlock], passcode: passcode)
+            if let autoLockSeconds { keybag.autoLockSeconds = autoLockSeconds }
+            try putInKernel(keys, keybag: keybag)
+            return try status()
+        }
+    }
+
+    /// Locks the device now: the kernel's `complete` and `complete-unless-open` keys are
+    /// invalidated (the kernel wipes them); `until-first-unlock` stays.
+    public func lock() throws {
+        guard let keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+        try dropFromKernel(keybag: keybag, classes: ProtectionClass.allCases.filter(\.dropsAtLock))
+    }
+
+    /// Changes the auto-lock the next unlocks use (`nil`: never); an unlocked device keeps the
+    /// deadline it has until it locks.
+    public func setAutoLock(_ seconds: UInt32?) throws {
+        try exclusively {
+            guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+            keybag.autoLockSeconds = seconds
+            try write(keybag)
+        }
+    }
+
+    // MARK: - Pieces
+
+    func exclusively<Result>(_ body: () throws -> Result) throws -> Result {
+        let file = try directory.openFile(Self.lockFileName, .readWrite, creating: .ifAbsent, mode: 0o600)
+        let lock = FileLock(descriptor: file)
+        try lock.lock(.exclusive, timeout: 30)
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    func requireKeyring() throws {
+        if let reason = KernelKeyring.unavailability(anchor: anchor) { throw DeviceError.keyringUnavailable(reason: reason.description) }
+    }
+
+    /// The keybag without a passcode and its keys, made now when there is none (and written when
+    /// `writing`); call under `exclusively`.
+    func existingOrNewKeybag(writing: Bool = false) throws -> (Keybag, Keybag.ClassKeys) {
+        if let keybag = try keybag() {
+            guard keybag.passcode == nil else { throw DeviceError.passcodeAlreadySet }
+            return (keybag, try open(keybag, ProtectionClass.allCases, passcodeKey: nil))
+        }
+        let made = try Keybag.make(device: device, passcode: nil, autoLockSeconds: Keybag.defaultAutoLockSeconds)
+        if writing { try write(made.0) }
+        return made
+    }
+
+    func write(_ keybag: Keybag) throws {
+        try directory.writeAtomically(try keybag.encoded(), to: Keybag.fileName, staging: directory)
+    }
+
+    /// Opens `classes` without a passcode (a keybag without one, or `always`).
+    func open(_ keybag: Keybag, _ classes: [ProtectionClass], passcodeKey: SecureBytes?) throws -> Keybag.ClassKeys {
+        do {
+            return try keybag.open(classes, device: device, passcodeKey: passcodeKey)
+        } catch CryptoError.authenticationFailed {
+            throw DeviceError.damagedKeybag(path: directory.childPath(Keybag.fileName), reason: "a class key does not open under the device key")
+        }
+    }
+
+    /// Opens `classes` with `passcode`, after the attempt record allows a try; a failure is
+    /// recorded (and the next allowed time said), a success clears the record.
+    func openCounting(_ keybag: Keybag, _ classes: [ProtectionClass], passcode: SecureBytes) throws -> Keybag.ClassKeys {
+        var attempts = try PasscodeAttempts.read(in: directory)
+        let now = clock()
+        if let retryAt = attempts.nextAttempt(now: now) { throw DeviceError.attemptsDelayed(failures: attempts.failures, retryAt: retryAt) }
+        let derived = try Self.derive(passcode, parameters: keybag.passcode!)
+        do {
+            let keys = try keybag.open(classes, device: device, passcodeKey: derived.key)
+            if attempts.failures > 0 { try PasscodeAttempts.clear(in: directory) }
+            return keys
+        } catch CryptoError.authenticationFailed {
+            attempts.recordFailure(at: now)
+            try attempts.write(in: directory)
+            throw DeviceError.wrongPasscode(failures: attempts.failures, nextAttempt: attempts.nextAttempt(now: now))
+        }
+    }
+
+    static func derive(_ passcode: SecureBytes, parameters: PasswordHashParameters) throws -> (key: SecureBytes, parameters: PasswordHashParameters) {
+        (try Argon2id.deriveKey(passphrase: passcode, parameters: parameters), parameters)
+    }
+
+    /// At least `minimumPasscodeLength` characters of UTF-8 text, without control characters.
+    public static func checkNewPasscode(_ passcode: SecureBytes) throws {
+        // Decoded scalar by scalar in place: a String would be a copy no one can wipe.
+        let (characters, valid) = passcode.withUnsafeBytes { bytes -> (Int, Bool) in
+            var iterator = bytes.makeIterator()
+            var decoder = UTF8()
+            var count = 0
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue(let scalar):
+                    if scalar.value < 0x20 || scalar.value == 0x7f { return (count, false) }
+                    count += 1
+                case .emptyInput: return (count, true)
+                case .error: return (count, false)
+                }
+            }
+        }
+        guard valid else { throw DeviceError.invalidPasscode("a passcode is text without control characters") }
+        guard characters >= minimumPasscodeLength else {
+            throw DeviceError.invalidPasscode("a passcode has at least \(minimumPasscodeLength) characters")
+        }
+    }
+}

@@ -1,0 +1,190 @@
+public import TripBoardSodium
+import TripBoardSystem
+
+/// The keybag: one random key per protection class, each stored only wrapped, in `keybag.json` in
+/// the device directory — never in the container, a backup or on a server. docs/security.md
+/// ("The keybag") specifies it byte by byte:
+///
+/// - `always` is wrapped under the device key alone, so it opens at any time on this device;
+/// - the others under a key derived from the passcode (Argon2id) *and* the device key, so neither a
+///   copied container with the passcode, nor the device directory without it, opens them; without
+///   a passcode, under the device key alone (the device is then always unlocked, as a phone
+///   without a passcode is);
+/// - `complete-unless-open` is an X25519 key pair: its public half is in the clear (anything can be
+///   sealed to it while locked), its private half wrapped like the other keys.
+public struct Keybag: Sendable, Equatable {
+    /// The file's name in the device directory.
+    public static let fileName = "keybag.json"
+    /// The only format this build reads and writes.
+    public static let format = 1
+    /// `--auto-lock` bounds: a kernel key timeout is whole seconds; a week is the longest.
+    public static let autoLockRange: ClosedRange<UInt32> = 1...604_800
+    /// The auto-lock of a new keybag: five minutes after unlocking.
+    public static let defaultAutoLockSeconds: UInt32 = 300
+
+    /// One wrapped key: `ciphertext` = XChaCha20-Poly1305 of the 32-byte key (and its tag).
+    public struct Wrap: Sendable, Equatable {
+        public var nonce: [UInt8]
+        public var ciphertext: [UInt8]
+    }
+
+    /// Random 16 bytes in hex: what data sealed under these class keys names, so that after a
+    /// `passcode reset` it can tell it was sealed under a keybag that is gone.
+    public var id: String
+    /// The fingerprint of the device key the keybag was made for.
+    public var device: String
+    /// The passcode's Argon2id parameters; `nil` when the device has no passcode.
+    public var passcode: PasswordHashParameters?
+    /// Seconds from an unlock to the automatic lock; `nil`: never.
+    public var autoLockSeconds: UInt32?
+    /// The public half of the `complete-unless-open` key pair.
+    public var completeUnlessOpenPublicKey: [UInt8]
+    /// Every class's wrapped key (for `complete-unless-open`, its private half).
+    public var wraps: [ProtectionClass: Wrap]
+
+    /// The keys a keybag's wraps open, in guarded memory.
+    public typealias ClassKeys = [ProtectionClass: SecureBytes]
+
+    /// A new keybag with new random class keys, wrapped under `passcodeKey` (nil: no passcode) and
+    /// the device key. Returns the keys too, for a caller that unlocks at once.
+    public static func make(device: DeviceKey, passcode: (key: SecureBytes, parameters: PasswordHashParameters)?,
+                            autoLockSeconds: UInt32?) throws -> (Keybag, ClassKeys) {
+        let pair = try SealedBox.makeKeyPair()
+        var keys: ClassKeys = [.completeUnlessOpen: pair.privateKey]
+        for protection in ProtectionClass.allCases where protection != .completeUnlessOpen {
+            keys[protection] = try XChaCha20Poly1305.makeKey()
+        }
+        var keybag = Keybag(id: Sodium.hexString(Sodium.randomBytes(count: 16)), device: device.fingerprint, passcode: nil,
+                            autoLockSeconds: autoLockSeconds, completeUnlessOpenPublicKey: pair.publicKey, wraps: [:])
+        try keybag.wrap(keys, device: device, passcode: passcode)
+        return (keybag, keys)
+    }
+
+    /// Wraps `keys` again, under `passcode` (nil: the device key alone), with fresh nonces; the
+    /// keys themselves do not change, so what was sealed under them stays readable.
+    public mutating func wrap(_ keys: ClassKeys, device: DeviceKey, passcode: (key: SecureBytes, parameters: PasswordHashParameters)?) throws {
+        precondition(Set(keys.keys) == Set(ProtectionClass.allCases), "every class key is wrapped")
+        self.passcode = passcode?.parameters
+        var wraps: [ProtectionClass: Wrap] = [:]
+        for (protection, key) in keys {
+            let wrappingKey = try Self.wrappingKey(for: protection, device: device, passcodeKey: passcode?.key)
+            let sealed = try XChaCha20Poly1305.seal(plaintext: key, key: wrappingKey,
+                                                    associatedData: associatedData(protection, underPasscode: passcode != nil && protection.needsPasscode))
+            wraps[protection] = Wrap(nonce: sealed.nonce, ciphertext: sealed.ciphertext)
+        }
+        self.wraps = wraps
+    }
+
+    /// The keys of `classes`, unwrapped with `passcodeKey` (ignored for `always`, and required
+    /// when the keybag has a passcode). `.wrongPasscode`-worthy failures come out as
+    /// `CryptoError.authenticationFailed`.
+    public func open(_ classes: [ProtectionClass], device: DeviceKey, passcodeKey: SecureBytes?) throws -> ClassKeys {
+        var keys: ClassKeys = [:]
+        for protection in classes {
+            guard let wrap = wraps[protection] else { continue }
+            let underPasscode = passcode != nil && protection.needsPasscode
+            let wrappingKey = try Self.wrappingKey(for: protection, device: device, passcodeKey: underPasscode ? passcodeKey : nil)
+            keys[protection] = try XChaCha20Poly1305.open(ciphertext: wrap.ciphertext, nonce: wrap.nonce, key: wrappingKey,
+                                                          associatedData: associatedData(protection, underPasscode: underPasscode))
+        }
+        if let privateKey = keys[.completeUnlessOpen], try SealedBox.publicKey(of: privateKey) != completeUnlessOpenPublicKey {
+            throw CryptoError.authenticationFailed
+        }
+        return keys
+    }
+
+    /// `KDF(deviceKey, 3, "TBkeybag")`, and with a passcode `BLAKE2b("tripboard keybag passcode v1"
+    /// || passcodeKey, 32, key = that)`.
+    static func wrappingKey(for protection: ProtectionClass, device: DeviceKey, passcodeKey: SecureBytes?) throws -> SecureBytes {
+        let deviceBagKey = try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 3, context: "TBkeybag")
+        guard protection.needsPasscode, let passcodeKey else { return deviceBagKey }
+        let label = Array("tripboard keybag passcode v1".utf8)
+        return try SecureBytes(count: 32) { output throws(CryptoError) in
+            var message = label + passcodeKey.withUnsafeBytes { Array($0) }
+            defer { for index in message.indices { message[index] = 0 } }
+            var mixed = try blake2b(message, outputLength: 32, key: deviceBagKey)
+            defer { for index in mixed.indices { mixed[index] = 0 } }
+            for index in mixed.indices { output[index] = mixed[index] }
+        }
+    }
+
+    /// `"tripboard-keybag/v1"`, the keybag id, the device fingerprint, the class, and `passcode` or
+    /// `device` (what the wrapping key came from): each as a 4-byte big-endian length and its bytes.
+    func associatedData(_ protection: ProtectionClass, underPasscode: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for field in ["tripboard-keybag/v1", id, device, protection.rawValue, underPasscode ? "passcode" : "device"] {
+            let utf8 = Array(field.utf8)
+            let length = UInt32(utf8.count)
+            bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)] + utf8
+        }
+        return bytes
+    }
+}
+
+// MARK: - The file
+
+extension Keybag {
+    private struct Document: Codable {
+        var format: Int
+        var id: String
+        var device: String
+        var passcode: PasswordHashParameters?
+        var autoLockSeconds: UInt32?
+        var completeUnlessOpenPublicKey: String
+        var classes: [Entry]
+    }
+
+    private struct Entry: Codable {
+        var `class`: String
+        var nonce: String
+        var wrapped: String
+    }
+
+    /// The file's bytes: a JSON object (docs/security.md).
+    public func encoded() throws -> [UInt8] {
+        let entries = ProtectionClass.allCases.compactMap { protection in
+            wraps[protection].map { Entry(class: protection.rawValue, nonce: Sodium.hexString($0.nonce), wrapped: Sodium.hexString($0.ciphertext)) }
+        }
+        return try JSON.encode(Document(format: Self.format, id: id, device: device, passcode: passcode, autoLockSeconds: autoLockSeconds,
+                                        completeUnlessOpenPublicKey: Sodium.hexString(completeUnlessOpenPublicKey), classes: entries))
+    }
+
+    /// A keybag read from `bytes`, checked before anything is derived from it: the format, hex of
+    /// the right lengths, every class once, costs within bounds and at least libsodium's moderate
+    /// level, an auto-lock within `autoLockRange`. Anything else is `.damagedKeybag`.
+    public static func decode(_ bytes: [UInt8], path: String) throws -> Keybag {
+        func damaged(_ reason: String) -> DeviceError { .damagedKeybag(path: path, reason: reason) }
+        let document: Document
+        do { document = try JSON.decode(Document.self, from: bytes) } catch { throw damaged("not a keybag document: \(error)") }
+        guard document.format == format else { throw damaged("format \(document.format), this build reads format \(format)") }
+        guard let id = hex(document.id, count: 16), let device = hex(document.device, count: 16) else {
+            throw damaged("the id or the device is not 32 hex digits")
+        }
+        if let parameters = document.passcode, !parameters.isAtLeastModerate {
+            throw damaged("the passcode's Argon2id costs are below the moderate level")
+        }
+        if let seconds = document.autoLockSeconds, !autoLockRange.contains(seconds) { throw damaged("auto-lock out of range") }
+        guard let publicKey = hex(document.completeUnlessOpenPublicKey, count: SealedBox.publicKeyLength) else {
+            throw damaged("the complete-unless-open public key is not 64 hex digits")
+        }
+        var wraps: [ProtectionClass: Wrap] = [:]
+        for entry in document.classes {
+            guard let protection = ProtectionClass(rawValue: entry.class) else { throw damaged("unknown class '\(entry.class)'") }
+            guard wraps[protection] == nil else { throw damaged("class \(protection) appears twice") }
+            guard let nonce = hex(entry.nonce, count: XChaCha20Poly1305.nonceLength),
+                  let ciphertext = hex(entry.wrapped, count: 32 + XChaCha20Poly1305.tagLength) else {
+                throw damaged("the wrap of class \(protection) is not of the right length")
+            }
+            wraps[protection] = Wrap(nonce: nonce, ciphertext: ciphertext)
+        }
+        guard wraps.count == ProtectionClass.allCases.count else { throw damaged("a class key is missing") }
+        return Keybag(id: Sodium.hexString(id), device: Sodium.hexString(device), passcode: document.passcode,
+                      autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps)
+    }
+
+    /// Lowercase hex of exactly `count` bytes, else nil.
+    private static func hex(_ text: String, count: Int) -> [UInt8]? {
+        guard text.utf8.count == count * 2, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return Sodium.bytes(hex: text)
+    }
+}

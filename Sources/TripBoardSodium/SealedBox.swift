@@ -1,0 +1,69 @@
+internal import CSodium
+
+/// Anonymous public-key encryption: anyone holding a recipient's X25519 public key can seal a
+/// message that only the private key opens (libsodium's `crypto_box_seal`: an ephemeral key pair
+/// per message, X25519 + XSalsa20-Poly1305, the nonce derived from both public keys). This is how
+/// data is sealed to the `complete-unless-open` protection class while the device is locked: the
+/// public half is stored in the clear, the private half only wrapped.
+public enum SealedBox {
+    /// The public key length in bytes (32).
+    public static var publicKeyLength: Int { Int(crypto_box_publickeybytes()) }
+    /// The private key length in bytes (32).
+    public static var privateKeyLength: Int { Int(crypto_box_secretkeybytes()) }
+    /// How much longer a sealed message is than its plaintext (48: the ephemeral public key and the tag).
+    public static var overhead: Int { Int(crypto_box_sealbytes()) }
+
+    /// A new key pair; the private half is in guarded memory.
+    public static func makeKeyPair() throws(CryptoError) -> (publicKey: [UInt8], privateKey: SecureBytes) {
+        var publicKey = [UInt8](repeating: 0, count: publicKeyLength)
+        let privateKey = try SecureBytes(count: privateKeyLength) { privateKey throws(CryptoError) in
+            let result = publicKey.withUnsafeMutableBufferPointer { crypto_box_keypair($0.baseAddress!, privateKey.baseAddress!) }
+            if result != 0 { throw .invalidParameter(what: "key pair", reason: "crypto_box_keypair failed") }
+        }
+        return (publicKey, privateKey)
+    }
+
+    /// The public key that belongs to `privateKey` (X25519 of the base point).
+    public static func publicKey(of privateKey: SecureBytes) throws(CryptoError) -> [UInt8] {
+        try CryptoError.checkLength("private key", privateKey.count, privateKeyLength...privateKeyLength)
+        var publicKey = [UInt8](repeating: 0, count: publicKeyLength)
+        let result = publicKey.withUnsafeMutableBufferPointer { publicKey in
+            privateKey.withUnsafePointer { crypto_scalarmult_base(publicKey.baseAddress!, $0) }
+        }
+        if result != 0 { throw .invalidParameter(what: "private key", reason: "not a usable X25519 key") }
+        return publicKey
+    }
+
+    /// `plaintext` sealed to `publicKey`: only the matching private key opens it.
+    public static func seal(_ plaintext: SecureBytes, to publicKey: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try CryptoError.checkLength("public key", publicKey.count, publicKeyLength...publicKeyLength)
+        var sealed = [UInt8](repeating: 0, count: plaintext.count + overhead)
+        let result = sealed.withUnsafeMutableBufferPointer { sealed in
+            publicKey.withUnsafeBufferPointer { publicKey in
+                plaintext.withUnsafePointer { plaintext in
+                    crypto_box_seal(sealed.baseAddress!, plaintext, UInt64(sealed.count - overhead), publicKey.baseAddress!)
+                }
+            }
+        }
+        if result != 0 { throw .invalidParameter(what: "public key", reason: "not a usable X25519 key") }
+        return sealed
+    }
+
+    /// Opens what `seal` made for this key pair; `.authenticationFailed` for anything else.
+    public static func open(_ sealed: [UInt8], publicKey: [UInt8], privateKey: SecureBytes) throws(CryptoError) -> SecureBytes {
+        try CryptoError.checkLength("public key", publicKey.count, publicKeyLength...publicKeyLength)
+        try CryptoError.checkLength("private key", privateKey.count, privateKeyLength...privateKeyLength)
+        guard sealed.count >= overhead else { throw .authenticationFailed }
+        return try SecureBytes(count: sealed.count - overhead) { plaintext throws(CryptoError) in
+            let result = sealed.withUnsafeBufferPointer { sealed in
+                publicKey.withUnsafeBufferPointer { publicKey in
+                    privateKey.withUnsafePointer { privateKey in
+                        crypto_box_seal_open(plaintext.baseAddress!, sealed.baseAddress!, UInt64(sealed.count),
+                                             publicKey.baseAddress!, privateKey)
+                    }
+                }
+            }
+            if result != 0 { throw .authenticationFailed }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import Testing
+import TripBoardSystem
+
+/// The device lock with the built executables (docs/security.md, "The device lock"): a passcode,
+/// the keybag in the device directory, the unlocked keys in the kernel keyring — here the run's
+/// session keyring (`TRIPBOARD_KEYRING=session`, tools/test), except where a test says otherwise.
+@Suite(.enabled(if: KernelKeyring.unavailability(anchor: .session) == nil, "the kernel keyring is unavailable here"))
+struct DeviceLockTests {
+    /// A container and a device of its own.
+    final class Device: @unchecked Sendable {
+        // @unchecked: immutable after init.
+        let test: TestContainer
+        let environment: [String: String]
+        let directory: String
+
+        init(_ name: String = "phone", environment extra: [String: String] = [:]) throws {
+            test = try TestContainer()
+            environment = try BackupRestoreTests.device(test, name).merging(extra) { $1 }
+            directory = environment["TRIPBOARD_DEVICE_DIR"]!
+        }
+
+        deinit { try? dropKeyring() }
+
+        @discardableResult
+        func app(_ arguments: String..., stdin: String? = nil, environment extra: [String: String] = [:]) throws -> ProcessResult {
+            try test.app(arguments: arguments, stdin: stdin, environment: environment.merging(extra) { $1 })
+        }
+
+        func status() throws -> [String: Any] {
+            let result = try app("device", "status", "--json")
+            try #require(result.status == 0, "\(result)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+
+        func state() throws -> String? { try status()["state"] as? String }
+
+        /// What a reboot does to the device: its keyring is gone (docs/security.md says how).
+        func dropKeyring(anchor: KernelKeyring.Anchor = .session) throws {
+            guard let fingerprint = try? status()["device"] as? String,
+                  let keyring = try KernelKeyring.search(anchor.serial, type: "keyring", description: "tripboard:device:\(fingerprint)") else { return }
+            try KernelKeyring.unlink(keyring, from: anchor.serial)
+        }
+
+        func file(_ name: String) -> Data? { FileManager.default.contents(atPath: directory + "/" + name) }
+    }
+
+    @Test func theLockGoesFromStateToStateAsAPhoneDoes() throws {
+        let device = try Device()
+        #expect(try device.state() == "no-passcode")
+        #expect(try device.status()["readableClasses"] as? [String] == ["complete", "complete-unless-open", "until-first-unlock", "always"])
+        #expect(try device.app("device", "lock").status == 64, "no passcode: nothing to lock")
+
+        // Too short: refused before anything exists, the device key included.
+        let short = try device.app("device", "passcode", "set", stdin: "12345\n")
+        #expect(short.status == 64 && short.stderr.contains("at least 6 characters"), "\(short)")
+        #expect(!FileManager.default.fileExists(atPath: device.directory))
+
+        let set = try device.app("device", "passcode", "set", stdin: "river-stone\n")
+        #expect(set.status == 0 && set.stderr.contains("passcode set; unlocked until"), "\(set)")
+        var status = try device.status()
+        #expect(status["state"] as? String == "unlocked" && status["passcode"] as? Bool == true && status["autoLockSeconds"] as? Int == 300)
+        let locksAt = try #require(status["locksAt"] as? String)
+        let deadline = try #require(Timestamp(iso8601: locksAt)).secondsSinceEpoch - Timestamp.now().secondsSinceEpoch
+        #expect((290...301).contains(deadline), "locks five minutes after the unlock: \(locksAt)")
+        #expect(try device.app("device", "passcode", "set", stdin: "other-stone\n").status == 64, "set twice")
+        let keybag = try #require(device.file("keybag.json"))
+
+        #expect(try device.app("device", "lock").status == 0)
+        status = try device.status()
+        #expect(status["state"] as? String == "locked" && status["locksAt"] is NSNull)
+        #expect(status["readableClasses"] as? [String] == ["until-first-unlock", "always"])
+
+        let wrong = try device.app("device", "unlock", stdin: "river-stones\n")
+        #expect(wrong.status == 65 && wrong.stderr == "error: wrong passcode (1 failed attempt in a row)\n", "\(wrong)")
+        #expect(try device.status()["failedAttempts"] as? Int == 1)
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+        status = try device.status()
+        #expect(status["state"] as? String == "unlocked" && status["failedAttempts"] as? Int == 0)
+
+        // A reboot: the keyring goes, and with it even the until-first-unlock key.
+        try device.dropKeyring()
+        status = try device.status()
+        #expect(status["state"] as? String == "locked-since-start" && status["readableClasses"] as? [String] == ["always"])
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+        #expect(try device.state() == "unlocked")
+        #expect(device.file("keybag.json") == keybag, "locking and unlocking never write the keybag")
+
+        // Change: the old passcode no longer opens, the new one does, and the keys are the same.
+        let change = try device.app("device", "passcode", "change", stdin: "river-stone\nsea-glass-7\n")
+        #expect(change.status == 0, "\(change)")
+        #expect(try device.status()["keybag"] as? String == status["keybag"] as? String, "the same keybag: what it sealed stays readable")
+        try device.app("device", "lock")
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 65)
+        #expect(try device.app("device", "unlock", stdin: "sea-glass-7\n").status == 0)
+
+        // Remove: always unlocked again, the kernel's copies gone.
+        #expect(try device.app("device", "passcode", "remove", stdin: "sea-glass-7\n").status == 0)
+        #expect(try device.state() == "no-passcode")
+        #expect(try device.app("device", "unlock", stdin: "sea-glass-7\n").status == 64)
+        #expect(try device.app("device", "passcode", "set", stdin: "third-time\n").status == 0)
+        #expect(try device.state() == "unlocked")
+    }
+
+    /// The kernel locks the device at the deadline: no TripBoard process runs meanwhile.
+    @Test func theAutoLockHoldsWithNoProcessRunning() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", "--auto-lock", "2s", stdin: "river-stone\n").status == 0)
+        #expect(try device.state() == "unlocked")
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try device.state() == "locked")
+
+        #expect(try device.app("device", "unlock", "--auto-lock", "never", stdin: "river-stone\n").status == 0)
+        var status = try device.status()
+        #expect(status["state"] as? String == "unlocked" && status["locksAt"] is NSNull && status["autoLockSeconds"] as? Int == 2,
+                "an unlock's --auto-lock is for that unlock only")
+        #expect(try device.app("device", "auto-lock", "1h").status == 0)
+        try device.app("device", "lock")
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+        status = try device.status()
+        let locksAtText = try #require(status["locksAt"] as? String)
+        let locksAt = try #require(Timestamp(iso8601: locksAtText))
+        #expect(abs(locksAt.secondsSinceEpoch - Timestamp.now().secondsSinceEpoch - 3600) < 10)
+        for bad in ["0s", "8d", "5", "five minutes", "1.5m", "99999999999999999999s"] {
+            let refused = try device.app("device", "auto-lock", bad)
+            #expect(refused.status == 64 && refused.stderr.contains("must be a duration"), "\(bad): \(refused)")
+        }
+    }
+
+    /// After five wrong passcodes each attempt waits, longer and longer, and the wait survives a
+    /// restart; during it even the right passcode is not tried (no Argon2id runs).
+    @Test func wrongPasscodesWaitLongerAndLonger() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        try device.app("device", "lock")
+        for attempt in 1...4 {
+            let wrong = try device.app("device", "unlock", stdin: "wrong-\(attempt)\n")
+            #expect(wrong.status == 65 && !wrong.stderr.contains("next attempt"), "\(wrong)")
+        }
+        let fifth = try device.app("device", "unlock", stdin: "wrong-5\n")
+        #expect(fifth.status == 65 && fifth.stderr.contains("5 failed attempts in a row; the next attempt is possible at"), "\(fifth)")
+        let started = Date()
+        let waiting = try device.app("device", "unlock", stdin: "river-stone\n")
+        #expect(waiting.status == 75 && waiting.stderr.contains("too many wrong passcodes (5 in a row): try again at"), "\(waiting)")
+        #expect(Date().timeIntervalSince(started) < 0.3, "refused without deriving anything")
+        let status = try device.status()
+        #expect(status["failedAttempts"] as? Int == 5 && status["nextAttemptAt"] is String && status["state"] as? String == "locked")
+        #expect(try device.app("device", "passcode", "change", stdin: "river-stone\nnew-stone\n").status == 75, "change waits too")
+
+        // The minute passes (the record's last failure moved back): the right passcode opens.
+        let path = device.directory + "/passcode-attempts.json"
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        record["lastFailure"] = (record["lastFailure"] as! Int) - 61
+        try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: path))
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+        #expect(try device.status()["failedAttempts"] as? Int == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
+
+        // A damaged record is the longest wait, not a way around it.
+        try Data("{".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 75)
+    }
+
+    /// In the user keyring (the default), another login session of the user sees the unlock and
+    /// can lock the device.
+    @Test func anotherSessionOfTheUserSeesTheUnlock() throws {
+        let device = try Device(environment: ["TRIPBOARD_KEYRING": "user"])
+        defer { try? device.dropKeyring(anchor: .user) }
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        func inNewSession(_ arguments: [String]) throws -> ProcessResult {
+            try ProcessRunner.run("/bin/keyctl", ["session", "-", ProcessRunner.executable("app")] + arguments,
+                                  environment: device.test.environment(device.environment))
+        }
+        let elsewhere = try inNewSession(["device", "status", "--json"])
+        #expect(elsewhere.status == 0 && elsewhere.stdout.contains("\"state\" : \"unlocked\""), "\(elsewhere)")
+        #expect(try inNewSession(["device", "lock"]).status == 0)
+        #expect(try device.state() == "locked")
+    }
+
+    /// Where the kernel keyring is refused (a seccomp profile), nothing is pretended: the status
+    /// says so, a passcode is not set, and no key goes to disk instead.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func withoutTheKernelKeyringNothingIsPretended() throws {
+        let device = try Device()
+        func refused(_ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
+            try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "inject=add_key,keyctl:error=EPERM",
+                                                      ProcessRunner.executable("app")] + arguments,
+                                  environment: device.test.environment(device.environment), stdin: stdin.map { Array($0.utf8) })
+        }
+        let status = try refused(["device", "status"])
+        #expect(status.status == 0 && status.stdout.contains("Keyring: unavailable: keyctl(GET_KEYRING_ID): Operation not permitted"), "\(status)")
+        let set = try refused(["device", "passcode", "set"], stdin: "river-stone\n")
+        #expect(set.status == 69 && set.stderr.contains("the kernel keyring is unavailable"), "\(set)")
+        #expect(device.file("keybag.json") == nil)
+
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        let json = try refused(["device", "status", "--json"])
+        #expect(json.stdout.contains("\"state\" : \"keyring-unavailable\"") && json.stdout.contains("\"keyringAvailable\" : false"), "\(json)")
+        let unlock = try refused(["device", "unlock"], stdin: "river-stone\n")
+        #expect(unlock.status == 69, "\(unlock)")
+        #expect(try device.status()["failedAttempts"] as? Int == 0, "not counted as a wrong passcode")
+    }
+
+    @Test func aForgottenPasscodeMakesANewKeybagAndKeepsTheOld() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        let old = try #require(try device.status()["keybag"] as? String)
+        let unconfirmed = try device.app("device", "passcode", "reset", stdin: "new-stone-1\n")
+        #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("--yes"), "\(unconfirmed)")
+        #expect(try device.status()["keybag"] as? String == old)
+
+        let reset = try device.app("device", "passcode", "reset", "--yes", stdin: "new-stone-1\n")
+        #expect(reset.status == 0 && reset.stderr.contains("the old keybag is kept as keybag.\(old).retired.json"), "\(reset)")
+        #expect(device.file("keybag.\(old).retired.json") != nil)
+        let status = try device.status()
+        #expect(status["keybag"] as? String != old && status["state"] as? String == "unlocked")
+        try device.app("device", "lock")
+        #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 65)
+        #expect(try device.app("device", "unlock", stdin: "new-stone-1\n").status == 0)
+    }
+
+    /// Passcodes come from standard input or the terminal, never the command line; what is
+    /// refused changes nothing.
+    @Test func passcodesNeverComeFromTheCommandLine() throws {
+        let device = try Device()
+        let argv = try device.app("device", "passcode", "set", "river-stone")
+        #expect(argv.status == 64 && !argv.stderr.contains("river-stone"), "\(argv)")
+        let empty = try device.app("device", "passcode", "set", stdin: "\n")
+        #expect(empty.status == 64, "\(empty)")
+        let control = try device.app("device", "passcode", "set", stdin: "river\u{1b}stone\n")
+        #expect(control.status == 64 && control.stderr.contains("without control characters"), "\(control)")
+        #expect(!FileManager.default.fileExists(atPath: device.directory))
+        #expect(try device.app("device", "passcode", "set", stdin: "ŕîvéř-štøñé\n").status == 0, "any text of six characters or more")
+        let oneLine = try device.app("device", "passcode", "change", stdin: "ŕîvéř-štøñé\n")
+        #expect(oneLine.status == 64 && oneLine.stderr.contains("two lines"), "\(oneLine)")
+    }
+
+    @Test func aDamagedOrForeignKeybagIsRefusedAndKept() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        let path = device.directory + "/keybag.json"
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        try Data("{\"format\":1}".utf8).write(to: URL(fileURLWithPath: path))
+        let damaged = try device.app("device", "unlock", stdin: "river-stone\n")
+        #expect(damaged.status == 65 && damaged.stderr.contains("is damaged"), "\(damaged)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("{\"format\":1}".utf8))
+
+        // The same directory on another machine: another device key.
+        try original.write(to: URL(fileURLWithPath: path))
+        let foreign = try device.app("device", "status", environment: ["TRIPBOARD_MACHINE_ID_FILE": device.test.root.path + "/other-machine"])
+        #expect(foreign.status == 65 && foreign.stderr.contains("belongs to another device key"), "\(foreign)")
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}
