@@ -57,7 +57,7 @@ public struct NextTrip: Sendable, Equatable {
         // of several) first, then the next to start (the check-in this afternoon), then a longer
         // stay under way.
         let instant = now.secondsSinceEpoch
-        let spans = candidates.compactMap { booking in Self.span(of: booking, viewer: viewer).map { (booking, $0) } }
+        let spans = candidates.compactMap { booking in booking.span(viewer: viewer).map { (booking, $0) } }
             .filter { $0.1.over >= instant }
         let underWay = spans.filter { $0.1.start <= instant && $0.1.over > $0.1.start }
         let chosen = underWay.filter { $0.1.over - $0.1.start <= 86_400 }.max { $0.1.start < $1.1.start }.map { ($0.0, true) }
@@ -69,29 +69,7 @@ public struct NextTrip: Sendable, Equatable {
     /// How far back a booking still under way may have started (a month's stay).
     static let longestStay: Int64 = 31 * 86_400
     /// The widest distance of a zone's clock from UTC (UTC+14).
-    static let widestOffset: Int64 = 14 * 3_600
-
-    /// When a booking begins and when it is over, as instants: a time is itself (one without an
-    /// end is over once it starts); a date runs from the start of its day to the end of the last
-    /// one, in the booking's zone, else `viewer`'s.
-    static func span(of booking: Booking, viewer: TimeZoneRules) -> (start: Int64, over: Int64)? {
-        guard let start = booking.startsAt.flatMap(BookingTime.init) else { return nil }
-        let end = booking.endsAt.flatMap(BookingTime.init) ?? start
-        // Read only for a date: a time carries its own offset (the widget reads no zone file for it).
-        var zoneRules: TimeZoneRules?
-        func instant(_ time: BookingTime, endOfDay: Bool) -> Int64 {
-            switch time {
-            case .instant(let timestamp): return timestamp.secondsSinceEpoch
-            case .allDay(let date):
-                let zone = zoneRules ?? booking.zone.flatMap { try? TimeZoneRules.named($0) } ?? viewer
-                zoneRules = zone
-                // Local midnight: the wall clock as if UTC, less the zone's offset then.
-                let wall = Int64(date.daysSinceEpoch + (endOfDay ? 1 : 0)) * 86_400
-                return wall - Int64(zone.offset(at: wall - Int64(zone.offset(at: wall))))
-            }
-        }
-        return (instant(start, endOfDay: false), instant(end, endOfDay: true))
-    }
+    package static let widestOffset: Int64 = 14 * 3_600
 
     /// The widget's four lookups, each one index probe (`QueryPlanTests` checks their plans).
     package enum Query {

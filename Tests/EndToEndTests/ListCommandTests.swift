@@ -77,4 +77,31 @@ import Testing
         let after = try container.app("booking", "list", "--upcoming", environment: ["TRIPBOARD_NOW": "2028-01-01T00:00Z"])
         #expect(after.trimmedStdout == "No upcoming bookings.", "\(after)")
     }
+
+    /// An all-day booking lasts to midnight after its last day in its own zone, else in the
+    /// viewer's (TZ): a Tokyo night is over after 15:00 UTC, a New York one after 05:00 UTC the
+    /// next day (at the very instant it is still listed, as a timed booking is at its start).
+    @Test func anAllDayBookingIsUpcomingUntilMidnightWhereItIs() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Far", start: "2027-03-01", end: "2027-03-10")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Ryokan", "--starts-at", "2027-03-03",
+                            "--zone", "Asia/Tokyo")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Motel", "--starts-at", "2027-03-03")
+        func upcoming(_ now: String, tz: String, trip: String? = nil) throws -> [String] {
+            let result = try container.app(arguments: ["booking", "list", "--upcoming", "--json"] + (trip.map { ["--trip", $0] } ?? []),
+                                           environment: ["TRIPBOARD_NOW": now, "TZ": tz])
+            try #require(result.status == 0, "\(result)")
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+            return rows.compactMap { $0["title"] as? String }
+        }
+        for scope in [nil, trip] {
+            #expect(try upcoming("2027-03-03T14:59Z", tz: "America/New_York", trip: scope) == ["Ryokan", "Motel"])
+            #expect(try upcoming("2027-03-03T15:00:01Z", tz: "America/New_York", trip: scope) == ["Motel"], "past midnight in Tokyo")
+            #expect(try upcoming("2027-03-04T04:59Z", tz: "America/New_York", trip: scope) == ["Motel"], "still the 3rd in New York")
+            #expect(try upcoming("2027-03-04T05:00:01Z", tz: "America/New_York", trip: scope) == [])
+            #expect(try upcoming("2027-03-03T23:59Z", tz: "UTC", trip: scope) == ["Motel"])
+            #expect(try upcoming("2027-03-03T12:00Z", tz: "Pacific/Kiritimati", trip: scope) == ["Ryokan"],
+                    "UTC+14: the 3rd is over there, not in Tokyo")
+        }
+    }
 }

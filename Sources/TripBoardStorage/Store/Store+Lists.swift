@@ -101,8 +101,8 @@ extension Store {
     /// Live bookings across every trip, earliest first (undated ones last, in the order they were
     /// added), each with its trip's name and first day. `upcomingAt`: only those not over by
     /// then (undated ones never), found through `bookings_live_by_over` so that the past costs nothing.
-    public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) throws -> [BookingOfTrip] {
-        try bookingRowsAcrossTrips(upcomingAt: now, limit: limit).collect()
+    public func bookingsAcrossTrips(upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) throws -> [BookingOfTrip] {
+        try bookingRowsAcrossTrips(upcomingAt: now, viewer: viewer, limit: limit).collect()
     }
 
     /// `bookingsAcrossTrips` one at a time as they are read, in one snapshot: the columns of
@@ -110,7 +110,11 @@ extension Store {
     /// `…tripStartColumn`). The dated ones
     /// come from `bookings_live_by_start` in its order, then the undated ones — two statements,
     /// so that neither sorts the whole list.
-    public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> StoreCursor<BookingOfTrip> {
+    /// `upcomingAt` finds the candidates through the index by their stored end, widened by the
+    /// widest zone offset and a day (an all-day booking's end is counted in UTC there; a booking
+    /// stored before schema 3 ends at its start), then judges each in its own zone, else
+    /// `viewer`'s (`Booking.span`).
+    public func bookingRowsAcrossTrips(upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) -> StoreCursor<BookingOfTrip> {
         let select = """
             SELECT \(RecordRows.bookingColumns), (SELECT name FROM trips WHERE trips.id = bookings.trip_id),
                    (SELECT start_date FROM trips WHERE trips.id = bookings.trip_id) FROM bookings
@@ -119,17 +123,19 @@ extension Store {
         let sql = if now != nil {
             ["""
              \(select) INDEXED BY bookings_live_by_over
-             WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid LIMIT ?2
+             WHERE \(RecordRows.live) AND over_at_epoch >= ?1 ORDER BY starts_at_epoch, rowid
              """]
         } else {
             ["\(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT ?1",
              "\(select) WHERE \(RecordRows.live) AND starts_at_epoch IS NULL ORDER BY rowid LIMIT ?1"]
         }
-        let values = now.map { [.integer($0.secondsSinceEpoch), limitValue] } ?? [limitValue]
+        // A day more than the widest offset: a booking stored before schema 3 has its start as its end.
+        let values = now.map { [.integer($0.secondsSinceEpoch - NextTrip.widestOffset - 86_400)] } ?? [limitValue]
         var cursor = RowCursor(connection: connection, parts: sql.map { text in { [connection] in (try connection.statement(text), values) } }) { row in
             BookingOfTrip(booking: RecordRows.booking(from: row), tripName: row.text(BookingOfTrip.tripNameColumn),
                           tripStart: CivilDate(row.text(BookingOfTrip.tripStartColumn)) ?? CivilDate(daysSinceEpoch: 0))
         }
+        if let now { cursor.isIncluded = Self.isNotOver(at: now, viewer: viewer) }
         // Each statement is limited too; the cursor's limit stops the second where the first left off.
         cursor.limit = limit
         return StoreCursor(cursor)

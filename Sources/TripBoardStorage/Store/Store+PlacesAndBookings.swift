@@ -136,7 +136,7 @@ extension Store {
     /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `upcomingAt`: only those not over by then (undated ones never),
     /// as `BookingTime.epochs` counts it from the stored texts; `limit`: at most that many.
-    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, limit: Int? = nil) -> StoreCursor<Booking> {
+    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) -> StoreCursor<Booking> {
         var cursor = RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
@@ -144,16 +144,15 @@ extension Store {
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
                 """), [.text(tripId)])
         }, transform: RecordRows.booking(from:))
-        if let now {
-            // From the texts, not `over_at_epoch`: a booking from before schema 3 is over at its
-            // start there, and this list has always counted an all-day one to the end of its day.
-            cursor.isIncluded = { row in
-                BookingTime.epochs(startsAt: row.optionalText(BookingColumn.startsAt), endsAt: row.optionalText(BookingColumn.endsAt)).overAt
-                    .map { $0 >= now.secondsSinceEpoch } ?? false
-            }
-        }
+        if let now { cursor.isIncluded = Self.isNotOver(at: now, viewer: viewer) }
         cursor.limit = limit
         return StoreCursor(cursor)
+    }
+
+    /// Whether a booking row is not over at `now`, judged from its texts (`Booking.span`): an
+    /// all-day booking lasts to the end of its last day in its own zone, else `viewer`'s.
+    static func isNotOver(at now: Timestamp, viewer: TimeZoneRules) -> (Statement) -> Bool {
+        { row in (RecordRows.booking(from: row).span(viewer: viewer)?.over).map { $0 >= now.secondsSinceEpoch } ?? false }
     }
 
     /// The live booking with exactly this id (deliberately like `attachment(id:)`: one query a
