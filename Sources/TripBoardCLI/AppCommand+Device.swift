@@ -57,10 +57,13 @@ extension AppCommand {
     static func parseAutoLock(_ text: String, what: String) throws -> UInt32? {
         if text == "never" { return nil }
         let units: [Character: UInt64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last.flatMap({ units[$0] }), let number = UInt64(text.dropLast()),
+        let digits = text.dropLast()
+        guard let unit = text.last.flatMap({ units[$0] }), !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }),
+              let number = UInt64(digits),
               number.multipliedReportingOverflow(by: unit).overflow == false,
               let seconds = UInt32(exactly: number * unit), Keybag.autoLockRange.contains(seconds) else {
-            throw CommandLineError.usage("\(what) '\(terminalSafe(String(text.prefix(40))))' must be a duration from 1s to 7d (90s, 5m, 1h, 2d) or never")
+            // Not repeated: on `device unlock` it may be the passcode, typed in the wrong place.
+            throw CommandLineError.usage("\(what) must be a duration from 1s to 7d (90s, 5m, 1h, 2d) or never")
         }
         return seconds
     }
@@ -136,8 +139,7 @@ extension AppCommand {
     static func lockDevice(_ context: CommandContext) throws {
         try context.finishArguments()
         guard let lock = try deviceLock(context) else { throw DeviceError.noPasscode }
-        try lock.lock()
-        context.console.diagnostic("locked")
+        context.console.diagnostic(try lock.lock() ? "locked" : "the device was not unlocked here; nothing to lock")
     }
 
     static func setAutoLock(_ context: CommandContext) throws {
@@ -145,7 +147,8 @@ extension AppCommand {
         try context.finishArguments()
         guard let lock = try deviceLock(context) else { throw DeviceError.noPasscode }
         try lock.setAutoLock(seconds)
-        context.console.diagnostic("auto-lock: \(describeAutoLock(seconds)) after each unlock")
+        context.console.diagnostic(seconds == nil ? "auto-lock: never (`app device lock` locks it)"
+                                                  : "auto-lock: \(describeAutoLock(seconds)) after each unlock")
     }
 
     static func setPasscode(_ context: CommandContext) throws {

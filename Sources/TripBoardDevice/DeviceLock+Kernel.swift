@@ -4,8 +4,10 @@ import TripBoardSystem
 extension DeviceLock {
     /// Puts `keys` (those of the classes that live in the kernel) into the device's keyring, made
     /// first if the kernel has none; the classes that drop at lock, and the `unlocked` marker
-    /// holding the deadline, expire after the auto-lock.
+    /// holding the deadline, expire after the auto-lock — each key given its expiry before it is
+    /// linked where other processes find it. A failure takes back what this call put there.
     func putInKernel(_ keys: Keybag.ClassKeys, keybag: Keybag) throws {
+        var added: [KernelKeyring.Serial] = []
         do {
             let description = "tripboard:device:\(device.fingerprint)"
             let keyring = try KernelKeyring.search(anchor.serial, type: "keyring", description: description)
@@ -13,34 +15,39 @@ extension DeviceLock {
             let timeout = keybag.autoLockSeconds ?? 0
             for protection in [ProtectionClass.untilFirstUnlock, .completeUnlessOpen, .complete] {
                 guard let key = keys[protection] else { continue }
-                let serial = try key.withUnsafeBytes { bytes throws(KeyringError) in
-                    try KernelKeyring.addUserKey("tripboard:\(keybag.id):\(protection.rawValue)", payload: bytes, into: keyring)
-                }
-                if protection.dropsAtLock { try KernelKeyring.setTimeout(serial, seconds: timeout) }
+                added.append(try key.withUnsafeBytes { bytes throws(KeyringError) in
+                    try KernelKeyring.addUserKey("tripboard:\(keybag.id):\(protection.rawValue)", payload: bytes,
+                                                 timeout: protection.dropsAtLock ? timeout : 0, into: keyring)
+                })
             }
-            // The marker last: a reader that sees it sees the keys.
             let deadline = keybag.autoLockSeconds.map { clock().secondsSinceEpoch + Int64($0) }
             let marker = Array((deadline.map { "until \($0)" } ?? "never").utf8)
-            let serial = try marker.withUnsafeBytes { bytes throws(KeyringError) in
-                try KernelKeyring.addUserKey("tripboard:\(keybag.id):unlocked", payload: bytes, into: keyring)
-            }
-            try KernelKeyring.setTimeout(serial, seconds: timeout)
+            added.append(try marker.withUnsafeBytes { bytes throws(KeyringError) in
+                try KernelKeyring.addUserKey("tripboard:\(keybag.id):unlocked", payload: bytes, timeout: timeout, into: keyring)
+            })
         } catch let error as KeyringError {
+            for serial in added { try? KernelKeyring.invalidate(serial) }
             throw DeviceError.from(error)
         }
     }
 
-    /// Invalidates the kernel's keys of `classes` (nil: every class) and the `unlocked` marker.
-    func dropFromKernel(keybag: Keybag, classes: [ProtectionClass]?) throws {
-        guard KernelKeyring.unavailability(anchor: anchor) == nil, let keyring = try deviceKeyring() else { return }
-        let names = ["unlocked"] + (classes ?? ProtectionClass.allCases).map(\.rawValue)
+    /// Invalidates the kernel's keys of `classes` (nil: every class) and the `unlocked` marker;
+    /// true when one of those classes' keys was there.
+    @discardableResult
+    func dropFromKernel(keybag: Keybag, classes: [ProtectionClass]?) throws -> Bool {
+        try requireKeyring()
+        guard let keyring = try deviceKeyring() else { return false }
+        var dropped = false
         do {
-            for name in names {
-                if let serial = try kernelKey(name, keybag: keybag, in: keyring) { try KernelKeyring.invalidate(serial) }
+            for name in (classes ?? ProtectionClass.allCases).map(\.rawValue) + ["unlocked"] {
+                guard let serial = try kernelKey(name, keybag: keybag, in: keyring) else { continue }
+                try KernelKeyring.invalidate(serial)
+                if name != "unlocked" { dropped = true }
             }
         } catch let error as KeyringError {
             throw DeviceError.from(error)
         }
+        return dropped
     }
 
     /// A class key read from the kernel into guarded memory; nil when it expired meanwhile.

@@ -48,13 +48,35 @@ public final class DeviceLock {
 
     /// The keybag, or nil when this device has none (it never had a passcode).
     public func keybag() throws -> Keybag? {
-        guard let file = try directory.openFileForReadingIfPresent(Keybag.fileName) else { return nil }
+        guard let bytes = try keybagBytes() else { return nil }
+        return try Keybag.decode(bytes, path: directory.childPath(Keybag.fileName), device: device)
+    }
+
+    /// The keybag file's bytes, or nil when there is none: a regular file of this user's that
+    /// others cannot read (as `device.key` must be), of at most 64 KiB.
+    func keybagBytes() throws -> [UInt8]? {
         let path = directory.childPath(Keybag.fileName)
+        let opened: FileDescriptor?
+        do {
+            opened = try directory.openFileForReadingIfPresent(Keybag.fileName)
+        } catch {
+            let code = error.code
+            guard code == .symbolicLink || code == .notRegularFile else { throw error }
+            throw DeviceError.damagedKeybag(path: path, reason: "it is not a regular file (links are not followed in the device directory)")
+        }
+        guard let file = opened else { return nil }
         let status = try file.status()
-        guard status.isOwnedByCurrentUser else { throw DeviceError.damagedKeybag(path: path, reason: "it belongs to another user") }
-        let keybag = try Keybag.decode(try file.readToEnd(limit: 64 << 10), path: path)
-        guard keybag.device == device.fingerprint else { throw DeviceError.keybagOfAnotherDevice(path: path) }
-        return keybag
+        guard status.isOwnedByCurrentUser else { throw DeviceError.insecureDeviceKey(path: path, reason: "it belongs to another user") }
+        guard status.permissions & 0o077 == 0 else {
+            throw DeviceError.insecureDeviceKey(
+                path: path, reason: "group or others may read it (mode \(String(status.permissions, radix: 8))); run chmod 600 on it if you trust it")
+        }
+        do {
+            return try file.readToEnd(limit: 64 << 10)
+        } catch {
+            guard error.code == .tooLarge else { throw error }
+            throw DeviceError.damagedKeybag(path: path, reason: "it is larger than 64 KiB")
+        }
     }
 
     /// The kernel keyring of this device, or nil when there is none (never unlocked since start).
@@ -77,7 +99,7 @@ public final class DeviceLock {
 
     /// What the device's lock is now.
     public func status() throws -> DeviceStatus {
-        let attempts = try PasscodeAttempts.read(in: directory)
+        let attempts = try PasscodeAttempts.read(in: directory, now: clock())
         let stored = try keybag()
         guard let keybag = stored, keybag.passcode != nil else {
             return DeviceStatus(state: .noPasscode, keyring: keyringDescription(), autoLockSeconds: nil, locksAt: nil,
@@ -87,14 +109,16 @@ public final class DeviceLock {
             return DeviceStatus(state: .keyringUnavailable(reason.description), keyring: "unavailable: \(reason)", autoLockSeconds: keybag.autoLockSeconds,
                                 locksAt: nil, failedAttempts: attempts.failures, nextAttemptAt: attempts.nextAttempt(now: clock()), keybag: keybag.id)
         }
+        // Told by the keys themselves, not the marker: what a process can read is what counts.
         var state = DeviceStatus.State.lockedSinceStart
         var locksAt: Timestamp?
-        if let keyring = try deviceKeyring(), try kernelKey(ProtectionClass.untilFirstUnlock.rawValue, keybag: keybag, in: keyring) != nil {
-            state = .locked
-            if let marker = try kernelKey("unlocked", keybag: keybag, in: keyring),
-               try kernelKey(ProtectionClass.complete.rawValue, keybag: keybag, in: keyring) != nil {
+        if let keyring = try deviceKeyring() {
+            let live = { (name: String) in try self.kernelKey(name, keybag: keybag, in: keyring) != nil }
+            if try live(ProtectionClass.complete.rawValue) || live(ProtectionClass.completeUnlessOpen.rawValue) {
                 state = .unlocked
-                locksAt = try Self.readDeadline(marker)
+                locksAt = try kernelKey("unlocked", keybag: keybag, in: keyring).flatMap { try Self.readDeadline($0) }
+            } else if try live(ProtectionClass.untilFirstUnlock.rawValue) {
+                state = .locked
             }
         }
         return DeviceStatus(state: state, keyring: keyringDescription(), autoLockSeconds: keybag.autoLockSeconds, locksAt: locksAt,
@@ -145,8 +169,9 @@ public final class DeviceLock {
             var (keybag, keys) = try existingOrNewKeybag()
             if let autoLockSeconds { keybag.autoLockSeconds = autoLockSeconds }
             try keybag.wrap(keys, device: device, passcode: try Self.derive(passcode, parameters: .moderate()))
-            try write(keybag)
+            // The keys first: if the kernel refuses them, no passcode is set either.
             try putInKernel(keys, keybag: keybag)
+            try write(keybag)
             return try status()
         }
     }
@@ -171,36 +196,64 @@ public final class DeviceLock {
             let keys = try openCounting(keybag, ProtectionClass.allCases, passcode: current)
             try keybag.wrap(keys, device: device, passcode: nil)
             try write(keybag)
-            try dropFromKernel(keybag: keybag, classes: nil)
+            if KernelKeyring.unavailability(anchor: anchor) == nil { try dropFromKernel(keybag: keybag, classes: nil) }
         }
     }
 
     /// A forgotten passcode: a new keybag with new class keys under `new`, the device left
-    /// unlocked. The old keybag is kept beside it as `keybag.<id>.retired.json` (with the old
-    /// passcode it still opens what was sealed under it); returns that file's name.
+    /// unlocked. The old keybag is copied aside first, as `keybag.<id>.retired.json` (a name never
+    /// taken over: `-2`, `-3`… when it is), so that with the old passcode it still opens what was
+    /// sealed under it; then the new one replaces it in one rename, so the device is never without
+    /// a passcode. Returns the copy's name.
     public func resetPasscode(new: SecureBytes) throws -> String? {
         try Self.checkNewPasscode(new)
         try requireKeyring()
         return try exclusively {
-            var retiredName: String?
-            var autoLockSeconds: UInt32? = Keybag.defaultAutoLockSeconds
-            if try directory.status(of: Keybag.fileName) != nil {
-                // Kept under another name, readable or not: what was sealed under it may matter.
-                let old = try? keybag()
-                retiredName = "keybag.\(old?.id ?? "unreadable-\(clock().secondsSinceEpoch)").retired.json"
-                if let old {
-                    autoLockSeconds = old.autoLockSeconds
-                    try dropFromKernel(keybag: old, classes: nil)
-                }
-                _ = try directory.renameUnlessExists(Keybag.fileName, to: directory, as: retiredName!)
-            }
-            var (keybag, keys) = try Keybag.make(device: device, passcode: nil, autoLockSeconds: autoLockSeconds)
+            let oldBytes = try? keybagBytes()
+            let old = try? keybag()
+            var (keybag, keys) = try Keybag.make(device: device, passcode: nil,
+                                                 autoLockSeconds: old.map { $0.autoLockSeconds } ?? Keybag.defaultAutoLockSeconds)
             try keybag.wrap(keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
-            try write(keybag)
-            try PasscodeAttempts.clear(in: directory)
+            var retiredName: String?
+            if let oldBytes = oldBytes ?? nil {
+                retiredName = try keepAside(oldBytes, named: "keybag.\(old?.id ?? "unreadable-\(clock().secondsSinceEpoch)").retired")
+            } else if try directory.status(of: Keybag.fileName) != nil {
+                // Not even readable as bytes (not a regular file): kept where it is under another name.
+                let name = "keybag.unreadable-\(clock().secondsSinceEpoch).retired"
+                guard try directory.renameUnlessExists(Keybag.fileName, to: directory, as: name) else {
+                    throw DeviceError.invalidArgument("\(directory.childPath(name)) exists already; nothing was changed")
+                }
+                retiredName = name
+            }
             try putInKernel(keys, keybag: keybag)
+            try write(keybag)
+            if let old { _ = try? dropFromKernel(keybag: old, classes: nil) }
+            try PasscodeAttempts.clear(in: directory)
             return retiredName
         }
+    }
+
+    /// Writes `bytes` under `stem.json`, else `stem-2.json`, `stem-3.json`…: never over a file.
+    func keepAside(_ bytes: [UInt8], named stem: String) throws -> String {
+        for attempt in 1...100 {
+            let name = stem + (attempt == 1 ? "" : "-\(attempt)") + ".json"
+            let temporary = Directory.uniqueTemporaryName(for: name)
+            let file = try directory.openFile(temporary, .writeOnly, creating: .newFile, mode: 0o600)
+            do {
+                try file.write(all: bytes)
+                try file.synchronize()
+                let placed = try directory.linkUnlessExists(temporary, as: name)
+                try directory.removeFile(temporary)
+                if placed {
+                    try directory.synchronize()
+                    return name
+                }
+            } catch {
+                try? directory.removeFile(temporary)
+                throw error
+            }
+        }
+        throw DeviceError.invalidArgument("too many retired keybags named \(stem)*.json in \(directory.path); nothing was changed")
     }
 
     /// Unlocks the device with its passcode: the keys of `complete`, `complete-unless-open` and
@@ -218,10 +271,12 @@ public final class DeviceLock {
     }
 
     /// Locks the device now: the kernel's `complete` and `complete-unless-open` keys are
-    /// invalidated (the kernel wipes them); `until-first-unlock` stays.
-    public func lock() throws {
+    /// invalidated (the kernel wipes them); `until-first-unlock` stays. True when they were
+    /// there (false: the device was locked already, here).
+    @discardableResult
+    public func lock() throws -> Bool {
         guard let keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
-        try dropFromKernel(keybag: keybag, classes: ProtectionClass.allCases.filter(\.dropsAtLock))
+        return try dropFromKernel(keybag: keybag, classes: ProtectionClass.allCases.filter(\.dropsAtLock))
     }
 
     /// Changes the auto-lock the next unlocks use (`nil`: never); an unlocked device keeps the
@@ -229,6 +284,13 @@ public final class DeviceLock {
     public func setAutoLock(_ seconds: UInt32?) throws {
         try exclusively {
             guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
+            // Only the one who unlocked may lengthen the time the device stays unlocked.
+            switch try status().state {
+            case .unlocked: break
+            case .lockedSinceStart: throw DeviceError.notUnlockedSinceStart
+            case .keyringUnavailable(let reason): throw DeviceError.keyringUnavailable(reason: reason)
+            default: throw DeviceError.locked
+            }
             keybag.autoLockSeconds = seconds
             try write(keybag)
         }
@@ -239,7 +301,7 @@ public final class DeviceLock {
     func exclusively<Result>(_ body: () throws -> Result) throws -> Result {
         let file = try directory.openFile(Self.lockFileName, .readWrite, creating: .ifAbsent, mode: 0o600)
         let lock = FileLock(descriptor: file)
-        try lock.lock(.exclusive, timeout: 30)
+        try lock.lock(.exclusive, timeout: 5)
         defer { lock.unlock() }
         return try body()
     }
@@ -261,7 +323,7 @@ public final class DeviceLock {
     }
 
     func write(_ keybag: Keybag) throws {
-        try directory.writeAtomically(try keybag.encoded(), to: Keybag.fileName, staging: directory)
+        try directory.writeAtomically(try keybag.encoded(device: device), to: Keybag.fileName, staging: directory)
     }
 
     /// Opens `classes` without a passcode (a keybag without one, or `always`).
@@ -276,8 +338,10 @@ public final class DeviceLock {
     /// Opens `classes` with `passcode`, after the attempt record allows a try; a failure is
     /// recorded (and the next allowed time said), a success clears the record.
     func openCounting(_ keybag: Keybag, _ classes: [ProtectionClass], passcode: SecureBytes) throws -> Keybag.ClassKeys {
-        var attempts = try PasscodeAttempts.read(in: directory)
         let now = clock()
+        var attempts = try PasscodeAttempts.read(in: directory, now: now)
+        // A record that cannot be read is written as the longest wait from now, so that it ends.
+        if attempts.isDamaged { try attempts.write(in: directory) }
         if let retryAt = attempts.nextAttempt(now: now) { throw DeviceError.attemptsDelayed(failures: attempts.failures, retryAt: retryAt) }
         let derived = try Self.derive(passcode, parameters: keybag.passcode!)
         do {
@@ -305,14 +369,14 @@ public final class DeviceLock {
             while true {
                 switch decoder.decode(&iterator) {
                 case .scalarValue(let scalar):
-                    if scalar.value < 0x20 || scalar.value == 0x7f { return (count, false) }
+                    if scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) { return (count, false) }
                     count += 1
                 case .emptyInput: return (count, true)
                 case .error: return (count, false)
                 }
             }
         }
-        guard valid else { throw DeviceError.invalidPasscode("a passcode is text without control characters") }
+        guard valid else { throw DeviceError.invalidPasscode("a passcode is UTF-8 text without control characters") }
         guard characters >= minimumPasscodeLength else {
             throw DeviceError.invalidPasscode("a passcode has at least \(minimumPasscodeLength) characters")
         }

@@ -111,8 +111,12 @@ public struct Keybag: Sendable, Equatable {
     /// `"tripboard-keybag/v1"`, the keybag id, the device fingerprint, the class, and `passcode` or
     /// `device` (what the wrapping key came from): each as a 4-byte big-endian length and its bytes.
     func associatedData(_ protection: ProtectionClass, underPasscode: Bool) -> [UInt8] {
+        Self.lengthPrefixed(["tripboard-keybag/v1", id, device, protection.rawValue, underPasscode ? "passcode" : "device"])
+    }
+
+    static func lengthPrefixed(_ fields: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
-        for field in ["tripboard-keybag/v1", id, device, protection.rawValue, underPasscode ? "passcode" : "device"] {
+        for field in fields {
             let utf8 = Array(field.utf8)
             let length = UInt32(utf8.count)
             bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)] + utf8
@@ -132,6 +136,7 @@ extension Keybag {
         var autoLockSeconds: UInt32?
         var completeUnlessOpenPublicKey: String
         var classes: [Entry]
+        var mac: String
     }
 
     private struct Entry: Codable {
@@ -140,19 +145,40 @@ extension Keybag {
         var wrapped: String
     }
 
-    /// The file's bytes: a JSON object (docs/security.md).
-    public func encoded() throws -> [UInt8] {
+    /// The file's bytes: a JSON object (docs/security.md), with its MAC under the device key.
+    public func encoded(device key: DeviceKey) throws -> [UInt8] {
         let entries = ProtectionClass.allCases.compactMap { protection in
             wraps[protection].map { Entry(class: protection.rawValue, nonce: Sodium.hexString($0.nonce), wrapped: Sodium.hexString($0.ciphertext)) }
         }
         return try JSON.encode(Document(format: Self.format, id: id, device: device, passcode: passcode, autoLockSeconds: autoLockSeconds,
-                                        completeUnlessOpenPublicKey: Sodium.hexString(completeUnlessOpenPublicKey), classes: entries))
+                                        completeUnlessOpenPublicKey: Sodium.hexString(completeUnlessOpenPublicKey), classes: entries,
+                                        mac: Sodium.hexString(try mac(device: key))))
+    }
+
+    /// Keyed BLAKE2b-256, under `KDF(deviceKey, 4, "TBkeybgM")`, of every other field: a keybag
+    /// changed by hand (a flipped bit, a swapped wrap, a passcode taken out) is damaged before any
+    /// passcode is tried, not a wrong passcode that counts toward the waits.
+    func mac(device key: DeviceKey) throws -> [UInt8] {
+        var fields = ["tripboard-keybag-mac/v1", String(Self.format), id, device]
+        if let passcode {
+            fields += [PasswordHashParameters.algorithm, String(passcode.operationsLimit), String(passcode.memoryLimit), Sodium.hexString(passcode.salt)]
+        } else {
+            fields += ["", "", "", ""]
+        }
+        fields += [autoLockSeconds.map(String.init) ?? "", Sodium.hexString(completeUnlessOpenPublicKey)]
+        for protection in ProtectionClass.allCases {
+            fields += [protection.rawValue, wraps[protection].map { Sodium.hexString($0.nonce) } ?? "",
+                       wraps[protection].map { Sodium.hexString($0.ciphertext) } ?? ""]
+        }
+        let macKey = try KeyDerivation.deriveSubkey(from: key.key, subkeyID: 4, context: "TBkeybgM")
+        return try blake2b(Self.lengthPrefixed(fields), outputLength: 32, key: macKey)
     }
 
     /// A keybag read from `bytes`, checked before anything is derived from it: the format, hex of
     /// the right lengths, every class once, costs within bounds and at least libsodium's moderate
-    /// level, an auto-lock within `autoLockRange`. Anything else is `.damagedKeybag`.
-    public static func decode(_ bytes: [UInt8], path: String) throws -> Keybag {
+    /// level, an auto-lock within `autoLockRange`, and its MAC under `device`'s key. Anything else
+    /// is `.damagedKeybag`; a keybag of another device key is `.keybagOfAnotherDevice`.
+    public static func decode(_ bytes: [UInt8], path: String, device key: DeviceKey) throws -> Keybag {
         func damaged(_ reason: String) -> DeviceError { .damagedKeybag(path: path, reason: reason) }
         let document: Document
         do { document = try JSON.decode(Document.self, from: bytes) } catch { throw damaged("not a keybag document: \(error)") }
@@ -178,8 +204,13 @@ extension Keybag {
             wraps[protection] = Wrap(nonce: nonce, ciphertext: ciphertext)
         }
         guard wraps.count == ProtectionClass.allCases.count else { throw damaged("a class key is missing") }
-        return Keybag(id: Sodium.hexString(id), device: Sodium.hexString(device), passcode: document.passcode,
-                      autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps)
+        let keybag = Keybag(id: Sodium.hexString(id), device: Sodium.hexString(device), passcode: document.passcode,
+                            autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps)
+        guard keybag.device == key.fingerprint else { throw DeviceError.keybagOfAnotherDevice(path: path) }
+        guard let mac = hex(document.mac, count: 32), try Sodium.constantTimeEqual(mac, keybag.mac(device: key)) else {
+            throw damaged("its MAC does not match its contents: it was changed by hand or damaged")
+        }
+        return keybag
     }
 
     /// Lowercase hex of exactly `count` bytes, else nil.

@@ -70,4 +70,12 @@ public enum Sodium {
         guard result == 0, decodedCount == bytes.count else { return nil }
         return bytes
     }
+
+    /// Whether `a` and `b` hold the same bytes, in a time that depends on their length only
+    /// (`sodium_memcmp`): for comparing a MAC with the one computed.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard !a.isEmpty else { return true }
+        return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+    }
 }

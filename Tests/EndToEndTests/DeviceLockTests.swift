@@ -252,4 +252,126 @@ struct DeviceLockTests {
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
+
+    /// The kernel's keys of this device's keybag: description → timeout (`perm`: none), from /proc/keys.
+    static func kernelKeys(_ device: Device) throws -> [String: String] {
+        let keybag = try #require(try device.status()["keybag"] as? String)
+        var found: [String: String] = [:]
+        for line in try String(contentsOfFile: "/proc/keys", encoding: .utf8).split(separator: "\n") {
+            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard columns.count >= 9, let name = columns.last.map(String.init), name.hasPrefix("tripboard:\(keybag):") else { continue }
+            found[String(name.dropFirst("tripboard:\(keybag):".count).prefix { $0 != ":" })] = String(columns[3])
+        }
+        return found
+    }
+
+    /// An unlock that fails at any of its kernel calls leaves no key of `complete` data without
+    /// its expiry, and the status says what can be read.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func anUnlockFailingAtAnyStepLeavesNoKeyWithoutItsExpiry() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        var failures = 0
+        for call in 1...16 {
+            try device.dropKeyring()
+            let result = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "trace=keyctl,add_key",
+                                                                   "-e", "inject=keyctl,add_key:error=EIO:when=\(call)",
+                                                                   ProcessRunner.executable("app"), "device", "unlock"],
+                                               environment: device.test.environment(device.environment), stdin: Array("river-stone\n".utf8))
+            if result.status != 0 { failures += 1 }
+            let keys = try Self.kernelKeys(device)
+            for name in ["complete", "complete-unless-open", "unlocked"] {
+                #expect(keys[name] != "perm", "call \(call): \(name) without an expiry: \(keys) \(result)")
+            }
+            let state = try device.state()
+            if keys["complete"] != nil || keys["complete-unless-open"] != nil {
+                #expect(state == "unlocked", "call \(call): what can be read is said: \(keys)")
+            }
+        }
+        #expect(failures > 5, "the injected failures reached the unlock")
+    }
+
+    /// A reset killed at any moment leaves a device with a passcode — the old one or the new — and
+    /// never over an earlier retired copy.
+    @Test func aResetKilledAtAnyMomentLeavesAPasscode() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "old-stone\n").status == 0)
+        for round in 0..<8 {
+            let running = try ProcessRunner.start(ProcessRunner.executable("app"), ["device", "passcode", "reset", "--yes"],
+                                                  environment: device.test.environment(device.environment), stdin: Array("new-stone-\(round)\n".utf8))
+            Thread.sleep(forTimeInterval: Double(round) * 0.07)
+            running.kill()
+            _ = running.wait()
+            let status = try device.status()
+            #expect(status["passcode"] as? Bool == true, "round \(round): \(status)")
+            try device.app("device", "lock")
+            // Each candidate tried afresh (the wrong ones would otherwise start the waits).
+            let candidates = ["old-stone"] + (0...round).map { "new-stone-\($0)" }
+            let opened = try candidates.contains { candidate in
+                try? FileManager.default.removeItem(atPath: device.directory + "/passcode-attempts.json")
+                return try device.app("device", "unlock", stdin: candidate + "\n").status == 0
+            }
+            #expect(opened, "round \(round): one of the passcodes opens it")
+        }
+        let retired = try FileManager.default.contentsOfDirectory(atPath: device.directory).filter { $0.hasSuffix(".json") && $0.contains("retired") }
+        #expect(Set(retired).count == retired.count)
+    }
+
+    /// A keybag changed by hand is damaged (65), found before any passcode is tried and never
+    /// counted as a wrong passcode; the attempt record's extremes neither crash nor lock for good.
+    @Test func tamperingIsDamageNotAWrongPasscode() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        let path = device.directory + "/keybag.json"
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        var document = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        document["autoLockSeconds"] = 604_800
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: path))
+        let damaged = try device.app("device", "unlock", stdin: "river-stone\n")
+        #expect(damaged.status == 65 && damaged.stderr.contains("MAC does not match"), "\(damaged)")
+        try original.write(to: URL(fileURLWithPath: path))
+        #expect(try device.status()["failedAttempts"] as? Int == 0)
+
+        let attempts = URL(fileURLWithPath: device.directory + "/passcode-attempts.json")
+        try device.app("device", "lock")
+        for record in ["{\"failures\":9223372036854775807,\"lastFailure\":0}", "{\"failures\":5,\"lastFailure\":9223372036854775807}"] {
+            try Data(record.utf8).write(to: attempts)
+            let status = try device.app("device", "status", "--json")
+            #expect(status.status == 0, "\(record): \(status)")
+            let waited = try device.app("device", "unlock", stdin: "wrong-stone\n")
+            #expect(waited.status == 75 || waited.status == 65, "\(record): \(waited)")
+            let next = try #require(try JSONSerialization.jsonObject(with: Data(device.app("device", "status", "--json").stdout.utf8)) as? [String: Any])
+            let atText = try #require(next["nextAttemptAt"] as? String)
+            let at = try #require(Timestamp(iso8601: atText))
+            #expect(at.secondsSinceEpoch - Timestamp.now().secondsSinceEpoch <= 3660, "never more than the longest wait: \(record)")
+        }
+        try? FileManager.default.removeItem(at: attempts)
+        try FileManager.default.createSymbolicLink(atPath: attempts.path, withDestinationPath: "/etc/passwd")
+        let linked = try device.app("device", "unlock", stdin: "river-stone\n")
+        #expect(linked.status == 75, "a record that cannot be read is the longest wait: \(linked)")
+        #expect(try String(contentsOf: attempts, encoding: .utf8).contains("\"failures\" : 9"), "and it is written so, to end")
+    }
+
+    @Test func lockingALockedDeviceSaysSoAndTheAutoLockChangesOnlyWhileUnlocked() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        #expect(try device.app("device", "lock").stderr == "locked\n")
+        #expect(try device.app("device", "lock").stderr.contains("nothing to lock"))
+        let locked = try device.app("device", "auto-lock", "never")
+        #expect(locked.status == 69 && locked.stderr.contains("locked"), "\(locked)")
+        #expect(try device.status()["autoLockSeconds"] as? Int == 300)
+        let secret = try device.app("device", "unlock", "--auto-lock", "Hunter2Secret", stdin: "river-stone\n")
+        #expect(secret.status == 64 && !secret.stderr.contains("Hunter2"), "\(secret)")
+        for bad in ["+5m", "5M", "٥m"] {
+            #expect(try device.app("device", "auto-lock", bad).status == 64, "\(bad)")
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") {
+            #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+            let refused = try ProcessRunner.run("/usr/bin/strace", ["-f", "-o", "/dev/null", "-e", "inject=add_key,keyctl:error=EPERM",
+                                                                    ProcessRunner.executable("app"), "device", "lock"],
+                                                environment: device.test.environment(device.environment))
+            #expect(refused.status == 69, "a lock that could not be made is not said to be: \(refused)")
+            #expect(try device.state() == "unlocked")
+        }
+    }
 }

@@ -48,6 +48,10 @@ import TripBoardTestSupport
         let keys = try keybag.open([.complete, .always], device: device, passcodeKey: passcodeKey)
         #expect(Self.hex(try #require(keys[.complete])) == Sodium.hexString(Array(0x40..<0x60) as [UInt8]))
         #expect(Self.hex(try #require(keys[.always])) == Sodium.hexString(Array(0x40..<0x60) as [UInt8]))
+        // The MAC over the fields, for the same keybag without a passcode or an auto-lock.
+        var bare = keybag
+        (bare.passcode, bare.autoLockSeconds) = (nil, nil)
+        #expect(Sodium.hexString(try bare.mac(device: device)) == "790d3f76cf678b6bd7057daa1132cd6f26e26f6c04531f39be05759dc7fdca6f")
         // Another passcode key, or none, does not open `complete`.
         #expect(throws: CryptoError.authenticationFailed) {
             try keybag.open([.complete], device: device, passcodeKey: try SecureBytes(copying: Array(repeating: 0, count: 32) as [UInt8]))
@@ -58,7 +62,7 @@ import TripBoardTestSupport
         let temporary = try TemporaryDirectory()
         let device = try Self.vectorDevice(temporary)
         var (keybag, keys) = try Keybag.make(device: device, passcode: nil, autoLockSeconds: 300)
-        let decoded = try Keybag.decode(try keybag.encoded(), path: "keybag.json")
+        let decoded = try Keybag.decode(try keybag.encoded(device: device), path: "keybag.json", device: device)
         #expect(decoded == keybag)
         let opened = try decoded.open(ProtectionClass.allCases, device: device, passcodeKey: nil)
         for protection in ProtectionClass.allCases { #expect(opened[protection] == keys[protection], "\(protection)") }
@@ -68,7 +72,7 @@ import TripBoardTestSupport
         let parameters = PasswordHashParameters.moderate()
         let passcodeKey = try Argon2id.deriveKey(passphrase: try SecureBytes(copying: Array("correct horse".utf8)), parameters: parameters)
         try keybag.wrap(keys, device: device, passcode: (passcodeKey, parameters))
-        let reread = try Keybag.decode(try keybag.encoded(), path: "keybag.json")
+        let reread = try Keybag.decode(try keybag.encoded(device: device), path: "keybag.json", device: device)
         #expect(try reread.open(ProtectionClass.allCases, device: device, passcodeKey: passcodeKey)[.complete] == keys[.complete])
         #expect(try reread.open([.always], device: device, passcodeKey: nil)[.always] == keys[.always])
         #expect(throws: CryptoError.authenticationFailed) { try reread.open([.untilFirstUnlock], device: device, passcodeKey: nil) }
@@ -97,6 +101,12 @@ import TripBoardTestSupport
         case "class twice": classes[1]["class"] = classes[0]["class"]
         case "unknown class": classes[0]["class"] = "sometimes"
         case "wrap length": classes[0]["wrapped"] = "00"
+        case "a flipped bit":
+            let wrapped = classes[3]["wrapped"] as! String
+            classes[3]["wrapped"] = (wrapped.first == "0" ? "1" : "0") + wrapped.dropFirst()
+        case "wraps swapped": (classes[0]["class"], classes[2]["class"]) = (classes[2]["class"], classes[0]["class"])
+        case "auto-lock changed": document["autoLockSeconds"] = 604_800
+        case "no mac": document["mac"] = nil
         case "cheap passcode":
             document["passcode"] = ["algorithm": "argon2id13", "operationsLimit": 1, "memoryLimit": 8192, "salt": String(repeating: "00", count: 16)]
         case "costly passcode":
@@ -108,14 +118,16 @@ import TripBoardTestSupport
 
     /// Everything is checked before anything is derived from the file.
     @Test(arguments: ["format", "id", "device", "auto-lock zero", "auto-lock over a week", "public key", "missing class", "class twice",
-                      "unknown class", "wrap length", "cheap passcode", "costly passcode"])
+                      "unknown class", "wrap length", "cheap passcode", "costly passcode", "a flipped bit", "wraps swapped",
+                      "auto-lock changed", "no mac"])
     func aDamagedKeybagIsRefusedBeforeAnyDerivation(what: String) throws {
         let temporary = try TemporaryDirectory()
-        let (keybag, _) = try Keybag.make(device: try Self.vectorDevice(temporary), passcode: nil, autoLockSeconds: nil)
-        var document = try #require(try JSONSerialization.jsonObject(with: Data(try keybag.encoded())) as? [String: Any])
+        let device = try Self.vectorDevice(temporary)
+        let (keybag, _) = try Keybag.make(device: device, passcode: nil, autoLockSeconds: nil)
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(try keybag.encoded(device: device))) as? [String: Any])
         Self.damage(what, &document)
         let bytes = Array(try JSONSerialization.data(withJSONObject: document))
-        #expect(performing: { try Keybag.decode(bytes, path: "keybag.json") }, throws: { error in
+        #expect(performing: { try Keybag.decode(bytes, path: "keybag.json", device: device) }, throws: { error in
             guard case DeviceError.damagedKeybag = error else { return false }
             return true
         })

@@ -77,13 +77,17 @@ public enum KernelKeyring {
         try add(type: "keyring", description: description, payload: nil, into: destination)
     }
 
-    /// A new `user` key named `description` holding `payload`, linked into `destination` — or, when
-    /// the keyring already holds a live one of that name, that key with its payload replaced.
-    public static func addUserKey(_ description: String, payload: UnsafeRawBufferPointer, into destination: Serial) throws(KeyringError) -> Serial {
-        try add(type: "user", description: description, payload: payload, into: destination)
+    /// A new `user` key named `description` holding `payload`, expiring `timeout` seconds from now
+    /// (0: never), linked into `destination`, where it replaces a key of that name. The timeout is
+    /// set before the key is linked: a process killed in between leaves the key in its own process
+    /// keyring only, which goes with it — never a key without its expiry where others find it.
+    public static func addUserKey(_ description: String, payload: UnsafeRawBufferPointer, timeout: UInt32 = 0,
+                                  into destination: Serial) throws(KeyringError) -> Serial {
+        try add(type: "user", description: description, payload: payload, timeout: timeout, into: destination)
     }
 
-    private static func add(type: String, description: String, payload: UnsafeRawBufferPointer?, into destination: Serial) throws(KeyringError) -> Serial {
+    private static func add(type: String, description: String, payload: UnsafeRawBufferPointer?, timeout: UInt32 = 0,
+                            into destination: Serial) throws(KeyringError) -> Serial {
         let made = type.withCString { type in
             description.withCString { description in
                 tripboard_add_key(type, description, payload?.baseAddress, payload?.count ?? 0, Anchor.process.specialID)
@@ -93,6 +97,7 @@ public enum KernelKeyring {
         let key = Serial(rawValue: Int32(truncatingIfNeeded: made))
         do {
             try call("keyctl(SETPERM)", KEYCTL_SETPERM, key, UInt(userPermissions))
+            if timeout > 0 { try call("keyctl(SET_TIMEOUT)", KEYCTL_SET_TIMEOUT, key, UInt(timeout)) }
             try call("keyctl(LINK)", KEYCTL_LINK, key, UInt(bitPattern: Int(destination.rawValue)))
         } catch {
             _ = tripboard_keyctl(KEYCTL_INVALIDATE, UInt(bitPattern: Int(key.rawValue)), 0, 0, 0)
