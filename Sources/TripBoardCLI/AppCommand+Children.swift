@@ -51,12 +51,14 @@ extension AppCommand {
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
                             .value("--zone", "ZONE", "the IANA time zone of its times, e.g. Europe/Lisbon (default: TZ's, where it fits)"),
+                            .value("--end-zone", "ZONE", "the IANA time zone of its end when it is another (where a flight lands, e.g. Asia/Tokyo)"),
                         ] + enteredBookingOptions + [.json],
                         summary: """
                         Adds a booking and prints its id (--json: the booking object). KIND is flight, train, hotel, car, event or other. \
                         TIME is e.g. 2026-12-12T07:35+00:00, or a date alone, 2026-12-14, for all day; without an offset it is a \
                         time in --zone (else in TZ), refused where the clocks skip it or show it twice. --ends-at (check-out, \
-                        arrival) needs --starts-at and is not before it. A booking outside its trip's dates is kept, with a warning.
+                        arrival) needs --starts-at and is not before it; it is read in --end-zone when given (a flight's \
+                        landing), and shown on that clock. A booking outside its trip's dates is kept, with a warning.
                         """, run: addBooking),
             AppCommandSpec(words: ["booking", "edit"],
                         options: [
@@ -65,15 +67,17 @@ extension AppCommand {
                             .value("--starts-at", "TIME", "when it starts: an ISO 8601 time (local without an offset) or a date alone (all day)"),
                             .value("--ends-at", "TIME", "when it ends (check-out, arrival): not before --starts-at"),
                             .value("--zone", "ZONE", "the IANA time zone of its times ('' for a fixed offset)"),
+                            .value("--end-zone", "ZONE", "the IANA time zone of its end when it is another ('' for the booking's)"),
                         ] + enteredBookingOptions,
                         arguments: [
                             .required("ID", "the booking (an id or a unique prefix of one)"),
                         ],
                         summary: """
                         Changes the given fields of a booking, with the rules of booking add; times without an offset are read \
-                        in --zone, else the booking's zone. --zone alone keeps the booking's instants and writes them in the new \
-                        zone's offsets. An empty value removes --starts-at, --ends-at, --zone\(enteredBookingOptionList). The \
-                        booking becomes pendingUpload.
+                        in --zone, else the booking's zone (an end in --end-zone, else the end's own zone). --zone alone keeps \
+                        the booking's instants and writes them in the new zone's offsets, as --end-zone does the end's. An empty \
+                        value removes --starts-at, --ends-at, --zone, --end-zone\(enteredBookingOptionList). The booking becomes \
+                        pendingUpload.
                         """, run: editBooking),
             AppCommandSpec(words: ["booking", "list"],
                         options: [
@@ -215,6 +219,7 @@ extension AppCommand {
         let startsAtText = try context.arguments.option("--starts-at")
         let endsAtText = try context.arguments.option("--ends-at")
         let zoneName = try context.arguments.option("--zone")
+        let endZoneName = try context.arguments.option("--end-zone")
         let entered = try enteredBookingValues(context)
         let json = context.wantsJSON()
         try context.finishArguments()
@@ -222,8 +227,10 @@ extension AppCommand {
         // Checked before the container is opened: a refused booking creates nothing.
         let times = try BookingZoneInput(zoneOption: zoneName, bookingZone: nil)
         let start = try startsAtText.map { try times.read($0, option: "--starts-at") }
-        let end = try endsAtText.map { try times.read($0, option: "--ends-at") }
+        let endTimes = try endZoneName.flatMap { $0.isEmpty ? nil : try BookingZoneInput(zoneOption: $0, bookingZone: nil) }
+        let end = try endsAtText.map { try (endTimes ?? times).read($0, option: "--ends-at", checkingEnd: endTimes != nil) }
         var draft = BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, zone: times.zone(for: start))
+        draft.endZone = endTimes?.rules.name
         draft.booking = try entered.applied(to: draft.booking)
         draft = try draft.checked()
         let store = try context.store()
@@ -241,16 +248,17 @@ extension AppCommand {
                                      startsAt: try context.arguments.option("--starts-at"),
                                      endsAt: try context.arguments.option("--ends-at"),
                                      zone: try context.arguments.option("--zone"))
+        changes.endZone = try context.arguments.option("--end-zone")
         let entered = try enteredBookingValues(context)
         for (column, _) in BookingColumn.entered { changes.entered[column] = entered[column] }
         try context.finishArguments()
         changes.kind = try kindText.map { try FieldRules.bookingKind($0, field: "--kind") }
         guard !changes.isEmpty else {
-            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at, --zone\(enteredBookingOptionList)")
+            throw CommandLineError.usage("nothing to change: give --kind, --title, --starts-at, --ends-at, --zone, --end-zone\(enteredBookingOptionList)")
         }
         // The values are checked before the container is opened (an empty time removes it).
         if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
-        if let zone = changes.zone, !zone.isEmpty { _ = try Arguments.checkedZone(zone) }
+        for zone in [changes.zone, changes.endZone] { if let zone, !zone.isEmpty { _ = try Arguments.checkedZone(zone) } }
         for (text, option) in [(changes.startsAt, "--starts-at"), (changes.endsAt, "--ends-at")] {
             if let text, !text.isEmpty, BookingTime.reading(text, in: .utc, checkingOffset: false) == .unreadable {
                 throw BookingZoneInput.unreadable(text, option: option)
@@ -268,7 +276,12 @@ extension AppCommand {
             changes.startsAt = start?.text
             if changes.zone == nil, current.zone == nil, let zone = times.zone(for: start) { changes.zone = zone }
         }
-        if let text = changes.endsAt, !text.trimmingWhitespace().isEmpty { changes.endsAt = try times.read(text, option: "--ends-at").text }
+        if let text = changes.endsAt, !text.trimmingWhitespace().isEmpty {
+            // The end's own zone: the new one, else the booking's; else the booking's times.
+            let endZone = changes.endZone.map { $0.isEmpty ? nil : $0 } ?? current.endZone
+            let endTimes = try endZone.map { try BookingZoneInput(zoneOption: changes.endZone.flatMap { $0.isEmpty ? nil : $0 }, bookingZone: $0) }
+            changes.endsAt = try (endTimes ?? times).read(text, option: "--ends-at", checkingEnd: endTimes?.isNamed == true).text
+        }
         let booking = try store.editBooking(id: id, changes: changes)
         if changes.startsAt != nil || changes.endsAt != nil { try warnOutsideTrip(booking, store: store, context: context) }
     }
@@ -304,7 +317,7 @@ extension AppCommand {
         console.print("  id:       \(booking.id)")
         console.print("  kind:     \(booking.kind.rawValue)")
         console.print("  trip:     \(trip.name)  (\(trip.id.prefix(8)))")
-        console.print("  when:     " + start + (times.text(booking.endsAt, zone: booking.zone, tripYear: trip.startDate.year).map { " → " + $0 } ?? ""))
+        console.print("  when:     " + start + (times.text(booking.endsAt, zone: booking.zoneOfEnd, tripYear: trip.startDate.year).map { " → " + $0 } ?? ""))
         for (label, value) in BookingColumn.labelled(booking) {
             console.print("  " + label + ":" + String(repeating: " ", count: max(1, 9 - label.count)) + value)
         }

@@ -160,7 +160,7 @@ extension AppCommand {
         var times = BookingTimeText()
         for booking in bookings {
             let start = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) ?? "no date"
-            let when = start + (times.text(booking.endsAt, zone: booking.zone, tripYear: trip.startDate.year).map { " → " + $0 } ?? "")
+            let when = start + (times.text(booking.endsAt, zone: booking.zoneOfEnd, tripYear: trip.startDate.year).map { " → " + $0 } ?? "")
             var line = "    \(booking.kind.rawValue) \(booking.title) · \(when)"
             BookingColumn.appendLabelled(booking, separator: " · ", to: &line)
             console.print(line + "  (\(booking.id.prefix(8)))")

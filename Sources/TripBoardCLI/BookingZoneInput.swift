@@ -49,8 +49,9 @@ struct BookingZoneInput {
     }
 
     /// `--starts-at`/`--ends-at` read in the zone, or the usage error saying why not. An end may
-    /// carry another offset than the zone's (a flight lands in another zone).
-    func read(_ text: String, option: String) throws -> BookingTime {
+    /// carry another offset than the zone's (a flight lands in another zone), unless the zone is
+    /// the end's own (`--end-zone`: `checkingEnd`).
+    func read(_ text: String, option: String, checkingEnd: Bool = false) throws -> BookingTime {
         if let zone = unreadableBookingZone, text.utf8.count != 10, let written = WrittenTime(iso8601: text), written.offset == nil {
             // Read in TZ's zone instead, it would be a wrong instant kept under the booking's zone.
             throw CommandLineError.usage("""
@@ -58,7 +59,7 @@ struct BookingZoneInput {
                 database: give the time with its offset (e.g. \(text.prefix(16))+01:00), or --zone NAME
                 """)
         }
-        let checking = isNamed && option == "--starts-at"
+        let checking = isNamed && (option == "--starts-at" || checkingEnd)
         switch BookingTime.reading(text, in: rules, checkingOffset: checking) {
         case .time(let time):
             // The years rule names the field as the JSON contract spells it, as every other path does.
@@ -82,7 +83,7 @@ struct BookingZoneInput {
             throw CommandLineError.usage("""
                 \(option) \(text) is not a time in \(rules.name), which is \(Timestamp.offsetText(zoneOffset)) (\(abbreviation)) then: \
                 give \(written) without an offset for \(written) there, \(Self.minute(given.withOffset(zoneOffset))) for the same \
-                instant, or --zone '' to keep a fixed offset
+                instant, or \(option == "--starts-at" ? "--zone" : "--end-zone") '' to keep a fixed offset
                 """)
         }
     }

@@ -6,15 +6,17 @@ import TripBoardCommandLine
 /// declaration: every column with a heading (`ColumnSpec.heading`), in declaration order, each
 /// printed from the row's bytes by its form — the id as its first 8 characters, a kind or state
 /// as its name, a flag as yes or no, a booking time as `BookingTimeText` writes it in the zone
-/// of the row's zone column, any other text as it is.
+/// its declaration gives it (`RecordColumn.zoneColumns`: a booking's end in its own zone, else
+/// the booking's), any other text as it is.
 struct RecordListCells<Column: RecordColumn> {
     /// How one cell is printed.
     private enum Cell {
-        case id, text, date, flag, syncState, bookingKind, time
+        case id, text, date, flag, syncState, bookingKind
+        /// A time, with the positions of the zone columns it is shown in.
+        case time(zones: [Int32])
     }
 
     private let plan: [(position: Int32, cell: Cell)]
-    private let zonePosition: Int32?
     /// The headings, the extra ones (a joined trip's name) after the id's.
     let header: [String]
 
@@ -25,7 +27,7 @@ struct RecordListCells<Column: RecordColumn> {
             let spec = column.spec
             let cell: Cell = switch spec.form {
             case _ where column.rawValue == Column.id.rawValue: .id
-            case _ where spec.rule == .bookingTime: .time
+            case _ where spec.rule == .bookingTime: .time(zones: Column.zoneColumns(of: column).map(\.position))
             case .text, .optionalText, .version: .text
             case .date: .date
             case .bool: .flag
@@ -34,7 +36,6 @@ struct RecordListCells<Column: RecordColumn> {
             }
             return (column.position, cell)
         }
-        zonePosition = Column.allCases.first { $0.spec.rule == .zone }?.position
         let headings = shown.compactMap(\.spec.heading)
         header = Array(headings.prefix(1)) + extraHeadings + headings.dropFirst()
     }
@@ -44,7 +45,6 @@ struct RecordListCells<Column: RecordColumn> {
     /// times name their year unless it is `tripYear`.
     func append(_ row: borrowing StoreRow, to cells: inout TableRow, times: inout BookingTimeText, buffer: inout [UInt8],
                 tripYear: Int? = nil, extraColumn: Int32? = nil) {
-        let zone = zonePosition.flatMap { row.optionalText($0) }
         for (index, step) in plan.enumerated() {
             switch step.cell {
             case .id: row.withText(step.position) { cells.append(prefix: 8, ofUTF8: $0) }
@@ -55,7 +55,9 @@ struct RecordListCells<Column: RecordColumn> {
             case .flag: cells.append(ascii: row.integer(step.position) != 0 ? "yes" : "no")
             case .syncState: cells.append(ascii: RecordBytes.syncStateName(row, step.position))
             case .bookingKind: cells.append(ascii: RecordBytes.bookingKindName(row, step.position))
-            case .time:
+            case .time(let zones):
+                var zone: String?
+                for position in zones where zone == nil { zone = row.optionalText(position) }
                 row.withText(step.position) { stored in
                     times.write(stored: stored, zone: zone, tripYear: tripYear, into: &buffer)
                     buffer.withUnsafeBytes { cells.append(utf8: $0) }

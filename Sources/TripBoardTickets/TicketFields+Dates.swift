@@ -71,6 +71,31 @@ extension TicketText {
         return (nil, bestTime?.value, nil)
     }
 
+    /// A journey's arrival: the date and time, or the time alone, that a label on its own line
+    /// says is the arrival (the nearest label before it, as for the departure; a label heading a
+    /// column on the line above is not enough). Nothing unlabelled is taken: an arrival guessed
+    /// wrong would put the end of a booking on another day.
+    func arrival() -> (date: CivilDate?, time: TicketFields.TimeOfDay?) {
+        var best: (date: CivilDate?, time: TicketFields.TimeOfDay)?
+        var index = 0
+        while index < tokens.count {
+            if let date = date(at: index) {
+                if let time = date.time, labelScore(before: index, Self.arrivalOnlyLabels, sameLine: true) == 3, best?.date == nil {
+                    best = (date.date, time)
+                }
+                index = date.end
+            } else if yearlessDate(at: index) != nil {
+                index += 1
+            } else if let (time, end) = time(at: index, afterDate: false) {
+                if labelScore(before: index, Self.arrivalOnlyLabels, sameLine: true) == 3, best == nil { best = (nil, time) }
+                index = end
+            } else {
+                index += 1
+            }
+        }
+        return (best?.date, best?.time)
+    }
+
     /// The date starting at `index` in any of the supported forms, with the time that follows it.
     func date(at index: Int) -> TicketDate? {
         guard let (date, end) = bareDate(at: index) else { return nil }
@@ -289,10 +314,10 @@ extension TicketText {
 
     /// How much the nearest label before `index` (on its line or the previous one, at most eight
     /// tokens back) says "departure": 0 without a label, nil when it says "issued" or "paid".
-    func labelScore(before index: Int, _ labels: [(TicketLabels, Int?)]) -> Int? {
+    func labelScore(before index: Int, _ labels: [(TicketLabels, Int?)], sameLine: Bool = false) -> Int? {
         let line = tokens[index].line
         var last = index - 1
-        while last >= max(0, index - 8), tokens[last].line >= line - 1 {
+        while last >= max(0, index - 8), tokens[last].line >= line - (sameLine ? 0 : 1) {
             // The longest label ending here wins: "departure date" is not just "date".
             var best: (length: Int, score: Int?)?
             for (set, score) in labels {
@@ -339,6 +364,11 @@ extension TicketText {
     static let travelLabels: [(TicketLabels, Int?)] = [
         (issueLabels, nil), (notDepartureLabels, nil), (arrivalLabels, -1), (checkOutLabels, -1), (departureLabels, 3),
         (boardingLabels, 2), (checkInLabels, 2), (plainDateLabels, 1),
+    ]
+    /// Scores for a journey's arrival: only an arrival label counts.
+    static let arrivalOnlyLabels: [(TicketLabels, Int?)] = [
+        (issueLabels, nil), (notDepartureLabels, nil), (arrivalLabels, 3), (departureLabels, -1), (boardingLabels, -1),
+        (checkInLabels, -1), (plainDateLabels, -1),
     ]
     /// Scores for hotels, where the stay starts at check-in, also called arrival.
     static let hotelLabels: [(TicketLabels, Int?)] = [

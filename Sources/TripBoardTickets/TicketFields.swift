@@ -24,6 +24,11 @@ public struct TicketFields: Sendable, Equatable, Codable {
     public var departureDate: CivilDate?
     /// The departure (or check-in) time, local to the departure station.
     public var departureTime: TimeOfDay?
+    /// A journey's arrival date, when one is printed beside the arrival (not for a hotel).
+    public var arrivalDate: CivilDate?
+    /// A journey's arrival time, local to where it arrives: a time labelled as the arrival
+    /// (`Arrival 11:20`, `Ankunft 13:05`, `到着 11:33`).
+    public var arrivalTime: TimeOfDay?
     /// A hotel's (hostel's, inn's…) name, read only when the ticket is a hotel confirmation:
     /// `Hotel Avenida Palace`.
     public var hotelName: String?
@@ -44,7 +49,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case kind, reference, number, origin, destination, departureDate, departureTime, hotelName, seat
+        case kind, reference, number, origin, destination, departureDate, departureTime, arrivalDate, arrivalTime, hotelName, seat
     }
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
@@ -78,6 +83,11 @@ public struct TicketFields: Sendable, Equatable, Codable {
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
         fields.departureDayMonth = departure.date == nil ? departure.yearless : nil
+        if fields.kind != .hotel, fields.kind != nil {
+            // Where a journey ends: a time labelled as the arrival, with its date when one is printed.
+            let arrival = ticket.arrival()
+            (fields.arrivalDate, fields.arrivalTime) = (arrival.date, arrival.time)
+        }
         switch fields.kind {
         case .hotel?: fields.hotelName = ticket.lodgingName()
         // A car hire's "child seat" is no seat; a document of no kind is no ticket.
@@ -100,7 +110,8 @@ public struct TicketFields: Sendable, Equatable, Codable {
             parts.append(place)
         }
         if let date = departureDate {
-            parts.append(date.description + (departureTime.map { " " + $0.description } ?? ""))
+            parts.append(date.description + (departureTime.map { " " + $0.description } ?? "")
+                         + (arrivalTime.map { " → " + (arrivalDate.map { $0.description + " " } ?? "") + $0.description } ?? ""))
         }
         if let reference { parts.append("reference " + reference) }
         if let seat { parts.append("seat " + seat) }

@@ -372,11 +372,46 @@ public struct TicketFiling {
             }
             if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
         }
+        let (endsAt, endZone) = Self.arrival(of: fields, startsAt: startsAt, zone: zone)
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
         return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
                            title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
                            startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
-                           updatedAt: store.stamp(), zone: zone, seat: fields.seat).validated()
+                           updatedAt: store.stamp(), endsAt: endsAt, zone: zone, seat: fields.seat,
+                           endZone: endZone == zone ? nil : endZone).validated()
+    }
+
+    /// The end of a journey whose arrival the ticket prints, in the zone of where it arrives (the
+    /// arrival airport's, else the destination's name's; else the departure's when the ticket names
+    /// no destination): on the arrival's date when printed, else the departure's — or the next day
+    /// when the time is earlier (a night train). Nil when it would not come after the start, or
+    /// the zone of a named destination is not known: no end is better than a wrong one.
+    static func arrival(of fields: TicketFields, startsAt: String?, zone: String?) -> (String?, String?) {
+        guard let arrivalTime = fields.arrivalTime, let startsAt, case .instant(let start)? = BookingTime(startsAt),
+              let departureDate = fields.departureDate else { return (nil, nil) }
+        let endZone: String?
+        if let destination = fields.destination {
+            endZone = PlaceZones.airport(destination) ?? PlaceZones.place(in: destination)?.zone
+        } else {
+            endZone = zone
+        }
+        guard let endZone, let rules = try? TimeZoneRules.named(endZone) else { return (nil, nil) }
+        var day = fields.arrivalDate ?? departureDate
+        for _ in 0..<2 {
+            let end: BookingTime? = switch BookingTime.reading(day.description + "T" + arrivalTime.description, in: rules, checkingOffset: false) {
+            case .time(let time): time
+            case .gap(_, let after): .instant(after)
+            case .overlap(let earlier, _): .instant(earlier)
+            case .wrongOffset, .unreadable: nil
+            }
+            if let end, case .instant(let instant) = end, instant.secondsSinceEpoch > start.secondsSinceEpoch,
+               instant.secondsSinceEpoch - start.secondsSinceEpoch < 3 * 86_400 {
+                return (end.text, endZone)
+            }
+            guard fields.arrivalDate == nil else { break }
+            day = day.adding(days: 1)
+        }
+        return (nil, nil)
     }
 
     /// The booking of the trip this ticket is for, when one is already there — typed in by hand,

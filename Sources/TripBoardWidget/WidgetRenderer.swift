@@ -55,7 +55,7 @@ package enum WidgetRenderer {
             var times = BookingTimeText()
             if next.underWay {
                 // Under way: until when, on its own clock; a day's booking is today's.
-                let until = booking.endsAt.flatMap { times.text($0, zone: booking.zone, tripYear: trip.startDate.year) }
+                let until = booking.endsAt.flatMap { times.text($0, zone: booking.zoneOfEnd, tripYear: trip.startDate.year) }
                 bookingLine += dot + (until.map { "now, until " + $0 } ?? "today")
             } else if let when = times.text(booking.startsAt, zone: booking.zone, tripYear: trip.startDate.year) {
                 bookingLine += dot + when

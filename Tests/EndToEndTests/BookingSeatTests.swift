@@ -42,7 +42,7 @@ import TripBoardModel
         #expect(twoLines.status == 64 && twoLines.stderr.contains("single line"), "\(twoLines)")
         #expect(try container.state() == before)
         let help = try container.appOK("booking", "edit", "--help")
-        #expect(help.contains("--seat SEAT") && help.contains("--zone, --reference or --seat"), "\(help)")
+        #expect(help.contains("--seat SEAT") && help.replacingOccurrences(of: "\n", with: " ").contains("--end-zone, --reference or --seat"), "\(help)")
     }
 
     @Test func aSharedBoardingPassFilesItsSeat() throws {

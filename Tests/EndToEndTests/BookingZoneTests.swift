@@ -242,12 +242,15 @@ import TripBoardStorage
             + "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
     }
 
-    /// What steps 10 to 15 added (10 changes no table, 14 only the search triggers, made again
+    /// What steps 10 to 16 added (10 changes no table, 14 only the search triggers, made again
     /// as it left them): back to schema 9.
     static var stepsAfterNineUndone: String {
-        stepFifteenUndone + "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
+        stepSixteenUndone + stepFifteenUndone + "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
             + "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
     }
+
+    /// What step 16 added: back to schema 15.
+    static var stepSixteenUndone: String { "ALTER TABLE bookings DROP COLUMN end_zone;\n" }
 
     /// What step 15 added: back to schema 14 (whose search triggers name no seat).
     static var stepFifteenUndone: String { Schema.searchByKind + "\nALTER TABLE bookings DROP COLUMN seat;\n" }
@@ -289,5 +292,57 @@ import TripBoardStorage
         let booking = try #require(filed["booking"] as? [String: Any])
         #expect(booking["startsAt"] as? String == "2026-12-12T07:35:00+01:00")
         #expect(booking["zone"] as? String == "Europe/Paris")
+    }
+
+    /// An end in a zone of its own — where a flight lands: read in `--end-zone`, kept as `endZone`,
+    /// shown on that clock everywhere; edited, removed, and taken with its end by a merge.
+    @Test func anEndInAZoneOfItsOwnIsReadKeptAndShownThere() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Japan", start: "2027-04-01", end: "2027-04-10")
+        let flight = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "JL 44", "--starts-at",
+                                         "2027-04-01T19:00", "--zone", "Europe/London", "--ends-at", "2027-04-02T15:20",
+                                         "--end-zone", "Asia/Tokyo", "--json")
+        let booking = try #require(try JSONSerialization.jsonObject(with: Data(flight.utf8)) as? [String: Any])
+        let id = try #require(booking["id"] as? String)
+        #expect(booking["endsAt"] as? String == "2027-04-02T15:20:00+09:00" && booking["endZone"] as? String == "Asia/Tokyo", "\(booking)")
+        for words in [["booking", "list", "--trip", trip], ["booking", "show", id], ["trip", "show", trip]] {
+            let shown = try container.app(arguments: words, environment: ["TZ": "Europe/Lisbon"])
+            #expect(shown.stdout.contains("Fri 2 Apr 15:20 JST") && shown.stdout.contains("19:00 BST"), "\(words): \(shown)")
+        }
+        let widget = try WidgetTests().widget(container, ["--now", "2027-04-01T20:00:00Z"], environment: ["TZ": "Europe/Lisbon"])
+        #expect(widget.stdout.contains("15:20 JST"), "\(widget)")
+
+        // Refused: an end that is not a time in its zone, an end zone without an end.
+        let offset = try container.app("booking", "add", "--trip", trip, "--kind", "flight", "--title", "X", "--starts-at", "2027-04-01T10:00",
+                                       "--ends-at", "2027-04-02T15:20+01:00", "--end-zone", "Asia/Tokyo")
+        #expect(offset.status == 64 && offset.stderr.contains("not a time in Asia/Tokyo") && offset.stderr.contains("--end-zone ''"), "\(offset)")
+        let noEnd = try container.app("booking", "add", "--trip", trip, "--kind", "flight", "--title", "X", "--starts-at", "2027-04-01T10:00",
+                                      "--end-zone", "Asia/Tokyo")
+        #expect(noEnd.status == 65 && noEnd.stderr.contains("needs an end"), "\(noEnd)")
+
+        // Edited: another end zone keeps the instant; removed, the end shows in the booking's zone.
+        try container.appOK("booking", "edit", id, "--end-zone", "Asia/Seoul")
+        #expect(try Self.field(container, id, "endsAt") == "2027-04-02T15:20:00+09:00" && Self.field(container, id, "endZone") == "Asia/Seoul")
+        try container.appOK("booking", "edit", id, "--ends-at", "2027-04-02T16:00")
+        #expect(try Self.field(container, id, "endsAt") == "2027-04-02T16:00:00+09:00", "read in the end's own zone")
+        try container.appOK("booking", "edit", id, "--zone", "Europe/Paris")
+        #expect(try Self.field(container, id, "endsAt") == "2027-04-02T16:00:00+09:00", "a new zone leaves an end with its own zone as it is")
+        try container.appOK("booking", "edit", id, "--end-zone", "")
+        #expect(try Self.field(container, id, "endZone") == nil)
+        #expect(try container.appOK("booking", "list", "--trip", trip).contains("16:00 UTC+9"))
+
+        // Merged: the end zone goes with the end it belongs to.
+        let bare = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "JL 7", "--starts-at", "2027-04-08T11:00+09:00")
+        let full = try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "JL 7 copy", "--starts-at",
+                                       "2027-04-08T11:00+09:00", "--zone", "Asia/Tokyo", "--ends-at", "2027-04-08T07:30", "--end-zone", "America/Los_Angeles")
+        try container.appOK("booking", "merge", bare, full)
+        #expect(try Self.field(container, bare, "endsAt") == "2027-04-08T07:30:00-07:00" && Self.field(container, bare, "endZone") == "America/Los_Angeles")
+    }
+
+    static func field(_ container: TestContainer, _ id: String, _ key: String) throws -> String? {
+        let shown = try container.appOK("booking", "show", id, "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+        let booking = (object["booking"] as? [String: Any]) ?? object
+        return booking[key] as? String
     }
 }

@@ -113,7 +113,38 @@ import Testing
         let booking = try #require((try JSONSerialization.jsonObject(with: Data(try container.appOK("booking", "list", "--json").utf8)) as? [[String: Any]])?.first)
         #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00-05:00" && booking["zone"] as? String == "America/New_York", "\(booking)")
     }
+
+    /// A journey's arrival, when the ticket labels it, is its end, on the clock of where it
+    /// arrives: the arrival airport's zone (or the destination's name's), kept as the end's own
+    /// zone and shown as such; a night train's arrival the next morning is the next day.
+    @Test func theArrivalIsTheEndInTheZoneOfWhereItArrives() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Japan", start: "2027-04-01", end: "2027-04-12")
+        let flight = ["Japan Airlines", "Boarding pass", "JL 44   London (LHR) -> Tokyo Haneda (HND)", "Departure: 01 Apr 2027 19:00",
+                      "Arrival: 02 Apr 2027 15:20", "Booking reference: QJ7T2K"]
+        let answer = try TicketZoneTests.share(container, flight, trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2027-04-01T19:00:00+01:00" && booking["zone"] as? String == "Europe/London", "\(booking)")
+        #expect(booking["endsAt"] as? String == "2027-04-02T15:20:00+09:00" && booking["endZone"] as? String == "Asia/Tokyo", "\(booking)")
+        let detected = try #require(answer["detected"] as? [String: Any])
+        #expect(detected["arrivalDate"] as? String == "2027-04-02" && detected["arrivalTime"] as? String == "15:20", "\(detected)")
+        let list = try container.appOK("booking", "list", "--trip", trip)
+        #expect(list.contains("Thu 1 Apr 19:00 BST") && list.contains("Fri 2 Apr 15:20 JST"), "the arrival on Tokyo's clock: \(list)")
+
+        // A night train: the arrival is printed without a date, earlier than the departure.
+        let night = ["ÖBB Nightjet", "Train NJ 40490", "Wien Hbf -> Paris Est", "Abfahrt 05.04.2027 19:12", "Ankunft 09:41"]
+        let train = try #require(try TicketZoneTests.share(container, night, trip: trip)["booking"] as? [String: Any])
+        #expect(train["startsAt"] as? String == "2027-04-05T19:12:00+02:00" && train["endsAt"] as? String == "2027-04-06T09:41:00+02:00",
+                "\(train)")
+        #expect(train["endZone"] as? String == "Europe/Paris", "Paris's zone, on Vienna's clock that night: \(train)")
+
+        // An arrival whose place has no known zone is left out rather than guessed.
+        let nowhere = ["Ferry ticket", "Route: Harbourtown -> Xyzzyville", "Departure 10.04.2027 08:00", "Arrival 12:30"]
+        let ferry = try #require(try TicketZoneTests.share(container, nowhere, ["--zone", "Europe/Lisbon"], trip: trip)["booking"] as? [String: Any])
+        #expect(ferry["endsAt"] is NSNull, "\(ferry)")
+    }
 }
+
 
 /// A departure printed as a day and month without a year (`02JAN`): the year that puts it inside
 /// the trip, across New Year; with no trip named, the one trip that contains it.

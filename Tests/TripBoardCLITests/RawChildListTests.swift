@@ -104,18 +104,18 @@ struct RawChildListTests {
         "place list --trip \(lisbon) --json": "77d8a4faa60ff809/208705",
         "place list --trip bbbb --json": "ec11f2a047db7cc8/30213",
         "booking list --trip \(lisbon)": "182ef37a4005e166/759503",
-        "booking list --trip \(lisbon) --json": "ea84b538dc376579/250717",
+        "booking list --trip \(lisbon) --json": "e48f289f4b16f9d3/263587",
         "booking list --trip \(tokyo) --upcoming": "84cd6b9ab57f178d/126277",
-        "booking list --trip \(lisbon) --upcoming --limit 7 --json": "93239400ce143c19/3074",
+        "booking list --trip \(lisbon) --upcoming --limit 7 --json": "e18989760470ea9f/3228",
         "booking list": "7f7f9c6934fa61aa/1024863",
-        "booking list --json": "e0a1962f2bb35be9/334941",
+        "booking list --json": "1a20523d7bdc10b1/352101",
         "booking list --upcoming": "a492992381706ba/352868",
-        "booking list --upcoming --limit 300 --json": "3cbadc8a5cfc2cdf/117717",
+        "booking list --upcoming --limit 300 --json": "590bb1e1596521ed/123635",
         "booking list --limit 700": "c0860190669a54ca/919901",
         "booking list --trip \(lisbon) --limit 5": "91277c6a4f51f6cc/621",
         "sync pending": "85cb63439cd65eb3/133533",
         "sync pending --json": "2609f406516f4c50/268783",
-        "export": "4aac51bf6e343495/770336",
+        "export": "f46c62d27686d00d/793856",
     ]
 
     static let commands: [[String]] = [

@@ -50,7 +50,7 @@ struct RecordColumnTests {
     @Test func theSyncFieldsAreTheDeclarationsInOrder() {
         #expect(SyncRecord.fieldNames(.trip) == ["name", "dates", "notes"])
         #expect(SyncRecord.fieldNames(.place) == ["tripId", "name", "city", "visited"])
-        #expect(SyncRecord.fieldNames(.booking) == ["tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "seat"])
+        #expect(SyncRecord.fieldNames(.booking) == ["tripId", "kind", "title", "startsAt", "endsAt", "zone", "endZone", "reference", "seat"])
     }
 
     /// What an insert writes reads back as the same model, and a sync record of it has its fields.

@@ -70,6 +70,7 @@ struct JSONCodingTests {
             document.bookings[index].zone = "Europe/Lisbon"
             document.bookings[index].reference = document.bookings[index].reference ?? "HX48K2Q"
             document.bookings[index].seat = "14C"
+            document.bookings[index].endZone = "Europe/Paris"
         }
         return document
     }
@@ -132,7 +133,7 @@ struct JSONCodingTests {
             Issue.record("expected an object, got \(booking)")
             return
         }
-        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "reference", "seat", "syncState", "remoteVersion", "updatedAt"])
+        #expect(members.map(\.key) == ["id", "tripId", "kind", "title", "startsAt", "endsAt", "zone", "endZone", "reference", "seat", "syncState", "remoteVersion", "updatedAt"])
     }
 
     /// Foundation is the oracle for everything but a nil, whose key it leaves out where ours writes

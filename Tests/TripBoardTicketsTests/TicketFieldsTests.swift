@@ -77,7 +77,8 @@ struct TicketFieldsTests {
             Coach 21, Seat 45
             Issued 01.12.2026 14:02
             """,
-            expected: fields(.train, "Q5PW2M", "ICE 123", "Frankfurt(Main)Hbf", "Köln Hbf", "2026-12-12", "09:13", seat: "21/45"),
+            expected: fields(.train, "Q5PW2M", "ICE 123", "Frankfurt(Main)Hbf", "Köln Hbf", "2026-12-12", "09:13", seat: "21/45",
+                             arrival: (nil, "10:17")),
             title: "ICE 123 Frankfurt(Main)Hbf → Köln Hbf"),
         Sample(name: "CP Alfa Pendular ticket", text: """
             CP Comboios de Portugal
@@ -89,7 +90,7 @@ struct TicketFieldsTests {
             Reservation code: CPX4F9
             """,
             expected: fields(.train, "CPX4F9", "Alfa Pendular 133", "Lisboa Santa Apolónia", "Porto Campanhã",
-                             "2027-01-05", "10:31", seat: "4/62"),
+                             "2027-01-05", "10:31", seat: "4/62", arrival: ("2027-01-05", "13:20")),
             title: "Alfa Pendular 133 Lisboa Santa Apolónia → Porto Campanhã"),
         Sample(name: "Eurostar e-ticket", text: """
             EUROSTAR
@@ -130,7 +131,8 @@ struct TicketFieldsTests {
             Arrival: 12.12.2026 16:20
             Bus 042    Platform 5
             """,
-            expected: fields(.other, "3049582114", nil, "Lisbon (Oriente)", "Madrid (Estación Sur)", "2026-12-12", "07:35"),
+            expected: fields(.other, "3049582114", nil, "Lisbon (Oriente)", "Madrid (Estación Sur)", "2026-12-12", "07:35",
+                             arrival: ("2026-12-12", "16:20")),
             title: "Lisbon (Oriente) → Madrid (Estación Sur)"),
         Sample(name: "café receipt, no booking", text: """
             Pastéis de Belém
@@ -492,10 +494,14 @@ struct TicketFieldsTests {
     }
 
     static func fields(_ kind: BookingKind?, _ reference: String?, _ number: String?, _ origin: String?,
-                       _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil, seat: String? = nil) -> TicketFields {
-        TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
-                     departureDate: date.flatMap { CivilDate($0) },
-                     departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel, seat: seat)
+                       _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil, seat: String? = nil,
+                       arrival: (date: String?, time: String)? = nil) -> TicketFields {
+        var fields = TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
+                                  departureDate: date.flatMap { CivilDate($0) },
+                                  departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel, seat: seat)
+        fields.arrivalDate = arrival?.date.flatMap { CivilDate($0) }
+        fields.arrivalTime = arrival.flatMap { TicketFields.TimeOfDay($0.time) }
+        return fields
     }
 }
 

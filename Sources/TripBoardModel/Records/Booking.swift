@@ -20,10 +20,13 @@ public struct Booking: Sendable, Equatable, Codable {
     public var zone: String?
     /// The seat: `14C`; on a train the coach and the seat, `7/42`.
     public var seat: String?
+    /// The IANA zone of the end when it is not `zone`'s: where a flight lands (`Asia/Tokyo`), so
+    /// that the arrival shows as `11:20 JST`. Needs an end.
+    public var endZone: String?
 
     public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
                 syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil,
-                seat: String? = nil) {
+                seat: String? = nil, endZone: String? = nil) {
         self.id = id
         self.tripId = tripId
         self.kind = kind
@@ -36,7 +39,11 @@ public struct Booking: Sendable, Equatable, Codable {
         self.endsAt = endsAt
         self.zone = zone
         self.seat = seat
+        self.endZone = endZone
     }
+
+    /// The zone the end is shown and read in: its own, else the booking's.
+    public var zoneOfEnd: String? { endZone ?? zone }
 
     /// This booking in the form the store keeps (`startsAt` and `endsAt` as
     /// `YYYY-MM-DDTHH:MM:SS±HH:MM` or `YYYY-MM-DD`), or the first rule it breaks (`BookingColumn`).
@@ -47,7 +54,7 @@ public struct Booking: Sendable, Equatable, Codable {
 
 /// A booking's columns (`Booking`).
 package enum BookingColumn: Int, RecordColumn {
-    case id, tripId, kind, title, startsAt, endsAt, zone, reference, seat, syncState, remoteVersion, updatedAt
+    case id, tripId, kind, title, startsAt, endsAt, zone, endZone, reference, seat, syncState, remoteVersion, updatedAt
     // A key by name only (the raw value is the column's position, not an array index), so that
     // a decoding error names the member: `trips[1].name`.
     package var intValue: Int? { nil }
@@ -63,6 +70,7 @@ package enum BookingColumn: Int, RecordColumn {
         case .startsAt: ColumnSpec("starts_at", "startsAt", .optionalText, rule: .bookingTime, sync: "startsAt", heading: "STARTS AT")
         case .endsAt: ColumnSpec("ends_at", "endsAt", .optionalText, rule: .bookingTime, sync: "endsAt", heading: "ENDS AT")
         case .zone: ColumnSpec("zone", "zone", .optionalText, rule: .zone, sync: "zone")
+        case .endZone: ColumnSpec("end_zone", "endZone", .optionalText, rule: .zone, sync: "endZone")
         case .reference:
             ColumnSpec("reference", "reference", .optionalText, rule: .line(FieldRules.referenceLimit), sync: "reference",
                        label: "ref", heading: "REFERENCE", search: .detail(0),
@@ -86,6 +94,7 @@ package enum BookingColumn: Int, RecordColumn {
         case .startsAt: .optional(booking.startsAt)
         case .endsAt: .optional(booking.endsAt)
         case .zone: .optional(booking.zone)
+        case .endZone: .optional(booking.endZone)
         case .reference: .optional(booking.reference)
         case .seat: .optional(booking.seat)
         case .syncState: .text(booking.syncState.rawValue)
@@ -101,14 +110,22 @@ package enum BookingColumn: Int, RecordColumn {
                 reference: try values.optionalText(Self.reference), syncState: try values.syncState(Self.syncState),
                 remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt),
                 endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone),
-                seat: try values.optionalText(Self.seat))
+                seat: try values.optionalText(Self.seat), endZone: try values.optionalText(Self.endZone))
     }
 
     /// An end needs a start and is not before it: checked as soon as both are (before the zone
-    /// and the reference, as it always has been).
+    /// and the reference, as it always has been); an end's own zone needs an end.
     package static let checkedAcrossAfter = BookingColumn.endsAt
     package static func checkAcross(_ booking: Booking) throws {
         try FieldRules.bookingTimes(startsAt: booking.startsAt, endsAt: booking.endsAt)
+        if let endZone = booking.endZone, booking.endsAt == nil {
+            throw StoreError.invalidData("a booking with a zone of its end (endZone \(endZone.prefix(60))) needs an end (endsAt)")
+        }
+    }
+
+    /// The zone each time is shown and read in: the end's own, else the booking's.
+    package static func zoneColumns(of column: BookingColumn) -> [BookingColumn] {
+        column == .endsAt ? [.endZone, .zone] : [.zone]
     }
 
     /// The columns the store keeps from the others, bound after them: the epochs the lists and the

@@ -99,18 +99,16 @@ extension FieldRules {
 extension Booking {
     /// When a booking begins and when it is over, as instants: a time is itself (one without an
     /// end is over once it starts); a date runs from the start of its day to the end of the last
-    /// one, in the booking's zone, else `viewer`'s.
+    /// one, in the booking's zone (the end's own for the end), else `viewer`'s.
     public func span(viewer: TimeZoneRules) -> (start: Int64, over: Int64)? {
         guard let start = startsAt.flatMap(BookingTime.init) else { return nil }
         let end = endsAt.flatMap(BookingTime.init) ?? start
         // Read only for a date: a time carries its own offset (the widget reads no zone file for it).
-        var zoneRules: TimeZoneRules?
         func instant(_ time: BookingTime, endOfDay: Bool) -> Int64 {
             switch time {
             case .instant(let timestamp): return timestamp.secondsSinceEpoch
             case .allDay(let date):
-                let rules = zoneRules ?? self.zone.flatMap { try? TimeZoneRules.named($0) } ?? viewer
-                zoneRules = rules
+                let rules = (endOfDay ? zoneOfEnd : zone).flatMap { try? TimeZoneRules.named($0) } ?? viewer
                 // Local midnight: the wall clock as if UTC, less the zone's offset then.
                 let wall = Int64(date.daysSinceEpoch + (endOfDay ? 1 : 0)) * 86_400
                 return wall - Int64(rules.offset(at: wall - Int64(rules.offset(at: wall))))

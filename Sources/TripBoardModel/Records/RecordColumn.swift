@@ -34,6 +34,13 @@ package protocol RecordColumn: CaseIterable, CodingKey, Hashable, Sendable where
     /// insert or an update, and their values for `record`.
     static var derived: [String] { get }
     static func derivedValues(of record: Record) -> [SQLValue]
+    /// The zone columns a time column is shown in, the first that holds a zone winning (a
+    /// booking's end: its own zone, else the booking's); by default the kind's first zone column.
+    static func zoneColumns(of column: Self) -> [Self]
+}
+
+extension RecordColumn {
+    package static func zoneColumns(of column: Self) -> [Self] { Array(allCases.filter { $0.spec.rule == .zone }.prefix(1)) }
 }
 
 /// One column of a record table, as its kind's declaration gives it.

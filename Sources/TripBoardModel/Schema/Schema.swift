@@ -106,6 +106,7 @@ package enum Schema {
         searchByKind,
         // 14 → 15: a booking's seat (docs/storage.md, The tables)
         bookingSeat,
+        bookingEndZone,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -73,6 +73,9 @@ public struct BookingChanges: Sendable, Equatable {
     /// them in the zone's offsets (`07:35+00:00` in Europe/Lisbon becomes `08:35+01:00` in
     /// Europe/Paris): the ticket said when, the zone says how to show it.
     public var zone: String? { get { entered[.zone] } set { entered[.zone] = newValue } }
+    /// The end's own zone (`''` removes it): a new one with no new end keeps the end's instant
+    /// and writes it in that zone's offset, as `zone` does the booking's times.
+    public var endZone: String? { get { entered[.endZone] } set { entered[.endZone] = newValue } }
     public var isEmpty: Bool { entered.isEmpty }
 }
 
@@ -106,9 +109,13 @@ extension Store {
             let current = try booking(id: id)
             var updated = try changes.entered.applied(to: current)
             if let name = updated.zone, name != current.zone, let rules = try? TimeZoneRules.named(name) {
-                // Unchanged times follow the zone: same instant, the zone's offset then.
+                // Unchanged times follow the zone: same instant, the zone's offset then (an end
+                // with a zone of its own keeps it).
                 if changes.startsAt == nil { updated.startsAt = updated.startsAt.map { BookingTime.reexpressed($0, in: rules) } }
-                if changes.endsAt == nil { updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) } }
+                if changes.endsAt == nil, updated.endZone == nil { updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) } }
+            }
+            if let name = updated.endZone, name != current.endZone, changes.endsAt == nil, let rules = try? TimeZoneRules.named(name) {
+                updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) }
             }
             return try writeEdit(BookingColumn.self, current, try BookingColumn.validated(updated))
         }

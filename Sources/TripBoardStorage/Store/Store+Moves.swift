@@ -79,22 +79,33 @@ extension Store {
             for column in BookingColumn.allCases where column.spec.syncField != nil {
                 guard column.value(of: updated) == .null, column.value(of: other) != .null else { continue }
                 var candidate = BookingColumn.record(updated, setting: [(column, column.value(of: other))])
-                if column == .startsAt { candidate.endsAt = other.endsAt }  // an end is its start's
-                // An end goes with its own start only: the other's end of another departure is not KEEP's.
+                // An end is its start's, and its own zone is its end's.
+                if column == .startsAt { candidate.endsAt = other.endsAt }
+                if column == .startsAt || column == .endsAt { candidate.endZone = other.endZone }
+                // An end goes with its own start only: the other's end of another departure is not
+                // KEEP's; nor is the zone of another end.
                 let endOfAnotherStart = column == .endsAt
                     && updated.startsAt.flatMap(BookingTime.init)?.startEpoch != other.startsAt.flatMap(BookingTime.init)?.startEpoch
+                let zoneOfAnotherEnd = column == .endZone
+                    && updated.endsAt.flatMap(BookingTime.init)?.endEpoch != other.endsAt.flatMap(BookingTime.init)?.endEpoch
                 if let zone = candidate.zone, let rules = try? TimeZoneRules.named(zone) {
                     // Its times keep their instants, written in its zone's offsets (taken or its own).
                     candidate.startsAt = candidate.startsAt.map { BookingTime.reexpressed($0, in: rules) }
                     candidate.endsAt = candidate.endsAt.map { BookingTime.reexpressed($0, in: rules) }
                 }
-                guard !endOfAnotherStart, let checked = try? BookingColumn.validated(candidate) else {
+                if let zone = candidate.endZone, let rules = try? TimeZoneRules.named(zone) {
+                    candidate.endsAt = candidate.endsAt.map { BookingTime.reexpressed($0, in: rules) }
+                }
+                guard !endOfAnotherStart, !zoneOfAnotherEnd, let checked = try? BookingColumn.validated(candidate) else {
                     left.append(column.spec.jsonKey.description)
                     continue
                 }
                 updated = checked
                 taken.append(column.spec.jsonKey.description)
                 if column == .startsAt && other.endsAt != nil { taken.append(BookingColumn.endsAt.spec.jsonKey.description) }
+                if (column == .startsAt || column == .endsAt) && other.endZone != nil && keep.endZone == nil {
+                    taken.append(BookingColumn.endZone.spec.jsonKey.description)
+                }
             }
             let kept = try writeEdit(BookingColumn.self, keep, updated)
             let ofTrip = try attachments(tripId: keep.tripId)
