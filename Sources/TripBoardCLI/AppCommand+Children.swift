@@ -227,10 +227,11 @@ extension AppCommand {
         // Checked before the container is opened: a refused booking creates nothing.
         let times = try BookingZoneInput(zoneOption: zoneName, bookingZone: nil)
         let start = try startsAtText.map { try times.read($0, option: "--starts-at") }
-        let endTimes = try endZoneName.flatMap { $0.isEmpty ? nil : try BookingZoneInput(zoneOption: $0, bookingZone: nil) }
+        let endTimes = try endZoneName.flatMap { $0.isEmpty ? nil : try BookingZoneInput(zoneOption: $0, bookingZone: nil, option: "--end-zone") }
         let end = try endsAtText.map { try (endTimes ?? times).read($0, option: "--ends-at", checkingEnd: endTimes != nil) }
         var draft = BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, zone: times.zone(for: start))
-        draft.endZone = endTimes?.rules.name
+        // An end in the booking's own zone has no zone of its own.
+        draft.endZone = endTimes?.rules.name == draft.zone ? nil : endTimes?.rules.name
         draft.booking = try entered.applied(to: draft.booking)
         draft = try draft.checked()
         let store = try context.store()
@@ -258,7 +259,9 @@ extension AppCommand {
         }
         // The values are checked before the container is opened (an empty time removes it).
         if let title = changes.title { _ = try FieldRules.line(title, field: "--title") }
-        for zone in [changes.zone, changes.endZone] { if let zone, !zone.isEmpty { _ = try Arguments.checkedZone(zone) } }
+        for (zone, option) in [(changes.zone, "--zone"), (changes.endZone, "--end-zone")] {
+            if let zone, !zone.isEmpty { _ = try Arguments.checkedZone(zone, option: option) }
+        }
         for (text, option) in [(changes.startsAt, "--starts-at"), (changes.endsAt, "--ends-at")] {
             if let text, !text.isEmpty, BookingTime.reading(text, in: .utc, checkingOffset: false) == .unreadable {
                 throw BookingZoneInput.unreadable(text, option: option)
@@ -279,7 +282,8 @@ extension AppCommand {
         if let text = changes.endsAt, !text.trimmingWhitespace().isEmpty {
             // The end's own zone: the new one, else the booking's; else the booking's times.
             let endZone = changes.endZone.map { $0.isEmpty ? nil : $0 } ?? current.endZone
-            let endTimes = try endZone.map { try BookingZoneInput(zoneOption: changes.endZone.flatMap { $0.isEmpty ? nil : $0 }, bookingZone: $0) }
+            let endTimes = try endZone.map { try BookingZoneInput(zoneOption: changes.endZone.flatMap { $0.isEmpty ? nil : $0 }, bookingZone: $0,
+                                                                  option: "--end-zone") }
             changes.endsAt = try (endTimes ?? times).read(text, option: "--ends-at", checkingEnd: endTimes?.isNamed == true).text
         }
         let booking = try store.editBooking(id: id, changes: changes)

@@ -22,11 +22,11 @@ struct BookingZoneInput {
     /// one, or its file damaged): a time typed without an offset cannot be placed in it.
     let unreadableBookingZone: String?
 
-    init(zoneOption: String?, bookingZone: String?) throws {
+    init(zoneOption: String?, bookingZone: String?, option: String = "--zone") throws {
         isFixedOffset = zoneOption?.isEmpty == true
         var unreadable: String?
         if let zoneOption, !zoneOption.isEmpty {
-            rules = try Arguments.checkedZone(zoneOption)
+            rules = try Arguments.checkedZone(zoneOption, option: option)
             isNamed = true
         } else if zoneOption == nil, let bookingZone, let known = try? TimeZoneRules.named(bookingZone) {
             rules = known

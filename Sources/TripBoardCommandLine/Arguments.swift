@@ -220,14 +220,14 @@ public struct Arguments {
 
     /// The zone `--zone NAME` names — one a booking can keep and sync
     /// (`TimeZoneRules.isPortableZoneName`) — or the usage error saying why not.
-    package static func checkedZone(_ name: String) throws -> TimeZoneRules {
+    package static func checkedZone(_ name: String, option: String = "--zone") throws -> TimeZoneRules {
         guard TimeZoneRules.isPortableZoneName(name) || !TimeZoneRules.isZoneName(name) else {
             throw CommandLineError.usage("""
-                --zone '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each \
+                \(option) '\(name.prefix(40))' is not a zone a booking can keep (it means something else on each \
                 computer); give an IANA name such as Europe/Lisbon
                 """)
         }
-        do { return try TimeZoneRules.named(name) } catch { throw CommandLineError.usage("--zone \(error)") }
+        do { return try TimeZoneRules.named(name) } catch { throw CommandLineError.usage("\(option) \(error)") }
     }
 
     package static func checkedRecordID(_ text: String, _ kind: String) throws -> String {

@@ -163,8 +163,13 @@ public enum ShareCommand {
         console.print("  detected:   " + result.detected.summary)
         let pages = result.pageCount == 1 ? "1 page" : "\(result.pageCount) pages"
         console.print("  attachment: \(result.attachment.id) (\(pages), \(result.attachment.byteCount) bytes)")
-        console.print("  booking:    \(result.booking.id)" + (result.booking.startsAt.map { ", starts \($0)" } ?? ""))
+        console.print("  booking:    \(result.booking.id)" + (result.booking.startsAt.map { ", starts \($0)" } ?? "")
+                      + (result.bookingCreated ? result.booking.endsAt.map { ", ends \($0)" } ?? "" : ""))
         if let zone = result.zone { console.print("  zone:       " + zone.summary) }
+        if result.bookingCreated, result.booking.endsAt != nil, let place = result.detected.arrivalPlace ?? result.detected.destination {
+            // Which place set the end's clock, so that a wrong guess shows (`booking edit --end-zone` mends it).
+            console.print("  arrives:    \(result.booking.zoneOfEnd ?? "a fixed offset") (\(place), where it arrives)")
+        }
         if let thumbnail = result.thumbnail { console.print("  thumbnail:  " + thumbnail) }
     }
 }

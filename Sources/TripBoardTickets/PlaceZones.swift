@@ -64,7 +64,8 @@ extension PlaceZones {
     /// The first place `text` names, reading its words from the left — or the last, `fromRight`
     /// (a hotel's name ends with its city: `Hotel Victoria Lisboa`): the longest run of up to
     /// three words that is a known name (`Lisboa Santa Apolónia` → Lisboa), and in Chinese or
-    /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪). A hotel's
+    /// Japanese text the longest known run of two to four characters (`新大阪` → 大阪); a word joined
+    /// by hyphens is read whole first, then as its parts (`Bruxelles-Midi` → Bruxelles). A hotel's
     /// name (`fromRight`) names a town of fewer than 100,000 people only in two words or more:
     /// too many such towns are named like the words of a name (`Casa Azul`).
     public static func place(in text: String, fromRight: Bool = false) -> (name: String, zone: String)? {
@@ -83,6 +84,13 @@ extension PlaceZones {
             }
         }
         flush()
+        if let found = scan(words, fromRight: fromRight) { return found }
+        // A station joined to its city by a hyphen: `Bruxelles-Midi`, `Shin-Osaka`, `Paris-Nord`.
+        let split = words.flatMap { $0.split(separator: "-").map(String.init) }
+        return split == words ? nil : scan(split, fromRight: fromRight)
+    }
+
+    private static func scan(_ words: [String], fromRight: Bool) -> (name: String, zone: String)? {
         var found: [(name: String, zone: String)] = []
         var start = 0
         while start < words.count {

@@ -9,6 +9,21 @@ struct TicketDate: Sendable, Equatable {
     let end: Int
 }
 
+/// A journey's arrival as a ticket prints it (`TicketText.arrival`).
+struct TicketArrival: Sendable, Equatable {
+    /// The date printed with it; else `dayMonth` (a day and month without a year), else neither.
+    var date: CivilDate?
+    var dayMonth: TicketFields.DayMonth?
+    var time: TicketFields.TimeOfDay
+    /// A printed day marker: `(+1)` → 1.
+    var dayOffset: Int?
+    /// The index after the time (and its marker).
+    var end: Int
+    /// The line's text after the time, and before the label: where a place may be named.
+    var placeAfter = ""
+    var placeBefore = ""
+}
+
 /// A day and month printed without a year, as boarding passes print them (`12DEC`).
 struct YearlessTicketDate: Sendable, Equatable {
     let day: Int
@@ -71,29 +86,83 @@ extension TicketText {
         return (nil, bestTime?.value, nil)
     }
 
-    /// A journey's arrival: the date and time, or the time alone, that a label on its own line
-    /// says is the arrival (the nearest label before it, as for the departure; a label heading a
-    /// column on the line above is not enough). Nothing unlabelled is taken: an arrival guessed
-    /// wrong would put the end of a booking on another day.
-    func arrival() -> (date: CivilDate?, time: TicketFields.TimeOfDay?) {
-        var best: (date: CivilDate?, time: TicketFields.TimeOfDay)?
-        var index = 0
-        while index < tokens.count {
-            if let date = date(at: index) {
-                if let time = date.time, labelScore(before: index, Self.arrivalOnlyLabels, sameLine: true) == 3, best?.date == nil {
-                    best = (date.date, time)
+    /// A journey's arrival: the time — with its date, or a day and month, when printed — that
+    /// follows an arrival label directly (only punctuation and a weekday between: `Arrival: Sun 13
+    /// Dec 2026 12:20`, `Ankunft 09:41`, `Arr 16MAR 06:30`), its day marker (`(+1)`, `-1`), and
+    /// the place named on its line (after the time, else before the label: `Köln Hbf arr 10:17`).
+    /// The last such arrival is the journey's end (the final leg of an itinerary). Nothing else is
+    /// taken: "your arrival at the gate by 15:50" is no arrival, and a wrong one would put the
+    /// end of a booking on another day.
+    func arrival() -> TicketArrival? {
+        var found: TicketArrival?
+        var from = 0
+        while let label = firstLabel(Self.journeyArrivalLabels, from: from) {
+            from = label.end
+            let line = tokens[label.start].line
+            var index = label.end
+            var reading: TicketArrival?
+            while index < tokens.count, tokens[index].line == line, reading == nil {
+                if let date = date(at: index), date.time != nil, tokens[date.end - 1].line == line {
+                    reading = TicketArrival(date: date.date, dayMonth: nil, time: date.time!, dayOffset: nil, end: date.end)
+                } else if let date = yearlessDate(at: index), let time = date.time {
+                    reading = TicketArrival(date: nil, dayMonth: TicketFields.DayMonth(day: date.day, month: date.month),
+                                            time: time, dayOffset: nil, end: date.end)
+                } else if let (dayMonth, next) = numericDayMonth(at: index), let (time, end) = time(at: next, afterDate: true) {
+                    // `arr 12.12.  10:17`, as German timetables print it.
+                    reading = TicketArrival(date: nil, dayMonth: dayMonth, time: time, dayOffset: nil, end: end)
+                } else if let (time, end) = time(at: index, afterDate: false) {
+                    reading = TicketArrival(date: nil, dayMonth: nil, time: time, dayOffset: nil, end: end)
+                } else if tokens[index].kind == .symbol || Self.weekdayWords.contains(tokens[index].folded) {
+                    index += 1
+                } else {
+                    break
                 }
-                index = date.end
-            } else if yearlessDate(at: index) != nil {
-                index += 1
-            } else if let (time, end) = time(at: index, afterDate: false) {
-                if labelScore(before: index, Self.arrivalOnlyLabels, sameLine: true) == 3, best == nil { best = (nil, time) }
-                index = end
-            } else {
-                index += 1
             }
+            guard var arrival = reading else { continue }
+            arrival.dayOffset = dayMarker(at: arrival.end, line: line).map { offset, end in arrival.end = end; return offset }
+            let lineRange = lineRange(of: label.start)
+            arrival.placeAfter = joined(arrival.end..<lineRange.upperBound)
+            arrival.placeBefore = joined(lineRange.lowerBound..<label.start)
+            found = arrival
+            from = arrival.end
         }
-        return (best?.date, best?.time)
+        return found
+    }
+
+    /// `12.12.` (day, month and a dot after each) and the index after it.
+    private func numericDayMonth(at index: Int) -> (TicketFields.DayMonth, Int)? {
+        guard let day = token(at: index), day.kind == .digits, day.text.utf8.count <= 2, let dayValue = day.number,
+              isSymbol(index + 1, ["."]), let month = token(at: index + 2), month.kind == .digits, month.touchesPrevious,
+              month.text.utf8.count <= 2, let monthValue = month.number, isSymbol(index + 3, ["."]),
+              (1...12).contains(monthValue), (1...31).contains(dayValue) else { return nil }
+        return (TicketFields.DayMonth(day: dayValue, month: monthValue), index + 4)
+    }
+
+    /// `(+1)`, `+1`, `(-1)` right after an arrival's time: the days it is from the departure's
+    /// date. Returns the offset and the index after the marker.
+    private func dayMarker(at index: Int, line: Int) -> (Int, Int)? {
+        var next = index
+        let bracketed = isSymbol(next, ["("])
+        if bracketed { next += 1 }
+        guard let sign = token(at: next), sign.line == line, sign.text == "+" || sign.text == "-",
+              let days = token(at: next + 1), days.kind == .digits, days.touchesPrevious, let value = days.number, (1...3).contains(value)
+        else { return nil }
+        next += 2
+        if bracketed {
+            guard isSymbol(next, [")"]) else { return nil }
+            next += 1
+        }
+        return (sign.text == "-" ? -value : value, next)
+    }
+
+    /// The tokens of the line `index` is on.
+    private func lineRange(of index: Int) -> Range<Int> {
+        let line = tokens[index].line
+        var start = index
+        while start > 0, tokens[start - 1].line == line { start -= 1 }
+        var end = index
+        while end < tokens.count, tokens[end].line == line { end += 1 }
+        return start..<end
     }
 
     /// The date starting at `index` in any of the supported forms, with the time that follows it.
@@ -314,10 +383,10 @@ extension TicketText {
 
     /// How much the nearest label before `index` (on its line or the previous one, at most eight
     /// tokens back) says "departure": 0 without a label, nil when it says "issued" or "paid".
-    func labelScore(before index: Int, _ labels: [(TicketLabels, Int?)], sameLine: Bool = false) -> Int? {
+    func labelScore(before index: Int, _ labels: [(TicketLabels, Int?)]) -> Int? {
         let line = tokens[index].line
         var last = index - 1
-        while last >= max(0, index - 8), tokens[last].line >= line - (sameLine ? 0 : 1) {
+        while last >= max(0, index - 8), tokens[last].line >= line - 1 {
             // The longest label ending here wins: "departure date" is not just "date".
             var best: (length: Int, score: Int?)?
             for (set, score) in labels {
@@ -365,10 +434,19 @@ extension TicketText {
         (issueLabels, nil), (notDepartureLabels, nil), (arrivalLabels, -1), (checkOutLabels, -1), (departureLabels, 3),
         (boardingLabels, 2), (checkInLabels, 2), (plainDateLabels, 1),
     ]
-    /// Scores for a journey's arrival: only an arrival label counts.
-    static let arrivalOnlyLabels: [(TicketLabels, Int?)] = [
-        (issueLabels, nil), (notDepartureLabels, nil), (arrivalLabels, 3), (departureLabels, -1), (boardingLabels, -1),
-        (checkInLabels, -1), (plainDateLabels, -1),
+    /// What a journey's arrival is labelled with (not "inbound", a return's departure).
+    static let journeyArrivalLabels = TicketLabels(
+        "arrival", "arrival date", "date of arrival", "arrive", "arrives", "arr", "ankunft", "chegada", "llegada",
+        "arrivée", "arrivo", "aankomst", "到着")
+    /// Weekday names and their abbreviations in the seven languages, skipped between an arrival
+    /// label and its date.
+    static let weekdayWords: Set<String> = [
+        "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday", "wednesday", "thursday",
+        "friday", "saturday", "sunday", "lun", "mer", "jeu", "ven", "sam", "dim", "lundi", "mardi", "mercredi", "jeudi",
+        "vendredi", "samedi", "dimanche", "mo", "di", "mi", "do", "fr", "sa", "so", "montag", "dienstag", "mittwoch",
+        "donnerstag", "freitag", "samstag", "sonntag", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo",
+        "segunda", "terça", "quarta", "quinta", "sexta", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato",
+        "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag", "ma", "wo", "vr", "za", "zo",
     ]
     /// Scores for hotels, where the stay starts at check-in, also called arrival.
     static let hotelLabels: [(TicketLabels, Int?)] = [

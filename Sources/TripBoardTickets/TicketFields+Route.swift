@@ -177,15 +177,20 @@ extension TicketText {
     }
 
     /// The words in `range` as a place name, without the labels and lowercase words around it
-    /// ("Outbound Lisbon" → "Lisbon", "Paris on" → "Paris"); nil unless it starts with a capital.
+    /// ("Outbound Lisbon" → "Lisbon", "Paris on" → "Paris"); nil unless it starts with a capital
+    /// — or with a letter of a script without case (`新大阪`, `東京`).
     private func placeName(_ range: Range<Int>) -> String? {
         var wordStarts = range.filter { startsNameWord($0) }
+        func startsLikeAName(_ index: Int) -> Bool {
+            guard let first = tokens[index].text.first else { return false }
+            return first.isUppercase || (first.isLetter && !first.isLowercase && !first.isCased)
+        }
         func isLeadingNoise(_ index: Int) -> Bool {
-            Self.nameLeadWords.contains(tokens[index].folded) || tokens[index].text.first?.isUppercase != true
+            Self.nameLeadWords.contains(tokens[index].folded) || !startsLikeAName(index)
         }
         while let first = wordStarts.first, isLeadingNoise(first) { wordStarts.removeFirst() }
         var end = range.upperBound
-        while let last = wordStarts.last, tokens[last].text.first?.isUppercase != true {
+        while let last = wordStarts.last, !startsLikeAName(last) {
             wordStarts.removeLast()
             end = last
         }

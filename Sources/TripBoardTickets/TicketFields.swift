@@ -26,9 +26,15 @@ public struct TicketFields: Sendable, Equatable, Codable {
     public var departureTime: TimeOfDay?
     /// A journey's arrival date, when one is printed beside the arrival (not for a hotel).
     public var arrivalDate: CivilDate?
-    /// A journey's arrival time, local to where it arrives: a time labelled as the arrival
-    /// (`Arrival 11:20`, `Ankunft 13:05`, `到着 11:33`).
+    /// A journey's arrival time, local to where it arrives: a time right after an arrival label
+    /// (`Arrival 11:20`, `Ankunft 13:05`, `到着 11:33`); the last such, an itinerary's end.
     public var arrivalTime: TimeOfDay?
+    /// The place named on the arrival's line (`Praha`, `HND`), when a known one is.
+    public var arrivalPlace: String?
+    /// An arrival printed with a day and month but no year (`16MAR`). Not part of the JSON.
+    public var arrivalDayMonth: DayMonth?
+    /// A printed day marker after the arrival's time (`(+1)` → 1). Not part of the JSON.
+    public var arrivalDayOffset: Int?
     /// A hotel's (hostel's, inn's…) name, read only when the ticket is a hotel confirmation:
     /// `Hotel Avenida Palace`.
     public var hotelName: String?
@@ -49,7 +55,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case kind, reference, number, origin, destination, departureDate, departureTime, arrivalDate, arrivalTime, hotelName, seat
+        case kind, reference, number, origin, destination, departureDate, departureTime, arrivalDate, arrivalTime, arrivalPlace, hotelName, seat
     }
 
     public init(kind: BookingKind? = nil, reference: String? = nil, number: String? = nil, origin: String? = nil,
@@ -85,8 +91,11 @@ public struct TicketFields: Sendable, Equatable, Codable {
         fields.departureDayMonth = departure.date == nil ? departure.yearless : nil
         if fields.kind != .hotel, fields.kind != nil {
             // Where a journey ends: a time labelled as the arrival, with its date when one is printed.
-            let arrival = ticket.arrival()
-            (fields.arrivalDate, fields.arrivalTime) = (arrival.date, arrival.time)
+            if let arrival = ticket.arrival() {
+                (fields.arrivalDate, fields.arrivalTime) = (arrival.date, arrival.time)
+                (fields.arrivalDayMonth, fields.arrivalDayOffset) = (arrival.dayMonth, arrival.dayOffset)
+                fields.arrivalPlace = Self.place(named: arrival.placeAfter) ?? Self.place(named: arrival.placeBefore)
+            }
         }
         switch fields.kind {
         case .hotel?: fields.hotelName = ticket.lodgingName()
@@ -95,6 +104,20 @@ public struct TicketFields: Sendable, Equatable, Codable {
         default: fields.seat = ticket.seat()
         }
         return fields
+    }
+
+    /// An airport code in brackets (`(HND)`) or the first known place `text` names.
+    static func place(named text: String) -> String? {
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "(") {
+            let code = rest[rest.index(after: open)...].prefix(4)
+            if code.count == 4, code.last == ")", code.dropLast().allSatisfy({ $0.isASCII && $0.isUppercase }),
+               PlaceZones.airport(String(code.dropLast())) != nil {
+                return String(code.dropLast())
+            }
+            rest = rest[rest.index(after: open)...]
+        }
+        return PlaceZones.place(in: text)?.name
     }
 
     /// What was read, in one line for the person who shared the ticket: `flight, TP 1351,

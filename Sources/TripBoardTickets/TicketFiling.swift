@@ -381,23 +381,32 @@ public struct TicketFiling {
                            endZone: endZone == zone ? nil : endZone).validated()
     }
 
-    /// The end of a journey whose arrival the ticket prints, in the zone of where it arrives (the
-    /// arrival airport's, else the destination's name's; else the departure's when the ticket names
-    /// no destination): on the arrival's date when printed, else the departure's — or the next day
-    /// when the time is earlier (a night train). Nil when it would not come after the start, or
-    /// the zone of a named destination is not known: no end is better than a wrong one.
+    /// The end of a journey whose arrival the ticket prints, on the clock of where it arrives:
+    /// the place named on the arrival's line (an airport code, a city), else the destination of
+    /// the route. Its day: the date printed with it (a day and month takes the year that puts it
+    /// nearest the departure), else the departure's moved by a printed marker (`(+1)`), else the
+    /// first of the day before the departure to two days after that comes after the departure
+    /// (a night train arrives the next day; a flight across the date line the day before). Nil
+    /// when no place of a known zone says where it arrives, or it would not fall within three
+    /// days after the start: no end is better than a wrong one.
     static func arrival(of fields: TicketFields, startsAt: String?, zone: String?) -> (String?, String?) {
         guard let arrivalTime = fields.arrivalTime, let startsAt, case .instant(let start)? = BookingTime(startsAt),
               let departureDate = fields.departureDate else { return (nil, nil) }
-        let endZone: String?
-        if let destination = fields.destination {
-            endZone = PlaceZones.airport(destination) ?? PlaceZones.place(in: destination)?.zone
+        let place = fields.arrivalPlace ?? fields.destination
+        guard let place, let endZone = PlaceZones.airport(place) ?? PlaceZones.place(in: place)?.zone,
+              let rules = try? TimeZoneRules.named(endZone) else { return (nil, nil) }
+        let days: [CivilDate]
+        if let date = fields.arrivalDate {
+            days = [date]
+        } else if let dayMonth = fields.arrivalDayMonth {
+            days = ((departureDate.year - 1)...(departureDate.year + 1)).compactMap { dayMonth.date(in: $0) }
+                .filter { abs($0.daysSinceEpoch - departureDate.daysSinceEpoch) <= 3 }
+        } else if let offset = fields.arrivalDayOffset {
+            days = [departureDate.adding(days: offset)]
         } else {
-            endZone = zone
+            days = (-1...2).map { departureDate.adding(days: $0) }
         }
-        guard let endZone, let rules = try? TimeZoneRules.named(endZone) else { return (nil, nil) }
-        var day = fields.arrivalDate ?? departureDate
-        for _ in 0..<2 {
+        for day in days {
             let end: BookingTime? = switch BookingTime.reading(day.description + "T" + arrivalTime.description, in: rules, checkingOffset: false) {
             case .time(let time): time
             case .gap(_, let after): .instant(after)
@@ -408,8 +417,6 @@ public struct TicketFiling {
                instant.secondsSinceEpoch - start.secondsSinceEpoch < 3 * 86_400 {
                 return (end.text, endZone)
             }
-            guard fields.arrivalDate == nil else { break }
-            day = day.adding(days: 1)
         }
         return (nil, nil)
     }

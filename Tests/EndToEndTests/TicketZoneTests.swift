@@ -143,6 +143,49 @@ import Testing
         let ferry = try #require(try TicketZoneTests.share(container, nowhere, ["--zone", "Europe/Lisbon"], trip: trip)["booking"] as? [String: Any])
         #expect(ferry["endsAt"] is NSNull, "\(ferry)")
     }
+
+    /// What an independent run of 75 tickets found: the arrival's own line names where it
+    /// arrives; an itinerary ends with its last arrival; a yearless arrival date, a day marker
+    /// and the date line decide its day; a sentence with the word "arrival" is no arrival.
+    @Test(arguments: [
+        // No route: the place on the arrival's line.
+        (["FlixBus", "Booking number 3012345678", "Departure Sat 12 Jun 2027, 22:15 Berlin ZOB", "Arrival 06:45 Praha UAN Florenc"],
+         "2027-06-13T06:45:00+02:00", "Europe/Prague"),
+        // An itinerary: its last arrival, on that place's clock.
+        (["Route LHR -> LAX", "Flight BA 117", "Departure 12 JUN 2027 08:20 London Heathrow", "Arrival 12 JUN 2027 11:15 New York JFK",
+          "Flight AA 1", "Departure 12 JUN 2027 14:00 New York JFK", "Arrival 12 JUN 2027 17:25 Los Angeles"],
+         "2027-06-12T17:25:00-07:00", "America/Los_Angeles"),
+        // Across the date line: a yearless date, a marker, or neither (the day before is the first after departure).
+        (["Flight NZ 10 AKL -> HNL", "Departure 15 JUN 2027 00:30", "Arrival 14 JUN 10:30"], "2027-06-14T10:30:00-10:00", "Pacific/Honolulu"),
+        (["Flight NZ 10 AKL -> HNL", "Departure 15 JUN 2027 00:30", "Arrival 10:30 (-1)"], "2027-06-14T10:30:00-10:00", "Pacific/Honolulu"),
+        (["Flight NZ 10 AKL -> HNL", "Departure 15 JUN 2027 00:30", "Arrival 10:30"], "2027-06-14T10:30:00-10:00", "Pacific/Honolulu"),
+        (["Flight QF 12 LAX -> SYD", "Departure 14 JUN 2027 22:00", "Arrival 16 JUN 06:30"], "2027-06-16T06:30:00+10:00", "Australia/Sydney"),
+        (["Flight QF 12 LAX -> SYD", "Departure 14 JUN 2027 22:00", "Arrival 06:30 (+2)"], "2027-06-16T06:30:00+10:00", "Australia/Sydney"),
+        // A station joined to its city by a hyphen.
+        (["Eurostar 9316", "Vertrek 14 jun 2027 10:15 Bruxelles-Midi", "Aankomst 13:35 Amsterdam Centraal"], "2027-06-14T13:35:00+02:00",
+         "Europe/Amsterdam"),
+    ] as [([String], String, String)])
+    func anArrivalIsReadWhereItIsPrinted(lines: [String], endsAt: String, endZone: String) throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Away", start: "2027-06-01", end: "2027-06-30")
+        // A ticket that names no departure place is read as shared from Berlin.
+        let departsFromAPlace = lines.contains { $0.contains("->") }
+        let answer = try TicketZoneTests.share(container, lines, departsFromAPlace ? [] : ["--zone", "Europe/Berlin"], trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["endsAt"] as? String == endsAt && (booking["endZone"] as? String ?? booking["zone"] as? String) == endZone,
+                "\(lines): \(booking)")
+    }
+
+    @Test func aSentenceWithTheWordArrivalIsNoArrival() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Away", start: "2027-06-01", end: "2027-06-30")
+        for line in ["Please ensure your arrival at the gate by 15:50", "Arrival at the airport no later than 14:30"] {
+            let lines = ["BA 5 LHR -> HND", "Departure 12 JUN 2027 16:30", line]
+            let booking = try #require(try TicketZoneTests.share(container, lines, trip: trip)["booking"] as? [String: Any])
+            #expect(booking["endsAt"] is NSNull, "\(line): \(booking)")
+        }
+    }
+
 }
 
 

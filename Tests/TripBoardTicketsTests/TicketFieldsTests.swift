@@ -78,7 +78,7 @@ struct TicketFieldsTests {
             Issued 01.12.2026 14:02
             """,
             expected: fields(.train, "Q5PW2M", "ICE 123", "Frankfurt(Main)Hbf", "Köln Hbf", "2026-12-12", "09:13", seat: "21/45",
-                             arrival: (nil, "10:17")),
+                             arrival: (nil, "10:17"), arrivalPlace: "Köln", arrivalDayMonth: (12, 12)),
             title: "ICE 123 Frankfurt(Main)Hbf → Köln Hbf"),
         Sample(name: "CP Alfa Pendular ticket", text: """
             CP Comboios de Portugal
@@ -390,6 +390,8 @@ struct TicketFieldsTests {
         ("Origin: LIS   Destination: CDG", "LIS", "CDG"), ("Departure 07:35 LIS → CDG 10:50", "LIS", "CDG"),
         ("Lisboa Oriente 08:39 → Faro 11:45", "Lisboa Oriente", "Faro"),
         ("08:39 Lisboa Oriente → 11:45 Faro", "Lisboa Oriente", "Faro"),
+        // Scripts without capitals: a name is any word of them.
+        ("新大阪 → 東京", "新大阪", "東京"), ("のぞみ 21号 新大阪 → 東京", "新大阪", "東京"), ("上海虹桥 → 北京南", "上海虹桥", "北京南"),
     ] as [(String, String, String)])
     func readsTheRoute(text: String, origin: String, destination: String) {
         let extracted = TicketFields.extract(from: text)
@@ -495,12 +497,15 @@ struct TicketFieldsTests {
 
     static func fields(_ kind: BookingKind?, _ reference: String?, _ number: String?, _ origin: String?,
                        _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil, seat: String? = nil,
-                       arrival: (date: String?, time: String)? = nil) -> TicketFields {
+                       arrival: (date: String?, time: String)? = nil, arrivalPlace: String? = nil,
+                       arrivalDayMonth: (day: Int, month: Int)? = nil) -> TicketFields {
         var fields = TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
                                   departureDate: date.flatMap { CivilDate($0) },
                                   departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel, seat: seat)
         fields.arrivalDate = arrival?.date.flatMap { CivilDate($0) }
         fields.arrivalTime = arrival.flatMap { TicketFields.TimeOfDay($0.time) }
+        fields.arrivalPlace = arrivalPlace
+        fields.arrivalDayMonth = arrivalDayMonth.map { TicketFields.DayMonth(day: $0.day, month: $0.month) }
         return fields
     }
 }

@@ -114,9 +114,18 @@ extension Store {
                 if changes.startsAt == nil { updated.startsAt = updated.startsAt.map { BookingTime.reexpressed($0, in: rules) } }
                 if changes.endsAt == nil, updated.endZone == nil { updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) } }
             }
+            // An end removed takes its zone with it; an end zone removed leaves the end in the
+            // booking's zone, the same instant in its offset.
+            if changes.endsAt?.isEmpty == true { updated.endZone = nil }
             if let name = updated.endZone, name != current.endZone, changes.endsAt == nil, let rules = try? TimeZoneRules.named(name) {
                 updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) }
             }
+            if current.endZone != nil, updated.endZone == nil, changes.endsAt == nil,
+               let name = updated.zone, let rules = try? TimeZoneRules.named(name) {
+                updated.endsAt = updated.endsAt.map { BookingTime.reexpressed($0, in: rules) }
+            }
+            // An end zone that is the booking's zone is none of its own.
+            if updated.endZone != nil, updated.endZone == updated.zone { updated.endZone = nil }
             return try writeEdit(BookingColumn.self, current, try BookingColumn.validated(updated))
         }
     }
