@@ -114,15 +114,7 @@ public struct Keybag: Sendable, Equatable {
         Self.lengthPrefixed(["tripboard-keybag/v1", id, device, protection.rawValue, underPasscode ? "passcode" : "device"])
     }
 
-    static func lengthPrefixed(_ fields: [String]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for field in fields {
-            let utf8 = Array(field.utf8)
-            let length = UInt32(utf8.count)
-            bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)] + utf8
-        }
-        return bytes
-    }
+    static func lengthPrefixed(_ fields: [String]) -> [UInt8] { Sodium.lengthPrefixed(fields) }
 }
 
 // MARK: - The file

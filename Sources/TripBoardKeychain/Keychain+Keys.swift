@@ -157,13 +157,5 @@ extension Keychain {
         encode(["tripboard-container-key/v1", containerKeyID, wrappedBy, wrappingKeyID])
     }
 
-    package static func encode(_ fields: [String]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for field in fields {
-            let utf8 = Array(field.utf8)
-            let count = UInt32(utf8.count)
-            bytes += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)] + utf8
-        }
-        return bytes
-    }
+    package static func encode(_ fields: [String]) -> [UInt8] { Sodium.lengthPrefixed(fields) }
 }

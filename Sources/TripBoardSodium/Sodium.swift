@@ -78,4 +78,16 @@ public enum Sodium {
         guard !a.isEmpty else { return true }
         return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
+
+    /// `fields` each as a 4-byte big-endian length and its UTF-8 bytes: the associated data and
+    /// MAC input of every seal, so that no two sequences of fields encode alike.
+    public static func lengthPrefixed(_ fields: [String]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for field in fields {
+            let utf8 = Array(field.utf8)
+            let count = UInt32(utf8.count)
+            bytes += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)] + utf8
+        }
+        return bytes
+    }
 }
