@@ -116,6 +116,18 @@ extension PlaceZones {
         return found.last
     }
 
+    /// The zones of the United States and its territories (tzdata's `zone1970.tab`, country US,
+    /// with Puerto Rico's and Guam's): where a ticket prints a slashed date month first.
+    public static let unitedStatesZones: Set<String> = [
+        "America/New_York", "America/Detroit", "America/Kentucky/Louisville", "America/Kentucky/Monticello",
+        "America/Indiana/Indianapolis", "America/Indiana/Vincennes", "America/Indiana/Winamac", "America/Indiana/Marengo",
+        "America/Indiana/Petersburg", "America/Indiana/Vevay", "America/Chicago", "America/Indiana/Tell_City",
+        "America/Indiana/Knox", "America/Menominee", "America/North_Dakota/Center", "America/North_Dakota/New_Salem",
+        "America/North_Dakota/Beulah", "America/Denver", "America/Boise", "America/Phoenix", "America/Los_Angeles",
+        "America/Anchorage", "America/Juneau", "America/Sitka", "America/Metlakatla", "America/Yakutat", "America/Nome",
+        "America/Adak", "Pacific/Honolulu", "America/Puerto_Rico", "Pacific/Guam",
+    ]
+
     /// Words of tickets and hotel names that are also the names of towns in the table.
     static let ordinaryWords: Set<String> = [
         "date", "central", "gare", "best", "grand", "royal", "plaza", "park", "palace", "garden", "holiday", "union", "victoria",

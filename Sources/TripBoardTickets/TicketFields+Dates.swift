@@ -313,13 +313,14 @@ extension TicketText {
         guard endsCleanly else { return nil }
         guard !isISO else { return Self.civilDate(first, second, third).map { ($0, index + 5) } }
         guard isDayFirst else { return nil }
-        // Day first, as everywhere but the United States — unless only the other reading is a
-        // date (`05/13/2027`), or a 12-hour time follows it (`05/04/2027 7:05 PM`), as on
-        // American tickets.
+        // Day first, as everywhere but the United States. The precedence: the only reading that
+        // is a date (`05/13/2027`); else the country the journey departs from (the United
+        // States: month first); else a 12-hour time after it means month first (`05/04/2027
+        // 7:05 PM`, as American tickets print them); else day first.
         let dayFirst = Self.civilDate(third, second, first)
         let monthFirst = separator.text == "/" ? Self.civilDate(third, first, second) : nil
-        let date = (dayFirst != nil && monthFirst != nil) ? (hasTwelveHourTime(after: index + 5) ? monthFirst : dayFirst)
-            : (dayFirst ?? monthFirst)
+        let prefersMonthFirst = departsFromTheUnitedStates ?? hasTwelveHourTime(after: index + 5)
+        let date = (dayFirst != nil && monthFirst != nil) ? (prefersMonthFirst ? monthFirst : dayFirst) : (dayFirst ?? monthFirst)
         return date.map { ($0, index + 5) }
     }
 

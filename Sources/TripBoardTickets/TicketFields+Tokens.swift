@@ -35,6 +35,9 @@ struct TicketToken: Sendable, Equatable {
 /// Ticket text cut into tokens, with the look-around helpers the field scanners share.
 struct TicketText: Sendable {
     let tokens: [TicketToken]
+    /// Whether the journey departs from the United States (month-first numeric dates), when the
+    /// place it departs from is known: it decides a slashed date both readings fit.
+    var departsFromTheUnitedStates: Bool?
 
     /// How much text is read: a ticket's facts are on its first page, and a bound keeps a
     /// document with hundreds of pages of text from costing seconds.

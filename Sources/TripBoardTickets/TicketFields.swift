@@ -75,13 +75,16 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// Reads the fields from a ticket's text (its first 100,000 characters); fields that cannot be
     /// found are nil.
     public static func extract(from text: String) -> TicketFields {
-        let ticket = TicketText(text)
+        var ticket = TicketText(text)
         let reference = ticket.bookingReference()
         // The booking reference read as a flight number (`予約番号: E47291` → "E4 7291") is none.
         let service = ticket.serviceNumber().flatMap { found in
             String(found.text.filter { $0 != " " }) == reference ? nil : found
         }
         let route = ticket.route()
+        // The country the journey departs from decides a slashed date that both readings fit.
+        ticket.departsFromTheUnitedStates = route.flatMap { PlaceZones.airport($0.origin) ?? PlaceZones.place(in: $0.origin)?.zone }
+            .map { PlaceZones.unitedStatesZones.contains($0) }
         let likelyKind = ticket.likelyKind(service: service)
         let departure = ticket.departure(forHotel: likelyKind == .hotel)
         var fields = TicketFields(reference: reference, number: service?.text, origin: route?.origin,

@@ -176,6 +176,19 @@ import Testing
                 "\(lines): \(booking)")
     }
 
+    /// A slashed date both readings fit is read month first on a journey from the United States,
+    /// day first from anywhere else, the clock notwithstanding.
+    @Test func theDepartureCountryDecidesASlashedDate() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Spring", start: "2027-04-01", end: "2027-05-31")
+        let american = try #require(try TicketZoneTests.share(container, ["American Airlines", "AA 100 JFK -> LAX", "Departure 05/04/2027 07:05"],
+                                                              trip: trip)["booking"] as? [String: Any])
+        #expect(american["startsAt"] as? String == "2027-05-04T07:05:00-04:00", "\(american)")
+        let british = try #require(try TicketZoneTests.share(container, ["British Airways", "BA 117 LHR -> JFK", "Departure 05/04/2027 7:05 PM"],
+                                                             trip: trip)["booking"] as? [String: Any])
+        #expect(british["startsAt"] as? String == "2027-04-05T19:05:00+01:00", "\(british)")
+    }
+
     @Test func aSentenceWithTheWordArrivalIsNoArrival() throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Away", start: "2027-06-01", end: "2027-06-30")

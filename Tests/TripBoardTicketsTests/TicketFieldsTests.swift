@@ -237,6 +237,19 @@ struct TicketFieldsTests {
         #expect(extracted.departureTime == time.flatMap { TicketFields.TimeOfDay($0) })
     }
 
+    /// The precedence for a slashed date both readings fit: the country the journey departs from
+    /// (the United States: month first; elsewhere day first, whatever the clock), before the
+    /// 12-hour clock; the only valid reading before either.
+    @Test(arguments: [
+        ("JFK → LAX\nDeparture 05/04/2027 07:05", "2027-05-04"), ("Chicago → Denver\nDeparture 05/04/2027 07:05", "2027-05-04"),
+        ("LHR → JFK\nDeparture 05/04/2027 7:05 PM", "2027-04-05"), ("Lisboa → Porto\nData 05/04/2027 07:05", "2027-04-05"),
+        ("JFK → LHR\nDeparture 13/05/2027 07:05", "2027-05-13"), ("LHR → JFK\nDeparture 05/13/2027 07:05", "2027-05-13"),
+        ("Departure 05/04/2027 7:05 PM", "2027-05-04"), ("Honolulu → Tokyo\nDeparture 05/04/2027 07:05", "2027-05-04"),
+    ] as [(String, String)])
+    func theDepartureCountryDecidesASlashedDateBothReadingsFit(text: String, date: String) {
+        #expect(TicketFields.extract(from: text).departureDate == CivilDate(date), "\(text)")
+    }
+
     /// References and seats labelled in French, Portuguese, Spanish, German, Dutch and Japanese.
     @Test(arguments: [
         ("SNCF\nTrain TGV 6607\nRéférence: QZLM4T", "QZLM4T", nil as String?),
