@@ -108,8 +108,10 @@ extension TicketText {
     /// The number at `digitsIndex` for a service named at `nameIndex`: on the same line, ending its
     /// word, and not the first part of a time (`AM 07:35`), decimal, fraction or date (`SA 12 DEC 2026`).
     private func serviceDigits(at nameIndex: Int, _ digitsIndex: Int, maximumCount: Int) -> String? {
+        // `のぞみ21号`: a Japanese train's number with its counter glued on (not `号車`, a car).
+        let counted = self.token(at: digitsIndex + 1).map { $0.text == "号" && $0.touchesPrevious } ?? false
         guard let token = token(at: digitsIndex), token.kind == .digits, token.line == tokens[nameIndex].line,
-              token.text.utf8.count <= maximumCount, endsWord(digitsIndex), bareDate(at: digitsIndex) == nil
+              token.text.utf8.count <= maximumCount, endsWord(digitsIndex) || counted, bareDate(at: digitsIndex) == nil
         else { return nil }
         if isSymbol(digitsIndex + 1, [":", ".", ",", "/"]), let separator = self.token(at: digitsIndex + 1),
            separator.touchesPrevious, let after = self.token(at: digitsIndex + 2), after.kind == .digits,

@@ -210,6 +210,9 @@ struct TicketFieldsTests {
     @Test(arguments: [
         ("JR Central\nShinkansen Nozomi 21\nDate 14 MAY 2027 09:09", BookingKind.train, "Nozomi 21", nil as String?),
         ("Amtrak\nAcela 2151\nMay 14, 2027 7:05 AM", .train, "Acela 2151", nil),
+        // A Shinkansen's number with its counter, glued to its name or not; a car number (号車) is none.
+        ("JR東海\n新幹線 のぞみ21号 新大阪 → 東京\n2027年5月14日 09:09", .train, "Nozomi 21", nil),
+        ("JR東海\n新幹線 ひかり 505号\n2027年5月14日 09:09", .train, "Hikari 505", nil),
         ("Trenitalia\nFrecciargento 8503\n14 maggio 2027 09:05", .train, "Frecciargento 8503", nil),
         ("Ryokan Sawaya\nCheck-in 14 May 2027 15:00\nConfirmation number 84122394", .hotel, nil, "Ryokan Sawaya"),
         ("Casa do Bairro B&B\nCheck-in 14 May 2027 15:00\nBooking reference ZZ12345", .hotel, nil, "Casa do Bairro B&B"),
