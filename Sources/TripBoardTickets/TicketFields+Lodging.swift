@@ -12,6 +12,24 @@ extension TicketText {
         return labelledLodgingName(lines) ?? namingLine(lines) ?? introducedLodgingName(lines) ?? nameUnderHeading(lines)
     }
 
+    /// A hotel's address, from its label (`Address:`, `Adresse`, `Morada`, `Dirección`,
+    /// `Indirizzo`, `Adres`, `Anschrift`, `住所`): the rest of the label's line, and the next line
+    /// too when the label's line holds no more than the street (an address ends with its city).
+    func lodgingAddress() -> String? {
+        let lines = lineRanges()
+        guard let label = firstLabel(Self.addressLabels) else { return nil }
+        var end = label.end
+        while isSymbol(end, [":"]) { end += 1 }
+        let line = tokens[label.start].line
+        var text = joined(end..<lines[line].upperBound)
+        if line + 1 < lines.count, !lines[line + 1].isEmpty { text += ", " + joined(lines[line + 1]) }
+        return text.isEmpty ? nil : text
+    }
+
+    private static let addressLabels = TicketLabels(
+        "address", "hotel address", "property address", "adresse", "anschrift", "morada", "endereço", "dirección", "direccion",
+        "indirizzo", "adres", "住所")
+
     /// `Hotel: Casa do Bairro`: the rest of the label's line (or the next line, for a value printed
     /// under its label). The bare labels need their colon, so `Hotel Avenida Palace` is not read
     /// as the label `Hotel` and the value `Avenida Palace`.

@@ -38,6 +38,9 @@ public struct TicketFields: Sendable, Equatable, Codable {
     /// A hotel's (hostel's, inn's…) name, read only when the ticket is a hotel confirmation:
     /// `Hotel Avenida Palace`.
     public var hotelName: String?
+    /// A hotel's address, read only from its label (`Address: Rua do Salitre 7, 1250 Lisboa`):
+    /// where the stay is when its name names no place. Not part of the JSON.
+    public var hotelAddress: String?
     /// The first passenger's seat, `14C`; on a train with its coach, `7/42`. Not read from a
     /// hotel confirmation or a car hire.
     public var seat: String?
@@ -101,7 +104,9 @@ public struct TicketFields: Sendable, Equatable, Codable {
             }
         }
         switch fields.kind {
-        case .hotel?: fields.hotelName = ticket.lodgingName()
+        case .hotel?:
+            fields.hotelName = ticket.lodgingName()
+            fields.hotelAddress = ticket.lodgingAddress()
         // A car hire's "child seat" is no seat; a document of no kind is no ticket.
         case .car?, nil: break
         default: fields.seat = ticket.seat()

@@ -331,10 +331,13 @@ public struct TicketFiling {
         if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
             return TicketZone(name: zone, source: .departureAirport, from: origin)
         }
-        // A hotel is where its stay begins; a journey begins where it departs.
-        let named = fields.kind == .hotel ? fields.hotelName : fields.origin
-        if let named, let (place, zone) = PlaceZones.place(in: named, fromRight: fields.kind == .hotel) {
-            return TicketZone(name: zone, source: .ticketPlace, from: place)
+        // A hotel is where its stay begins — its name's city, else its address's (which ends with
+        // its city, before its country); a journey begins where it departs.
+        let named = fields.kind == .hotel ? [fields.hotelName, fields.hotelAddress] : [fields.origin]
+        for case let text? in named {
+            if let (place, zone) = PlaceZones.place(in: text, fromRight: fields.kind == .hotel) {
+                return TicketZone(name: zone, source: .ticketPlace, from: place)
+            }
         }
         let day = fields.departureDate.map { Int64($0.daysSinceEpoch) * 86_400 + 43_200 } ?? 0
         let nearest = try container.store.bookings(tripId: tripId)

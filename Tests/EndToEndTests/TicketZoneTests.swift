@@ -189,6 +189,18 @@ import Testing
         #expect(british["startsAt"] as? String == "2027-04-05T19:05:00+01:00", "\(british)")
     }
 
+    /// A hotel whose name names no place is where its address says.
+    @Test func aHotelIsWhereItsAddressSays() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2027-03-25", end: "2027-03-31")
+        let lines = ["Memmo Alfama", "Booking confirmation", "Address: Travessa das Merceeiras 27,", "1100-348 Lisboa, Portugal",
+                     "Check-in: 28 Mar 2027 15:00", "Confirmation number: 48213377"]
+        let answer = try TicketZoneTests.share(container, lines, trip: trip)
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2027-03-28T15:00:00+01:00" && booking["zone"] as? String == "Europe/Lisbon", "\(booking)")
+        #expect((answer["zone"] as? [String: Any])?["source"] as? String == "ticketPlace", "\(answer)")
+    }
+
     @Test func aSentenceWithTheWordArrivalIsNoArrival() throws {
         let container = try TestContainer()
         let trip = try container.addTrip("Away", start: "2027-06-01", end: "2027-06-30")
