@@ -374,4 +374,34 @@ struct DeviceLockTests {
             #expect(try device.state() == "unlocked")
         }
     }
+
+    /// The class keys never reach a file: with the device unlocked, the kernel's class keys (read
+    /// as canaries) are in no file of the test's directory — the device directory and the
+    /// container — and after a lock the kernel serves `complete` no more.
+    @Test func noClassKeyReachesAFile() throws {
+        let device = try Device()
+        #expect(try device.app("device", "passcode", "set", stdin: "river-stone\n").status == 0)
+        try device.app("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30")
+        let keybag = try #require(try device.status()["keybag"] as? String)
+        var canaries: [Data] = []
+        for name in ["complete", "until-first-unlock", "complete-unless-open"] {
+            let serial = try #require(try KernelKeyring.search(KernelKeyring.Anchor.session.serial, type: "user",
+                                                               description: "tripboard:\(keybag):\(name)"))
+            var bytes = [UInt8](repeating: 0, count: 32)
+            #expect(try bytes.withUnsafeMutableBytes { try KernelKeyring.read(serial, into: $0) } == 32)
+            canaries.append(Data(bytes))
+        }
+        for root in [device.test.root.path] {
+            guard let files = FileManager.default.enumerator(atPath: root) else { continue }
+            while let relative = files.nextObject() as? String {
+                let path = root + "/" + relative
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                      attributes[.type] as? FileAttributeType == .typeRegular, (attributes[.size] as? Int ?? 0) < 64 << 20,
+                      let contents = FileManager.default.contents(atPath: path) else { continue }
+                for canary in canaries { #expect(contents.range(of: canary) == nil, "a class key in \(path)") }
+            }
+        }
+        try device.app("device", "lock")
+        #expect(try KernelKeyring.search(KernelKeyring.Anchor.session.serial, type: "user", description: "tripboard:\(keybag):complete") == nil)
+    }
 }
