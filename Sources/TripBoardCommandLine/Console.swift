@@ -16,8 +16,10 @@ public final class Console {
     /// The same, as the bytes written (tests that compare outputs byte for byte).
     package var outputBytes: [UInt8] { buffer }
 
+    /// Prints a line of human output; bidirectional controls in it are shown, not obeyed
+    /// (`showingBidiControls`).
     package func print(_ line: String = "") {
-        buffer += Array(line.utf8)
+        buffer += Array(showingBidiControls(line).utf8)
         buffer.append(0x0a)
         if buffer.count > 1 << 16 { flush() }
     }

@@ -1,3 +1,5 @@
+import TripBoardSystem
+
 /// One row of a `TableWriter` table as bytes: each cell's UTF-8 and its width on screen. A list
 /// printed from its rows' bytes fills one and reuses it for every row, so a row costs no `String`.
 ///
@@ -27,10 +29,11 @@ package struct TableRow {
     }
 
     package mutating func append(_ cell: String) {
-        let utf8 = cell.utf8
+        // Shown, not obeyed: a name holding U+202E must not reorder the line it is printed on.
+        let utf8 = showingBidiControls(cell).utf8
         bytes.append(contentsOf: utf8)
         ends.append(bytes.count)
-        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : Self.displayWidth(cell))
+        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : Self.displayWidth(String(utf8)))
     }
 
     /// The columns `text` takes on a terminal, character by character (grapheme clusters): two

@@ -104,4 +104,20 @@ import Testing
                     "UTC+14: the 3rd is over there, not in Tokyo")
         }
     }
+
+    /// A name holding a bidirectional control (U+202E shows `gnp.exe` as `exe.png`) is printed
+    /// with the control shown, in lists, `show` and messages; JSON keeps it, as data.
+    @Test func bidirectionalControlsAreShownNotObeyed() throws {
+        let container = try TestContainer()
+        let name = "Trip \u{202E}gnp.exe \u{2066}x\u{2069}"
+        let trip = try container.addTrip(name, start: "2027-01-01", end: "2027-01-02")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "other", "--title", "Ticket \u{202E}fdp.exe")
+        for words in [["trip", "list"], ["trip", "show", trip], ["booking", "list"], ["booking", "list", "--trip", trip], ["search", "gnp"]] {
+            let shown = try container.app(arguments: words)
+            #expect(shown.status == 0, "\(words): \(shown)")
+            #expect(!shown.stdout.unicodeScalars.contains { [0x202E, 0x2066, 0x2069].contains($0.value) }, "\(words): \(shown.stdout)")
+        }
+        #expect(try container.appOK("trip", "list").contains("Trip \\u{202E}gnp.exe \\u{2066}x\\u{2069}"))
+        #expect(try container.appOK("trip", "list", "--json").contains(name), "JSON keeps the name as it is")
+    }
 }
