@@ -353,4 +353,16 @@ import TripBoardStorage
         let booking = (object["booking"] as? [String: Any]) ?? object
         return booking[key] as? String
     }
+
+    /// A zone the database names by its offset alone (`+04`) is shown by its city.
+    @Test func aZoneWithoutLettersIsShownByItsCity() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Gulf", start: "2027-01-01", end: "2027-01-09")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "EK 192", "--starts-at", "2027-01-02T09:00",
+                            "--zone", "Europe/Lisbon", "--ends-at", "2027-01-02T19:30", "--end-zone", "Asia/Dubai")
+        try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Alvear", "--starts-at", "2027-01-03T15:00",
+                            "--zone", "America/Argentina/Buenos_Aires")
+        let list = try container.app("booking", "list", "--trip", trip, environment: ["TZ": "Europe/Lisbon"]).stdout
+        #expect(list.contains("Sat 2 Jan 19:30 Dubai") && list.contains("Sun 3 Jan 15:00 Buenos Aires") && !list.contains("+04"), "\(list)")
+    }
 }

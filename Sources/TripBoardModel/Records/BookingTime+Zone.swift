@@ -149,12 +149,21 @@ public struct BookingTimeText {
     /// The zone marker of a time, nil when the reader's clock shows the same.
     public mutating func marker(_ timestamp: Timestamp, zone: String?) -> String? {
         let instant = timestamp.secondsSinceEpoch
-        // The zone's abbreviation, where the zone is known here and the time is in its offset.
-        let abbreviation = zone.flatMap { rules(of: $0) }.map { $0.localType(at: instant) }
-            .flatMap { $0.offset == timestamp.offsetSeconds ? $0.abbreviation : nil }
+        // The zone's abbreviation, where the zone is known here and the time is in its offset —
+        // or its city, where the database has no letters for it (`+04` says less than `Dubai`).
+        let abbreviation = zone.flatMap { name in rules(of: name).map { ($0.localType(at: instant), name) } }
+            .flatMap { type, name in type.offset == timestamp.offsetSeconds ? Self.lettered(type.abbreviation, zone: name) : nil }
         let reader = viewer(instant)
         if reader.offset == timestamp.offsetSeconds && (abbreviation == nil || abbreviation == reader.abbreviation) { return nil }
         return abbreviation ?? Self.offsetMarker(timestamp.offsetSeconds)
+    }
+
+    /// `abbreviation` when it has letters (`JST`, `WET`), else the zone's city (`Asia/Dubai` →
+    /// `Dubai`, `America/Argentina/Buenos_Aires` → `Buenos Aires`).
+    static func lettered(_ abbreviation: String, zone: String) -> String {
+        guard abbreviation.first == "+" || abbreviation.first == "-",
+              let city = zone.split(separator: "/").last, zone.contains("/") else { return abbreviation }
+        return city.replacingUnderscores()
     }
 
     /// `UTC`, `UTC+2`, `UTC-3:30`, `UTC+5:45`.
@@ -171,4 +180,8 @@ public struct BookingTimeText {
         zones[zone] = rules
         return rules
     }
+}
+
+private extension Substring {
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? " " : $0 }) }
 }
