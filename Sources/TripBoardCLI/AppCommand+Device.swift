@@ -97,17 +97,16 @@ extension AppCommand {
         let anchor = try DeviceLock.anchor(environment: context.environment)
         let lock = try deviceLock(context)
         let status = try lock?.status() ?? DeviceStatus.withoutDevice(anchor: anchor)
-        let local = { (stamp: Timestamp) in stamp.withOffset(Timestamp.localOffset(at: stamp.secondsSinceEpoch)) }
         let output = DeviceStatusOutput(
             device: lock?.device.fingerprint, state: status.state.name, passcode: status.state != DeviceStatus.State.noPasscode,
-            autoLockSeconds: status.autoLockSeconds, locksAt: status.locksAt.map { local($0).iso8601() }, failedAttempts: status.failedAttempts,
-            nextAttemptAt: status.nextAttemptAt.map { local($0).iso8601() }, keyring: status.keyring,
+            autoLockSeconds: status.autoLockSeconds, locksAt: status.locksAt.map { $0.inLocalZone.iso8601() }, failedAttempts: status.failedAttempts,
+            nextAttemptAt: status.nextAttemptAt.map { $0.inLocalZone.iso8601() }, keyring: status.keyring,
             keyringAvailable: !status.keyring.hasPrefix("unavailable"), readableClasses: status.readableClasses.map { $0.rawValue },
             keybag: status.keybag, protection: status.protection)
         if json { return try context.console.printJSON(output) }
         let state: String = switch status.state {
         case .noPasscode: "no passcode (always unlocked)"
-        case .unlocked: "unlocked" + (status.locksAt.map { ", locks by itself at \(local($0).clockText)" } ?? ", until locked")
+        case .unlocked: "unlocked" + (status.locksAt.map { ", locks by itself at \($0.inLocalZone.clockText)" } ?? ", until locked")
         case .locked: "locked"
         case .lockedSinceStart: "locked, not unlocked since the computer started"
         case .keyringUnavailable: "locked: the kernel keyring is unavailable here"
@@ -118,7 +117,7 @@ extension AppCommand {
         lines.append("Protection: \(status.protection)")
         if status.failedAttempts > 0 {
             lines.append("Wrong passcodes in a row: \(status.failedAttempts)"
-                         + (status.nextAttemptAt.map { "; next attempt at \(local($0).clockText)" } ?? ""))
+                         + (status.nextAttemptAt.map { "; next attempt at \($0.inLocalZone.clockText)" } ?? ""))
         }
         for line in lines { context.console.print(terminalSafe(line)) }
     }
@@ -133,7 +132,7 @@ extension AppCommand {
 
     static func unlockedMessage(_ status: DeviceStatus) -> String {
         guard let locksAt = status.locksAt else { return "unlocked (no auto-lock: `app device lock` locks it)" }
-        return "unlocked until \(locksAt.withOffset(Timestamp.localOffset(at: locksAt.secondsSinceEpoch)).clockText)"
+        return "unlocked until \(locksAt.inLocalZone.clockText)"
     }
 
     static func lockDevice(_ context: CommandContext) throws {
@@ -156,7 +155,7 @@ extension AppCommand {
         try context.finishArguments()
         // Refused before the passcode is asked for, and before a device key is made.
         if let existing = try deviceLock(context), try existing.keybag()?.passcode != nil { throw DeviceError.passcodeAlreadySet }
-        if let reason = try DeviceLock.anchor(environment: context.environment).unavailableReason { throw DeviceError.keyringUnavailable(reason: reason) }
+        try DeviceLock.requireKeyring(anchor: try DeviceLock.anchor(environment: context.environment))
         let passcode = try readSecret("new passcode", confirm: true)
         try DeviceLock.checkNewPasscode(passcode)
         let status = try deviceLock(context, creating: true)!.setPasscode(passcode, autoLockSeconds: autoLock)
@@ -187,7 +186,7 @@ extension AppCommand {
     static func resetPasscode(_ context: CommandContext) throws {
         let confirmed = context.arguments.flag("--yes")
         try context.finishArguments()
-        if let reason = try DeviceLock.anchor(environment: context.environment).unavailableReason { throw DeviceError.keyringUnavailable(reason: reason) }
+        try DeviceLock.requireKeyring(anchor: try DeviceLock.anchor(environment: context.environment))
         let warning = """
             A new keybag replaces this device's: whatever was sealed under the old one's class keys cannot be read \
             here any more (sync and backups hold copies of what they carried). Nothing is deleted.
@@ -207,9 +206,4 @@ extension AppCommand {
         let retired = try deviceLock(context, creating: true)!.resetPasscode(new: passcode)
         context.console.diagnostic("new keybag made; unlocked" + (retired.map { "; the old keybag is kept as \($0)" } ?? ""))
     }
-}
-
-extension KernelKeyring.Anchor {
-    /// Why this process cannot use the kernel keyring, or nil.
-    var unavailableReason: String? { KernelKeyring.unavailability(anchor: self)?.description }
 }

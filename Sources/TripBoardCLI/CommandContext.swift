@@ -116,7 +116,7 @@ final class CommandContext {
     /// Today's date where the user is (`TZ`), as the widget counts it.
     func today() throws -> CivilDate {
         let now = try now()
-        return now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
+        return now.inLocalZone.localDate
     }
 
     /// Takes `--json`.

@@ -30,10 +30,11 @@ package struct TableRow {
 
     package mutating func append(_ cell: String) {
         // Shown, not obeyed: a name holding U+202E must not reorder the line it is printed on.
-        let utf8 = showingBidiControls(cell).utf8
+        let shown = showingBidiControls(cell)
+        let utf8 = shown.utf8
         bytes.append(contentsOf: utf8)
         ends.append(bytes.count)
-        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : Self.displayWidth(String(utf8)))
+        widths.append(utf8.allSatisfy({ $0 < 0x80 }) ? utf8.count : Self.displayWidth(shown))
     }
 
     /// The columns `text` takes on a terminal, character by character (grapheme clusters): two

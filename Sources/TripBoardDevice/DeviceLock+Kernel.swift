@@ -53,25 +53,22 @@ extension DeviceLock {
     /// A class key read from the kernel into guarded memory; nil when it expired meanwhile.
     static func readKey(_ serial: KernelKeyring.Serial) throws -> SecureBytes? {
         var failure: KeyringError?
-        var gone = false
-        let key = try? SecureBytes(count: 32) { buffer throws(CryptoError) in
-            let length: Int?
-            do throws(KeyringError) {
-                length = try KernelKeyring.read(serial, into: UnsafeMutableRawBufferPointer(buffer))
-            } catch {
-                failure = error
-                throw CryptoError.authenticationFailed
+        var length: Int?
+        do {
+            return try SecureBytes(count: 32) { buffer throws(CryptoError) in
+                do throws(KeyringError) {
+                    length = try KernelKeyring.read(serial, into: UnsafeMutableRawBufferPointer(buffer))
+                } catch {
+                    failure = error
+                }
+                // Gone, refused or of another size: the guarded bytes are wiped and freed.
+                if length != 32 { throw .authenticationFailed }
             }
-            guard let length else {
-                gone = true
-                throw CryptoError.authenticationFailed
-            }
-            guard length == 32 else { throw CryptoError.authenticationFailed }
+        } catch .authenticationFailed {
+            if let failure { throw DeviceError.from(failure) }
+            guard length == nil else { throw DeviceError.keyring(reason: "a class key in the kernel is not 32 bytes", quotaExceeded: false) }
+            return nil
         }
-        if let failure { throw DeviceError.from(failure) }
-        if gone { return nil }
-        guard let key else { throw DeviceError.keyring(reason: "a class key in the kernel is not 32 bytes", quotaExceeded: false) }
-        return key
     }
 
     /// The auto-lock deadline the `unlocked` marker holds (nil: never, or it expired meanwhile).

@@ -306,7 +306,11 @@ public final class DeviceLock {
         return try body()
     }
 
-    func requireKeyring() throws {
+    func requireKeyring() throws { try Self.requireKeyring(anchor: anchor) }
+
+    /// Throws `.keyringUnavailable` when this process cannot use the kernel keyring at `anchor`:
+    /// asked before a passcode is read, so that nobody types one for nothing.
+    public static func requireKeyring(anchor: KernelKeyring.Anchor) throws {
         if let reason = KernelKeyring.unavailability(anchor: anchor) { throw DeviceError.keyringUnavailable(reason: reason.description) }
     }
 

@@ -46,7 +46,7 @@ struct PasscodeAttempts: Codable, Equatable {
         var allowed = last + Self.delay(after: failures)
         guard allowed > now.secondsSinceEpoch else { return nil }
         if allowed % 60 != 0 { allowed += 60 - allowed % 60 }
-        return Timestamp(secondsSinceEpoch: allowed, offsetSeconds: Timestamp.localOffset(at: allowed))
+        return Timestamp(secondsSinceEpoch: allowed).inLocalZone
     }
 
     mutating func recordFailure(at now: Timestamp) {

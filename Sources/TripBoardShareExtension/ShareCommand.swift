@@ -61,7 +61,7 @@ public enum ShareCommand {
     /// the year of a yearless date and the trips offered when none contains the ticket's date.
     static func today(environment: [String: String]) throws -> CivilDate {
         let now = try ContainerOptions.fixedNow(environment: environment) ?? Timestamp.now()
-        return now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
+        return now.inLocalZone.localDate
     }
 
     /// The container, opened for writing with the extension's one chore — the trash purged after

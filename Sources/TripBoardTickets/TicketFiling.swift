@@ -367,12 +367,7 @@ public struct TicketFiling {
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
             let local = (try? chosen?.name.map { try TimeZoneRules.named($0) } ?? nil) ?? TimeZoneRules.local()
-            switch BookingTime.reading(date.description + "T" + time, in: local, checkingOffset: false) {
-            case .time(let start): startsAt = start.text
-            case .gap(_, let after): startsAt = BookingTime.instant(after).text
-            case .overlap(let earlier, _): startsAt = BookingTime.instant(earlier).text
-            case .wrongOffset, .unreadable: startsAt = nil
-            }
+            startsAt = Self.printedTime(date.description + "T" + time, in: local)?.text
             if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
         }
         let (endsAt, endZone) = Self.arrival(of: fields, startsAt: startsAt, zone: zone)
@@ -382,6 +377,17 @@ public struct TicketFiling {
                            startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
                            updatedAt: store.stamp(), endsAt: endsAt, zone: zone, seat: fields.seat,
                            endZone: endZone == zone ? nil : endZone).validated()
+    }
+
+    /// A wall-clock time a ticket prints, in `rules`: one the clocks skip is the first valid time
+    /// after the jump, one they show twice the first of the two (a ticket cannot be asked).
+    static func printedTime(_ text: String, in rules: TimeZoneRules) -> BookingTime? {
+        switch BookingTime.reading(text, in: rules, checkingOffset: false) {
+        case .time(let time): time
+        case .gap(_, let after): .instant(after)
+        case .overlap(let earlier, _): .instant(earlier)
+        case .wrongOffset, .unreadable: nil
+        }
     }
 
     /// The end of a journey whose arrival the ticket prints, on the clock of where it arrives:
@@ -410,12 +416,7 @@ public struct TicketFiling {
             days = (-1...2).map { departureDate.adding(days: $0) }
         }
         for day in days {
-            let end: BookingTime? = switch BookingTime.reading(day.description + "T" + arrivalTime.description, in: rules, checkingOffset: false) {
-            case .time(let time): time
-            case .gap(_, let after): .instant(after)
-            case .overlap(let earlier, _): .instant(earlier)
-            case .wrongOffset, .unreadable: nil
-            }
+            let end = Self.printedTime(day.description + "T" + arrivalTime.description, in: rules)
             if let end, case .instant(let instant) = end, instant.secondsSinceEpoch > start.secondsSinceEpoch,
                instant.secondsSinceEpoch - start.secondsSinceEpoch < 3 * 86_400 {
                 return (end.text, endZone)

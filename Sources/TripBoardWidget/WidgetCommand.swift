@@ -83,7 +83,7 @@ package final class Widget {
         }
         guard let container else { return WidgetAnswer(status: .noTrip) }
         let now = fixedNow ?? Timestamp.now()
-        let today = now.withOffset(Timestamp.localOffset(at: now.secondsSinceEpoch)).localDate
+        let today = now.inLocalZone.localDate
         let (availability, found) = try container.read { connection in
             try NextTrip.find(in: connection, today: today, now: now)
         }

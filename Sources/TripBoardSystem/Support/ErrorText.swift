@@ -17,17 +17,20 @@ public func terminalSafe(_ text: String) -> String {
             if !lastWasBreak { result.unicodeScalars.append(" ") }
             lastWasBreak = true
             continue
-        case 0x00...0x1f, 0x7f...0x9f:
-            let hex = String(scalar.value, radix: 16, uppercase: true)
-            result += "\\u{" + String(repeating: "0", count: max(0, 2 - hex.count)) + hex + "}"
-        case _ where isBidiControl(scalar):
-            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        case _ where scalar.value <= 0x1f || (0x7f...0x9f).contains(scalar.value) || isBidiControl(scalar):
+            result += escaped(scalar)
         default:
             result.unicodeScalars.append(scalar)
         }
         lastWasBreak = false
     }
     return result
+}
+
+/// `\u{1B}`, `\u{202E}`: a scalar as Swift writes it, at least two hex digits.
+private func escaped(_ scalar: Unicode.Scalar) -> String {
+    let hex = String(scalar.value, radix: 16, uppercase: true)
+    return "\\u{" + String(repeating: "0", count: max(0, 2 - hex.count)) + hex + "}"
 }
 
 /// The scalars that reorder the text after them on screen (U+061C, U+200E–F, U+202A–E,
@@ -47,7 +50,7 @@ public func showingBidiControls(_ text: String) -> String {
     var result = ""
     for scalar in text.unicodeScalars {
         if isBidiControl(scalar) {
-            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            result += escaped(scalar)
         } else {
             result.unicodeScalars.append(scalar)
         }

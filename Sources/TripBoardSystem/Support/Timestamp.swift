@@ -75,6 +75,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         Timestamp(secondsSinceEpoch: secondsSinceEpoch, offsetSeconds: offsetSeconds, milliseconds: milliseconds)
     }
 
+    /// The same instant in this process's local zone (`TZ`), at its offset then.
+    public var inLocalZone: Timestamp { withOffset(Self.localOffset(at: secondsSinceEpoch)) }
+
     /// The wall-clock date and time in this timestamp's own offset.
     public var localDate: CivilDate {
         CivilDate(daysSinceEpoch: Int((secondsSinceEpoch + Int64(offsetSeconds)).floorDivided(by: 86_400)))
