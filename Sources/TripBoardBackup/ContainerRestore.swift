@@ -41,6 +41,8 @@ public struct ContainerRestore {
     public var dryRun = false
     public var options = ContainerOptions()
     public var maximumWorkFactor = AgeReader.defaultMaximumWorkFactor
+    /// Where this device's unlocked class keys are held (`TRIPBOARD_KEYRING`).
+    public var keyring: KernelKeyring.Anchor = .user
     public var progress: (Int64, Int64) -> Void = { _, _ in }
 
     public init(target: String, passphrase: SecureBytes, device: DeviceLocation) {
@@ -163,6 +165,6 @@ public struct ContainerRestore {
         Trash.tidyUp(container: container)
         try container.store.syncLedger.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
-        return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), backupKey: backupKey)
+        return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), keyring: keyring, backupKey: backupKey)
     }
 }

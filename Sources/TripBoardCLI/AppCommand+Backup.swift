@@ -1,4 +1,5 @@
 import TripBoardBackup
+import TripBoardDevice
 import TripBoardKeychain
 import TripBoardMigration
 import TripBoardStorage
@@ -112,6 +113,7 @@ extension AppCommand {
         restore.replace = replace
         restore.dryRun = dryRun
         restore.options = try context.containerOptions()
+        restore.keyring = try DeviceLock.anchor(environment: context.environment)
         let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
         restore.progress = { done, total in bar.update(MigrationProgress(step: "restore", done: done, total: total)) }
         let summary = try restore.run(from: file)

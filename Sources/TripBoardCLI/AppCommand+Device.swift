@@ -1,4 +1,6 @@
 import TripBoardDevice
+import TripBoardModel
+import TripBoardStorage
 import TripBoardSodium
 import TripBoardSystem
 import TripBoardCommandLine
@@ -183,6 +185,25 @@ extension AppCommand {
         context.console.diagnostic("passcode removed: this device is always unlocked now")
     }
 
+    /// What `passcode reset` leaves unreadable here, said before it is confirmed; nil when nothing
+    /// is sealed under the keybag (or there is none, or no keychain: nothing is created to ask).
+    static func keybagDependents(_ context: CommandContext) throws -> String? {
+        guard let keybag = try deviceLock(context)?.keybag()?.id,
+              let directory = try Directory.openIfPresent(path: try context.containerPath + "/" + ContainerLayout.keychainDirectory),
+              try directory.status(of: ContainerLayout.keychainFile) != nil else { return nil }
+        let dependents = try context.keychain().dependents(ofKeybag: keybag)
+        var lines: [String] = []
+        if !dependents.thisDeviceOnly.isEmpty {
+            lines.append("Lost here (this-device-only keychain items, sealed under its class keys):")
+            lines += dependents.thisDeviceOnly.map { "  \(terminalSafe($0.service)) \(terminalSafe($0.account))" }
+        }
+        if dependents.migratable > 0 {
+            lines.append("Locked here until `app keychain recover` with the recovery passphrase, or a restore: \(dependents.migratable) "
+                + "migratable keychain item\(dependents.migratable == 1 ? "" : "s") (other devices of the sync zone still read them).")
+        }
+        return lines.isEmpty ? nil : lines.joined(separator: "\n")
+    }
+
     static func resetPasscode(_ context: CommandContext) throws {
         let confirmed = context.arguments.flag("--yes")
         try context.finishArguments()
@@ -190,12 +211,15 @@ extension AppCommand {
         let warning = """
             A new keybag replaces this device's: whatever was sealed under the old one's class keys cannot be read \
             here any more (sync and backups hold copies of what they carried). Nothing is deleted.
-            """
+            """ + (try keybagDependents(context).map { "\n" + $0 } ?? "")
         if !confirmed {
             guard StandardStream.input.isTerminal else {
                 throw DeviceError.invalidArgument("passcode reset needs --yes when standard input is not a terminal; nothing was changed")
             }
-            context.console.warning(warning)
+        }
+        // Said with --yes too: what becomes unreadable is worth a line in a script's log.
+        context.console.warning(warning)
+        if !confirmed {
             let answer = try StandardStream.input.readLine(prompt: "Type reset to go on: ")
             guard String(decoding: answer, as: UTF8.self).filter({ !$0.isWhitespace }) == "reset" else {
                 return context.console.diagnostic("nothing was changed")

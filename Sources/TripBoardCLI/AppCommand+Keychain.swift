@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSodium
@@ -14,7 +15,14 @@ extension AppCommand {
         [
             AppCommandSpec(words: ["keychain", "set"],
                         options: [
-                            .choice("--accessibility", ["this-device-only", "migratable"], "this-device-only (default: never leaves this device) or migratable (recoverable on another device with the recovery passphrase, and synced to the zone's other devices by `sync now`)"),
+                            .value("--accessibility", "ACCESSIBILITY", """
+                                when it can be read: when-unlocked (only while the device is unlocked) or after-first-unlock \
+                                (from the first unlock after the computer starts; background work reads it while locked); \
+                                with -this-device-only it never leaves this device, without it travels — recoverable on \
+                                another device with the recovery passphrase, in backups, and synced to the zone's other \
+                                devices. Default after-first-unlock-this-device-only; this-device-only and migratable are \
+                                the earlier names of after-first-unlock-this-device-only and after-first-unlock
+                                """, completion: .choices(KeychainAccessibility.allCases.map(\.rawValue))),
                         ],
                         arguments: [
                             .required("SERVICE", "the item's service"),
@@ -146,12 +154,13 @@ extension AppCommand {
     }
 
     static func accessibility(_ text: String?) throws -> KeychainAccessibility {
-        switch text {
-        case nil, "this-device-only": return .thisDeviceOnly
-        case "migratable": return .migratable
-        // Not echoed: `keychain set --accessibility=…` may hold a secret typed in the wrong place.
-        default: throw CommandLineError.usage("unknown accessibility (\(Arguments.redactionNote)): use this-device-only or migratable")
+        guard let text else { return .afterFirstUnlockThisDeviceOnly }
+        guard let accessibility = KeychainAccessibility(typed: text) else {
+            // Not echoed: `keychain set --accessibility=…` may hold a secret typed in the wrong place.
+            throw CommandLineError.usage("unknown accessibility (\(Arguments.redactionNote)): use "
+                + KeychainAccessibility.allCases.map(\.rawValue).joined(separator: ", "))
         }
+        return accessibility
     }
 
     static func setItem(_ context: CommandContext) throws {
@@ -184,17 +193,8 @@ extension AppCommand {
 
             init(_ item: KeychainItemInfo) {
                 (service, account, status, createdAt, updatedAt) = (item.service, item.account, item.status, item.createdAt, item.updatedAt)
-                accessibility = AppCommand.typedName(item.accessibility)
+                accessibility = item.accessibility.rawValue
             }
-        }
-    }
-
-    /// An accessibility as it is typed (`this-device-only`, `migratable`) — never the stored
-    /// value (`thisDeviceOnly`), which the seal binds and which stays as it is.
-    static func typedName(_ accessibility: KeychainAccessibility) -> String {
-        switch accessibility {
-        case .thisDeviceOnly: "this-device-only"
-        case .migratable: "migratable"
         }
     }
 
@@ -211,7 +211,7 @@ extension AppCommand {
         }
         if items.isEmpty { return context.console.print(others > 0 ? "No items on this device." : "The keychain is empty.") }
         context.console.printTable(header: ["SERVICE", "ACCOUNT", "ACCESSIBILITY", "STATUS", "UPDATED"], rows: items.map {
-            [$0.service, $0.account, typedName($0.accessibility), $0.status, $0.updatedAt]
+            [$0.service, $0.account, $0.accessibility.rawValue, $0.status, $0.updatedAt]
         })
     }
 
@@ -247,6 +247,7 @@ extension AppCommand {
         try context.finishArguments()
         let location = try context.deviceLocation()
         let keychain = try Keychain.openedToAcceptRollback(container: try context.container(), device: location,
+                                                           keyring: try DeviceLock.anchor(environment: context.environment),
                                                            notice: context.console.warning)
         guard let accepted = try keychain.acceptRollback() else {
             return context.console.diagnostic("the keychain is not rolled back; nothing to accept")

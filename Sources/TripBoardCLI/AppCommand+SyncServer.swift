@@ -145,7 +145,7 @@ extension AppCommand {
         let store = try context.store()
         let keychain = try context.keychain()
         try key.store(in: keychain)
-        if let password { try keychain.set(service: ZoneKey.passwordService, account: zoneName, value: password, accessibility: .thisDeviceOnly) }
+        if let password { try keychain.set(service: ZoneKey.passwordService, account: zoneName, value: password, accessibility: .afterFirstUnlockThisDeviceOnly) }
         if try store.syncLedger.syncAccount() == nil { _ = try store.syncLedger.joinSync(server: server, zone: zoneName) }
         context.console.diagnostic(created
             ? "created zone \(zoneName) on the server; other devices join it with the same passphrase. `app sync now` synchronises"
@@ -296,7 +296,8 @@ extension AppCommand {
             + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : "")
             + (report.secretsPulled + report.secretsPushed + report.secretsDeleted + report.secretsPending > 0
                 ? " Keychain items: \(report.secretsPulled) received, \(report.secretsPushed) sent, \(report.secretsDeleted) deleted; \(report.secretsPending) pending." : "")
-            + (report.keychainLocked ? " Keychain items not synced: the container key is locked on this device (`app keychain recover`)." : ""))
+            + (report.keychainLocked ? " Keychain items not synced: the container key is locked on this device (`app keychain recover`)." : "")
+            + (report.keychainWaitsForUnlock ? " Keychain items not synced: the device is locked (`app device unlock`)." : ""))
     }
 
     /// `sync status --json`.

@@ -71,7 +71,8 @@ final class CommandContext {
     /// until a write needs the device key); its warnings go to stderr.
     func keychain() throws -> Keychain {
         let location = try deviceLocation()
-        return try Keychain(container: try container(), device: location, notice: console.warning)
+        return try Keychain(container: try container(), device: location, keyring: try DeviceLock.anchor(environment: environment),
+                            notice: console.warning)
     }
 
     /// Called with the error a command failed with: a damaged page met in the store is recorded

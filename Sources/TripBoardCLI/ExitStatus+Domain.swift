@@ -38,8 +38,8 @@ extension MigrationError: DomainExitStatus {
 extension KeychainError: DomainExitStatus {
     public var exitStatus: ExitStatus {
         switch self {
-        case .notFound, .sealedOnAnotherDevice, .noDeviceKey: .noInput
-        case .locked, .containerKeyLocked, .noRecoveryPassphrase: .unavailable
+        case .notFound, .sealedOnAnotherDevice, .sealedUnderResetKeybag, .noDeviceKey: .noInput
+        case .locked, .containerKeyLocked, .noRecoveryPassphrase, .deviceLocked: .unavailable
         case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord: .dataError
         case .invalidArgument: .usage
         }

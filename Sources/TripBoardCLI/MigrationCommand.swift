@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardMigration
 import TripBoardStorage
 import TripBoardSystem
@@ -45,6 +46,7 @@ public enum MigrationCommand {
         var options = MigrationOptions(legacyPath: legacyPath, legacyPathIsExplicit: explicit, containerPath: try context.containerPath,
                                        deviceKey: context.deviceKey)
         options.container.lockTimeout = try context.containerOptions().lockTimeout
+        options.keyring = try DeviceLock.anchor(environment: context.environment)
         return options
     }
 

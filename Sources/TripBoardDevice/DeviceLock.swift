@@ -137,13 +137,25 @@ public final class DeviceLock {
     /// device without a passcode, else from the kernel. Throws `.locked` or `.notUnlockedSinceStart`
     /// when the kernel does not hold it.
     public func classKey(_ protection: ProtectionClass) throws -> SecureBytes {
+        try classKey(protection, creatingKeybag: true)!.key
+    }
+
+    /// The key of `protection` and the id of the keybag it belongs to (so that what it sealed can
+    /// tell a keybag replaced by `passcode reset` from damage). Without a keybag: one is made when
+    /// `creatingKeybag` (a device that never had a passcode has none until something needs a
+    /// class key), else nil.
+    public func classKey(_ protection: ProtectionClass, creatingKeybag: Bool) throws -> (key: SecureBytes, keybag: String)? {
         let keybag: Keybag
         if let existing = try self.keybag() {
             keybag = existing
         } else {
-            // A device that never had a passcode has no keybag until something needs a class key.
+            guard creatingKeybag else { return nil }
             keybag = try exclusively { try existingOrNewKeybag(writing: true).0 }
         }
+        return (try classKey(protection, of: keybag), keybag.id)
+    }
+
+    private func classKey(_ protection: ProtectionClass, of keybag: Keybag) throws -> SecureBytes {
         if keybag.passcode == nil || protection == .always {
             return try open(keybag, [protection], passcodeKey: nil)[protection]!
         }

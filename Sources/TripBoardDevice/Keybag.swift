@@ -98,14 +98,7 @@ public struct Keybag: Sendable, Equatable {
     static func wrappingKey(for protection: ProtectionClass, device: DeviceKey, passcodeKey: SecureBytes?) throws -> SecureBytes {
         let deviceBagKey = try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 3, context: "TBkeybag")
         guard protection.needsPasscode, let passcodeKey else { return deviceBagKey }
-        let label = Array("tripboard keybag passcode v1".utf8)
-        return try SecureBytes(count: 32) { output throws(CryptoError) in
-            var message = label + passcodeKey.withUnsafeBytes { Array($0) }
-            defer { for index in message.indices { message[index] = 0 } }
-            var mixed = try blake2b(message, outputLength: 32, key: deviceBagKey)
-            defer { for index in mixed.indices { mixed[index] = 0 } }
-            for index in mixed.indices { output[index] = mixed[index] }
-        }
+        return try KeyDerivation.combine(deviceBagKey, with: passcodeKey, label: "tripboard keybag passcode v1")
     }
 
     /// `"tripboard-keybag/v1"`, the keybag id, the device fingerprint, the class, and `passcode` or

@@ -3,6 +3,7 @@ public import TripBoardDevice
 import TripBoardSQLite
 import TripBoardModel
 public import TripBoardSodium
+public import TripBoardSystem
 
 /// What a backup holds of the keychain, and what a restore could make readable again.
 public struct KeychainBackupState: Sendable, Equatable, Codable {
@@ -18,8 +19,9 @@ public struct KeychainBackupState: Sendable, Equatable, Codable {
 
 /// A backup's keychain: a copy of the keychain database with the container key wrapped under
 /// the backup passphrase as well (`wrapped_by = 'passphrase'`, `wrapping_key_id = 'backup'`,
-/// Argon2id, the recovery passphrase's construction in docs/security.md). The items stay as they
-/// are sealed: this-device-only ones under this device's key, which never leaves it.
+/// Argon2id, the recovery passphrase's construction in docs/security.md) — the root container key,
+/// whatever the items' classes: the backup passphrase opens both. The items stay as they are
+/// sealed: this-device-only ones under this device's class and device keys, which never leave it.
 extension Keychain {
     static let backupWrapID = "backup"
 
@@ -33,7 +35,9 @@ extension Keychain {
         let thisDeviceOnly = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly'"))
         let migratable = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
         var unlockable = false
-        if let device, let (key, id) = try unlockedContainerKey(device: device) {
+        // The root container key: on a device with a passcode, only while it is unlocked (a backup
+        // that could not restore its migratable items is refused rather than written).
+        if migratable > 0, let device, let (key, id) = try unlockedContainerKey(device: device) {
             let parameters = PasswordHashParameters.moderate()
             let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
             try copy.writeTransaction {
@@ -90,19 +94,21 @@ extension Keychain {
     /// backup's wrap removed (the container is then as the backed-up one was), and the keychain
     /// given a new identity, so that it is never taken for a rollback. Returns the restored state
     /// as this device sees it.
-    public static func adoptRestored(container: Container, device: DeviceKey, backupKey: BackupKey?,
+    public static func adoptRestored(container: Container, device: DeviceKey, keyring: KernelKeyring.Anchor = .user, backupKey: BackupKey?,
                                      notice: @escaping (String) -> Void = { _ in }) throws -> KeychainBackupState {
-        let keychain = try openRestored(container: container, device: device, notice: notice)
+        let keychain = try openRestored(container: container, device: device, keyring: keyring, notice: notice)
         var unlocked = false
         if let backupKey {
             let (id, key) = (backupKey.id, backupKey.key)
             try keychain.write {
-                try keychain.storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint,
-                                       wrappingKey: try deviceWrappingKey(device), parameters: nil)
+                // Under this device's class keys: a device with a passcode must be unlocked.
+                try keychain.storeClassWraps(of: key, id: id, device: device)
                 try keychain.connection.statement("DELETE FROM container_key_wraps WHERE wrapped_by = 'passphrase' AND wrapping_key_id = ?1")
                     .run([.text(backupWrapID)])
             }
             unlocked = true
+            // The backup's items sealed before classes (an earlier build's) are converted now.
+            try keychain.convertItemsSealedBeforeClasses(creatingKeybag: true)
         }
         let migratable = Int(try keychain.connection.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
         let mine = Int(try keychain.connection.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ?1",

@@ -7,10 +7,14 @@ extension Keychain {
     /// This device's key for a write, created now (with its directory) if this device has none.
     /// Only writes call this: a read never leaves a new device key behind.
     func deviceForWriting() throws -> DeviceKey {
-        if let device { return device }
+        if let device {
+            try convertItemsSealedBeforeClasses(creatingKeybag: true)
+            return device
+        }
         let created = try DeviceKey.loadOrCreate(at: location)
         device = created
         if created.isNew { try warnIfOtherDevicesHoldItems(created) }
+        try convertItemsSealedBeforeClasses(creatingKeybag: true)
         return created
     }
 

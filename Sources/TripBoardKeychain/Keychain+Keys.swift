@@ -10,17 +10,77 @@ import TripBoardSystem
 extension Keychain {
     // MARK: - Keys
 
-    /// The key that seals items of `accessibility` for `device`, with its id.
-    func itemKey(_ accessibility: KeychainAccessibility, device: DeviceKey, creatingContainerKey: Bool) throws -> (SecureBytes, String) {
-        switch accessibility {
-        case .thisDeviceOnly:
-            return (try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 1, context: "TBitems1"), Self.deviceKeyID(device))
-        case .migratable:
-            guard let containerKey = try containerKey(device: device, creating: creatingContainerKey) else {
+    /// A key that seals or opens items, with what the row records of it.
+    struct ItemKey {
+        var key: SecureBytes
+        /// `device:<fingerprint>` or `container:<container key id>`.
+        var keyID: String
+        /// The keybag whose class key it comes from (this-device-only items).
+        var keybag: String?
+    }
+
+    /// The key that seals a new value of `accessibility` for `device` now: for this-device-only
+    /// items from the class key and the device key, for migratable ones from the container key of
+    /// the class (made now if the container has none). Throws `.deviceLocked` when the class key
+    /// is not in the kernel.
+    func sealingKey(_ accessibility: KeychainAccessibility, device: DeviceKey, item: (String, String)) throws -> ItemKey {
+        if accessibility.isMigratable {
+            guard let container = try containerKey(.of(accessibility.protectionClass), device: device, creating: true, item: item) else {
                 throw KeychainError.containerKeyLocked
             }
-            return (try KeyDerivation.deriveSubkey(from: containerKey.key, subkeyID: 1, context: "TBitems1"), "container:" + containerKey.id)
+            return ItemKey(key: try Self.itemKey(fromContainerKey: container.key), keyID: "container:" + container.id, keybag: nil)
         }
+        let (classKey, keybag) = try classKey(accessibility.protectionClass, device: device, creating: true, item: item)!
+        return ItemKey(key: try Self.deviceItemKey(classKey: classKey, device: device, accessibility), keyID: Self.deviceKeyID(device),
+                       keybag: keybag)
+    }
+
+    /// The key that opens a stored item: `.locked` when its container key is not unlocked here,
+    /// `.deviceLocked` when its class key is not in the kernel, `.sealedUnderResetKeybag` when the
+    /// keybag that sealed it was replaced, `.dataCorrupted` when a wrapped key does not open.
+    func openingKey(_ row: ItemRow, device: DeviceKey) throws -> SecureBytes {
+        let item = (row.service, row.account)
+        do {
+            switch (row.accessibility.isMigratable, row.isLegacy) {
+            case (false, true):
+                return try Self.legacyDeviceItemKey(device)
+            case (false, false):
+                guard let keybag = try lock(device).keybag()?.id, keybag == row.keybag else {
+                    throw KeychainError.sealedUnderResetKeybag(service: row.service, account: row.account)
+                }
+                let (classKey, _) = try classKey(row.accessibility.protectionClass, device: device, creating: false, item: item)!
+                return try Self.deviceItemKey(classKey: classKey, device: device, row.accessibility)
+            case (true, _):
+                let use: ContainerKeyUse = row.isLegacy ? .root : .of(row.accessibility.protectionClass)
+                guard let container = try containerKey(use, device: device, creating: false, item: item),
+                      "container:" + container.id == row.keyID else {
+                    throw KeychainError.locked(service: row.service, account: row.account)
+                }
+                return try Self.itemKey(fromContainerKey: container.key)
+            }
+        } catch KeychainError.containerKeyLocked {
+            throw KeychainError.locked(service: row.service, account: row.account)
+        } catch is CryptoError {
+            // A wrapped key that does not authenticate: as corrupted as the item itself.
+            throw KeychainError.dataCorrupted(service: row.service, account: row.account)
+        }
+    }
+
+    /// `BLAKE2b-256("tripboard keychain item v2 " || protection || KDF(deviceKey, 1, "TBitems1"),
+    /// key = class key)`: needs the class key (the lock) and the device key (this device).
+    static func deviceItemKey(classKey: SecureBytes, device: DeviceKey, _ accessibility: KeychainAccessibility) throws -> SecureBytes {
+        try KeyDerivation.combine(classKey, with: try legacyDeviceItemKey(device), label: "tripboard keychain item v2 " + accessibility.protection)
+    }
+
+    /// The key of this-device-only items sealed before classes: `KDF(deviceKey, 1, "TBitems1")`.
+    static func legacyDeviceItemKey(_ device: DeviceKey) throws -> SecureBytes {
+        try KeyDerivation.deriveSubkey(from: device.key, subkeyID: 1, context: "TBitems1")
+    }
+
+    /// Migratable items' key from their container key (`KDF(key, 1, "TBitems1")`): the class's
+    /// container key, or the root for items sealed before classes.
+    static func itemKey(fromContainerKey key: SecureBytes) throws -> SecureBytes {
+        try KeyDerivation.deriveSubkey(from: key, subkeyID: 1, context: "TBitems1")
     }
 
     static func deviceKeyID(_ device: DeviceKey) -> String { "device:" + device.fingerprint }
@@ -29,35 +89,137 @@ extension Keychain {
         Sodium.hexString(try blake2b(Array("tripboard key id v1".utf8), outputLength: 16, key: key))
     }
 
-    /// The container key as `device` can unwrap it; `nil` when none exists (and `creating` is
-    /// false). Throws `.containerKeyLocked` when one exists but is not wrapped for `device`.
-    func containerKey(device: DeviceKey, creating: Bool) throws -> (key: SecureBytes, id: String)? {
-        let wraps = try connection.statement("""
-            SELECT container_key_id, nonce, ciphertext FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id = ?
-            """).rows([.text(device.fingerprint)]) { ($0.text(0), $0.blob(1), $0.blob(2)) }
-        if let (id, nonce, ciphertext) = wraps.first {
-            let key = try XChaCha20Poly1305.open(
-                ciphertext: ciphertext, nonce: nonce, key: try Self.deviceWrappingKey(device),
-                associatedData: Self.wrapAssociatedData(containerKeyID: id, wrappedBy: "device", wrappingKeyID: device.fingerprint))
-            return (key, id)
+    // MARK: - Class keys
+
+    /// This device's lock, made once per keychain.
+    func lock(_ device: DeviceKey) throws -> DeviceLock {
+        if let deviceLock, deviceLock.device.fingerprint == device.fingerprint { return deviceLock }
+        let made = try DeviceLock(device: device, anchor: keyring)
+        deviceLock = made
+        return made
+    }
+
+    /// The key of `protection` now, with its keybag's id; nil when this device has no keybag and
+    /// `creating` is false. The lock's refusals become `.deviceLocked` (naming `item`, if any).
+    func classKey(_ protection: ProtectionClass, device: DeviceKey, creating: Bool,
+                  item: (String, String)? = nil) throws -> (key: SecureBytes, keybag: String)? {
+        do {
+            return try lock(device).classKey(protection, creatingKeybag: creating)
+        } catch DeviceError.locked {
+            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: false)
+        } catch DeviceError.notUnlockedSinceStart {
+            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: true)
+        }
+    }
+
+    // MARK: - The container key
+
+    /// Which container key: the root (which travels: recovery and backup wraps hold it), or the
+    /// one of a class, derived from the root, that seals that class's migratable items.
+    enum ContainerKeyUse: Equatable {
+        case root
+        case of(ProtectionClass)
+    }
+
+    /// The key of `protection`'s migratable items: `KDF(root, 1, "TBclassK")` for `complete`
+    /// (when-unlocked), `KDF(root, 2, "TBclassK")` for `until-first-unlock`.
+    static func classContainerKey(root: SecureBytes, _ protection: ProtectionClass) throws -> SecureBytes {
+        try KeyDerivation.deriveSubkey(from: root, subkeyID: protection == .complete ? 1 : 2, context: "TBclassK")
+    }
+
+    /// The `wrapping_key_id` of this device's wrap under a class: `<fingerprint>/<keybag>/<class>`.
+    static func classWrapID(device: DeviceKey, keybag: String, _ protection: ProtectionClass) -> String {
+        device.fingerprint + "/" + keybag + "/" + protection.rawValue
+    }
+
+    /// `BLAKE2b-256("tripboard container key wrap v2 " || class || KDF(deviceKey, 2, "TBwrapCK"),
+    /// key = class key)`.
+    static func classWrappingKey(classKey: SecureBytes, device: DeviceKey, _ protection: ProtectionClass) throws -> SecureBytes {
+        try KeyDerivation.combine(classKey, with: try deviceWrappingKey(device), label: "tripboard container key wrap v2 " + protection.rawValue)
+    }
+
+    /// The container key `use` as `device` can open it now; `nil` when the container has none
+    /// (and `creating` is false). This device keeps the root wrapped under its `complete` class
+    /// key, and the `until-first-unlock` class's container key under that class's key, so that a
+    /// locked device opens after-first-unlock items and nothing else; an earlier build's wrap of
+    /// the root under the device key alone is used until the conversion replaces it. Throws
+    /// `.containerKeyLocked` when a container key exists that this device has no wrap of (another
+    /// device's, or one a passcode reset left behind), `.deviceLocked` when the class key is not
+    /// in the kernel.
+    func containerKey(_ use: ContainerKeyUse, device: DeviceKey, creating: Bool,
+                      item: (String, String)? = nil) throws -> (key: SecureBytes, id: String)? {
+        func derived(_ root: SecureBytes) throws -> SecureBytes {
+            guard case .of(let protection) = use else { return root }
+            return try Self.classContainerKey(root: root, protection)
+        }
+        if let legacy = try wrap(wrappingKeyID: device.fingerprint) {
+            return (try derived(try open(legacy, with: try Self.deviceWrappingKey(device))), legacy.containerKeyID)
+        }
+        if let keybag = try lock(device).keybag()?.id {
+            if use == .of(.untilFirstUnlock), let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock)) {
+                let (classKey, _) = try classKey(.untilFirstUnlock, device: device, creating: false, item: item)!
+                return (try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .untilFirstUnlock)), wrapped.containerKeyID)
+            }
+            if let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete)) {
+                let (classKey, _) = try classKey(.complete, device: device, creating: false, item: item)!
+                let root = try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .complete))
+                return (try derived(root), wrapped.containerKeyID)
+            }
         }
         if try connection.integer("SELECT count(*) FROM container_key_wraps") > 0 {
             throw KeychainError.containerKeyLocked
         }
         guard creating else { return nil }
-        let key = try SecureBytes(randomCount: 32)
-        let id = try Self.keyID(key)
-        try storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint,
-                      wrappingKey: try Self.deviceWrappingKey(device), parameters: nil)
-        return (key, id)
+        let root = try SecureBytes(randomCount: 32)
+        let id = try Self.keyID(root)
+        try storeClassWraps(of: root, id: id, device: device, item: item)
+        return (try derived(root), id)
     }
 
-    /// The container key, if this device can open it: nil when there is none or it is locked
-    /// here. Anything else — a wrap that does not open, a keychain that cannot be read — is
-    /// thrown, not taken for "locked".
+    /// Wraps the root container key for `device` under its two classes (needs both class keys:
+    /// an unlocked device, or one without a passcode), replacing this device's wrap under the
+    /// device key alone and its earlier wraps under this keybag. Wraps under a keybag a passcode
+    /// reset retired are kept: put back, that keybag opens them again.
+    func storeClassWraps(of root: SecureBytes, id: String, device: DeviceKey, item: (String, String)? = nil) throws {
+        let (complete, keybag) = try classKey(.complete, device: device, creating: true, item: item)!
+        let (afterFirstUnlock, _) = try classKey(.untilFirstUnlock, device: device, creating: true, item: item)!
+        try connection.statement("DELETE FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id IN (?1, ?2, ?3)")
+            .run([.text(device.fingerprint), .text(Self.classWrapID(device: device, keybag: keybag, .complete)),
+                  .text(Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock))])
+        try storeWrap(of: root, id: id, wrappedBy: "device", wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete),
+                      wrappingKey: try Self.classWrappingKey(classKey: complete, device: device, .complete), parameters: nil)
+        try storeWrap(of: try Self.classContainerKey(root: root, .untilFirstUnlock), id: id, wrappedBy: "device",
+                      wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock),
+                      wrappingKey: try Self.classWrappingKey(classKey: afterFirstUnlock, device: device, .untilFirstUnlock), parameters: nil)
+    }
+
+    /// A wrap of the container key kept for a device.
+    struct StoredWrap {
+        var containerKeyID: String
+        var wrappingKeyID: String
+        var nonce: [UInt8]
+        var ciphertext: [UInt8]
+    }
+
+    func wrap(wrappingKeyID: String) throws -> StoredWrap? {
+        try connection.statement("""
+            SELECT container_key_id, nonce, ciphertext FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id = ?
+            """).rows([.text(wrappingKeyID)]) { StoredWrap(containerKeyID: $0.text(0), wrappingKeyID: wrappingKeyID, nonce: $0.blob(1), ciphertext: $0.blob(2)) }
+            .first
+    }
+
+    func open(_ wrap: StoredWrap, with key: SecureBytes) throws -> SecureBytes {
+        try XChaCha20Poly1305.open(ciphertext: wrap.ciphertext, nonce: wrap.nonce, key: key,
+                                   associatedData: Self.wrapAssociatedData(containerKeyID: wrap.containerKeyID, wrappedBy: "device",
+                                                                           wrappingKeyID: wrap.wrappingKeyID))
+    }
+
+    /// The root container key, if this device can open it: nil when there is none or it is
+    /// another device's. A device lock, a wrap that does not open, a keychain that cannot be read
+    /// are thrown, not taken for "none".
     func unlockedContainerKey(device: DeviceKey) throws -> (key: SecureBytes, id: String)? {
         do {
-            return try containerKey(device: device, creating: false)
+            return try containerKey(.root, device: device, creating: false)
         } catch {
             if case KeychainError.containerKeyLocked = error { return nil }
             throw error
@@ -101,7 +263,7 @@ extension Keychain {
         let device = try deviceForWriting()
         let wrappingKey = try Argon2id.deriveKey(passphrase: passphrase, parameters: parameters)
         try write {
-            guard let (key, id) = try containerKey(device: device, creating: true) else { return }
+            guard let (key, id) = try containerKey(.root, device: device, creating: true) else { return }
             try storeWrap(of: key, id: id, wrappedBy: "passphrase", wrappingKeyID: "recovery", wrappingKey: wrappingKey, parameters: parameters)
         }
     }
@@ -124,10 +286,7 @@ extension Keychain {
             throw KeychainError.wrongPassphrase
         }
         let device = try deviceForWriting()
-        try write {
-            try storeWrap(of: key, id: id, wrappedBy: "device", wrappingKeyID: device.fingerprint,
-                          wrappingKey: try Self.deviceWrappingKey(device), parameters: nil)
-        }
+        try write { try storeClassWraps(of: key, id: id, device: device) }
     }
 
     /// The recovery wrap's Argon2id parameters, refused (before Argon2id runs with them) when they
@@ -148,9 +307,14 @@ extension Keychain {
 
     /// Binds a ciphertext to its identity: moved to another row, service, account, accessibility
     /// or key, it no longer opens. Fields are length-prefixed so no two identities encode alike.
-    static func itemAssociatedData(service: String, account: String, accessibility: KeychainAccessibility,
-                                   keyID: String, rowID: Int64) -> [UInt8] {
-        encode(["tripboard-keychain-item/v1", service, account, accessibility.rawValue, keyID, String(rowID)])
+    /// Items sealed before classes (`protection` NULL) bind
+    /// `["tripboard-keychain-item/v1", service, account, scope, keyID, rowID]`; the others
+    /// `["tripboard-keychain-item/v2", service, account, scope, protection, keyID, keybag, rowID]`.
+    static func itemAssociatedData(service: String, account: String, accessibility: KeychainAccessibility, legacy: Bool,
+                                   keyID: String, keybag: String?, rowID: Int64) -> [UInt8] {
+        guard !legacy else { return encode(["tripboard-keychain-item/v1", service, account, accessibility.scope, keyID, String(rowID)]) }
+        return encode(["tripboard-keychain-item/v2", service, account, accessibility.scope, accessibility.protection, keyID,
+                       keybag ?? "", String(rowID)])
     }
 
     static func wrapAssociatedData(containerKeyID: String, wrappedBy: String, wrappingKeyID: String) -> [UInt8] {

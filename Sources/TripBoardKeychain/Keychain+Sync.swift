@@ -19,6 +19,8 @@ package struct KeychainSyncItem {
     package var conflictVersion: Int64?
     /// Which lifetime of the item this is (nil: none yet, or an earlier build's).
     package var incarnation: String?
+    /// `when-unlocked` or `after-first-unlock`.
+    package var accessibility: KeychainAccessibility
 }
 
 /// An item the server has and this device deleted or made this-device-only.
@@ -42,13 +44,24 @@ extension Keychain {
 
     /// Whether migratable items can be sealed and opened here now: this device has a key, and the
     /// container key is unlocked here (or there is none yet: the first one pulled makes it).
-    package var canSyncMigratableItems: Bool {
-        guard let device else { return false }
+    package var canSyncMigratableItems: Bool { migratableSyncBlocker == nil }
+
+    /// Why migratable items cannot be synced now: `.containerKeyLocked` (no wrap of the container
+    /// key for this device: `keychain recover`), `.deviceLocked` (its class keys are not in the
+    /// kernel: both classes are synced only while the device is unlocked), or nil.
+    package var migratableSyncBlocker: KeychainError? {
+        guard let device else { return .containerKeyLocked }
         do {
-            _ = try containerKey(device: device, creating: false)
-            return true
+            // With no container key yet, the first item pulled makes one: that needs both class keys.
+            if try containerKey(.of(.complete), device: device, creating: false) == nil {
+                _ = try classKey(.complete, device: device, creating: false)
+            }
+            return nil
+        } catch let error as KeychainError {
+            if case .deviceLocked = error { return error }
+            return .containerKeyLocked
         } catch {
-            return false
+            return .containerKeyLocked
         }
     }
 
@@ -76,12 +89,13 @@ extension Keychain {
     package func syncItems(pendingOnly: Bool = false) throws -> [KeychainSyncItem] {
         try connection.statement("""
             SELECT service, account, updated_at, sync_pending, sync_version, sync_stamp, sync_digest, sync_conflict_version,
-                sync_incarnation FROM items
+                sync_incarnation, protection FROM items
             WHERE accessibility = 'migratable' \(pendingOnly ? "AND sync_pending = 1" : "") ORDER BY updated_at, service, account
             """).rows { row in
             KeychainSyncItem(service: row.text(0), account: row.text(1), updatedAt: row.text(2), pending: row.integer(3) != 0,
                              version: row.optionalInteger(4), stamp: row.optionalText(5), digest: row.optionalText(6),
-                             conflictVersion: row.optionalInteger(7), incarnation: row.optionalText(8))
+                             conflictVersion: row.optionalInteger(7), incarnation: row.optionalText(8),
+                             accessibility: row.optionalText(9) == "when-unlocked" ? .whenUnlocked : .afterFirstUnlock)
         }
     }
 
@@ -119,9 +133,15 @@ extension Keychain {
     }
 
     /// Stores a value pulled from the server as a migratable item, bookkeeping left to the caller.
-    package func storeFromSync(_ value: SecureBytes, service: String, account: String) throws {
-        guard let device else { throw KeychainError.containerKeyLocked }
-        _ = try store(value, service: service, account: account, accessibility: .migratable, device: device, fromSync: true)
+    package func storeFromSync(_ value: SecureBytes, service: String, account: String, accessibility: KeychainAccessibility) throws {
+        guard let device, accessibility.isMigratable else { throw KeychainError.containerKeyLocked }
+        _ = try store(value, service: service, account: account, accessibility: accessibility, device: device, fromSync: true)
+    }
+
+    /// The accessibility of the migratable item (service, account), if there is one.
+    package func migratableAccessibility(service: String, account: String) throws -> KeychainAccessibility? {
+        guard let row = try itemRow(service: service, account: account), row.accessibility.isMigratable else { return nil }
+        return row.accessibility
     }
 
     /// What the server has of (service, account) now, and whether the item still waits for it.

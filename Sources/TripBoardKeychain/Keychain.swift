@@ -3,16 +3,59 @@ import TripBoardModel
 public import TripBoardStorage
 package import TripBoardSQLite
 public import TripBoardSodium
-import TripBoardSystem
+public import TripBoardSystem
 
-/// Who may read a keychain item, as in Apple's keychain.
+/// When and where a keychain item can be read, as in Apple's keychain: `when-unlocked` items only
+/// while the device is unlocked, `after-first-unlock` ones from the first unlock after the computer
+/// starts; `this-device-only` ones never leave this device (sealed under its key), the others
+/// travel — sync, backups, recovery — sealed under the container key. docs/security.md, "Keychain
+/// accessibility".
 public enum KeychainAccessibility: String, Sendable, Codable, CaseIterable {
-    /// Sealed under a key derived from this device's key: unreadable on any other device, even
-    /// from a full copy of the container. The default, and always used for tokens.
-    case thisDeviceOnly
-    /// Sealed under the container key, which is stored wrapped for each device that may use it
-    /// and, once a recovery passphrase is set, under that passphrase too.
-    case migratable
+    case whenUnlocked = "when-unlocked"
+    case afterFirstUnlock = "after-first-unlock"
+    case whenUnlockedThisDeviceOnly = "when-unlocked-this-device-only"
+    case afterFirstUnlockThisDeviceOnly = "after-first-unlock-this-device-only"
+
+    /// An accessibility as `keychain set --accessibility` takes it: the four names, and the two of
+    /// earlier builds (`this-device-only` is `after-first-unlock-this-device-only`, `migratable`
+    /// is `after-first-unlock`).
+    public init?(typed: String) {
+        switch typed {
+        case "this-device-only": self = .afterFirstUnlockThisDeviceOnly
+        case "migratable": self = .afterFirstUnlock
+        default: self.init(rawValue: typed)
+        }
+    }
+
+    /// Whether the item travels (sync, backups, the recovery passphrase) under the container key.
+    public var isMigratable: Bool { self == .whenUnlocked || self == .afterFirstUnlock }
+
+    /// The protection class whose key seals it: `complete` or `until-first-unlock`.
+    public var protectionClass: ProtectionClass {
+        self == .whenUnlocked || self == .whenUnlockedThisDeviceOnly ? .complete : .untilFirstUnlock
+    }
+
+    /// The database's `accessibility` column: where the item may go.
+    var scope: String { isMigratable ? "migratable" : "thisDeviceOnly" }
+
+    /// The database's `protection` column: when the item can be read.
+    var protection: String { protectionClass == .complete ? "when-unlocked" : "after-first-unlock" }
+
+    /// The accessibility of a row: its scope, and its protection (NULL: sealed before classes,
+    /// read as after-first-unlock).
+    init?(scope: String, protection: String?) {
+        let whenUnlocked: Bool
+        switch protection {
+        case nil, "after-first-unlock": whenUnlocked = false
+        case "when-unlocked": whenUnlocked = true
+        default: return nil
+        }
+        switch scope {
+        case "migratable": self = whenUnlocked ? .whenUnlocked : .afterFirstUnlock
+        case "thisDeviceOnly": self = whenUnlocked ? .whenUnlockedThisDeviceOnly : .afterFirstUnlockThisDeviceOnly
+        default: return nil
+        }
+    }
 }
 
 /// A keychain item's identity and metadata: never its value.
@@ -20,7 +63,10 @@ public struct KeychainItemInfo: Sendable, Equatable, Codable {
     public var service: String
     public var account: String
     public var accessibility: KeychainAccessibility
-    /// `available`, or `locked` (migratable, container key not unlocked on this device).
+    /// `available`; `locked` (the device is locked, or has not been unlocked since it started, or
+    /// the container key is not unlocked on this device); or `reset` (sealed under a keybag that
+    /// `app device passcode reset` replaced: unreadable here for good); `damaged` (the wrapped key
+    /// that would open it does not authenticate).
     public var status: String
     public var createdAt: String
     public var updatedAt: String
@@ -41,6 +87,10 @@ public final class Keychain {
     var device: DeviceKey?
     let clock: @Sendable () -> Timestamp
     let lockTimeout: Double
+    /// Where this device's unlocked class keys are held (`TRIPBOARD_KEYRING`).
+    let keyring: KernelKeyring.Anchor
+    /// This device's lock, once a class key was needed (`lock(_:)`).
+    var deviceLock: DeviceLock?
     /// Receives one-line warnings for the user: a new device key beside other devices' items, an
     /// item of another device replaced.
     let notice: (String) -> Void
@@ -48,45 +98,50 @@ public final class Keychain {
     /// Opens the container's keychain as the device at `location` sees it. Creates nothing outside
     /// the container: if this device has no key yet, the first write makes one. A keychain older
     /// than this device last saw it is refused (`.rolledBack`).
-    public convenience init(container: Container, device location: DeviceLocation,
+    public convenience init(container: Container, device location: DeviceLocation, keyring: KernelKeyring.Anchor = .user,
                             notice: @escaping (String) -> Void = { _ in }) throws {
-        try self.init(container: container, location: location, device: try DeviceKey.existing(at: location),
+        try self.init(container: container, location: location, device: try DeviceKey.existing(at: location), keyring: keyring,
                       notice: notice, refusingRollback: true)
     }
 
     /// Opens the container's keychain for `device`, loaded or created by the caller (the
     /// migration, a restore).
-    public convenience init(container: Container, device: DeviceKey, notice: @escaping (String) -> Void = { _ in }) throws {
-        try self.init(container: container, location: device.location, device: device, notice: notice, refusingRollback: true)
+    public convenience init(container: Container, device: DeviceKey, keyring: KernelKeyring.Anchor = .user,
+                            notice: @escaping (String) -> Void = { _ in }) throws {
+        try self.init(container: container, location: device.location, device: device, keyring: keyring, notice: notice,
+                      refusingRollback: true)
     }
 
     /// Opens the keychain even when it is rolled back, for `acceptRollback` and nothing else.
-    public static func openedToAcceptRollback(container: Container, device location: DeviceLocation,
+    public static func openedToAcceptRollback(container: Container, device location: DeviceLocation, keyring: KernelKeyring.Anchor = .user,
                                               notice: @escaping (String) -> Void = { _ in }) throws -> Keychain {
-        try Keychain(container: container, location: location, device: try DeviceKey.existing(at: location),
+        try Keychain(container: container, location: location, device: try DeviceKey.existing(at: location), keyring: keyring,
                      notice: notice, refusingRollback: false)
     }
 
     /// Opens a keychain that `app restore` has just put in place, and gives it a new identity
     /// (recorded for `device`): a restored keychain — often older than the one it replaces, with
     /// the same id — is never taken for a rollback.
-    public static func openRestored(container: Container, device: DeviceKey,
+    public static func openRestored(container: Container, device: DeviceKey, keyring: KernelKeyring.Anchor = .user,
                                     notice: @escaping (String) -> Void = { _ in }) throws -> Keychain {
-        let keychain = try Keychain(container: container, location: device.location, device: device, notice: notice, refusingRollback: false)
+        let keychain = try Keychain(container: container, location: device.location, device: device, keyring: keyring, notice: notice,
+                                    refusingRollback: false)
         try keychain.renewIdentity()
         return keychain
     }
 
-    private init(container: Container, location: DeviceLocation, device: DeviceKey?, notice: @escaping (String) -> Void,
-                 refusingRollback: Bool) throws {
+    private init(container: Container, location: DeviceLocation, device: DeviceKey?, keyring: KernelKeyring.Anchor,
+                 notice: @escaping (String) -> Void, refusingRollback: Bool) throws {
         connection = try KeychainSchema.open(in: container)
         self.location = location
         self.device = device
+        self.keyring = keyring
         clock = container.options.clock
         lockTimeout = container.options.lockTimeout
         self.notice = notice
         if refusingRollback { try refuseIfRolledBack() }
         if let device, device.isNew { try warnIfOtherDevicesHoldItems(device) }
+        if refusingRollback { try convertItemsSealedBeforeClasses(creatingKeybag: false) }
     }
 
     // MARK: - Items
@@ -95,8 +150,10 @@ public final class Keychain {
     public static let accessTokenService = "tripboard.auth.access-token"
     public static let refreshTokenService = "tripboard.auth.refresh-token"
 
-    /// Signs `account` in, in one transaction: replaces this device's earlier tokens with these,
-    /// as this-device-only items. Other devices' tokens are left alone.
+    /// Signs `account` in, in one transaction: replaces this device's earlier tokens with these —
+    /// the access token `when-unlocked-this-device-only` (only the app in use needs it), the
+    /// refresh token `after-first-unlock-this-device-only` (a background task renews with it).
+    /// Other devices' tokens are left alone.
     public func signIn(account: String, accessToken: SecureBytes?, refreshToken: SecureBytes?) throws {
         let account = try Self.checkedName(account, "account")
         let device = try deviceForWriting()
@@ -104,9 +161,10 @@ public final class Keychain {
             try deleteVisibleItems(service: Self.accessTokenService, device: device)
             try deleteVisibleItems(service: Self.refreshTokenService, device: device)
             var replaced = false
-            for (service, token) in [(Self.accessTokenService, accessToken), (Self.refreshTokenService, refreshToken)] {
+            for (service, token, accessibility) in [(Self.accessTokenService, accessToken, KeychainAccessibility.whenUnlockedThisDeviceOnly),
+                                                    (Self.refreshTokenService, refreshToken, .afterFirstUnlockThisDeviceOnly)] {
                 guard let token else { continue }
-                replaced = try store(token, service: service, account: account, accessibility: .thisDeviceOnly, device: device) || replaced
+                replaced = try store(token, service: service, account: account, accessibility: accessibility, device: device) || replaced
             }
             return replaced
         }
@@ -116,7 +174,7 @@ public final class Keychain {
     /// Stores `value` for (service, account), replacing any earlier value — also one sealed on
     /// another device, which is then this device's (and a notice says so).
     public func set(service: String, account: String, value: SecureBytes,
-                    accessibility: KeychainAccessibility = .thisDeviceOnly) throws {
+                    accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly) throws {
         let service = try Self.checkedName(service, "service")
         let account = try Self.checkedName(account, "account")
         guard value.count > 0 else { throw KeychainError.invalidArgument("the value is empty") }
@@ -137,29 +195,27 @@ public final class Keychain {
     func store(_ value: SecureBytes, service: String, account: String, accessibility: KeychainAccessibility,
                device: DeviceKey, fromSync: Bool = false) throws -> Bool {
         let replaced = try isOtherDevicesItem(service: service, account: account, device: device)
-        let (key, keyID) = try itemKey(accessibility, device: device, creatingContainerKey: true)
+        let key = try sealingKey(accessibility, device: device, item: (service, account))
         let now = clock().utcStamp
-        if accessibility == .thisDeviceOnly {
+        if !accessibility.isMigratable {
             try tombstoneMigratableItems(where: "service = ?2 AND account = ?3", [.text(service), .text(account)], at: now)
         }
         try connection.statement("""
-            INSERT INTO items (service, account, accessibility, key_id, nonce, ciphertext, created_at, updated_at)
-            VALUES (?1, ?2, ?3, ?4, x'', x'', ?5, ?5)
-            ON CONFLICT (service, account) DO UPDATE SET accessibility = ?3, key_id = ?4, updated_at = ?5
-            """).run([.text(service), .text(account), .text(accessibility.rawValue), .text(keyID), .text(now)])
+            INSERT INTO items (service, account, accessibility, protection, key_id, keybag_id, nonce, ciphertext, created_at, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, x'', x'', ?7, ?7)
+            ON CONFLICT (service, account) DO UPDATE SET accessibility = ?3, protection = ?4, key_id = ?5, keybag_id = ?6, updated_at = ?7
+            """).run([.text(service), .text(account), .text(accessibility.scope), .text(accessibility.protection), .text(key.keyID),
+                      .optional(key.keybag), .text(now)])
         let rowID = try connection.integer("SELECT id FROM items WHERE service = ? AND account = ?", [.text(service), .text(account)])
-        let sealed = try XChaCha20Poly1305.seal(
-            plaintext: value, key: key,
-            associatedData: Self.itemAssociatedData(service: service, account: account, accessibility: accessibility, keyID: keyID, rowID: rowID))
-        try connection.statement("UPDATE items SET nonce = ?, ciphertext = ? WHERE id = ?")
-            .run([.blob(sealed.nonce), .blob(sealed.ciphertext), .integer(rowID)])
-        switch (accessibility, fromSync) {
-        case (.thisDeviceOnly, _):
+        try seal(value, ItemRow(id: rowID, service: service, account: account, accessibility: accessibility, isLegacy: false,
+                                keyID: key.keyID, keybag: key.keybag), key: key.key)
+        switch (accessibility.isMigratable, fromSync) {
+        case (false, _):
             try connection.statement("""
                 UPDATE items SET sync_pending = 0, sync_version = NULL, sync_stamp = NULL, sync_digest = NULL,
                     sync_conflict_version = NULL WHERE id = ?
                 """).run([.integer(rowID)])
-        case (.migratable, false):
+        case (true, false):
             let tombstone = try connection.statement("DELETE FROM sync_tombstones WHERE service = ? AND account = ? RETURNING remote_version, incarnation")
                 .rows([.text(service), .text(account)]) { ($0.integer(0), $0.optionalText(1)) }.first
             try connection.statement("UPDATE items SET sync_pending = 1, sync_version = coalesce(sync_version, ?) WHERE id = ?")
@@ -170,67 +226,73 @@ public final class Keychain {
                 try noteDeadIncarnation(service: service, account: account, tombstone.1 ?? Self.legacySyncIncarnation)
                 try setSyncIncarnation(service: service, account: account, SyncLedger.newIncarnation())
             }
-        case (.migratable, true):
+        case (true, true):
             break
         }
         return replaced
     }
 
+    /// Seals `value` into `row` (its nonce and ciphertext) with the row's identity bound.
+    func seal(_ value: SecureBytes, _ row: ItemRow, key: SecureBytes) throws {
+        let sealed = try XChaCha20Poly1305.seal(plaintext: value, key: key, associatedData: row.associatedData)
+        try connection.statement("UPDATE items SET nonce = ?, ciphertext = ? WHERE id = ?")
+            .run([.blob(sealed.nonce), .blob(sealed.ciphertext), .integer(row.id)])
+    }
+
     /// The value of (service, account). Throws `.notFound`, `.sealedOnAnotherDevice`, `.locked`
     /// or `.dataCorrupted` — never partial data.
     public func get(service: String, account: String) throws -> SecureBytes {
-        let rows = try connection.statement(
-            "SELECT id, accessibility, key_id, nonce, ciphertext FROM items WHERE service = ? AND account = ?"
-        ).rows([.text(service), .text(account)]) { row in
-            (row.integer(0), KeychainAccessibility(rawValue: row.text(1)), row.text(2), row.blob(3), row.blob(4))
-        }
-        guard let (rowID, accessibilityValue, keyID, nonce, ciphertext) = rows.first else {
+        guard let row = try itemRow(service: service, account: account) else {
             throw KeychainError.notFound(service: service, account: account)
         }
-        guard let accessibility = accessibilityValue else { throw KeychainError.dataCorrupted(service: service, account: account) }
-        guard let device, accessibility == .migratable || keyID == Self.deviceKeyID(device) else {
-            if accessibility == .thisDeviceOnly { throw KeychainError.sealedOnAnotherDevice(service: service, account: account) }
+        guard let device, row.accessibility.isMigratable || row.keyID == Self.deviceKeyID(device) else {
+            if !row.accessibility.isMigratable { throw KeychainError.sealedOnAnotherDevice(service: service, account: account) }
             throw KeychainError.locked(service: service, account: account)
         }
-        let key = try readingKey(accessibility, keyID: keyID, device: device, service: service, account: account)
-        do {
-            return try XChaCha20Poly1305.open(
-                ciphertext: ciphertext, nonce: nonce, key: key,
-                associatedData: Self.itemAssociatedData(service: service, account: account, accessibility: accessibility, keyID: keyID, rowID: rowID))
-        } catch {
-            throw KeychainError.dataCorrupted(service: service, account: account)
-        }
+        return try open(row, key: try openingKey(row, device: device))
     }
 
-    /// The key that opens an item sealed under `keyID`: `.locked` when it is a container key this
-    /// device has not unlocked, `.dataCorrupted` when the wrapped container key does not open.
-    func readingKey(_ accessibility: KeychainAccessibility, keyID: String, device: DeviceKey,
-                    service: String, account: String) throws -> SecureBytes {
+    /// The value sealed in `row`, or `.dataCorrupted`.
+    func open(_ row: ItemRow, key: SecureBytes) throws -> SecureBytes {
         do {
-            let (key, currentID) = try itemKey(accessibility, device: device, creatingContainerKey: false)
-            guard currentID == keyID else { throw KeychainError.locked(service: service, account: account) }
-            return key
-        } catch KeychainError.containerKeyLocked {
-            throw KeychainError.locked(service: service, account: account)
-        } catch is CryptoError {
-            // The wrapped container key does not authenticate: as corrupted as the item itself.
-            throw KeychainError.dataCorrupted(service: service, account: account)
+            return try XChaCha20Poly1305.open(ciphertext: row.ciphertext, nonce: row.nonce, key: key, associatedData: row.associatedData)
+        } catch {
+            throw KeychainError.dataCorrupted(service: row.service, account: row.account)
         }
     }
 
     /// The identity of every item this device sees (its own and the migratable ones), sorted by
-    /// service and account. Items sealed on other devices are counted by `otherDevicesItemCount`.
+    /// service and account, each with whether it can be read now. Items sealed on other devices
+    /// are counted by `otherDevicesItemCount`.
     public func list() throws -> [KeychainItemInfo] {
-        // nil when there is no container key or it is locked here.
-        let unlockedContainerKeyID = try device.flatMap { try unlockedContainerKey(device: $0) }.map { "container:" + $0.id }
-        return try connection.statement("""
-            SELECT service, account, accessibility, key_id, created_at, updated_at FROM items
+        var statuses: [String: String] = [:]
+        let rows = try connection.statement("""
+            SELECT \(ItemRow.columns), created_at, updated_at FROM items
             WHERE \(Self.visibleToDevice(parameter: 1)) ORDER BY service, account
-            """).rows([.text(myKeyID)]) { row in
-            let accessibility = KeychainAccessibility(rawValue: row.text(2)) ?? .thisDeviceOnly
-            let available = accessibility == .thisDeviceOnly || row.text(3) == unlockedContainerKeyID
-            return KeychainItemInfo(service: row.text(0), account: row.text(1), accessibility: accessibility,
-                                    status: available ? "available" : "locked", createdAt: row.text(4), updatedAt: row.text(5))
+            """).rows([.text(myKeyID)]) { (ItemRow(reading: $0), $0.text(9), $0.text(10)) }
+        return try rows.map { row, createdAt, updatedAt in
+            guard let row else { throw StoreError.corrupt(path: connection.path, detail: "a keychain item's accessibility is not one this build knows") }
+            // Whether the key opens is the same for every item of one kind: asked once per kind.
+            let kind = [row.accessibility.rawValue, row.isLegacy ? "legacy" : "", row.keyID, row.keybag ?? ""].joined(separator: "|")
+            let status = try statuses[kind] ?? availability(of: row)
+            statuses[kind] = status
+            return KeychainItemInfo(service: row.service, account: row.account, accessibility: row.accessibility, status: status,
+                                    createdAt: createdAt, updatedAt: updatedAt)
+        }
+    }
+
+    /// `available`, `locked` or `reset`, as `list` shows it.
+    private func availability(of row: ItemRow) throws -> String {
+        guard let device else { return "locked" }
+        do {
+            _ = try openingKey(row, device: device)
+            return "available"
+        } catch KeychainError.sealedUnderResetKeybag {
+            return "reset"
+        } catch KeychainError.locked, KeychainError.deviceLocked {
+            return "locked"
+        } catch KeychainError.dataCorrupted {
+            return "damaged"
         }
     }
 

@@ -12,6 +12,12 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     case noDeviceKey(path: String)
     /// A migratable item whose container key has not been unlocked on this device yet.
     case locked(service: String, account: String)
+    /// The device is locked (or, `sinceStart`, has not been unlocked since it started), so the class
+    /// key that seals the item — named when there is one — is not in the kernel.
+    case deviceLocked(service: String?, account: String?, sinceStart: Bool)
+    /// A this-device-only item sealed under a keybag that `app device passcode reset` replaced:
+    /// unreadable here for good (it is kept until deleted).
+    case sealedUnderResetKeybag(service: String, account: String)
     /// The container key exists but is not unlocked on this device (storing a migratable item
     /// or setting the recovery passphrase needs it).
     case containerKeyLocked
@@ -42,6 +48,11 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             "this device has no device key yet (\(path)), so every item sealed for a device would count as another device's; nothing was forgotten. If that is the right place, store a secret first; otherwise check TRIPBOARD_DEVICE_DIR, XDG_STATE_HOME and HOME"
         case .locked(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' is locked on this device: run `app keychain recover` with the recovery passphrase"
+        case .deviceLocked(let service, let account, let sinceStart):
+            (service.map { "the keychain item for service '\($0)' and account '\(account ?? "")' cannot be read or written now: " } ?? "")
+                + (sinceStart ? "the device has not been unlocked since it started; `app device unlock`" : "the device is locked; `app device unlock`")
+        case .sealedUnderResetKeybag(let service, let account):
+            "the keychain item for service '\(service)' and account '\(account)' was sealed under the keybag `app device passcode reset` replaced: it cannot be read on this device any more (it is kept; `app keychain delete` removes it)"
         case .dataCorrupted(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' is corrupted (it does not authenticate); delete it and store it again"
         case .containerKeyLocked:

@@ -109,6 +109,15 @@ enum KeychainSchema {
             PRIMARY KEY (service, account, stamp)
         );
         """,
+        // Version 6: accessibility by protection class (docs/security.md, "Keychain
+        // accessibility"). `protection` is when the item can be read; NULL marks an item sealed
+        // before classes (read as after-first-unlock, converted at its first open by a device that
+        // can). `keybag_id` names the keybag whose class key seals a this-device-only item, so
+        // that one a passcode reset left behind is told from a damaged one.
+        """
+        ALTER TABLE items ADD COLUMN protection TEXT CHECK (protection IN ('when-unlocked', 'after-first-unlock'));
+        ALTER TABLE items ADD COLUMN keybag_id TEXT;
+        """,
     ]
 
     /// Opens the keychain database, creating or migrating it under the exclusive container lock

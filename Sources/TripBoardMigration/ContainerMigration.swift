@@ -2,7 +2,7 @@ import TripBoardKeychain
 public import TripBoardStorage
 public import TripBoardDevice
 import TripBoardSQLite
-import TripBoardSystem
+public import TripBoardSystem
 import TripBoardModel
 
 /// How far a long step has got, for a progress bar.
@@ -34,6 +34,8 @@ public struct MigrationOptions {
     public var container = ContainerOptions(durability: .full, processName: "container-migration")
     /// This device's key, for the tokens; called only when there are tokens to move.
     public var deviceKey: () throws -> DeviceKey
+    /// Where this device's unlocked class keys are held (`TRIPBOARD_KEYRING`).
+    public var keyring: KernelKeyring.Anchor = .user
     public var progress: (MigrationProgress) -> Void = { _ in }
 
     public init(legacyPath: String, legacyPathIsExplicit: Bool, containerPath: String, deviceKey: @escaping () throws -> DeviceKey) {

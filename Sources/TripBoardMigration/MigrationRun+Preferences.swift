@@ -44,7 +44,7 @@ extension MigrationRun {
                 account = text
             }
         }
-        let keychain = try Keychain(container: container, device: try options.deviceKey())
+        let keychain = try Keychain(container: container, device: try options.deviceKey(), keyring: options.keyring)
         let signedIn = try keychain.list().filter { $0.service == Keychain.accessTokenService || $0.service == Keychain.refreshTokenService }
         if tokens.isEmpty {
             // An earlier attempt stored them and removed them from the file.

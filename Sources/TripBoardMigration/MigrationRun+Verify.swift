@@ -45,7 +45,7 @@ extension MigrationRun {
             throw MigrationError.verificationFailed(detail: "the preference \(absent.rawValue) was not set")
         }
         if (record.tokensMoved ?? 0) > 0 {
-            let items = try Keychain(container: container, device: try options.deviceKey()).list()
+            let items = try Keychain(container: container, device: try options.deviceKey(), keyring: options.keyring).list()
             guard items.contains(where: { $0.service == Keychain.accessTokenService || $0.service == Keychain.refreshTokenService }) else {
                 throw MigrationError.verificationFailed(detail: "the keychain holds no token")
             }

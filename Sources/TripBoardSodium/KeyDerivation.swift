@@ -45,3 +45,19 @@ public enum KeyDerivation {
         }
     }
 }
+
+extension KeyDerivation {
+    /// `BLAKE2b-256(label || secret, key = key)`: one 32-byte key that needs both `key` and
+    /// `secret` (a class key and the device key, a passcode's key and the device's). The secret is
+    /// fed to the hash where it lies, and the digest wiped once copied out.
+    public static func combine(_ key: SecureBytes, with secret: SecureBytes, label: String) throws(CryptoError) -> SecureBytes {
+        let hasher = try Blake2bHasher(outputLength: 32, key: key)
+        hasher.update(Array(label.utf8))
+        secret.withUnsafePointer { hasher.update(UnsafeBufferPointer(start: $0, count: secret.count)) }
+        var digest = hasher.finalize()
+        defer { for index in digest.indices { digest[index] = 0 } }
+        return try SecureBytes(count: 32) { output throws(CryptoError) in
+            for index in digest.indices { output[index] = digest[index] }
+        }
+    }
+}

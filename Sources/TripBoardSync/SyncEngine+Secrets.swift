@@ -31,8 +31,8 @@ extension SyncEngine {
     /// The keychain when its items can be synced now; notes a locked container key in the report.
     var syncingKeychain: Keychain? {
         guard let keychain else { return nil }
-        guard keychain.canSyncMigratableItems else {
-            report.keychainLocked = true
+        if let blocker = keychain.migratableSyncBlocker {
+            if case .deviceLocked = blocker { report.keychainWaitsForUnlock = true } else { report.keychainLocked = true }
             return nil
         }
         return keychain
@@ -93,7 +93,12 @@ extension SyncEngine {
         var value: SecureBytes
         var stamp: HybridStamp
         var incarnation: String
+        /// Sealed with the value; absent from an earlier build's item, which is after-first-unlock.
+        var accessibility: KeychainAccessibility
     }
+
+    /// The sealed field of a keychain item's accessibility (`when-unlocked`, `after-first-unlock`).
+    static let accessibilityField = "accessibility"
 
     /// The fields of a live record, checked; `nil` for a tombstone or a record that is skipped.
     private func openSecret(_ remote: WireRecord, names: [String: (service: String, account: String)]) throws -> OpenedSecret? {
@@ -110,8 +115,10 @@ extension SyncEngine {
         let value = try key.openSecretField(sealedValue, id: remote.id, field: "value")
         guard let service, let account, (try? Keychain.checkedName(service, "service")) != nil, (try? Keychain.checkedName(account, "account")) != nil,
               value.count > 0, try key.secretID(service: service, account: account) == remote.id else { return nil }
+        let accessibility = try text(Self.accessibilityField).map { KeychainAccessibility(rawValue: $0) } ?? .afterFirstUnlock
+        guard let accessibility, accessibility.isMigratable else { return nil }  // one this build does not know: skipped
         return OpenedSecret(service: service, account: account, value: value, stamp: stamp,
-                            incarnation: try text(Self.incarnationField) ?? Keychain.legacySyncIncarnation)
+                            incarnation: try text(Self.incarnationField) ?? Keychain.legacySyncIncarnation, accessibility: accessibility)
     }
 
     /// The incarnation a pulled keychain tombstone's sealed deletion names; nil when it carries
@@ -211,7 +218,7 @@ extension SyncEngine {
             }
             return
         }
-        let theirDigest = try key.secretDigest(opened.value)
+        let theirDigest = try key.secretDigest(opened.value, opened.accessibility)
         if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
             // Deleted here, edited there: delete beats edit; the tombstone now expects this version.
             if tombstone.version < version { try keychain.setSyncTombstone(service: service, account: account, version: version) }
@@ -246,7 +253,7 @@ extension SyncEngine {
                 }
             }
             let mine = try keychain.get(service: service, account: account)
-            let myDigest = try key.secretDigest(mine)
+            let myDigest = try key.secretDigest(mine, try keychain.migratableAccessibility(service: service, account: account) ?? .afterFirstUnlock)
             if let known, opened.stamp < known, myDigest != theirDigest {
                 // Older than the value this device knows the server had (a rotated token served
                 // again, a server gone back): refused, and this device's value sent again
@@ -265,7 +272,9 @@ extension SyncEngine {
                 report.secretsPulled += 1
                 return
             }
-            if myDigest != theirDigest { try keychain.storeFromSync(opened.value, service: service, account: account) }
+            if myDigest != theirDigest {
+                try keychain.storeFromSync(opened.value, service: service, account: account, accessibility: opened.accessibility)
+            }
             // The stamp known never goes down: this device's own value served under an older
             // stamp keeps the later one (see `SyncEngine.mergeFields`).
             let stamp = known.map { Swift.max($0, opened.stamp) } ?? opened.stamp
@@ -279,7 +288,7 @@ extension SyncEngine {
             report.skipped += 1
             return
         }
-        try keychain.storeFromSync(opened.value, service: service, account: account)
+        try keychain.storeFromSync(opened.value, service: service, account: account, accessibility: opened.accessibility)
         try keychain.setSyncState(service: service, account: account, pending: false, version: version,
                                   stamp: opened.stamp.description, digest: theirDigest)
         if opened.incarnation != Keychain.legacySyncIncarnation {
@@ -304,7 +313,7 @@ extension SyncEngine {
                 continue  // unreadable here (sealed under a container key not unlocked): it waits
             }
             let id = try key.secretID(service: item.service, account: item.account)
-            let digest = try key.secretDigest(value)
+            let digest = try key.secretDigest(value, item.accessibility)
             // Against the version a refused push met, when no pull brought a later one.
             let expected = max(item.version ?? 0, item.conflictVersion ?? 0)
             let expectedVersion: Int64? = expected == 0 ? nil : expected
@@ -314,7 +323,9 @@ extension SyncEngine {
                 continue
             }
             let stamp = localStamp(updatedAt: item.updatedAt, after: serverKnown ? item.stamp : nil)
-            var fields = ["value": try key.sealSecretField(value, id: id, field: "value", stamp: stamp)]
+            var fields = ["value": try key.sealSecretField(value, id: id, field: "value", stamp: stamp),
+                          Self.accessibilityField: try key.sealSecretField(try SecureBytes(copying: Array(item.accessibility.rawValue.utf8)), id: id,
+                                                                           field: Self.accessibilityField, stamp: stamp)]
             // Its incarnation, with every push: made at the first one (and after it was set again
             // following a deletion); an earlier build's item keeps the legacy one, named by none.
             var incarnation = item.incarnation

@@ -95,6 +95,10 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// The container key is locked on this device (`app keychain recover`): keychain items were
     /// neither sent nor received this run; they wait, and so does the keychain's change token.
     public var keychainLocked = false
+    /// The device is locked (or not unlocked since it started): migratable keychain items — of
+    /// either class — are synced only while it is unlocked; they wait, and so does the keychain's
+    /// change token. Records and attachments are synced as usual.
+    public var keychainWaitsForUnlock = false
 }
 
 /// A deletion from another device that took this device's own unsent work to the trash.

@@ -52,7 +52,7 @@ public struct ZoneKey: Sendable {
     }
 
     public func store(in keychain: Keychain) throws {
-        try keychain.set(service: Self.keychainService, account: zone, value: key, accessibility: .thisDeviceOnly)
+        try keychain.set(service: Self.keychainService, account: zone, value: key, accessibility: .afterFirstUnlockThisDeviceOnly)
     }
 
     // MARK: - Wrapping under the passphrase
@@ -145,12 +145,14 @@ public struct ZoneKey: Sendable {
         Sodium.hexString(try blake2b(Keychain.encode(["tripboard-sync-secret-id/v1", service, account]), outputLength: 32, key: secretIDKey))
     }
 
-    /// The keyed digest of a value, as the shadow keeps it (hex).
-    func secretDigest(_ value: SecureBytes) throws -> String {
-        let key = secretDigestKey
-        return Sodium.hexString(try value.withUnsafeBytes { (bytes) throws(CryptoError) -> [UInt8] in
-            try blake2b(bytes, outputLength: 32, key: key)
-        })
+    /// The keyed digest of a value, as the shadow keeps it (hex): of the value alone for an
+    /// after-first-unlock item (as earlier builds made it), of `"when-unlocked\0"` and the value for
+    /// a when-unlocked one — so that a change of accessibility alone is a change to push.
+    func secretDigest(_ value: SecureBytes, _ accessibility: KeychainAccessibility) throws -> String {
+        let hasher = try Blake2bHasher(outputLength: 32, key: secretDigestKey)
+        if accessibility == .whenUnlocked { hasher.update(Array("when-unlocked\0".utf8)) }
+        value.withUnsafeBytes { hasher.update($0.bindMemory(to: UInt8.self)) }
+        return Sodium.hexString(hasher.finalize())
     }
 
     /// `value` sealed for field `field` of keychain item `id` at `stamp`.

@@ -40,7 +40,7 @@ import TripBoardSystem
         #expect(try Self.get(b, "api.example.com", "ana@example.com").trimmedStdout == "first-secret")
         // Re-sealed under B's own keychain: a migratable item of B's, listed as available.
         let listed = try #require((try b.json("keychain", "list") as? [String: Any])?["items"] as? [[String: Any]])
-        #expect(listed.contains { $0["service"] as? String == "api.example.com" && $0["accessibility"] as? String == "migratable"
+        #expect(listed.contains { $0["service"] as? String == "api.example.com" && $0["accessibility"] as? String == "after-first-unlock"
             && $0["status"] as? String == "available" }, "\(listed)")
 
         try Self.set(b, "api.example.com", "ana@example.com", "second-secret")
@@ -263,26 +263,34 @@ import TripBoardSystem
     /// A keychain of schema 2 (before keychain sync) on a device that already syncs: its
     /// migratable items wait for the server once it is upgraded, and the first sync sends them.
     @Test func aKeychainOfSchemaTwoSendsItsMigratableItemsOnTheFirstSync() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
-        defer { withExtendedLifetime(server) {} }
-        try a.container.addTrip("Oslo")
-        try a.sync()
-        try Self.set(a, "legacy.example.com", "ana", "from-schema-two")
-        // Back to schema 2: the sync columns and tables gone, the item kept.
-        let downgrade = try a.container.sqlite("""
+        // An earlier build's keychain (items sealed before protection classes), taken back to
+        // schema 2: the sync columns and tables gone, the items kept.
+        let server = try PostgresServer()
+        let old = try TestContainer()
+        let device = try KeychainConversionTests.install(into: old)
+        let downgrade = try old.sqlite("""
             DROP TABLE sync_deletions_seen; ALTER TABLE items DROP COLUMN sync_incarnation; DROP TABLE sync_dead; DROP TABLE sync_unsealed;
             ALTER TABLE items DROP COLUMN sync_pending; ALTER TABLE items DROP COLUMN sync_version;
             ALTER TABLE items DROP COLUMN sync_stamp; ALTER TABLE items DROP COLUMN sync_digest;
             ALTER TABLE items DROP COLUMN sync_conflict_version;
             DROP TABLE sync_tombstones; DROP TABLE sync_outgoing; DROP TABLE sync_token; PRAGMA user_version = 2;
-            """, database: a.container.keychainPath)
+            """, database: old.keychainPath)
         #expect(downgrade.status == 0, "\(downgrade)")
+        defer { withExtendedLifetime((server, old)) {} }
+        let a = try SyncDevice(extra: device)
+        try? FileManager.default.removeItem(atPath: a.container.path)
+        try FileManager.default.copyItem(atPath: old.path, toPath: a.container.path)
+        let b = try SyncDevice()
+        try a.ok("sync", "init-server", "--server", server.conninfo)
+        #expect(try a.join(server).status == 0)
+        #expect(try b.join(server).status == 0)
+        try a.container.addTrip("Oslo")
+        #expect(try a.container.sqlite("PRAGMA user_version", database: a.container.keychainPath).trimmedStdout == "6")
         #expect(try Self.pendingKeychainItems(a) == 1)
-        #expect(try a.container.sqlite("PRAGMA user_version", database: a.container.keychainPath).trimmedStdout == "5")
         let pushed = try a.sync()
         #expect(pushed["secretsPushed"] as? Int == 1, "\(pushed)")
         try b.sync()
-        #expect(try Self.get(b, "legacy.example.com", "ana").trimmedStdout == "from-schema-two")
+        #expect(try Self.get(b, "sync", "ana").trimmedStdout == "travelling-secret")
         #expect(try b.container.sqlite("SELECT count(*) FROM trips").trimmedStdout == "1")
     }
 

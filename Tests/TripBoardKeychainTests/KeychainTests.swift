@@ -118,7 +118,7 @@ struct KeychainTests {
     @Test func forgettingOtherDevicesRemovesOnlyTheirItems() throws {
         let fixture = try Fixture()
         try fixture.keychain().set(service: "api", account: "alice", value: try Self.secret("old device"))
-        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .afterFirstUnlock)
         var notices: [String] = []
         let fresh = try Keychain(container: fixture.container, device: fixture.location("fresh")) { notices.append($0) }
         try fresh.set(service: "api", account: "carol", value: try Self.secret("new device"))
@@ -164,7 +164,7 @@ struct KeychainTests {
     @Test func migratableItemsAreLockedElsewhereUntilRecovered() throws {
         let fixture = try Fixture()
         let home = try fixture.keychain()
-        try home.set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        try home.set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .afterFirstUnlock)
         try home.setRecoveryPassphrase(try Self.secret("correct horse battery"), parameters: .fastForTesting())
 
         let away = try fixture.keychain(try fixture.device("new-device"))
@@ -178,10 +178,10 @@ struct KeychainTests {
 
     @Test func storingMigratableItemsNeedsTheContainerKeyUnlockedHere() throws {
         let fixture = try Fixture()
-        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        try fixture.keychain().set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .afterFirstUnlock)
         let away = try fixture.keychain(try fixture.device("new-device"))
         #expect(throws: KeychainError.containerKeyLocked) {
-            try away.set(service: "sync", account: "carol", value: try Self.secret("more"), accessibility: .migratable)
+            try away.set(service: "sync", account: "carol", value: try Self.secret("more"), accessibility: .afterFirstUnlock)
         }
         #expect(throws: KeychainError.containerKeyLocked) {
             try away.setRecoveryPassphrase(try Self.secret("long enough passphrase"), parameters: .fastForTesting())
@@ -193,7 +193,7 @@ struct KeychainTests {
     @Test func aTamperedContainerKeyWrapIsDataCorrupted() throws {
         let fixture = try Fixture()
         let keychain = try fixture.keychain()
-        try keychain.set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .migratable)
+        try keychain.set(service: "sync", account: "bob", value: try Self.secret("shared"), accessibility: .afterFirstUnlock)
         try keychain.connection.execute("UPDATE container_key_wraps SET ciphertext = zeroblob(length(ciphertext))")
         #expect(throws: KeychainError.dataCorrupted(service: "sync", account: "bob")) { try keychain.get(service: "sync", account: "bob") }
     }
@@ -237,8 +237,8 @@ struct KeychainTests {
     }
 
     @Test func associatedDataEncodingIsUnambiguous() {
-        let a = Keychain.itemAssociatedData(service: "ab", account: "c", accessibility: .thisDeviceOnly, keyID: "k", rowID: 1)
-        let b = Keychain.itemAssociatedData(service: "a", account: "bc", accessibility: .thisDeviceOnly, keyID: "k", rowID: 1)
+        let a = Keychain.itemAssociatedData(service: "ab", account: "c", accessibility: .afterFirstUnlockThisDeviceOnly, legacy: true, keyID: "k", keybag: nil, rowID: 1)
+        let b = Keychain.itemAssociatedData(service: "a", account: "bc", accessibility: .afterFirstUnlockThisDeviceOnly, legacy: true, keyID: "k", keybag: nil, rowID: 1)
         #expect(a != b)
     }
 
