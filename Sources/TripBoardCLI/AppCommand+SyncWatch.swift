@@ -1,3 +1,4 @@
+import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSync
 import TripBoardSystem
@@ -29,9 +30,11 @@ extension AppCommand {
     static func syncWatch(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
-        let (store, account, key, password) = try joinedZone(context)
         // From here SIGINT and SIGTERM are read from a signalfd: they end the loop between steps.
         let watcher = try ChangeWatcher()
+        guard let (store, account, key, password) = try afterFirstUnlock(context, watcher: watcher, { try joinedZone(context) }) else {
+            return context.console.diagnostic("stopped watching")
+        }
         watcher.watch(directory: try context.container().path + "/" + ContainerLayout.storeDirectory)
         context.console.diagnostic("watching zone \(account.zone); SIGINT or SIGTERM stops")
         context.console.flush()
@@ -74,6 +77,26 @@ extension AppCommand {
         }
         listener.end()
         context.console.diagnostic("stopped watching")
+    }
+
+    /// `body`'s result once the device has been unlocked since it started: before that the zone
+    /// key (after-first-unlock) cannot be opened, so the watch says so once and waits, asking the
+    /// kernel again every second, as a phone's background task waits for the first unlock. nil:
+    /// SIGINT or SIGTERM came first.
+    private static func afterFirstUnlock<T>(_ context: CommandContext, watcher: ChangeWatcher, _ body: () throws -> T) throws -> T? {
+        var said = false
+        while true {
+            do {
+                return try body()
+            } catch KeychainError.deviceLocked(_, _, sinceStart: true) {
+                if !said {
+                    context.console.diagnostic("the device has not been unlocked since it started: waiting for `app device unlock`")
+                    context.console.flush()
+                    said = true
+                }
+                if watcher.wait(timeout: 1) == .terminated { return nil }
+            }
+        }
     }
 
     /// One sync of the watch, printing a line when it moved something. A failure worth another

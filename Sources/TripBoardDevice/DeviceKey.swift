@@ -17,15 +17,8 @@ public struct DeviceLocation: Sendable, Equatable {
     /// The location the environment names.
     public init(environment: [String: String]) throws {
         let machineIDFile = environment["TRIPBOARD_MACHINE_ID_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/machine-id"
-        if let explicit = environment["TRIPBOARD_DEVICE_DIR"], !explicit.isEmpty {
-            self.init(directory: explicit, machineIDFile: machineIDFile)
-        } else if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") {
-            self.init(directory: stateHome + "/tripboard", machineIDFile: machineIDFile)
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            self.init(directory: home + "/.local/state/tripboard", machineIDFile: machineIDFile)
-        } else {
-            throw DeviceError.noDeviceDirectory
-        }
+        guard let directory = DeviceLockProbe.deviceDirectory(environment: environment) else { throw DeviceError.noDeviceDirectory }
+        self.init(directory: directory, machineIDFile: machineIDFile)
     }
 }
 

@@ -9,21 +9,21 @@ extension DeviceLock {
     func putInKernel(_ keys: Keybag.ClassKeys, keybag: Keybag) throws {
         var added: [KernelKeyring.Serial] = []
         do {
-            let description = "tripboard:device:\(device.fingerprint)"
+            let description = DeviceLockProbe.keyringName(device: device.fingerprint)
             let keyring = try KernelKeyring.search(anchor.serial, type: "keyring", description: description)
                 ?? KernelKeyring.addKeyring(description, into: anchor.serial)
             let timeout = keybag.autoLockSeconds ?? 0
             for protection in [ProtectionClass.untilFirstUnlock, .completeUnlessOpen, .complete] {
                 guard let key = keys[protection] else { continue }
                 added.append(try key.withUnsafeBytes { bytes throws(KeyringError) in
-                    try KernelKeyring.addUserKey("tripboard:\(keybag.id):\(protection.rawValue)", payload: bytes,
+                    try KernelKeyring.addUserKey(DeviceLockProbe.keyName(keybag: keybag.id, protection.rawValue), payload: bytes,
                                                  timeout: protection.dropsAtLock ? timeout : 0, into: keyring)
                 })
             }
             let deadline = keybag.autoLockSeconds.map { clock().secondsSinceEpoch + Int64($0) }
             let marker = Array((deadline.map { "until \($0)" } ?? "never").utf8)
             added.append(try marker.withUnsafeBytes { bytes throws(KeyringError) in
-                try KernelKeyring.addUserKey("tripboard:\(keybag.id):unlocked", payload: bytes, timeout: timeout, into: keyring)
+                try KernelKeyring.addUserKey(DeviceLockProbe.keyName(keybag: keybag.id, "unlocked"), payload: bytes, timeout: timeout, into: keyring)
             })
         } catch let error as KeyringError {
             for serial in added { try? KernelKeyring.invalidate(serial) }

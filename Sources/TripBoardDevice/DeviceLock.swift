@@ -82,7 +82,7 @@ public final class DeviceLock {
     /// The kernel keyring of this device, or nil when there is none (never unlocked since start).
     func deviceKeyring() throws -> KernelKeyring.Serial? {
         do {
-            return try KernelKeyring.search(anchor.serial, type: "keyring", description: "tripboard:device:\(device.fingerprint)")
+            return try KernelKeyring.search(anchor.serial, type: "keyring", description: DeviceLockProbe.keyringName(device: device.fingerprint))
         } catch {
             throw DeviceError.from(error)
         }
@@ -91,7 +91,7 @@ public final class DeviceLock {
     /// The serial of the kernel key `name` for `keybag`, if it is live.
     func kernelKey(_ name: String, keybag: Keybag, in keyring: KernelKeyring.Serial) throws -> KernelKeyring.Serial? {
         do {
-            return try KernelKeyring.search(keyring, type: "user", description: "tripboard:\(keybag.id):\(name)")
+            return try KernelKeyring.search(keyring, type: "user", description: DeviceLockProbe.keyName(keybag: keybag.id, name))
         } catch {
             throw DeviceError.from(error)
         }

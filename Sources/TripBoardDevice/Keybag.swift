@@ -14,7 +14,7 @@ import TripBoardSystem
 ///   sealed to it while locked), its private half wrapped like the other keys.
 public struct Keybag: Sendable, Equatable {
     /// The file's name in the device directory.
-    public static let fileName = "keybag.json"
+    public static let fileName = DeviceLockProbe.keybagFileName
     /// The only format this build reads and writes.
     public static let format = 1
     /// `--auto-lock` bounds: a kernel key timeout is whole seconds; a week is the longest.

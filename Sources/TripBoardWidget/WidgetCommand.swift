@@ -7,7 +7,7 @@ public import TripBoardCommandLine
 public enum WidgetCommand {
     /// The environment variables the widget reads; it looks at no others.
     public static let environmentNames = ["TRIPBOARD_CONTAINER", "XDG_DATA_HOME", "HOME", "LC_ALL", "LC_CTYPE", "LANG",
-                                          "NO_COLOR", "TERM", "TZ"]
+                                          "NO_COLOR", "TERM", "TZ", "TRIPBOARD_DEVICE_DIR", "XDG_STATE_HOME", "TRIPBOARD_KEYRING"]
 
     /// How long the widget waits for the shared lock before showing "updating".
     package static let lockTimeout = 0.25
@@ -36,7 +36,7 @@ public enum WidgetCommand {
             }
             try arguments.finish()
             let style = WidgetStyle(environment: environment, isTerminal: isTerminal ?? StandardStream.output.isTerminal)
-            let widget = Widget(containerPath: containerPath, fixedNow: fixedNow)
+            let widget = Widget(containerPath: containerPath, fixedNow: fixedNow, environment: environment)
             if watch {
                 return try widget.watch(console: console, json: json, style: style).rawValue
             }
@@ -58,7 +58,7 @@ nonisolated(unsafe) private var keptUntilExit: Widget?
 
 /// What the widget shows.
 package struct WidgetAnswer: Equatable {
-    package enum Status: String { case ongoing, upcoming, noTrip = "none", updating }
+    package enum Status: String { case ongoing, upcoming, noTrip = "none", updating, awaitingFirstUnlock = "locked" }
     package var status: Status
     package var next: NextTrip?
 
@@ -69,15 +69,21 @@ package struct WidgetAnswer: Equatable {
 package final class Widget {
     package let containerPath: String
     package let fixedNow: Timestamp?
+    /// For the device lock's probe (`DeviceLockProbe`): where the device directory is, which keyring.
+    package let environment: [String: String]
     private var container: ReadOnlyContainer?
 
-    package init(containerPath: String, fixedNow: Timestamp?) {
+    package init(containerPath: String, fixedNow: Timestamp?, environment: [String: String] = [:]) {
         self.containerPath = containerPath
         self.fixedNow = fixedNow
+        self.environment = environment
     }
 
     /// Computes the answer now. Opens the container lazily; nothing is created if it is absent.
+    /// Before the device's first unlock since the computer started, a placeholder: the store is
+    /// until-first-unlock data (docs/security.md, "The device lock").
     package func answer() throws -> WidgetAnswer {
+        if DeviceLockProbe.awaitsFirstUnlock(environment: environment) { return WidgetAnswer(status: .awaitingFirstUnlock) }
         if container == nil {
             container = try ReadOnlyContainer.open(at: containerPath, lockTimeout: WidgetCommand.lockTimeout)
         }
@@ -126,6 +132,7 @@ package final class Widget {
             let version = try container?.dataVersion()
             // A wake with an unchanged data_version is someone else's file activity: skip the query.
             if wake == .timedOut || shown == nil || shown?.status == .updating || shown?.status == .noTrip
+                || shown?.status == .awaitingFirstUnlock
                 || version == nil || version != seenVersion || container?.isImmutableSnapshot == true {
                 let answer = try self.answer()
                 seenVersion = try container?.dataVersion()
@@ -135,7 +142,8 @@ package final class Widget {
                     shown = answer
                 }
             }
-            wake = watcher.wait(timeout: 30)
+            // An unlock writes no file to wake the watch: the kernel is asked again every second.
+            wake = watcher.wait(timeout: shown?.status == .awaitingFirstUnlock ? 1 : 30)
         }
         return .success
     }

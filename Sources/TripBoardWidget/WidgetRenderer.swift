@@ -36,6 +36,7 @@ package enum WidgetRenderer {
         switch answer.status {
         case .noTrip: return "No upcoming trips\n"
         case .updating: return style.unicode ? "TripBoard is updating…\n" : "TripBoard is updating...\n"
+        case .awaitingFirstUnlock: return "Unlock to see your next trip\n"
         case .ongoing, .upcoming: break
         }
         guard let next = answer.next else { return "No upcoming trips\n" }

@@ -1,0 +1,69 @@
+/// The part of the device lock a process without libsodium or the device key may ask — the
+/// widget's question: has this device been unlocked since the computer started? Answered from the
+/// keybag's public fields (its id, the device's fingerprint, whether a passcode is set:
+/// docs/security.md, "The keybag") and from whether the kernel holds the device's
+/// `until-first-unlock` key. Reads one small file and asks the kernel; writes nothing, creates
+/// nothing. The names of the kernel's keyring and keys are made here for `DeviceLock` too.
+public enum DeviceLockProbe {
+    /// The device directory the environment names: `TRIPBOARD_DEVICE_DIR` ›
+    /// `$XDG_STATE_HOME/tripboard` › `~/.local/state/tripboard`; nil when none is absolute.
+    public static func deviceDirectory(environment: [String: String]) -> String? {
+        if let explicit = environment["TRIPBOARD_DEVICE_DIR"], !explicit.isEmpty { return explicit }
+        if let stateHome = environment["XDG_STATE_HOME"], stateHome.hasPrefix("/") { return stateHome + "/tripboard" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/tripboard" }
+        return nil
+    }
+
+    /// The keyring of the device whose fingerprint is `fingerprint`.
+    public static func keyringName(device fingerprint: String) -> String { "tripboard:device:" + fingerprint }
+
+    /// The kernel key `name` (a class, or `unlocked`) of the keybag `keybag`.
+    public static func keyName(keybag: String, _ name: String) -> String { "tripboard:\(keybag):\(name)" }
+
+    /// The keybag's file in the device directory.
+    public static let keybagFileName = "keybag.json"
+
+    /// True when the device has a passcode and the kernel holds none of its keys: it has not
+    /// been unlocked since the computer started (or its user keyring went). False on a device
+    /// without a passcode (or without a keybag), and whenever the question cannot be answered —
+    /// an unreadable keybag, a kernel that refuses — for the widget shows what it can rather than
+    /// hiding the next trip behind a probe; what a locked class protects stays sealed regardless.
+    public static func awaitsFirstUnlock(environment: [String: String]) -> Bool {
+        guard let path = deviceDirectory(environment: environment), let fields = publicFields(directory: path), fields.hasPasscode else {
+            return false
+        }
+        let anchor: KernelKeyring.Anchor = environment["TRIPBOARD_KEYRING"] == "session" ? .session : .user
+        do {
+            guard let keyring = try KernelKeyring.search(anchor.serial, type: "keyring", description: keyringName(device: fields.device)) else {
+                return true
+            }
+            return try KernelKeyring.search(keyring, type: "user", description: keyName(keybag: fields.id, "until-first-unlock")) == nil
+        } catch {
+            return false
+        }
+    }
+
+    /// The keybag's id, device and whether a passcode is set: nil when there is no keybag or it
+    /// is not a small regular file of JSON with those fields.
+    static func publicFields(directory path: String) -> (id: String, device: String, hasPasscode: Bool)? {
+        /// Any value but null: the passcode's parameters are `DeviceLock`'s to check.
+        struct Present: Decodable {
+            init(from decoder: any Decoder) throws {}
+        }
+        struct Fields: Decodable {
+            var id: String
+            var device: String
+            var passcode: Present?
+        }
+        do {
+            guard let directory = try Directory.openIfPresent(path: path),
+                  let file = try directory.openFileForReadingIfPresent(keybagFileName) else { return nil }
+            let fields = try JSON.decode(Fields.self, from: try file.readToEnd(limit: 64 << 10))
+            let hex = { (text: String) in text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
+            guard hex(fields.id), hex(fields.device) else { return nil }
+            return (fields.id, fields.device, fields.passcode != nil)  // null decodes as nil
+        } catch {
+            return nil
+        }
+    }
+}
