@@ -51,7 +51,7 @@ extension Keychain {
                 let (classKey, _) = try classKey(row.accessibility.protectionClass, device: device, creating: false, item: item)!
                 return try Self.deviceItemKey(classKey: classKey, device: device, row.accessibility)
             case (true, _):
-                let use: ContainerKeyUse = row.isLegacy ? .root : .of(row.accessibility.protectionClass)
+                let use: ContainerKeyUse = row.isLegacy ? .legacyItems : .of(row.accessibility.protectionClass)
                 guard let container = try containerKey(use, device: device, creating: false, item: item),
                       "container:" + container.id == row.keyID else {
                     throw KeychainError.locked(service: row.service, account: row.account)
@@ -119,6 +119,8 @@ extension Keychain {
     enum ContainerKeyUse: Equatable {
         case root
         case of(ProtectionClass)
+        /// The root, to open items an earlier build sealed with it (after-first-unlock items).
+        case legacyItems
     }
 
     /// The key of `protection`'s migratable items: `KDF(root, 1, "TBclassK")` for `complete`
@@ -153,6 +155,12 @@ extension Keychain {
             return try Self.classContainerKey(root: root, protection)
         }
         if let legacy = try wrap(wrappingKeyID: device.fingerprint) {
+            // Not converted yet (the device was locked at every open since this build came): the
+            // root opens under the device key alone, but what is complete — a when-unlocked item,
+            // the root itself — still waits for the class key, so it is asked for.
+            if use == .root || use == .of(.complete), try lock(device).keybag() != nil {
+                _ = try classKey(.complete, device: device, creating: false, item: item)
+            }
             return (try derived(try open(legacy, with: try Self.deviceWrappingKey(device))), legacy.containerKeyID)
         }
         if let keybag = try lock(device).keybag()?.id {
@@ -161,6 +169,8 @@ extension Keychain {
                 return (try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .untilFirstUnlock)), wrapped.containerKeyID)
             }
             if let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete)) {
+                // (`.legacyItems` too: an earlier build's item left after the conversion is opened
+                // with the root, which only the complete wrap holds.)
                 let (classKey, _) = try classKey(.complete, device: device, creating: false, item: item)!
                 let root = try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .complete))
                 return (try derived(root), wrapped.containerKeyID)

@@ -84,6 +84,11 @@ struct KeychainConversionTests {
         #expect(try test.app(arguments: ["keychain", "set", "api", "ana"], stdin: "device-secret", environment: device).status == 0,
                 "an after-first-unlock item is written while locked")
         #expect(try Self.protections(test) == "api=after-first-unlock sync=-", "the written one is sealed anew, the other waits")
+        // The container key's old wrap opens under the device key alone, but a when-unlocked
+        // item still waits for the unlock.
+        let whenUnlocked = try test.app(arguments: ["keychain", "set", "web", "ana", "--accessibility", "when-unlocked"], stdin: "w",
+                                        environment: device)
+        #expect(whenUnlocked.status == 69 && whenUnlocked.stderr.contains("the device is locked"), "\(whenUnlocked)")
 
         #expect(try test.app(arguments: ["device", "unlock"], stdin: "river-stone\n", environment: device).status == 0)
         #expect(try test.app(arguments: ["keychain", "list"], environment: device).status == 0)
