@@ -138,6 +138,9 @@ public struct ContainerRestore {
         // Every check, the dry run's too, before anything is written outside the staging
         // directory (the device key, the keychain's generation): a refused restore writes nothing.
         var (summary, backupKey) = try RestoreVerification(staging: staging, passphrase: passphrase).verify()
+        // The container key is wrapped under this device's class keys: a locked device is told so
+        // now, by the dry run too, before anything is restored.
+        if backupKey != nil { try Keychain.requireClassKeys(device: device, keyring: keyring) }
         summary.container = place.canonicalPath
         summary.dryRun = dryRun
         summary.wouldNeedReplace = dryRun && !replace && place.kind == .container

@@ -1,4 +1,5 @@
 import TripBoardDevice
+import TripBoardKeychain
 import TripBoardModel
 import TripBoardStorage
 import TripBoardSodium
@@ -28,7 +29,8 @@ extension AppCommand {
                         """, run: takingSecrets(setPasscode), store: .none, takesSecrets: true),
             AppCommandSpec(words: ["device", "passcode", "change"], summary: """
                         Changes the passcode: the current one, then the new one (two lines of standard input, or asked for on a \
-                        terminal). What is sealed on this device stays readable.
+                        terminal), with new class keys: what is sealed on this device stays readable, and a copy of the \
+                        old keybag opens nothing sealed from now on. The device is left unlocked.
                         """, run: takingSecrets(changePasscode), store: .none, takesSecrets: true),
             AppCommandSpec(words: ["device", "passcode", "remove"], summary: """
                         Removes the passcode (the current one is read as for unlock): the device is then always unlocked.
@@ -99,6 +101,10 @@ extension AppCommand {
         let anchor = try DeviceLock.anchor(environment: context.environment)
         let lock = try deviceLock(context)
         let status = try lock?.status() ?? DeviceStatus.withoutDevice(anchor: anchor)
+        if let lock, status.keybag == nil, let missing = try missingKeybag(context) {
+            // Said, not hidden behind "no passcode": the keybag that sealed the keychain's items is gone.
+            context.console.warning(KeychainError.keybagMissing(path: lock.device.location.directory + "/" + Keybag.fileName, keybag: missing).description)
+        }
         let output = DeviceStatusOutput(
             device: lock?.device.fingerprint, state: status.state.name, passcode: status.state != DeviceStatus.State.noPasscode,
             autoLockSeconds: status.autoLockSeconds, locksAt: status.locksAt.map { $0.inLocalZone.iso8601() }, failedAttempts: status.failedAttempts,
@@ -185,13 +191,21 @@ extension AppCommand {
         context.console.diagnostic("passcode removed: this device is always unlocked now")
     }
 
+    /// The keybag the container's keychain holds items under, when this device has none (it went
+    /// missing); nil otherwise, and without a keychain (nothing is created to ask).
+    static func missingKeybag(_ context: CommandContext) throws -> String? {
+        guard let directory = try Directory.openIfPresent(path: try context.containerPath + "/" + ContainerLayout.keychainDirectory),
+              try directory.status(of: ContainerLayout.keychainFile) != nil else { return nil }
+        return try context.keychain().keybagsInUse().sorted().first
+    }
+
     /// What `passcode reset` leaves unreadable here, said before it is confirmed; nil when nothing
     /// is sealed under the keybag (or there is none, or no keychain: nothing is created to ask).
     static func keybagDependents(_ context: CommandContext) throws -> String? {
-        guard let keybag = try deviceLock(context)?.keybag()?.id,
+        guard let keybag = try deviceLock(context)?.keybag(),
               let directory = try Directory.openIfPresent(path: try context.containerPath + "/" + ContainerLayout.keychainDirectory),
               try directory.status(of: ContainerLayout.keychainFile) != nil else { return nil }
-        let dependents = try context.keychain().dependents(ofKeybag: keybag)
+        let dependents = try context.keychain().dependents(ofKeybags: [keybag.id] + keybag.previous.map(\.id))
         var lines: [String] = []
         if !dependents.thisDeviceOnly.isEmpty {
             lines.append("Lost here (this-device-only keychain items, sealed under its class keys):")

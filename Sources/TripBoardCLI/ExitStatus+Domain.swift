@@ -38,7 +38,7 @@ extension MigrationError: DomainExitStatus {
 extension KeychainError: DomainExitStatus {
     public var exitStatus: ExitStatus {
         switch self {
-        case .notFound, .sealedOnAnotherDevice, .sealedUnderResetKeybag, .noDeviceKey: .noInput
+        case .notFound, .sealedOnAnotherDevice, .sealedUnderResetKeybag, .noDeviceKey, .keybagMissing: .noInput
         case .locked, .containerKeyLocked, .noRecoveryPassphrase, .deviceLocked: .unavailable
         case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord: .dataError
         case .invalidArgument: .usage

@@ -39,7 +39,7 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badDeviceKey(let path, let reason):
             "the device key \(path) is unusable: \(reason). Move it aside to make a new one (items sealed for this device are then lost)"
         case .insecureDeviceKey(let path, let reason):
-            "refusing to use the device key \(path): \(reason)"
+            "refusing to use \(path): \(reason)"
         case .noDeviceDirectory:
             "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
         case .damagedKeybag(let path, let reason):

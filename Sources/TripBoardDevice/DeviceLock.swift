@@ -113,11 +113,11 @@ public final class DeviceLock {
         var state = DeviceStatus.State.lockedSinceStart
         var locksAt: Timestamp?
         if let keyring = try deviceKeyring() {
-            let live = { (name: String) in try self.kernelKey(name, keybag: keybag, in: keyring) != nil }
-            if try live(ProtectionClass.complete.rawValue) || live(ProtectionClass.completeUnlessOpen.rawValue) {
+            let live = { (protection: ProtectionClass) in try self.verifiedKernelKey(protection, keybag: keybag, in: keyring) != nil }
+            if try live(.complete) || live(.completeUnlessOpen) {
                 state = .unlocked
                 locksAt = try kernelKey("unlocked", keybag: keybag, in: keyring).flatMap { try Self.readDeadline($0) }
-            } else if try live(ProtectionClass.untilFirstUnlock.rawValue) {
+            } else if try live(.untilFirstUnlock) {
                 state = .locked
             }
         }
@@ -155,18 +155,40 @@ public final class DeviceLock {
         return (try classKey(protection, of: keybag), keybag.id)
     }
 
+    /// The key of `protection` that sealed what names the keybag `keybagID`: this keybag's, or an
+    /// earlier one's it replaced at a `passcode set` or `change` (opened with this one's key of
+    /// the class, so only while the class is open); nil when there is no keybag or it never
+    /// replaced `keybagID` (a `passcode reset` did, or another device's).
+    public func classKey(_ protection: ProtectionClass, sealedUnder keybagID: String) throws -> SecureBytes? {
+        guard let keybag = try self.keybag() else { return nil }
+        guard keybagID == keybag.id || keybag.previous.contains(where: { $0.id == keybagID }) else { return nil }
+        let current = try classKey(protection, of: keybag)
+        if keybagID == keybag.id { return current }
+        do {
+            return try keybag.previousKey(protection, keybag: keybagID, currentKey: current)
+        } catch is CryptoError {
+            throw DeviceError.damagedKeybag(path: directory.childPath(Keybag.fileName), reason: "an earlier keybag's key does not open")
+        }
+    }
+
     private func classKey(_ protection: ProtectionClass, of keybag: Keybag) throws -> SecureBytes {
         if keybag.passcode == nil || protection == .always {
             return try open(keybag, [protection], passcodeKey: nil)[protection]!
         }
         try requireKeyring()
-        guard let keyring = try deviceKeyring(),
-              try kernelKey(ProtectionClass.untilFirstUnlock.rawValue, keybag: keybag, in: keyring) != nil else {
+        guard let keyring = try deviceKeyring(), try verifiedKernelKey(.untilFirstUnlock, keybag: keybag, in: keyring) != nil else {
             throw DeviceError.notUnlockedSinceStart
         }
-        guard let serial = try kernelKey(protection.rawValue, keybag: keybag, in: keyring), let key = try Self.readKey(serial) else {
-            throw DeviceError.locked
-        }
+        guard let key = try verifiedKernelKey(protection, keybag: keybag, in: keyring) else { throw DeviceError.locked }
+        return key
+    }
+
+    /// The kernel's key of `protection` for `keybag`, when it is there and is the keybag's own
+    /// (its check value matches): a key planted in the keyring under the right name is not taken,
+    /// neither for data nor for the state.
+    func verifiedKernelKey(_ protection: ProtectionClass, keybag: Keybag, in keyring: KernelKeyring.Serial) throws -> SecureBytes? {
+        guard let serial = try kernelKey(protection.rawValue, keybag: keybag, in: keyring), let key = try Self.readKey(serial),
+              try keybag.isOwnKey(key, of: protection) else { return nil }
         return key
     }
 
@@ -178,9 +200,17 @@ public final class DeviceLock {
         try Self.checkNewPasscode(passcode)
         try requireKeyring()
         return try exclusively {
+            let existed = try keybag() != nil
             var (keybag, keys) = try existingOrNewKeybag()
             if let autoLockSeconds { keybag.autoLockSeconds = autoLockSeconds }
-            try keybag.wrap(keys, device: device, passcode: try Self.derive(passcode, parameters: .moderate()))
+            let derived = try Self.derive(passcode, parameters: .moderate())
+            if existed {
+                // New class keys from here on: a copy of the keybag without a passcode (an old
+                // backup of the device directory) must open nothing sealed from now on.
+                (keybag, keys) = try keybag.rotated(keys: keys, device: device, passcode: derived)
+            } else {
+                try keybag.wrap(keys, device: device, passcode: derived)
+            }
             // The keys first: if the kernel refuses them, no passcode is set either.
             try putInKernel(keys, keybag: keybag)
             try write(keybag)
@@ -188,15 +218,20 @@ public final class DeviceLock {
         }
     }
 
-    /// Changes the passcode: the keys stay (what was sealed under them stays readable), wrapped
-    /// under the new one. A wrong current passcode counts as a failed attempt.
+    /// Changes the passcode, with new class keys: what was sealed under the old ones stays
+    /// readable through the new keybag (`Keybag.previous`), and a copy of the old keybag with the
+    /// old passcode opens nothing sealed from now on. The device is left unlocked under the new
+    /// keys, the auto-lock running. A wrong current passcode counts as a failed attempt.
     public func changePasscode(current: SecureBytes, new: SecureBytes) throws {
         try Self.checkNewPasscode(new)
+        try requireKeyring()
         try exclusively {
-            guard var keybag = try keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
-            let keys = try openCounting(keybag, ProtectionClass.allCases, passcode: current)
-            try keybag.wrap(keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            guard let old = try keybag(), old.passcode != nil else { throw DeviceError.noPasscode }
+            let keys = try openCounting(old, ProtectionClass.allCases, passcode: current)
+            let (keybag, newKeys) = try old.rotated(keys: keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            try putInKernel(newKeys, keybag: keybag)
             try write(keybag)
+            _ = try? dropFromKernel(keybag: old, classes: nil)  // the new keys are in; the old ones only go sooner
         }
     }
 

@@ -15,8 +15,8 @@ import TripBoardSystem
 public struct Keybag: Sendable, Equatable {
     /// The file's name in the device directory.
     public static let fileName = DeviceLockProbe.keybagFileName
-    /// The only format this build reads and writes.
-    public static let format = 1
+    /// The format this build writes; it reads 1 too (no check values, no earlier generations).
+    public static let format = 2
     /// `--auto-lock` bounds: a kernel key timeout is whole seconds; a week is the longest.
     public static let autoLockRange: ClosedRange<UInt32> = 1...604_800
     /// The auto-lock of a new keybag: five minutes after unlocking.
@@ -41,6 +41,23 @@ public struct Keybag: Sendable, Equatable {
     public var completeUnlessOpenPublicKey: [UInt8]
     /// Every class's wrapped key (for `complete-unless-open`, its private half).
     public var wraps: [ProtectionClass: Wrap]
+    /// Every class key's check value (`checkValue`), so that a key read from the kernel is known to
+    /// be this keybag's and not one planted there; empty in a format-1 keybag.
+    public var checks: [ProtectionClass: [UInt8]] = [:]
+    /// The class keys of the keybags this one replaced at a `passcode set` or `change` (the newest
+    /// first), each wrapped under this keybag's key of the same class: what was sealed under them
+    /// still opens, only while that class is open, and a copy of an earlier keybag opens nothing
+    /// sealed since.
+    public var previous: [Generation] = []
+
+    /// An earlier keybag's class keys, kept in the keybag that replaced it.
+    public struct Generation: Sendable, Equatable {
+        public var id: String
+        public var wraps: [ProtectionClass: Wrap]
+    }
+
+    /// The format the keybag was read in (written: always `format`).
+    public var readFormat = Keybag.format
 
     /// The keys a keybag's wraps open, in guarded memory.
     public typealias ClassKeys = [ProtectionClass: SecureBytes]
@@ -60,6 +77,76 @@ public struct Keybag: Sendable, Equatable {
         return (keybag, keys)
     }
 
+    /// A new keybag with new class keys that replaces `self` (whose keys are `keys`): what was
+    /// sealed under this one and the ones before it stays readable through `previous`, wrapped
+    /// under the new keys; the auto-lock is kept.
+    public func rotated(keys: ClassKeys, device: DeviceKey, passcode: (key: SecureBytes, parameters: PasswordHashParameters)?) throws
+        -> (Keybag, ClassKeys) {
+        var (next, newKeys) = try Keybag.make(device: device, passcode: passcode, autoLockSeconds: autoLockSeconds)
+        var generations = [Generation(id: id, wraps: try Self.wrapGeneration(id: id, keys: keys, under: newKeys, newID: next.id, device: device))]
+        for earlier in previous {
+            let earlierKeys = try openGeneration(earlier, currentKeys: keys)
+            generations.append(Generation(id: earlier.id, wraps: try Self.wrapGeneration(id: earlier.id, keys: earlierKeys, under: newKeys,
+                                                                                            newID: next.id, device: device)))
+        }
+        next.previous = generations
+        return (next, newKeys)
+    }
+
+    /// The key of `protection` of the earlier keybag `id`, from this keybag's key of that class;
+    /// nil when `id` is not one this keybag replaced.
+    public func previousKey(_ protection: ProtectionClass, keybag id: String, currentKey: SecureBytes) throws -> SecureBytes? {
+        guard let generation = previous.first(where: { $0.id == id }), let wrap = generation.wraps[protection] else { return nil }
+        return try XChaCha20Poly1305.open(ciphertext: wrap.ciphertext, nonce: wrap.nonce, key: try Self.previousWrappingKey(currentKey),
+                                          associatedData: Self.previousAssociatedData(newID: self.id, oldID: id, device: device, protection))
+    }
+
+    /// Every class key of `generation`, from this keybag's `currentKeys`.
+    func openGeneration(_ generation: Generation, currentKeys: ClassKeys) throws -> ClassKeys {
+        var keys: ClassKeys = [:]
+        for protection in ProtectionClass.allCases {
+            guard let current = currentKeys[protection] else { continue }
+            keys[protection] = try previousKey(protection, keybag: generation.id, currentKey: current)
+        }
+        return keys
+    }
+
+    static func wrapGeneration(id: String, keys: ClassKeys, under newKeys: ClassKeys, newID: String, device: DeviceKey) throws -> [ProtectionClass: Wrap] {
+        var wraps: [ProtectionClass: Wrap] = [:]
+        for (protection, key) in keys {
+            guard let wrappingKey = newKeys[protection] else { continue }
+            let sealed = try XChaCha20Poly1305.seal(plaintext: key, key: try previousWrappingKey(wrappingKey),
+                                                    associatedData: previousAssociatedData(newID: newID, oldID: id, device: device.fingerprint, protection))
+            wraps[protection] = Wrap(nonce: sealed.nonce, ciphertext: sealed.ciphertext)
+        }
+        return wraps
+    }
+
+    /// `BLAKE2b-256("tripboard keybag previous v1", key = the current class key)`.
+    static func previousWrappingKey(_ classKey: SecureBytes) throws -> SecureBytes {
+        var digest = try blake2b(Array("tripboard keybag previous v1".utf8), outputLength: 32, key: classKey)
+        defer { for index in digest.indices { digest[index] = 0 } }
+        return try SecureBytes(copying: digest)
+    }
+
+    /// `"tripboard-keybag-previous/v1"`, the new keybag's id, the old one's, the device, the class.
+    static func previousAssociatedData(newID: String, oldID: String, device: String, _ protection: ProtectionClass) -> [UInt8] {
+        lengthPrefixed(["tripboard-keybag-previous/v1", newID, oldID, device, protection.rawValue])
+    }
+
+    /// `BLAKE2b-128("tripboard class key check v1", key = the class key)`: says whether a key is
+    /// this keybag's without revealing anything of it.
+    public static func checkValue(of key: SecureBytes) throws -> [UInt8] {
+        try blake2b(Array("tripboard class key check v1".utf8), outputLength: 16, key: key)
+    }
+
+    /// Whether `key` is this keybag's key of `protection` (true for a format-1 keybag, which has
+    /// no check values: its keys are taken as the kernel holds them).
+    public func isOwnKey(_ key: SecureBytes, of protection: ProtectionClass) throws -> Bool {
+        guard let check = checks[protection] else { return checks.isEmpty }
+        return try Sodium.constantTimeEqual(check, Self.checkValue(of: key))
+    }
+
     /// Wraps `keys` again, under `passcode` (nil: the device key alone), with fresh nonces; the
     /// keys themselves do not change, so what was sealed under them stays readable.
     public mutating func wrap(_ keys: ClassKeys, device: DeviceKey, passcode: (key: SecureBytes, parameters: PasswordHashParameters)?) throws {
@@ -67,6 +154,7 @@ public struct Keybag: Sendable, Equatable {
         self.passcode = passcode?.parameters
         var wraps: [ProtectionClass: Wrap] = [:]
         for (protection, key) in keys {
+            checks[protection] = try Self.checkValue(of: key)
             let wrappingKey = try Self.wrappingKey(for: protection, device: device, passcodeKey: passcode?.key)
             let sealed = try XChaCha20Poly1305.seal(plaintext: key, key: wrappingKey,
                                                     associatedData: associatedData(protection, underPasscode: passcode != nil && protection.needsPasscode))
@@ -121,6 +209,7 @@ extension Keybag {
         var autoLockSeconds: UInt32?
         var completeUnlessOpenPublicKey: String
         var classes: [Entry]
+        var previous: [PreviousEntry]?
         var mac: String
     }
 
@@ -128,23 +217,40 @@ extension Keybag {
         var `class`: String
         var nonce: String
         var wrapped: String
+        var check: String?
     }
+
+    private struct PreviousEntry: Codable {
+        var id: String
+        var classes: [Entry]
+    }
+
+    /// The format the keybag is written in: 2 once every class has its check value (a format-1
+    /// keybag read and written again without new wraps stays format 1).
+    var writtenFormat: Int { checks.count == ProtectionClass.allCases.count ? 2 : 1 }
 
     /// The file's bytes: a JSON object (docs/security.md), with its MAC under the device key.
     public func encoded(device key: DeviceKey) throws -> [UInt8] {
+        let format = writtenFormat
         let entries = ProtectionClass.allCases.compactMap { protection in
-            wraps[protection].map { Entry(class: protection.rawValue, nonce: Sodium.hexString($0.nonce), wrapped: Sodium.hexString($0.ciphertext)) }
+            wraps[protection].map { Entry(class: protection.rawValue, nonce: Sodium.hexString($0.nonce), wrapped: Sodium.hexString($0.ciphertext),
+                                          check: format >= 2 ? checks[protection].map(Sodium.hexString) : nil) }
         }
-        return try JSON.encode(Document(format: Self.format, id: id, device: device, passcode: passcode, autoLockSeconds: autoLockSeconds,
+        let previousEntries = previous.map { generation in
+            PreviousEntry(id: generation.id, classes: ProtectionClass.allCases.compactMap { protection in
+                generation.wraps[protection].map { Entry(class: protection.rawValue, nonce: Sodium.hexString($0.nonce), wrapped: Sodium.hexString($0.ciphertext)) }
+            })
+        }
+        return try JSON.encode(Document(format: format, id: id, device: device, passcode: passcode, autoLockSeconds: autoLockSeconds,
                                         completeUnlessOpenPublicKey: Sodium.hexString(completeUnlessOpenPublicKey), classes: entries,
-                                        mac: Sodium.hexString(try mac(device: key))))
+                                        previous: format >= 2 ? previousEntries : nil, mac: Sodium.hexString(try mac(device: key, format: format))))
     }
 
     /// Keyed BLAKE2b-256, under `KDF(deviceKey, 4, "TBkeybgM")`, of every other field: a keybag
     /// changed by hand (a flipped bit, a swapped wrap, a passcode taken out) is damaged before any
     /// passcode is tried, not a wrong passcode that counts toward the waits.
-    func mac(device key: DeviceKey) throws -> [UInt8] {
-        var fields = ["tripboard-keybag-mac/v1", String(Self.format), id, device]
+    func mac(device key: DeviceKey, format: Int) throws -> [UInt8] {
+        var fields = ["tripboard-keybag-mac/v1", String(format), id, device]
         if let passcode {
             fields += [PasswordHashParameters.algorithm, String(passcode.operationsLimit), String(passcode.memoryLimit), Sodium.hexString(passcode.salt)]
         } else {
@@ -154,6 +260,17 @@ extension Keybag {
         for protection in ProtectionClass.allCases {
             fields += [protection.rawValue, wraps[protection].map { Sodium.hexString($0.nonce) } ?? "",
                        wraps[protection].map { Sodium.hexString($0.ciphertext) } ?? ""]
+            if format >= 2 { fields.append(checks[protection].map(Sodium.hexString) ?? "") }
+        }
+        if format >= 2 {
+            fields += ["previous", String(previous.count)]
+            for generation in previous {
+                fields.append(generation.id)
+                for protection in ProtectionClass.allCases {
+                    fields += [protection.rawValue, generation.wraps[protection].map { Sodium.hexString($0.nonce) } ?? "",
+                               generation.wraps[protection].map { Sodium.hexString($0.ciphertext) } ?? ""]
+                }
+            }
         }
         let macKey = try KeyDerivation.deriveSubkey(from: key.key, subkeyID: 4, context: "TBkeybgM")
         return try blake2b(Self.lengthPrefixed(fields), outputLength: 32, key: macKey)
@@ -167,7 +284,9 @@ extension Keybag {
         func damaged(_ reason: String) -> DeviceError { .damagedKeybag(path: path, reason: reason) }
         let document: Document
         do { document = try JSON.decode(Document.self, from: bytes) } catch { throw damaged("not a keybag document: \(error)") }
-        guard document.format == format else { throw damaged("format \(document.format), this build reads format \(format)") }
+        guard document.format == 1 || document.format == format else {
+            throw damaged("format \(document.format), this build reads formats 1 and \(format)")
+        }
         guard let id = hex(document.id, count: 16), let device = hex(document.device, count: 16) else {
             throw damaged("the id or the device is not 32 hex digits")
         }
@@ -178,21 +297,38 @@ extension Keybag {
         guard let publicKey = hex(document.completeUnlessOpenPublicKey, count: SealedBox.publicKeyLength) else {
             throw damaged("the complete-unless-open public key is not 64 hex digits")
         }
-        var wraps: [ProtectionClass: Wrap] = [:]
-        for entry in document.classes {
-            guard let protection = ProtectionClass(rawValue: entry.class) else { throw damaged("unknown class '\(entry.class)'") }
-            guard wraps[protection] == nil else { throw damaged("class \(protection) appears twice") }
-            guard let nonce = hex(entry.nonce, count: XChaCha20Poly1305.nonceLength),
-                  let ciphertext = hex(entry.wrapped, count: 32 + XChaCha20Poly1305.tagLength) else {
-                throw damaged("the wrap of class \(protection) is not of the right length")
+        func entries(_ list: [Entry], checked: Bool) throws -> ([ProtectionClass: Wrap], [ProtectionClass: [UInt8]]) {
+            var wraps: [ProtectionClass: Wrap] = [:]
+            var checks: [ProtectionClass: [UInt8]] = [:]
+            for entry in list {
+                guard let protection = ProtectionClass(rawValue: entry.class) else { throw damaged("unknown class '\(entry.class)'") }
+                guard wraps[protection] == nil else { throw damaged("class \(protection) appears twice") }
+                guard let nonce = hex(entry.nonce, count: XChaCha20Poly1305.nonceLength),
+                      let ciphertext = hex(entry.wrapped, count: 32 + XChaCha20Poly1305.tagLength) else {
+                    throw damaged("the wrap of class \(protection) is not of the right length")
+                }
+                wraps[protection] = Wrap(nonce: nonce, ciphertext: ciphertext)
+                if checked {
+                    guard let check = entry.check.flatMap({ hex($0, count: 16) }) else { throw damaged("class \(protection) has no check value") }
+                    checks[protection] = check
+                }
             }
-            wraps[protection] = Wrap(nonce: nonce, ciphertext: ciphertext)
+            guard wraps.count == ProtectionClass.allCases.count else { throw damaged("a class key is missing") }
+            return (wraps, checks)
         }
-        guard wraps.count == ProtectionClass.allCases.count else { throw damaged("a class key is missing") }
+        let formatTwo = document.format >= 2
+        let (wraps, checks) = try entries(document.classes, checked: formatTwo)
+        var generations: [Generation] = []
+        for earlier in formatTwo ? document.previous ?? [] : [] {
+            guard let earlierID = hex(earlier.id, count: 16) else { throw damaged("an earlier keybag's id is not 32 hex digits") }
+            generations.append(Generation(id: Sodium.hexString(earlierID), wraps: try entries(earlier.classes, checked: false).0))
+        }
+        guard generations.count <= 64 else { throw damaged("more than 64 earlier keybags") }
         let keybag = Keybag(id: Sodium.hexString(id), device: Sodium.hexString(device), passcode: document.passcode,
-                            autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps)
+                            autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps,
+                            checks: checks, previous: generations, readFormat: document.format)
         guard keybag.device == key.fingerprint else { throw DeviceError.keybagOfAnotherDevice(path: path) }
-        guard let mac = hex(document.mac, count: 32), try Sodium.constantTimeEqual(mac, keybag.mac(device: key)) else {
+        guard let mac = hex(document.mac, count: 32), try Sodium.constantTimeEqual(mac, keybag.mac(device: key, format: document.format)) else {
             throw damaged("its MAC does not match its contents: it was changed by hand or damaged")
         }
         return keybag

@@ -49,6 +49,20 @@ extension Keychain {
         return KeychainBackupState(thisDeviceOnly: thisDeviceOnly, migratable: migratable, migratableUnlockable: unlockable || migratable == 0)
     }
 
+    /// Throws `.deviceLocked` when the device at `location` could not wrap a restored container key
+    /// now (its class keys are not in the kernel); a device without a key or keybag has no passcode.
+    public static func requireClassKeys(device location: DeviceLocation, keyring: KernelKeyring.Anchor) throws {
+        guard let device = try DeviceKey.existing(at: location) else { return }
+        let lock = try DeviceLock(device: device, anchor: keyring)
+        do {
+            for protection in [ProtectionClass.complete, .untilFirstUnlock] { _ = try lock.classKey(protection, creatingKeybag: false) }
+        } catch DeviceError.locked {
+            throw KeychainError.deviceLocked(service: nil, account: nil, sinceStart: false)
+        } catch DeviceError.notUnlockedSinceStart {
+            throw KeychainError.deviceLocked(service: nil, account: nil, sinceStart: true)
+        }
+    }
+
     /// The container key a backup's keychain wraps under its passphrase, and its id.
     public struct BackupKey: Sendable {
         let id: String

@@ -59,30 +59,56 @@ extension Keychain {
     /// open, a device without a keybag (it never had a passcode) waits for its first write
     /// (`creatingKeybag`), so that reading never creates a file outside the container. An item
     /// that does not open under its old key is left as it is (`get` says it is corrupted).
+    ///
+    /// The same pass moves what was sealed under a keybag that `passcode set` or `change` replaced
+    /// (`Keybag.previous`) to the current one: this device's this-device-only items are sealed
+    /// again under its class keys, and the container key wrapped under them.
     func convertItemsSealedBeforeClasses(creatingKeybag: Bool) throws {
         guard let device else { return }
         let legacyWrap = try wrap(wrappingKeyID: device.fingerprint)
         let waiting = try connection.integer("""
             SELECT count(*) FROM items WHERE protection IS NULL AND (accessibility = 'migratable' OR key_id = ?)
             """, [.text(Self.deviceKeyID(device))])
-        guard waiting > 0 || legacyWrap != nil else { return }
+        let earlier = try earlierKeybagWork(device: device)
+        guard waiting > 0 || legacyWrap != nil || earlier.items > 0 || earlier.wraps else { return }
         do {
             guard try classKey(.complete, device: device, creating: creatingKeybag) != nil,
                   try classKey(.untilFirstUnlock, device: device, creating: creatingKeybag) != nil else { return }
         } catch KeychainError.deviceLocked {
             return
+        } catch KeychainError.keybagMissing {
+            return  // said by whatever needs a class key; the old form reads meanwhile
         } catch DeviceError.keyringUnavailable {
             return
         }
         try write {
-            // Read again inside the transaction: another process may have converted them.
+            // Read again inside the transaction: another process may have converted them. A wrap
+            // that does not open is left as it is (the items it seals then wait, and `get` says
+            // they are damaged): the conversion never stands in the way of the rest.
             var root: (key: SecureBytes, id: String)?
             if let legacyWrap = try wrap(wrappingKeyID: device.fingerprint) {
-                let key = try open(legacyWrap, with: try Self.deviceWrappingKey(device))
-                try storeClassWraps(of: key, id: legacyWrap.containerKeyID, device: device)
-                root = (key, legacyWrap.containerKeyID)
+                if let key = try? open(legacyWrap, with: try Self.deviceWrappingKey(device)) {
+                    try storeClassWraps(of: key, id: legacyWrap.containerKeyID, device: device)
+                    root = (key, legacyWrap.containerKeyID)
+                }
             } else {
-                root = try unlockedContainerKey(device: device)
+                do {
+                    root = try unlockedContainerKey(device: device)
+                } catch is CryptoError {
+                    root = nil
+                }
+                if let root, try earlierKeybagWork(device: device).wraps {
+                    try storeClassWraps(of: root.key, id: root.id, device: device)
+                }
+            }
+            let earlierKeybags = try keybag(device)?.previous.map(\.id) ?? []
+            let earlierRows = try connection.statement("""
+                SELECT \(ItemRow.columns) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND protection IS NOT NULL
+                    AND keybag_id IN (SELECT value FROM json_each(?))
+                """).rows([.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(earlierKeybags))]) { ItemRow(reading: $0) }
+            for case let row? in earlierRows {
+                try reseal(row, device: device)
+                CrashPoint.reach("keychain.converting")
             }
             let rows = try connection.statement("""
                 SELECT \(ItemRow.columns) FROM items WHERE protection IS NULL AND (accessibility = 'migratable' OR key_id = ?)
@@ -92,6 +118,42 @@ extension Keychain {
                 CrashPoint.reach("keychain.converting")
             }
         }
+    }
+
+    /// What a passcode change left to move to the current keybag: this device's items sealed
+    /// under an earlier one, and whether the container key is wrapped under an earlier one only.
+    private func earlierKeybagWork(device: DeviceKey) throws -> (items: Int64, wraps: Bool) {
+        guard let keybag = try keybag(device), !keybag.previous.isEmpty else { return (0, false) }
+        let earlier = keybag.previous.map(\.id)
+        let items = try connection.integer("""
+            SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND protection IS NOT NULL
+                AND keybag_id IN (SELECT value FROM json_each(?))
+            """, [.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(earlier))])
+        let current = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag.id, .complete)) != nil
+        let wraps = try !current && earlier.contains { try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: $0, .complete)) != nil }
+        return (items, wraps)
+    }
+
+    static func jsonArray(_ strings: [String]) throws -> String {
+        String(decoding: try JSON.encode(strings, pretty: false), as: UTF8.self)
+    }
+
+    /// A this-device-only item sealed under an earlier keybag, sealed again under the current
+    /// one, inside the conversion's transaction; one that does not open is left as it is.
+    private func reseal(_ earlier: ItemRow, device: DeviceKey) throws {
+        guard let sealedUnder = earlier.keybag,
+              let classKey = try classKey(earlier.accessibility.protectionClass, sealedUnder: sealedUnder, device: device) else { return }
+        let value: SecureBytes
+        do {
+            value = try open(earlier, key: try Self.deviceItemKey(classKey: classKey, device: device, earlier.accessibility))
+        } catch {
+            return
+        }
+        let key = try sealingKey(earlier.accessibility, device: device, item: (earlier.service, earlier.account))
+        var row = earlier
+        row.keybag = key.keybag
+        try connection.statement("UPDATE items SET keybag_id = ? WHERE id = ?").run([.optional(row.keybag), .integer(row.id)])
+        try seal(value, row, key: key.key)
     }
 
     /// One item, inside the conversion's transaction.
@@ -140,14 +202,34 @@ public struct KeybagDependents: Sendable, Equatable {
 }
 
 extension Keychain {
-    /// What is sealed under `keybag` on this device (nothing when this device has no key).
-    public func dependents(ofKeybag keybag: String) throws -> KeybagDependents {
+    /// The ids of the keybags this device's items and wraps in this keychain are sealed under.
+    public func keybagsInUse() throws -> Set<String> {
+        guard let device else { return [] }
+        return try keybagsInUse(device: device)
+    }
+
+    func keybagsInUse(device: DeviceKey) throws -> Set<String> {
+        var ids = Set(try connection.statement("""
+            SELECT DISTINCT keybag_id FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND keybag_id IS NOT NULL
+            """).rows([.text(Self.deviceKeyID(device))]) { $0.text(0) })
+        let prefix = device.fingerprint + "/"
+        for wrapID in try connection.statement("SELECT wrapping_key_id FROM container_key_wraps WHERE wrapped_by = 'device' AND substr(wrapping_key_id, 1, ?) = ?")
+            .rows([.integer(Int64(prefix.utf8.count)), .text(prefix)], { $0.text(0) }) {
+            let parts = wrapID.split(separator: "/")
+            if parts.count == 3 { ids.insert(String(parts[1])) }
+        }
+        return ids
+    }
+
+    /// What is sealed under `keybags` on this device (a keybag and those it replaced; nothing when
+    /// this device has no key).
+    public func dependents(ofKeybags keybags: [String]) throws -> KeybagDependents {
         guard let device else { return KeybagDependents(thisDeviceOnly: [], migratable: 0) }
         let items = try connection.statement("""
-            SELECT service, account FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND keybag_id = ?
-            ORDER BY service, account
-            """).rows([.text(Self.deviceKeyID(device)), .text(keybag)]) { ($0.text(0), $0.text(1)) }
-        let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete)) != nil
+            SELECT service, account FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ?
+                AND keybag_id IN (SELECT value FROM json_each(?)) ORDER BY service, account
+            """).rows([.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(keybags))]) { ($0.text(0), $0.text(1)) }
+        let wrapped = try keybags.contains { try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: $0, .complete)) != nil }
         let migratable = wrapped ? Int(try connection.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'")) : 0
         return KeybagDependents(thisDeviceOnly: items.map { (service: $0.0, account: $0.1) }, migratable: migratable)
     }

@@ -45,10 +45,13 @@ extension Keychain {
             case (false, true):
                 return try Self.legacyDeviceItemKey(device)
             case (false, false):
-                guard let keybag = try lock(device).keybag()?.id, keybag == row.keybag else {
+                guard try keybag(device) != nil else {
+                    throw KeychainError.keybagMissing(path: location.directory + "/" + Keybag.fileName, keybag: row.keybag ?? "")
+                }
+                guard let sealedUnder = row.keybag,
+                      let classKey = try classKey(row.accessibility.protectionClass, sealedUnder: sealedUnder, device: device, item: item) else {
                     throw KeychainError.sealedUnderResetKeybag(service: row.service, account: row.account)
                 }
-                let (classKey, _) = try classKey(row.accessibility.protectionClass, device: device, creating: false, item: item)!
                 return try Self.deviceItemKey(classKey: classKey, device: device, row.accessibility)
             case (true, _):
                 let use: ContainerKeyUse = row.isLegacy ? .legacyItems : .of(row.accessibility.protectionClass)
@@ -91,6 +94,17 @@ extension Keychain {
 
     // MARK: - Class keys
 
+    /// This device's keybag as the keychain sees it: nil when there is none, or when the one in
+    /// the directory belongs to another device key (a changed machine id: this device has none of
+    /// its own; the lock refuses to replace it when a class key is asked for).
+    func keybag(_ device: DeviceKey) throws -> Keybag? {
+        do {
+            return try lock(device).keybag()
+        } catch DeviceError.keybagOfAnotherDevice {
+            return nil
+        }
+    }
+
     /// This device's lock, made once per keychain.
     func lock(_ device: DeviceKey) throws -> DeviceLock {
         if let deviceLock, deviceLock.device.fingerprint == device.fingerprint { return deviceLock }
@@ -104,7 +118,25 @@ extension Keychain {
     func classKey(_ protection: ProtectionClass, device: DeviceKey, creating: Bool,
                   item: (String, String)? = nil) throws -> (key: SecureBytes, keybag: String)? {
         do {
+            // A keybag is made on demand only for a device that never had one: one that went
+            // missing while this keychain holds what it sealed is not replaced behind the user's
+            // back (a new keybag without a passcode would leave everything written next unlocked).
+            if try keybag(device) == nil, let missing = try keybagsInUse(device: device).sorted().first {
+                throw KeychainError.keybagMissing(path: location.directory + "/" + Keybag.fileName, keybag: missing)
+            }
             return try lock(device).classKey(protection, creatingKeybag: creating)
+        } catch DeviceError.locked {
+            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: false)
+        } catch DeviceError.notUnlockedSinceStart {
+            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: true)
+        }
+    }
+
+    /// The key of `protection` that sealed what names `keybag` (this device's keybag or one it
+    /// replaced at a passcode change); nil when the keybag never replaced that one.
+    func classKey(_ protection: ProtectionClass, sealedUnder keybag: String, device: DeviceKey, item: (String, String)? = nil) throws -> SecureBytes? {
+        do {
+            return try lock(device).classKey(protection, sealedUnder: keybag)
         } catch DeviceError.locked {
             throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: false)
         } catch DeviceError.notUnlockedSinceStart {
@@ -158,23 +190,32 @@ extension Keychain {
             // Not converted yet (the device was locked at every open since this build came): the
             // root opens under the device key alone, but what is complete — a when-unlocked item,
             // the root itself — still waits for the class key, so it is asked for.
-            if use == .root || use == .of(.complete), try lock(device).keybag() != nil {
+            if use == .root || use == .of(.complete), try keybag(device) != nil {
                 _ = try classKey(.complete, device: device, creating: false, item: item)
             }
             return (try derived(try open(legacy, with: try Self.deviceWrappingKey(device))), legacy.containerKeyID)
         }
-        if let keybag = try lock(device).keybag()?.id {
-            if use == .of(.untilFirstUnlock), let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock)) {
-                let (classKey, _) = try classKey(.untilFirstUnlock, device: device, creating: false, item: item)!
-                return (try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .untilFirstUnlock)), wrapped.containerKeyID)
+        // This keybag's wraps, else those under a keybag it replaced at a passcode change (the
+        // conversion wraps the key under this one's at the next open that can).
+        for keybag in try keybag(device).map({ [$0.id] + $0.previous.map(\.id) }) ?? [] {
+            if use == .of(.untilFirstUnlock), let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock)),
+               let classKey = try classKey(.untilFirstUnlock, sealedUnder: keybag, device: device, item: item) {
+                do {
+                    return (try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .untilFirstUnlock)), wrapped.containerKeyID)
+                } catch is CryptoError {
+                    // A damaged wrap: the root's, below, derives the same key while unlocked.
+                }
             }
-            if let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete)) {
+            if let wrapped = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete)),
+               let classKey = try classKey(.complete, sealedUnder: keybag, device: device, item: item) {
                 // (`.legacyItems` too: an earlier build's item left after the conversion is opened
                 // with the root, which only the complete wrap holds.)
-                let (classKey, _) = try classKey(.complete, device: device, creating: false, item: item)!
                 let root = try open(wrapped, with: try Self.classWrappingKey(classKey: classKey, device: device, .complete))
                 return (try derived(root), wrapped.containerKeyID)
             }
+        }
+        if try keybag(device) == nil, let missing = try keybagsInUse(device: device).sorted().first {
+            throw KeychainError.keybagMissing(path: location.directory + "/" + Keybag.fileName, keybag: missing)
         }
         if try connection.integer("SELECT count(*) FROM container_key_wraps") > 0 {
             throw KeychainError.containerKeyLocked
@@ -188,14 +229,19 @@ extension Keychain {
 
     /// Wraps the root container key for `device` under its two classes (needs both class keys:
     /// an unlocked device, or one without a passcode), replacing this device's wrap under the
-    /// device key alone and its earlier wraps under this keybag. Wraps under a keybag a passcode
-    /// reset retired are kept: put back, that keybag opens them again.
+    /// device key alone and its wraps under this keybag and those it replaced. Wraps under a
+    /// keybag a passcode reset retired are kept: put back, that keybag opens them again.
     func storeClassWraps(of root: SecureBytes, id: String, device: DeviceKey, item: (String, String)? = nil) throws {
         let (complete, keybag) = try classKey(.complete, device: device, creating: true, item: item)!
         let (afterFirstUnlock, _) = try classKey(.untilFirstUnlock, device: device, creating: true, item: item)!
-        try connection.statement("DELETE FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id IN (?1, ?2, ?3)")
-            .run([.text(device.fingerprint), .text(Self.classWrapID(device: device, keybag: keybag, .complete)),
-                  .text(Self.classWrapID(device: device, keybag: keybag, .untilFirstUnlock))])
+        // Its wraps under the keybags this one replaced at a passcode change go too: a copy of
+        // such a keybag must open nothing from now on (their keys live on in this one).
+        var replaced = [device.fingerprint]
+        for id in [keybag] + (try self.keybag(device)?.previous.map(\.id) ?? []) {
+            replaced += [Self.classWrapID(device: device, keybag: id, .complete), Self.classWrapID(device: device, keybag: id, .untilFirstUnlock)]
+        }
+        try connection.statement("DELETE FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id IN (SELECT value FROM json_each(?))")
+            .run([.text(try Self.jsonArray(replaced))])
         try storeWrap(of: root, id: id, wrappedBy: "device", wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete),
                       wrappingKey: try Self.classWrappingKey(classKey: complete, device: device, .complete), parameters: nil)
         try storeWrap(of: try Self.classContainerKey(root: root, .untilFirstUnlock), id: id, wrappedBy: "device",

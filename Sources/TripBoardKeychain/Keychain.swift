@@ -65,7 +65,8 @@ public struct KeychainItemInfo: Sendable, Equatable, Codable {
     public var accessibility: KeychainAccessibility
     /// `available`; `locked` (the device is locked, or has not been unlocked since it started, or
     /// the container key is not unlocked on this device); or `reset` (sealed under a keybag that
-    /// `app device passcode reset` replaced: unreadable here for good); `damaged` (the wrapped key
+    /// `app device passcode reset` replaced: unreadable here for good); `no-keybag` (this device's
+    /// keybag is missing from its directory); `damaged` (the wrapped key
     /// that would open it does not authenticate).
     public var status: String
     public var createdAt: String
@@ -195,6 +196,12 @@ public final class Keychain {
     func store(_ value: SecureBytes, service: String, account: String, accessibility: KeychainAccessibility,
                device: DeviceKey, fromSync: Bool = false) throws -> Bool {
         let replaced = try isOtherDevicesItem(service: service, account: account, device: device)
+        if let existing = try itemRow(service: service, account: account), !existing.isLegacy, existing.accessibility.protectionClass == .complete,
+           existing.accessibility.isMigratable || existing.keyID == Self.deviceKeyID(device) {
+            // A when-unlocked item is not written while locked, whatever the new value's
+            // accessibility (as iOS refuses to update one): neither its value nor its class changes.
+            _ = try classKey(.complete, device: device, creating: false, item: (service, account))
+        }
         let key = try sealingKey(accessibility, device: device, item: (service, account))
         let now = clock().utcStamp
         if !accessibility.isMigratable {
@@ -293,6 +300,8 @@ public final class Keychain {
             return "locked"
         } catch KeychainError.dataCorrupted {
             return "damaged"
+        } catch KeychainError.keybagMissing {
+            return "no-keybag"
         }
     }
 

@@ -18,6 +18,9 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A this-device-only item sealed under a keybag that `app device passcode reset` replaced:
     /// unreadable here for good (it is kept until deleted).
     case sealedUnderResetKeybag(service: String, account: String)
+    /// This device's keybag is not in its directory, but the keychain holds items sealed under
+    /// one (`keybag`): it went missing; a new one is not made behind the user's back.
+    case keybagMissing(path: String, keybag: String)
     /// The container key exists but is not unlocked on this device (storing a migratable item
     /// or setting the recovery passphrase needs it).
     case containerKeyLocked
@@ -53,6 +56,8 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
                 + (sinceStart ? "the device has not been unlocked since it started; `app device unlock`" : "the device is locked; `app device unlock`")
         case .sealedUnderResetKeybag(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' was sealed under the keybag `app device passcode reset` replaced: it cannot be read on this device any more (it is kept; `app keychain delete` removes it)"
+        case .keybagMissing(let path, let keybag):
+            "this device's keybag \(path) is missing, but the keychain holds items sealed under keybag \(keybag); nothing was changed. Put the keybag back (a retired or backed-up copy of keybag.json), or run `app device passcode reset` to start a new one (what it sealed then stays unreadable here)"
         case .dataCorrupted(let service, let account):
             "the keychain item for service '\(service)' and account '\(account)' is corrupted (it does not authenticate); delete it and store it again"
         case .containerKeyLocked:

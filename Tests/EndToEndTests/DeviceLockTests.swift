@@ -86,10 +86,12 @@ struct DeviceLockTests {
         #expect(try device.state() == "unlocked")
         #expect(device.file("keybag.json") == keybag, "locking and unlocking never write the keybag")
 
-        // Change: the old passcode no longer opens, the new one does, and the keys are the same.
+        // Change: the old passcode no longer opens, the new one does; new class keys (a new
+        // keybag id), the old ones kept in it, and the device left unlocked.
         let change = try device.app("device", "passcode", "change", stdin: "river-stone\nsea-glass-7\n")
         #expect(change.status == 0, "\(change)")
-        #expect(try device.status()["keybag"] as? String == status["keybag"] as? String, "the same keybag: what it sealed stays readable")
+        #expect(try device.status()["keybag"] as? String != status["keybag"] as? String, "new class keys")
+        #expect(try device.state() == "unlocked")
         try device.app("device", "lock")
         #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 65)
         #expect(try device.app("device", "unlock", stdin: "sea-glass-7\n").status == 0)

@@ -28,10 +28,14 @@ struct DeviceLockStateTests {
         let complete = try lock.classKey(.complete)
         #expect(try lock.classKey(.complete) == complete, "the keybag made once is used from then on")
 
+        let before = try #require(try lock.keybag())
         let passcode = try SecureBytes(copying: Array("river-stone".utf8))
         _ = try lock.setPasscode(passcode)
-        #expect(try lock.classKey(.complete) == complete, "the same keys under the passcode")
-        #expect(try lock.classKey(.always) == always)
+        // New keys under the passcode; the old ones live on in the new keybag, opened by its own.
+        #expect(try lock.classKey(.complete) != complete, "new class keys with the passcode")
+        #expect(try lock.classKey(.complete, sealedUnder: before.id) == complete)
+        #expect(try lock.classKey(.always, sealedUnder: before.id) == always)
+        let (alwaysNow, completeNow) = (try lock.classKey(.always), try lock.classKey(.complete))
         let open = try lock.classKey(.completeUnlessOpen)
         #expect(try SealedBox.publicKey(of: open) == (try lock.keybag())?.completeUnlessOpenPublicKey)
 
@@ -40,14 +44,14 @@ struct DeviceLockStateTests {
         #expect(throws: DeviceError.locked) { try lock.classKey(.completeUnlessOpen) }
         #expect(try lock.classKey(.untilFirstUnlock) == (try lock.keybag()!.open([.untilFirstUnlock], device: lock.device,
             passcodeKey: try Argon2id.deriveKey(passphrase: passcode, parameters: (try lock.keybag())!.passcode!)))[.untilFirstUnlock])
-        #expect(try lock.classKey(.always) == always)
+        #expect(try lock.classKey(.always) == alwaysNow)
 
         try Self.drop(lock)
         #expect(throws: DeviceError.notUnlockedSinceStart) { try lock.classKey(.untilFirstUnlock) }
-        #expect(try lock.classKey(.always) == always, "always: even before the first unlock")
+        #expect(try lock.classKey(.always) == alwaysNow, "always: even before the first unlock")
 
         _ = try lock.unlock(passcode)
-        #expect(try lock.classKey(.complete) == complete)
+        #expect(try lock.classKey(.complete) == completeNow)
     }
 
     @Test func theKernelKeyringKeepsWhatItIsGivenForAsLongAsItIsTold() throws {

@@ -51,7 +51,26 @@ import TripBoardTestSupport
         // The MAC over the fields, for the same keybag without a passcode or an auto-lock.
         var bare = keybag
         (bare.passcode, bare.autoLockSeconds) = (nil, nil)
-        #expect(Sodium.hexString(try bare.mac(device: device)) == "790d3f76cf678b6bd7057daa1132cd6f26e26f6c04531f39be05759dc7fdca6f")
+        #expect(Sodium.hexString(try bare.mac(device: device, format: 1)) == "790d3f76cf678b6bd7057daa1132cd6f26e26f6c04531f39be05759dc7fdca6f")
+        // Format 2: check values, and an earlier keybag (id 10…1f, its complete key 60…7f wrapped
+        // under this one's complete key 40…5f, nonce 00…17).
+        let current = try SecureBytes(copying: Array(0x40..<0x60) as [UInt8])
+        let check = try Keybag.checkValue(of: current)
+        #expect(Sodium.hexString(check) == "eae27f29197b194063b21f98f246826f")
+        #expect(Self.hex(try Keybag.previousWrappingKey(current)) == "bf6e401716bb1e5ebd371fae1ca4681f0fe0aebd461c0b0a75b7fa12556d3a27")
+        let previousWrap = try XChaCha20Poly1305.seal(
+            plaintext: Array(0x60..<0x80) as [UInt8], key: try Keybag.previousWrappingKey(current), nonce: Array(0..<24),
+            associatedData: Keybag.previousAssociatedData(newID: keybag.id, oldID: "101112131415161718191a1b1c1d1e1f", device: device.fingerprint, .complete))
+        #expect(Sodium.hexString(previousWrap) == """
+            2375804ef9f75867ccfb03adf84410719a128c5c60acf5bc4c97b716dbd7cf10df5c105554554f9eb0d7346cb7337ff0
+            """)
+        var second = bare
+        second.checks = [.complete: check, .always: check]
+        second.previous = [.init(id: "101112131415161718191a1b1c1d1e1f",
+                                 wraps: [.complete: .init(nonce: Array(0..<24), ciphertext: Array(previousWrap))])]
+        #expect(Sodium.hexString(try second.mac(device: device, format: 2)) == "85d624f297bfdf7fe8df454036cdcdacecde8b8bbd871490e78ebc0077ebb709")
+        #expect(Self.hex(try #require(try second.previousKey(.complete, keybag: "101112131415161718191a1b1c1d1e1f", currentKey: current)))
+                == Sodium.hexString(Array(0x60..<0x80) as [UInt8]))
         // Another passcode key, or none, does not open `complete`.
         #expect(throws: CryptoError.authenticationFailed) {
             try keybag.open([.complete], device: device, passcodeKey: try SecureBytes(copying: Array(repeating: 0, count: 32) as [UInt8]))
@@ -91,7 +110,8 @@ import TripBoardTestSupport
     static func damage(_ what: String, _ document: inout [String: Any]) {
         var classes = document["classes"] as! [[String: Any]]
         switch what {
-        case "format": document["format"] = 2
+        case "format": document["format"] = 3
+        case "no check value": classes[0]["check"] = nil
         case "id": document["id"] = "xyz"
         case "device": document["device"] = "00"
         case "auto-lock zero": document["autoLockSeconds"] = 0
@@ -117,7 +137,7 @@ import TripBoardTestSupport
     }
 
     /// Everything is checked before anything is derived from the file.
-    @Test(arguments: ["format", "id", "device", "auto-lock zero", "auto-lock over a week", "public key", "missing class", "class twice",
+    @Test(arguments: ["format", "no check value", "id", "device", "auto-lock zero", "auto-lock over a week", "public key", "missing class", "class twice",
                       "unknown class", "wrap length", "cheap passcode", "costly passcode", "a flipped bit", "wraps swapped",
                       "auto-lock changed", "no mac"])
     func aDamagedKeybagIsRefusedBeforeAnyDerivation(what: String) throws {

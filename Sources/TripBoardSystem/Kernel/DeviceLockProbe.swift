@@ -25,13 +25,12 @@ public enum DeviceLockProbe {
 
     /// True when the device has a passcode and the kernel holds none of its keys: it has not
     /// been unlocked since the computer started (or its user keyring went). False on a device
-    /// without a passcode (or without a keybag), and whenever the question cannot be answered —
-    /// an unreadable keybag, a kernel that refuses — for the widget shows what it can rather than
-    /// hiding the next trip behind a probe; what a locked class protects stays sealed regardless.
+    /// without a passcode (no keybag, or one without). When the question cannot be answered — a
+    /// keybag that cannot be read, a kernel that refuses — true: the answer that shows nothing.
     public static func awaitsFirstUnlock(environment: [String: String]) -> Bool {
-        guard let path = deviceDirectory(environment: environment), let fields = publicFields(directory: path), fields.hasPasscode else {
-            return false
-        }
+        guard let path = deviceDirectory(environment: environment) else { return false }
+        guard let read = publicFields(directory: path) else { return true }
+        guard let fields = read, fields.hasPasscode else { return false }
         let anchor: KernelKeyring.Anchor = environment["TRIPBOARD_KEYRING"] == "session" ? .session : .user
         do {
             guard let keyring = try KernelKeyring.search(anchor.serial, type: "keyring", description: keyringName(device: fields.device)) else {
@@ -39,13 +38,13 @@ public enum DeviceLockProbe {
             }
             return try KernelKeyring.search(keyring, type: "user", description: keyName(keybag: fields.id, "until-first-unlock")) == nil
         } catch {
-            return false
+            return true
         }
     }
 
-    /// The keybag's id, device and whether a passcode is set: nil when there is no keybag or it
-    /// is not a small regular file of JSON with those fields.
-    static func publicFields(directory path: String) -> (id: String, device: String, hasPasscode: Bool)? {
+    /// The keybag's id, device and whether a passcode is set: `.some(nil)` when there is no
+    /// keybag, nil when there is one that is not a small regular file of JSON with those fields.
+    static func publicFields(directory path: String) -> (id: String, device: String, hasPasscode: Bool)?? {
         /// Any value but null: the passcode's parameters are `DeviceLock`'s to check.
         struct Present: Decodable {
             init(from decoder: any Decoder) throws {}
@@ -57,7 +56,7 @@ public enum DeviceLockProbe {
         }
         do {
             guard let directory = try Directory.openIfPresent(path: path),
-                  let file = try directory.openFileForReadingIfPresent(keybagFileName) else { return nil }
+                  let file = try directory.openFileForReadingIfPresent(keybagFileName) else { return .some(nil) }
             let fields = try JSON.decode(Fields.self, from: try file.readToEnd(limit: 64 << 10))
             let hex = { (text: String) in text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
             guard hex(fields.id), hex(fields.device) else { return nil }
