@@ -23,6 +23,8 @@ SERVER_CUT_STATUSES = {0, 69, 75}  # a sync the server went away under (docs/syn
 MAX_SKEW_MS = 120_000
 CLOCK_NOISE_MS = 1000  # what a learned clock offset may be off by (docs/sync.md, Clocks)
 SETTLE_PASSES = 6
+# The accessibilities that travel; an item's value is checked together with the one it was set with.
+MIGRATABLE = ("when-unlocked", "after-first-unlock")
 KEYCHAIN_ITEMS = [("api.example.com", "ana@example.com"), ("tripboard.model", "bob"), ("mail.example.org", "ana"),
                   ("vpn.example.net", "ana@example.com")]
 KINDS = ("trip", "place", "booking", "attachment")
@@ -906,17 +908,20 @@ class Run:
         if action in ("keychain set", "keychain delete"):
             if action == "keychain delete":
                 listing = self.json_of(device, ["keychain", "list", "--json"], "keychain list")["items"]
-                here = [(i["service"], i["account"]) for i in listing if i["accessibility"] == "migratable"]
+                here = [(i["service"], i["account"]) for i in listing if i["accessibility"] in MIGRATABLE]
                 item = rng.choice(sorted(here)) if here else rng.choice(KEYCHAIN_ITEMS)
             else:
                 item = rng.choice(KEYCHAIN_ITEMS)
             if action == "keychain set":
                 value = f"secret-{self.unique('')[1:]}-{rng.getrandbits(40):x}".encode()
-                result, wall = self.command(device, ["keychain", "set", item[0], item[1], "--accessibility", "migratable"],
+                accessibility = rng.choice(MIGRATABLE)
+                result, wall = self.command(device, ["keychain", "set", item[0], item[1], "--accessibility", accessibility],
                                             stdin=value + b"\n")
                 if result.status == 0:
-                    self.items[item].append(self.new_event(device, "key set", wall, item=item, value=value))
-                self.note(f"{device.name}  keychain set {item[0]} {item[1]} = {value.decode()} → {result.status}")
+                    # The accessibility travels with the value: both are what must converge.
+                    self.items[item].append(self.new_event(device, "key set", wall, item=item,
+                                                           value=value + b" @" + accessibility.encode()))
+                self.note(f"{device.name}  keychain set {item[0]} {item[1]} = {value.decode()} ({accessibility}) → {result.status}")
             else:
                 result, wall = self.command(device, ["keychain", "delete", item[0], item[1]], expect=(0, 66))
                 if result.status == 0:
@@ -1047,10 +1052,11 @@ class Run:
         keychain = {}
         listing = self.json_of(device, ["keychain", "list", "--json"], "keychain list")
         for item in listing["items"]:
-            if item["accessibility"] != "migratable":
+            if item["accessibility"] not in MIGRATABLE:
                 continue
             result, _ = self.command(device, ["keychain", "get", item["service"], item["account"]])
-            keychain[(item["service"], item["account"])] = result.stdout if result.status == 0 else f"<exit {result.status}>"
+            keychain[(item["service"], item["account"])] = (result.stdout + b" @" + item["accessibility"].encode()
+                                                            if result.status == 0 else f"<exit {result.status}>")
         trash = {entry["id"] for entry in self.json_of(device, ["trash", "list", "--json"], "trash list")}
         conflicts = self.json_of(device, ["sync", "conflicts", "--json"], "sync conflicts")
         status = self.json_of(device, ["sync", "status", "--json"], "sync status")
