@@ -202,7 +202,14 @@ extension AppCommand {
     /// What `passcode reset` leaves unreadable here, said before it is confirmed; nil when nothing
     /// is sealed under the keybag (or there is none, or no keychain: nothing is created to ask).
     static func keybagDependents(_ context: CommandContext) throws -> String? {
-        guard let keybag = try deviceLock(context)?.keybag(),
+        // A keybag that cannot be read (damaged, too large) is what a reset is for: nothing to list.
+        let readable: Keybag?
+        do {
+            readable = try deviceLock(context)?.keybag()
+        } catch DeviceError.damagedKeybag {
+            readable = nil
+        }
+        guard let keybag = readable,
               let directory = try Directory.openIfPresent(path: try context.containerPath + "/" + ContainerLayout.keychainDirectory),
               try directory.status(of: ContainerLayout.keychainFile) != nil else { return nil }
         let dependents = try context.keychain().dependents(ofKeybags: [keybag.id] + keybag.previous.map(\.id))

@@ -52,6 +52,7 @@ extension DeviceError: DomainExitStatus {
         case .badDeviceKey, .damagedKeybag, .keybagOfAnotherDevice, .wrongPasscode: .dataError
         case .insecureDeviceKey: .cannotCreate
         case .noDeviceDirectory, .invalidArgument, .noPasscode, .passcodeAlreadySet, .invalidPasscode: .usage
+        case .keybagMissing: .noInput
         case .locked, .notUnlockedSinceStart, .keyringUnavailable: .unavailable
         case .attemptsDelayed: .temporaryFailure
         case .keyring(_, let quotaExceeded): quotaExceeded ? .cannotCreate : .ioError

@@ -13,6 +13,8 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
     case damagedKeybag(path: String, reason: String)
     /// The keybag was made for another device key (a copied state directory, another machine id).
     case keybagOfAnotherDevice(path: String)
+    /// The keybag is not in the device directory, though one was made there (`keybag.made`).
+    case keybagMissing(path: String)
     /// The passcode does not open the keybag.
     case wrongPasscode(failures: Int, nextAttempt: Timestamp?)
     /// Too many wrong passcodes lately: no attempt is made before `retryAt`.
@@ -44,6 +46,8 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot tell where this device's key lives: set TRIPBOARD_DEVICE_DIR (HOME is not set)"
         case .damagedKeybag(let path, let reason):
             "the keybag \(path) is damaged (\(reason)); nothing was changed. Move it aside only if you accept that what was sealed under it is lost"
+        case .keybagMissing(let path):
+            "this device's keybag \(path) is missing, though one was made here; nothing was changed. Put it back (a retired or backed-up copy of keybag.json), or run `app device passcode reset` to start a new one (what the old one sealed then stays unreadable here)"
         case .keybagOfAnotherDevice(let path):
             "the keybag \(path) belongs to another device key (a copied state directory or another machine); nothing was changed"
         case .wrongPasscode(let failures, let nextAttempt):

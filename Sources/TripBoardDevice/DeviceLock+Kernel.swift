@@ -66,7 +66,7 @@ extension DeviceLock {
             }
         } catch .authenticationFailed {
             if let failure { throw DeviceError.from(failure) }
-            guard length == nil else { throw DeviceError.keyring(reason: "a class key in the kernel is not 32 bytes", quotaExceeded: false) }
+            // Gone, or of another size: not a class key of ours (a key planted there), so absent.
             return nil
         }
     }

@@ -368,6 +368,9 @@ public final class DeviceLock {
             guard keybag.passcode == nil else { throw DeviceError.passcodeAlreadySet }
             return (keybag, try open(keybag, ProtectionClass.allCases, passcodeKey: nil))
         }
+        if try directory.status(of: Self.keybagMadeFileName) != nil {
+            throw DeviceError.keybagMissing(path: directory.childPath(Keybag.fileName))
+        }
         let made = try Keybag.make(device: device, passcode: nil, autoLockSeconds: Keybag.defaultAutoLockSeconds)
         if writing { try write(made.0) }
         return made
@@ -375,7 +378,16 @@ public final class DeviceLock {
 
     func write(_ keybag: Keybag) throws {
         try directory.writeAtomically(try keybag.encoded(device: device), to: Keybag.fileName, staging: directory)
+        if try directory.status(of: Self.keybagMadeFileName) == nil {
+            _ = try directory.openFile(Self.keybagMadeFileName, .writeOnly, creating: .ifAbsent, mode: 0o600)
+            try directory.synchronize()
+        }
     }
+
+    /// An empty file beside the keybag, made with the first one: a keybag missing where one was
+    /// made is said (`.keybagMissing`), never replaced by a new one without a passcode behind the
+    /// user's back — whichever container asks, and for `passcode set` too.
+    static let keybagMadeFileName = "keybag.made"
 
     /// Opens `classes` without a passcode (a keybag without one, or `always`).
     func open(_ keybag: Keybag, _ classes: [ProtectionClass], passcodeKey: SecureBytes?) throws -> Keybag.ClassKeys {

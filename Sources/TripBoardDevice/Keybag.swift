@@ -56,6 +56,9 @@ public struct Keybag: Sendable, Equatable {
         public var wraps: [ProtectionClass: Wrap]
     }
 
+    /// How many earlier keybags a rotation keeps.
+    public static let previousLimit = 32
+
     /// The format the keybag was read in (written: always `format`).
     public var readFormat = Keybag.format
 
@@ -89,7 +92,9 @@ public struct Keybag: Sendable, Equatable {
             generations.append(Generation(id: earlier.id, wraps: try Self.wrapGeneration(id: earlier.id, keys: earlierKeys, under: newKeys,
                                                                                             newID: next.id, device: device)))
         }
-        next.previous = generations
+        // The newest 32: the file stays far below its 64 KiB bound however often the passcode
+        // changes (what only an older generation sealed, in a keychain not opened since, is lost).
+        next.previous = Array(generations.prefix(Self.previousLimit))
         return (next, newKeys)
     }
 
@@ -321,6 +326,9 @@ extension Keybag {
         var generations: [Generation] = []
         for earlier in formatTwo ? document.previous ?? [] : [] {
             guard let earlierID = hex(earlier.id, count: 16) else { throw damaged("an earlier keybag's id is not 32 hex digits") }
+            guard earlier.classes.allSatisfy({ $0.check == nil }), Sodium.hexString(earlierID) != Sodium.hexString(id) else {
+                throw damaged("an earlier keybag carries a check value or this keybag's own id")
+            }
             generations.append(Generation(id: Sodium.hexString(earlierID), wraps: try entries(earlier.classes, checked: false).0))
         }
         guard generations.count <= 64 else { throw damaged("more than 64 earlier keybags") }

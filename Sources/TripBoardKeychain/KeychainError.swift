@@ -55,7 +55,7 @@ public enum KeychainError: Error, Sendable, Equatable, CustomStringConvertible {
             (service.map { "the keychain item for service '\($0)' and account '\(account ?? "")' cannot be read or written now: " } ?? "")
                 + (sinceStart ? "the device has not been unlocked since it started; `app device unlock`" : "the device is locked; `app device unlock`")
         case .sealedUnderResetKeybag(let service, let account):
-            "the keychain item for service '\(service)' and account '\(account)' was sealed under the keybag `app device passcode reset` replaced: it cannot be read on this device any more (it is kept; `app keychain delete` removes it)"
+            "the keychain item for service '\(service)' and account '\(account)' was sealed under a keybag that this device's keybag no longer opens (one `app device passcode reset` replaced, or a newer one than the keybag put back): it cannot be read here (it is kept; `app keychain delete` removes it)"
         case .keybagMissing(let path, let keybag):
             "this device's keybag \(path) is missing, but the keychain holds items sealed under keybag \(keybag); nothing was changed. Put the keybag back (a retired or backed-up copy of keybag.json), or run `app device passcode reset` to start a new one (what it sealed then stays unreadable here)"
         case .dataCorrupted(let service, let account):

@@ -109,8 +109,8 @@ import Testing
         #expect(listing["otherDeviceItems"] as? Int == 0)
         let files = try FileManager.default.contentsOfDirectory(atPath: container.root.appendingPathComponent("device").path)
         // One keybag too (the class keys of a device without a passcode), made once under its lock.
-        #expect(Array(files.sorted().prefix(3)) == ["device.key", "device.lock", "keybag.json"] && files.count == 4
-                    && files.sorted()[3].hasSuffix(".generation"),
+        #expect(Array(files.sorted().prefix(4)) == ["device.key", "device.lock", "keybag.json", "keybag.made"] && files.count == 5
+                    && files.sorted()[4].hasSuffix(".generation"),
                 "the key, the keybag and the keychain's generation record, no temporary files left: \(files)")
         for index in 0..<10 {
             let get = try container.app(arguments: ["keychain", "get", "api", "account-\(index)"], environment: Self.deviceEnvironment(container))

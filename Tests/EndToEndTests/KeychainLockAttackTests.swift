@@ -107,9 +107,36 @@ import TripBoardTestSupport
         #expect(listed.status == 0 && listed.stdout.contains("no-keybag"), "\(listed)")
         let status = try phone.app("device", "status")
         #expect(status.stderr.contains("is missing"), "\(status)")
+        // Another container on the same device, and `passcode set`, do not make a new one either.
+        let elsewhere = try phone.device.container.app(arguments: ["keychain", "set", "c", "c"], stdin: "z",
+                                                       environment: ["TRIPBOARD_CONTAINER": phone.device.container.root.path + "/container3"])
+        #expect(elsewhere.status == 66 && elsewhere.stderr.contains("is missing"), "\(elsewhere)")
+        let set = try phone.app("device", "passcode", "set", stdin: "ffffff-1\n")
+        #expect(set.status == 66, "\(set)")
+        #expect(!FileManager.default.fileExists(atPath: phone.keybagPath), "no new keybag made")
         try FileManager.default.moveItem(atPath: phone.directory + "/../keybag.saved", toPath: phone.keybagPath)
         #expect(try phone.app("device", "unlock", stdin: Self.passcode + "\n").status == 0)
         #expect(try phone.get("wu").stdout == "v")
+    }
+
+    /// However often the passcode changes, the keybag stays far below its bound: the newest 32
+    /// earlier keybags are kept (a keychain opened within 32 changes keeps everything).
+    @Test func manyPasscodeChangesKeepTheKeybagReadable() throws {
+        let phone = try Phone()
+        try phone.app("device", "passcode", "set", stdin: "pw000000\n")
+        #expect(try phone.set("early", "kept", "after-first-unlock-this-device-only").status == 0)
+        var previous = "pw000000"
+        for round in 1...36 {
+            let next = String(format: "pw%06d", round)
+            let changed = try phone.app("device", "passcode", "change", stdin: previous + "\n" + next + "\n")
+            try #require(changed.status == 0, "change \(round): \(changed)")
+            previous = next
+            // Opened now and then, as a keychain in use is: each open moves it to the newest keys.
+            if round % 10 == 0 { #expect(try phone.get("early").stdout == "kept", "round \(round)") }
+        }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: phone.keybagPath)[.size] as? Int)
+        #expect(size < 48 << 10, "\(size) bytes")
+        #expect(try phone.get("early").stdout == "kept")
     }
 
     /// A when-unlocked item is not overwritten while locked, whatever accessibility the new value asks.
