@@ -59,8 +59,6 @@ public struct Keybag: Sendable, Equatable {
     /// How many earlier keybags a rotation keeps.
     public static let previousLimit = 32
 
-    /// The format the keybag was read in (written: always `format`).
-    public var readFormat = Keybag.format
 
     /// The keys a keybag's wraps open, in guarded memory.
     public typealias ClassKeys = [ProtectionClass: SecureBytes]
@@ -334,7 +332,7 @@ extension Keybag {
         guard generations.count <= 64 else { throw damaged("more than 64 earlier keybags") }
         let keybag = Keybag(id: Sodium.hexString(id), device: Sodium.hexString(device), passcode: document.passcode,
                             autoLockSeconds: document.autoLockSeconds, completeUnlessOpenPublicKey: publicKey, wraps: wraps,
-                            checks: checks, previous: generations, readFormat: document.format)
+                            checks: checks, previous: generations)
         guard keybag.device == key.fingerprint else { throw DeviceError.keybagOfAnotherDevice(path: path) }
         guard let mac = hex(document.mac, count: 32), try Sodium.constantTimeEqual(mac, keybag.mac(device: key, format: document.format)) else {
             throw damaged("its MAC does not match its contents: it was changed by hand or damaged")

@@ -54,12 +54,8 @@ extension Keychain {
     public static func requireClassKeys(device location: DeviceLocation, keyring: KernelKeyring.Anchor) throws {
         guard let device = try DeviceKey.existing(at: location) else { return }
         let lock = try DeviceLock(device: device, anchor: keyring)
-        do {
+        try lockRefusals {
             for protection in [ProtectionClass.complete, .untilFirstUnlock] { _ = try lock.classKey(protection, creatingKeybag: false) }
-        } catch DeviceError.locked {
-            throw KeychainError.deviceLocked(service: nil, account: nil, sinceStart: false)
-        } catch DeviceError.notUnlockedSinceStart {
-            throw KeychainError.deviceLocked(service: nil, account: nil, sinceStart: true)
         }
     }
 

@@ -87,9 +87,12 @@ extension Keychain {
             // they are damaged): the conversion never stands in the way of the rest.
             var root: (key: SecureBytes, id: String)?
             if let legacyWrap = try wrap(wrappingKeyID: device.fingerprint) {
-                if let key = try? open(legacyWrap, with: try Self.deviceWrappingKey(device)) {
+                do {
+                    let key = try open(legacyWrap, with: try Self.deviceWrappingKey(device))
                     try storeClassWraps(of: key, id: legacyWrap.containerKeyID, device: device)
                     root = (key, legacyWrap.containerKeyID)
+                } catch is CryptoError {
+                    root = nil
                 }
             } else {
                 do {
@@ -189,16 +192,12 @@ extension Keychain {
 
 /// What this device's keychain holds under one keybag: what `app device passcode reset` would
 /// leave unreadable here.
-public struct KeybagDependents: Sendable, Equatable {
+public struct KeybagDependents: Sendable {
     /// This device's this-device-only items sealed under the keybag's class keys: lost here.
     public var thisDeviceOnly: [(service: String, account: String)]
     /// Migratable items, when this device's wrap of the container key is under the keybag:
     /// unreadable here until `keychain recover`, a restore, or (another device) a sync.
     public var migratable: Int
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.migratable == rhs.migratable && lhs.thisDeviceOnly.elementsEqual(rhs.thisDeviceOnly) { $0 == $1 }
-    }
 }
 
 extension Keychain {

@@ -117,14 +117,19 @@ extension Keychain {
     /// `creating` is false. The lock's refusals become `.deviceLocked` (naming `item`, if any).
     func classKey(_ protection: ProtectionClass, device: DeviceKey, creating: Bool,
                   item: (String, String)? = nil) throws -> (key: SecureBytes, keybag: String)? {
+        // A keybag is made on demand only for a device that never had one: one that went missing
+        // while this keychain holds what it sealed is not replaced behind the user's back (a new
+        // keybag without a passcode would leave everything written next unlocked).
+        if try keybag(device) == nil, let missing = try keybagsInUse(device: device).sorted().first {
+            throw KeychainError.keybagMissing(path: location.directory + "/" + Keybag.fileName, keybag: missing)
+        }
+        return try Self.lockRefusals(item: item) { try lock(device).classKey(protection, creatingKeybag: creating) }
+    }
+
+    /// `body`, with the lock's refusals said as the keychain's: `.deviceLocked`, naming `item`.
+    static func lockRefusals<T>(item: (String, String)? = nil, _ body: () throws -> T) throws -> T {
         do {
-            // A keybag is made on demand only for a device that never had one: one that went
-            // missing while this keychain holds what it sealed is not replaced behind the user's
-            // back (a new keybag without a passcode would leave everything written next unlocked).
-            if try keybag(device) == nil, let missing = try keybagsInUse(device: device).sorted().first {
-                throw KeychainError.keybagMissing(path: location.directory + "/" + Keybag.fileName, keybag: missing)
-            }
-            return try lock(device).classKey(protection, creatingKeybag: creating)
+            return try body()
         } catch DeviceError.locked {
             throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: false)
         } catch DeviceError.notUnlockedSinceStart {
@@ -135,13 +140,7 @@ extension Keychain {
     /// The key of `protection` that sealed what names `keybag` (this device's keybag or one it
     /// replaced at a passcode change); nil when the keybag never replaced that one.
     func classKey(_ protection: ProtectionClass, sealedUnder keybag: String, device: DeviceKey, item: (String, String)? = nil) throws -> SecureBytes? {
-        do {
-            return try lock(device).classKey(protection, sealedUnder: keybag)
-        } catch DeviceError.locked {
-            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: false)
-        } catch DeviceError.notUnlockedSinceStart {
-            throw KeychainError.deviceLocked(service: item?.0, account: item?.1, sinceStart: true)
-        }
+        try Self.lockRefusals(item: item) { try lock(device).classKey(protection, sealedUnder: keybag) }
     }
 
     // MARK: - The container key
