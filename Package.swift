@@ -70,9 +70,16 @@ let package = Package(
             name: "TripBoardSQLite",
             dependencies: ["CSQLite", "TripBoardSystem"]
         ),
+        // The small module of keys and sealing (SecureBytes, BLAKE2b, XChaCha20-Poly1305,
+        // secretstream, X25519 sealed boxes, key derivation): what the device's keys and the sealed
+        // files need, and all the share extension links of libsodium's wrappers — no password hashing.
+        .target(
+            name: "TripBoardKeys",
+            dependencies: ["CSodium", "TripBoardSystem"]
+        ),
         .target(
             name: "TripBoardSodium",
-            dependencies: ["CSodium", "TripBoardSystem"]
+            dependencies: ["CSodium", "TripBoardSystem", "TripBoardKeys"]
         ),
         // What `share-extension` and `pdf-worker` say to each other: the worker links this and the
         // basement's System, never SQLite, Sodium or the store.
@@ -96,33 +103,33 @@ let package = Package(
         ),
         .target(
             name: "TripBoardStorage",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardKeys", "TripBoardWorkerContract", "TripBoardModel", "TripBoardDevice"]
         ),
         // The device: its key (outside any container), its keybag of protection class keys, and
         // its lock, whose unlocked keys the kernel keyring holds. Low, beside the basement: it
         // knows no store, so whatever opens sealed data can link it alone.
         .target(
             name: "TripBoardDevice",
-            dependencies: ["TripBoardSystem", "TripBoardSodium"]
+            dependencies: ["TripBoardSystem", "TripBoardKeys"]
         ),
         // The keychain: its items, sealed under the container key and the device key. Above the
         // store, beside it in the container.
         .target(
             name: "TripBoardKeychain",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardDevice"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardModel", "TripBoardStorage", "TripBoardDevice"]
         ),
         // Backup and restore: the age + tar archive of the whole container, keychain included, and
         // its verification before anything is published.
         .target(
             name: "TripBoardBackup",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
         ),
         // The one-shot move of TripBoard 1's private store, attachments and preferences into the
         // shared container: above the store, whose writers and files it uses; the container only
         // asks, through the layout, whether a migration is unfinished (docs/architecture.md).
         .target(
             name: "TripBoardMigration",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardDevice"]
         ),
         // The command line every executable shares: the command model (parsing, help, errors),
         // the console, exit statuses, the single-command frame. No SQLite: the store's rows come
@@ -154,7 +161,7 @@ let package = Package(
         // whose methods it composes (it runs no SQL of its own), talking to `sync-agent`.
         .target(
             name: "TripBoardSync",
-            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardSyncProtocol"]
+            dependencies: ["TripBoardSystem", "TripBoardSodium", "TripBoardKeys", "TripBoardModel", "TripBoardStorage", "TripBoardKeychain", "TripBoardSyncProtocol"]
         ),
         .target(
             name: "TripBoardCLI",
@@ -208,7 +215,7 @@ let package = Package(
         // and opens no container: it moves sealed records between `app` and the server.
         .target(
             name: "TripBoardSyncServer",
-            dependencies: ["CLibPQ", "TripBoardSystem", "TripBoardCommandLine", "TripBoardSodium", "TripBoardSyncProtocol"]
+            dependencies: ["CLibPQ", "TripBoardSystem", "TripBoardCommandLine", "TripBoardSodium", "TripBoardKeys", "TripBoardSyncProtocol"]
         ),
         .executableTarget(
             name: "sync-agent",
@@ -219,22 +226,22 @@ let package = Package(
         // hex literals, a lock held by another process. Linked by tests only.
         .target(
             name: "TripBoardTestSupport",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel", "TripBoardStorage"],
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardModel", "TripBoardStorage", "TripBoardDevice"],
             path: "Tests/TripBoardTestSupport"
         ),
         // One test target per module, named after it; a module's tests may set up through the
         // modules above it (a store fixture for the model's queries).
         .testTarget(name: "TripBoardSystemTests", dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardStorage", "TripBoardTestSupport"]),
         .testTarget(name: "TripBoardSQLiteTests", dependencies: ["TripBoardSQLite", "TripBoardTestSupport"]),
-        .testTarget(name: "TripBoardSodiumTests", dependencies: ["TripBoardSodium", "TripBoardSystem", "TripBoardKeychain", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardSodiumTests", dependencies: ["TripBoardSodium", "TripBoardKeys", "TripBoardSystem", "TripBoardKeychain", "TripBoardStorage", "TripBoardTestSupport"]),
         .testTarget(name: "TripBoardModelTests", dependencies: ["TripBoardModel", "TripBoardSystem", "TripBoardSQLite", "TripBoardStorage", "TripBoardTestSupport"]),
-        .testTarget(name: "TripBoardStorageTests", dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardModel",
-                                                                  "TripBoardTestSupport"]),
-        .testTarget(name: "TripBoardKeychainTests", dependencies: ["TripBoardKeychain", "TripBoardDevice", "TripBoardSodium", "TripBoardStorage", "TripBoardTestSupport"]),
-        .testTarget(name: "TripBoardDeviceTests", dependencies: ["TripBoardDevice", "TripBoardSodium", "TripBoardSystem", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardStorageTests", dependencies: ["TripBoardStorage", "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardModel",
+                                                                  "TripBoardDevice", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardKeychainTests", dependencies: ["TripBoardKeychain", "TripBoardDevice", "TripBoardSodium", "TripBoardKeys", "TripBoardStorage", "TripBoardTestSupport"]),
+        .testTarget(name: "TripBoardDeviceTests", dependencies: ["TripBoardDevice", "TripBoardSodium", "TripBoardKeys", "TripBoardSystem", "TripBoardTestSupport"]),
         .testTarget(
             name: "TripBoardBackupTests",
-            dependencies: ["TripBoardBackup", "TripBoardSodium", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"],
+            dependencies: ["TripBoardBackup", "TripBoardSodium", "TripBoardKeys", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"],
             // The age test kit's vectors and the Python helpers the interoperability tests run.
             resources: [.copy("Fixtures")]
         ),
@@ -257,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TripBoardStorage", "TripBoardKeychain", "TripBoardDevice", "TripBoardBackup", "TripBoardTickets", "TripBoardSync", "TripBoardSyncProtocol",
-                           "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardWorkerContract", "TripBoardModel"]
+                           "TripBoardSystem", "TripBoardSQLite", "TripBoardSodium", "TripBoardKeys", "TripBoardWorkerContract", "TripBoardModel"]
         ),
     ],
     swiftLanguageModes: [.v6]

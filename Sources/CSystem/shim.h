@@ -41,4 +41,14 @@ static inline long tripboard_add_key(const char *type, const char *description, 
 static inline long tripboard_keyctl(int operation, unsigned long a, unsigned long b, unsigned long c, unsigned long d) {
     return syscall(__NR_keyctl, operation, a, b, c, d);
 }
+/* memfd_create(2) (<sys/mman.h>, GNU) and its seals (fcntl F_ADD_SEALS, variadic): a ticket being
+   shared is staged in memory, never on a disk, and handed to the PDF worker sealed against
+   changes. */
+#include <fcntl.h>
+int memfd_create(const char *name, unsigned int flags);
+static inline int tripboard_memfd_create(const char *name) { return memfd_create(name, 0x0001U | 0x0002U); /* MFD_CLOEXEC | MFD_ALLOW_SEALING */ }
+static inline int tripboard_seal_contents(int fd) {
+    /* F_ADD_SEALS = 1033; F_SEAL_SEAL 1 | F_SEAL_SHRINK 2 | F_SEAL_GROW 4 | F_SEAL_WRITE 8 */
+    return fcntl(fd, 1033, 1 | 2 | 4 | 8);
+}
 #endif

@@ -4,7 +4,12 @@ public import TripBoardWorkerContract
 
 /// `pdf-worker`: inspects one untrusted PDF under resource limits and prints one JSON object.
 ///
-///     pdf-worker inspect [--thumbnail OUT.png] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE
+///     pdf-worker inspect [--thumbnail OUT.png|-] [--thumbnail-size PX] [--text-pages N] [--max-size BYTES] [--] FILE|-
+///
+/// `FILE` `-` is standard input, which must be a regular file (the share extension hands over an
+/// in-memory copy, memfd_create(2)); `--thumbnail -` returns the PNG in the JSON object
+/// (`thumbnail.png`, base64) instead of writing a file, so that no thumbnail reaches a disk in
+/// the clear.
 ///
 /// Options may come before or after FILE, as `--name VALUE` or `--name=VALUE`; `--` ends them
 /// (the command line is parsed by the programs' shared core, `ProgramStart`). Defaults: `--text-pages 2` (0–100),
@@ -62,13 +67,13 @@ public enum WorkerCommand {
         ],
         globalOptions: [CommonOptions.quiet, CommonOptions.help, CommonOptions.version], commands: [],
         grammar: Grammar(options: [
-            .value("--thumbnail", "OUT.png", "write page 1 as a PNG to this new file (created 0600, never over an existing one)", completion: .file),
+            .value("--thumbnail", "OUT.png", "write page 1 as a PNG to this new file (created 0600, never over an existing one), or `-`: return it in the JSON object (base64)", completion: .file),
             .value("--thumbnail-size", "PX", "the square box the thumbnail fits, 1–\(PDFWorkerLimits.thumbnailPixels) (default 200)"),
             .value("--text-pages", "N", "how many pages' text to report, 0–\(PDFWorkerLimits.textPages) (default 2)"),
             .value("--max-size", "BYTES", "the largest file accepted, at most \(PDFWorkerLimits.maximumFileBytes) (default 64 MiB)"),
         ], positionals: [
             .required("inspect", "the command (the only one)"),
-            .required("FILE", "the PDF", completion: .file),
+            .required("FILE", "the PDF, or `-`: standard input (a regular file, e.g. an in-memory copy)", completion: .file),
         ]),
         exitStatuses: ["0  inspected", "1  internal error", "64  usage", "66  unreadable", "80  not a PDF", "81  encrypted",
                        "82  damaged", "83  too large"],
@@ -143,10 +148,13 @@ public enum WorkerCommand {
 
     /// Inspects `options.file` in this process, with no limits: the worker's logic, testable in-process.
     public static func inspect(_ options: Options) throws(PDFInspectionFailure) -> PDFInspection {
-        try checkFile(options.file, maximumBytes: options.maximumBytes)
+        // `-`: the file is standard input, a descriptor the caller handed over (an in-memory
+        // copy: the ticket's plaintext is on no disk), opened again through /proc like any file.
+        let path = options.file == "-" ? standardInputPath : options.file
+        try checkFile(path, maximumBytes: options.maximumBytes)
         let document: PDFDocument
         do {
-            document = try PDFDocument(path: options.file)
+            document = try PDFDocument(path: path)
         } catch {
             throw failure(for: error)
         }
@@ -156,8 +164,15 @@ public enum WorkerCommand {
         if let thumbnailPath = options.thumbnailPath {
             do {
                 let image = try document.renderThumbnail(fittingIn: options.thumbnailSize)
-                try write(image.bytes, to: thumbnailPath)
-                inspection.thumbnail = PDFThumbnail(path: thumbnailPath, width: image.width, height: image.height)
+                if thumbnailPath == "-" {
+                    guard image.bytes.count <= PDFWorkerLimits.thumbnailBytes else {
+                        throw PDFDocumentError.renderingFailed(path: options.file, detail: "the thumbnail is larger than \(PDFWorkerLimits.thumbnailBytes >> 20) MiB")
+                    }
+                    inspection.thumbnail = PDFThumbnail(path: "-", width: image.width, height: image.height, png: image.bytes)
+                } else {
+                    try write(image.bytes, to: thumbnailPath)
+                    inspection.thumbnail = PDFThumbnail(path: thumbnailPath, width: image.width, height: image.height)
+                }
             } catch {
                 inspection.thumbnailError = errorMessage(for: error)
                 // The caller reports a full disk as a full disk, not as a damaged PDF.
@@ -166,6 +181,9 @@ public enum WorkerCommand {
         }
         return inspection
     }
+
+    /// Where a process finds its standard input as a file it can open again.
+    static let standardInputPath = "/proc/self/fd/0"
 
     // MARK: - Private
 

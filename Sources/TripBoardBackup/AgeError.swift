@@ -1,7 +1,8 @@
 import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 
 /// Why an age file could not be written or read: one case per thing a user can act on.
 ///

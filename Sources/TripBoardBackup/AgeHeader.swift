@@ -2,6 +2,7 @@ import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 
 /// The text header of an age v1 file (age.md, "Header"): the version line, one or more recipient
 /// stanzas, and the MAC line.

@@ -1,7 +1,8 @@
 import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// Decrypts an age v1 file encrypted with a passphrase, as a stream that hands out only

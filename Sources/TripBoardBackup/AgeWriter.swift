@@ -1,7 +1,8 @@
 import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// Encrypts a stream into an age v1 file for a passphrase (age.md), as `age -p` does: an scrypt

@@ -1,6 +1,8 @@
 import TripBoardStorage
+import TripBoardDevice
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 
@@ -104,15 +106,20 @@ struct BackupArchive {
     }
 
     private mutating func addAttachment(id: String, path: String, byteCount: Int64, hash: String) throws {
-        let file: FileDescriptor
+        let file: AttachmentReader
         do {
-            file = try files.openForReading(relativePath: path)
+            // A sealed file's plaintext goes into the archive (age protects it): a backup
+            // restores on any device, whose own class keys seal it again.
+            file = try files.open(relativePath: path)
         } catch let error as FileSystemError where error.code == .notFound {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "has no file")
+        } catch let error as DeviceError {
+            if case .damagedSealedFile(_, let reason) = error { throw BackupError.attachmentMismatch(id: id, path: path, detail: "cannot be opened: \(reason)") }
+            throw error
         }
-        let status = try file.status()
-        guard status.size == byteCount else {
-            throw BackupError.attachmentMismatch(id: id, path: path, detail: "is \(status.size) bytes, its row says \(byteCount)")
+        let status = file.status
+        guard file.plaintextLength == byteCount else {
+            throw BackupError.attachmentMismatch(id: id, path: path, detail: "holds \(file.plaintextLength.map(String.init) ?? "an impossible number of") bytes, its row says \(byteCount)")
         }
         // Hashed on a thread of its own (the archive's encryption runs on another, WriteBehindSink):
         // reading and writing the archive does not wait on BLAKE2b.
@@ -134,10 +141,22 @@ struct BackupArchive {
         let directory = try files.recoveredDirectory()
         try tar.addDirectory(ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory, modificationTime: now)
         for (name, _) in recovered {
-            let file = try directory.openFileForReading(name)
-            let status = try file.status()
-            try tar.addFile(ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + name, size: status.size,
-                            modificationTime: status.modificationTime, contents: file) { chunk in advance(chunk.count) }
+            // Their plaintext when they are sealed here; one this device cannot open (sealed
+            // elsewhere, or damaged) goes in as it is: never left out, it may be the only copy.
+            let entry = ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + name
+            let source: any ByteSource
+            let size: Int64
+            let modificationTime: Int64
+            do {
+                let file = try files.openRecovered(name)
+                guard let length = file.plaintextLength else { throw DeviceError.damagedSealedFile(path: file.path, reason: "its size is not a sealed file's") }
+                (source, size, modificationTime) = (file, length, file.status.modificationTime)
+            } catch let error as DeviceError where !error.isLockRefusal {
+                let file = try directory.openFileForReading(name)
+                let status = try file.status()
+                (source, size, modificationTime) = (file, status.size, status.modificationTime)
+            }
+            try tar.addFile(entry, size: size, modificationTime: modificationTime, contents: source) { chunk in advance(chunk.count) }
             summary.recoveredFiles += 1
         }
     }

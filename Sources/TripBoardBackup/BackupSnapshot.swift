@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSQLite
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 

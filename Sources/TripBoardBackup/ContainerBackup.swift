@@ -1,7 +1,8 @@
 import TripBoardModel
 public import TripBoardStorage
 public import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// What `app backup` wrote.
@@ -72,6 +73,12 @@ public struct ContainerBackup {
     public func write(to destination: Directory, as name: String) throws -> BackupSummary {
         let started = MonotonicClock.now()
         let files = try AttachmentFiles(container: container)
+        // The archive holds the tickets' plaintext, which needs their classes open: a locked
+        // device is refused whole, before anything is written (a cron job gets a clear error,
+        // not half a backup).
+        for protection in try container.store.protectionClassesInUse() {
+            if let refusal = try files.keys.refusal(protection) { throw refusal }
+        }
         let staging = try container.stagingDirectory()
         let snapshot = try BackupSnapshot(container: container, keychain: keychain, passphrase: passphrase, staging: staging)
         defer { snapshot.remove() }

@@ -2,7 +2,8 @@ public import TripBoardDevice
 import TripBoardModel
 public import TripBoardStorage
 public import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// What `app restore` did (or, with `--dry-run`, would do).
@@ -129,7 +130,14 @@ public struct ContainerRestore {
     /// for this device.
     private func build(in place: RestoreTarget, stagingName: String, age: AgeReader, total: Int64) throws -> RestoreSummary {
         let stagingRoot = try place.parent.openDirectory(stagingName)
-        let staging = RestoreStaging(root: stagingRoot)
+        // The files end sealed under this device's class keys: a locked device is told so before
+        // anything is read (a restore needs them open to seal each file as its row says).
+        if !dryRun, let refusal = try options.fileKeys.refusal(.complete) { throw refusal }
+        // Staged under keys of this process's memory: nothing is written in the device
+        // directory before every check has passed (a refused restore, a dry run write nothing
+        // there), and no byte of a ticket is in the clear on disk meanwhile.
+        let transient = try EphemeralFileKeys()
+        let staging = RestoreStaging(root: stagingRoot, keys: transient)
         // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
         // this one unpacks, writes and hashes.
         let decrypted = ReadAheadSource(upstream: age)
@@ -148,7 +156,7 @@ public struct ContainerRestore {
         let hasKeychain = try Container.status(of: ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile, in: stagingRoot) != nil
         // An archive need not hold every directory of the layout (caches/ and tmp/ never travel).
         try Container.createLayoutDirectories(in: stagingRoot)
-        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain, backupKey: backupKey)
+        summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain, backupKey: backupKey, transient: transient)
         try stagingRoot.synchronizeFileSystem()
         CrashPoint.reach("restore.built")
         return summary
@@ -158,14 +166,18 @@ public struct ContainerRestore {
     /// keychain for this device: the container key re-wrapped from the backup passphrase, a new
     /// keychain identity, so a restore is never taken for a rollback; and a new sync identity
     /// (clock node), so the restored container is a device of its own.
-    private func setUp(stagingPath: String, hasKeychain: Bool, backupKey: Keychain.BackupKey?) throws -> KeychainBackupState? {
+    private func setUp(stagingPath: String, hasKeychain: Bool, backupKey: Keychain.BackupKey?,
+                       transient: EphemeralFileKeys) throws -> KeychainBackupState? {
         var setup = options
         setup.createsContainer = true
         setup.storeRequirement = .required
+        setup.fileKeys = DeviceAndTransientFileKeys(device: options.fileKeys, transient: transient)
         let container = try Container.openForWriting(at: stagingPath, options: setup)
         // A writer's chore, as every command that writes runs it: what expired in the backup's
         // trash is purged before the restored container is published.
         Trash.tidyUp(container: container)
+        // Every file sealed again under this device's keys, as its row says.
+        try AttachmentProtection(container: container).resealEverything()
         try container.store.syncLedger.takeNewSyncIdentity()
         guard hasKeychain else { return nil }
         return try Keychain.adoptRestored(container: container, device: try DeviceKey.loadOrCreate(at: device), keyring: keyring, backupKey: backupKey)

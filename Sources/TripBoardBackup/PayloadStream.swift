@@ -2,6 +2,7 @@ import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 
 /// The STREAM construction of the age payload (age.md, "Payload"): 64 KiB chunks, each sealed
 /// with ChaCha20-Poly1305 under the payload key and a nonce made of an 11-byte big-endian chunk

@@ -1,6 +1,8 @@
+import TripBoardDevice
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 
@@ -93,16 +95,33 @@ enum RestoreLayout {
 /// container path (files 0600, directories 0700, created `O_EXCL`: the archive's duplicate
 /// checks and these agree), each attachment file hashed on the way for the check against its
 /// row once the store is in.
+///
+/// No ticket byte reaches the disk in the clear: every file under `attachments/` is sealed as it
+/// is written, to `complete-unless-open` under keys of this process's memory (`EphemeralFileKeys`:
+/// nothing is written in the device directory before the restore is accepted); once it is, the
+/// restore seals each again under the device's keys as its row says
+/// (`AttachmentProtection.resealEverything`).
 final class RestoreStaging {
     let root: Directory
+    let keys: any FileKeys
     /// Attachment path → (bytes, BLAKE2b) of what the archive held.
     private(set) var attachments: [String: (Int64, String)] = [:]
     private(set) var recoveredFiles = 0
+    /// Attachment paths whose bytes in the archive are a container's sealed file (copied from a
+    /// container by hand): no row's plaintext, said as such by the verification.
+    private(set) var sealedInArchive: Set<String> = []
     private(set) var bytesWritten: Int64 = 0
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
 
-    init(root: Directory) { self.root = root }
-    deinit { buffer.deallocate() }
+    init(root: Directory, keys: any FileKeys) {
+        self.root = root
+        self.keys = keys
+    }
+
+    deinit {
+        Sodium.wipe(buffer)
+        buffer.deallocate()
+    }
 
     /// Reads every entry of `tar` into the staging directory; `progress` is told the bytes so far.
     func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
@@ -129,17 +148,20 @@ final class RestoreStaging {
         let parent = try directory(for: Array(components.dropLast()))
         let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
+        let sealing = isAttachment ? try SealedFileWriter(output: output, key: try keys.sealingKey(.completeUnlessOpen)) : nil
         // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
         let hasher = isAttachment ? Blake2bHasher() : nil
         var total: Int64 = 0
         while case let count = try tar.readContent(into: buffer), count > 0 {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            if isAttachment && total == 0 && SealedFile.isSealed(chunk) { sealedInArchive.insert(entry.path) }
             if let hasher { chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
-            try output.write(all: chunk)
+            if let sealing { try sealing.write(chunk) } else { try output.write(all: chunk) }
             total += Int64(count)
             bytesWritten += Int64(count)
             progress(bytesWritten)
         }
+        try sealing?.finish()
         if components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory {
             recoveredFiles += 1
         } else if let hasher {

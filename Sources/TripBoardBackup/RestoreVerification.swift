@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardSQLite
 import TripBoardModel
@@ -130,6 +131,9 @@ struct RestoreVerification {
             // hash of the bytes the archive held, which were checked against its size.
             if hash.isEmpty && state == .present && size == byteCount { unverified.append((id, digest)) }
             guard size == byteCount, digest == hash || hash.isEmpty || state != .present else {
+                if staging.sealedInArchive.contains(path) {
+                    throw RestoreError.attachmentMismatch(path: path, detail: "is a container's sealed file (copied from a container, not its plaintext: a backup holds the tickets' plaintext); make the archive with `app backup`")
+                }
                 throw RestoreError.attachmentMismatch(path: path, detail: size == byteCount ? "does not match its recorded hash"
                                                           : "is \(size) bytes, its row says \(byteCount)")
             }

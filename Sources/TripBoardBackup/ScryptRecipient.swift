@@ -2,6 +2,7 @@ import TripBoardModel
 import TripBoardStorage
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 
 /// The passphrase recipient of age v1 (age.md, "The scrypt recipient type"): the file key sealed
 /// with ChaCha20-Poly1305 under a key that scrypt derives from the passphrase.

@@ -1,6 +1,7 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardCommandLine
+import TripBoardDevice
 
 extension AppCommand {
     static var attachmentCommands: [AppCommandSpec] {
@@ -22,14 +23,30 @@ extension AppCommand {
                         standard output, once verified.
                         """, run: exportAttachment),
             AppCommandSpec(words: ["attachment", "thumbnail"],
+                        arguments: [
+                            .required("ID", "the attachment (an id or a unique prefix of one)"),
+                            .required("DEST", "a file, a directory to put it in as <original name>.png, or - for standard output", completion: .file),
+                        ],
+                        summary: """
+                        Writes the attachment's thumbnail (a PNG of page 1) to DEST (a file, or a directory to put it in \
+                        as <original name>.png; written atomically, mode 0600), or to standard output with -: the cached \
+                        one, else rendered again from the ticket. The cache holds it sealed under the attachment's \
+                        protection class, so it needs that class open (69 while the device is locked).
+                        """, run: writeThumbnail),
+            AppCommandSpec(words: ["attachment", "protect"],
                         options: [.json],
                         arguments: [
                             .required("ID", "the attachment (an id or a unique prefix of one)"),
+                            .required("CLASS", ProtectionClass.fileClassNames.joined(separator: "|")),
                         ],
                         summary: """
-                        Prints the path of the attachment's thumbnail (a PNG of page 1), rendering it again if it is \
-                        not cached (--json: {"attachmentId", "path"}).
-                        """, run: showThumbnail),
+                        Seals the attachment's file (and its thumbnail) under another protection class: complete (readable \
+                        and writable only while unlocked), complete-unless-open (the default: filed while locked, read only \
+                        while unlocked), until-first-unlock (readable from the first unlock after a start), or none \
+                        (readable at any time on this device, still sealed). Needs the device unlocked; a file written \
+                        before attachments were sealed is sealed now. The class travels with the attachment through sync \
+                        and backup (--json: the attachment object).
+                        """, run: protectAttachment),
             AppCommandSpec(words: ["attachment", "move"],
                         options: [
                             .value("--booking", "ID", "the booking to move it to, of this trip or another (an id or a unique prefix of one)",
@@ -79,11 +96,12 @@ extension AppCommand {
         let store = try context.store()
         let tripId = try tripReference.map { try store.resolveID(.trip, $0) }
         if json { return try context.console.printJSONArray(store.attachmentRows(tripId: tripId)) }
-        try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE", "BOOKING", "TRIP"],
+        try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE", "PROTECTION", "BOOKING", "TRIP"],
                                        emptyMessage: "No attachments.", store.attachmentListingRows(tripId: tripId)) { listing in
             let attachment = listing.attachment
             return [String(attachment.id.prefix(8)), attachment.originalFilename, attachment.contentType, String(attachment.byteCount),
-                    attachment.pageCount.map(String.init) ?? "", attachment.state.rawValue, listing.bookingTitle, listing.tripName]
+                    attachment.pageCount.map(String.init) ?? "", attachment.state.rawValue, attachment.protection.fileClassName,
+                    listing.bookingTitle, listing.tripName]
         }
     }
 
@@ -100,34 +118,7 @@ extension AppCommand {
             return context.console.write(bytes)
         }
         // Where it goes is settled before the container is opened: a bad DEST touches nothing.
-        let directory: Directory
-        var fileName: String?
-        // A directory that is there: like cp FILE DIR, the attachment's own name, decided below.
-        // Not a directory, or nothing there: a file to create. A directory that cannot be opened
-        // (permissions) is said so, not taken for a file's name.
-        var existing: Directory?
-        do {
-            existing = try Directory.open(path: destination)
-        } catch {
-            guard error.code == .notFound || error.code == .notADirectory else { throw error }
-        }
-        if let existing {
-            directory = existing
-        } else {
-            let (directoryPath, name) = splitPath(destination)
-            guard !name.isEmpty else {
-                throw CommandLineError(.noInput, "there is no directory \(destination.prefix(200)); DEST is a directory that exists, or a file to create in one")
-            }
-            do {
-                directory = try Directory.open(path: directoryPath)
-            } catch {
-                if error.code == .notFound {
-                    throw CommandLineError(.noInput, "there is no directory \(directoryPath.prefix(200)) to write \(name.prefix(100)) in")
-                }
-                throw error
-            }
-            fileName = name
-        }
+        let (directory, fileName) = try Self.destination(destination)
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let files = try AttachmentFiles(container: container)
@@ -137,16 +128,62 @@ extension AppCommand {
         context.console.diagnostic("wrote \(directory.childPath(name))")
     }
 
-    static func showThumbnail(_ context: CommandContext) throws {
-        let json = context.wantsJSON()
+    /// Where DEST puts a file: a directory that is there (like cp FILE DIR: the name is decided
+    /// later, nil here), else a file to create in a directory that is. A directory that cannot
+    /// be opened (permissions) is said so, not taken for a file's name.
+    static func destination(_ destination: String) throws -> (Directory, String?) {
+        var existing: Directory?
+        do {
+            existing = try Directory.open(path: destination)
+        } catch {
+            guard error.code == .notFound || error.code == .notADirectory else { throw error }
+        }
+        if let existing { return (existing, nil) }
+        let (directoryPath, name) = splitPath(destination)
+        guard !name.isEmpty else {
+            throw CommandLineError(.noInput, "there is no directory \(destination.prefix(200)); DEST is a directory that exists, or a file to create in one")
+        }
+        do {
+            return (try Directory.open(path: directoryPath), name)
+        } catch {
+            if error.code == .notFound {
+                throw CommandLineError(.noInput, "there is no directory \(directoryPath.prefix(200)) to write \(name.prefix(100)) in")
+            }
+            throw error
+        }
+    }
+
+    static func writeThumbnail(_ context: CommandContext) throws {
         let reference = try context.arguments.recordID("attachment")
+        let destination = try context.arguments.positional("DEST")
         try context.finishArguments()
+        let place = destination == "-" ? nil : try self.destination(destination)
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
-        let path = try ThumbnailCache(container: container).thumbnail(
+        let png = try ThumbnailCache(container: container).thumbnail(
             of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
-        if json { return try context.console.printJSON(["attachmentId": attachment.id, "path": path]) }
-        context.console.print(path)
+        guard let (directory, fileName) = place else { return context.console.write(png) }
+        let name = fileName ?? attachment.originalFilename + ".png"
+        try directory.writeAtomically(png, to: name, staging: directory)
+        context.console.diagnostic("wrote \(directory.childPath(name))")
+    }
+
+    static func protectAttachment(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        let reference = try context.arguments.recordID("attachment")
+        let protection = try ProtectionClass.fileClass(try context.arguments.positional("CLASS"), option: "CLASS")
+        try context.finishArguments()
+        let container = try context.container()
+        let store = try container.store
+        let attachment = try store.attachment(id: try store.resolveID(.attachment, reference))
+        // A purge that would unlink the file being sealed waits (the rename would bring it back).
+        let outcome = try AttachmentFiles(container: container).holdingDeletionsBack(timeout: container.options.lockTimeout) {
+            try AttachmentProtection(container: container).protect(attachment, as: protection)
+        }
+        if json { return try context.console.printJSON(try store.attachment(id: attachment.id)) }
+        context.console.diagnostic(terminalSafe(outcome.changed
+            ? "\(attachment.originalFilename) is sealed under \(protection.fileClassName) now (\(outcome.was.map { "was " + $0.fileClassName } ?? "was in the clear"))"
+            : "\(attachment.originalFilename) is sealed under \(protection.fileClassName) already; nothing changed"))
     }
 
     static func moveAttachment(_ context: CommandContext) throws {
@@ -211,6 +248,10 @@ extension AppCommand {
             if report.hashesRecorded > 0 {
                 console.print("hashed \(report.hashesRecorded) attachment file\(report.hashesRecorded == 1 ? "" : "s") not hashed yet "
                               + "(moved by the container migration), their hashes recorded")
+            }
+            if report.checkedBySizeOnly > 0 {
+                console.print("\(report.checkedBySizeOnly) attachment file\(report.checkedBySizeOnly == 1 ? " was" : "s were") checked by size only: "
+                              + "sealed under a class the lock keeps closed now (`app device unlock`, then check again to verify their hashes)")
             }
             if report.isClean { console.print("The container is consistent.") }
         }

@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
 import TripBoardCommandLine
+import TripBoardMigration
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {
@@ -34,6 +35,23 @@ struct ContainerInfo: Encodable {
     var sizes: Sizes
     /// `null` when the store cannot be read.
     var counts: StoreCounts?
+    /// How each part is protected: the files counted by their seals; the store, the keychain's
+    /// database and the preferences by what this build does with them.
+    var protection: Protection
+
+    struct Protection: Encodable {
+        /// The tickets, the files kept in `attachments/recovered/`, and the thumbnails:
+        /// `{"sealed": {CLASS: N}, "clear": N}`.
+        var attachments, recovered, thumbnails: ProtectionCensus.Files
+        /// `none`: the store's pages are in the clear (sealing it is the next step of the design).
+        var store = "none"
+        /// `none` for the database; each item's value is sealed under its accessibility.
+        var keychainDatabase = "none"
+        /// `none`: preferences are not sensitive (as UserDefaults).
+        var preferences = "none"
+        /// Whether `app container protect` has something to seal or remove.
+        var needsProtect: Bool
+    }
 }
 
 extension AppCommand {
@@ -45,6 +63,17 @@ extension AppCommand {
                         ],
                         summary: "Shows where the container is, its layout and schema versions, file sizes and record counts.",
                         run: containerInfo, store: .inspection),
+            AppCommandSpec(words: ["container", "protect"],
+                        options: [.json],
+                        summary: """
+                        Seals what an earlier build wrote in the clear: every attachment's file under its protection class \
+                        (complete-unless-open unless `attachment protect` chose another), the files kept in \
+                        attachments/recovered/ under complete-unless-open, and removes thumbnails in the clear (they are \
+                        made again, sealed). Also seals as its row says a file a locked device could only seal to \
+                        complete-unless-open. Each file is sealed into tmp/, checked against its row and renamed over the \
+                        old one: a kill at any point leaves every file whole, and running it again finishes the work. Files \
+                        whose class is closed wait: exit 69 says how many (`app device unlock`, then run it again).
+                        """, run: protectContainer),
             AppCommandSpec(words: ["container", "diagnose"],
                         options: [
                             .value("--output", "FILE", "write the report to FILE (atomically, mode 0600) instead of standard output", completion: .file),
@@ -162,7 +191,7 @@ extension AppCommand {
             durability: container.options.durability.rawValue,
             sizes: .init(store: size(store), storeWAL: size(store + "-wal"), storeSharedMemory: size(store + "-shm"),
                          preferences: size(preferences)),
-            counts: counts)
+            counts: counts, protection: try protectionSummary(container))
         if json { return try context.console.printJSON(info) }
         let console = context.console
         let given = info.location == info.paths.container ? "" : " (given as \(info.location))"
@@ -176,6 +205,54 @@ extension AppCommand {
         guard let counts = info.counts else { return console.print("records:     unknown (the store cannot be read)") }
         console.print("records:     \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
         console.print("sync:        \(counts.pendingChanges) pending (\(counts.tombstones) deletions)")
+        let protection = info.protection
+        console.print("protection:  attachments " + describe(protection.attachments) + "; thumbnails " + describe(protection.thumbnails)
+                      + (protection.recovered.sealedCount + protection.recovered.clear > 0 ? "; recovered/ " + describe(protection.recovered) : ""))
+        console.print("             store and keychain database in the clear (keychain items sealed); preferences in the clear by design")
+        if protection.needsProtect { console.print("             `app container protect` seals what is in the clear") }
+    }
+
+    /// `3 sealed (2 complete-unless-open, 1 complete), 1 in the clear`.
+    static func describe(_ files: ProtectionCensus.Files) -> String {
+        let classes = files.sealed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        var text = "\(files.sealedCount) sealed" + (classes.isEmpty ? "" : " (\(classes))")
+        if files.clear > 0 { text += ", \(files.clear) in the clear" }
+        return text
+    }
+
+    /// The census of the container's files (none when the store cannot be opened: it names them).
+    static func protectionSummary(_ container: Container) throws -> ContainerInfo.Protection {
+        let census = (try? container.store).flatMap { _ in try? AttachmentProtection(container: container).census() } ?? ProtectionCensus()
+        return ContainerInfo.Protection(attachments: census.attachments, recovered: census.recovered, thumbnails: census.thumbnails,
+                                        needsProtect: census.needsProtect)
+    }
+
+    static func protectContainer(_ context: CommandContext) throws {
+        let json = context.wantsJSON()
+        try context.finishArguments()
+        let container = try context.container()
+        let files = try AttachmentFiles(container: container)
+        let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
+        // A purge that would unlink a file being sealed waits (the rename would bring it back).
+        let outcome = try files.holdingDeletionsBack(timeout: container.options.lockTimeout) {
+            try AttachmentProtection(container: container).reconcile(includingClear: true) { done, total in
+                bar.update(MigrationProgress(step: "protect", done: Int64(done), total: Int64(total)))
+            }
+        }
+        bar.finish()
+        if json {
+            try context.console.printJSON(outcome)
+        } else {
+            context.console.print("sealed \(outcome.sealed) file\(outcome.sealed == 1 ? "" : "s")"
+                                  + (outcome.clearThumbnailsRemoved > 0 ? "; removed \(outcome.clearThumbnailsRemoved) thumbnail\(outcome.clearThumbnailsRemoved == 1 ? "" : "s") in the clear" : ""))
+            for path in outcome.damaged { context.console.print("not sealed (not what its row says; `app container check`): " + path) }
+        }
+        if outcome.waiting > 0 {
+            throw CommandLineError(.unavailable, "\(outcome.waiting) file\(outcome.waiting == 1 ? " waits" : "s wait") for its class to open: `app device unlock`, then run `app container protect` again")
+        }
+        if !outcome.damaged.isEmpty {
+            throw CommandLineError(.dataError, "\(outcome.damaged.count) file\(outcome.damaged.count == 1 ? " is" : "s are") not what \(outcome.damaged.count == 1 ? "its row says" : "their rows say") and stay as they are; `app container check` reports them")
+        }
     }
 
     /// The store's state for a report; schema version and counts only when it can be read.

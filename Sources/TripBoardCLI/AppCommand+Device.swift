@@ -3,6 +3,7 @@ import TripBoardKeychain
 import TripBoardModel
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardCommandLine
 
@@ -48,7 +49,7 @@ extension AppCommand {
         let location = try context.deviceLocation()
         let anchor = try DeviceLock.anchor(environment: context.environment)
         guard let device = creating ? try DeviceKey.loadOrCreate(at: location) : try DeviceKey.existing(at: location) else { return nil }
-        return try DeviceLock(device: device, anchor: anchor)
+        return try DeviceLock(device: device, anchor: anchor, passcodeDerivation: { try Argon2id.deriveKey(passphrase: $0, parameters: $1) })
     }
 
     /// `--auto-lock`'s value: `nil` when not given, `.some(nil)` for never.
@@ -136,6 +137,30 @@ extension AppCommand {
         guard let lock = try deviceLock(context), let keybag = try lock.keybag(), keybag.passcode != nil else { throw DeviceError.noPasscode }
         let status = try lock.unlock(try readSecret("passcode"), autoLockSeconds: autoLock)
         context.console.diagnostic(unlockedMessage(status))
+        sealFilesFiledWhileLocked(context)
+    }
+
+    /// After an unlock: the files a locked device could seal only to `complete-unless-open`
+    /// (a `complete` ticket downloaded by sync meanwhile) are sealed as their rows say, in the
+    /// container this command names when there is one. Best effort: a failure is a warning, and
+    /// the next unlock, sync or `container protect` tries again.
+    static func sealFilesFiledWhileLocked(_ context: CommandContext) {
+        do {
+            let path = try context.containerPath
+            guard try Container.hasManifest(at: path) else { return }
+            var options = try context.containerOptions()
+            options.createsContainer = false
+            options.storeRequirement = .required  // the device commands themselves need none
+            let container = try Container.openForWriting(at: path, options: options)
+            let outcome = try AttachmentFiles(container: container).holdingDeletionsBack(timeout: options.lockTimeout) {
+                try AttachmentProtection(container: container).reconcile(includingClear: false)
+            }
+            if outcome.sealed > 0 {
+                context.console.diagnostic("sealed \(outcome.sealed) attachment file\(outcome.sealed == 1 ? "" : "s") as \(outcome.sealed == 1 ? "its row says" : "their rows say") (filed while the device was locked)")
+            }
+        } catch {
+            context.console.warning("the files filed while the device was locked are not sealed as their rows say yet: \(errorMessage(for: error))")
+        }
     }
 
     static func unlockedMessage(_ status: DeviceStatus) -> String {

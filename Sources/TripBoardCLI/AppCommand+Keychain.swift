@@ -2,6 +2,7 @@ import TripBoardDevice
 import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardCommandLine
 

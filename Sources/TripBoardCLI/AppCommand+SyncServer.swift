@@ -4,6 +4,7 @@ import TripBoardStorage
 import TripBoardSync
 import TripBoardSyncProtocol
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 
@@ -240,6 +241,13 @@ extension AppCommand {
                                     serverHasLastMutation: answer.mutationKnown, serverHasTokenRecord: answer.recordKnown,
                                     compareNow: compare).run()
             try store.syncLedger.noteSyncEnded(error: nil)
+            // A class an edit from another device changed, or a file downloaded while the device
+            // was locked: sealed as its row says now, if its classes are open (else at the
+            // next unlock). Best effort: the sync itself is done.
+            let container = try context.container()
+            _ = try? AttachmentFiles(container: container).holdingDeletionsBack(timeout: container.options.lockTimeout) {
+                try AttachmentProtection(container: container).reconcile(includingClear: false)
+            }
         } catch {
             try? store.syncLedger.noteSyncEnded(error: errorMessage(for: error))
             throw error
@@ -293,6 +301,9 @@ extension AppCommand {
             + (report.blobsCollected > 0
                 ? " \(report.blobsCollected) file\(report.blobsCollected == 1 ? "" : "s") no record names removed from the server." : "")
             + (report.attachmentsMissing > 0 ? " \(report.attachmentsMissing) attachment file\(report.attachmentsMissing == 1 ? "" : "s") not fetched yet." : "")
+            + (report.uploadsAwaitingUnlock > 0
+                ? " \(report.uploadsAwaitingUnlock) attachment file\(report.uploadsAwaitingUnlock == 1 ? " waits" : "s wait") for the device to unlock before "
+                    + (report.uploadsAwaitingUnlock == 1 ? "it uploads" : "they upload") + " (`app device unlock`)." : "")
             + (report.conflictsKept > 0 ? " \(report.conflictsKept) losing value\(report.conflictsKept == 1 ? "" : "s") kept: `app sync conflicts`." : "")
             + (report.secretsPulled + report.secretsPushed + report.secretsDeleted + report.secretsPending > 0
                 ? " Keychain items: \(report.secretsPulled) received, \(report.secretsPushed) sent, \(report.secretsDeleted) deleted; \(report.secretsPending) pending." : "")

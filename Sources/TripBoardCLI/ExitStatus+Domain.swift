@@ -1,9 +1,10 @@
 public import TripBoardBackup
 public import TripBoardKeychain
-public import TripBoardDevice
+import TripBoardDevice
 import TripBoardCommandLine
 public import TripBoardSystem
 import TripBoardSodium
+import TripBoardKeys
 public import TripBoardMigration
 import TripBoardStorage
 import TripBoardTickets
@@ -42,20 +43,6 @@ extension KeychainError: DomainExitStatus {
         case .locked, .containerKeyLocked, .noRecoveryPassphrase, .deviceLocked: .unavailable
         case .dataCorrupted, .wrongPassphrase, .damagedRecoveryParameters, .rolledBack, .damagedGenerationRecord: .dataError
         case .invalidArgument: .usage
-        }
-    }
-}
-
-extension DeviceError: DomainExitStatus {
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .badDeviceKey, .damagedKeybag, .keybagOfAnotherDevice, .wrongPasscode: .dataError
-        case .insecureDeviceKey: .cannotCreate
-        case .noDeviceDirectory, .invalidArgument, .noPasscode, .passcodeAlreadySet, .invalidPasscode: .usage
-        case .keybagMissing: .noInput
-        case .locked, .notUnlockedSinceStart, .keyringUnavailable: .unavailable
-        case .attemptsDelayed: .temporaryFailure
-        case .keyring(_, let quotaExceeded): quotaExceeded ? .cannotCreate : .ioError
         }
     }
 }

@@ -94,7 +94,7 @@ public enum MigrationCommand {
             lines.append("  already in the container, kept as they were: \(legacy.trips - counts.trips) trips, \(legacy.places - counts.places) places, \(legacy.bookings - counts.bookings) bookings, \(legacy.attachments - counts.attachments) attachments")
         }
         lines.append("  store \(ProgressBar.bytes(summary.storeBytes)); files \(ProgressBar.bytes(summary.attachmentBytes)), "
-                     + (summary.sameFilesystem ? "renamed (same filesystem)" : "copied (another filesystem)"))
+                     + "sealed on the way in (complete-unless-open), " + (summary.sameFilesystem ? "on the same filesystem" : "from another filesystem"))
         if !summary.missing.isEmpty {
             lines.append("  attachments whose file was missing (kept, marked missing): \(summary.missing.count)")
             lines += summary.missing.map { "    " + $0 }

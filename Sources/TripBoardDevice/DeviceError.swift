@@ -35,6 +35,11 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyring(reason: String, quotaExceeded: Bool)
     /// A malformed request (a bad duration, a missing confirmation).
     case invalidArgument(String)
+    /// A sealed file (a ticket, a thumbnail) whose keybag this device does not have: sealed on
+    /// another device (a copied container), or under a keybag `passcode reset` replaced.
+    case sealedElsewhere(path: String)
+    /// A sealed file that is not one, or was changed, cut short or damaged.
+    case damagedSealedFile(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -71,11 +76,40 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
             "the kernel keyring refused: \(reason)"
         case .invalidArgument(let message):
             message
+        case .sealedElsewhere(let path):
+            "\(path) was sealed on another device, or under a keybag that `app device passcode reset` replaced: this device cannot open it; nothing was changed. A backup made where it was sealed (`app backup`) carries it"
+        case .damagedSealedFile(let path, let reason):
+            "\(path) cannot be opened: \(reason); nothing was changed"
+        }
+    }
+
+    /// Whether this is the lock saying no (locked, not unlocked since the start, no keyring):
+    /// what waits for an unlock rather than fails.
+    public var isLockRefusal: Bool {
+        switch self {
+        case .locked, .notUnlockedSinceStart, .keyringUnavailable: true
+        default: false
         }
     }
 
     /// The error for a failed call to the kernel keyring.
     static func from(_ error: KeyringError) -> DeviceError {
         error.isUnavailable ? .keyringUnavailable(reason: error.description) : .keyring(reason: error.description, quotaExceeded: error.isQuotaExceeded)
+    }
+}
+
+/// The exit status of each refusal, for every executable that reads sealed data (the share
+/// extension as much as `app`).
+extension DeviceError: DomainExitStatus {
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .badDeviceKey, .damagedKeybag, .keybagOfAnotherDevice, .wrongPasscode, .damagedSealedFile: .dataError
+        case .insecureDeviceKey: .cannotCreate
+        case .noDeviceDirectory, .invalidArgument, .noPasscode, .passcodeAlreadySet, .invalidPasscode: .usage
+        case .keybagMissing, .sealedElsewhere: .noInput
+        case .locked, .notUnlockedSinceStart, .keyringUnavailable: .unavailable
+        case .attemptsDelayed: .temporaryFailure
+        case .keyring(_, let quotaExceeded): quotaExceeded ? .cannotCreate : .ioError
+        }
     }
 }

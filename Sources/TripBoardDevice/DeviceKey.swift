@@ -1,4 +1,4 @@
-package import TripBoardSodium
+package import TripBoardKeys
 import TripBoardSystem
 
 /// Where this device's state lives, outside any container: its key (`device.key`) and its record

@@ -1,4 +1,4 @@
-import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 extension DeviceLock {

@@ -1,4 +1,4 @@
-public import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// The device's lock, as a phone has one: a passcode, the keybag it opens, and the unlocked class
@@ -27,13 +27,25 @@ public final class DeviceLock {
     let directory: Directory
     /// The clock of the attempt record (`Timestamp.now` outside tests).
     let clock: @Sendable () -> Timestamp
+    /// How a passcode becomes its key: given by a process that sets, changes, resets or unlocks
+    /// with the passcode; nil for one that only reads class keys (a sealed file's reader).
+    let passcodeDerivation: PasscodeDerivation?
 
-    public init(device: DeviceKey, anchor: KernelKeyring.Anchor, clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws {
+    /// `passcodeDerivation`: Argon2id (`TripBoardSodium`'s `Argon2id.deriveKey`), for the passcode
+    /// operations; without it, only the class keys the lock holds are read.
+    public init(device: DeviceKey, anchor: KernelKeyring.Anchor, clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() },
+                passcodeDerivation: PasscodeDerivation? = nil) throws {
         self.device = device
         self.anchor = anchor
         self.directory = try Directory.open(path: device.location.directory)
         self.clock = clock
+        self.passcodeDerivation = passcodeDerivation
     }
+
+    /// Derives the key a passcode opens the keybag with, under the keybag's Argon2id parameters.
+    /// A parameter, not a call into the password hasher, so that this module — which every
+    /// process that reads a sealed file links, the share extension among them — carries none.
+    public typealias PasscodeDerivation = @Sendable (SecureBytes, PasswordHashParameters) throws -> SecureBytes
 
     /// `TRIPBOARD_KEYRING`: `user` (the default) or `session`.
     public static func anchor(environment: [String: String]) throws -> KernelKeyring.Anchor {
@@ -155,6 +167,13 @@ public final class DeviceLock {
         return (try classKey(protection, of: keybag), keybag.id)
     }
 
+    /// The keybag, made now (without a passcode) when this device never had one: what
+    /// `complete-unless-open` seals to needs only its public key.
+    public func keybagMadeIfAbsent() throws -> Keybag {
+        if let existing = try keybag() { return existing }
+        return try exclusively { try keybag() ?? existingOrNewKeybag(writing: true).0 }
+    }
+
     /// The key of `protection` that sealed what names the keybag `keybagID`: this keybag's, or an
     /// earlier one's it replaced at a `passcode set` or `change` (opened with this one's key of
     /// the class, so only while the class is open); nil when there is no keybag or it never
@@ -203,7 +222,7 @@ public final class DeviceLock {
             let existed = try keybag() != nil
             var (keybag, keys) = try existingOrNewKeybag()
             if let autoLockSeconds { keybag.autoLockSeconds = autoLockSeconds }
-            let derived = try Self.derive(passcode, parameters: .moderate())
+            let derived = try derive(passcode, parameters: .moderate())
             if existed {
                 // New class keys from here on: a copy of the keybag without a passcode (an old
                 // backup of the device directory) must open nothing sealed from now on.
@@ -228,7 +247,7 @@ public final class DeviceLock {
         try exclusively {
             guard let old = try keybag(), old.passcode != nil else { throw DeviceError.noPasscode }
             let keys = try openCounting(old, ProtectionClass.allCases, passcode: current)
-            let (keybag, newKeys) = try old.rotated(keys: keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            let (keybag, newKeys) = try old.rotated(keys: keys, device: device, passcode: try derive(new, parameters: .moderate()))
             try putInKernel(newKeys, keybag: keybag)
             try write(keybag)
             _ = try? dropFromKernel(keybag: old, classes: nil)  // the new keys are in; the old ones only go sooner
@@ -260,7 +279,7 @@ public final class DeviceLock {
             let old = try? keybag()
             var (keybag, keys) = try Keybag.make(device: device, passcode: nil,
                                                  autoLockSeconds: old.map { $0.autoLockSeconds } ?? Keybag.defaultAutoLockSeconds)
-            try keybag.wrap(keys, device: device, passcode: try Self.derive(new, parameters: .moderate()))
+            try keybag.wrap(keys, device: device, passcode: try derive(new, parameters: .moderate()))
             var retiredName: String?
             if let oldBytes = oldBytes ?? nil {
                 retiredName = try keepAside(oldBytes, named: "keybag.\(old?.id ?? "unreadable-\(clock().secondsSinceEpoch)").retired")
@@ -406,7 +425,7 @@ public final class DeviceLock {
         // A record that cannot be read is written as the longest wait from now, so that it ends.
         if attempts.isDamaged { try attempts.write(in: directory) }
         if let retryAt = attempts.nextAttempt(now: now) { throw DeviceError.attemptsDelayed(failures: attempts.failures, retryAt: retryAt) }
-        let derived = try Self.derive(passcode, parameters: keybag.passcode!)
+        let derived = try derive(passcode, parameters: keybag.passcode!)
         do {
             let keys = try keybag.open(classes, device: device, passcodeKey: derived.key)
             if attempts.failures > 0 { try PasscodeAttempts.clear(in: directory) }
@@ -418,8 +437,9 @@ public final class DeviceLock {
         }
     }
 
-    static func derive(_ passcode: SecureBytes, parameters: PasswordHashParameters) throws -> (key: SecureBytes, parameters: PasswordHashParameters) {
-        (try Argon2id.deriveKey(passphrase: passcode, parameters: parameters), parameters)
+    func derive(_ passcode: SecureBytes, parameters: PasswordHashParameters) throws -> (key: SecureBytes, parameters: PasswordHashParameters) {
+        guard let passcodeDerivation else { preconditionFailure("a DeviceLock that uses the passcode is made with its derivation") }
+        return (try passcodeDerivation(passcode, parameters), parameters)
     }
 
     /// At least `minimumPasscodeLength` characters of UTF-8 text, without control characters.

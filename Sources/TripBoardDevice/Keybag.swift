@@ -1,4 +1,4 @@
-public import TripBoardSodium
+public import TripBoardKeys
 import TripBoardSystem
 
 /// The keybag: one random key per protection class, each stored only wrapped, in `keybag.json` in

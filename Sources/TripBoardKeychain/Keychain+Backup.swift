@@ -2,7 +2,8 @@ public import TripBoardStorage
 public import TripBoardDevice
 import TripBoardSQLite
 import TripBoardModel
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// What a backup holds of the keychain, and what a restore could make readable again.

@@ -3,6 +3,7 @@ import TripBoardModel
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// An item's row as the keys see it: its identity, what seals it, and its sealed value.

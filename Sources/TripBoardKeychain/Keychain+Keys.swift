@@ -2,7 +2,8 @@ import TripBoardDevice
 import TripBoardModel
 import TripBoardStorage
 import TripBoardSQLite
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 import TripBoardSystem
 
 /// The keys that seal items, the container key and its wraps, recovery, and the associated data

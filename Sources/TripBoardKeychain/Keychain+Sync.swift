@@ -1,7 +1,8 @@
 import TripBoardModel
 import TripBoardStorage
 import TripBoardSQLite
-package import TripBoardSodium
+import TripBoardSodium
+package import TripBoardKeys
 import TripBoardSystem
 
 /// A migratable item as sync sees it: its name, when it was last written here, and what the

@@ -2,7 +2,8 @@ public import TripBoardDevice
 import TripBoardModel
 public import TripBoardStorage
 package import TripBoardSQLite
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 public import TripBoardSystem
 
 /// When and where a keychain item can be read, as in Apple's keychain: `when-unlocked` items only

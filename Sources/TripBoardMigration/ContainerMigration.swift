@@ -229,8 +229,7 @@ public enum ContainerMigration {
                                  migratedAt: String) throws -> (MigrationPlan, MigrationFileList, MigrationStoreBuilder?) {
         if buildsWhole {
             // Checked before the store is copied and built (the files, when copied, after the plan).
-            let needed = MigrationPlanner.neededBytes(storeBytes: try MigrationPlanner.storeBytes(in: legacyRoot), fileBytes: 0,
-                                                      sameFilesystem: true)
+            let needed = MigrationPlanner.neededBytes(storeBytes: try MigrationPlanner.storeBytes(in: legacyRoot), fileBytes: 0, fileCount: 0)
             try requireSpace(needed, in: root, options)
         }
         do {
@@ -255,7 +254,7 @@ public enum ContainerMigration {
             }
             guard let plan else { preconditionFailure("the plan ran") }
             try requireSpace(MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes,
-                                                          sameFilesystem: plan.sameFilesystem), in: root, options)
+                                                          fileCount: Int64(plan.fileCount)), in: root, options)
             // Once every refusal is behind, the first write outside migration/: committed frames
             // move from the legacy -wal into its main file (the backup API would read them either way).
             try legacy.checkpoint()

@@ -1,5 +1,6 @@
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardModel
 
 /// A BLAKE2b-256 over records in a fixed encoding: every field, in declaration order, each

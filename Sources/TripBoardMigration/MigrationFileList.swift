@@ -1,3 +1,4 @@
+import TripBoardDevice
 import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
@@ -57,8 +58,11 @@ struct PlannedFile: Equatable {
     /// True when `status` is this file's copy, recorded durable before it was renamed into place.
     func isRecordedCopy(_ status: FileStatus) -> Bool {
         guard let copyInode else { return false }
-        return status.kind == .regular && status.inode == copyInode && status.size == byteCount
+        return status.kind == .regular && status.inode == copyInode && status.size == sealedByteCount
     }
+
+    /// The size of its copy in the container, sealed to `complete-unless-open`.
+    var sealedByteCount: Int64 { SealedFile.sealedLength(plaintextLength: byteCount, protection: .completeUnlessOpen) }
 }
 
 /// The plan's file list, in SQLite beside `plan.json` (`migration/plan-files.sqlite`): every

@@ -153,9 +153,11 @@ struct MigrationPlanner {
     }
 
     /// Free space a migration needs in the container: three times the store (the copy, the built
-    /// store, the published one), the files when they are copied, and 1 MiB of slack.
-    static func neededBytes(storeBytes: Int64, fileBytes: Int64, sameFilesystem: Bool) -> Int64 {
-        storeBytes * 3 + (sameFilesystem ? 0 : fileBytes) + (1 << 20)
+    /// store, the published one), the files sealed (each is copied: a sealed file is its
+    /// plaintext, 17 bytes per 64 KiB and a header of about 130 bytes; a block each), and 1 MiB
+    /// of slack.
+    static func neededBytes(storeBytes: Int64, fileBytes: Int64, fileCount: Int64) -> Int64 {
+        storeBytes * 3 + fileBytes + fileBytes / 3_855 + fileCount * 4_096 + (1 << 20)
     }
 
     /// `attachments/recovered/<name>`, with `-2`, `-3`, … before the extension when the name is

@@ -1,16 +1,20 @@
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardModel
+import TripBoardDevice
 
 extension MigrationRun {
-    /// The attachments step: each planned file goes to its destination — `rename(2)` when the old
-    /// location is on the same filesystem (the same inode, no byte read: the source is checked
-    /// against the plan by its identity first), else a copy into `migration/staged/0/` (most were
-    /// made while the store step ran: `copyingFilesAlongside`), its size checked, made durable,
-    /// its inode recorded in the file list, then renamed into place; the old file stays until the
-    /// commit marker. A file already at its destination counts as done only if it is the planned
-    /// file (its identity) or the recorded copy (its inode and size). After a failure the
-    /// unpublished copies are deleted rather than left to take space until the next attempt.
+    /// The attachments step: each planned file goes to its destination sealed — never renamed,
+    /// since a file in the clear must not enter the container: a copy sealed to
+    /// `complete-unless-open` (`SealedFile`: its public key needs nothing unlocked) into
+    /// `migration/staged/0/` (most were made while the store step ran: `copyingFilesAlongside`),
+    /// the source checked against the plan by its identity and the plaintext copied by its size,
+    /// made durable, its inode recorded in the file list, then renamed into place; the old file
+    /// stays until the commit marker (it is removed once the sealed one is durable). A file
+    /// already at its destination counts as done only if it is the planned file (its identity:
+    /// renamed there by an earlier build's attempt, sealed later by `app container protect`) or
+    /// the recorded copy (its inode and sealed size). After a failure the unpublished copies are
+    /// deleted rather than left to take space until the next attempt.
     func moveFiles() throws {
         do {
             try placeFiles()
@@ -31,8 +35,8 @@ extension MigrationRun {
         var staging: Directory?
         var directories: [String: Directory] = [:]
         var touched = Set<String>()
-        var crossDevice = false
         var copies: [PendingCopy] = []
+        let keys = container.options.fileKeys
         var done: Int64 = 0
         var index = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AttachmentFiles.chunkBytes, alignment: 16)
@@ -53,16 +57,12 @@ extension MigrationRun {
                 return
             }
             touched.insert(components[1])
-            if !crossDevice {
-                if try rename(file, from: source, to: directory, as: name) { return }
-                crossDevice = true  // rename(2): EXDEV — every later file is copied
-            }
-            // Copied into migration/staged/0/ (its size checked); made durable, recorded and
+            // Sealed into migration/staged/0/ (its size checked); made durable, recorded and
             // renamed into place in batches below (one syncfs instead of an fsync per file).
             let stagingDirectory = try staging ?? (copiedAheadThrough > 0
                 ? Self.workerDirectory(0, in: migrationDirectory.openDirectory(Self.stagedDirectory)) : ownStagingDirectory())
             staging = stagingDirectory
-            let copyInode = try stagedCopy(of: file, from: source, in: stagingDirectory, buffer: buffer)
+            let copyInode = try stagedCopy(of: file, from: source, in: stagingDirectory, keys: keys, buffer: buffer)
             copies.append(PendingCopy(file: file, directory: directory, name: name, inode: copyInode))
             if copies.count >= Self.copyBatch { try publishCopies(&copies, from: stagingDirectory) }
         }
@@ -74,10 +74,7 @@ extension MigrationRun {
         // rather than an fsync per directory (up to 256 shards, each fsync a journal commit).
         // Until the commit marker a copied file still has its original in the old location, and a
         // renamed one is the same inode.
-        if !touched.isEmpty {
-            try attachments.synchronizeFileSystem()
-            if crossDevice { try source.synchronizeFileSystem() }
-        }
+        if !touched.isEmpty { try attachments.synchronizeFileSystem() }
     }
 
     /// Killed between a rename and its chmod, an earlier attempt left version 1's mode on a file
@@ -88,32 +85,14 @@ extension MigrationRun {
         return true
     }
 
-    /// Renames a planned file into the container (same filesystem), made private like every
-    /// container file (the same inode keeps version 1's mode). False when the container is on
-    /// another filesystem (rename(2): EXDEV): the file is to be copied. A file that is not the
-    /// one planned (identity changed) stops the migration.
-    private func rename(_ file: PlannedFile, from source: Directory, to directory: Directory, as name: String) throws -> Bool {
-        guard let status = try source.status(of: file.source), file.isPlannedFile(status) else {
-            throw MigrationError.sourceChanged(path: source.childPath(file.source))
-        }
-        do {
-            try source.rename(file.source, to: directory, as: name)
-        } catch {
-            if error.code == .crossDevice { return false }
-            throw error
-        }
-        try directory.setPermissions(of: name, to: 0o600)
-        return true
-    }
-
     /// The inode of `file`'s copy in `staging`: the one copied ahead (`copiedAheadThrough`) when
     /// it is whole, else a new copy (its size checked).
-    private func stagedCopy(of file: PlannedFile, from source: Directory, in staging: Directory,
+    private func stagedCopy(of file: PlannedFile, from source: Directory, in staging: Directory, keys: any FileKeys,
                             buffer: UnsafeMutableRawBufferPointer) throws -> UInt64 {
-        if file.number <= copiedAheadThrough, let status = try staging.status(of: Self.stagedName(file)), status.size == file.byteCount {
+        if file.number <= copiedAheadThrough, let status = try staging.status(of: Self.stagedName(file)), status.size == file.sealedByteCount {
             return status.inode
         }
-        return try Self.copy(file, from: source, into: staging, buffer: buffer)
+        return try Self.copy(file, from: source, into: staging, keys: keys, buffer: buffer)
     }
 
     /// A copy checked and waiting in `migration/staged/0/` to be made durable and renamed.
@@ -130,12 +109,12 @@ extension MigrationRun {
     /// A planned file's name in `migration/staged/0/`: its number in the plan.
     static func stagedName(_ file: PlannedFile) -> String { String(file.number) }
 
-    /// Copies `file` from the legacy `Attachments/` into `staging` under `stagedName(file)` —
-    /// `copy_file_range(2)` where the kernel offers it, else through `buffer` — after checking the
-    /// source's identity against the plan, and checking the size copied; starts its writeback
-    /// (the batch's syncfs makes it durable). Returns the copy's inode. A source that is not the
-    /// planned file is `sourceChanged`; the partial copy is removed.
-    static func copy(_ file: PlannedFile, from source: Directory, into staging: Directory,
+    /// Seals `file` from the legacy `Attachments/` into `staging` under `stagedName(file)`, to
+    /// `complete-unless-open` (read through `buffer`), after checking the source's identity
+    /// against the plan, and checking the size copied; starts its writeback (the batch's syncfs
+    /// makes it durable). Returns the copy's inode. A source that is not the planned file is
+    /// `sourceChanged`; the partial copy is removed.
+    static func copy(_ file: PlannedFile, from source: Directory, into staging: Directory, keys: any FileKeys,
                      buffer: UnsafeMutableRawBufferPointer) throws -> UInt64 {
         let input: FileDescriptor
         do {
@@ -152,15 +131,18 @@ extension MigrationRun {
         var kept = false
         defer { if !kept { try? staging.removeFile(name) } }
         let output = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
-        let copied: Int64
-        do {
-            copied = try input.copyContents(to: output, maximumBytes: file.byteCount, buffer: buffer)
-        } catch {
-            if error.code == .tooLarge { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
-            throw error
+        let writer = try SealedFileWriter(output: output, key: try keys.sealingKey(.completeUnlessOpen))
+        var copied: Int64 = 0
+        while true {
+            let count = try input.read(into: buffer)
+            if count == 0 { break }
+            copied += Int64(count)
+            guard copied <= file.byteCount else { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
+            try writer.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
         guard copied == file.byteCount else { throw MigrationError.sourceChanged(path: source.childPath(file.source)) }
-        output.startWriteBack(offset: 0, count: copied)
+        try writer.finish()
+        output.startWriteBack(offset: 0, count: writer.sealedLength)
         kept = true
         return try output.status().inode
     }
@@ -171,11 +153,12 @@ extension MigrationRun {
     /// and the disk's, and the attachments step then only publishes. A copy that fails stops the
     /// copying ahead; the attachments step copies what is left itself, and reports what fails then.
     func copyingFilesAlongside<Result>(_ body: () throws -> Result) throws -> Result {
-        guard copiedAheadThrough == 0, !plan.sameFilesystem, plan.fileCount > 0, let legacyRoot,
+        guard copiedAheadThrough == 0, plan.fileCount > 0, let legacyRoot,
               try legacyRoot.status(of: LegacyLayout.attachmentsDirectory)?.kind == .directory
         else { return try body() }
         let source = try legacyRoot.openDirectory(LegacyLayout.attachmentsDirectory)
         let staging = try ownStagingDirectory()
+        let keys = try container().options.fileKeys
         let list = try files.openAnother()  // this connection is the other thread's
         var result: Result?
         var copiedThrough: Int64 = 0
@@ -185,7 +168,7 @@ extension MigrationRun {
                 if index == 0 {
                     result = try body()
                 } else {
-                    copiedThrough = Self.copyAhead(list, from: source, into: staging)
+                    copiedThrough = Self.copyAhead(list, from: source, into: staging, keys: keys)
                 }
             }
         } catch {
@@ -197,13 +180,13 @@ extension MigrationRun {
     }
 
     /// Copies the listed files in order until one fails; returns the number of the last copied.
-    private static func copyAhead(_ list: MigrationFileList, from source: Directory, into staging: Directory) -> Int64 {
+    private static func copyAhead(_ list: MigrationFileList, from source: Directory, into staging: Directory, keys: any FileKeys) -> Int64 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AttachmentFiles.chunkBytes, alignment: 16)
         defer { buffer.deallocate() }
         var last: Int64 = 0
         do {
             try list.forEach { file in
-                _ = try copy(file, from: source, into: staging, buffer: buffer)
+                _ = try copy(file, from: source, into: staging, keys: keys, buffer: buffer)
                 last = file.number
             }
         } catch {

@@ -1,6 +1,7 @@
 import TripBoardKeychain
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 extension MigrationRun {

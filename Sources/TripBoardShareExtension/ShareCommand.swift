@@ -3,6 +3,7 @@ import TripBoardTickets
 import TripBoardSystem
 import TripBoardWorkerContract
 import TripBoardModel
+import TripBoardDevice
 public import TripBoardCommandLine
 
 /// The `share-extension` executable: files one PDF ticket into the shared container, the way a
@@ -26,6 +27,7 @@ public enum ShareCommand {
             let bookingReference = try arguments.recordIDOption("--booking", "booking")
             let maximumBytes = try arguments.option("--max-size").map(parseSize) ?? TicketFilingRequest.defaultMaximumBytes
             let zone = try arguments.option("--zone").map { try Arguments.checkedZone($0).name }
+            let protection = try arguments.option("--protection").map { try ProtectionClass.fileClass($0, option: "--protection") } ?? .completeUnlessOpen
             // An unknown option is named before a missing FILE (`--bogus` is not "missing FILE").
             let givenPath = arguments.nextPositional()
             try arguments.finish()
@@ -36,7 +38,7 @@ public enum ShareCommand {
                 sourceName: sourcePath == "-" ? "standard input" : sourcePath,
                 originalFilename: try name.map(checkedFilename) ?? (sourcePath == "-" ? "ticket.pdf" : lastComponent(of: sourcePath)),
                 tripReference: tripReference, bookingReference: bookingReference, maximumBytes: maximumBytes,
-                today: try today(environment: environment), zone: zone)
+                today: try today(environment: environment), zone: zone, protection: protection)
             let container = try openContainer(at: containerPath, environment: environment, console: console)
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
@@ -170,6 +172,7 @@ public enum ShareCommand {
             // Which place set the end's clock, so that a wrong guess shows (`booking edit --end-zone` mends it).
             console.print("  arrives:    \(result.booking.zoneOfEnd ?? "a fixed offset") (\(place), where it arrives)")
         }
-        if let thumbnail = result.thumbnail { console.print("  thumbnail:  " + thumbnail) }
+        console.print("  protection: " + result.attachment.protection.fileClassName
+                      + (result.thumbnailCached ? " (the file and its thumbnail, sealed)" : " (the file, sealed)"))
     }
 }

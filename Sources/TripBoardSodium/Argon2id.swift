@@ -1,4 +1,5 @@
 internal import CSodium
+public import TripBoardKeys
 
 /// Argon2id (RFC 9106), the memory-hard password hash: turns a passphrase into a key that is
 /// expensive to guess, with the cost chosen in ``PasswordHashParameters``.

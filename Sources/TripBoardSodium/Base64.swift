@@ -1,4 +1,5 @@
 internal import CSodium
+import TripBoardKeys
 
 /// Standard base64 (RFC 4648, section 4) without `=` padding, strict: the encoding age.md uses
 /// ("decoders MUST reject non-canonical encodings and encodings ending with `=` padding

@@ -1,4 +1,5 @@
 internal import CSodium
+package import TripBoardKeys
 
 /// Authenticated encryption with ChaCha20-Poly1305, the IETF variant of RFC 8439 (12-byte nonce):
 /// the AEAD of the age format. The corresponding C functions are

@@ -1,4 +1,5 @@
 internal import CSodium
+public import TripBoardKeys
 
 /// HKDF with SHA-256 (RFC 5869): turns input key material that is already strong (a random file
 /// key) into independent keys, one per `info` label. libsodium 1.0.18 has no HKDF; it is two

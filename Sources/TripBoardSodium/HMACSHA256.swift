@@ -1,4 +1,5 @@
 internal import CSodium
+public import TripBoardKeys
 
 /// A streaming HMAC-SHA-256 (RFC 2104 over FIPS 180-4 SHA-256): feed the message with
 /// `update(_:)` as it arrives, then ``finalize()`` once. The corresponding C functions are

@@ -1,4 +1,5 @@
 internal import CSodium
+public import TripBoardKeys
 
 /// scrypt (RFC 7914), the memory-hard password hash of the age format's passphrase recipient.
 /// TripBoard's own secrets use ``Argon2id``; scrypt is here because age.md fixes it.

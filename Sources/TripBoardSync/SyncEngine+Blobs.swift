@@ -1,8 +1,10 @@
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol
 import TripBoardModel
+import TripBoardDevice
 
 /// Attachment files as blobs: sealed here with secretstream under the zone's blob key, named by
 /// a keyed BLAKE2b of their plaintext (the same file has the same name on every device, so the
@@ -11,7 +13,7 @@ import TripBoardModel
 /// attachment's path. Memory stays flat: one 1 MiB chunk at a time, each way.
 extension SyncEngine {
     /// The blob's name, the file's plain BLAKE2b-256 and size, read in one pass.
-    func nameBlob(_ file: FileDescriptor) throws -> (name: String, contentHash: String, byteCount: Int64) {
+    func nameBlob(_ file: any ByteSource) throws -> (name: String, contentHash: String, byteCount: Int64) {
         let plain = Blake2bHasher()
         let named = try Blake2bHasher(outputLength: 32, key: key.blobNameKey)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AgentLimits.blobChunkBytes, alignment: 16)
@@ -35,11 +37,17 @@ extension SyncEngine {
         guard record.fileState == .present, let relativePath = record.relativePath else { return nil }
         let (name, contentHash, byteCount): (String, String, Int64)
         do {
-            (name, contentHash, byteCount) = try nameBlob(try files.openForReading(relativePath: relativePath))
+            (name, contentHash, byteCount) = try nameBlob(try files.open(relativePath: relativePath))
         } catch is FileSystemError {
             return nil
         } catch is AttachmentError {
             return nil
+        } catch let error as DeviceError {
+            // Sealed under a class closed now: it waits for the unlock (counted, and said).
+            if error.isLockRefusal { report.uploadsAwaitingUnlock += 1; return nil }
+            if case .damagedSealedFile = error { return nil }
+            if case .sealedElsewhere = error { return nil }
+            throw error
         }
         let recordedHash = record.fields["contentHash"]?.stringValue
         guard recordedHash == nil || recordedHash == contentHash, record.fields["byteCount"] == .number(String(byteCount)) else { return nil }
@@ -57,7 +65,7 @@ extension SyncEngine {
         if case .blobBegun(exists: true) = try agent.send(begin) { return (name, contentHash) }
 
         // The second pass seals and sends; the file must be the one just named.
-        let file = try files.openForReading(relativePath: relativePath)
+        let file = try files.open(relativePath: relativePath)
         let (stream, header) = try SecretStream.encrypting(key: key.blobKey)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
         defer { buffer.deallocate() }
@@ -79,7 +87,8 @@ extension SyncEngine {
             if index == 0 { message = header + message }
             _ = try agent.send(.blobChunk(index: index, data: String(decoding: Base64.encodeUnpadded(message), as: UTF8.self)))
         }
-        guard try file.read(upTo: 1).isEmpty else { throw SyncError.attachmentChanged(id: record.id) }
+        var extra: UInt8 = 0
+        guard try withUnsafeMutableBytes(of: &extra, { try file.read(into: $0) }) == 0 else { throw SyncError.attachmentChanged(id: record.id) }
         _ = try agent.send(.blobEnd)
         report.blobsUploaded += 1
         return (name, contentHash)
@@ -145,15 +154,23 @@ extension SyncEngine {
     /// ever written at the attachment's path but verified bytes.
     func downloadBlobs() throws {
         for waiting in try ledger.attachmentsAwaitingBlob() where !waiting.blob.isEmpty {
-            let state = waiting.contentHash.isPending ? .missing
-                : try files.check(relativePath: waiting.relativePath, byteCount: waiting.byteCount, contentHash: waiting.contentHash)
+            let state: AttachmentFileState
+            do {
+                state = waiting.contentHash.isPending ? .missing
+                    : try files.check(relativePath: waiting.relativePath, byteCount: waiting.byteCount, contentHash: waiting.contentHash)
+            } catch let error as DeviceError where error.isLockRefusal {
+                // A file an earlier run published, not verifiable while its class is closed: the
+                // row stays missing until a sync after the unlock looks again.
+                report.attachmentsMissing += 1
+                continue
+            }
             switch state {
             case .ok:
                 // Published by a run that stopped before recording it.
                 try store.markAttachmentPresent(id: waiting.id)
             case .missing:
                 if try download(waiting.blob, id: waiting.id, relativePath: waiting.relativePath,
-                                byteCount: waiting.byteCount, contentHash: waiting.contentHash) {
+                                byteCount: waiting.byteCount, contentHash: waiting.contentHash, protection: waiting.protection) {
                     try store.markAttachmentPresent(id: waiting.id)
                     report.blobsDownloaded += 1
                 } else {
@@ -169,15 +186,18 @@ extension SyncEngine {
     /// Downloads blob `name` into `tmp/`, opens and checks every chunk (in order, the last
     /// tagged final), its size, hash and name, then publishes it at `relativePath`. False, with
     /// nothing left behind, when the server has no such blob or it does not verify.
-    private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> Bool {
+    ///
+    /// The file is sealed as it is written, under the row's class — or, while that class is
+    /// closed (`complete` on a locked device), to `complete-unless-open`, which needs nothing
+    /// unlocked; the next unlock seals it as its row says (`AttachmentProtection.reconcile`).
+    private func download(_ name: String, id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash,
+                          protection: ProtectionClass) throws -> Bool {
         guard let first = try blobChunk(name, index: 0), (1...AgentLimits.blobChunksMaximum).contains(first.chunkCount) else {
             return false
         }
         let chunkCount = first.chunkCount
-        let stagingName = Directory.uniqueTemporaryName(for: "sync-blob")
-        var published = false
-        defer { if !published { files.discard(stagedName: stagingName) } }
-        let file = try files.staging.openFile(stagingName, .writeOnly, creating: .newFile, mode: 0o600)
+        let stage = try files.sealingStageWhileLocked(protection: protection, prefix: "sync-blob")
+        defer { stage.discard() }
         let plain = Blake2bHasher()
         let named = try Blake2bHasher(outputLength: 32, key: key.blobNameKey)
         var stream: SecretStream?
@@ -196,17 +216,15 @@ extension SyncEngine {
             guard total <= byteCount else { return false }
             plain.update(plaintext)
             named.update(plaintext)
-            try file.write(all: plaintext)
+            try plaintext.withUnsafeBytes { try stage.write($0) }
             if index == 0 { CrashPoint.reach("sync.blob-chunk-written") }
         }
         guard total == byteCount, Sodium.hexString(named.finalize()) == name else { return false }
         let hash = Sodium.hexString(plain.finalize())
         guard contentHash.admits(hash) else { return false }
-        try file.synchronize()
+        let staged = try stage.finish(contentHash: hash, synchronize: true)
         let fileExtension = relativePath.split(separator: ".").last.map(String.init) ?? "bin"
-        let path = try files.publish(StagedFile(stagingName: stagingName, byteCount: total, contentHash: hash, head: []), id: id,
-                                     fileExtension: fileExtension)
-        published = true
+        let path = try files.publish(staged, id: id, fileExtension: fileExtension)
         guard path == relativePath else { throw SyncError.damagedServerData("attachment \(id): its file went to \(path), not \(relativePath)") }
         return true
     }

@@ -1,5 +1,6 @@
 import TripBoardKeychain
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardStorage
 import TripBoardSyncProtocol

@@ -72,6 +72,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     /// Attachments pulled here whose file could not be fetched or verified: they stay `missing`
     /// (never a half file) and the next sync tries again.
     public var attachmentsMissing = 0
+    /// Attachment files not uploaded because their class is closed (the device locked): they
+    /// wait for the unlock, and the next sync after it sends them.
+    public var uploadsAwaitingUnlock = 0
     /// The zone asks for a newer client (`min_client_version`): this run only pulled.
     public var readOnly = false
     /// Why this run compared everything with the server first (`zoneRecreated`,

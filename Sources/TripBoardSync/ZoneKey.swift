@@ -1,5 +1,6 @@
 public import TripBoardKeychain
-public import TripBoardSodium
+import TripBoardSodium
+public import TripBoardKeys
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardSyncProtocol

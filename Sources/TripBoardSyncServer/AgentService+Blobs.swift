@@ -1,6 +1,7 @@
 import TripBoardSyncProtocol
 import TripBoardSystem
 import TripBoardSodium
+import TripBoardKeys
 
 /// Blobs (attachment files, sealed by `app` with secretstream before they get here): uploaded in
 /// one transaction with the blob's row locked, so a blob is on the server whole or not at all

@@ -2,6 +2,7 @@ public import TripBoardSystem
 public import TripBoardStorage
 import TripBoardWorkerContract
 public import TripBoardModel
+public import TripBoardDevice
 
 /// What to import and where: the share extension's command line, checked.
 public struct TicketFilingRequest: Sendable {
@@ -21,13 +22,16 @@ public struct TicketFilingRequest: Sendable {
     public var today: CivilDate
     /// `--zone`: the IANA zone the ticket's times are in, over any the ticket or the trip suggests.
     public var zone: String?
+    /// `--protection`: the class the ticket's file (and its thumbnail) is sealed under.
+    public var protection: ProtectionClass
 
     public static let defaultMaximumBytes: Int64 = 50 << 20
 
     public init(sourceName: String, originalFilename: String, tripReference: String? = nil, bookingReference: String? = nil,
                 maximumBytes: Int64 = TicketFilingRequest.defaultMaximumBytes, thumbnailSize: Int = 200,
-                today: CivilDate = Timestamp.now().localDate, zone: String? = nil) {
+                today: CivilDate = Timestamp.now().localDate, zone: String? = nil, protection: ProtectionClass = .completeUnlessOpen) {
         self.zone = zone
+        self.protection = protection
         self.sourceName = sourceName
         self.originalFilename = originalFilename
         self.tripReference = tripReference
@@ -67,8 +71,10 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
     /// What was read from the ticket.
     public var detected: TicketFields
     public var pageCount: Int
-    /// The cached thumbnail's path; nil when none could be made (`thumbnailError` says why).
-    public var thumbnail: String?
+    /// Whether a thumbnail was made and cached, sealed under the attachment's class (`app
+    /// attachment thumbnail ID FILE` writes it out); false when none could be (`thumbnailError`
+    /// says why).
+    public var thumbnailCached: Bool
     public var thumbnailError: String?
     /// The trip's dates when the booking made from the ticket starts outside them (it is kept, as
     /// `booking add` keeps one); nil otherwise. Said on stderr, not part of the JSON.
@@ -76,7 +82,7 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case outcome, attachment, booking, bookingCreated, bookingMatched, zone, tripId, tripName, detected, pageCount,
-             thumbnail, thumbnailError
+             thumbnailCached, thumbnailError
     }
 }
 
@@ -182,30 +188,33 @@ public struct TicketFiling {
         let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
         let files = try AttachmentFiles(container: container)
-        let staged = try files.stage(from: source, maximumBytes: request.maximumBytes, synchronize: false)
+        // The plaintext goes to memory only: the staged file is sealed as it is written, and the
+        // worker reads this copy (sealed against changes first: it reads what was hashed).
+        let copy = try FileDescriptor.memoryFile(name: "tripboard-share")
+        let staged = try files.stage(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes,
+                                     protection: request.protection, plaintextCopy: copy, synchronize: false)
         var stagedFileIsOurs = true
         defer { if stagedFileIsOurs { files.discard(staged) } }
-        let thumbnailName = Directory.uniqueTemporaryName(for: "thumbnail") + ".png"
-        defer { files.discard(stagedName: thumbnailName) }
         CrashPoint.reach("import.staged")
 
         guard staged.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
         guard PDFWorkerLimits.hasHeader(staged.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+        try copy.sealContents()
         // The staged copy's fsync overlaps the worker's parse: both must finish before publishing.
         var synchronization: Result<Void, FileSystemError> = .success(())
         let inspection = try worker.inspect(
-            file: files.stagedPath(staged), thumbnail: files.staging.childPath(thumbnailName),
-            thumbnailSize: request.thumbnailSize, textPages: 2,
-            maximumBytes: Int(clamping: request.maximumBytes), displayName: request.sourceName,
+            memoryFile: copy, displayName: request.sourceName, thumbnail: true, thumbnailSize: request.thumbnailSize, textPages: 2,
+            maximumBytes: Int(clamping: request.maximumBytes),
             whileRunning: { synchronization = Result { () throws(FileSystemError) in try files.synchronize(staged) } })
         try synchronization.get()
+        let png = inspection.thumbnail?.pngBytes
         CrashPoint.reach("import.inspected")
         let tripGiven = try requestedTrip ?? requestedBooking.map { try store.trip(id: $0.tripId) }
         let detected = try withYear(TicketFields.extract(from: inspection.text), trip: tripGiven, today: request.today)
         if var restored = try restoreMissingFile(staged, files: files, detected: detected, pageCount: inspection.pageCount) {
             stagedFileIsOurs = false
             restored.thumbnailError = inspection.thumbnailError
-            if inspection.thumbnail != nil { cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &restored) }
+            if let png { cacheThumbnail(png, staging: files.staging, into: &restored) }
             return restored
         }
 
@@ -222,9 +231,7 @@ public struct TicketFiling {
             try commit(&result, files: files)
             CrashPoint.reach("import.committed")
         }
-        if inspection.thumbnail != nil {
-            cacheThumbnail(stagedName: thumbnailName, staging: files.staging, into: &result)
-        }
+        if let png { cacheThumbnail(png, staging: files.staging, into: &result) }
         return result
     }
 
@@ -255,10 +262,10 @@ public struct TicketFiling {
                 id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: .verified(staged.contentHash),
                 pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.stamp(),
-                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp()),
+                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp(), protection: staged.protection),
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
             bookingMatched: matchedBooking != nil, zone: zone, tripId: trip.id, tripName: trip.name,
-            detected: detected, pageCount: inspection.pageCount, thumbnail: nil, thumbnailError: inspection.thumbnailError)
+            detected: detected, pageCount: inspection.pageCount, thumbnailCached: false, thumbnailError: inspection.thumbnailError)
         if let startDate, !(trip.startDate...trip.endDate).contains(startDate) { result.outsideTrip = trip.startDate...trip.endDate }
         return result
     }
@@ -289,7 +296,7 @@ public struct TicketFiling {
         row.state = .present
         return TicketFilingResult(outcome: .restored, attachment: (try? store.attachment(id: row.id)) ?? row, booking: booking,
                                   bookingCreated: false, bookingMatched: false, zone: nil, tripId: trip.id, tripName: trip.name, detected: detected,
-                                  pageCount: pageCount, thumbnail: nil, thumbnailError: nil)
+                                  pageCount: pageCount, thumbnailCached: false, thumbnailError: nil)
     }
 
     /// `fields` with a year for a departure printed without one (`27MAR`): the year that puts it
@@ -520,11 +527,12 @@ public struct TicketFiling {
 
     /// Step 7: the thumbnail joins the cache (for the attachment that holds the bytes, also when
     /// they were already attached) and the cache is trimmed to `cacheLimitMB`.
-    func cacheThumbnail(stagedName: String, staging: Directory, into result: inout TicketFilingResult) {
+    func cacheThumbnail(_ png: [UInt8], staging: Directory, into result: inout TicketFilingResult) {
         do {
             let cache = try ThumbnailCache(container: container)
             let id = result.attachment.id
-            result.thumbnail = try cache.cachedPath(for: id) ?? cache.store(stagedName: stagedName, in: staging, for: id)
+            if try !cache.hasEntry(for: id) { try cache.store(png, for: id, protection: result.attachment.protection, staging: staging) }
+            result.thumbnailCached = true
             try cache.trim(container: container, keeping: id)
         } catch {
             result.thumbnailError = "the thumbnail could not be cached: " + errorMessage(for: error)

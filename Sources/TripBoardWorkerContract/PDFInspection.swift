@@ -44,17 +44,70 @@ public enum PDFThumbnailErrorKind: String, Codable, Sendable, Equatable {
 
 /// A PNG rendering of page 1 on white, scaled to fit a square box.
 public struct PDFThumbnail: Codable, Sendable, Equatable {
-    /// Where the worker wrote the PNG (the path it was given).
+    /// Where the worker wrote the PNG (the path it was given); `-` when it is in `png` instead.
     public var path: String
     /// Width in pixels.
     public var width: Int
     /// Height in pixels.
     public var height: Int
+    /// The PNG itself, in base64 (RFC 4648, padded), when it was asked for on the pipe
+    /// (`--thumbnail -`): a thumbnail never touches a disk in the clear. `null` otherwise.
+    public var png: String?
 
-    public init(path: String, width: Int, height: Int) {
+    public init(path: String, width: Int, height: Int, png: [UInt8]? = nil) {
         self.path = path
         self.width = width
         self.height = height
+        self.png = png.map(WorkerBase64.encode)
+    }
+
+    /// The PNG's bytes carried on the pipe; nil when there are none or they are not base64.
+    public var pngBytes: [UInt8]? { png.flatMap(WorkerBase64.decode) }
+}
+
+/// Base64 (RFC 4648 §4, padded) for the PNG on the worker's pipe: the worker links no crypto library.
+public enum WorkerBase64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            let group = (UInt32(bytes[index]) << 16) | (count > 1 ? UInt32(bytes[index + 1]) << 8 : 0) | (count > 2 ? UInt32(bytes[index + 2]) : 0)
+            for position in 0..<4 {
+                output.append(position <= count ? alphabet[Int((group >> (18 - 6 * UInt32(position))) & 63)] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values = [UInt8](repeating: 255, count: 256)
+        for (value, character) in alphabet.enumerated() { values[Int(character)] = UInt8(value) }
+        let characters = Array(text.utf8)
+        guard characters.count % 4 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(characters.count / 4 * 3)
+        var index = 0
+        while index < characters.count {
+            let quad = characters[index..<(index + 4)]
+            let padding = quad.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+            guard padding <= 2, index + 4 == characters.count || padding == 0 else { return nil }
+            var group: UInt32 = 0
+            for (position, character) in quad.enumerated() {
+                let value = position < 4 - padding ? values[Int(character)] : 0
+                guard value != 255 else { return nil }
+                group |= UInt32(value) << (18 - 6 * UInt32(position))
+            }
+            output.append(UInt8(group >> 16))
+            if padding < 2 { output.append(UInt8(group >> 8 & 0xff)) }
+            if padding < 1 { output.append(UInt8(group & 0xff)) }
+            index += 4
+        }
+        return output
     }
 }
 
@@ -144,6 +197,8 @@ public enum PDFWorkerLimits {
     }
     /// Largest thumbnail box the worker accepts (`--thumbnail-size`).
     public static let thumbnailPixels = 2048
+    /// Most bytes of a thumbnail carried on the pipe (`--thumbnail -`), before base64.
+    public static let thumbnailBytes = 16 << 20
     /// Most pages of text the worker accepts (`--text-pages`).
     public static let textPages = 100
 }

@@ -13,7 +13,7 @@ import Testing
         .appendingPathComponent("../../tools/lib/age-pty.py").standardized.path
 
     /// A device of its own (key directory, machine id) for a test container.
-    static func device(_ test: TestContainer, _ name: String, machine: String = "0123456789abcdef0123456789abcdef") throws -> [String: String] {
+    static func device(_ test: TestContainer, _ name: String, machine: String = TestContainer.deviceMachine) throws -> [String: String] {
         let machineID = test.root.path + "/machine-id-" + name
         try Data((machine + "\n").utf8).write(to: URL(fileURLWithPath: machineID))
         return ["TRIPBOARD_DEVICE_DIR": test.root.path + "/device-" + name, "TRIPBOARD_MACHINE_ID_FILE": machineID]
@@ -25,7 +25,9 @@ import Testing
         let trip = try test.addTrip("Lisbon")
         try test.appOK("place", "add", "--trip", trip, "--name", "Belém", "--city", "Lisbon")
         let ticket = TicketPDF.make(lines: TicketPDF.boardingPass)
-        _ = try test.shareOK(try test.input(ticket, as: "ticket.pdf"), "--trip", trip)
+        // Sealed under this device's class keys, as every file of the container is.
+        let shared = try test.share([try test.input(ticket, as: "ticket.pdf"), "--trip", trip], environment: device)
+        #expect(shared.status == 0, "\(shared)")
         #expect(try test.app(arguments: ["keychain", "set", "api", "ana"], stdin: "device-secret", environment: device).status == 0)
         #expect(try test.app(arguments: ["keychain", "set", "sync", "ana", "--accessibility", "migratable"], stdin: "travelling-secret",
                              environment: device).status == 0)
@@ -55,7 +57,7 @@ import Testing
 
     /// A fresh container seeded on device "a" (`seed`) and backed up to `backup.age` beside it.
     func backedUp() throws -> (test: TestContainer, device: [String: String], file: String, ticket: Data) {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         let (_, ticket) = try Self.seed(test, device: device)
         let file = test.root.path + "/backup.age"
@@ -84,7 +86,7 @@ import Testing
     /// A restored container is a device of its own for sync: the same server, zone and change
     /// token, a new hybrid-clock node (the backup's own container keeps its node).
     @Test func aRestoredContainerTakesANewSyncIdentity() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
         // As `app sync setup` leaves it (the server itself is not needed to restore).
@@ -106,7 +108,7 @@ import Testing
     }
 
     @Test func aRoundTripOnThisDeviceGivesBackEverything() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         let (_, ticket) = try Self.seed(test, device: device)
         let file = test.root.path + "/backup.age"
@@ -127,7 +129,7 @@ import Testing
         #expect(try app("container", "check").trimmedStdout == "The container is consistent.")
         let attachments = test.root.path + "/restored/attachments"
         let files = (FileManager.default.enumerator(atPath: attachments)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".pdf") }
-        #expect(files.count == 1 && FileManager.default.contents(atPath: attachments + "/" + files[0]) == ticket)
+        #expect(files.count == 1 && (try? test.unsealed("restored/attachments/" + files[0], environment: device)) == ticket, "sealed again on this device")
         #expect(!FileManager.default.fileExists(atPath: target + "/caches/thumbnails/x"), "no cache travels")
     }
 
@@ -161,18 +163,32 @@ import Testing
         }
     }
 
-    /// A backup made with standard tools only — tar of a container, encrypted by `age -p` —
-    /// restores like TripBoard's own.
+    /// A backup made with standard tools only — a TripBoard backup unpacked (`age -d | tar x`),
+    /// packed again with tar and encrypted by `age -p` — restores like TripBoard's own. A tar of
+    /// a live container does not: its tickets are sealed under that device's keys, not their
+    /// plaintext, and the restore says so (65, naming the file), writing nothing.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")))
     func anArchiveMadeWithTarAndAgeRestores() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
-        let file = test.root.path + "/by-hand.age"
-        let command = "tar --format=posix -cf - -C '\(test.path)' attachments container.json keychain preferences store | age -p -o '\(file)'"
-        let made = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", command],
-                                         environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": Self.passphrase]))
+        let environment = ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": Self.passphrase])
+        let live = test.root.path + "/live.age"
+        let tarOfLive = "tar --format=posix -cf - -C '\(test.path)' attachments container.json keychain preferences store | age -p -o '\(live)'"
+        #expect(try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", tarOfLive], environment: environment).status == 0)
+        let refused = try restore(test, live, into: test.root.path + "/refused", device: device)
+        #expect(refused.status == 65 && refused.stderrLines.count == 1 && refused.stderr.contains("sealed file") && refused.stderr.contains("app backup"),
+                "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: test.root.path + "/refused"))
+
+        let made = try backup(test, to: test.root.path + "/made.age", device: device)
         #expect(made.status == 0, "\(made)")
+        let unpacked = test.root.path + "/unpacked"
+        try FileManager.default.createDirectory(atPath: unpacked, withIntermediateDirectories: true)
+        let file = test.root.path + "/by-hand.age"
+        let repack = "age -d '\(test.root.path)/made.age' | tar -x -C '\(unpacked)' && tar --format=posix -cf - -C '\(unpacked)' attachments container.json keychain preferences store | age -p -o '\(file)'"
+        let repacked = try ProcessRunner.run("/usr/bin/python3", [Self.agePTY, "/bin/sh", "-c", repack], environment: environment)
+        #expect(repacked.status == 0, "\(repacked)")
         let target = test.root.path + "/restored"
         let restored = try restore(test, file, into: target, device: device)
         #expect(restored.status == 0, "\(restored)")
@@ -210,7 +226,7 @@ import Testing
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")),
           arguments: ["link", "climbs out", "not a container path"])
     func anArchiveWithAPathNoContainerHasIsRefused(entry: String) throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
         let tarPath = test.root.path + "/planted.tar", file = test.root.path + "/planted.age"
@@ -294,7 +310,7 @@ import Testing
     /// refused, 73, one line, whatever the spelling — direct, through `..`, through a symbolic
     /// link to the container — and nothing is written: the container works as before.
     @Test func aBackupIntoTheContainerOrTheDeviceDirectoryIsRefused() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
         let link = test.root.path + "/link-to-container"
@@ -379,7 +395,7 @@ import Testing
     /// timeline: 3 writers add trips and an importer files tickets → backup in the middle →
     /// writers stop → restore: the snapshot is whole (every row has its file, integrity ok).
     @Test func aBackupTakenWhileWritersWorkIsOneConsistentSnapshot() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         let (trip, _) = try Self.seed(test, device: device)
         let script = """
@@ -407,7 +423,7 @@ import Testing
     /// does not remove; the next backup works.
     @Test(arguments: ["backup.snapshot", "backup.archived"])
     func aBackupKilledAtAStepLeavesNoFileAtItsName(step: String) throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
         let file = test.root.path + "/backup.age"
@@ -422,13 +438,17 @@ import Testing
     }
 
     @Test func aFileThatDoesNotMatchItsRowFailsTheBackupNamingIt() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         _ = try Self.seed(test, device: device)
         let relative = try test.sqlite("SELECT relative_path FROM attachments").trimmedStdout
+        // One byte inside the sealed file's first message, flipped (a byte written over it could
+        // be the one already there: ciphertext is random).
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: test.path + "/" + relative))
-        try handle.seek(toOffset: 10)
-        try handle.write(contentsOf: Data([0x58]))
+        try handle.seek(toOffset: 200)
+        let old = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: 200)
+        try handle.write(contentsOf: Data([old ^ 0xff]))
         try handle.close()
         let file = test.root.path + "/backup.age"
         let result = try backup(test, to: file, device: device)
@@ -438,7 +458,7 @@ import Testing
     }
 
     @Test func theWidgetWatchingAContainerSeesTheRestoredOne() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
         try test.addTrip("Before the backup", start: "2027-03-01", end: "2027-03-02")
         let file = test.root.path + "/backup.age"

@@ -26,7 +26,7 @@ import Testing
     /// A container seeded on device "a" (`BackupRestoreTests.seed`), `extraTrip` added, backed
     /// up to `backup.age` beside it; its seeded trip's id.
     func seededAndBackedUp(extraTrip: String? = nil) throws -> (TestContainer, [String: String], String, String, String?) {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try BackupRestoreTests.device(test, "a")
         let (trip, _) = try BackupRestoreTests.seed(test, device: device)
         let extra = try extraTrip.map { try test.addTrip($0) }

@@ -76,7 +76,7 @@ import TripBoardModel
     }
 
     @Test func theSeatIsBackedUpAndRestored() throws {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try BackupRestoreTests.device(test, "a")
         let trip = try test.addTrip()
         try test.appOK("booking", "add", "--trip", trip, "--kind", "flight", "--title", "TP 1351", "--seat", "14C")

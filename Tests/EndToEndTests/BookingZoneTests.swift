@@ -242,12 +242,15 @@ import TripBoardStorage
             + "DROP TABLE sync_held; DROP TABLE sync_field_edits; DROP TABLE sync_placeholders; ALTER TABLE sync_account DROP COLUMN last_compared_at; ALTER TABLE sync_conflicts DROP COLUMN told;\n"
     }
 
-    /// What steps 10 to 16 added (10 changes no table, 14 only the search triggers, made again
+    /// What steps 10 to 17 added (10 changes no table, 14 only the search triggers, made again
     /// as it left them): back to schema 9.
     static var stepsAfterNineUndone: String {
-        stepSixteenUndone + stepFifteenUndone + "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
+        stepSeventeenUndone + stepSixteenUndone + stepFifteenUndone + "DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead; ALTER TABLE sync_account DROP COLUMN unsealed_before; "
             + "ALTER TABLE sync_account DROP COLUMN clock_samples;\n"
     }
+
+    /// What step 17 added: back to schema 16.
+    static var stepSeventeenUndone: String { "ALTER TABLE attachments DROP COLUMN protection;\n" }
 
     /// What step 16 added: back to schema 15.
     static var stepSixteenUndone: String { "ALTER TABLE bookings DROP COLUMN end_zone;\n" }

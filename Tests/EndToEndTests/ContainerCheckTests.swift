@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// `container check [--repair]` and the attachment commands on attachments placed by hand (as an

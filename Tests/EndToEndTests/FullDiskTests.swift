@@ -27,9 +27,9 @@ import Testing
         return filler
     }
 
-    /// The worker renders the thumbnail into the container's `tmp/`, which is full: the command
-    /// says the disk is full (it used to call the PDF damaged, exit 65), leaves nothing behind,
-    /// and works once there is space again.
+    /// The thumbnail is sealed into the container's `tmp/`, which is full: the command says the
+    /// disk is full (it once called the PDF damaged, exit 65), leaves nothing behind, and works
+    /// once there is space again.
     @Test func aThumbnailOnAFullDiskSaysTheDiskIsFull() throws {
         try withSmallFilesystem { mountPoint in
             let container = try TestContainer(base: mountPoint)
@@ -40,16 +40,18 @@ import Testing
             let filler = try fill(container.root.path)
             let before = try container.state()
 
-            let result = try container.app("attachment", "thumbnail", id)
+            let result = try container.app("attachment", "thumbnail", id, "-")
             #expect(result.status == 74, "\(result)")
             #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("error: "), "\(result)")
-            #expect(result.stderr.contains("no space left on device") && result.stderr.contains("the disk is full"), "\(result)")
+            #expect(result.stderr.lowercased().contains("no space left on device") && result.stderr.contains("the disk is full"), "\(result)")
             #expect(result.stdout.isEmpty)
             #expect(try container.state() == before, "nothing left in tmp/ or caches/")
 
             try FileManager.default.removeItem(atPath: filler)
-            let again = try container.appOK("attachment", "thumbnail", id)
-            #expect(again.hasSuffix("caches/thumbnails/\(id).png"), "\(again)")
+            let out = container.root.path + "/thumbnail.png"
+            #expect(try container.app("attachment", "thumbnail", id, out).status == 0)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out)).prefix(4) == Data([0x89, 0x50, 0x4e, 0x47]))
+            #expect(FileManager.default.fileExists(atPath: container.path + "/caches/thumbnails/\(id).png.sealed"))
         }
     }
 }

@@ -211,11 +211,12 @@ import TripBoardModel
         #expect(try setup.leftovers() == [], "after resuming from \(point)")
     }
 
-    /// Killed between renaming a file into place and making it private, an attempt leaves version
-    /// 1's mode on it (100 random kills found this once): the next run makes it 0600.
+    /// A file in place that is not private (an attempt of an earlier build renamed files into
+    /// place and could be killed before its chmod: 100 random kills found this once) is made
+    /// 0600 by the next run.
     @Test func aFileRenamedButNotYetPrivateIsMadePrivateByTheNextRun() throws {
         let setup = try MigrationSetup(crossDevice: false)
-        let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration.attachments-partial"])
+        let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration.attachments"])
         #expect(crashed.wasSignaled, "\(crashed)")
         let attachments = setup.container.path + "/attachments"
         let moved = try #require(FileManager.default.subpaths(atPath: attachments)?
@@ -240,10 +241,10 @@ import TripBoardModel
         #expect(try setup.problems(final: false) == [], "the old location is still complete")
     }
 
-    /// On one filesystem no attachment byte is read before the container is usable: under
-    /// strace, a file opened before the commit marker is only stat'ed and chmod'ed (its identity
-    /// and mode), never read, mapped or copied; the hashing pass reads each once, after it.
-    @Test func onOneFilesystemNoAttachmentByteIsReadBeforeTheContainerIsUsable() throws {
+    /// Every file is sealed on the way in, so each is read once before the container is usable
+    /// (from the old location); no sealed file in the container is read before the commit
+    /// marker, and the hashing pass reads each after it.
+    @Test func onOneFilesystemEachFileIsReadOnceToBeSealedAndHashedAfterTheCommit() throws {
         let setup = try MigrationSetup()
         let log = setup.container.root.appendingPathComponent("strace.log").path
         // `-y` names each descriptor's file beside it, so a read is recognised by its line alone
@@ -260,8 +261,15 @@ import TripBoardModel
             return !line.contains("rename") && (line.contains(".pdf>") || line.contains(".jpg>"))
         }
         let before = readsOfAttachments.filter { $0 < committed }.map { lines[$0] }
-        #expect(before.isEmpty, "attachment bytes read before the container was usable: \(before.prefix(3))")
-        #expect(readsOfAttachments.contains { $0 > committed }, "the hashing pass reads the files after the commit marker")
+        #expect(!before.contains { $0.contains("/container/attachments/") }, "a sealed file read before the container was usable: \(before.prefix(3))")
+        let sealedFrom = Set(before.compactMap { line -> String? in
+            guard let range = line.range(of: "/legacy/Attachments/") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != ">" })
+        })
+        #expect(sealedFrom.count == setup.fixture.files.keys.filter { $0.hasSuffix(".pdf") || $0.hasSuffix(".jpg") }.count,
+                "every file of the old location read to be sealed: \(sealedFrom)")
+        #expect(readsOfAttachments.contains { $0 > committed && lines[$0].contains("/container/attachments/") },
+                "the hashing pass reads the sealed files after the commit marker")
         #expect(try setup.problems(final: true) == [])
     }
 

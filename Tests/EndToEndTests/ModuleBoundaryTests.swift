@@ -45,7 +45,8 @@ import Testing
     /// no Argon2 and no libsodium at all.
     @Test func widgetLinksOnlyTheModelAndTheCommandLine() throws {
         let symbols = try Self.definedSymbols("widget")
-        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardCLI", "PDFReader", "TripBoardWorkerContract", "TripBoardTickets",
+        for module in ["TripBoardStorage", "TripBoardMigration", "TripBoardSodium", "TripBoardKeys", "TripBoardDevice", "TripBoardCLI", "PDFReader",
+                       "TripBoardWorkerContract", "TripBoardTickets",
                        "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer"] {
             #expect(!symbols.contains(Self.mangled(module)), "widget links \(module)")
         }
@@ -57,23 +58,27 @@ import Testing
     }
 
     /// The process that takes untrusted files from other apps files a ticket through the store and
-    /// the tickets' reader: no sync engine, migration, keychain or backup code, and nothing of
-    /// `app`'s commands. (`container diagnose`'s report, in the store's module, names the
-    /// keychain's counts, `KeychainStatistics`. TripBoardSodium comes whole, Argon2id included,
-    /// until a small module of keys and AEAD of its own replaces it there.)
-    @Test func shareExtensionLinksNoSyncMigrationKeychainOrBackup() throws {
+    /// the tickets' reader, and seals it with the device's keys: it links the small keys module
+    /// (TripBoardKeys: BLAKE2b, XChaCha20-Poly1305, secretstream, sealed boxes) and the device
+    /// (its key, keybag and class keys) — and no password hashing (no Argon2id, no scrypt, no
+    /// TripBoardSodium), no sync engine, migration, keychain or backup code, nothing of `app`'s
+    /// commands, and none of the lock's passcode operations' derivation. (`container diagnose`'s
+    /// report, in the store's module, names the keychain's counts, `KeychainStatistics`.)
+    @Test func shareExtensionLinksTheKeysButNoPasswordHashingSyncMigrationKeychainOrBackup() throws {
         let symbols = try Self.definedSymbols("share-extension")
-        for module in ["TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardSync", "TripBoardSyncProtocol", "TripBoardSyncServer",
-                       "TripBoardCLI", "TripBoardWidget", "PDFReader"] {
+        for module in ["TripBoardSodium", "TripBoardKeychain", "TripBoardBackup", "TripBoardMigration", "TripBoardSync", "TripBoardSyncProtocol",
+                       "TripBoardSyncServer", "TripBoardCLI", "TripBoardWidget", "PDFReader"] {
             #expect(!symbols.contains(Self.mangled(module)), "share-extension links \(module)")
         }
-        for name in ["8KeychainC", "KeychainError", "KeychainAccessibility", "KeychainSchema", "DeviceKey", "DeviceLocation", "MigrationJournal",
-                     "LegacyStore", "SyncEngine", "SyncAgentClient", "ZoneKey", "WireRecord", "AgeWriter", "AgeReader", "TarWriter", "TarReader",
-                     "ContainerRestore", "ContainerBackup"] {
+        for name in ["8Argon2id", "6Scrypt", "crypto_pwhash", "8KeychainC", "KeychainError", "KeychainAccessibility", "KeychainSchema",
+                     "MigrationJournal", "LegacyStore", "SyncEngine", "SyncAgentClient", "ZoneKey", "WireRecord", "AgeWriter", "AgeReader",
+                     "TarWriter", "TarReader", "ContainerRestore", "ContainerBackup"] {
             #expect(!symbols.contains(name), "share-extension defines a \(name) symbol")
         }
-        #expect(symbols.contains(Self.mangled("TripBoardShareExtension")), "the test reads the wrong binary")
-        #expect(symbols.contains(Self.mangled("TripBoardTickets")), "the test reads the wrong binary")
+        for module in ["TripBoardShareExtension", "TripBoardTickets", "TripBoardKeys", "TripBoardDevice"] {
+            #expect(symbols.contains(Self.mangled(module)), "share-extension should link \(module)")
+        }
+        #expect(symbols.contains("14SealedFileWriter") || symbols.contains("SealedFileWriter"), "it seals what it files")
     }
 
     /// The PostgreSQL client moves sealed records between `app` and the server: it links the

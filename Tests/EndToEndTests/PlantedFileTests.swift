@@ -91,14 +91,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: base + "/attachments/ef/folder.pdf", withIntermediateDirectories: true)
         try Self.plantFIFO(base + "/tmp/import.fifo.tmp")
         try FileManager.default.createDirectory(atPath: base + "/tmp/empty-dir", withIntermediateDirectories: false)
-        try Self.plantFIFO(base + "/caches/thumbnails/11111111-2222-4333-8444-555555555555.png")
+        try Self.plantFIFO(base + "/caches/thumbnails/11111111-2222-4333-8444-555555555555.png.sealed")
         let check = try container.app("container", "check", "--json")
         #expect(check.status == 65, "\(check)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any])
         #expect(Set(report["misplacedEntries"] as? [String] ?? []) == ["attachments/ab/planted.pdf (a FIFO)", "attachments/cd (a symbolic link)",
                                                           "attachments/ef/folder.pdf (a directory)", "tmp/empty-dir (a directory)",
                                                           "tmp/import.fifo.tmp (a FIFO)"], "\(report)")
-        #expect(report["staleCacheEntries"] as? [String] == ["caches/thumbnails/11111111-2222-4333-8444-555555555555.png (a FIFO)"])
+        #expect(report["staleCacheEntries"] as? [String] == ["caches/thumbnails/11111111-2222-4333-8444-555555555555.png.sealed (a FIFO)"])
         let repair = try container.app("container", "check", "--repair")
         #expect(repair.status == 0, "\(repair)")
         let recovered = try FileManager.default.contentsOfDirectory(atPath: base + "/attachments/recovered").sorted()
@@ -149,8 +149,8 @@ import Testing
     @Test func aThumbnailOfNoAttachmentIsAStaleCacheEntry() throws {
         let container = try TestContainer()
         try container.addTrip()
-        let stale = container.path + "/caches/thumbnails/11111111-2222-4333-8444-555555555555.png"
-        try Data([0x89, 0x50, 0x4e, 0x47]).write(to: URL(fileURLWithPath: stale))
+        let stale = container.path + "/caches/thumbnails/11111111-2222-4333-8444-555555555555.png.sealed"
+        try Data("TBSEALED".utf8).write(to: URL(fileURLWithPath: stale))
         #expect(try container.appOK("container", "check") == "The container is consistent.", "younger than the grace period")
         let check = try container.app("container", "check", "--grace", "0")
         #expect(check.status == 65 && check.stdout.contains("the thumbnail of no attachment"), "\(check)")
@@ -175,16 +175,18 @@ import Testing
         let trip = try container.addTrip()
         let ticket = try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "ticket.pdf")
         let attachment = try #require((try container.shareOK(ticket, "--trip", trip)["attachment"] as? [String: Any])?["id"] as? String)
-        let thumbnail = container.path + "/caches/thumbnails/\(attachment).png"
+        let thumbnail = container.path + "/caches/thumbnails/\(attachment).png.sealed"
         try FileManager.default.removeItem(atPath: thumbnail)
         switch planted {
         case "fifo": try Self.plantFIFO(thumbnail)
         case "directory": try FileManager.default.createDirectory(atPath: thumbnail, withIntermediateDirectories: false)
         default: try FileManager.default.createSymbolicLink(atPath: thumbnail, withDestinationPath: "/etc/passwd")
         }
-        let result = try ProcessRunner.run("app", ["attachment", "thumbnail", attachment], environment: container.environment,
+        let out = container.root.path + "/thumbnail.png"
+        let result = try ProcessRunner.run("app", ["attachment", "thumbnail", attachment, out], environment: container.environment,
                                            timeout: Self.deadline)
-        #expect(result.status == 0 && result.trimmedStdout == thumbnail, "\(planted): \(result)")
+        #expect(result.status == 0 && result.stdout.isEmpty, "\(planted): \(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)).prefix(4) == Data([0x89, 0x50, 0x4e, 0x47]), "\(planted)")
         var info = stat()
         #expect(lstat(thumbnail, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "\(planted): not a regular file")
         #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))

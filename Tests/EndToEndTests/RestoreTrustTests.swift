@@ -8,7 +8,7 @@ import Testing
 @Suite struct RestoreTrustTests {
     /// A seeded container (BackupRestoreTests.seed) on device "a".
     static func seeded() throws -> (test: TestContainer, device: [String: String]) {
-        let test = try TestContainer()
+        let test = try TestContainer(device: "a")
         let device = try BackupRestoreTests.device(test, "a")
         _ = try BackupRestoreTests.seed(test, device: device)
         return (test, device)
@@ -46,12 +46,20 @@ import Testing
                 t.add(work + '/keychain/Keychain.sqlite', 'keychain/Keychain.sqlite')
             if os.path.exists(work + '/preferences/preferences.json'):
                 t.add(work + '/preferences/preferences.json', 'preferences/preferences.json')
+            import io, sealed_file
+            keys = sealed_file.class_keys(os.path.dirname(container) + '/device-a', os.path.dirname(container) + '/machine-id-a')
             for shard in sorted(os.listdir(container + '/attachments')):
                 for entry in sorted(os.listdir(container + '/attachments/' + shard)):
-                    t.add(container + '/attachments/' + shard + '/' + entry, 'attachments/' + shard + '/' + entry)
+                    # The plaintext, as a backup holds it (the container's file is sealed).
+                    data = sealed_file.open_sealed(open(container + '/attachments/' + shard + '/' + entry, 'rb').read(), *keys)
+                    info = tarfile.TarInfo('attachments/' + shard + '/' + entry)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
             t.close()
             """
-        let tar = try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, work, tarPath], environment: environment)
+        var pythonEnvironment = environment
+        pythonEnvironment["PYTHONPATH"] = LegacyFixture.toolsLibrary
+        let tar = try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, work, tarPath], environment: pythonEnvironment)
         #expect(tar.status == 0, "\(tar)")
         let sealed = try ProcessRunner.run("/usr/bin/python3", [BackupRestoreTests.agePTY, "/usr/bin/age", "-p", "-o", file, tarPath],
                                            environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": BackupRestoreTests.passphrase]))

@@ -12,12 +12,12 @@ import Testing
         let rows = try container.sqlite("SELECT relative_path || '|' || byte_count || '|' || content_hash FROM attachments").stdoutLines
         for row in rows {
             let parts = row.split(separator: "|").map(String.init)
-            let data = try container.bytes("container/" + parts[0])
+            let data = try container.unsealed("container/" + parts[0])
             #expect(data.count == Int(parts[1]) && blake2bHex(data) == parts[2], "\(context): row \(parts[0]) does not match its file")
         }
         let files = container.regularFiles(under: "attachments")
         for file in files {
-            #expect(tickets.contains(blake2bHex(try container.bytes("container/" + file))), "\(context): partial file \(file)")
+            #expect(tickets.contains(blake2bHex(try container.unsealed("container/" + file))), "\(context): partial file \(file)")
         }
         #expect(try container.integrity() == "ok", "\(context)")
         return (rows.count, files.count)
@@ -47,8 +47,9 @@ import Testing
         let (rows, files) = try Self.checkInvariants(container, tickets: [blake2bHex(pdf)], context: point)
         #expect(rows == (point == "import.committed" ? 1 : 0), "\(point)")
         #expect(files == (point == "import.published" || point == "import.committed" ? 1 : 0), "\(point)")
-        // What is left in tmp/: the staged copy until it is published, the rendered thumbnail after inspection.
-        let leftovers = ["import.staged": 1, "import.inspected": 2, "import.published": 1, "import.committed": 1][point]
+        // What is left in tmp/: the staged (sealed) copy until it is published; the thumbnail comes
+        // back on the worker's pipe and is sealed straight into the cache, never staged.
+        let leftovers = ["import.staged": 1, "import.inspected": 1, "import.published": 0, "import.committed": 0][point]
         #expect(container.regularFiles(under: "tmp").count == leftovers, "\(point): \(container.regularFiles(under: "tmp"))")
         try Self.repairAndExpectClean(container)
         // The user shares it again: attached once, whatever happened before.

@@ -241,19 +241,20 @@ import Testing
         let imported = try container.shareOK(try container.input(pdf, as: "t.pdf"), "--trip", trip)
         let attachment = try #require(imported["attachment"] as? [String: Any])
         let id = try #require(attachment["id"] as? String)
-        try FileManager.default.removeItem(atPath: try #require(imported["thumbnail"] as? String))
+        let cached = container.path + "/caches/thumbnails/\(id).png.sealed"
+        try FileManager.default.removeItem(atPath: cached)
         #expect(try container.sqlite("UPDATE attachments SET content_hash = '' WHERE id = '\(id)'").status == 0)
-        let thumbnail = try container.app("attachment", "thumbnail", id)
+        let thumbnail = try container.app("attachment", "thumbnail", id, container.root.path + "/out.png")
         #expect(thumbnail.status == 0, "\(thumbnail)")
         let recorded = try container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'", readOnly: true).trimmedStdout
         #expect(recorded == blake2bHex(pdf), "the hash is recorded: \(recorded)")
 
         // Not hashed yet and not the size its row says: refused as damaged, nothing recorded.
-        try FileManager.default.removeItem(atPath: thumbnail.trimmedStdout)
+        try FileManager.default.removeItem(atPath: cached)
         #expect(try container.sqlite("UPDATE attachments SET content_hash = '' WHERE id = '\(id)'").status == 0)
         let path = container.path + "/" + (try #require(attachment["relativePath"] as? String))
-        try pdf.dropLast().write(to: URL(fileURLWithPath: path))
-        let refused = try container.app("attachment", "thumbnail", id)
+        try pdf.dropLast().write(to: URL(fileURLWithPath: path))  // in the clear, as an earlier build wrote files
+        let refused = try container.app("attachment", "thumbnail", id, "-")
         #expect(refused.status == 65 && refused.stderr.contains("wrongSize"), "\(refused)")
         let after = try container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'", readOnly: true).trimmedStdout
         #expect(after.isEmpty, "nothing recorded for a file of another size: \(after)")
@@ -264,24 +265,27 @@ import Testing
         let trip = try container.addTrip()
         let imported = try container.shareOK(try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "t.pdf"), "--trip", trip)
         let id = try #require((imported["attachment"] as? [String: Any])?["id"] as? String)
-        let cached = try #require(imported["thumbnail"] as? String)
-        let original = try Data(contentsOf: URL(fileURLWithPath: cached))
-        try FileManager.default.removeItem(atPath: cached)
-        #expect(try container.appOK("attachment", "thumbnail", String(id.prefix(8))) == cached)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: cached)) == original, "the same page renders to the same PNG")
-        #expect(try container.appOK("attachment", "thumbnail", id) == cached)
+        let cached = "container/caches/thumbnails/\(id).png.sealed"
+        let original = try container.unsealed(cached)
+        try FileManager.default.removeItem(atPath: container.root.path + "/" + cached)
+        let out = container.root.path + "/out.png"
+        #expect(try container.app("attachment", "thumbnail", String(id.prefix(8)), out).status == 0)
+        #expect(try container.unsealed(cached) == original, "the same page renders to the same PNG")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == original, "written where asked")
+        #expect(try container.app("attachment", "thumbnail", id, container.root.path).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: container.root.path + "/t.pdf.png")) == original, "a directory: <name>.png in it")
 
         // Two stale 600 KB entries and a 1 MiB limit: importing another ticket evicts the oldest first.
         try container.appOK("prefs", "set", "cacheLimitMB", "1")
         for (index, age) in [(1, 7200.0), (2, 3600.0)] {
-            let path = container.path + "/caches/thumbnails/stale-\(index).png"
+            let path = container.path + "/caches/thumbnails/stale-\(index).png.sealed"
             try Data(count: 600_000).write(to: URL(fileURLWithPath: path))
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: path)
         }
         let second = try container.shareOK(try container.input(TicketPDF.make(lines: ["Second", "12 DEC 2026"]), as: "u.pdf"), "--trip", trip)
         let names = try FileManager.default.contentsOfDirectory(atPath: container.path + "/caches/thumbnails").sorted()
-        #expect(!names.contains("stale-1.png") && names.contains("stale-2.png"), "\(names)")
-        #expect(names.contains(((second["attachment"] as? [String: Any])?["id"] as? String ?? "?") + ".png"), "\(names)")
+        #expect(!names.contains("stale-1.png.sealed") && names.contains("stale-2.png.sealed"), "\(names)")
+        #expect(names.contains(((second["attachment"] as? [String: Any])?["id"] as? String ?? "?") + ".png.sealed"), "\(names)")
         #expect(try container.appOK("cache", "clear").isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/caches/thumbnails").isEmpty)
     }

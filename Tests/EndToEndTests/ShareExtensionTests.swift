@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 
@@ -75,14 +76,18 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
         #expect(attachment["syncState"] as? String == "pendingUpload")
         let relative = "attachments/\(id.prefix(2))/\(id).pdf"
         #expect(attachment["relativePath"] as? String == relative)
-        #expect(try container.bytes("container/" + relative) == pdf)
+        // Sealed: not one byte of the ticket on disk, and exactly the ticket once opened.
+        #expect(try container.bytes("container/" + relative).range(of: Data("%PDF".utf8)) == nil)
+        #expect(try container.unsealed("container/" + relative) == pdf)
+        #expect(attachment["protection"] as? String == "complete-unless-open")
         #expect(container.regularFiles(under: "tmp").isEmpty)
 
-        let thumbnail = try #require(result["thumbnail"] as? String)
-        #expect(thumbnail.hasSuffix("caches/thumbnails/\(id).png"))
-        let png = try Data(contentsOf: URL(fileURLWithPath: thumbnail))
+        #expect(result["thumbnailCached"] as? Bool == true)
+        let thumbnail = "caches/thumbnails/\(id).png.sealed"
+        let png = try container.unsealed("container/" + thumbnail)
         #expect(png.prefix(8) == Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
-        for path in [container.path + "/" + relative, thumbnail] {
+        #expect(try container.bytes("container/" + thumbnail).range(of: Data("PNG".utf8)) == nil)
+        for path in [container.path + "/" + relative, container.path + "/" + thumbnail] {
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(path)")
         }
@@ -252,7 +257,7 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
             let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
             #expect(result["outcome"] as? String == "attached", "\(name)")
             #expect(result["pageCount"] as? Int == pages, "\(name)")
-            #expect(result["thumbnail"] is String, "\(name): \(result)")
+            #expect(result["thumbnailCached"] as? Bool == true, "\(name): \(result)")
         }
         #expect(try container.appOK("container", "check") == "The container is consistent.")
     }

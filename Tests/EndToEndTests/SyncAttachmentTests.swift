@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 
 /// Attachments through sync: the PDF sealed with secretstream into 1 MiB chunks on the server,
 /// fetched by the other device into its container's attachments with its hash verified, and
@@ -44,7 +45,7 @@ import TripBoardSodium
         #expect(arrived["contentHash"] as? String == blake2bHex(pdf) && arrived["originalFilename"] as? String == Self.plantedFilename)
         let relative = try #require(arrived["relativePath"] as? String)
         #expect(relative == "attachments/\(id.prefix(2))/\(id).pdf")
-        #expect(try b.container.bytes("container/" + relative) == pdf)
+        #expect(try b.container.unsealed("container/" + relative) == pdf)
         #expect(b.container.regularFiles(under: "tmp").isEmpty)
         #expect(try b.sync()["blobsDownloaded"] as? Int == 0, "nothing fetched twice")
 
@@ -65,7 +66,7 @@ import TripBoardSodium
         #expect(try b.sync()["trashed"] as? Int == 1)
         #expect(try (b.json("attachment", "list") as? [Any])?.isEmpty == true)
         #expect(try b.container.sqlite("SELECT trashed_with, sync_state FROM attachments WHERE id = '\(id)'").trimmedStdout == "\(booking)|synchronized")
-        #expect(try b.container.bytes("container/" + relative) == pdf, "in the trash, the file stays until the purge")
+        #expect(try b.container.unsealed("container/" + relative) == pdf, "in the trash, the file stays until the purge")
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
     }
 
@@ -90,7 +91,7 @@ import TripBoardSodium
         _ = try server.psql(flip)
         #expect(try b.sync()["blobsDownloaded"] as? Int == 1)
         #expect(try b.container.sqlite("SELECT state FROM attachments WHERE id = '\(id)'").trimmedStdout == "present")
-        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+        #expect(try b.container.unsealed("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
     }
 
     /// `sync now` on B killed (SIGKILL, crash point `sync.blob-chunk-written`) after the first of
@@ -111,7 +112,7 @@ import TripBoardSodium
         let resumed = try b.sync()
         #expect(resumed["blobsDownloaded"] as? Int == 1 && resumed["attachmentsMissing"] as? Int == 0, "\(resumed)")
         #expect(try b.container.sqlite("SELECT state FROM attachments WHERE id = '\(id)'").trimmedStdout == "present")
-        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+        #expect(try b.container.unsealed("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
     }
 
@@ -147,7 +148,7 @@ import TripBoardSodium
             let listed = try #require(try device.json("attachment", "list") as? [[String: Any]])
             #expect(listed.count == 1 && listed.first?["id"] as? String == filed[0], "\(listed)")
             #expect(try device.container.sqlite("SELECT count(*) FROM bookings").trimmedStdout == "1")
-            #expect(try device.container.bytes("container/attachments/\(filed[0].prefix(2))/\(filed[0]).pdf") == pdf)
+            #expect(try device.container.unsealed("container/attachments/\(filed[0].prefix(2))/\(filed[0]).pdf") == pdf)
             #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
         }
         // B's own copy leaves with the next writer (the deletion queue): no file, no row.
@@ -175,7 +176,7 @@ import TripBoardSodium
         try b.sync()
         let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
         #expect(listed.first?["contentHash"] as? String == blake2bHex(pdf), "\(listed)")
-        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+        #expect(try b.container.unsealed("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
     }
 
     /// The same ticket filed on both devices, B's copy not hashed yet: B hashes it on the spot
@@ -233,7 +234,7 @@ import TripBoardSodium
             #expect(trash.map { $0["id"] as? String } == (filedLoser || !(bSettlesFirst && loserFiledOnB) ? [loser] : []), "\(trash)")
             let files = try #require(try device.json("attachment", "list") as? [[String: Any]])
             #expect(files.map { $0["id"] as? String } == [keptAttachment], "\(files)")
-            #expect(try device.container.bytes("container/attachments/\(keptAttachment.prefix(2))/\(keptAttachment).pdf") == pdf)
+            #expect(try device.container.unsealed("container/attachments/\(keptAttachment.prefix(2))/\(keptAttachment).pdf") == pdf)
             #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
         }
         if !(bSettlesFirst && loserFiledOnB) { #expect(try a.content() == b.content()) }

@@ -93,7 +93,7 @@ import Testing
         let joined = try c.sync()
         #expect(joined["blobsDownloaded"] as? Int == 2 && joined["attachmentsMissing"] as? Int == 0, "\(joined)")
         let path = try c.container.sqlite("SELECT relative_path FROM attachments WHERE id = '\(deleted.attachment)'").trimmedStdout
-        #expect(try c.container.bytes("container/" + path) == deleted.pdf)
+        #expect(try c.container.unsealed("container/" + path) == deleted.pdf)
     }
 
     /// A batch saved on its device (killed at `sync.batch-saved`, after the file went up) and
@@ -117,7 +117,7 @@ import Testing
         #expect(resumed["blobsUploaded"] as? Int == 1, "the missing file went up again: \(resumed)")
         #expect(try server.psql("SELECT count(*), bool_and(complete) FROM tripboard.blobs") == "1|t")
         #expect(try b.sync()["blobsDownloaded"] as? Int == 1)
-        #expect(try b.container.bytes("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
+        #expect(try b.container.unsealed("container/attachments/\(id.prefix(2))/\(id).pdf") == pdf)
     }
 
     /// Records pushed by a client that did not say which blob they name (as before schema 3):

@@ -545,7 +545,7 @@ import TripBoardSystem
         // As an earlier build left it: the tombstone without a sealed deletion, and B's store at
         // schema 11 (no incarnations, no ledger, no unsealed_before yet).
         _ = try server.psql("UPDATE tripboard.records SET fields = '{}' WHERE id = '\(trip)'")
-        #expect(try b.container.sqlite(BookingZoneTests.stepSixteenUndone + BookingZoneTests.stepFifteenUndone + """
+        #expect(try b.container.sqlite(BookingZoneTests.stepSeventeenUndone + BookingZoneTests.stepSixteenUndone + BookingZoneTests.stepFifteenUndone + """
             DROP TABLE sync_send_whole; DROP TABLE sync_deletions_seen; DROP TABLE sync_incarnations; DROP TABLE sync_dead;
             ALTER TABLE sync_account DROP COLUMN unsealed_before;
             PRAGMA user_version = 11

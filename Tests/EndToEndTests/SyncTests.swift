@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
 

@@ -31,9 +31,9 @@ import TripBoardStorage
         _ = try container.tripWithAttachments(1)
         _ = try container.tripWithAttachments(1, name: "Porto")
         let lines = try container.appOK("attachment", "list").split(separator: "\n").map(String.init)
-        #expect(lines[0].hasSuffix("STATE    BOOKING  TRIP"), "\(lines)")
+        #expect(lines[0].hasSuffix("STATE    PROTECTION            BOOKING  TRIP"), "\(lines)")
         #expect(Set(lines.dropFirst().map { String($0.split(separator: " ").last ?? "") }) == ["Lisbon", "Porto"], "\(lines)")
-        #expect(lines.dropFirst().allSatisfy { $0.contains("present  TP 1351") }, "\(lines)")
+        #expect(lines.dropFirst().allSatisfy { $0.contains("present  complete-unless-open  TP 1351") }, "\(lines)")
     }
 
     @Test func prefsUnsetGoesBackToTheDefault() throws {

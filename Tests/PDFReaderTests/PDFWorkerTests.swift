@@ -41,6 +41,29 @@ struct PDFWorkerTests {
         #expect(!error.description.contains("\n"))
     }
 
+    /// What the share extension does: the PDF in a memory file, sealed against changes, handed
+    /// to the worker as its standard input; the thumbnail comes back on the pipe. The verdicts
+    /// are the same as from a path.
+    @Test func readsAMemoryFileOnItsStandardInputAndReturnsTheThumbnailOnThePipe() throws {
+        let fixtures = try Fixtures()
+        let bytes = try FileDescriptor.openForReading(path: try fixtures.path(.ticket)).readToEnd()
+        let memory = try FileDescriptor.memoryFile(name: "test")
+        try memory.write(all: bytes)
+        try memory.sealContents()
+        #expect(throws: FileSystemError.self, "sealed: no one writes to it any more") { try memory.write(all: [0]) }
+        let inspection = try Self.worker().inspect(memoryFile: memory, displayName: "ticket.pdf", thumbnail: true)
+        #expect(inspection.pageCount == 1 && inspection.text == TicketText.lines.joined(separator: "\n"))
+        let png = try #require(inspection.thumbnail?.pngBytes)
+        #expect(png.starts(with: [0x89, 0x50, 0x4e, 0x47]) && inspection.thumbnail?.path == "-")
+
+        let junk = try FileDescriptor.memoryFile(name: "junk")
+        try junk.write(all: Array("not a PDF at all".utf8))
+        let error = try #require(throws: PDFImportError.self) {
+            try Self.worker().inspect(memoryFile: junk, displayName: "junk.pdf", thumbnail: true)
+        }
+        #expect(error == .notPDF(file: "junk.pdf"))
+    }
+
     @Test func saysAnEncryptedPDFIsPasswordProtected() throws {
         let fixtures = try Fixtures()
         let path = try fixtures.path(.userPassword)

@@ -118,7 +118,18 @@ struct WorkerCommandTests {
 
         let withThumbnail = PDFInspection(pageCount: 1, text: "", thumbnail: PDFThumbnail(path: "t.png", width: 141, height: 200))
         #expect(String(decoding: try JSON.encode(withThumbnail, pretty: false), as: UTF8.self)
-            == #"{"pageCount":1,"text":"","thumbnail":{"height":200,"path":"t.png","width":141},"thumbnailError":null,"thumbnailErrorKind":null}"#)
+            == #"{"pageCount":1,"text":"","thumbnail":{"height":200,"path":"t.png","png":null,"width":141},"thumbnailError":null,"thumbnailErrorKind":null}"#)
+        // On the pipe (`--thumbnail -`): the PNG in base64, read back byte for byte.
+        let png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff]
+        let onThePipe = PDFInspection(pageCount: 1, text: "", thumbnail: PDFThumbnail(path: "-", width: 141, height: 200, png: png))
+        #expect(String(decoding: try JSON.encode(onThePipe, pretty: false), as: UTF8.self)
+            == #"{"pageCount":1,"text":"","thumbnail":{"height":200,"path":"-","png":"iVBORw0KGgoA/w==","width":141},"thumbnailError":null,"thumbnailErrorKind":null}"#)
+        #expect(try JSON.decode(PDFInspection.self, from: JSON.encode(onThePipe)).thumbnail?.pngBytes == png)
+        for length in 0...9 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(WorkerBase64.decode(WorkerBase64.encode(bytes)) == bytes, "\(length)")
+        }
+        #expect(WorkerBase64.decode("a=bc") == nil && WorkerBase64.decode("abc") == nil && WorkerBase64.decode("ab!=") == nil)
         #expect(try JSON.decode(PDFInspection.self, from: Array(#"{"pageCount":1,"text":"","thumbnail":null,"thumbnailError":"x"}"#.utf8)).thumbnailErrorKind == nil,
                 "an older worker's document, without the kind, still reads")
 

@@ -2,6 +2,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// What ``AgeReader`` says about a file that was cut, extended or altered after it was written,

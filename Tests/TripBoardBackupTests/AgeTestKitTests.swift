@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// The age test kit (C2SP CCTV, `Fixtures/age-testkit/`, provenance in `Fixtures/README.md`),

@@ -2,6 +2,7 @@
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// ``AgeWriter`` and ``AgeReader`` on their own: the format they write, round trips at every

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 
 /// Not a timed unit test: a measurement run by hand, skipped unless `TRIPBOARD_AGE_THROUGHPUT` names

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardTestSupport
 

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardTestSupport
 
@@ -11,7 +12,7 @@ struct DeviceLockStateTests {
     static func lock(_ temporary: TemporaryDirectory) throws -> DeviceLock {
         try temporary.write("machine-two\n", to: "machine-id")
         let device = try DeviceKey.loadOrCreate(at: DeviceLocation(directory: temporary.child("device"), machineIDFile: temporary.child("machine-id")))
-        return try DeviceLock(device: device, anchor: .session)
+        return try DeviceLock(device: device, anchor: .session, passcodeDerivation: { try Argon2id.deriveKey(passphrase: $0, parameters: $1) })
     }
 
     static func drop(_ lock: DeviceLock) throws {

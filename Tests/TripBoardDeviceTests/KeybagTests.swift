@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import TripBoardSodium
+@testable import TripBoardKeys
 import TripBoardSystem
 import TripBoardTestSupport
 

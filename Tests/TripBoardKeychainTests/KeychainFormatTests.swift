@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardTestSupport
 
 /// The worked example of docs/security.md ("Test vector"), computed by TripBoard's own code: if

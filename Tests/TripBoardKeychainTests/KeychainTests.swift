@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardTestSupport
 
 /// The keychain in-process: sealing, identity binding, device scope, recovery.

@@ -1,5 +1,6 @@
 import Testing
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardTestSupport
 
 /// The Sodium primitives the age format needs (HMAC-SHA-256, HKDF-SHA-256, scrypt,

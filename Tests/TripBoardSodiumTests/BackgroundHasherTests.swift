@@ -1,5 +1,6 @@
 import Testing
 import TripBoardSodium
+import TripBoardKeys
 
 /// The hashing thread gives exactly the digest of the bytes, whatever the chunking and the queue.
 @Suite struct BackgroundHasherTests {

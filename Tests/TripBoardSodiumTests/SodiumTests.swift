@@ -1,6 +1,7 @@
 @testable import TripBoardKeychain
 import Testing
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardTestSupport
 

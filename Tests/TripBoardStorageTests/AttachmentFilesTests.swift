@@ -2,8 +2,10 @@ import Foundation
 import Testing
 @testable import TripBoardStorage
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 import TripBoardTestSupport
+import TripBoardDevice
 
 /// The file side of attachments: staged with a hash, published durably, checked, removed.
 struct AttachmentFilesTests {
@@ -30,24 +32,29 @@ struct AttachmentFilesTests {
 
     @Test func stagingStreamsHashesAndKeepsTheHead() throws {
         let fixture = try Fixture()
-        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1 << 20)
+        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), sourceName: "source.pdf", maximumBytes: 1 << 20, protection: .completeUnlessOpen)
         #expect(staged.byteCount == Int64(Self.pdf.count))
         #expect(staged.contentHash == Sodium.hexString(blake2b(Self.pdf)))
         #expect(staged.head == Array(Self.pdf.prefix(1024)))
-        #expect(try fixture.fixture.temporary.bytes("container/tmp/" + staged.stagingName) == Self.pdf)
+        // Sealed on the way: no byte of the ticket in the staged file, which opens to exactly it.
+        let sealed = try fixture.fixture.temporary.bytes("container/tmp/" + staged.stagingName)
+        #expect(SealedFile.isSealed(sealed))
+        #expect(Data(sealed).range(of: Data("%PDF".utf8)) == nil)
+        #expect(Int64(sealed.count) == SealedFile.sealedLength(plaintextLength: Int64(Self.pdf.count), protection: .completeUnlessOpen))
+        #expect(staged.protection == .completeUnlessOpen)
     }
 
     @Test func tooLargeLeavesNothingStaged() throws {
         let fixture = try Fixture()
         #expect(throws: AttachmentError.self) {
-            try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1000)
+            try fixture.files.stage(from: try fixture.source(Self.pdf), sourceName: "source.pdf", maximumBytes: 1000, protection: .completeUnlessOpen)
         }
         #expect(try fixture.stagingEntries().isEmpty)
     }
 
     @Test func publishedFilesAreShardedPrivateAndVerifiable() throws {
         let fixture = try Fixture()
-        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), maximumBytes: 1 << 20)
+        let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), sourceName: "source.pdf", maximumBytes: 1 << 20, protection: .completeUnlessOpen)
         let id = Identifier.make()
         let path = try fixture.files.publish(staged, id: id, fileExtension: "pdf")
         #expect(path == "attachments/\(id.prefix(2))/\(id).pdf")
@@ -58,6 +65,8 @@ struct AttachmentFilesTests {
         #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount + 1, contentHash: .verified(staged.contentHash)) == .wrongSize)
         #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: .verified(String(repeating: "0", count: 64))) == .wrongHash)
         #expect(try fixture.files.allFiles().map(\.relativePath) == [path])
+        #expect(try fixture.files.open(relativePath: path).readToEnd(limit: 1 << 20) == Self.pdf)
+        #expect(try fixture.files.sealedClass(relativePath: path) == .completeUnlessOpen)
         try fixture.files.remove(relativePath: path)
         #expect(try fixture.files.check(relativePath: path, byteCount: staged.byteCount, contentHash: .verified(staged.contentHash)) == .missing)
     }

@@ -66,5 +66,11 @@ package final class TestClock: Sendable {
     /// The `updatedAt` text the store writes for the current time.
     package var stamp: String { now().utcStamp }
 
-    package var options: ContainerOptions { ContainerOptions(lockTimeout: 5, clock: { [self] in now() }) }
+    /// With sealed files' keys in memory (`MemoryFileKeys`): no device directory, no keyring.
+    package var options: ContainerOptions {
+        ContainerOptions(lockTimeout: 5, clock: { [self] in now() }, fileKeys: TestClock.fileKeys)
+    }
+
+    /// One set of keys for the test process: every fixture's files open with it.
+    package static let fileKeys: MemoryFileKeys = try! MemoryFileKeys()
 }

@@ -1,5 +1,6 @@
 package import Testing
-package import TripBoardSodium
+import TripBoardSodium
+package import TripBoardKeys
 
 /// Bytes from hex written in a test (a published vector); a malformed literal is a bug in the test.
 package func hex(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {

@@ -2,7 +2,7 @@
 # Sourced, not run.
 
 # Debian packages the build, the tests and the benchmarks need.
-TRIPBOARD_PACKAGES=(python3 pkg-config libsqlite3-dev libsodium-dev libpoppler-cpp-dev libpng-dev libcairo2-dev sqlite3 util-linux bsdutils time strace qpdf poppler-utils tar age libarchive-tools postgresql-15 libpq-dev zsh fish man-db groff-base binutils keyutils gdb)
+TRIPBOARD_PACKAGES=(python3 python3-nacl pkg-config libsqlite3-dev libsodium-dev libpoppler-cpp-dev libpng-dev libcairo2-dev sqlite3 util-linux bsdutils time strace qpdf poppler-utils tar age libarchive-tools postgresql-15 libpq-dev zsh fish man-db groff-base binutils keyutils gdb)
 
 # Installs the packages in "$@" that are not installed yet: `apt-get update` once, then one
 # `apt-get install -y`. Does nothing (and needs no root) when everything is there.

@@ -107,6 +107,8 @@ package enum Schema {
         // 14 → 15: a booking's seat (docs/storage.md, The tables)
         bookingSeat,
         bookingEndZone,
+        // 16 → 17: the protection class an attachment's file is sealed under (docs/security.md)
+        attachmentProtection,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -1,6 +1,7 @@
-import TripBoardSodium
+import TripBoardKeys
 public import TripBoardSystem
 import TripBoardModel
+public import TripBoardDevice
 
 /// A file copied into the container's staging directory, hashed on the way, not yet published.
 public struct StagedFile: Sendable, Equatable {
@@ -9,16 +10,18 @@ public struct StagedFile: Sendable, Equatable {
     public let byteCount: Int64
     /// BLAKE2b-256 of the bytes, lowercase hex.
     public let contentHash: String
-    /// The first bytes (up to 1024), for format checks such as `%PDF-`.
+    /// The first bytes (up to 1024), for format checks such as `%PDF-` (in memory only: the
+    /// staged file is sealed).
     public let head: [UInt8]
+    /// The class the staged file is sealed under.
+    public let protection: ProtectionClass
 
-    /// A file staged by other means than `stage` (sync downloads a blob into `tmp/` chunk by
-    /// chunk, verifying as it goes).
-    package init(stagingName: String, byteCount: Int64, contentHash: String, head: [UInt8]) {
+    package init(stagingName: String, byteCount: Int64, contentHash: String, head: [UInt8], protection: ProtectionClass) {
         self.stagingName = stagingName
         self.byteCount = byteCount
         self.contentHash = contentHash
         self.head = head
+        self.protection = protection
     }
 }
 
@@ -27,83 +30,74 @@ public enum AttachmentFileState: String, Sendable, Codable {
     case ok, missing, wrongSize, wrongHash, notAFile
 }
 
-/// The file side of attachments: `attachments/<xx>/<id>.<ext>`, written durably before the row
-/// that references it is committed (docs/storage.md §4.3 and §4.4), and never followed through a symlink.
+/// The file side of attachments: `attachments/<xx>/<id>.<ext>`, sealed under the attachment's
+/// protection class (`SealedFile`: no ticket byte in the clear), written durably before the row
+/// that references it is committed (docs/storage.md §4.3 and §4.4), and never followed through a
+/// symlink. Files written before attachments were sealed are read as they are until
+/// `app container protect` seals them.
 public struct AttachmentFiles {
     package let staging: Directory
     let attachments: Directory
+    /// Where the keys of sealed files come from (the container's `ContainerOptions.fileKeys`).
+    public let keys: any FileKeys
     /// `attachments/recovered/`: files the container migration found with no row naming them.
     public static let recoveredDirectory = "recovered"
 
     public init(container: Container) throws {
         staging = try container.stagingDirectory()
         attachments = try container.directory(ContainerLayout.attachmentsDirectory)
+        keys = container.options.fileKeys
     }
 
     /// The copy's buffer: large enough that system calls cost little, small enough that memory
     /// stays flat whatever the file's size.
     package static let chunkBytes = 256 << 10
-    /// How much is written before writeback of it is started (see `FileDescriptor.startWriteBack`).
-    static let writeBackBytes: Int64 = 8 << 20
 
-    /// Copies `source` into `tmp/`, streaming in 256 KiB chunks (never the whole file in memory),
-    /// hashing as it goes, and refusing more than `maximumBytes`. The copy is fsynced before this
+    /// Seals the bytes of `source` into `tmp/` under `protection`, streaming in 256 KiB chunks
+    /// (never the whole file in memory), hashing the plaintext on a second thread, and refusing
+    /// more than `maximumBytes`. `plaintextCopy`, when given, receives every byte too (the share
+    /// extension's in-memory copy for the PDF worker). The staged file is fsynced before this
     /// returns, unless `synchronize` is false: then the caller must call `synchronize(_:)` before
     /// publishing (to overlap the fsync with other work). On any failure nothing is left in `tmp/`.
-    public func stage(from source: FileDescriptor, maximumBytes: Int64, synchronize: Bool = true) throws -> StagedFile {
-        try Self.stage(from: source, into: staging, maximumBytes: maximumBytes, synchronize: synchronize)
-    }
-
-    /// `stage(from:maximumBytes:synchronize:)` into any directory of the container (the
-    /// migration stages its copies in `migration/staged/`).
-    static func stage(from source: FileDescriptor, into staging: Directory, maximumBytes: Int64,
-                      synchronize: Bool) throws -> StagedFile {
-        let name = Directory.uniqueTemporaryName(for: "import")
-        var staged = false
-        defer { if !staged { discard(stagedName: name, in: staging) } }
-        let file = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
+    public func stage(from source: any ByteSource, sourceName: String, maximumBytes: Int64, protection: ProtectionClass,
+                      plaintextCopy: FileDescriptor? = nil, synchronize: Bool = true) throws -> StagedFile {
+        let stage = try SealingStage(in: staging, protection: protection, keys: keys)
+        defer { stage.discard() }
         // The hasher lends the buffers the bytes are read into and hashes them where they are:
         // no copy, no allocation or zeroing per chunk (five 256 KiB buffers for the whole file).
         let hasher = BackgroundHasher(bufferBytes: Self.chunkBytes)
         defer { hasher.finish() }
         var total: Int64 = 0
-        var head: [UInt8] = []
-        var writtenBack: Int64 = 0
         while true {
             let buffer = hasher.nextBuffer()
             let count = try source.read(into: buffer)
             if count == 0 { break }
             total += Int64(count)
-            guard total <= maximumBytes else {
-                throw AttachmentError.tooLarge(path: source.path, limit: maximumBytes)
-            }
+            guard total <= maximumBytes else { throw AttachmentError.tooLarge(path: sourceName, limit: maximumBytes) }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
             hasher.submitFilled(count)
-            try file.write(all: chunk)
-            if total - writtenBack >= Self.writeBackBytes {
-                file.startWriteBack(offset: writtenBack, count: total - writtenBack)
-                writtenBack = total
-            }
+            try plaintextCopy?.write(all: chunk)
+            try stage.write(chunk)
         }
-        if synchronize {
-            try file.synchronize()
-        } else if total > writtenBack {
-            // The caller makes it durable later (its own fsync, or one syncfs for many files):
-            // start the disk on the rest now, so that the wait then is short.
-            file.startWriteBack(offset: writtenBack, count: total - writtenBack)
+        return try stage.finish(contentHash: Sodium.hexString(hasher.finish()), synchronize: synchronize)
+    }
+
+    /// A sealing stage in `tmp/` for bytes that come in pieces (a sync download), hashed by the
+    /// caller: under `protection`, or, while that class is closed (the device locked), under
+    /// `complete-unless-open`, which needs nothing unlocked — the file is then sealed as its row
+    /// says at the next unlock (`AttachmentProtection.reconcile`).
+    public func sealingStageWhileLocked(protection: ProtectionClass, prefix: String) throws -> SealingStage {
+        do {
+            return try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
+        } catch let error as DeviceError where error.isLockRefusal && protection != .completeUnlessOpen {
+            return try SealingStage(in: staging, protection: .completeUnlessOpen, keys: keys, prefix: prefix)
         }
-        staged = true
-        return StagedFile(stagingName: name, byteCount: total, contentHash: Sodium.hexString(hasher.finish()), head: head)
     }
 
     /// Makes a staged file durable (`fsync`); see `stage(from:maximumBytes:synchronize:)`.
     public func synchronize(_ file: StagedFile) throws(FileSystemError) {
         try staging.openFile(file.stagingName, .writeOnly).synchronize()
     }
-
-    /// The staged file's path, for a reader such as the PDF worker.
-    public func stagedPath(_ file: StagedFile) -> String { staging.childPath(file.stagingName) }
 
     /// Moves a staged file to `attachments/<first two hex digits of id>/<id>.<ext>` (same
     /// filesystem: `rename` is atomic) and fsyncs both directories, so the file is durable before
@@ -116,6 +110,14 @@ public struct AttachmentFiles {
         try directory.synchronize()
         try attachments.synchronize()
         return ContainerLayout.attachmentsDirectory + "/" + shard + "/" + name
+    }
+
+    /// Puts a staged file in the place of the published file at `relativePath` (one rename:
+    /// the path holds the old file or the new one, never neither), then fsyncs the directory.
+    public func replace(relativePath: String, with file: StagedFile) throws {
+        let (directory, name) = try parent(of: relativePath)
+        try staging.rename(file.stagingName, to: directory, as: name)
+        try directory.synchronize()
     }
 
     /// Removes a staged file that will not be published.
@@ -136,7 +138,7 @@ public struct AttachmentFiles {
         try directory.synchronize()
     }
 
-    /// The path of an attachment's file, for a reader in another process (the PDF worker).
+    /// The path of an attachment's file, for messages.
     public func path(of relativePath: String) throws -> String {
         let (directory, name) = try parent(of: relativePath)
         return directory.childPath(name)
@@ -144,23 +146,91 @@ public struct AttachmentFiles {
 
     /// Compares the file at `relativePath` with its recorded size and hash (a pending hash — a row
     /// not hashed yet, or a missing one — matches no file: `.wrongHash` when the size is right).
+    /// A sealed file's size is checked without a key; its hash needs its class open
+    /// (`DeviceError.locked` and its kin otherwise), and a file that does not authenticate is
+    /// `.wrongHash`.
     public func check(relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> AttachmentFileState {
+        switch try readThrough(relativePath: relativePath, byteCount: byteCount, into: nil) {
+        case .state(let state): state
+        case .hashed(let hash): hash == contentHash.hex ? .ok : .wrongHash
+        }
+    }
+
+    /// What reading a file through gave: a state other than `.ok` found on the way, or the
+    /// BLAKE2b-256 (hex) of its plaintext, which had the size asked for.
+    private enum ReadThrough {
+        case state(AttachmentFileState)
+        case hashed(String)
+    }
+
+    /// Reads the plaintext of the file at `relativePath` (a sealed file's size checked first,
+    /// without a key), hashing it and copying it into `output` when given.
+    private func readThrough(relativePath: String, byteCount: Int64, into output: FileDescriptor?) throws -> ReadThrough {
         let directory: Directory
         let name: String
         do {
             (directory, name) = try parent(of: relativePath)
         } catch let error as FileSystemError where error.code == .notFound {
-            return .missing
+            return .state(.missing)
         }
-        guard let status = try directory.status(of: name) else { return .missing }
-        guard status.kind == .regular else { return .notAFile }
-        guard status.size == byteCount else { return .wrongSize }
-        return try Self.contentHash(of: directory.openFileForReading(name)).hash == contentHash.hex ? .ok : .wrongHash
+        guard let status = try directory.status(of: name) else { return .state(.missing) }
+        guard status.kind == .regular else { return .state(.notAFile) }
+        let hasher = Blake2bHasher()
+        var total: Int64 = 0
+        do {
+            let reader = try AttachmentReader(name, in: directory, keys: keys)
+            guard reader.plaintextLength == byteCount else { return .state(.wrongSize) }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+            defer {
+                Sodium.wipe(buffer)
+                buffer.deallocate()
+            }
+            while true {
+                let count = try reader.read(into: buffer)
+                if count == 0 { break }
+                total += Int64(count)
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                hasher.update(chunk.bindMemory(to: UInt8.self))
+                try output?.write(all: chunk)
+            }
+        } catch DeviceError.damagedSealedFile {
+            return .state(.wrongHash)
+        }
+        guard total == byteCount else { return .state(.wrongSize) }
+        return .hashed(Sodium.hexString(hasher.finalize()))
+    }
+
+    /// The file at `relativePath` opened for its plaintext (see `AttachmentReader`).
+    public func open(relativePath: String) throws -> AttachmentReader {
+        let (directory, name) = try parent(of: relativePath)
+        return try AttachmentReader(name, in: directory, keys: keys)
+    }
+
+    /// `attachments/recovered/<name>` opened for its plaintext (see `AttachmentReader`).
+    public func openRecovered(_ name: String) throws -> AttachmentReader {
+        try AttachmentReader(name, in: try recoveredDirectory(), keys: keys)
+    }
+
+    /// The plaintext length of the file at `relativePath`, from its size and header alone (no
+    /// key needed); nil when its size is not one a sealed file of its class can have.
+    public func plaintextLength(relativePath: String) throws -> Int64? {
+        let (directory, name) = try parent(of: relativePath)
+        let file = try directory.openFileForReading(name)
+        let size = try file.status().size
+        guard let protection = try AttachmentReader.sealedClass(of: file) else { return size }
+        return SealedFile.plaintextLength(sealedLength: size, protection: protection)
+    }
+
+    /// The class the file at `relativePath` is sealed under, read from its header alone (no key
+    /// needed); nil for a file in the clear.
+    public func sealedClass(relativePath: String) throws -> ProtectionClass? {
+        let (directory, name) = try parent(of: relativePath)
+        return try AttachmentReader.sealedClass(of: directory.openFileForReading(name))
     }
 
     /// The size and BLAKE2b-256 (lowercase hex) of what `file` holds from its current offset,
     /// read in 1 MiB chunks (memory stays flat whatever the size); `progress` is told each chunk's size.
-    public static func contentHash(of file: FileDescriptor, progress: (Int) -> Void = { _ in }) throws -> (byteCount: Int64, hash: String) {
+    public static func contentHash(of file: any ByteSource, progress: (Int) -> Void = { _ in }) throws -> (byteCount: Int64, hash: String) {
         let hasher = Blake2bHasher()
         var total: Int64 = 0
         // One uninitialised buffer for the whole file: no allocation or zeroing per chunk.
@@ -183,7 +253,7 @@ public struct AttachmentFiles {
     public func export(relativePath: String, byteCount: Int64, contentHash: ContentHash,
                        to destination: Directory, as name: String) throws {
         let (directory, sourceName) = try parent(of: relativePath)
-        let source = try directory.openFileForReading(sourceName)
+        let source = try AttachmentReader(sourceName, in: directory, keys: keys)
         let temporaryName = Directory.uniqueTemporaryName(for: name)
         let output = try destination.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
         var exported = false
@@ -191,12 +261,22 @@ public struct AttachmentFiles {
         let hasher = BackgroundHasher()
         defer { hasher.finish() }
         var total: Int64 = 0
-        while total <= byteCount {  // one byte past the record is enough to know
-            let chunk = try source.read(upTo: Self.chunkBytes)
-            if chunk.isEmpty { break }
-            total += Int64(chunk.count)
-            hasher.submit(chunk)
-            try output.write(all: chunk)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+        defer {
+            Sodium.wipe(buffer)
+            buffer.deallocate()
+        }
+        do {
+            while total <= byteCount {  // one byte past the record is enough to know
+                let count = try source.read(into: buffer)
+                if count == 0 { break }
+                total += Int64(count)
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                hasher.submit(Array(chunk))
+                try output.write(all: chunk)
+            }
+        } catch DeviceError.damagedSealedFile {
+            throw Self.damaged(directory.childPath(sourceName))
         }
         // A row not hashed yet (`Attachment.hashIsUnverified`) has only its size to be held to.
         guard total == byteCount, contentHash.admits(Sodium.hexString(hasher.finish())) else {
@@ -208,16 +288,27 @@ public struct AttachmentFiles {
         exported = true
     }
 
+    /// Writes the plaintext of the file at `relativePath` into `output` (an in-memory file, for
+    /// the PDF worker) and compares it with the row's size and hash as `check` does: `.ok` only
+    /// when every byte matched (a pending hash admits any bytes of the right size).
+    public func copyPlaintext(relativePath: String, byteCount: Int64, contentHash: ContentHash, into output: FileDescriptor) throws -> AttachmentFileState {
+        switch try readThrough(relativePath: relativePath, byteCount: byteCount, into: output) {
+        case .state(let state): state
+        case .hashed(let hash): contentHash.admits(hash) ? .ok : .wrongHash
+        }
+    }
+
     /// An attachment's bytes, verified against its size and hash before any is handed out (for
     /// `attachment export ID -`, which cannot take back what it wrote to standard output).
     public func contents(relativePath: String, byteCount: Int64, contentHash: ContentHash) throws -> [UInt8] {
         let (directory, sourceName) = try parent(of: relativePath)
         let bytes: [UInt8]
         do {
-            bytes = try directory.openFileForReading(sourceName).readToEnd(limit: Int(byteCount))
-        } catch {
-            if error.code == .tooLarge { throw Self.damaged(directory.childPath(sourceName)) }
-            throw error
+            bytes = try AttachmentReader(sourceName, in: directory, keys: keys).readToEnd(limit: Int(byteCount))
+        } catch let error as FileSystemError where error.code == .tooLarge {
+            throw Self.damaged(directory.childPath(sourceName))
+        } catch DeviceError.damagedSealedFile {
+            throw Self.damaged(directory.childPath(sourceName))
         }
         guard Int64(bytes.count) == byteCount, contentHash.isPending || contentHash.admits(Sodium.hexString(blake2b(bytes))) else {
             throw Self.damaged(directory.childPath(sourceName))
@@ -277,12 +368,6 @@ public struct AttachmentFiles {
         if isDirectory { try staging.removeDirectory(name) } else { try staging.removeFile(name) }
     }
 
-    /// Opens the file of an attachment for reading (never through a link; never anything but a
-    /// regular file).
-    public func openForReading(relativePath: String) throws -> FileDescriptor {
-        let (directory, name) = try parent(of: relativePath)
-        return try directory.openFileForReading(name)
-    }
 
     private func parent(of relativePath: String) throws -> (Directory, String) {
         let components = relativePath.split(separator: "/").map(String.init)

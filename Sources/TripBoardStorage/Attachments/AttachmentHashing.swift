@@ -1,9 +1,10 @@
 package import TripBoardSystem
 import TripBoardModel
+import TripBoardDevice
 
-/// Content hashes filled in after the container is usable. The container migration moves every
-/// file without reading a byte (same filesystem: a rename keeps the inode; across filesystems: a
-/// copy, fsynced and size-checked), so its attachment rows start unverified
+/// Content hashes filled in after the container is usable. The container migration seals every
+/// file on its way in (a copy, fsynced and size-checked) without hashing it, so its attachment
+/// rows start unverified
 /// (`Attachment.hashIsUnverified`). Before it publishes, it leaves `migration/hashing.json`
 /// (`markPending`); once the container is published, this pass hashes those files under the
 /// shared lock — while the app, the widget and the extensions use the container — records the
@@ -61,10 +62,16 @@ public enum AttachmentHashing {
             guard let last = batch.last else { break }
             after = last.rowID
             var hashes = [String?](repeating: nil, count: batch.count)
-            try hashes.withUnsafeMutableBufferPointer { hashes in
-                try ParallelLoop.run(count: batch.count, threads: 2) { _, index in
-                    hashes[index] = try hash(batch[index].attachment, files: files)
+            do {
+                try hashes.withUnsafeMutableBufferPointer { hashes in
+                    try ParallelLoop.run(count: batch.count, threads: 2) { _, index in
+                        hashes[index] = try hash(batch[index].attachment, files: files)
+                    }
                 }
+            } catch let error as DeviceError where error.isLockRefusal {
+                // Sealed files whose class is closed: the pass stays due (its marker stays) and the
+                // next write or check after an unlock finishes it; what is recorded stays recorded.
+                return nil
             }
             var recorded: [(id: String, byteCount: Int64, contentHash: String)] = []
             for (row, hash) in zip(batch, hashes) {
@@ -89,18 +96,26 @@ public enum AttachmentHashing {
 
     /// BLAKE2b-256 of the file of `attachment`, read in full; `nil` when it has no file or the
     /// file is not the size its row records (then nothing can be recorded for it).
+    /// A sealed file is read with its class key: a closed class throws (`DeviceError.locked`
+    /// and its kin), and the pass stays due.
     static func hash(_ attachment: Attachment, files: AttachmentFiles) throws -> String? {
-        let file: FileDescriptor
+        let file: AttachmentReader
         do {
-            file = try files.openForReading(relativePath: attachment.relativePath)
+            file = try files.open(relativePath: attachment.relativePath)
         } catch let error as FileSystemError where [.notFound, .notRegularFile, .symbolicLink, .notADirectory, .isADirectory].contains(error.code) {
             return nil
         } catch is AttachmentError {
             return nil
+        } catch DeviceError.damagedSealedFile {
+            return nil
         }
-        guard try file.status().size == attachment.byteCount else { return nil }
-        let (count, hash) = try AttachmentFiles.contentHash(of: file)
-        return count == attachment.byteCount ? hash : nil
+        guard file.plaintextLength == attachment.byteCount else { return nil }
+        do {
+            let (count, hash) = try AttachmentFiles.contentHash(of: file)
+            return count == attachment.byteCount ? hash : nil
+        } catch DeviceError.damagedSealedFile {
+            return nil
+        }
     }
 
     /// The one entry for whoever needs an attachment's hash: the verified hash, or, while it is

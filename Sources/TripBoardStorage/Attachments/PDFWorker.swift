@@ -7,7 +7,7 @@ public import TripBoardWorkerContract
 /// (`PDFWorkerLimits`) and a wall-clock timeout enforced here with SIGKILL.
 ///
 ///     let worker = try PDFWorker.locate()
-///     let inspection = try worker.inspect(file: "ticket.pdf", thumbnail: "tmp/thumb.png")
+///     let inspection = try worker.inspect(memoryFile: copy, displayName: "ticket.pdf", thumbnail: true)
 public struct PDFWorker: Sendable {
     /// Names the worker executable explicitly (e.g. a release build used by the tests).
     public static let environmentVariable = "TRIPBOARD_PDF_WORKER"
@@ -58,18 +58,45 @@ public struct PDFWorker: Sendable {
         if maximumBytes != PDFWorkerLimits.fileBytes { arguments += ["--max-size", String(maximumBytes)] }
         if let thumbnail { arguments += ["--thumbnail", thumbnail, "--thumbnail-size", String(thumbnailSize)] }
         arguments += ["--", file]
+        return try run(arguments, file: displayName ?? file, maximumBytes: maximumBytes, standardInput: nil,
+                       outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10), whileRunning: whileRunning)
+    }
+
+    /// Inspects the PDF in `file` (an in-memory copy, `FileDescriptor.memoryFile`, sealed against
+    /// changes): the worker reads it as its standard input, and when `thumbnail` it returns the
+    /// PNG of page 1 on its pipe (`PDFThumbnail.pngBytes`) — no byte of the ticket, nor of its
+    /// thumbnail, is written to a disk in the clear. As `inspect(file:…)` otherwise.
+    public func inspect(memoryFile file: FileDescriptor, displayName: String, thumbnail: Bool, thumbnailSize: Int = 200,
+                        textPages: Int = 2, maximumBytes: Int = PDFWorkerLimits.fileBytes,
+                        whileRunning: () -> Void = {}) throws(PDFImportError) -> PDFInspection {
+        var arguments = ["inspect", "--text-pages", String(textPages)]
+        if maximumBytes != PDFWorkerLimits.fileBytes { arguments += ["--max-size", String(maximumBytes)] }
+        if thumbnail { arguments += ["--thumbnail", "-", "--thumbnail-size", String(thumbnailSize)] }
+        arguments += ["--", "-"]
+        do {
+            try file.seek(to: 0)
+        } catch {
+            throw .workerFailed(file: displayName, detail: error.description)
+        }
+        return try run(arguments, file: displayName, maximumBytes: maximumBytes, standardInput: file,
+                       outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10) + (thumbnail ? PDFWorkerLimits.thumbnailBytes / 3 * 4 + 4 : 0),
+                       whileRunning: whileRunning)
+    }
+
+    private func run(_ arguments: [String], file: String, maximumBytes: Int, standardInput: FileDescriptor?, outputLimit: Int,
+                     whileRunning: () -> Void) throws(PDFImportError) -> PDFInspection {
         let outcome: ChildProcess.Outcome
         do {
             outcome = try ChildProcess.run(
                 executable: executablePath, arguments: arguments, environment: Self.childEnvironment(),
-                timeout: timeout, outputLimit: PDFWorkerLimits.textBytes * 6 + (64 << 10), whileRunning: whileRunning)
+                timeout: timeout, outputLimit: outputLimit, standardInput: standardInput, whileRunning: whileRunning)
         } catch where [.notFound, .permissionDenied, .notExecutable].contains(error.code) {
             // Not there, not ours to run, or not a program: missing, for our purposes.
             throw .workerMissing(path: executablePath, detail: error.description)
         } catch {
-            throw .workerFailed(file: displayName ?? file, detail: error.description)
+            throw .workerFailed(file: file, detail: error.description)
         }
-        return try interpret(outcome, file: displayName ?? file, maximumBytes: maximumBytes)
+        return try interpret(outcome, file: file, maximumBytes: maximumBytes)
     }
 
     /// The one mapping from how the worker ended to a result or a typed error.

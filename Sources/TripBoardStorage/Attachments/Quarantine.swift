@@ -1,3 +1,4 @@
+import TripBoardDevice
 public import TripBoardSystem
 import TripBoardModel
 
@@ -90,9 +91,23 @@ extension AttachmentFiles {
     /// True when `attachments/recovered/<name>` holds exactly `byteCount` bytes hashing to
     /// `contentHash` (a pending hash matches no file).
     func recoveredFile(_ name: String, matches byteCount: Int64, _ contentHash: ContentHash) throws -> Bool {
-        let file = try recoveredDirectory().openFileForReading(name)
-        let (count, hash) = try Self.contentHash(of: file)
-        return count == byteCount && hash == contentHash.hex
+        let file: AttachmentReader
+        do {
+            file = try AttachmentReader(name, in: try recoveredDirectory(), keys: keys)
+        } catch let error as DeviceError {
+            // Sealed under another keybag, or under a class closed now: not this row's file as
+            // far as can be told here; it stays where it is.
+            if case .damagedSealedFile = error { return false }
+            if case .sealedElsewhere = error { return false }
+            throw error
+        }
+        guard file.plaintextLength == byteCount else { return false }
+        do {
+            let (count, hash) = try Self.contentHash(of: file)
+            return count == byteCount && hash == contentHash.hex
+        } catch DeviceError.damagedSealedFile {
+            return false
+        }
     }
 
     /// Moves `attachments/recovered/<name>` back to an attachment's `relativePath` (never over

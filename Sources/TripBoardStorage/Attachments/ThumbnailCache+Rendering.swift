@@ -1,52 +1,45 @@
 import TripBoardSystem
 import TripBoardWorkerContract
 import TripBoardModel
+import TripBoardDevice
 
 extension ThumbnailCache {
-    /// The thumbnail of `attachment`: the cached one, else page 1 rendered again by `worker` from
-    /// the attachment's file (verified against its size and hash first — a hash still pending, a
-    /// migrated file's, is computed and recorded then: `AttachmentHashing.verifiedHash`), cached,
-    /// and the cache trimmed to `cacheLimitMB`. Returns the PNG's path.
-    public func thumbnail(of attachment: Attachment, container: Container, worker: PDFWorker, size: Int = 200) throws -> String {
-        if let cached = try cachedPath(for: attachment.id) { return cached }
+    /// The thumbnail of `attachment` (a PNG): the cached one, else page 1 rendered again by
+    /// `worker` from the attachment's plaintext — decrypted into memory (`FileDescriptor.memoryFile`),
+    /// verified against the row's size and hash first (a hash still pending, a migrated file's,
+    /// is computed and recorded then: `AttachmentHashing.verifiedHash`), handed to the worker as
+    /// its standard input, the PNG returned on its pipe — sealed into the cache, and the cache
+    /// trimmed to `cacheLimitMB`. Nothing in the clear reaches a disk. A closed class throws
+    /// (`DeviceError.locked` and its kin).
+    public func thumbnail(of attachment: Attachment, container: Container, worker: PDFWorker, size: Int = 200) throws -> [UInt8] {
+        if let cached = try cachedPNG(for: attachment.id) { return cached }
         let files = try AttachmentFiles(container: container)
         var hash = attachment.contentHash
         if hash.isPending, attachment.state == .present,
            let hex = try AttachmentHashing.verifiedHash(of: attachment, files: files, recordingIn: try container.store) {
             hash = .verified(hex)
         }
-        let state = try files.check(relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: hash)
+        let copy = try FileDescriptor.memoryFile(name: "tripboard-thumbnail")
+        let state = try files.copyPlaintext(relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: hash, into: copy)
         guard state == .ok else {
             throw StoreError.corrupt(path: container.path + "/" + attachment.relativePath,
                                      detail: "the attachment's file is \(state.rawValue); run `app container check`")
         }
-        let stagedName = Directory.uniqueTemporaryName(for: "thumbnail") + ".png"
-        defer { files.discard(stagedName: stagedName) }
-        let inspection = try worker.inspect(
-            file: try files.path(of: attachment.relativePath), thumbnail: files.staging.childPath(stagedName), thumbnailSize: size,
-            textPages: 0, maximumBytes: Int(clamping: max(attachment.byteCount, 1)), displayName: attachment.originalFilename)
-        guard inspection.thumbnail != nil else {
-            throw Self.renderingError(inspection, file: attachment.originalFilename, staging: files.staging.path)
+        try copy.sealContents()
+        let inspection = try worker.inspect(memoryFile: copy, displayName: attachment.originalFilename, thumbnail: true,
+                                            thumbnailSize: size, textPages: 0, maximumBytes: Int(clamping: max(attachment.byteCount, 1)))
+        guard let png = inspection.thumbnail?.pngBytes else {
+            throw Self.renderingError(inspection, file: attachment.originalFilename)
         }
-        let path = try store(stagedName: stagedName, in: files.staging, for: attachment.id)
+        try store(png, for: attachment.id, protection: attachment.protection, staging: files.staging)
         try trim(container: container, keeping: attachment.id)
-        return path
+        return png
     }
 
-    /// Why the worker wrote no thumbnail, as the error to report: a full disk (exit 74, "the disk
-    /// is full") or another write failure (74) in the staging directory, else a page poppler could
-    /// not render (65).
-    static func renderingError(_ inspection: PDFInspection, file: String, staging: String) -> any Error {
-        let detail = inspection.thumbnailError ?? "no page to render"
-        switch inspection.thumbnailErrorKind {
-        case .noSpace:
-            return FileSystemError(code: .noSpace, systemCall: "write", path: staging,
-                                   detail: "the disk is full: the thumbnail of \(file) could not be written; free some space and ask again")
-        case .writing:
-            return FileSystemError(code: .io, systemCall: "write", path: staging, detail: "the thumbnail of \(file) could not be written: \(detail)")
-        case .rendering, nil:
-            return PDFImportError.damaged(file: file, detail: detail)
-        }
+    /// Why the worker returned no thumbnail, as the error to report: a page poppler could not
+    /// render (65).
+    static func renderingError(_ inspection: PDFInspection, file: String) -> any Error {
+        PDFImportError.damaged(file: file, detail: inspection.thumbnailError ?? "no page to render")
     }
 
     /// Evicts least recently used thumbnails until the cache fits the `cacheLimitMB` preference.

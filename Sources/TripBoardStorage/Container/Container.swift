@@ -1,6 +1,7 @@
 package import TripBoardSQLite
 public import TripBoardSystem
 public import TripBoardModel
+public import TripBoardDevice
 
 /// How hard a commit is pushed to disk.
 public enum Durability: String, Sendable, CaseIterable {
@@ -31,20 +32,26 @@ public struct ContainerOptions: Sendable {
     /// change existing records, which then fail with `ContainerError.notFound` and create
     /// nothing, so a mistyped `--container` does not leave a new container behind.
     public var createsContainer = true
+    /// Where the keys of the container's sealed files (tickets, thumbnails) come from: the lock
+    /// of the device the environment names (`FileProtection`), or a test's keys.
+    public var fileKeys: any FileKeys
 
     public init(lockTimeout: Double = 5, durability: Durability = .normal,
-                clock: @escaping @Sendable () -> Timestamp = Timestamp.now, processName: String = "app") {
+                clock: @escaping @Sendable () -> Timestamp = Timestamp.now, processName: String = "app",
+                fileKeys: (any FileKeys)? = nil) {
         self.lockTimeout = lockTimeout
         self.durability = durability
         self.clock = clock
         self.processName = processName
+        self.fileKeys = fileKeys ?? ((try? FileProtection.keys(environment: ProcessSetup.environment()))
+            ?? UnavailableFileKeys(error: .invalidArgument("TRIPBOARD_KEYRING must be user or session")))
     }
 
     /// The options the environment sets for any process that opens the container for writing
     /// (docs/cli.md, Environment): `TRIPBOARD_LOCK_TIMEOUT`, `TRIPBOARD_DURABILITY` and, for
     /// tests, `TRIPBOARD_NOW`. A malformed value is a usage error (`StoreError.invalidArgument`).
     public init(processName: String, environment: [String: String]) throws {
-        self.init(processName: processName)
+        self.init(processName: processName, fileKeys: try FileProtection.keys(environment: environment))
         if let text = environment["TRIPBOARD_LOCK_TIMEOUT"], !text.isEmpty {
             // Digits with at most one decimal point (`5`, `0.25`): not `0x10`, `1e3`, `+5` or `.5`,
             // which `Double` would also read.

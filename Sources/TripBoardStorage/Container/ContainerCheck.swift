@@ -1,6 +1,7 @@
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
+import TripBoardDevice
 
 /// What `container check` found, and with `--repair` what it did.
 public struct ContainerCheckReport: Sendable, Equatable, Codable {
@@ -39,6 +40,9 @@ public struct ContainerCheckReport: Sendable, Equatable, Codable {
     /// due (killed, or not run yet) and this check ran it, or a row not hashed yet was hashed on
     /// the spot (`AttachmentHashing`). Informational: recording a hash is no repair.
     public var hashesRecorded = 0
+    /// Attachment files sealed under a class that is closed now (the device locked): their size
+    /// was checked, their hash could not be; unlock and check again to verify them.
+    public var checkedBySizeOnly = 0
 
     /// True when nothing needs attention (after repairs, if any were made).
     public var isClean: Bool {
@@ -190,7 +194,22 @@ extension ContainerCheck.Pass {
                 report.hashesRecorded += 1
                 continue
             }
-            switch try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash) {
+            let state: AttachmentFileState
+            do {
+                state = try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash)
+            } catch let error as DeviceError where error.isLockRefusal {
+                // The size is checked without a key; the hash waits for an unlock.
+                if try files.plaintextLength(relativePath: row.relativePath) == row.byteCount {
+                    report.checkedBySizeOnly += 1
+                } else {
+                    report.damagedFiles.append("\(row.id) \(row.relativePath) \(AttachmentFileState.wrongSize.rawValue)")
+                }
+                continue
+            } catch DeviceError.sealedElsewhere {
+                report.damagedFiles.append("\(row.id) \(row.relativePath) sealed on another device (this device cannot open it)")
+                continue
+            }
+            switch state {
             case .ok: break
             case .missing:
                 if repair {
@@ -217,7 +236,15 @@ extension ContainerCheck.Pass {
         guard !missing.isEmpty else { return }
         var recovered = try files.recoveredFiles()
         for row in missing {
-            if try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash) == .ok {
+            let inPlace: AttachmentFileState
+            do {
+                inPlace = try files.check(relativePath: row.relativePath, byteCount: row.byteCount, contentHash: row.contentHash)
+            } catch let error as DeviceError where error.isLockRefusal {
+                continue  // not recognisable while its class is closed
+            } catch DeviceError.sealedElsewhere {
+                continue
+            }
+            if inPlace == .ok {
                 try markReturned(row, how: "in place")
                 continue
             }
@@ -305,7 +332,9 @@ extension ContainerCheck.Pass {
             let path = ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory + "/" + entry.name
             let isThumbnail = entry.status.kind == .regular && entry.attachmentID != nil
             if isThumbnail && (liveIDs.contains(entry.attachmentID!) || entry.status.modificationTime > cutoff) { continue }
-            let what = isThumbnail ? "the thumbnail of no attachment" : entry.status.kindDescription
+            let what = isThumbnail ? "the thumbnail of no attachment"
+                : entry.status.kind == .regular && entry.name.hasSuffix(ThumbnailCache.clearSuffix) ? "a thumbnail in the clear, from an earlier build"
+                : entry.status.kindDescription
             if repair, try isRemovable(entry.status, at: path) {
                 try cache.remove(entry.name, isDirectory: entry.status.kind == .directory)
                 report.repairs.append("removed stale cache entry \(path) (\(what))")

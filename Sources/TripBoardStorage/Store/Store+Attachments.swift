@@ -1,5 +1,6 @@
 package import TripBoardSQLite
 public import TripBoardModel
+public import TripBoardDevice
 
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
 /// `relativePath`; this row is committed only after the file is durable there.
@@ -23,6 +24,11 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// When it went to the trash (still on disk, restorable); `nil` when it is not in the trash.
     /// Not part of the JSON contract: a trashed attachment is never listed with the live ones.
     public var trashedAt: String? = nil
+    /// The protection class its file is sealed under, or is to be: a file written before
+    /// attachments were sealed stays in the clear until `app container protect`, and one
+    /// downloaded while the device was locked is sealed to `complete-unless-open` until the
+    /// next unlock seals it as its row says (`AttachmentProtection`).
+    public var protection: ProtectionClass = .completeUnlessOpen
 
     /// Where the row's file stands. The raw values are the texts of the store's `state` column
     /// and of the JSON contract's `state`.
@@ -37,7 +43,7 @@ public struct Attachment: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, bookingId, originalFilename, contentType, byteCount, contentHash, pageCount, relativePath, state,
-             createdAt, syncState, remoteVersion, updatedAt
+             createdAt, syncState, remoteVersion, updatedAt, protection
     }
 
     /// True while the row's file has not been hashed: the container migration moves files
@@ -48,7 +54,7 @@ public struct Attachment: Sendable, Equatable, Codable {
 
     public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: ContentHash,
                 pageCount: Int64?, relativePath: String, state: State, createdAt: String, syncState: SyncState,
-                remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil) {
+                remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil, protection: ProtectionClass = .completeUnlessOpen) {
         self.id = id
         self.bookingId = bookingId
         self.originalFilename = originalFilename
@@ -63,6 +69,7 @@ public struct Attachment: Sendable, Equatable, Codable {
         self.remoteVersion = remoteVersion
         self.updatedAt = updatedAt
         self.trashedAt = trashedAt
+        self.protection = protection
     }
 
     /// Reads the JSON contract; a `null` `contentHash` (not hashed yet) is a pending hash.
@@ -79,6 +86,12 @@ public struct Attachment: Sendable, Equatable, Codable {
                   syncState: try container.decode(SyncState.self, forKey: .syncState),
                   remoteVersion: try container.decodeIfPresent(Int64.self, forKey: .remoteVersion),
                   updatedAt: try container.decode(String.self, forKey: .updatedAt))
+        if let name = try container.decodeIfPresent(String.self, forKey: .protection) {
+            guard let protection = ProtectionClass(fileClassName: name) else {
+                throw DecodingError.dataCorruptedError(forKey: .protection, in: container, debugDescription: "not a protection class")
+            }
+            self.protection = protection
+        }
     }
 
     // By hand for what the encoder cannot know: an unhashed file's pending `contentHash` is
@@ -103,6 +116,7 @@ public struct Attachment: Sendable, Equatable, Codable {
         try container.encode(syncState, forKey: .syncState)
         try container.encode(remoteVersion, forKey: .remoteVersion)
         try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(protection.fileClassName, forKey: .protection)
     }
 }
 
@@ -117,15 +131,25 @@ extension Attachment.State {
 extension Store {
     package static let attachmentColumns = """
         id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state,
-        created_at, sync_state, remote_version, updated_at, trashed_at
+        created_at, sync_state, remote_version, updated_at, trashed_at, protection
         """
+    /// How many `attachmentColumns` there are: a query that selects more after them reads those
+    /// from this index on.
+    package static let attachmentColumnCount: Int32 = 15
+
+    /// An attachment row followed by its booking's title and its trip's name.
+    static func attachmentListing(from row: Statement) -> AttachmentListing {
+        AttachmentListing(attachment: attachment(from: row), bookingTitle: row.optionalText(attachmentColumnCount) ?? "",
+                          tripName: row.optionalText(attachmentColumnCount + 1) ?? "")
+    }
 
     package static func attachment(from row: Statement) -> Attachment {
         Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
                    byteCount: row.integer(4), contentHash: ContentHash(stored: row.text(5)), pageCount: row.optionalInteger(6),
                    relativePath: row.text(7), state: Attachment.State(column: row.text(8)), createdAt: row.text(9),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
-                   updatedAt: row.text(12), trashedAt: row.optionalText(13))
+                   updatedAt: row.text(12), trashedAt: row.optionalText(13),
+                   protection: ProtectionClass(fileClassName: row.text(14)) ?? .completeUnlessOpen)
     }
 
     /// Inserts an attachment row in the form `validated()` gives it, refusing an id any record
@@ -134,12 +158,12 @@ extension Store {
     package func insert(_ attachment: Attachment) throws {
         let attachment = try attachment.validated()
         try requireUnusedID(attachment.id, for: .attachment)
-        try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
+        try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
             .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
             .integer(attachment.byteCount), .text(attachment.contentHash.stored), .optional(attachment.pageCount),
             .text(attachment.relativePath), .text(attachment.state.rawValue), .text(attachment.createdAt),
             .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
-            .optional(attachment.trashedAt),
+            .optional(attachment.trashedAt), .text(attachment.protection.fileClassName),
         ])
     }
 
@@ -164,6 +188,19 @@ extension Store {
 }
 
 extension Store {
+    /// Every attachment whose file is in the container — live, in the trash, or waiting for its
+    /// deletion to sync — in the order they were written.
+    package func presentAttachments() throws -> [Attachment] {
+        try connection.statement("SELECT \(Self.attachmentColumns) FROM attachments WHERE state = 'present' ORDER BY rowid")
+            .rows(Self.attachment(from:))
+    }
+
+    /// The classes the present attachments' rows name (their files are sealed so, or are to be).
+    public func protectionClassesInUse() throws -> [ProtectionClass] {
+        try connection.statement("SELECT DISTINCT protection FROM attachments WHERE state = 'present' ORDER BY protection")
+            .rows { ProtectionClass(fileClassName: $0.text(0)) ?? .completeUnlessOpen }
+    }
+
     /// Live attachments, of one trip or all, oldest first.
     public func attachments(tripId: String? = nil) throws -> [Attachment] { try attachmentRows(tripId: tripId).collect() }
 
@@ -200,10 +237,7 @@ extension Store {
             guard let tripId else { return (try connection.statement(select + " ORDER BY a.created_at, a.id"), []) }
             _ = try trip(id: tripId)
             return (try connection.statement(select + " AND b.trip_id = ? ORDER BY a.created_at, a.id"), [.text(tripId)])
-        }, transform: { row in
-            AttachmentListing(attachment: Self.attachment(from: row), bookingTitle: row.optionalText(14) ?? "",
-                              tripName: row.optionalText(15) ?? "")
-        }))
+        }, transform: Self.attachmentListing(from:)))
     }
 
     /// The live attachment with exactly this id (deliberately like `booking(id:)`: one query a table).

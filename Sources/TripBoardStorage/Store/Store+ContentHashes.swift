@@ -16,7 +16,7 @@ extension Store {
             SELECT \(Self.attachmentColumns), rowid FROM attachments
             WHERE rowid > ?1 AND \(Self.unverifiedAttachment) ORDER BY rowid LIMIT ?2
             """).rows([.integer(rowID), .integer(Int64(limit))]) { row in
-            (row.integer(14), Self.attachment(from: row))  // rowid after the 14 attachment columns
+            (row.integer(Self.attachmentColumnCount), Self.attachment(from: row))  // rowid after the attachment columns
         }
     }
 

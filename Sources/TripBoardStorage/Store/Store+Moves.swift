@@ -1,6 +1,7 @@
 import TripBoardSQLite
 public import TripBoardModel
 import TripBoardSystem
+package import TripBoardDevice
 
 /// Putting right what was filed in the wrong place: an attachment moved to another booking, and
 /// one booking merged into another (docs/cli.md, `attachment move` and `booking merge`). Each is
@@ -123,6 +124,25 @@ extension Store {
             let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id, at: now)
             return BookingMerge(kept: kept, fieldsTaken: taken, fieldsLeft: left, attachmentsMoved: moving.map(\.id),
                                 copiesLeft: copies, trashed: trashed)
+        }
+    }
+}
+
+extension Store {
+    /// Records that the file of attachment `id` is sealed under `protection` now: an edit of its
+    /// `protection` field (pendingUpload, its time noted), so that the class travels through
+    /// sync as any field does. The caller has sealed the file first.
+    package func recordProtection(id: String, _ protection: ProtectionClass) throws {
+        try connection.writeTransaction {
+            let attachment = try attachment(id: id)
+            guard attachment.protection != protection else { return }
+            let now = stamp()
+            try connection.statement("""
+                UPDATE attachments SET protection = ?2, updated_at = ?3,
+                    sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
+                WHERE id = ?1
+                """).run([.text(id), .text(protection.fileClassName), .text(now)])
+            try syncLedger.noteFieldEdits(.attachment, id: id, changed: ["protection"], before: attachment.updatedAt, at: now)
         }
     }
 }

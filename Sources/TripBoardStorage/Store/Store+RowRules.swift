@@ -57,7 +57,7 @@ extension Store {
                 // (the table's CHECK says when): the id rule applies to a booking it names.
                 if row.optionalText(1) == nil { attachment.bookingId = attachment.id }
                 try Self.canonical(attachment, try attachment.validated())
-                try Self.trashColumns(attachment.trashedAt, row.optionalText(14))
+                try Self.trashColumns(attachment.trashedAt, row.optionalText(Self.attachmentColumnCount))
             }
         }
         if problems.count < limit, let shared = try idSharedByTwoRecords() {

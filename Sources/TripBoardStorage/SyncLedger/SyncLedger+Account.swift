@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardSodium
+import TripBoardKeys
 import TripBoardSystem
 package import TripBoardModel
 

@@ -1,8 +1,10 @@
 import TripBoardSystem
 import TripBoardModel
+package import TripBoardDevice
 
 /// Attachments as sync carries them: the row's metadata as fields (`bookingId`, `originalFilename`,
-/// `contentType`, `byteCount`, `contentHash`, `pageCount`) plus `blob`, the name of its sealed
+/// `contentType`, `byteCount`, `contentHash`, `pageCount`, `protection` — the class its file is
+/// sealed under on every device, sealed like any field) plus `blob`, the name of its sealed
 /// file on the server, which only the shadow and the server hold. The bytes travel as a blob
 /// (`SyncEngine+Blobs.swift`); a pulled attachment is inserted `missing` and becomes `present`
 /// once its blob is downloaded and verified.
@@ -10,7 +12,7 @@ extension SyncLedger {
     func attachmentSyncRecord(id: String) throws -> SyncRecord? {
         try connection.statement("""
             SELECT booking_id, original_filename, content_type, byte_count, content_hash, page_count, sync_state, remote_version,
-                   updated_at, trashed_at, trashed_with, state, relative_path FROM attachments WHERE id = ?
+                   updated_at, trashed_at, trashed_with, state, relative_path, protection FROM attachments WHERE id = ?
             """).rows([.text(id)]) { row -> SyncRecord in
             let hash = ContentHash(stored: row.optionalText(4) ?? "")
             let fields: [String: JSONValue] = [
@@ -19,6 +21,7 @@ extension SyncLedger {
                 // An attachment whose hash is not known (a lost or not yet verified file) has none.
                 "contentHash": hash.hex.map(JSONValue.string) ?? .null,
                 "pageCount": row.optionalInteger(5).map { .number(String($0)) } ?? .null,
+                "protection": .string(row.text(13)),
             ]
             return SyncRecord(kind: .attachment, id: id, fields: fields, syncState: SyncState(rawValue: row.text(6)) ?? .failed,
                               remoteVersion: row.optionalInteger(7), updatedAt: row.text(8), trashedAt: row.optionalText(9),
@@ -47,6 +50,14 @@ extension SyncLedger {
         let filename = try FieldRules.filename(try text("originalFilename"))
         let contentType = try FieldRules.contentType(try text("contentType"))
         let pageCount = try integer("pageCount")
+        // A device of an earlier build sends none: the row keeps its class (a new one, the default).
+        let protection = try record.fields["protection"].flatMap { value -> ProtectionClass? in
+            guard value != .null else { return nil }
+            guard let name = value.stringValue, let protection = ProtectionClass(fileClassName: name) else {
+                throw StoreError.invalidField(field: "protection", rule: "must be one of \(ProtectionClass.fileClassNames.joined(separator: ", "))")
+            }
+            return protection
+        }
         if inserting {
             guard let bookingId, try syncRecord(.booking, id: bookingId) != nil else {
                 throw StoreError.notFound(kind: .booking, id: bookingId ?? "-")
@@ -59,16 +70,16 @@ extension SyncLedger {
             try store.insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
                                   byteCount: byteCount, contentHash: ContentHash(stored: record.fields["contentHash"]?.stringValue ?? ""), pageCount: pageCount,
                                   relativePath: relativePath, state: .missing, createdAt: record.updatedAt, syncState: record.syncState,
-                                  remoteVersion: record.remoteVersion, updatedAt: record.updatedAt))
+                                  remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, protection: protection ?? .completeUnlessOpen))
             return
         }
         if let pageCount, pageCount < 1 { throw StoreError.invalidField(field: "pageCount", rule: "must be at least 1") }
         let metadata = try FieldRules.syncMetadata(record.syncState, record.remoteVersion, record.updatedAt)
         try connection.statement("""
             UPDATE attachments SET booking_id = coalesce(?, booking_id), original_filename = ?, content_type = ?, page_count = ?,
-                sync_state = ?, remote_version = ?, updated_at = ? WHERE id = ?
+                sync_state = ?, remote_version = ?, updated_at = ?, protection = coalesce(?, protection) WHERE id = ?
             """).run([.optional(bookingId), .text(filename), .text(contentType), .optional(pageCount), .text(record.syncState.rawValue),
-                      .optional(metadata.0), .text(metadata.1), .text(record.id)])
+                      .optional(metadata.0), .text(metadata.1), .optional(protection?.fileClassName), .text(record.id)])
     }
 
     /// The extension of a pulled attachment's file: `pdf` for a PDF (what the share extension
@@ -85,14 +96,16 @@ extension SyncLedger {
 
     /// Pulled attachments still without their file: id, path, size, hash (pending when the record
     /// carried none) and the name of their blob on the server.
-    package func attachmentsAwaitingBlob() throws -> [(id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash, blob: String)] {
+    package func attachmentsAwaitingBlob() throws
+        -> [(id: String, relativePath: String, byteCount: Int64, contentHash: ContentHash, blob: String, protection: ProtectionClass)] {
         try connection.statement("""
-            SELECT a.id, a.relative_path, a.byte_count, a.content_hash, s.value FROM attachments a
+            SELECT a.id, a.relative_path, a.byte_count, a.content_hash, s.value, a.protection FROM attachments a
             JOIN sync_shadow s ON s.kind = 'attachment' AND s.id = a.id AND s.field = 'blob'
             WHERE a.state = 'missing' AND a.trashed_at IS NULL ORDER BY a.rowid
             """).rows { row in
             (row.text(0), row.text(1), row.integer(2), ContentHash(stored: row.optionalText(3) ?? ""),
-             (try? JSONValue.parse(Array(row.text(4).utf8)))?.stringValue ?? "")
+             (try? JSONValue.parse(Array(row.text(4).utf8)))?.stringValue ?? "",
+             ProtectionClass(fileClassName: row.text(5)) ?? .completeUnlessOpen)
         }
     }
 }

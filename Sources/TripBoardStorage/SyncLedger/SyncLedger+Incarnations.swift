@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardSodium
+import TripBoardKeys
 package import TripBoardModel
 
 /// Incarnations (store schema 12; docs/sync.md, Deletions sealed to an incarnation): which

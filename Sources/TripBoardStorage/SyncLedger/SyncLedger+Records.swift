@@ -42,7 +42,7 @@ package struct SyncRecord {
         case .trip: tripFields
         case .place: placeFields
         case .booking: bookingFields
-        case .attachment: ["bookingId", "originalFilename", "contentType", "byteCount", "contentHash", "pageCount", "blob"]
+        case .attachment: ["bookingId", "originalFilename", "contentType", "byteCount", "contentHash", "pageCount", "protection", "blob"]
         }
     }
 

@@ -7,7 +7,7 @@ import Glibc
 /// function on the cooperative pool): the caller blocks for at most `timeout` seconds
 /// plus the time the kernel takes to deliver SIGKILL.
 ///
-/// The child gets stdin from `/dev/null`, stdout into a pipe, stderr discarded (or into a file, for
+/// The child gets stdin from `/dev/null` (or a descriptor given, e.g. an in-memory file), stdout into a pipe, stderr discarded (or into a file, for
 /// tests that prove a helper is quiet), the default disposition and an empty mask for every
 /// signal (we ignore SIGPIPE and may block SIGINT/SIGTERM; exec would pass both on), and no other
 /// descriptor: TripBoard opens everything `O_CLOEXEC`, and `closefrom(3)` in the child makes sure
@@ -71,6 +71,7 @@ public enum ChildProcess {
         timeout: Double,
         outputLimit: Int = 16 << 20,
         standardError: ErrorDestination = .discarded,
+        standardInput: FileDescriptor? = nil,
         whileRunning: () throws(FileSystemError) -> Void = {}
     ) throws(FileSystemError) -> Outcome {
         var start = MonotonicClock.now()
@@ -82,7 +83,7 @@ public enum ChildProcess {
             // Only the child may hold the write end once it runs, or we would never see end-of-file.
             defer { _ = Glibc.close(pipeEnds[1]) }
             pid = try spawn(executable: executable, arguments: arguments, environment: environment,
-                            standardOutput: pipeEnds[1], standardError: standardError)
+                            standardOutput: pipeEnds[1], standardError: standardError, standardInput: standardInput?.rawValue)
         }
         do {
             try whileRunning()

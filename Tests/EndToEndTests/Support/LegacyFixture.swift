@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripBoardSodium
+import TripBoardKeys
 import TripBoardModel
 
 /// A version-1 TripBoard directory, written by Python's sqlite3 module from the format in issue 6
@@ -91,11 +92,15 @@ struct LegacyFixture: Codable {
     /// Checks the migration's invariants with Python: `final` after a finished migration,
     /// `interrupted` after a crash (one complete copy of every record and file exists). Returns
     /// the problems found (empty when all hold).
-    func problems(container: String, legacy: String, searchRoot: String, final: Bool) throws -> [String] {
+    /// `device` and `machineID`: the device whose class keys opened the migrated files (they are
+    /// sealed; the checker opens them with `tools/lib/sealed_file.py`, a second implementation).
+    func problems(container: String, legacy: String, searchRoot: String, final: Bool, device: String, machineID: String) throws -> [String] {
         let spec = try JSONEncoder().encode(self)
+        var environment = ProcessRunner.environment(container: nil)
+        environment["PYTHONPATH"] = Self.toolsLibrary
         let result = try ProcessRunner.run("/usr/bin/python3", ["-c", Self.checkerScript, container, legacy, searchRoot, final ? "final" : "interrupted",
-                                                               Self.accessToken, Self.refreshToken],
-                                           environment: ProcessRunner.environment(container: nil), stdin: Array(spec))
+                                                               Self.accessToken, Self.refreshToken, device, machineID],
+                                           environment: environment, stdin: Array(spec))
         guard result.status == 0 else { return ["checker failed: \(result)"] }
         return result.stdoutLines
     }
@@ -139,9 +144,13 @@ if spec["walOnly"]:
 db.close()
 """#
 
+    /// `tools/lib`, where `sealed_file.py` is.
+    static let toolsLibrary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../tools/lib").standardized.path
+
     static let checkerScript = #"""
 import hashlib, json, os, sqlite3, sys
-container, legacy, search_root, mode, access, refresh = sys.argv[1:7]
+import sealed_file
+container, legacy, search_root, mode, access, refresh, device, machine_id = sys.argv[1:9]
 spec = json.load(sys.stdin)
 problems = []
 files = {name: bytes.fromhex(content) for name, content in spec["files"].items()}
@@ -180,10 +189,17 @@ def read_store(path, legacy_schema):
         result["ids"] = {t: {r[0].lower() for r in db.execute(f"SELECT id FROM {t}")} for t in queries}
     db.close()
     return result
+keys = None
 def contents(path):
+    """A file's bytes: a sealed file's plaintext (opened with the device's class keys)."""
+    global keys
     try:
-        with open(path, "rb") as f: return f.read()
+        with open(path, "rb") as f: data = f.read()
     except FileNotFoundError: return None
+    if not data.startswith(sealed_file.MAGIC): return data
+    if keys is None: keys = sealed_file.class_keys(device, machine_id)
+    try: return sealed_file.open_sealed(data, *keys)
+    except Exception as error: return b"unopenable: " + str(error).encode()
 if mode == "final" or committed:
     store = read_store(os.path.join(container, "store", "TripBoard.sqlite"), False)
     hashing = os.path.exists(os.path.join(container, "migration", "hashing.json"))

@@ -69,11 +69,15 @@ final class MigrationSetup: @unchecked Sendable {
 
     /// The invariants; `final` after a finished migration, else those of an interrupted one.
     func problems(final: Bool, checkingKeychain: Bool = true) throws -> [String] {
-        var problems = try fixture.problems(container: container.path, legacy: legacy, searchRoot: container.root.path, final: final)
+        let (device, machineID) = (container.root.appendingPathComponent("device").path, container.root.appendingPathComponent("machine-id").path)
+        var problems = try fixture.problems(container: container.path, legacy: legacy, searchRoot: container.root.path, final: final,
+                                            device: device, machineID: machineID)
         if final && checkingKeychain {
             let token = try ProcessRunner.run("app", ["keychain", "get", "tripboard.auth.access-token", "traveller@example.com"], environment: environment)
             if token.stdout != LegacyFixture.accessToken { problems.append("the access token is not in the keychain: \(token)") }
-            if let legacyBase { problems += try fixture.problems(container: container.path, legacy: legacy, searchRoot: legacyBase, final: true) }
+            if let legacyBase {
+                problems += try fixture.problems(container: container.path, legacy: legacy, searchRoot: legacyBase, final: true, device: device, machineID: machineID)
+            }
         }
         return problems
     }

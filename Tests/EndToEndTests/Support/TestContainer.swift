@@ -1,4 +1,6 @@
 import TripBoardKeychain
+import TripBoardDevice
+import TripBoardSystem
 import Foundation
 import Testing
 
@@ -10,13 +12,26 @@ final class TestContainer: @unchecked Sendable {
     let path: String
     let extraEnvironment: [String: String]
 
-    init(extraEnvironment: [String: String] = [:], base: String? = nil) throws {
+    /// `device`: every command runs as a device of its own, `root/device-NAME` with a machine id
+    /// of its own (`BackupRestoreTests.device(_:_:)` names the same one): what the container's
+    /// files are sealed under, whichever command opens them.
+    init(extraEnvironment: [String: String] = [:], base: String? = nil, device: String? = nil) throws {
         let baseURL = URL(fileURLWithPath: base ?? NSTemporaryDirectory())
         root = baseURL.appendingPathComponent("tripboard-test-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         path = root.appendingPathComponent("container").path
-        self.extraEnvironment = extraEnvironment
+        var environment = extraEnvironment
+        if let device {
+            let machineID = root.appendingPathComponent("machine-id-" + device)
+            try Data((Self.deviceMachine + "\n").utf8).write(to: machineID)
+            environment["TRIPBOARD_DEVICE_DIR"] = root.appendingPathComponent("device-" + device).path
+            environment["TRIPBOARD_MACHINE_ID_FILE"] = machineID.path
+        }
+        self.extraEnvironment = environment
     }
+
+    /// The machine id of a test's own device.
+    static let deviceMachine = "0123456789abcdef0123456789abcdef"
 
     deinit {
         _ = try? ProcessRunner.run("/bin/chmod", ["-R", "u+rwX", root.path], environment: ProcessRunner.environment(container: nil))
@@ -103,6 +118,16 @@ final class TestContainer: @unchecked Sendable {
     /// The bytes of a file inside the root.
     func bytes(_ relative: String) throws -> Data {
         try Data(contentsOf: root.appendingPathComponent(relative))
+    }
+
+    /// The plaintext of the sealed file at `relative` (below the root, as `bytes`), opened with
+    /// the class keys of the device `extra` names (the default one without), as the executables
+    /// open it; it must be a sealed file.
+    func unsealed(_ relative: String, environment extra: [String: String] = [:]) throws -> Data {
+        let path = root.appendingPathComponent(relative).path
+        let keys = try FileProtection(environment: environment(extra))
+        let reader = try SealedFileReader(input: try FileDescriptor.openForReading(path: path), path: path, keys: keys)
+        return Data(try reader.readToEnd(limit: 1 << 30))
     }
 }
 

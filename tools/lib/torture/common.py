@@ -76,6 +76,20 @@ def blake2b_file(path):
     return digest.hexdigest()
 
 
+def plaintext_hash(path, keys):
+    """BLAKE2b-256 of a container file's plaintext: a sealed file opened with `keys`
+    (`sealed_file.class_keys`: the device that sealed it), one in the clear as it is."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data.startswith(sealed_file.MAGIC):
+        data = sealed_file.open_sealed(data, *keys)
+    return hashlib.blake2b(data, digest_size=32).hexdigest()
+
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sealed_file  # noqa: E402  (tools/lib: the second implementation of sealed files)
+
+
 # MARK: - Reporting
 
 
@@ -221,6 +235,21 @@ class Box:
     @property
     def store(self):
         return os.path.join(self.container, "store", "TripBoard.sqlite")
+
+    def file_matches(self, relative, byte_count, content_hash):
+        """Whether the container file `relative` holds `byte_count` bytes hashing to
+        `content_hash`: sealed, it is opened with this box's device keys (`tools/lib/sealed_file.py`)."""
+        path = os.path.join(self.container, relative)
+        if os.path.islink(path) or not os.path.isfile(path):
+            return False
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if data.startswith(sealed_file.MAGIC):
+            try:
+                data = sealed_file.open_sealed(data, *sealed_file.class_keys(self.device, self.machine_id))
+            except Exception:
+                return False
+        return len(data) == byte_count and hashlib.blake2b(data, digest_size=32).hexdigest() == content_hash
 
     @property
     def keychain_db(self):
@@ -422,7 +451,7 @@ def check_invariants(box, ledger, report, label, repair=True):
         path = os.path.join(box.container, row["relative_path"])
         if os.path.islink(path) or not os.path.isfile(path):
             problems.append(f"attachment {row['id']}: no file {row['relative_path']}")
-        elif os.path.getsize(path) != row["byte_count"] or blake2b_file(path) != row["content_hash"]:
+        elif not box.file_matches(row["relative_path"], row["byte_count"], row["content_hash"]):
             problems.append(f"attachment {row['id']}: {row['relative_path']} has the wrong size or hash")
     ok &= report.check(f"{label}: every attachment row has its file with the recorded size and BLAKE2b",
                        not problems, "; ".join(problems[:6]))

@@ -16,12 +16,23 @@ def legacy_expectations(legacy):
     return counts, hashes
 
 
-def migration_problems(exe, container, legacy, expected):
+def migration_environment(ctx):
+    """The migration's device: a directory of the run's own (never the user's), its machine id."""
+    device, machine_id = os.path.join(ctx.work, "migration-device"), os.path.join(ctx.work, "migration-machine-id")
+    if not os.path.exists(machine_id):
+        with open(machine_id, "w") as handle:
+            handle.write("0123456789abcdef0123456789abcdef\n")
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "TZ": "UTC", "HOME": ctx.work,
+            "TRIPBOARD_DEVICE_DIR": device, "TRIPBOARD_MACHINE_ID_FILE": machine_id}
+
+
+def migration_problems(exe, container, legacy, expected, environment):
     """Everything a finished migration must hold: every row, every file with its hash and mode
     0600, nothing of the migration's own but the commit marker, in tmp/ at most the leftovers of
     killed atomic writes (which `container check --repair` removes), no old location."""
     counts, hashes = expected
     problems = []
+    keys = sealed_file.class_keys(environment["TRIPBOARD_DEVICE_DIR"], environment["TRIPBOARD_MACHINE_ID_FILE"])
     db = sqlite3.connect(f"file:{os.path.join(container, 'store', 'TripBoard.sqlite')}?mode=ro", uri=True)
     try:
         if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
@@ -38,7 +49,9 @@ def migration_problems(exe, container, legacy, expected):
                 problems.append(f"{relative} is missing")
             elif stat.S_IMODE(os.lstat(path).st_mode) != 0o600:
                 problems.append(f"{relative} is {oct(stat.S_IMODE(os.lstat(path).st_mode))}, not 0600")
-            elif blake2b_file(path) != hashes[attachment_id] or content_hash != hashes[attachment_id]:
+            elif not open(path, "rb").read(8) == sealed_file.MAGIC:
+                problems.append(f"{relative} is in the clear")
+            elif plaintext_hash(path, keys) != hashes[attachment_id] or content_hash != hashes[attachment_id]:
                 problems.append(f"{relative}: hash differs")
     finally:
         db.close()
@@ -54,7 +67,7 @@ def migration_problems(exe, container, legacy, expected):
         problems.append(f"tmp/ holds {unexpected[:5]}")
     if leftovers:
         repair = run([os.path.join(os.path.dirname(exe), "app"), "--container", container, "container", "check", "--repair",
-                      "--grace", "0"])
+                      "--grace", "0"], env=environment)
         if repair.status != 0 or os.listdir(temporary):
             problems.append(f"container check --repair left {os.listdir(temporary)[:5]}: {repair.describe()}")
     if os.path.lexists(legacy):
@@ -85,12 +98,13 @@ def scenario_migration(ctx, report, rng):
         report.skip("migration across filesystems", "/dev/shm is missing or on the same filesystem")
     try:
         expected = {source: legacy_expectations(source) for _, source, _ in places}
+        environment = migration_environment(ctx)
         durations = {}
         for name, source, legacy in places:
             shutil.copytree(source, legacy, symlinks=True)
             container = os.path.join(ctx.work, "migration-measure")
             started = time.monotonic()
-            result = run([exe, "--from", legacy, "--container", container])
+            result = run([exe, "--from", legacy, "--container", container], env=environment)
             durations[name] = time.monotonic() - started
             report.check(f"migration [{name}]: an uninterrupted run finishes", result.status == 0, result.describe())
             shutil.rmtree(container, ignore_errors=True)
@@ -105,15 +119,15 @@ def scenario_migration(ctx, report, rng):
             if rng.random() < 1 / 3:
                 delays.append(rng.uniform(0, durations[name]))
             for delay in delays:
-                process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
                 time.sleep(delay)
                 process.send_signal(signal.SIGKILL)
                 killed += process.wait() == -signal.SIGKILL
-            result = run(argv)
+            result = run(argv, env=environment)
             label = f"migration [{name}, round {number}, killed after {', '.join(f'{d * 1000:.0f} ms' for d in delays)}]"
             ok = report.check(f"{label}: the next run finishes", result.status == 0, result.describe())
             if ok:
-                problems = migration_problems(exe, container, legacy, expected[source])
+                problems = migration_problems(exe, container, legacy, expected[source], environment)
                 ok = report.check(f"{label}: everything migrated, nothing left over", not problems, "; ".join(problems))
             if ok or not ctx.keep:
                 shutil.rmtree(container, ignore_errors=True)

@@ -71,7 +71,7 @@ def synced_content(box):
     problems = []
     for row in attachments:
         path = os.path.join(box.container, row["relative_path"])
-        if row["state"] != "present" or not os.path.isfile(path) or blake2b_file(path) != row["content_hash"]:
+        if row["state"] != "present" or not box.file_matches(row["relative_path"], row["byte_count"], row["content_hash"]):
             problems.append(f"attachment {row['id'][:8]} {row['state']}: its file does not match its hash")
     return content, "; ".join(problems)
 

@@ -1047,7 +1047,7 @@ class Run:
             path = os.path.join(device.box.container, row["relativePath"])
             if row["state"] != "present":
                 files.append(f"{device.name}: attachment {record_id[:8]} is {row['state']}")
-            elif not os.path.isfile(path) or os.path.getsize(path) != row["byteCount"] or blake2b_file(path) != row["contentHash"]:
+            elif not device.box.file_matches(row["relativePath"], row["byteCount"], row["contentHash"]):
                 files.append(f"{device.name}: attachment {record_id[:8]}: its file does not match its size and hash")
         keychain = {}
         listing = self.json_of(device, ["keychain", "list", "--json"], "keychain list")

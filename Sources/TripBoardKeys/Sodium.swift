@@ -79,6 +79,13 @@ public enum Sodium {
         return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
 
+    /// Overwrites `buffer` with zeros in a way the compiler does not remove (`sodium_memzero`):
+    /// for buffers that held plaintext, before they go back to the allocator.
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        sodium_memzero(base, buffer.count)
+    }
+
     /// `fields` each as a 4-byte big-endian length and its UTF-8 bytes: the associated data and
     /// MAC input of every seal, so that no two sequences of fields encode alike.
     public static func lengthPrefixed(_ fields: [String]) -> [UInt8] {

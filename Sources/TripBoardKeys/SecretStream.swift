@@ -81,6 +81,42 @@ public final class SecretStream {
         return ciphertext
     }
 
+    /// `push`, writing the message into `output` (at least `plaintext.count + overhead` bytes)
+    /// instead of a new array: a stream of many messages (a sealed file) allocates nothing per
+    /// message, and no copy of the plaintext is left in memory that nobody wipes. Returns the
+    /// message's length.
+    public func push(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+                     associatedData: UnsafeRawBufferPointer, isFinal: Bool) throws(CryptoError) -> Int {
+        precondition(!isFinished, "SecretStream.push after the final message")
+        precondition(output.count >= plaintext.count + Self.overhead, "SecretStream.push: output too small")
+        let tag = isFinal ? crypto_secretstream_xchacha20poly1305_tag_final() : crypto_secretstream_xchacha20poly1305_tag_message()
+        let result = crypto_secretstream_xchacha20poly1305_push(
+            typedState, output.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
+            plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), tag)
+        guard result == 0 else { throw .invalidParameter(what: "secretstream", reason: "push failed") }
+        if isFinal { isFinished = true }
+        return plaintext.count + Self.overhead
+    }
+
+    /// `pull`, writing the plaintext into `output` (at least `ciphertext.count - overhead`
+    /// bytes): the count written and whether the message was tagged final.
+    public func pull(_ ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+                     associatedData: UnsafeRawBufferPointer) throws(CryptoError) -> (count: Int, isFinal: Bool) {
+        guard !isFinished, ciphertext.count >= Self.overhead else { throw .authenticationFailed }
+        precondition(output.count >= ciphertext.count - Self.overhead, "SecretStream.pull: output too small")
+        var tag: UInt8 = 0
+        var length: UInt64 = 0
+        let result = crypto_secretstream_xchacha20poly1305_pull(
+            typedState, output.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, &tag,
+            ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count))
+        guard result == 0 else { throw .authenticationFailed }
+        let isFinal = tag == crypto_secretstream_xchacha20poly1305_tag_final()
+        if isFinal { isFinished = true }
+        return (Int(length), isFinal)
+    }
+
     /// The plaintext of the next message and whether it was tagged final. Anything altered,
     /// moved, or under other associated data is `.authenticationFailed`; so is a message after the final one.
     public func pull(_ ciphertext: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> (plaintext: [UInt8], isFinal: Bool) {

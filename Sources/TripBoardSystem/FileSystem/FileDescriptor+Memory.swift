@@ -1,0 +1,25 @@
+import CSystem
+import Glibc
+
+/// Files that live in memory only (memfd_create(2)): a ticket being shared is staged in one, so
+/// its plaintext never reaches a disk, and the PDF worker reads it through an inherited descriptor.
+extension FileDescriptor {
+    /// A new, empty file in memory (close-on-exec, sealable), gone when the last descriptor of it
+    /// closes. `name` shows only in `/proc/PID/fd` (as `memfd:NAME`).
+    public static func memoryFile(name: String) throws(FileSystemError) -> FileDescriptor {
+        let fd = tripboard_memfd_create(name)
+        if fd < 0 { throw .fromErrno("memfd_create", path: "memfd:\(name)") }
+        return FileDescriptor(rawValue: fd, path: "memfd:\(name)")
+    }
+
+    /// Seals a memory file against any change (no write, no shrinking or growing, no new seal), so
+    /// that what a reader in another process sees is what this one hashed.
+    public func sealContents() throws(FileSystemError) {
+        if tripboard_seal_contents(rawValue) != 0 { throw .fromErrno("fcntl(F_ADD_SEALS)", path: path) }
+    }
+
+    /// Moves the offset to `offset` from the start (`lseek(SEEK_SET)`).
+    public func seek(to offset: Int64) throws(FileSystemError) {
+        if lseek(rawValue, off_t(offset), SEEK_SET) < 0 { throw .fromErrno("lseek", path: path) }
+    }
+}
