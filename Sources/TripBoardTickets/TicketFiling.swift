@@ -188,25 +188,33 @@ public struct TicketFiling {
         let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
         let files = try AttachmentFiles(container: container)
-        // The plaintext goes to memory only: the staged file is sealed as it is written, and the
-        // worker reads this copy (sealed against changes first: it reads what was hashed).
+        // The class's key first: a closed class refuses before the ticket is read.
+        let stage = try files.sealingStage(protection: request.protection, prefix: "import")
+        defer { stage.discard() }
+        // The plaintext goes to memory only: read once into a memory file, sealed against
+        // changes, then read by the worker while this process hashes it, seals it into tmp/ and
+        // fsyncs it — the parse, the hash and the sealing on two cores, done before publishing.
         let copy = try FileDescriptor.memoryFile(name: "tripboard-share")
-        let staged = try files.stage(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes,
-                                     protection: request.protection, plaintextCopy: copy, synchronize: false)
+        let plain = try files.copyIntoMemory(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes, memory: copy)
+        guard plain.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
+        guard PDFWorkerLimits.hasHeader(plain.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+        try copy.sealContents()
+        var sealing: Result<StagedFile, any Error> = .failure(FileSystemError(code: .io, systemCall: "seal", path: files.staging.path, detail: "not run"))
+        let inspection: PDFInspection
+        do {
+            inspection = try worker.inspect(
+                memoryFile: copy, displayName: request.sourceName, thumbnail: true, thumbnailSize: request.thumbnailSize, textPages: 2,
+                maximumBytes: Int(clamping: request.maximumBytes),
+                whileRunning: { sealing = Result { try files.seal(memory: copy, byteCount: plain.byteCount, into: stage) } })
+        } catch {
+            // A PDF the worker refuses: its sealed copy is not kept either.
+            if case .success(let staged) = sealing { files.discard(staged) }
+            throw error
+        }
+        let staged = try sealing.get()
         var stagedFileIsOurs = true
         defer { if stagedFileIsOurs { files.discard(staged) } }
         CrashPoint.reach("import.staged")
-
-        guard staged.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
-        guard PDFWorkerLimits.hasHeader(staged.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
-        try copy.sealContents()
-        // The staged copy's fsync overlaps the worker's parse: both must finish before publishing.
-        var synchronization: Result<Void, FileSystemError> = .success(())
-        let inspection = try worker.inspect(
-            memoryFile: copy, displayName: request.sourceName, thumbnail: true, thumbnailSize: request.thumbnailSize, textPages: 2,
-            maximumBytes: Int(clamping: request.maximumBytes),
-            whileRunning: { synchronization = Result { () throws(FileSystemError) in try files.synchronize(staged) } })
-        try synchronization.get()
         let png = inspection.thumbnail?.pngBytes
         CrashPoint.reach("import.inspected")
         let tripGiven = try requestedTrip ?? requestedBooking.map { try store.trip(id: $0.tripId) }

@@ -92,17 +92,29 @@ public final class SealingStage {
 
     deinit { if !done { try? staging.removeFile(stagingName) } }
 
-    /// Seals `bytes`.
+    /// Seals `bytes`. Every 8 MiB written, writeback of them is started (`startWriteBack`), so
+    /// that the final fsync of a large file finds little left to write.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         if head.count < 1024 { head += bytes.prefix(1024 - head.count) }
         try writer.write(bytes)
+        if writer.sealedLength - writtenBack >= AttachmentFiles.writeBackBytes {
+            file.startWriteBack(offset: writtenBack, count: writer.sealedLength - writtenBack)
+            writtenBack = writer.sealedLength
+        }
     }
+
+    /// How much of the file writeback has been started for.
+    private var writtenBack: Int64 = 0
 
     /// Seals the last message and returns the staged file; fsynced first when `synchronize`,
     /// else writeback is started and the caller calls `AttachmentFiles.synchronize(_:)`.
     public func finish(contentHash: String, synchronize: Bool) throws -> StagedFile {
         try writer.finish()
-        if synchronize { try file.synchronize() } else { file.startWriteBack(offset: 0, count: writer.sealedLength) }
+        if synchronize {
+            try file.synchronize()
+        } else if writer.sealedLength > writtenBack {
+            file.startWriteBack(offset: writtenBack, count: writer.sealedLength - writtenBack)
+        }
         done = true
         return StagedFile(stagingName: stagingName, byteCount: writer.plaintextLength, contentHash: contentHash, head: head, protection: protection)
     }

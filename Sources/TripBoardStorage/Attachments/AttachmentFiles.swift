@@ -52,22 +52,32 @@ public struct AttachmentFiles {
     /// The copy's buffer: large enough that system calls cost little, small enough that memory
     /// stays flat whatever the file's size.
     package static let chunkBytes = 256 << 10
+    /// How much is written before writeback of it is started (see `FileDescriptor.startWriteBack`).
+    static let writeBackBytes: Int64 = 8 << 20
 
     /// Seals the bytes of `source` into `tmp/` under `protection`, streaming in 256 KiB chunks
     /// (never the whole file in memory), hashing the plaintext on a second thread, and refusing
-    /// more than `maximumBytes`. `plaintextCopy`, when given, receives every byte too (the share
-    /// extension's in-memory copy for the PDF worker). The staged file is fsynced before this
-    /// returns, unless `synchronize` is false: then the caller must call `synchronize(_:)` before
-    /// publishing (to overlap the fsync with other work). On any failure nothing is left in `tmp/`.
+    /// more than `maximumBytes`. The staged file is fsynced before this returns, unless
+    /// `synchronize` is false: then the caller must call `synchronize(_:)` before publishing (to
+    /// overlap the fsync with other work). On any failure nothing is left in `tmp/`.
     public func stage(from source: any ByteSource, sourceName: String, maximumBytes: Int64, protection: ProtectionClass,
-                      plaintextCopy: FileDescriptor? = nil, synchronize: Bool = true) throws -> StagedFile {
+                      synchronize: Bool = true) throws -> StagedFile {
         let stage = try SealingStage(in: staging, protection: protection, keys: keys)
         defer { stage.discard() }
-        // The hasher lends the buffers the bytes are read into and hashes them where they are:
-        // no copy, no allocation or zeroing per chunk (five 256 KiB buffers for the whole file).
-        let hasher = BackgroundHasher(bufferBytes: Self.chunkBytes)
+        let (_, contentHash, _) = try Self.copy(from: source, sourceName: sourceName, maximumBytes: maximumBytes) { try stage.write($0) }
+        return try stage.finish(contentHash: contentHash, synchronize: synchronize)
+    }
+
+    /// Reads `source` to its end in 256 KiB chunks, handing each to `sink` while a second thread
+    /// hashes it, refusing more than `maximumBytes`: the size, the BLAKE2b-256 and the first 1024
+    /// bytes. The hasher lends the buffers the bytes are read into and hashes them where they are:
+    /// no copy, no allocation or zeroing per chunk (five 256 KiB buffers for the whole file).
+    static func copy(from source: any ByteSource, sourceName: String, maximumBytes: Int64,
+                     to sink: (UnsafeRawBufferPointer) throws -> Void) throws -> (byteCount: Int64, contentHash: String, head: [UInt8]) {
+        let hasher = BackgroundHasher(bufferBytes: chunkBytes)
         defer { hasher.finish() }
         var total: Int64 = 0
+        var head: [UInt8] = []
         while true {
             let buffer = hasher.nextBuffer()
             let count = try source.read(into: buffer)
@@ -75,11 +85,55 @@ public struct AttachmentFiles {
             total += Int64(count)
             guard total <= maximumBytes else { throw AttachmentError.tooLarge(path: sourceName, limit: maximumBytes) }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
             hasher.submitFilled(count)
-            try plaintextCopy?.write(all: chunk)
-            try stage.write(chunk)
+            try sink(chunk)
         }
-        return try stage.finish(contentHash: Sodium.hexString(hasher.finish()), synchronize: synchronize)
+        return (total, Sodium.hexString(hasher.finish()), head)
+    }
+
+    /// A shared ticket's plaintext, in memory: `source` copied into `memory` (an in-memory file,
+    /// `FileDescriptor.memoryFile`), refusing more than `maximumBytes`; its size and first 1024
+    /// bytes. Nothing reaches a disk, and nothing but the copy is done: the worker can start on it
+    /// at once (`seal(memory:…)` hashes and seals it meanwhile).
+    public func copyIntoMemory(from source: any ByteSource, sourceName: String, maximumBytes: Int64,
+                               memory: FileDescriptor) throws -> (byteCount: Int64, head: [UInt8]) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
+        defer {
+            Sodium.wipe(buffer)
+            buffer.deallocate()
+        }
+        var total: Int64 = 0
+        var head: [UInt8] = []
+        while true {
+            let count = try source.read(into: buffer)
+            if count == 0 { break }
+            total += Int64(count)
+            guard total <= maximumBytes else { throw AttachmentError.tooLarge(path: sourceName, limit: maximumBytes) }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
+            try memory.write(all: chunk)
+        }
+        return (total, head)
+    }
+
+    /// Seals the `byteCount` bytes of `memory` into `stage`, hashing them on a second thread, and
+    /// finishes it, fsynced: the second half of a share, run while the PDF worker reads the same
+    /// bytes (read by offset: the descriptor is the worker's standard input meanwhile).
+    public func seal(memory: FileDescriptor, byteCount: Int64, into stage: SealingStage) throws -> StagedFile {
+        let (total, contentHash, _) = try Self.copy(from: PositionalSource(file: memory), sourceName: memory.path, maximumBytes: byteCount) {
+            try stage.write($0)
+        }
+        guard total == byteCount else {
+            throw FileSystemError(code: .io, systemCall: "pread", path: memory.path, detail: "\(total) bytes where \(byteCount) were written")
+        }
+        return try stage.finish(contentHash: contentHash, synchronize: true)
+    }
+
+    /// A sealing stage in `tmp/` under `protection` for bytes that come in pieces, hashed by the
+    /// caller; the class's key is asked for now (a closed class refuses before anything is read).
+    public func sealingStage(protection: ProtectionClass, prefix: String) throws -> SealingStage {
+        try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
     }
 
     /// A sealing stage in `tmp/` for bytes that come in pieces (a sync download), hashed by the
@@ -399,5 +453,19 @@ public enum AttachmentError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(bytes >> shift) \(unit)"
         }
         return bytes == 1 ? "1 byte" : "\(bytes) bytes"
+    }
+}
+
+/// A file read from its start by offset (`pread`), leaving the descriptor's own offset alone.
+final class PositionalSource: ByteSource {
+    let file: FileDescriptor
+    private var offset: Int64 = 0
+
+    init(file: FileDescriptor) { self.file = file }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = try file.read(into: buffer, atOffset: offset)
+        offset += Int64(count)
+        return count
     }
 }

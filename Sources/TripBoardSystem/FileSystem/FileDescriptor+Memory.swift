@@ -18,6 +18,16 @@ extension FileDescriptor {
         if tripboard_seal_contents(rawValue) != 0 { throw .fromErrno("fcntl(F_ADD_SEALS)", path: path) }
     }
 
+    /// Up to `buffer.count` bytes from `offset` into `buffer` (`pread`: the descriptor's own offset,
+    /// which another process may share, is left alone); 0 at the end.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int64) throws(FileSystemError) -> Int {
+        while true {
+            let count = pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset))
+            if count >= 0 { return count }
+            if errno != EINTR { throw .fromErrno("pread", path: path) }
+        }
+    }
+
     /// Moves the offset to `offset` from the start (`lseek(SEEK_SET)`).
     public func seek(to offset: Int64) throws(FileSystemError) {
         if lseek(rawValue, off_t(offset), SEEK_SET) < 0 { throw .fromErrno("lseek", path: path) }
