@@ -61,8 +61,16 @@ public final class DeviceLock {
     /// The keybag, or nil when this device has none (it never had a passcode).
     public func keybag() throws -> Keybag? {
         guard let bytes = try keybagBytes() else { return nil }
-        return try Keybag.decode(bytes, path: directory.childPath(Keybag.fileName), device: device)
+        // Read every time (another process may have replaced it); decoded — its MAC checked —
+        // only when its bytes changed: a bulk reader of sealed files asks once per file.
+        if let decoded, decoded.bytes == bytes { return decoded.keybag }
+        let keybag = try Keybag.decode(bytes, path: directory.childPath(Keybag.fileName), device: device)
+        decoded = (bytes, keybag)
+        return keybag
     }
+
+    /// The keybag last decoded, with the bytes it was decoded from.
+    private var decoded: (bytes: [UInt8], keybag: Keybag)?
 
     /// The keybag file's bytes, or nil when there is none: a regular file of this user's that
     /// others cannot read (as `device.key` must be), of at most 64 KiB.

@@ -1,3 +1,4 @@
+import Synchronization
 import TripBoardKeys
 public import TripBoardSystem
 
@@ -9,13 +10,38 @@ public import TripBoardSystem
 /// Sealing makes the device key and the keybag when this device has none yet (a phone without a
 /// passcode has class keys too); opening creates nothing: a device without them has no file of
 /// its own to open.
+///
+/// The device key and its lock are loaded once per instance (the key never changes; the lock reads
+/// the keybag and asks the kernel for class keys on every request, so a lock or a passcode change
+/// is seen at once), under a mutex: a bulk reader (the hashing pass on two threads, a sync of many
+/// files) pays for them once.
 public final class FileProtection: FileKeys {
     public let location: DeviceLocation
     public let anchor: KernelKeyring.Anchor
+    private let guarding = Mutex<Void>(())
+    private let loaded = LoadedLock()
+
+    /// The lock once loaded. @unchecked Sendable: `lock` is read and written only while
+    /// `guarding` is held.
+    private final class LoadedLock: @unchecked Sendable {
+        var lock: DeviceLock?
+    }
 
     public init(location: DeviceLocation, anchor: KernelKeyring.Anchor) {
         self.location = location
         self.anchor = anchor
+    }
+
+    /// `body` with this device's lock: the one loaded before, else one loaded now (the device
+    /// key made first when `creating`); nil when there is no device key and not `creating`.
+    private func withLock<T: Sendable>(creating: Bool, _ body: (DeviceLock?) throws -> T) throws -> T {
+        try guarding.withLock { _ in
+            if loaded.lock == nil {
+                let device = creating ? try DeviceKey.loadOrCreate(at: location) : try DeviceKey.existing(at: location)
+                loaded.lock = try device.map { try DeviceLock(device: $0, anchor: anchor) }
+            }
+            return try body(loaded.lock)
+        }
     }
 
     /// The device the environment names (`TRIPBOARD_DEVICE_DIR`…, `TRIPBOARD_KEYRING`).
@@ -24,23 +50,25 @@ public final class FileProtection: FileKeys {
     }
 
     public func sealingKey(_ protection: ProtectionClass) throws -> FileSealingKey {
-        let lock = try DeviceLock(device: try DeviceKey.loadOrCreate(at: location), anchor: anchor)
-        if protection == .completeUnlessOpen {
-            let keybag = try lock.keybagMadeIfAbsent()
-            return FileSealingKey(protection: protection, keybag: keybag.id, material: .publicKey(keybag.completeUnlessOpenPublicKey))
+        try withLock(creating: true) { lock in
+            let lock = lock!
+            if protection == .completeUnlessOpen {
+                let keybag = try lock.keybagMadeIfAbsent()
+                return FileSealingKey(protection: protection, keybag: keybag.id, material: .publicKey(keybag.completeUnlessOpenPublicKey))
+            }
+            guard let (key, keybag) = try lock.classKey(protection, creatingKeybag: true) else { throw DeviceError.locked }
+            return FileSealingKey(protection: protection, keybag: keybag, material: .classKey(key))
         }
-        guard let (key, keybag) = try lock.classKey(protection, creatingKeybag: true) else { throw DeviceError.locked }
-        return FileSealingKey(protection: protection, keybag: keybag, material: .classKey(key))
     }
 
     public func openingKey(_ protection: ProtectionClass, keybag: String, path: String) throws -> FileOpeningKey {
-        guard let device = try DeviceKey.existing(at: location) else { throw DeviceError.sealedElsewhere(path: path) }
-        let lock = try DeviceLock(device: device, anchor: anchor)
-        let key: SecureBytes?
-        do {
-            key = try lock.classKey(protection, sealedUnder: keybag)
-        } catch DeviceError.keybagOfAnotherDevice {
-            throw DeviceError.sealedElsewhere(path: path)
+        let key: SecureBytes? = try withLock(creating: false) { lock in
+            guard let lock else { return nil }
+            do {
+                return try lock.classKey(protection, sealedUnder: keybag)
+            } catch DeviceError.keybagOfAnotherDevice {
+                return nil
+            }
         }
         guard let key else { throw DeviceError.sealedElsewhere(path: path) }
         guard protection == .completeUnlessOpen else { return FileOpeningKey(material: .classKey(key)) }
@@ -50,14 +78,16 @@ public final class FileProtection: FileKeys {
     /// Whether the keys of `protection` can be used now (the device unlocked, or the class open
     /// without a passcode): `nil` when they can, else why not. Creates nothing.
     public func refusal(_ protection: ProtectionClass) throws -> DeviceError? {
-        guard let device = try DeviceKey.existing(at: location) else { return nil }
-        do {
-            _ = try DeviceLock(device: device, anchor: anchor).classKey(protection, creatingKeybag: false)
-            return nil
-        } catch let error as DeviceError {
-            switch error {
-            case .locked, .notUnlockedSinceStart, .keyringUnavailable: return error
-            default: throw error
+        try withLock(creating: false) { lock in
+            guard let lock else { return nil }
+            do {
+                _ = try lock.classKey(protection, creatingKeybag: false)
+                return nil
+            } catch let error as DeviceError {
+                switch error {
+                case .locked, .notUnlockedSinceStart, .keyringUnavailable: return error
+                default: throw error
+                }
             }
         }
     }
