@@ -118,33 +118,56 @@ extension AppCommand {
             return context.console.write(bytes)
         }
         // Where it goes is settled before the container is opened: a bad DEST touches nothing.
-        let (directory, fileName) = try Self.destination(destination)
+        let place = try Self.destination(destination)
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let files = try AttachmentFiles(container: container)
+        let (directory, fileName): (Directory, String?)
+        switch place {
+        case .stream(let output):
+            // Verified first, as for `-`: what is written there cannot be taken back.
+            let bytes = try files.contents(relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: attachment.contentHash)
+            return try output.write(all: bytes)
+        case .directory(let existing): (directory, fileName) = (existing, nil)
+        case .file(let parent, let name): (directory, fileName) = (parent, name)
+        }
         let name = fileName ?? attachment.originalFilename
         try files.export(relativePath: attachment.relativePath, byteCount: attachment.byteCount,
                          contentHash: attachment.contentHash, to: directory, as: name)
         context.console.diagnostic("wrote \(directory.childPath(name))")
     }
 
-    /// Where DEST puts a file: a directory that is there (like cp FILE DIR: the name is decided
-    /// later, nil here), else a file to create in a directory that is. A directory that cannot
-    /// be opened (permissions) is said so, not taken for a file's name.
-    static func destination(_ destination: String) throws -> (Directory, String?) {
+    /// Where DEST puts a file.
+    enum Destination {
+        /// A directory that is there (like cp FILE DIR): the file's own name, decided later.
+        case directory(Directory)
+        /// A file to create (or replace, atomically) in a directory that is there.
+        case file(Directory, String)
+        /// Something that is there and is neither a regular file nor a directory — a device such
+        /// as `/dev/null`, a FIFO, a terminal, `/dev/stdout` — written to as it is, like `-`:
+        /// never replaced (a rename over `/dev/null` would put a file in its place).
+        case stream(FileDescriptor)
+    }
+
+    /// Where DEST puts a file. A directory that cannot be opened (permissions) is said so, not
+    /// taken for a file's name.
+    static func destination(_ destination: String) throws -> Destination {
+        if let status = try? FileStatus.of(path: destination), status.kind != .regular, status.kind != .directory {
+            return .stream(try FileDescriptor.openExistingForWriting(path: destination))
+        }
         var existing: Directory?
         do {
             existing = try Directory.open(path: destination)
         } catch {
             guard error.code == .notFound || error.code == .notADirectory else { throw error }
         }
-        if let existing { return (existing, nil) }
+        if let existing { return .directory(existing) }
         let (directoryPath, name) = splitPath(destination)
         guard !name.isEmpty else {
             throw CommandLineError(.noInput, "there is no directory \(destination.prefix(200)); DEST is a directory that exists, or a file to create in one")
         }
         do {
-            return (try Directory.open(path: directoryPath), name)
+            return .file(try Directory.open(path: directoryPath), name)
         } catch {
             if error.code == .notFound {
                 throw CommandLineError(.noInput, "there is no directory \(directoryPath.prefix(200)) to write \(name.prefix(100)) in")
@@ -162,8 +185,13 @@ extension AppCommand {
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let png = try ThumbnailCache(container: container).thumbnail(
             of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
-        guard let (directory, fileName) = place else { return context.console.write(png) }
-        let name = fileName ?? attachment.originalFilename + ".png"
+        let (directory, name): (Directory, String)
+        switch place {
+        case nil: return context.console.write(png)
+        case .stream(let output): return try output.write(all: png)
+        case .directory(let existing): (directory, name) = (existing, attachment.originalFilename + ".png")
+        case .file(let parent, let fileName): (directory, name) = (parent, fileName)
+        }
         try directory.writeAtomically(png, to: name, staging: directory)
         context.console.diagnostic("wrote \(directory.childPath(name))")
     }

@@ -74,7 +74,12 @@ extension AppCommand {
     }
 
     /// Where `--output FILE` goes: its directory, opened now (before the container is), and its name.
+    /// What is there must be a regular file (replaced atomically, by a rename): never a device
+    /// such as `/dev/null`, a FIFO or a directory, which a rename would replace by a file.
     static func outputDestination(_ output: String) throws -> (Directory, String) {
+        if let status = try? FileStatus.of(path: output), status.kind != .regular {
+            throw CommandLineError(.cannotCreate, terminalSafe("--output \(output.prefix(200)) is \(status.kindDescription), not a file this command may replace; nothing was written"))
+        }
         let (directoryPath, fileName) = splitPath(output)
         guard !fileName.isEmpty else { throw CommandLineError.usage("--output needs a file name, not a directory") }
         return (try Directory.open(path: directoryPath), fileName)

@@ -316,4 +316,29 @@ import TripBoardSystem
         #expect(withPasscode.status == 0, "\(withPasscode)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == pdf)
     }
+
+    /// A DEST that is there and is not a file — a FIFO here, as `/dev/null` or a terminal would be —
+    /// is written to as it is, never replaced by a rename (as root, a rename over `/dev/null` put
+    /// a regular file in its place); `--output` refuses one (73), touching nothing.
+    @Test func aDestinationThatIsNotAFileIsWrittenToAndNeverReplaced() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip()
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass)
+        let shared = try container.shareOK(try container.input(pdf, as: "t.pdf"), "--trip", trip)
+        let id = try #require((shared["attachment"] as? [String: Any])?["id"] as? String)
+        let fifo = container.root.path + "/fifo", out = container.root.path + "/read.pdf"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = try ProcessRunner.start("/bin/sh", ["-c", "cat '\(fifo)' > '\(out)'"], environment: ProcessRunner.environment(container: nil))
+        let exported = try container.app("attachment", "export", id, fifo)
+        _ = reader.wait()
+        #expect(exported.status == 0, "\(exported)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == pdf)
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still the FIFO")
+        let noReader = try container.app("attachment", "thumbnail", id, fifo)
+        #expect(noReader.status == 74 && noReader.stderrLines.count == 1, "no reader: refused at once, \(noReader)")
+        let backup = try container.app(arguments: ["backup", "--output", fifo], stdin: BackupRestoreTests.passphrase + "\n")
+        #expect(backup.status == 73 && backup.stderr.contains("not a file"), "\(backup)")
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still the FIFO")
+    }
 }

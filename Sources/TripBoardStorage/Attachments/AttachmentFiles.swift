@@ -76,20 +76,30 @@ public struct AttachmentFiles {
                      to sink: (UnsafeRawBufferPointer) throws -> Void) throws -> (byteCount: Int64, contentHash: String, head: [UInt8]) {
         let hasher = BackgroundHasher(bufferBytes: chunkBytes)
         defer { hasher.finish() }
+        let (total, head) = try readAll(source, sourceName: sourceName, maximumBytes: maximumBytes, into: hasher.nextBuffer) { chunk in
+            hasher.submitFilled(chunk.count)
+            try sink(chunk)
+        }
+        return (total, Sodium.hexString(hasher.finish()), head)
+    }
+
+    /// Reads `source` to its end, each chunk into a buffer `nextBuffer` gives, refusing more than
+    /// `maximumBytes`, and hands each chunk to `body`: the size and the first 1024 bytes.
+    static func readAll(_ source: any ByteSource, sourceName: String, maximumBytes: Int64, into nextBuffer: () -> UnsafeMutableRawBufferPointer,
+                        _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> (byteCount: Int64, head: [UInt8]) {
         var total: Int64 = 0
         var head: [UInt8] = []
         while true {
-            let buffer = hasher.nextBuffer()
+            let buffer = nextBuffer()
             let count = try source.read(into: buffer)
             if count == 0 { break }
             total += Int64(count)
             guard total <= maximumBytes else { throw AttachmentError.tooLarge(path: sourceName, limit: maximumBytes) }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
-            hasher.submitFilled(count)
-            try sink(chunk)
+            try body(chunk)
         }
-        return (total, Sodium.hexString(hasher.finish()), head)
+        return (total, head)
     }
 
     /// A shared ticket's plaintext, in memory: `source` copied into `memory` (an in-memory file,
@@ -103,18 +113,7 @@ public struct AttachmentFiles {
             Sodium.wipe(buffer)
             buffer.deallocate()
         }
-        var total: Int64 = 0
-        var head: [UInt8] = []
-        while true {
-            let count = try source.read(into: buffer)
-            if count == 0 { break }
-            total += Int64(count)
-            guard total <= maximumBytes else { throw AttachmentError.tooLarge(path: sourceName, limit: maximumBytes) }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-            if head.count < 1024 { head += chunk.prefix(1024 - head.count) }
-            try memory.write(all: chunk)
-        }
-        return (total, head)
+        return try Self.readAll(source, sourceName: sourceName, maximumBytes: maximumBytes, into: { buffer }) { try memory.write(all: $0) }
     }
 
     /// Seals the `byteCount` bytes of `memory` into `stage`, hashing them on a second thread, and

@@ -28,6 +28,18 @@ extension FileDescriptor {
         }
     }
 
+    /// Opens for writing a file the user named that is there already and is not a regular file
+    /// nor a directory — a device (`/dev/null`), a FIFO, a terminal, `/dev/stdout` — as a shell's
+    /// redirection does: links followed, nothing created, truncated or replaced.
+    public static func openExistingForWriting(path: String) throws(FileSystemError) -> FileDescriptor {
+        // Without waiting for a reader (a FIFO with none is ENXIO at once, not a hang).
+        let fd = retryingOnInterrupt { Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
+        if fd < 0 { throw .fromErrno("open", path: path) }
+        let file = FileDescriptor(rawValue: fd, path: path)
+        try file.setBlocking()
+        return file
+    }
+
     /// Moves the offset to `offset` from the start (`lseek(SEEK_SET)`).
     public func seek(to offset: Int64) throws(FileSystemError) {
         if lseek(rawValue, off_t(offset), SEEK_SET) < 0 { throw .fromErrno("lseek", path: path) }
