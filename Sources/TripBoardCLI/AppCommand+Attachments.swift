@@ -113,6 +113,7 @@ extension AppCommand {
             // To standard output, verified first: what is written there cannot be taken back.
             let container = try context.container()
             let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+            try AttachmentFiles(container: container).requireOpen(attachment.protection)
             let bytes = try AttachmentFiles(container: container).contents(
                 relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: attachment.contentHash)
             return context.console.write(bytes)
@@ -122,6 +123,7 @@ extension AppCommand {
         let container = try context.container()
         let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
         let files = try AttachmentFiles(container: container)
+        try files.requireOpen(attachment.protection)
         let (directory, fileName): (Directory, String?)
         switch place {
         case .stream(let output):

@@ -182,7 +182,7 @@ import TripBoardSystem
         // The ticket is whole inside, and its thumbnail too.
         let relative = try container.sqlite("SELECT relative_path FROM attachments WHERE id = '\(id)'").trimmedStdout
         #expect(try container.unsealed("container/" + relative) == pdf)
-        #expect(try container.unsealed("container/caches/thumbnails/\(id).png.sealed").prefix(4) == Self.png)
+        #expect(try container.cachedThumbnail(id).prefix(4) == Self.png)
 
         // An earlier build's container: files and a thumbnail in the clear, one kept in recovered/.
         let clear = try Self.writtenByAnEarlierBuild(container, pdf: pdf, trip: trip, count: 3)
@@ -340,5 +340,40 @@ import TripBoardSystem
         let backup = try container.app(arguments: ["backup", "--output", fifo], stdin: BackupRestoreTests.passphrase + "\n")
         #expect(backup.status == 73 && backup.stderr.contains("not a file"), "\(backup)")
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still the FIFO")
+    }
+
+    /// What an attack on the sealed files found: a thumbnail swapped for another attachment's is no
+    /// entry of this one's (made again from its own ticket), and a file left in the clear under a
+    /// `complete` row is not read, nor its class lowered, while the device is locked.
+    @Test func aSwappedThumbnailOrAFileLeftInTheClearGivesNothingAway() throws {
+        let container = try TestContainer(device: "a")
+        let trip = try container.addTrip()
+        let first = TicketPDF.make(lines: ["BOARDING PASS", "Flight TP 1351", "12 DEC 2026 07:35"])
+        let second = TicketPDF.make(lines: ["BOARDING PASS", "Flight LH 9999", "13 DEC 2026 19:05", "SECOND"])
+        func share(_ pdf: Data, _ name: String, _ extra: [String] = []) throws -> String {
+            let result = try container.shareOK(try container.input(pdf, as: name), "--trip", trip)
+            return try #require((result["attachment"] as? [String: Any])?["id"] as? String)
+        }
+        let a = try share(first, "a.pdf"), b = try share(second, "b.pdf")
+        let cache = container.path + "/caches/thumbnails/"
+        let own = try container.cachedThumbnail(a)
+        try FileManager.default.removeItem(atPath: cache + a + ".png.sealed")
+        try FileManager.default.copyItem(atPath: cache + b + ".png.sealed", toPath: cache + a + ".png.sealed")
+        let out = container.root.path + "/a.png"
+        #expect(try container.app("attachment", "thumbnail", a, out).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == own, "A's own page, made again: not B's")
+        #expect(try container.cachedThumbnail(a) == own)
+
+        // A `complete` ticket whose file an earlier build left in the clear, on a locked device.
+        try container.appOK("attachment", "protect", b, "complete")
+        try container.appOK("device", "passcode", "set", stdin: Self.passcode + "\n")
+        let relative = try container.sqlite("SELECT relative_path FROM attachments WHERE id = '\(b)'").trimmedStdout
+        try second.write(to: URL(fileURLWithPath: container.path + "/" + relative))
+        try container.appOK("device", "lock")
+        KeychainAccessibilityTests.expectLockedRefusal(try container.app("attachment", "export", b, "-"), .lockedAfterFirstUnlock, "export")
+        KeychainAccessibilityTests.expectLockedRefusal(try container.app("attachment", "protect", b, "none"), .lockedAfterFirstUnlock, "protect")
+        #expect(try container.sqlite("SELECT protection FROM attachments WHERE id = '\(b)'").trimmedStdout == "complete")
+        try container.appOK("device", "unlock", stdin: Self.passcode + "\n")
+        #expect(try container.app("attachment", "export", b, "-").stdout.contains("SECOND"))
     }
 }

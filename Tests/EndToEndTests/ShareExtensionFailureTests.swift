@@ -255,7 +255,7 @@ import Testing
         let path = container.path + "/" + (try #require(attachment["relativePath"] as? String))
         try pdf.dropLast().write(to: URL(fileURLWithPath: path))  // in the clear, as an earlier build wrote files
         let refused = try container.app("attachment", "thumbnail", id, "-")
-        #expect(refused.status == 65 && refused.stderr.contains("wrongSize"), "\(refused)")
+        #expect(refused.status == 65 && refused.stderr.contains("does not match its recorded size and hash"), "\(refused)")
         let after = try container.sqlite("SELECT content_hash FROM attachments WHERE id = '\(id)'", readOnly: true).trimmedStdout
         #expect(after.isEmpty, "nothing recorded for a file of another size: \(after)")
     }
@@ -266,11 +266,11 @@ import Testing
         let imported = try container.shareOK(try container.input(TicketPDF.make(lines: TicketPDF.boardingPass), as: "t.pdf"), "--trip", trip)
         let id = try #require((imported["attachment"] as? [String: Any])?["id"] as? String)
         let cached = "container/caches/thumbnails/\(id).png.sealed"
-        let original = try container.unsealed(cached)
+        let original = try container.cachedThumbnail(id)
         try FileManager.default.removeItem(atPath: container.root.path + "/" + cached)
         let out = container.root.path + "/out.png"
         #expect(try container.app("attachment", "thumbnail", String(id.prefix(8)), out).status == 0)
-        #expect(try container.unsealed(cached) == original, "the same page renders to the same PNG")
+        #expect(try container.cachedThumbnail(id) == original, "the same page renders to the same PNG")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == original, "written where asked")
         #expect(try container.app("attachment", "thumbnail", id, container.root.path).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: container.root.path + "/t.pdf.png")) == original, "a directory: <name>.png in it")

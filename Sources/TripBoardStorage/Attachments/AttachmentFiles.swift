@@ -61,8 +61,8 @@ public struct AttachmentFiles {
     /// `synchronize` is false: then the caller must call `synchronize(_:)` before publishing (to
     /// overlap the fsync with other work). On any failure nothing is left in `tmp/`.
     public func stage(from source: any ByteSource, sourceName: String, maximumBytes: Int64, protection: ProtectionClass,
-                      synchronize: Bool = true) throws -> StagedFile {
-        let stage = try SealingStage(in: staging, protection: protection, keys: keys)
+                      prefix: String = "import", synchronize: Bool = true) throws -> StagedFile {
+        let stage = try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
         defer { stage.discard() }
         let (_, contentHash, _) = try Self.copy(from: source, sourceName: sourceName, maximumBytes: maximumBytes) { try stage.write($0) }
         return try stage.finish(contentHash: contentHash, synchronize: synchronize)
@@ -251,6 +251,14 @@ public struct AttachmentFiles {
         }
         guard total == byteCount else { return .state(.wrongSize) }
         return .hashed(Sodium.hexString(hasher.finalize()))
+    }
+
+    /// Throws the lock's refusal (`DeviceError.locked` and its kin) when the class `protection`
+    /// is closed now: what reads an attachment asks it of the row's class too, so that a file of
+    /// a `complete` row left in the clear by an earlier build is not read while the device is
+    /// locked either.
+    public func requireOpen(_ protection: ProtectionClass) throws {
+        if let refusal = try keys.refusal(protection) { throw refusal }
     }
 
     /// The file at `relativePath` opened for its plaintext (see `AttachmentReader`).

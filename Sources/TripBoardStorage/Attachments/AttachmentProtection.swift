@@ -40,6 +40,10 @@ public struct AttachmentProtection {
         guard attachment.state == .present else {
             throw StoreError.invalidData("attachment \(attachment.id.prefix(8)) has no file here (it is \(attachment.state.rawValue)); nothing was changed")
         }
+        // Both classes open, the row's too: a locked device changes no class, not even of a file
+        // an earlier build left in the clear.
+        try files.requireOpen(attachment.protection)
+        try files.requireOpen(protection)
         let was = try files.sealedClass(relativePath: attachment.relativePath)
         var changed = false
         if was != protection {
@@ -61,7 +65,8 @@ public struct AttachmentProtection {
         guard source.plaintextLength == attachment.byteCount else {
             throw StoreError.invalidData("the file of attachment \(attachment.id.prefix(8)) is not the size its row records; `app container check` reports it; nothing was changed")
         }
-        let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: attachment.byteCount, protection: protection)
+        let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: attachment.byteCount, protection: protection,
+                                     prefix: "protect")
         var replaced = false
         defer { if !replaced { files.discard(staged) } }
         guard staged.byteCount == attachment.byteCount, attachment.contentHash.admits(staged.contentHash) else {
@@ -152,7 +157,8 @@ public struct AttachmentProtection {
         for (name, _) in names {
             let source = try files.openRecovered(name)
             guard let length = source.plaintextLength else { continue }
-            let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: length, protection: .completeUnlessOpen)
+            let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: length, protection: .completeUnlessOpen,
+                                         prefix: "restore")
             var placed = false
             defer { if !placed { files.discard(staged) } }
             try files.staging.rename(staged.stagingName, to: directory, as: name)
@@ -172,7 +178,8 @@ public struct AttachmentProtection {
             let source = try directory.openFileForReading(name)
             guard try AttachmentReader.sealedClass(of: source) == nil else { continue }
             try source.seek(to: 0)
-            let staged = try files.stage(from: source, sourceName: directory.childPath(name), maximumBytes: size, protection: .completeUnlessOpen)
+            let staged = try files.stage(from: source, sourceName: directory.childPath(name), maximumBytes: size, protection: .completeUnlessOpen,
+                                         prefix: "protect")
             var placed = false
             defer { if !placed { files.discard(staged) } }
             guard staged.byteCount == size else { continue }  // it changed meanwhile: left for the next run

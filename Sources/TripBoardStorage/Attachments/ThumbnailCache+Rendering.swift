@@ -12,19 +12,19 @@ extension ThumbnailCache {
     /// trimmed to `cacheLimitMB`. Nothing in the clear reaches a disk. A closed class throws
     /// (`DeviceError.locked` and its kin).
     public func thumbnail(of attachment: Attachment, container: Container, worker: PDFWorker, size: Int = 200) throws -> [UInt8] {
-        if let cached = try cachedPNG(for: attachment.id) { return cached }
         let files = try AttachmentFiles(container: container)
+        try files.requireOpen(attachment.protection)
+        if let cached = try cachedPNG(for: attachment.id) { return cached }
         var hash = attachment.contentHash
         if hash.isPending, attachment.state == .present,
            let hex = try AttachmentHashing.verifiedHash(of: attachment, files: files, recordingIn: try container.store) {
             hash = .verified(hex)
         }
+        // Opened first as an export opens it: a missing file is 66, a link or a FIFO 73.
+        _ = try files.open(relativePath: attachment.relativePath)
         let copy = try FileDescriptor.memoryFile(name: "tripboard-thumbnail")
         let state = try files.copyPlaintext(relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: hash, into: copy)
-        guard state == .ok else {
-            throw StoreError.corrupt(path: container.path + "/" + attachment.relativePath,
-                                     detail: "the attachment's file is \(state.rawValue); run `app container check`")
-        }
+        guard state == .ok else { throw AttachmentFiles.damaged(try files.path(of: attachment.relativePath)) }
         try copy.sealContents()
         let inspection = try worker.inspect(memoryFile: copy, displayName: attachment.originalFilename, thumbnail: true,
                                             thumbnailSize: size, textPages: 0, maximumBytes: Int(clamping: max(attachment.byteCount, 1)))

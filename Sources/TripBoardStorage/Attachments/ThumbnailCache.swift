@@ -34,18 +34,27 @@ public struct ThumbnailCache {
     public func cachedPNG(for attachmentID: String) throws -> [UInt8]? {
         let name = Self.fileName(for: attachmentID)
         guard let status = try directory.status(of: name), status.kind == .regular, status.size > 0 else { return nil }
-        let png: [UInt8]
+        let sealed: [UInt8]
         do {
             let file = try directory.openFileForReading(name)
-            png = try SealedFileReader(input: file, path: directory.childPath(name), keys: keys).readToEnd(limit: PDFWorkerLimits.thumbnailBytes)
+            sealed = try SealedFileReader(input: file, path: directory.childPath(name), keys: keys)
+                .readToEnd(limit: PDFWorkerLimits.thumbnailBytes + Self.ownerPrefixLength)
         } catch DeviceError.damagedSealedFile, DeviceError.sealedElsewhere {
             return nil
         } catch let error as FileSystemError where error.code == .tooLarge || error.code == .notRegularFile || error.code == .symbolicLink {
             return nil
         }
+        // Another attachment's thumbnail moved here is no entry of this one's.
+        let owner = Self.ownerPrefix(attachmentID)
+        guard sealed.starts(with: owner) else { return nil }
         try directory.touch(name)
-        return png
+        return Array(sealed[owner.count...])
     }
+
+    /// What a thumbnail's plaintext starts with: `tripboard thumbnail of ` and its attachment's
+    /// id, so that an entry swapped for another one's is no entry (docs/security.md, Sealed files).
+    static func ownerPrefix(_ attachmentID: String) -> [UInt8] { Array("tripboard thumbnail of \(attachmentID)\n".utf8) }
+    static let ownerPrefixLength = 64
 
     /// The class the entry `name` is sealed under, from its header alone; nil when it is not sealed.
     func sealedClass(of name: String) throws -> ProtectionClass? {
@@ -65,7 +74,7 @@ public struct ThumbnailCache {
         let name = Self.fileName(for: attachmentID)
         let stage = try SealingStage(in: staging, protection: protection, keys: keys, prefix: "thumbnail")
         defer { stage.discard() }
-        try png.withUnsafeBytes { try stage.write($0) }
+        try (Self.ownerPrefix(attachmentID) + png).withUnsafeBytes { try stage.write($0) }
         let staged = try stage.finish(contentHash: "", synchronize: false)
         // rename(2) replaces a file, FIFO or link, but not a directory (EISDIR).
         if let status = try directory.status(of: name), status.kind == .directory { try directory.removeDirectory(name) }

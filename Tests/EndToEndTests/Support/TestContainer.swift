@@ -120,6 +120,15 @@ final class TestContainer: @unchecked Sendable {
         try Data(contentsOf: root.appendingPathComponent(relative))
     }
 
+    /// The PNG of the cached thumbnail of attachment `id`: its sealed entry's plaintext after the
+    /// line that names its attachment (`tripboard thumbnail of ID`).
+    func cachedThumbnail(_ id: String, environment extra: [String: String] = [:]) throws -> Data {
+        let plaintext = try unsealed("container/caches/thumbnails/\(id).png.sealed", environment: extra)
+        let owner = Data("tripboard thumbnail of \(id)\n".utf8)
+        #expect(plaintext.starts(with: owner), "the entry names its attachment")
+        return plaintext.dropFirst(owner.count)
+    }
+
     /// The plaintext of the sealed file at `relative` (below the root, as `bytes`), opened with
     /// the class keys of the device `extra` names (the default one without), as the executables
     /// open it; it must be a sealed file.
