@@ -75,9 +75,10 @@ extension AppCommand {
 
     /// Where `--output FILE` goes: its directory, opened now (before the container is), and its name.
     /// What is there must be a regular file (replaced atomically, by a rename): never a device
-    /// such as `/dev/null`, a FIFO or a directory, which a rename would replace by a file.
+    /// such as `/dev/null` or a FIFO, which a rename would replace by a file. (A directory is
+    /// refused as a usage error below, or by the rename.)
     static func outputDestination(_ output: String) throws -> (Directory, String) {
-        if let status = try? FileStatus.of(path: output), status.kind != .regular {
+        if let status = try? FileStatus.of(path: output), status.kind != .regular, status.kind != .directory {
             throw CommandLineError(.cannotCreate, terminalSafe("--output \(output.prefix(200)) is \(status.kindDescription), not a file this command may replace; nothing was written"))
         }
         let (directoryPath, fileName) = splitPath(output)
