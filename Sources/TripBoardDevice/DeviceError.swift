@@ -38,6 +38,9 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A sealed file (a ticket, a thumbnail) whose keybag this device does not have: sealed on
     /// another device (a copied container), or under a keybag `passcode reset` replaced.
     case sealedElsewhere(path: String)
+    /// This device has no class keys yet and the container's files are sealed under another
+    /// device's: making keys now would seal new tickets where the real device cannot open them.
+    case noKeysForSealedFiles(path: String)
     /// A sealed file that is not one, or was changed, cut short or damaged.
     case damagedSealedFile(path: String, reason: String)
 
@@ -78,6 +81,8 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
             message
         case .sealedElsewhere(let path):
             "\(path) was sealed on another device, or under a keybag that `app device passcode reset` replaced: this device cannot open it; nothing was changed. A backup made where it was sealed (`app backup`) carries it"
+        case .noKeysForSealedFiles(let path):
+            "this device has no keys yet, and the container's tickets are sealed under another device's (\(path)): is TRIPBOARD_DEVICE_DIR (or HOME) the right one? nothing was changed"
         case .damagedSealedFile(let path, let reason):
             "\(path) cannot be opened: \(reason); nothing was changed"
         }
@@ -106,7 +111,7 @@ extension DeviceError: DomainExitStatus {
         case .badDeviceKey, .damagedKeybag, .keybagOfAnotherDevice, .wrongPasscode, .damagedSealedFile: .dataError
         case .insecureDeviceKey: .cannotCreate
         case .noDeviceDirectory, .invalidArgument, .noPasscode, .passcodeAlreadySet, .invalidPasscode: .usage
-        case .keybagMissing, .sealedElsewhere: .noInput
+        case .keybagMissing, .sealedElsewhere, .noKeysForSealedFiles: .noInput
         case .locked, .notUnlockedSinceStart, .keyringUnavailable: .unavailable
         case .attemptsDelayed: .temporaryFailure
         case .keyring(_, let quotaExceeded): quotaExceeded ? .cannotCreate : .ioError

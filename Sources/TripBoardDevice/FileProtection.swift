@@ -75,6 +75,10 @@ public final class FileProtection: FileKeys {
         return FileOpeningKey(material: .keyPair(publicKey: try SealedBox.publicKey(of: key), privateKey: key))
     }
 
+    public func hasKeys() throws -> Bool {
+        try withLock(creating: false) { lock in try lock?.keybag() != nil }
+    }
+
     /// Whether the keys of `protection` can be used now (the device unlocked, or the class open
     /// without a passcode): `nil` when they can, else why not. Creates nothing.
     public func refusal(_ protection: ProtectionClass) throws -> DeviceError? {
@@ -118,6 +122,8 @@ public struct UnavailableFileKeys: FileKeys {
     public func openingKey(_ protection: ProtectionClass, keybag: String, path: String) throws -> FileOpeningKey { throw error }
 
     public func refusal(_ protection: ProtectionClass) throws -> DeviceError? { error }
+
+    public func hasKeys() throws -> Bool { throw error }
 }
 
 /// Class keys that live in this process's memory only, under a keybag id of their own: what a
@@ -147,6 +153,8 @@ public final class EphemeralFileKeys: FileKeys {
     }
 
     public func refusal(_ protection: ProtectionClass) throws -> DeviceError? { nil }
+
+    public func hasKeys() throws -> Bool { true }
 }
 
 /// A device's keys that also open what `transient` sealed (a restore's staged files): new files
@@ -168,4 +176,8 @@ public struct DeviceAndTransientFileKeys: FileKeys {
     }
 
     public func refusal(_ protection: ProtectionClass) throws -> DeviceError? { try device.refusal(protection) }
+
+    /// True: a restore seals its files under this device's keys on purpose, making them if it
+    /// has none (its staged files are sealed under `transient`, not another device's).
+    public func hasKeys() throws -> Bool { true }
 }

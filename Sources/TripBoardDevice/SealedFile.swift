@@ -166,6 +166,9 @@ public protocol FileKeys: Sendable {
     /// Why the keys of `protection` cannot be used now (`.locked`, `.notUnlockedSinceStart`…),
     /// or nil when they can: asked before work that needs them, so that it is refused whole.
     func refusal(_ protection: ProtectionClass) throws -> DeviceError?
+    /// Whether this device has its class keys already (a keybag): sealing would otherwise make
+    /// them, which is refused over a container whose files another device sealed.
+    func hasKeys() throws -> Bool
 }
 
 // MARK: - Writing

@@ -188,9 +188,6 @@ public struct TicketFiling {
         let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
         let files = try AttachmentFiles(container: container)
-        // The class's key first: a closed class refuses before the ticket is read.
-        let stage = try files.sealingStage(protection: request.protection, prefix: "import")
-        defer { stage.discard() }
         // The plaintext goes to memory only: read once into a memory file, sealed against
         // changes, then read by the worker while this process hashes it, seals it into tmp/ and
         // fsyncs it — the parse, the hash and the sealing on two cores, done before publishing.
@@ -198,6 +195,10 @@ public struct TicketFiling {
         let plain = try files.copyIntoMemory(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes, memory: copy)
         guard plain.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
         guard PDFWorkerLimits.hasHeader(plain.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+        // The class's key once the file is known to be worth filing (a first share makes the
+        // device's keys: not for an empty file); a closed class refuses here.
+        let stage = try files.sealingStage(protection: request.protection, prefix: "import")
+        defer { stage.discard() }
         try copy.sealContents()
         var sealing: Result<StagedFile, any Error> = .failure(FileSystemError(code: .io, systemCall: "seal", path: files.staging.path, detail: "not run"))
         let inspection: PDFInspection

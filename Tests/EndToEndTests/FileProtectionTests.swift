@@ -264,6 +264,11 @@ import TripBoardSystem
         }
         #expect(!FileManager.default.fileExists(atPath: container.root.path + "/out.pdf"))
         #expect(!FileManager.default.fileExists(atPath: container.root.path + "/out.png"))
+        // A wrong device directory (a cron job's HOME) makes no keys of its own over the copy's
+        // sealed tickets: a new ticket would be sealed where the real device cannot open it.
+        let again = try container.share([try container.input(pdf, as: "again.pdf"), "--trip", trip], environment: elsewhere)
+        #expect(again.status == 66 && again.stderrLines.count == 1 && again.stderr.contains("TRIPBOARD_DEVICE_DIR"), "\(again)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere["TRIPBOARD_DEVICE_DIR"]! + "/device.key"), "no device made")
         let check = try container.app(arguments: ["container", "check"], environment: elsewhere)
         #expect(check.status == 65 && check.stdout.contains("sealed on another device"), "\(check)")
         #expect(try container.app(arguments: ["attachment", "export", id, "-"], environment: ["TRIPBOARD_CONTAINER": copy]).stdout.hasPrefix("%PDF-"),

@@ -24,4 +24,6 @@ package struct MemoryFileKeys: FileKeys {
     }
 
     package func refusal(_ protection: ProtectionClass) throws -> DeviceError? { closed.contains(protection) ? .locked : nil }
+
+    package func hasKeys() throws -> Bool { true }
 }

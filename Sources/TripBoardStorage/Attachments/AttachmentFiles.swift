@@ -62,6 +62,7 @@ public struct AttachmentFiles {
     /// overlap the fsync with other work). On any failure nothing is left in `tmp/`.
     public func stage(from source: any ByteSource, sourceName: String, maximumBytes: Int64, protection: ProtectionClass,
                       prefix: String = "import", synchronize: Bool = true) throws -> StagedFile {
+        try refuseFirstKeysOverSealedFiles()
         let stage = try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
         defer { stage.discard() }
         let (_, contentHash, _) = try Self.copy(from: source, sourceName: sourceName, maximumBytes: maximumBytes) { try stage.write($0) }
@@ -132,7 +133,19 @@ public struct AttachmentFiles {
     /// A sealing stage in `tmp/` under `protection` for bytes that come in pieces, hashed by the
     /// caller; the class's key is asked for now (a closed class refuses before anything is read).
     public func sealingStage(protection: ProtectionClass, prefix: String) throws -> SealingStage {
-        try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
+        try refuseFirstKeysOverSealedFiles()
+        return try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
+    }
+
+    /// Refuses to make this device's first keys over a container whose files another device's
+    /// keys sealed (a wrong `TRIPBOARD_DEVICE_DIR` or `HOME`, a cron job's): its new tickets would
+    /// be sealed where the real device cannot open them. One look per shard while there are no
+    /// keys; nothing once there are.
+    func refuseFirstKeysOverSealedFiles() throws {
+        guard try !keys.hasKeys() else { return }
+        for entry in try inventory().files where try sealedClass(relativePath: entry.path) != nil {
+            throw DeviceError.noKeysForSealedFiles(path: try path(of: entry.path))
+        }
     }
 
     /// A sealing stage in `tmp/` for bytes that come in pieces (a sync download), hashed by the
@@ -140,6 +153,7 @@ public struct AttachmentFiles {
     /// `complete-unless-open`, which needs nothing unlocked — the file is then sealed as its row
     /// says at the next unlock (`AttachmentProtection.reconcile`).
     public func sealingStageWhileLocked(protection: ProtectionClass, prefix: String) throws -> SealingStage {
+        try refuseFirstKeysOverSealedFiles()
         do {
             return try SealingStage(in: staging, protection: protection, keys: keys, prefix: prefix)
         } catch let error as DeviceError where error.isLockRefusal && protection != .completeUnlessOpen {

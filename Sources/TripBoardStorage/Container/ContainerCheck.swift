@@ -248,9 +248,10 @@ extension ContainerCheck.Pass {
                 try markReturned(row, how: "in place")
                 continue
             }
+            // `recoveredFile` compares the plaintext's length (a sealed file's, from its size and
+            // header) before it reads a byte: the hash only for files of the right size.
             guard let index = try recovered.firstIndex(where: { candidate in
-                guard candidate.size == row.byteCount else { return false }  // the hash only for files of the right size
-                return try files.recoveredFile(candidate.name, matches: row.byteCount, row.contentHash)
+                try files.recoveredFile(candidate.name, matches: row.byteCount, row.contentHash)
             }) else { continue }
             let name = recovered.remove(at: index).name
             let found = ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + name
