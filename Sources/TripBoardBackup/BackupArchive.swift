@@ -67,9 +67,9 @@ struct BackupArchive {
             let update = try store.statement("UPDATE attachments SET content_hash = ?2 WHERE id = ?1")
             for row in rows {
                 guard let hash = try AttachmentHashing.verifiedHash(of: row, files: files, recordingIn: nil) else {
-                    throw BackupError.attachmentMismatch(id: row.id, path: row.relativePath, detail: "has no file of the size its row says")
+                    throw BackupError.attachmentMismatch(id: row.id.text, path: row.relativePath, detail: "has no file of the size its row says")
                 }
-                try update.run([.text(row.id), .text(hash)])
+                try update.run([.text(row.id.text), .text(hash)])
             }
         }
     }

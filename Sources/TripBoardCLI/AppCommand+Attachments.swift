@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardModel
 import TripBoardSystem
 import TripBoardCommandLine
 import TripBoardDevice
@@ -94,12 +95,12 @@ extension AppCommand {
         let tripReference = try context.arguments.recordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let tripId = try tripReference.map { try store.resolveID(.trip, $0) }
+        let tripId = try tripReference.map { try store.resolveID(Trip.self, $0) }
         if json { return try context.console.printJSONArray(store.attachmentRows(tripId: tripId)) }
         try context.console.printTable(header: ["ID", "FILE", "TYPE", "SIZE", "PAGES", "STATE", "PROTECTION", "BOOKING", "TRIP"],
                                        emptyMessage: "No attachments.", store.attachmentListingRows(tripId: tripId)) { listing in
             let attachment = listing.attachment
-            return [String(attachment.id.prefix(8)), attachment.originalFilename, attachment.contentType, String(attachment.byteCount),
+            return [attachment.id.short, attachment.originalFilename, attachment.contentType, String(attachment.byteCount),
                     attachment.pageCount.map(String.init) ?? "", attachment.state.rawValue, attachment.protection.fileClassName,
                     listing.bookingTitle, listing.tripName]
         }
@@ -112,7 +113,7 @@ extension AppCommand {
         if destination == "-" {
             // To standard output, verified first: what is written there cannot be taken back.
             let container = try context.container()
-            let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+            let attachment = try container.store.attachment(id: try container.store.resolveID(Attachment.self, reference))
             try AttachmentFiles(container: container).requireOpen(attachment.protection)
             let bytes = try AttachmentFiles(container: container).contents(
                 relativePath: attachment.relativePath, byteCount: attachment.byteCount, contentHash: attachment.contentHash)
@@ -121,7 +122,7 @@ extension AppCommand {
         // Where it goes is settled before the container is opened: a bad DEST touches nothing.
         let place = try Self.destination(destination)
         let container = try context.container()
-        let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+        let attachment = try container.store.attachment(id: try container.store.resolveID(Attachment.self, reference))
         let files = try AttachmentFiles(container: container)
         try files.requireOpen(attachment.protection)
         let (directory, fileName): (Directory, String?)
@@ -184,7 +185,7 @@ extension AppCommand {
         try context.finishArguments()
         let place = destination == "-" ? nil : try self.destination(destination)
         let container = try context.container()
-        let attachment = try container.store.attachment(id: try container.store.resolveID(.attachment, reference))
+        let attachment = try container.store.attachment(id: try container.store.resolveID(Attachment.self, reference))
         let png = try ThumbnailCache(container: container).thumbnail(
             of: attachment, container: container, worker: try PDFWorker.locate(environment: context.environment))
         let (directory, name): (Directory, String)
@@ -205,7 +206,7 @@ extension AppCommand {
         try context.finishArguments()
         let container = try context.container()
         let store = try container.store
-        let attachment = try store.attachment(id: try store.resolveID(.attachment, reference))
+        let attachment = try store.attachment(id: try store.resolveID(Attachment.self, reference))
         // A purge that would unlink the file being sealed waits (the rename would bring it back).
         let outcome = try AttachmentFiles(container: container).holdingDeletionsBack(timeout: container.options.lockTimeout) {
             try AttachmentProtection(container: container).protect(attachment, as: protection)
@@ -222,14 +223,14 @@ extension AppCommand {
         let bookingReference = try context.arguments.requiredRecordIDOption("--booking", "booking")
         try context.finishArguments()
         let store = try context.store()
-        let before = try store.attachment(id: try store.resolveID(.attachment, reference))
-        let booking = try store.booking(id: try store.resolveID(.booking, bookingReference))
+        let before = try store.attachment(id: try store.resolveID(Attachment.self, reference))
+        let booking = try store.booking(id: try store.resolveID(Booking.self, bookingReference))
         let moved = try store.moveAttachment(id: before.id, toBooking: booking.id)
         if json { return try context.console.printJSON(moved) }
         let trip = try store.trip(id: booking.tripId)
         context.console.diagnostic(terminalSafe(before.bookingId == booking.id
             ? "\(moved.originalFilename) is in booking \(booking.title) already; nothing changed"
-            : "moved \(moved.originalFilename) to booking \(booking.title) (\(booking.id.prefix(8))) of trip \(trip.name)"))
+            : "moved \(moved.originalFilename) to booking \(booking.title) (\(booking.id.short)) of trip \(trip.name)"))
     }
 
     static func deleteAttachment(_ context: CommandContext) throws {

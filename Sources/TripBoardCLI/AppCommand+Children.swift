@@ -151,9 +151,9 @@ extension AppCommand {
         let json = context.wantsJSON()
         try context.finishArguments()
         let store = try context.store()
-        let place = try store.addPlace(tripId: try store.resolveID(.trip, tripReference), name: name, city: city)
+        let place = try store.addPlace(tripId: try store.resolveID(Trip.self, tripReference), name: name, city: city)
         if json { return try context.console.printJSON(place) }
-        context.console.print(place.id)
+        context.console.print(place.id.text)
     }
 
     static func listPlaces(_ context: CommandContext) throws {
@@ -161,7 +161,7 @@ extension AppCommand {
         let tripReference = try context.arguments.requiredRecordIDOption("--trip", "trip")
         try context.finishArguments()
         let store = try context.store()
-        let tripId = try store.resolveID(.trip, tripReference)
+        let tripId = try store.resolveID(Trip.self, tripReference)
         // Printed from the rows' bytes, as `trip list` is (`RawChildListTests`). JSON is for
         // scripts: never filtered by a preference.
         if json { return try context.console.printJSONArray(rowsOf: store.placeRows(tripId: tripId), RecordBytes.placeJSON) }
@@ -191,7 +191,7 @@ extension AppCommand {
         let reference = try context.arguments.recordID("place")
         try context.finishArguments()
         let store = try context.store()
-        try store.setVisited(placeId: try store.resolveID(.place, reference), !undo)
+        try store.setVisited(placeId: try store.resolveID(Place.self, reference), !undo)
     }
 
     static func editPlace(_ context: CommandContext) throws {
@@ -203,7 +203,7 @@ extension AppCommand {
         if let name = changes.name { _ = try FieldRules.line(name, field: "--name") }
         if let city = changes.city { _ = try FieldRules.optionalLine(city, field: "--city") }
         let store = try context.store()
-        try store.editPlace(id: try store.resolveID(.place, reference), changes: changes)
+        try store.editPlace(id: try store.resolveID(Place.self, reference), changes: changes)
     }
 
     static func deletePlace(_ context: CommandContext) throws {
@@ -229,17 +229,17 @@ extension AppCommand {
         let start = try startsAtText.map { try times.read($0, option: "--starts-at") }
         let endTimes = try endZoneName.flatMap { $0.isEmpty ? nil : try BookingZoneInput(zoneOption: $0, bookingZone: nil, option: "--end-zone") }
         let end = try endsAtText.map { try (endTimes ?? times).read($0, option: "--ends-at", checkingEnd: endTimes != nil) }
-        var draft = BookingDraft(tripId: tripReference, kind: kind, title: title, start: start, end: end, zone: times.zone(for: start))
+        var draft = BookingDraft(tripId: RecordID(tripReference), kind: kind, title: title, start: start, end: end, zone: times.zone(for: start))
         // An end in the booking's own zone has no zone of its own.
         draft.endZone = endTimes?.rules.name == draft.zone ? nil : endTimes?.rules.name
         draft.booking = try entered.applied(to: draft.booking)
         draft = try draft.checked()
         let store = try context.store()
-        draft.tripId = try store.resolveID(.trip, tripReference)
+        draft.tripId = try store.resolveID(Trip.self, tripReference)
         let booking = try store.addBooking(draft)
         try warnOutsideTrip(booking, store: store, context: context)
         if json { return try context.console.printJSON(booking) }
-        context.console.print(booking.id)
+        context.console.print(booking.id.text)
     }
 
     static func editBooking(_ context: CommandContext) throws {
@@ -269,7 +269,7 @@ extension AppCommand {
         }
         try checkEnteredBookingValues(entered)
         let store = try context.store()
-        let id = try store.resolveID(.booking, reference)
+        let id = try store.resolveID(Booking.self, reference)
         // Typed times are read in the zone the booking will have: the new one, else its own.
         let current = try store.booking(id: id)
         let times = try BookingZoneInput(zoneOption: changes.zone, bookingZone: current.zone)
@@ -294,8 +294,8 @@ extension AppCommand {
     /// booking's own clock; the start, when both are): kept, since plans change, but worth a look.
     static func warnOutsideTrip(_ booking: Booking, store: Store, context: CommandContext) throws {
         let trip = try store.trip(id: booking.tripId)
-        for (text, verb) in [(booking.startsAt, "starts"), (booking.endsAt, "ends")] {
-            guard let date = text.flatMap({ BookingTime($0) })?.date else { continue }
+        for (time, verb) in [(booking.startsAt, "starts"), (booking.endsAt, "ends")] {
+            guard let date = time?.date else { continue }
             if date < trip.startDate {
                 return context.console.warning("the booking \(verb) on \(date), before its trip starts (\(trip.startDate)); it is kept")
             } else if date > trip.endDate {
@@ -310,7 +310,7 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         let (booking, trip, attachments) = try store.readTransaction {
-            let booking = try store.booking(id: try store.resolveID(.booking, reference))
+            let booking = try store.booking(id: try store.resolveID(Booking.self, reference))
             return (booking, try store.trip(id: booking.tripId), try store.attachments(tripId: booking.tripId).filter { $0.bookingId == booking.id })
         }
         if json { return try context.console.printJSON(BookingDetail(booking: booking, tripName: trip.name, attachments: attachments)) }
@@ -320,12 +320,12 @@ extension AppCommand {
         console.print(booking.title)
         console.print("  id:       \(booking.id)")
         console.print("  kind:     \(booking.kind.rawValue)")
-        console.print("  trip:     \(trip.name)  (\(trip.id.prefix(8)))")
+        console.print("  trip:     \(trip.name)  (\(trip.id.short))")
         console.print("  when:     " + start + (times.text(booking.endsAt, zone: booking.zoneOfEnd, tripYear: trip.startDate.year).map { " → " + $0 } ?? ""))
         for (label, value) in BookingColumn.labelled(booking) {
             console.print("  " + label + ":" + String(repeating: " ", count: max(1, 9 - label.count)) + value)
         }
-        console.print("  sync:     \(booking.syncState.rawValue)\(booking.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(booking.updatedAt)")
+        console.print("  sync:     \(booking.syncState.rawValue)\(booking.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(booking.updatedAt.utcStamp)")
         console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
         for attachment in attachments { console.print("    " + attachmentLine(attachment, forBooking: nil)) }
     }
@@ -352,7 +352,7 @@ extension AppCommand {
             }
             return
         }
-        let trip = try store.trip(id: try store.resolveID(.trip, tripReference))
+        let trip = try store.trip(id: try store.resolveID(Trip.self, tripReference))
         let bookings = store.bookingRows(tripId: trip.id, upcomingAt: upcoming ? now : nil, limit: limit)
         if json { return try context.console.printJSONArray(rowsOf: bookings, RecordBytes.bookingJSON) }
         let list = RecordListCells<BookingColumn>()
@@ -368,13 +368,13 @@ extension AppCommand {
         try context.finishArguments()
         let container = try context.container()
         let store = try container.store
-        let merge = try store.mergeBookings(keep: try store.resolveID(.booking, keepReference), other: try store.resolveID(.booking, otherReference))
+        let merge = try store.mergeBookings(keep: try store.resolveID(Booking.self, keepReference), other: try store.resolveID(Booking.self, otherReference))
         Trash.removeThumbnails(of: try store.trash.attachmentIDs(inTrashEntry: merge.trashed.id, of: .booking), container: container)
         if json { return try context.console.printJSON(BookingMergeJSON(merge)) }
         let moved = merge.attachmentsMoved.count
         var took = merge.fieldsTaken
         if moved > 0 { took.append("\(moved) attachment\(moved == 1 ? "" : "s")") }
-        var line = "kept booking \(merge.kept.title) (\(merge.kept.id.prefix(8)))"
+        var line = "kept booking \(merge.kept.title) (\(merge.kept.id.short))"
         line += took.isEmpty ? ", which took nothing from the other" : ", which took its " + took.joined(separator: ", ")
         if !merge.fieldsLeft.isEmpty {
             line += "; not taken: " + merge.fieldsLeft.joined(separator: ", ")
@@ -417,8 +417,8 @@ struct BookingMergeJSON: Encodable {
     let kept: Booking
     let fieldsTaken: [String]
     let fieldsLeft: [String]
-    let attachmentsMoved: [String]
-    let copiesLeft: [String]
+    let attachmentsMoved: [Attachment.ID]
+    let copiesLeft: [Attachment.ID]
     let trashEntry: TrashEntry
 
     init(_ merge: BookingMerge) {

@@ -42,8 +42,8 @@ extension AppCommand {
         if json { return try context.console.printJSON(entries) }
         if entries.isEmpty { return context.console.print("The trash is empty.") }
         context.console.printTable(header: ["DELETED", "KIND", "ID", "NAME", "FROM", "HOLDS", "PURGED AFTER"], rows: entries.map { entry in
-            [entry.trashedAt, entry.kind.rawValue, String(entry.id.prefix(8)), entry.name, entry.parentName ?? "",
-             describe(entry.contents), String(entry.purgeAfter.prefix(10))]
+            [entry.trashedAt.utcStamp, entry.kind.rawValue, String(entry.id.prefix(8)), entry.name, entry.parentName ?? "",
+             describe(entry.contents), entry.purgeAfter.withOffset(0).localDate.description]
         })
     }
 
@@ -73,8 +73,8 @@ extension AppCommand {
             // and only what is still there, unchanged, afterwards is purged.
             context.closeContainer()
             guard try askToConfirm(entries) else { return context.console.diagnostic("nothing was deleted") }
-            let shown = Set(entries.map { $0.id + $0.trashedAt })
-            entries = try trashEntries(matching: reference, context).filter { shown.contains($0.id + $0.trashedAt) }
+            let shown = Set(entries.map { $0.id + $0.trashedAt.utcStamp })
+            entries = try trashEntries(matching: reference, context).filter { shown.contains($0.id + $0.trashedAt.utcStamp) }
         }
         let container = try context.container()
         let purge = try Trash.empty(entries, container: container, lockTimeout: container.options.lockTimeout)

@@ -79,7 +79,7 @@ extension AppCommand {
         let draft = try TripDraft(name: name, startDate: start, endDate: end, notes: notes).checked()
         let trip = try context.store().addTrip(draft)
         if json { return try context.console.printJSON(trip) }
-        context.console.print(trip.id)
+        context.console.print(trip.id.text)
     }
 
     static func listTrips(_ context: CommandContext) throws {
@@ -98,7 +98,7 @@ extension AppCommand {
     static let tripListHeader = ["ID", "NAME", "START", "END", "DAYS", "SYNC"]
 
     /// A `trip list` line's cells from a row of `RecordRows.tripColumns`: what
-    /// `[String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
+    /// `[String(trip.id.short), trip.name, trip.startDate.description, trip.endDate.description,
     /// String(trip.dayCount), trip.syncState.rawValue]` gives, as bytes.
     static func tripListCells(_ row: borrowing StoreRow, _ cells: inout TableRow) {
         row.withText(TripColumn.id.position) { cells.append(prefix: 8, ofUTF8: $0) }
@@ -137,7 +137,7 @@ extension AppCommand {
         try context.finishArguments()
         let store = try context.store()
         let (trip, places, bookings, attachments) = try store.readTransaction {
-            let id = try store.resolveID(.trip, reference)
+            let id = try store.resolveID(Trip.self, reference)
             return (try store.trip(id: id), try store.places(tripId: id), try store.bookings(tripId: id), try store.attachments(tripId: id))
         }
         if json { return try context.console.printJSON(TripDetail(trip: trip, places: places, bookings: bookings, attachments: attachments)) }
@@ -146,7 +146,7 @@ extension AppCommand {
         console.print("  id:       \(trip.id)")
         console.print("  dates:    \(trip.startDate) → \(trip.endDate) (\(trip.dayCount) day\(trip.dayCount == 1 ? "" : "s"))")
         if !trip.notes.isEmpty { console.print("  notes:    " + trip.notes.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n            ")) }
-        console.print("  sync:     \(trip.syncState.rawValue)\(trip.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(trip.updatedAt)")
+        console.print("  sync:     \(trip.syncState.rawValue)\(trip.remoteVersion.map { ", remote version \($0)" } ?? ""), updated \(trip.updatedAt.utcStamp)")
         let showsVisited = try showsVisitedPlaces(context)
         let shown = showsVisited ? places : places.filter { !$0.visited }
         console.print(shown.isEmpty ? "  places:   none" : "  places:")
@@ -154,7 +154,7 @@ extension AppCommand {
             console.print("    (\(places.count - shown.count) visited hidden: `app prefs set showsVisitedPlaces on` shows them)")
         }
         for place in shown {
-            console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.prefix(8)))")
+            console.print("    \(place.visited ? "[x]" : "[ ]") \(place.name)\(place.city.map { ", \($0)" } ?? "")  (\(place.id.short))")
         }
         console.print(bookings.isEmpty ? "  bookings: none" : "  bookings:")
         var times = BookingTimeText()
@@ -163,7 +163,7 @@ extension AppCommand {
             let when = start + (times.text(booking.endsAt, zone: booking.zoneOfEnd, tripYear: trip.startDate.year).map { " → " + $0 } ?? "")
             var line = "    \(booking.kind.rawValue) \(booking.title) · \(when)"
             BookingColumn.appendLabelled(booking, separator: " · ", to: &line)
-            console.print(line + "  (\(booking.id.prefix(8)))")
+            console.print(line + "  (\(booking.id.short))")
         }
         console.print(attachments.isEmpty ? "  attachments: none" : "  attachments:")
         let titles = Dictionary(bookings.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
@@ -177,7 +177,7 @@ extension AppCommand {
     static func attachmentLine(_ attachment: Attachment, forBooking title: String?) -> String {
         let pages = attachment.pageCount.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
         let state = attachment.state == .present ? "" : " · \(attachment.state.rawValue)"
-        return "\(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages)\(title.map { " · for \($0)" } ?? "")\(state)  (\(attachment.id.prefix(8)))"
+        return "\(attachment.originalFilename) · \(attachment.byteCount) bytes\(pages)\(title.map { " · for \($0)" } ?? "")\(state)  (\(attachment.id.short))"
     }
 
     static func editTrip(_ context: CommandContext) throws {
@@ -193,7 +193,7 @@ extension AppCommand {
             throw CommandLineError.usage("trip edit without --name, --start, --end or --notes opens $VISUAL or $EDITOR, and neither is set (nor is there a terminal for vi): give the fields as options, or set EDITOR")
         }
         let store = try context.store()
-        let id = try store.resolveID(.trip, reference)
+        let id = try store.resolveID(Trip.self, reference)
         guard let editor, changes.isEmpty else {
             try store.editTrip(id: id, changes: changes)
             return
@@ -210,7 +210,7 @@ extension AppCommand {
         if !confirmed && StandardStream.input.isTerminal {
             let store = try context.store()
             let (trip, held) = try store.readTransaction {
-                let id = try store.resolveID(.trip, reference)
+                let id = try store.resolveID(Trip.self, reference)
                 let counts = [(try store.places(tripId: id).count, "place"), (try store.bookings(tripId: id).count, "booking"),
                               (try store.attachments(tripId: id).count, "attachment")]
                 let held = counts.filter { $0.0 > 0 }.map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: ", ")
@@ -243,7 +243,7 @@ extension AppCommand {
         let with = describe(entry.contents)
         return terminalSafe("""
             moved \(entry.kind.rawValue) \(entry.name)\(with.isEmpty ? "" : " with " + with) to the trash; \
-            `app trash restore \(entry.id.prefix(8))` puts it back until \(entry.purgeAfter.prefix(10))
+            `app trash restore \(entry.id.prefix(8))` puts it back until \(entry.purgeAfter.withOffset(0).localDate)
             """) + (entry.syncState == .pendingDeletion ? "; the server will be told at the next sync" : "")
     }
 }

@@ -37,7 +37,7 @@ struct TripEditor {
     /// Opens the trip in `editor` until its text is applied, cancelled or given up on. Once an
     /// edit was refused and the editor reopened, the file holds the person's text: a failure from
     /// then on keeps it where it is and names it.
-    func edit(tripId: String, editor: String) throws {
+    func edit(tripId: Trip.ID, editor: String) throws {
         let (trip, original, staging, fileName, originalBytes) = try stage(tripId)
         let filePath = staging.childPath(fileName)
         var leavesFile = false
@@ -98,14 +98,14 @@ struct TripEditor {
 
     /// The trip as it is, and the file the editor gets (in the container's staging directory,
     /// written atomically): its name and bytes.
-    private func stage(_ tripId: String) throws
+    private func stage(_ tripId: Trip.ID) throws
         -> (trip: Trip, original: EditableTrip, staging: Directory, fileName: String, originalBytes: [UInt8]) {
         let container = try context.container()
         let trip = try container.store.trip(id: tripId)
         let original = EditableTrip(name: trip.name, startDate: trip.startDate.description,
                                     endDate: trip.endDate.description, notes: trip.notes)
         let staging = try container.stagingDirectory()
-        let fileName = "edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json"
+        let fileName = "edit-trip-\(tripId.short)-\(UInt32.random(in: 0 ... .max)).json"
         let originalBytes = try Console.json(original) + [0x0a]
         try staging.writeAtomically(originalBytes, to: fileName, staging: staging)
         return (trip, original, staging, fileName, originalBytes)
@@ -116,7 +116,7 @@ struct TripEditor {
     /// What the reopened file says above the person's text: why it was refused, and after a
     /// conflict the other process's version as it reads now, with the `updatedAt` a save then
     /// knowingly replaces (`nil` for any other refusal).
-    private func refusalNotes(_ error: any Error, tripId: String) throws -> (notes: [String], replacing: String?) {
+    private func refusalNotes(_ error: any Error, tripId: Trip.ID) throws -> (notes: [String], replacing: Timestamp?) {
         var notes = [errorMessage(for: error)]
         guard case StoreError.conflict = error, let current = try? context.store().trip(id: tripId) else { return (notes, nil) }
         notes += ["Saving again replaces that version with yours. It reads now:"]
@@ -129,7 +129,7 @@ struct TripEditor {
     /// Parses and applies the edited text; throws the refusal otherwise (nothing changed).
     /// `readAt` is the `updatedAt` the file was written from: once a conflict moved
     /// `expectedUpdatedAt` on, even the original text is a change (back to it).
-    private func apply(_ text: [UInt8], tripId: String, original: EditableTrip, expectedUpdatedAt: String, readAt: String) throws {
+    private func apply(_ text: [UInt8], tripId: Trip.ID, original: EditableTrip, expectedUpdatedAt: Timestamp, readAt: Timestamp) throws {
         let edited = try parse(text)
         guard edited != original || expectedUpdatedAt != readAt else {
             context.console.diagnostic("no changes")
@@ -171,7 +171,7 @@ struct TripEditor {
     /// `/tmp`), mode 0600, and returns `error` with its path added: the work is never lost.
     /// `bytes` (what the person saved, also in `fileName`) written to `$TMPDIR` (else `/tmp`); should
     /// that fail, `fileName` in the container's `tmp/` is left as it is (`leavesFile`) and named.
-    private func keeping(_ bytes: [UInt8], fileName: String, in staging: Directory, tripId: String, _ error: any Error,
+    private func keeping(_ bytes: [UInt8], fileName: String, in staging: Directory, tripId: Trip.ID, _ error: any Error,
                          leavesFile: inout Bool) -> CommandLineError {
         let (directoryPath, name) = keptFileLocation(tripId: tripId)
         let keptAt: String
@@ -187,16 +187,16 @@ struct TripEditor {
     }
 
     /// Where a refused edit is kept: `$TMPDIR` (else `/tmp`), under a new name.
-    private func keptFileLocation(tripId: String) -> (directory: String, name: String) {
+    private func keptFileLocation(tripId: Trip.ID) -> (directory: String, name: String) {
         (context.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp",
-         "tripboard-edit-trip-\(tripId.prefix(8))-\(UInt32.random(in: 0 ... .max)).json")
+         "tripboard-edit-trip-\(tripId.short)-\(UInt32.random(in: 0 ... .max)).json")
     }
 
     /// `keeping` for an edited file too large to read whole: the file itself is moved (same
     /// filesystem) or copied, a block at a time, to `$TMPDIR` (else `/tmp`), mode 0600. Should that
     /// fail (no room there), it stays where it is, in the container's `tmp/`, and that path is
     /// named instead (`leftInPlace`: the caller must not remove it).
-    private func keepingFile(_ fileName: String, in staging: Directory, tripId: String,
+    private func keepingFile(_ fileName: String, in staging: Directory, tripId: Trip.ID,
                              _ error: CommandLineError) -> (CommandLineError, leftInPlace: Bool) {
         let (directoryPath, name) = keptFileLocation(tripId: tripId)
         func kept(_ path: String) -> CommandLineError {

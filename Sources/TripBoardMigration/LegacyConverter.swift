@@ -19,15 +19,15 @@ struct LegacyConverter {
             guard let start = CivilDate(row.text(2)), let end = CivilDate(row.text(3)) else {
                 throw StoreError.invalidData("its start_date or end_date is not YYYY-MM-DD")
             }
-            return try Trip(id: row.text(0), name: row.text(1), startDate: start, endDate: end, notes: row.optionalText(4) ?? "",
-                            syncState: .pendingUpload, remoteVersion: nil, updatedAt: row.text(5)).validated()
+            return try Trip(id: RecordID(row.text(0)), name: row.text(1), startDate: start, endDate: end, notes: row.optionalText(4) ?? "",
+                            syncState: .pendingUpload, remoteVersion: nil, updatedAt: try FieldRules.stampTime(row.text(5))).validated()
         }
     }
 
     func place(_ row: Statement) throws -> Place {
         try converting("place", row.text(0)) {
-            try Place(id: row.text(0), tripId: row.text(1), name: row.text(2), city: row.optionalText(3), visited: row.integer(4) != 0,
-                      syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()
+            try Place(id: RecordID(row.text(0)), tripId: RecordID(row.text(1)), name: row.text(2), city: row.optionalText(3), visited: row.integer(4) != 0,
+                      syncState: .pendingUpload, remoteVersion: nil, updatedAt: try FieldRules.stampTime(migratedAt)).validated()
         }
     }
 
@@ -36,8 +36,9 @@ struct LegacyConverter {
     func booking(_ row: Statement) throws -> (booking: Booking, kindChanged: Bool) {
         let kind = Self.kind(row.text(2))
         let booking = try converting("booking", row.text(0)) {
-            try Booking(id: row.text(0), tripId: row.text(1), kind: kind ?? .other, title: row.text(3), startsAt: row.optionalText(4),
-                        reference: row.optionalText(5), syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()
+            try Booking(id: RecordID(row.text(0)), tripId: RecordID(row.text(1)), kind: kind ?? .other, title: row.text(3),
+                        startsAt: try row.optionalText(4).map { try FieldRules.bookingTimeValue($0, field: "startsAt") },
+                        reference: row.optionalText(5), syncState: .pendingUpload, remoteVersion: nil, updatedAt: try FieldRules.stampTime(migratedAt)).validated()
         }
         return (booking, kind == nil)
     }
@@ -49,11 +50,11 @@ struct LegacyConverter {
         try converting("attachment", row.id) {
             let id = try FieldRules.id(row.id)
             return try Attachment(
-                id: id, bookingId: row.bookingId, originalFilename: row.filename, contentType: row.contentType,
+                id: RecordID(id), bookingId: RecordID(row.bookingId), originalFilename: row.filename, contentType: row.contentType,
                 byteCount: file?.byteCount ?? 0, contentHash: .pending, pageCount: nil,
                 relativePath: file?.destination ?? Self.destination(attachmentID: id, legacyPath: row.relativePath),
-                state: file == nil ? .missing : .present, createdAt: row.createdAt,
-                syncState: .pendingUpload, remoteVersion: nil, updatedAt: migratedAt).validated()
+                state: file == nil ? .missing : .present, createdAt: try FieldRules.stampTime(row.createdAt, field: "createdAt"),
+                syncState: .pendingUpload, remoteVersion: nil, updatedAt: try FieldRules.stampTime(migratedAt)).validated()
         }
     }
 

@@ -13,25 +13,25 @@ struct MigrationDigest {
     private var buffer: [UInt8] = []
 
     mutating func add(_ trip: Trip) {
-        record([trip.id, trip.name, trip.startDate.description, trip.endDate.description, trip.notes,
-                trip.syncState.rawValue, trip.remoteVersion.map(String.init), trip.updatedAt])
+        record([trip.id.text, trip.name, trip.startDate.description, trip.endDate.description, trip.notes,
+                trip.syncState.rawValue, trip.remoteVersion.map(String.init), trip.updatedAt.utcStamp])
     }
 
     mutating func add(_ place: Place) {
-        record([place.id, place.tripId, place.name, place.city, place.visited ? "1" : "0", place.syncState.rawValue,
-                place.remoteVersion.map(String.init), place.updatedAt])
+        record([place.id.text, place.tripId.text, place.name, place.city, place.visited ? "1" : "0", place.syncState.rawValue,
+                place.remoteVersion.map(String.init), place.updatedAt.utcStamp])
     }
 
     mutating func add(_ booking: Booking) {
-        record([booking.id, booking.tripId, booking.kind.rawValue, booking.title, booking.startsAt, booking.reference,
-                booking.syncState.rawValue, booking.remoteVersion.map(String.init), booking.updatedAt])
+        record([booking.id.text, booking.tripId.text, booking.kind.rawValue, booking.title, booking.startsAt?.text, booking.reference,
+                booking.syncState.rawValue, booking.remoteVersion.map(String.init), booking.updatedAt.utcStamp])
     }
 
     mutating func add(_ attachment: Attachment) {
-        record([attachment.id, attachment.bookingId, attachment.originalFilename, attachment.contentType,
+        record([attachment.id.text, attachment.bookingId.text, attachment.originalFilename, attachment.contentType,
                 String(attachment.byteCount), attachment.contentHash.stored, attachment.pageCount.map(String.init),
-                attachment.relativePath, attachment.state.rawValue, attachment.createdAt, attachment.syncState.rawValue,
-                attachment.remoteVersion.map(String.init), attachment.updatedAt])
+                attachment.relativePath, attachment.state.rawValue, attachment.createdAt.utcStamp, attachment.syncState.rawValue,
+                attachment.remoteVersion.map(String.init), attachment.updatedAt.utcStamp])
     }
 
     mutating func add(_ record: StoreVerification.AnyRecord) {

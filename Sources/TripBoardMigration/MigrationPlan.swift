@@ -79,7 +79,7 @@ struct MigrationPlanner {
                 let file = try Self.plannedFile(for: row, in: attachmentsDirectory)
                 // The row's own fields, checked now.
                 let id = try converter.attachment(row, file: nil).id
-                try checkAgainstDestination(.attachment, id)
+                try checkAgainstDestination(.attachment, id.text)
                 guard var file else {
                     missing.append("\(row.id.lowercased()) \(row.relativePath)")
                     return

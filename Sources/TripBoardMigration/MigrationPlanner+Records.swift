@@ -8,18 +8,18 @@ extension MigrationPlanner {
         let converter = LegacyConverter(storePath: legacy.path, migratedAt: migratedAt)
         try legacy.forEachRow("trips") {
             let trip = try converter.trip($0)
-            try checkAgainstDestination(.trip, trip.id)
+            try checkAgainstDestination(.trip, trip.id.text)
             digest.add(trip)
         }
         try legacy.forEachRow("places") {
             let place = try converter.place($0)
-            try checkAgainstDestination(.place, place.id)
+            try checkAgainstDestination(.place, place.id.text)
             digest.add(place)
         }
         var kindsChanged = 0
         try legacy.forEachRow("bookings") {
             let (booking, kindChanged) = try converter.booking($0)
-            try checkAgainstDestination(.booking, booking.id)
+            try checkAgainstDestination(.booking, booking.id.text)
             digest.add(booking)
             if kindChanged { kindsChanged += 1 }
         }

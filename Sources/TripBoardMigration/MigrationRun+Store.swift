@@ -120,22 +120,22 @@ extension MigrationRun {
         try copy.forEachRow("trips") { row in
             let trip = try converter.trip(row)
             digest.add(trip)
-            if try isAbsent(.trip, trip.id) { try store.insert(trip); added.trips += 1 }
+            if try isAbsent(.trip, trip.id.text) { try store.insert(trip); added.trips += 1 }
         }
         try copy.forEachRow("places") { row in
             let place = try converter.place(row)
             digest.add(place)
-            if try isAbsent(.place, place.id) { try store.insert(place); added.places += 1 }
+            if try isAbsent(.place, place.id.text) { try store.insert(place); added.places += 1 }
         }
         try copy.forEachRow("bookings") { row in
             let booking = try converter.booking(row).booking
             digest.add(booking)
-            if try isAbsent(.booking, booking.id) { try store.insert(booking); added.bookings += 1 }
+            if try isAbsent(.booking, booking.id.text) { try store.insert(booking); added.bookings += 1 }
         }
         try copy.forEachAttachmentRow { row in
             let attachment = try converter.attachment(row, file: try files.file(attachmentID: row.id.lowercased()))
             digest.add(attachment)
-            if try isAbsent(.attachment, attachment.id) { try store.insert(attachment); added.attachments += 1 }
+            if try isAbsent(.attachment, attachment.id.text) { try store.insert(attachment); added.attachments += 1 }
         }
         return (added, digest.finish())
     }

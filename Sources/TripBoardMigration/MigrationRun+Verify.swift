@@ -78,7 +78,7 @@ extension MigrationRun {
         try legacy.forEachAttachmentRow { row in
             let file = try files.file(attachmentID: row.id.lowercased())
             let expected = try converter.attachment(row, file: file)
-            guard let found = try store.verification.anyRecord(.attachment, id: expected.id) else {
+            guard let found = try store.verification.anyRecord(.attachment, id: expected.id.text) else {
                 throw MigrationError.verificationFailed(detail: "attachment \(expected.id) is not in the new store")
             }
             if file != nil || !plan.merge, found != .attachment(expected) {

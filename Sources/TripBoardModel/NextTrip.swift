@@ -51,7 +51,7 @@ public struct NextTrip: Sendable, Equatable {
         // Candidates whose stored end (an all-day one's counted in UTC) is within the widest UTC
         // offset of `now`, started in the last 31 days; each then judged in its own zone.
         let candidates = try connection.statement(Query.nextBooking)
-            .rows([.text(found.1.id), .integer(now.secondsSinceEpoch - Self.longestStay), .integer(now.secondsSinceEpoch - Self.widestOffset)],
+            .rows([.text(found.1.id.text), .integer(now.secondsSinceEpoch - Self.longestStay), .integer(now.secondsSinceEpoch - Self.widestOffset)],
                   RecordRows.booking(from:))
         // A journey under way (a day or less: the train that left an hour ago; the latest begun
         // of several) first, then the next to start (the check-in this afternoon), then a longer

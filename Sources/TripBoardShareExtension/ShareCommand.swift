@@ -43,11 +43,11 @@ public enum ShareCommand {
             let worker = try PDFWorker.locate(environment: environment)
             let result = try TicketFiling(container: container, worker: worker).run(source: source, request: request)
             if let warning = result.thumbnailError { console.warning(warning) }
-            if result.bookingCreated, let trip = result.outsideTrip, let date = result.booking.startsAt.flatMap({ BookingTime($0) })?.date {
+            if result.bookingCreated, let trip = result.outsideTrip, let date = result.booking.startsAt?.date {
                 // Kept, as `booking add` keeps one: the date may be right and the trip wrong, or the other way.
                 console.warning(terminalSafe("""
                     the ticket's date, \(date), is outside trip \(result.tripName) (\(trip.lowerBound) – \(trip.upperBound)); \
-                    the booking is kept: check the date (`app booking edit \(result.booking.id.prefix(8)) --starts-at …`)
+                    the booking is kept: check the date (`app booking edit \(result.booking.id.short) --starts-at …`)
                     """))
             }
             if json {

@@ -167,11 +167,11 @@ extension SyncEngine {
             switch state {
             case .ok:
                 // Published by a run that stopped before recording it.
-                try store.markAttachmentPresent(id: waiting.id)
+                try store.markAttachmentPresent(id: RecordID(waiting.id))
             case .missing:
                 if try download(waiting.blob, id: waiting.id, relativePath: waiting.relativePath,
                                 byteCount: waiting.byteCount, contentHash: waiting.contentHash, protection: waiting.protection) {
-                    try store.markAttachmentPresent(id: waiting.id)
+                    try store.markAttachmentPresent(id: RecordID(waiting.id))
                     report.blobsDownloaded += 1
                 } else {
                     report.attachmentsMissing += 1

@@ -66,7 +66,7 @@ public struct TicketFilingResult: Sendable, Equatable, Encodable {
     /// The zone a booking made from the ticket reads its times in, and why; nil when no booking
     /// was made (or the ticket shows no date).
     public var zone: TicketZone?
-    public var tripId: String
+    public var tripId: Trip.ID
     public var tripName: String
     /// What was read from the ticket.
     public var detected: TicketFields
@@ -123,7 +123,7 @@ public enum TicketFilingError: Error, Sendable, Equatable, CustomStringConvertib
     /// No single trip contains the ticket's date (or it has none): the user must say which.
     case tripNeeded(date: CivilDate?, candidates: [Trip])
     /// `--booking` names a booking of another trip than `--trip`.
-    case bookingNotInTrip(bookingId: String, tripId: String)
+    case bookingNotInTrip(bookingId: Booking.ID, tripId: Trip.ID)
 
     public var description: String {
         switch self {
@@ -137,11 +137,11 @@ public enum TicketFilingError: Error, Sendable, Equatable, CustomStringConvertib
                 "\(candidates.count) trips contain \(date)"
             case (let date?, _): "no trip contains \(date)"
             }
-            let listed = candidates.prefix(5).map { "\($0.id.prefix(8)) \($0.name) (\($0.startDate)–\($0.endDate))" }
+            let listed = candidates.prefix(5).map { "\($0.id.text.prefix(8)) \($0.name) (\($0.startDate)–\($0.endDate))" }
             let more = candidates.count > 5 ? ", …" : ""
             return "\(reason); choose one with --trip" + (listed.isEmpty ? "" : ": " + listed.joined(separator: ", ") + more)
         case .bookingNotInTrip(let bookingId, let tripId):
-            return "booking \(bookingId.prefix(8)) belongs to another trip than \(tripId.prefix(8)); drop --trip or pick a booking of that trip"
+            return "booking \(bookingId.text.prefix(8)) belongs to another trip than \(tripId.text.prefix(8)); drop --trip or pick a booking of that trip"
         }
     }
 }
@@ -180,8 +180,8 @@ public struct TicketFiling {
     /// the result; everything else that goes wrong throws with nothing stored.
     public func run(source: FileDescriptor, request: TicketFilingRequest) throws -> TicketFilingResult {
         let store = try container.store
-        let requestedTrip = try request.tripReference.map { try store.trip(id: try store.resolveID(.trip, $0)) }
-        let requestedBooking = try request.bookingReference.map { try store.booking(id: try store.resolveID(.booking, $0)) }
+        let requestedTrip = try request.tripReference.map { try store.trip(id: try store.resolveID(Trip.self, $0)) }
+        let requestedBooking = try request.bookingReference.map { try store.booking(id: try store.resolveID(Booking.self, $0)) }
         if let requestedBooking, let requestedTrip, requestedBooking.tripId != requestedTrip.id {
             throw TicketFilingError.bookingNotInTrip(bookingId: requestedBooking.id, tripId: requestedTrip.id)
         }
@@ -234,7 +234,7 @@ public struct TicketFiling {
             ?? hashingUnverified(like: staged, booking: requestedBooking, tripId: result.tripId, files: files) {
             try reportAlreadyAttached(existing, in: &result)
         } else {
-            result.attachment.relativePath = try files.publish(staged, id: result.attachment.id, fileExtension: "pdf")
+            result.attachment.relativePath = try files.publish(staged, id: result.attachment.id.text, fileExtension: "pdf")
             stagedFileIsOurs = false
             CrashPoint.reach("import.published")
             try commit(&result, files: files)
@@ -265,13 +265,13 @@ public struct TicketFiling {
         }
         let plannedBooking = try requestedBooking ?? matchedBooking
             ?? newBooking(from: detected, tripId: trip.id, filename: originalFilename, zone: zone)
-        let startDate = plannedBooking.startsAt.flatMap { BookingTime($0) }?.date
+        let startDate = plannedBooking.startsAt?.date
         var result = TicketFilingResult(
             outcome: .attached, attachment: Attachment(
-                id: Identifier.make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
+                id: .make(), bookingId: plannedBooking.id, originalFilename: originalFilename,
                 contentType: "application/pdf", byteCount: staged.byteCount, contentHash: .verified(staged.contentHash),
-                pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.stamp(),
-                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.stamp(), protection: staged.protection),
+                pageCount: Int64(inspection.pageCount), relativePath: "", state: .present, createdAt: store.now(),
+                syncState: .pendingUpload, remoteVersion: nil, updatedAt: store.now(), protection: staged.protection),
             booking: plannedBooking, bookingCreated: requestedBooking == nil && matchedBooking == nil,
             bookingMatched: matchedBooking != nil, zone: zone, tripId: trip.id, tripName: trip.name,
             detected: detected, pageCount: inspection.pageCount, thumbnailCached: false, thumbnailError: inspection.thumbnailError)
@@ -342,7 +342,7 @@ public struct TicketFiling {
 
     /// The zone the ticket's times are in (`TicketZone`'s order). The nearest booking is by the
     /// distance of its start from the ticket's date.
-    func ticketZone(for fields: TicketFields, tripId: String, option: String?) throws -> TicketZone {
+    func ticketZone(for fields: TicketFields, tripId: Trip.ID, option: String?) throws -> TicketZone {
         if let option { return TicketZone(name: option, source: .option) }
         if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
             return TicketZone(name: zone, source: .departureAirport, from: origin)
@@ -358,14 +358,14 @@ public struct TicketFiling {
         let day = fields.departureDate.map { Int64($0.daysSinceEpoch) * 86_400 + 43_200 } ?? 0
         let nearest = try container.store.bookings(tripId: tripId)
             .compactMap { booking -> (Booking, Int64)? in
-                guard booking.zone != nil, let start = booking.startsAt.flatMap(BookingTime.init)?.startEpoch else { return nil }
+                guard booking.zone != nil, let start = booking.startsAt?.startEpoch else { return nil }
                 return (booking, abs(start - day))
             }
             .min { ($0.1, $0.0.id) < ($1.1, $1.0.id) }
-        if let (booking, _) = nearest { return TicketZone(name: booking.zone, source: .tripBooking, from: booking.id) }
+        if let (booking, _) = nearest { return TicketZone(name: booking.zone, source: .tripBooking, from: booking.id.text) }
         for place in try container.store.places(tripId: tripId) {
             if let city = place.city, let (_, zone) = PlaceZones.place(in: city) {
-                return TicketZone(name: zone, source: .tripPlace, from: place.id)
+                return TicketZone(name: zone, source: .tripPlace, from: place.id.text)
             }
         }
         let local = TimeZoneRules.local()
@@ -376,22 +376,22 @@ public struct TicketFiling {
     /// `zone` (`ticketZone`), as with `app booking add --starts-at` without an offset, and the
     /// booking keeps it. A printed time the clocks skip is taken as the first valid time after the
     /// jump, one they show twice as the first: a ticket cannot be asked which it meant.
-    func newBooking(from fields: TicketFields, tripId: String, filename: String, zone chosen: TicketZone?) throws -> Booking {
+    func newBooking(from fields: TicketFields, tripId: Trip.ID, filename: String, zone chosen: TicketZone?) throws -> Booking {
         let store = try container.store
-        var startsAt: String?
+        var startsAt: BookingTime?
         var zone: String?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
             let local = (try? chosen?.name.map { try TimeZoneRules.named($0) } ?? nil) ?? TimeZoneRules.local()
-            startsAt = Self.printedTime(date.description + "T" + time, in: local)?.text
+            startsAt = Self.printedTime(date.description + "T" + time, in: local)
             if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
         }
         let (endsAt, endZone) = Self.arrival(of: fields, startsAt: startsAt, zone: zone)
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
-        return try Booking(id: Identifier.make(), tripId: tripId, kind: fields.kind ?? .other,
+        return try Booking(id: .make(), tripId: tripId, kind: fields.kind ?? .other,
                            title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
                            startsAt: startsAt, reference: fields.reference, syncState: .pendingUpload, remoteVersion: nil,
-                           updatedAt: store.stamp(), endsAt: endsAt, zone: zone, seat: fields.seat,
+                           updatedAt: store.now(), endsAt: endsAt, zone: zone, seat: fields.seat,
                            endZone: endZone == zone ? nil : endZone).validated()
     }
 
@@ -414,8 +414,8 @@ public struct TicketFiling {
     /// (a night train arrives the next day; a flight across the date line the day before). Nil
     /// when no place of a known zone says where it arrives, or it would not fall within three
     /// days after the start: no end is better than a wrong one.
-    static func arrival(of fields: TicketFields, startsAt: String?, zone: String?) -> (String?, String?) {
-        guard let arrivalTime = fields.arrivalTime, let startsAt, case .instant(let start)? = BookingTime(startsAt),
+    static func arrival(of fields: TicketFields, startsAt: BookingTime?, zone: String?) -> (BookingTime?, String?) {
+        guard let arrivalTime = fields.arrivalTime, case .instant(let start)? = startsAt,
               let departureDate = fields.departureDate else { return (nil, nil) }
         let place = fields.arrivalPlace ?? fields.destination
         guard let place, let endZone = PlaceZones.airport(place) ?? PlaceZones.place(in: place)?.zone,
@@ -435,7 +435,7 @@ public struct TicketFiling {
             let end = Self.printedTime(day.description + "T" + arrivalTime.description, in: rules)
             if let end, case .instant(let instant) = end, instant.secondsSinceEpoch > start.secondsSinceEpoch,
                instant.secondsSinceEpoch - start.secondsSinceEpoch < 3 * 86_400 {
-                return (end.text, endZone)
+                return (end, endZone)
             }
         }
         return (nil, nil)
@@ -446,16 +446,16 @@ public struct TicketFiling {
     /// wall clock, or its date when the ticket prints no time; any start when the booking has
     /// none), or the same flight or train number on the same date. Only a single match counts;
     /// two or more, or none, and the ticket makes a booking of its own.
-    func matchingBooking(for fields: TicketFields, tripId: String) throws -> Booking? {
+    func matchingBooking(for fields: TicketFields, tripId: Trip.ID) throws -> Booking? {
         guard fields.reference != nil || (fields.number != nil && fields.departureDate != nil) else { return nil }
         let matches = try container.store.bookings(tripId: tripId).filter { Self.booking($0, matches: fields) }
         return matches.count == 1 ? matches[0] : nil
     }
 
     static func booking(_ booking: Booking, matches fields: TicketFields) -> Bool {
-        // The booking's own calendar: `2026-12-12T07:35:00+00:00` → date and wall-clock time.
-        let date = booking.startsAt.map { String($0.prefix(10)) }
-        let time = booking.startsAt.flatMap { $0.count >= 16 ? String($0.dropFirst(11).prefix(5)) : nil }
+        // The booking's own calendar: its date and wall-clock time in the offset it was written in.
+        let date = booking.startsAt?.date.description
+        let time: String? = if case .instant(let start)? = booking.startsAt { start.clockText } else { nil }
         let sameDate = fields.departureDate.map { date == $0.description } ?? false
         if let reference = fields.reference, let own = booking.reference,
            normalized(own) == normalized(reference) {
@@ -482,7 +482,7 @@ public struct TicketFiling {
 
     /// The live attachment already holding these bytes: in `booking`, or in any booking of the
     /// trip when the booking is to be created from the ticket (sharing a ticket twice).
-    func existingCopy(of contentHash: String, booking: Booking?, tripId: String) throws -> Attachment? {
+    func existingCopy(of contentHash: String, booking: Booking?, tripId: Trip.ID) throws -> Attachment? {
         if let booking { return try container.store.attachment(bookingId: booking.id, contentHash: contentHash) }
         return try container.store.attachment(tripId: tripId, contentHash: contentHash)
     }
@@ -492,7 +492,7 @@ public struct TicketFiling {
     /// booking is to be created) in any booking of the trip, is hashed on the spot and its hash
     /// recorded — a pending hash equals nothing. Outside the commit's transaction, so the files
     /// are read without holding the write lock; the commit then finds the hash recorded.
-    func hashingUnverified(like staged: StagedFile, booking: Booking?, tripId: String, files: AttachmentFiles) throws -> Attachment? {
+    func hashingUnverified(like staged: StagedFile, booking: Booking?, tripId: Trip.ID, files: AttachmentFiles) throws -> Attachment? {
         let store = try container.store
         for var candidate in try store.unverifiedAttachments(bookingId: booking?.id, tripId: tripId, byteCount: staged.byteCount) {
             guard let hash = try AttachmentHashing.verifiedHash(of: candidate, files: files, recordingIn: store) else { continue }
@@ -539,7 +539,7 @@ public struct TicketFiling {
     func cacheThumbnail(_ png: [UInt8], staging: Directory, into result: inout TicketFilingResult) {
         do {
             let cache = try ThumbnailCache(container: container)
-            let id = result.attachment.id
+            let id = result.attachment.id.text
             if try !cache.hasEntry(for: id) { try cache.store(png, for: id, protection: result.attachment.protection, staging: staging) }
             result.thumbnailCached = true
             try cache.trim(container: container, keeping: id)

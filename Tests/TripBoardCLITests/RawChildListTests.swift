@@ -70,7 +70,7 @@ struct RawChildListTests {
         case 6: ("2026-06-01T10:00:00+01:00", nil, "Nowhere/Bogus")
         default: ("2025-12-31T23:59:59+05:45", nil, nil)
         }
-        let epochs = BookingTime.epochs(startsAt: times.0, endsAt: times.1)
+        let epochs = BookingTime.epochs(startsAt: times.0.flatMap { BookingTime($0) }, endsAt: times.1.flatMap { BookingTime($0) })
         let kinds = BookingKind.allCases.map(\.rawValue)
         let reference: SQLValue = index % 3 == 0 ? .null : index % 3 == 1 ? .text("X7K2QP") : texts[index % texts.count]
         let seat: SQLValue = index % 4 == 2 ? .text("14C") : index % 4 == 3 ? texts[(index + 1) % texts.count] : .null
@@ -147,17 +147,17 @@ struct RawChildListTests {
         try Self.fill(fixture)
         let (status, output) = fixture.run(["booking", "list", "--trip", Self.lisbon] + (json ? ["--json"] : []), now: Self.now)
         #expect(status == 0)
-        let bookings = try fixture.store.bookings(tripId: Self.lisbon)
+        let bookings = try fixture.store.bookings(tripId: RecordID(Self.lisbon))
         #expect(bookings.contains { $0.seat == "14C" } && bookings.contains { $0.seat == nil })
         let console = Console(echoesErrors: false)
         if json {
-            try console.printJSONArray(fixture.store.bookingRows(tripId: Self.lisbon))
+            try console.printJSONArray(fixture.store.bookingRows(tripId: RecordID(Self.lisbon)))
         } else {
             var times = BookingTimeText(viewer: .utc)
-            let year = try fixture.store.trip(id: Self.lisbon).startDate.year
+            let year = try fixture.store.trip(id: RecordID(Self.lisbon)).startDate.year
             try console.printTable(header: ["ID", "KIND", "TITLE", "STARTS AT", "ENDS AT", "REFERENCE", "SEAT", "SYNC"],
-                                   fixture.store.bookingRows(tripId: Self.lisbon)) { booking in
-                [String(booking.id.prefix(8)), booking.kind.rawValue, booking.title,
+                                   fixture.store.bookingRows(tripId: RecordID(Self.lisbon))) { booking in
+                [String(booking.id.text.prefix(8)), booking.kind.rawValue, booking.title,
                  times.text(booking.startsAt, zone: booking.zone, tripYear: year) ?? "", times.text(booking.endsAt, zone: booking.zone, tripYear: year) ?? "",
                  booking.reference ?? "", booking.seat ?? "", booking.syncState.rawValue]
             }

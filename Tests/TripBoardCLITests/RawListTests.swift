@@ -78,7 +78,7 @@ struct RawListTests {
             try console.printJSONArray(store.tripRows(query))
         } else {
             try console.printTable(header: AppCommand.tripListHeader, emptyMessage: "No trips match.", store.tripRows(query)) { trip in
-                [String(trip.id.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
+                [String(trip.id.text.prefix(8)), trip.name, trip.startDate.description, trip.endDate.description,
                  String(trip.dayCount), trip.syncState.rawValue]
             }
         }

@@ -23,11 +23,11 @@ struct BookingTimeTests {
     }
 
     @Test func anAllDayBookingRunsFromMidnightToMidnightUTC() throws {
-        let epochs = BookingTime.epochs(startsAt: "2026-12-12", endsAt: "2026-12-15")
+        let epochs = BookingTime.epochs(startsAt: BookingTime("2026-12-12"), endsAt: BookingTime("2026-12-15"))
         #expect(epochs.start == 1_797_033_600)
         #expect(epochs.overAt == 1_797_379_200)
-        #expect(BookingTime.epochs(startsAt: "2026-12-12", endsAt: nil).overAt == 1_797_120_000, "over at the end of its day")
-        #expect(BookingTime.epochs(startsAt: "2026-12-12T07:35:00+00:00", endsAt: nil).overAt == 1_797_060_900)
+        #expect(BookingTime.epochs(startsAt: BookingTime("2026-12-12"), endsAt: nil).overAt == 1_797_120_000, "over at the end of its day")
+        #expect(BookingTime.epochs(startsAt: BookingTime("2026-12-12T07:35:00+00:00"), endsAt: nil).overAt == 1_797_060_900)
         #expect(BookingTime.epochs(startsAt: nil, endsAt: nil) == (nil, nil))
     }
 
@@ -41,12 +41,12 @@ struct BookingTimeTests {
         ("2026-12-12T23:00:00-05:00", "2026-12-12", true),
     ])
     func anEndIsNeverBeforeItsStart(start: String, end: String, accepted: Bool) {
-        let refused = (try? FieldRules.bookingTimes(startsAt: start, endsAt: end)) == nil
+        let refused = (try? FieldRules.bookingTimes(startsAt: BookingTime(start), endsAt: BookingTime(end))) == nil
         #expect(refused != accepted)
     }
 
     @Test func anEndNeedsAStart() {
-        #expect(throws: StoreError.self) { try FieldRules.bookingTimes(startsAt: nil, endsAt: "2026-12-12") }
+        #expect(throws: StoreError.self) { try FieldRules.bookingTimes(startsAt: nil, endsAt: BookingTime("2026-12-12")) }
         #expect((try? FieldRules.bookingTimes(startsAt: nil, endsAt: nil)) != nil)
     }
 }

@@ -47,26 +47,26 @@ struct BookingTimeZoneTests {
 
     @Test func reexpressingKeepsTheInstant() throws {
         let paris = try TimeZoneRules.named("Europe/Paris")
-        #expect(BookingTime.reexpressed("2026-12-12T07:35:00+00:00", in: paris) == "2026-12-12T08:35:00+01:00")
-        #expect(BookingTime.reexpressed("2026-12-12", in: paris) == "2026-12-12")
+        #expect(BookingTime.reexpressed(try #require(BookingTime("2026-12-12T07:35:00+00:00")), in: paris).text == "2026-12-12T08:35:00+01:00")
+        #expect(BookingTime.reexpressed(try #require(BookingTime("2026-12-12")), in: paris).text == "2026-12-12")
     }
 
     @Test func aMarkerShowsWhenTheReadersClockDiffers() {
         var inUTC = BookingTimeText(viewer: .utc)
-        #expect(inUTC.text("2026-12-30T16:30:00-05:00", zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30 EST")
-        #expect(inUTC.text("2026-12-30T16:30:00-05:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC-5")
-        #expect(inUTC.text("2027-01-02T20:00:00+05:45", zone: nil, tripYear: 2026) == "Sat 2 Jan 2027 20:00 UTC+5:45")
-        #expect(inUTC.text("2026-12-30T16:30:00+00:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30")
-        #expect(inUTC.text("2026-12-14", zone: "America/New_York", tripYear: 2026) == "Mon 14 Dec")
+        #expect(inUTC.text(BookingTime("2026-12-30T16:30:00-05:00"), zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30 EST")
+        #expect(inUTC.text(BookingTime("2026-12-30T16:30:00-05:00"), zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC-5")
+        #expect(inUTC.text(BookingTime("2027-01-02T20:00:00+05:45"), zone: nil, tripYear: 2026) == "Sat 2 Jan 2027 20:00 UTC+5:45")
+        #expect(inUTC.text(BookingTime("2026-12-30T16:30:00+00:00"), zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30")
+        #expect(inUTC.text(BookingTime("2026-12-14"), zone: "America/New_York", tripYear: 2026) == "Mon 14 Dec")
         #expect(inUTC.text(nil, zone: nil, tripYear: 2026) == nil)
         var inNewYork = BookingTimeText(viewer: newYork)
-        #expect(inNewYork.text("2026-12-30T16:30:00-05:00", zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30")
-        #expect(inNewYork.text("2026-12-30T16:30:00+00:00", zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC")
+        #expect(inNewYork.text(BookingTime("2026-12-30T16:30:00-05:00"), zone: "America/New_York", tripYear: 2026) == "Wed 30 Dec 16:30")
+        #expect(inNewYork.text(BookingTime("2026-12-30T16:30:00+00:00"), zone: nil, tripYear: 2026) == "Wed 30 Dec 16:30 UTC")
         // Lisbon and London share +00:00 in winter but not their names: the marker says which.
         var inLondon = BookingTimeText(viewer: try! TimeZoneRules.named("Europe/London"))
-        #expect(inLondon.text("2026-12-30T16:30:00+00:00", zone: "Europe/Lisbon", tripYear: 2026) == "Wed 30 Dec 16:30 WET")
+        #expect(inLondon.text(BookingTime("2026-12-30T16:30:00+00:00"), zone: "Europe/Lisbon", tripYear: 2026) == "Wed 30 Dec 16:30 WET")
         // A zone this machine does not know: the stored offset speaks.
-        #expect(inLondon.text("2026-12-30T16:30:00+03:00", zone: "Mars/Olympus", tripYear: 2026) == "Wed 30 Dec 16:30 UTC+3")
+        #expect(inLondon.text(BookingTime("2026-12-30T16:30:00+03:00"), zone: "Mars/Olympus", tripYear: 2026) == "Wed 30 Dec 16:30 UTC+3")
     }
 
     /// `write(stored:…)`, which lists use on their rows' bytes, writes what `text` returns: the
@@ -95,7 +95,7 @@ struct BookingTimeZoneTests {
                         var output: [UInt8] = []
                         var copy = stored
                         copy.withUTF8 { byBytes.write(stored: UnsafeRawBufferPointer($0), zone: zone, tripYear: tripYear, into: &output) }
-                        #expect(String(decoding: output, as: UTF8.self) == byText.text(stored, zone: zone, tripYear: tripYear) ?? "",
+                        #expect(String(decoding: output, as: UTF8.self) == byText.text(BookingTime(stored), zone: zone, tripYear: tripYear) ?? "",
                                 "\(stored) in \(zone ?? "no zone"), trip year \(tripYear.map(String.init) ?? "none")")
                     }
                 }

@@ -169,11 +169,11 @@ struct FieldRulesTests {
     @Test func aRecordIsKeptInItsNormalForm() throws {
         let trip = Trip(id: "7A1C0000-0000-4000-8000-000000000001", name: "  Lisbon ", startDate: try day("2026-12-12"),
                         endDate: try day("2026-12-15"), notes: "", syncState: .synchronized, remoteVersion: 2,
-                        updatedAt: "2026-12-01T10:00+01:00")
+                        updatedAt: Timestamp(stored: "2026-12-01T10:00+01:00"))
         let kept = try trip.validated()
         #expect(kept.id == "7a1c0000-0000-4000-8000-000000000001")
         #expect(kept.name == "Lisbon")
-        #expect(kept.updatedAt == "2026-12-01T09:00:00.000Z")
+        #expect(kept.updatedAt.utcStamp == "2026-12-01T09:00:00.000Z")
         #expect(try kept.validated() == kept, "validating the kept form changes nothing")
     }
 
@@ -183,8 +183,8 @@ struct FieldRulesTests {
         var attachment = TripBoardStorage.Attachment(id: "7a1c0000-0000-4000-8000-000000000004", bookingId: "7a1c0000-0000-4000-8000-000000000003",
                                     originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 0, contentHash: .pending,
                                     pageCount: nil, relativePath: "attachments/7a/x.pdf", state: .missing,
-                                    createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
-                                    updatedAt: "2026-12-01T00:00:00.000Z")
+                                    createdAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"), syncState: .pendingUpload, remoteVersion: nil,
+                                    updatedAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"))
         #expect(try attachment.validated() == attachment)
         attachment.state = .present
         #expect(try attachment.validated() == attachment && attachment.hashIsUnverified)

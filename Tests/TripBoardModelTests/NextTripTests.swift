@@ -18,7 +18,7 @@ struct NextTripTests {
     @discardableResult
     private func tombstone(_ fixture: StoreFixture, _ name: String, from start: String, to end: String) throws -> Trip {
         let trip = try fixture.addTrip(name, from: start, to: end)
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 1)
         #expect(try fixture.store.deleteTrip(id: trip.id).syncState == .pendingDeletion)
         return trip
     }
@@ -148,7 +148,7 @@ struct NextTripTests {
                                                               startsAt: try instant("2026-12-12T07:35Z")))
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .train, title: "Train",
                                                       startsAt: try instant("2026-12-13T07:35Z")))
-        try fixture.store.syncLedger.acknowledge(kind: .booking, id: early.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .booking, id: early.id.text, remoteVersion: 1)
         #expect(try fixture.store.deleteBooking(id: early.id).syncState == .pendingDeletion)
 
         #expect(try find(fixture, today: "2026-12-01")?.nextBooking?.title == "Train")

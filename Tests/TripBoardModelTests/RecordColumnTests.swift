@@ -33,11 +33,11 @@ struct RecordColumnTests {
     /// A model's JSON holds exactly its declaration's keys (a nil as `null`).
     @Test func aModelsJSONHoldsItsDeclarationsKeys() throws {
         let booking = Booking(id: "b", tripId: "t", kind: .hotel, title: "Memmo", startsAt: nil, reference: nil,
-                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-12-05T00:00:00.000Z")
+                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: "2026-12-05T00:00:00.000Z"))
         let trip = Trip(id: "t", name: "Lisbon", startDate: CivilDate(daysSinceEpoch: 0), endDate: CivilDate(daysSinceEpoch: 1), notes: "",
-                        syncState: .synchronized, remoteVersion: 3, updatedAt: "2026-12-05T00:00:00.000Z")
+                        syncState: .synchronized, remoteVersion: 3, updatedAt: Timestamp(stored: "2026-12-05T00:00:00.000Z"))
         let place = Place(id: "p", tripId: "t", name: "LX", city: nil, visited: true, syncState: .failed, remoteVersion: nil,
-                          updatedAt: "2026-12-05T00:00:00.000Z")
+                          updatedAt: Timestamp(stored: "2026-12-05T00:00:00.000Z"))
         func keys(_ bytes: [UInt8]) throws -> Set<String> {
             Set((try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] ?? [:]).keys)
         }
@@ -58,7 +58,7 @@ struct RecordColumnTests {
         let fixture = try StoreFixture()
         let store = fixture.store
         let trip = try store.addTrip(TripDraft(name: "Lisbon", startDate: CivilDate("2027-03-27")!, endDate: CivilDate("2027-03-30")!, notes: "Tram 28"))
-        let record = try #require(try store.syncLedger.syncRecord(.trip, id: trip.id))
+        let record = try #require(try store.syncLedger.syncRecord(.trip, id: trip.id.text))
         #expect(record.fields["dates"]?.canonicalText == #"{"end":"2027-03-30","start":"2027-03-27"}"#)
         #expect(record.fields["notes"] == .string("Tram 28") && record.fields.count == 3)
         #expect(try store.trip(id: trip.id) == trip)

@@ -90,7 +90,7 @@ struct SchemaMigrationTests {
             "aaaaaaa4 deleting pendingDeletion 0 -",  // finished, waiting for the server
             "aaaaaaa5 present pendingDeletion 1 aaaaaaa5",  // its booking was deleted: in the trash, told to the server
         ])
-        #expect(try store.trash.queuedAttachments().map { String($0.id.prefix(8)) } == ["aaaaaaa3"])
+        #expect(try store.trash.queuedAttachments().map { $0.id.short } == ["aaaaaaa3"])
         #expect(try store.trash.trashEntries().map { "\($0.kind) \($0.name) \($0.parentName ?? "-")" } == ["attachment e.pdf Hotel"])
         #expect(try store.allAttachments().count == 4, "the finished tombstone names no file")
         #expect(try store.syncLedger.pendingChanges().map(\.kind).filter { $0 == .attachment }.count == 3)

@@ -83,10 +83,10 @@ struct AttachmentFilesTests {
         let trip = try fixture.fixture.addTrip()
         let booking = try store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let hash = String(repeating: "ab", count: 32)
-        let attachment = Attachment(id: Identifier.make(), bookingId: booking.id, originalFilename: "ticket.pdf",
+        let attachment = Attachment(id: .make(), bookingId: booking.id, originalFilename: "ticket.pdf",
                                     contentType: "application/pdf", byteCount: 10, contentHash: .verified(hash), pageCount: 1,
-                                    relativePath: "attachments/aa/x.pdf", state: .present, createdAt: "2026-01-01T00:00:00.000Z",
-                                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-01-01T00:00:00.000Z")
+                                    relativePath: "attachments/aa/x.pdf", state: .present, createdAt: Timestamp(stored: "2026-01-01T00:00:00.000Z"),
+                                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: "2026-01-01T00:00:00.000Z"))
         try store.connection.writeTransaction { try store.insert(attachment) }
         #expect(try store.attachment(bookingId: booking.id, contentHash: hash) == attachment)
         #expect(try store.attachment(bookingId: booking.id, contentHash: "other") == nil)

@@ -185,14 +185,14 @@ struct ContainerTests {
                 let clock = TestClock()
                 let container = try Container.openForWriting(at: path, options: ContainerOptions(lockTimeout: 30, clock: { clock.now() }))
                 let trip = try container.store.addTrip(TripDraft(name: "Trip \(index)", startDate: date, endDate: date))
-                tripIDs.withLock { $0.append(trip.id) }
+                tripIDs.withLock { $0.append(trip.id.text) }
             } catch {
                 failures.withLock { $0.append("\(index): \(error)") }
             }
         }
         #expect(failures.withLock { $0 } == [])
         let container = try Container.openForWriting(at: path, options: options())
-        #expect(try Set(container.store.trips().map(\.id)) == Set(tripIDs.withLock { $0 }))
+        #expect(try Set(container.store.trips().map(\.id.text)) == Set(tripIDs.withLock { $0 }))
         #expect(try container.store.trips().count == 4)
         #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-shm", "TripBoard.sqlite-wal"])
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TripBoardSystem
 import Testing
 @testable import TripBoardStorage
 
@@ -27,8 +28,8 @@ struct ContentHashTests {
         var attachment = Attachment(id: "7a1c0000-0000-4000-8000-000000000004", bookingId: "7a1c0000-0000-4000-8000-000000000003",
                                     originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 3, contentHash: .pending,
                                     pageCount: nil, relativePath: "attachments/7a/x.pdf", state: .present,
-                                    createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
-                                    updatedAt: "2026-12-01T00:00:00.000Z")
+                                    createdAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"), syncState: .pendingUpload, remoteVersion: nil,
+                                    updatedAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"))
         func member() throws -> Any? {
             try (JSONSerialization.jsonObject(with: JSONEncoder().encode(attachment)) as? [String: Any])?["contentHash"]
         }

@@ -28,10 +28,10 @@ struct RecordChecksTests {
     }
 
     private func attachment(id: String, bookingId: String) -> TripBoardStorage.Attachment {
-        TripBoardStorage.Attachment(id: id, bookingId: bookingId, originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 3,
+        TripBoardStorage.Attachment(id: RecordID(id), bookingId: RecordID(bookingId), originalFilename: "ticket.pdf", contentType: "application/pdf", byteCount: 3,
                    contentHash: .verified(String(repeating: "0f", count: 32)), pageCount: 1, relativePath: "attachments/\(id.prefix(2))/\(id).pdf",
-                   state: .present, createdAt: "2026-12-01T00:00:00.000Z", syncState: .pendingUpload, remoteVersion: nil,
-                   updatedAt: "2026-12-01T00:00:00.000Z")
+                   state: .present, createdAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"), syncState: .pendingUpload, remoteVersion: nil,
+                   updatedAt: Timestamp(stored: "2026-12-01T00:00:00.000Z"))
     }
 
     // MARK: - One id, one record
@@ -49,7 +49,7 @@ struct RecordChecksTests {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
-        try fixture.store.connection.writeTransaction { try fixture.store.insert(attachment(id: Self.sharedID, bookingId: booking.id)) }
+        try fixture.store.connection.writeTransaction { try fixture.store.insert(attachment(id: Self.sharedID, bookingId: booking.id.text)) }
         let message = try refusedImport("""
             {"bookings": [{"id": "\(Self.sharedID)", "tripId": "\(trip.id)", "kind": "train", "title": "Alfa"}]}
             """, fixture: fixture)
@@ -63,22 +63,22 @@ struct RecordChecksTests {
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let id: String
         switch holder {
-        case .trip: id = trip.id
-        case .booking: id = booking.id
-        case .place: id = try fixture.store.addPlace(tripId: trip.id, name: "Belém", city: nil).id
+        case .trip: id = trip.id.text
+        case .booking: id = booking.id.text
+        case .place: id = try fixture.store.addPlace(tripId: trip.id, name: "Belém", city: nil).id.text
         case .attachment:
             id = Self.sharedID
-            try fixture.store.connection.writeTransaction { try fixture.store.insert(attachment(id: id, bookingId: booking.id)) }
+            try fixture.store.connection.writeTransaction { try fixture.store.insert(attachment(id: id, bookingId: booking.id.text)) }
         }
         let store = fixture.store
         let inserts: [() throws -> Void] = [
-            { try store.insert(Trip(id: id, name: "T", startDate: try day("2027-01-01"), endDate: try day("2027-01-02"), notes: "",
-                                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: fixture.clock.stamp)) },
-            { try store.insert(Place(id: id, tripId: trip.id, name: "P", city: nil, visited: false, syncState: .pendingUpload,
-                                     remoteVersion: nil, updatedAt: fixture.clock.stamp)) },
-            { try store.insert(Booking(id: id, tripId: trip.id, kind: .car, title: "B", startsAt: nil, reference: nil,
-                                       syncState: .pendingUpload, remoteVersion: nil, updatedAt: fixture.clock.stamp)) },
-            { try store.insert(attachment(id: id, bookingId: booking.id)) },
+            { try store.insert(Trip(id: RecordID(id), name: "T", startDate: try day("2027-01-01"), endDate: try day("2027-01-02"), notes: "",
+                                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: fixture.clock.now())) },
+            { try store.insert(Place(id: RecordID(id), tripId: trip.id, name: "P", city: nil, visited: false, syncState: .pendingUpload,
+                                     remoteVersion: nil, updatedAt: fixture.clock.now())) },
+            { try store.insert(Booking(id: RecordID(id), tripId: trip.id, kind: .car, title: "B", startsAt: nil, reference: nil,
+                                       syncState: .pendingUpload, remoteVersion: nil, updatedAt: fixture.clock.now())) },
+            { try store.insert(attachment(id: id, bookingId: booking.id.text)) },
         ]
         let before = try fixture.store.exportDocument(preferences: Preferences())
         for insert in inserts {
@@ -105,7 +105,7 @@ struct RecordChecksTests {
         let source = try StoreFixture()
         let trip = try source.addTrip("Gone")
         let place = try source.store.addPlace(tripId: trip.id, name: "Belém", city: nil)
-        for (kind, id) in [(RecordKind.trip, trip.id), (.place, place.id)] {
+        for (kind, id) in [(RecordKind.trip, trip.id.text), (.place, place.id.text)] {
             try source.store.syncLedger.acknowledge(kind: kind, id: id, remoteVersion: 1)
         }
         try source.store.deleteTrip(id: trip.id)
@@ -144,14 +144,14 @@ struct RecordChecksTests {
             {"trips": [{"id": "\(Self.tripID)", "name": "T", "startDate": "2026-01-01", "endDate": "2026-01-02", "remoteVersion": 1e3,
                         "syncState": "synchronized"}]}
             """, into: fixture.store)
-        #expect(try fixture.store.trip(id: Self.tripID).remoteVersion == 1_000)
+        #expect(try fixture.store.trip(id: RecordID(Self.tripID)).remoteVersion == 1_000)
     }
 
     @Test func anAcknowledgementBeyondTheLargestVersionIsRefused() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         #expect(throws: StoreError.invalidField(field: "remoteVersion", rule: "must be at most 9007199254740991")) {
-            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: FieldRules.maximumRemoteVersion + 1)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: FieldRules.maximumRemoteVersion + 1)
         }
         #expect(try fixture.store.trip(id: trip.id).syncState == .pendingUpload)
     }

@@ -56,7 +56,7 @@ struct RegressionTests {
     func importIntoADeletedTripIsRefusedAndAddsNothing(table: String) throws {
         let fixture = try StoreFixture()
         try fixture.insertTrip(id: Self.tripID, name: "Deleted", state: .synchronized, remoteVersion: 1)
-        #expect(try fixture.store.deleteTrip(id: Self.tripID).syncState == .pendingDeletion)
+        #expect(try fixture.store.deleteTrip(id: RecordID(Self.tripID)).syncState == .pendingDeletion)
         let live = try fixture.addTrip("Live")
         let record = table == "places"
             ? #"{"id": "\#(Self.childID)", "tripId": "\#(Self.tripID)", "name": "Tower"}"#

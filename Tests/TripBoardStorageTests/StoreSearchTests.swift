@@ -20,7 +20,7 @@ struct StoreSearchTests {
         #expect(try Self.titles(fixture.store, "lisboa torre") == ["Torre de Belém"], "every word, in any column")
         #expect(try Self.titles(fixture.store, "x7k2") == ["TP 1351"])
         let hit = try #require(try fixture.store.searchIndex.search("x7k2qp").first)
-        #expect(hit.kind == .booking && hit.tripId == lisbon.id && hit.tripName == "Lisbon" && hit.detail == "X7K2QP")
+        #expect(hit.kind == .booking && hit.tripId == lisbon.id.text && hit.tripName == "Lisbon" && hit.detail == "X7K2QP")
         #expect(try Self.titles(fixture.store, "porto").isEmpty)
     }
 
@@ -49,7 +49,7 @@ struct StoreSearchTests {
         _ = try fixture.store.trash.restoreFromTrash(.trip, id: entry.id)
         #expect(try Self.titles(fixture.store, "belém lisboa") == ["Belém"])
         #expect(try Self.titles(fixture.store, "porto") == ["Porto"])
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 1)
         #expect(try Self.titles(fixture.store, "porto") == ["Porto"], "a sync state change keeps it")
         try fixture.store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
         #expect(try fixture.store.connection.integer("SELECT count(*) FROM search_index") == 2)

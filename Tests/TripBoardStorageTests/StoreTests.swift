@@ -19,9 +19,9 @@ struct StoreTests {
         #expect(trip.dayCount == 4)
         #expect(trip.syncState == .pendingUpload)
         #expect(trip.remoteVersion == nil)
-        #expect(trip.updatedAt == "2026-11-30T23:12:17.123Z")
-        #expect(Identifier.isValid(trip.id))
-        #expect(trip.id == trip.id.lowercased())
+        #expect(trip.updatedAt.utcStamp == "2026-11-30T23:12:17.123Z")
+        #expect(Identifier.isValid(trip.id.text))
+        #expect(trip.id.text == trip.id.text.lowercased())
         #expect(try fixture.store.trip(id: trip.id) == trip)
         #expect(try fixture.store.trips() == [trip])
     }
@@ -38,9 +38,9 @@ struct StoreTests {
     @Test func unknownTripIsNotFound() throws {
         let fixture = try StoreFixture()
         let id = Identifier.make()
-        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.trip(id: id) }
-        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.editTrip(id: id, changes: TripChanges(name: "x")) }
-        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.deleteTrip(id: id) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.trip(id: RecordID(id)) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.editTrip(id: RecordID(id), changes: TripChanges(name: "x")) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: id)) { try fixture.store.deleteTrip(id: RecordID(id)) }
     }
 
     @Test func editTripChangesOnlyTheGivenFields() throws {
@@ -53,7 +53,7 @@ struct StoreTests {
         var expected = trip
         expected.name = "Lisboa"
         expected.endDate = try day("2026-12-16")
-        expected.updatedAt = "2026-11-30T23:12:18.123Z"
+        expected.updatedAt = Timestamp(stored: "2026-11-30T23:12:18.123Z")
         #expect(edited == expected)
         #expect(try fixture.store.trip(id: trip.id) == expected)
     }
@@ -159,9 +159,9 @@ struct StoreTests {
         let fixture = try StoreFixture()
         let missing = Identifier.make()
         #expect(throws: StoreError.notFound(kind: .trip, id: missing)) {
-            try fixture.store.addPlace(tripId: missing, name: "Nowhere", city: nil)
+            try fixture.store.addPlace(tripId: RecordID(missing), name: "Nowhere", city: nil)
         }
-        #expect(throws: StoreError.notFound(kind: .trip, id: missing)) { try fixture.store.places(tripId: missing) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: missing)) { try fixture.store.places(tripId: RecordID(missing)) }
         let trip = try fixture.addTrip()
         #expect(throws: StoreError.self) { try fixture.store.addPlace(tripId: trip.id, name: "", city: nil) }
         #expect(throws: StoreError.self) { try fixture.store.addPlace(tripId: trip.id, name: "Ok", city: "two\nlines") }
@@ -176,12 +176,12 @@ struct StoreTests {
 
         let visited = try fixture.store.setVisited(placeId: place.id)
         #expect(visited.visited)
-        #expect(visited.updatedAt == fixture.clock.stamp)
+        #expect(visited.updatedAt.utcStamp == fixture.clock.stamp)
         fixture.clock.advance()
         #expect(try fixture.store.setVisited(placeId: place.id, true) == visited, "already visited: unchanged")
         #expect(try fixture.store.places(tripId: trip.id) == [visited])
         #expect(try !fixture.store.setVisited(placeId: place.id, false).visited)
-        #expect(throws: StoreError.self) { try fixture.store.setVisited(placeId: Identifier.make()) }
+        #expect(throws: StoreError.self) { try fixture.store.setVisited(placeId: .make()) }
     }
 
     @Test func deletePlaceMovesANeverUploadedPlaceToTheTrash() throws {
@@ -191,7 +191,7 @@ struct StoreTests {
         #expect(try fixture.store.deletePlace(id: place.id).syncState == .pendingUpload)
         #expect(try fixture.store.places(tripId: trip.id) == [])
         #expect(try fixture.rowCount("places") == 1, "kept in the trash")
-        #expect(throws: StoreError.notFound(kind: .place, id: place.id)) { try fixture.store.deletePlace(id: place.id) }
+        #expect(throws: StoreError.notFound(kind: .place, id: place.id.text)) { try fixture.store.deletePlace(id: place.id) }
     }
 
     // MARK: - Bookings
@@ -210,8 +210,8 @@ struct StoreTests {
 
         #expect(flight.title == "TP 1351")
         #expect(flight.reference == "X7K2QP")
-        #expect(flight.startsAt == "2026-12-12T07:35:00+00:00")
-        #expect(train.startsAt == "2026-12-12T16:00:00+03:00", "the offset it was entered in is kept")
+        #expect(flight.startsAt?.text == "2026-12-12T07:35:00+00:00")
+        #expect(train.startsAt?.text == "2026-12-12T16:00:00+03:00", "the offset it was entered in is kept")
         #expect(museum.startsAt == nil)
         #expect(try fixture.store.bookings(tripId: trip.id) == [flight, train, hotel, museum])
     }
@@ -225,7 +225,7 @@ struct StoreTests {
         }
         let missing = Identifier.make()
         #expect(throws: StoreError.notFound(kind: .trip, id: missing)) {
-            try fixture.store.addBooking(BookingDraft(tripId: missing, kind: .car, title: "Car"))
+            try fixture.store.addBooking(BookingDraft(tripId: RecordID(missing), kind: .car, title: "Car"))
         }
         #expect(try fixture.rowCount("bookings") == 0)
         let longest = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .car, title: "Car", reference: String(repeating: "R", count: 100)))
@@ -239,7 +239,7 @@ struct StoreTests {
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .car, title: "Car"))
         #expect(try fixture.store.deleteBooking(id: booking.id).kind == .booking)
         #expect(try fixture.store.bookings(tripId: trip.id) == [])
-        #expect(throws: StoreError.notFound(kind: .booking, id: booking.id)) { try fixture.store.deleteBooking(id: booking.id) }
+        #expect(throws: StoreError.notFound(kind: .booking, id: booking.id.text)) { try fixture.store.deleteBooking(id: booking.id) }
     }
 
     @Test func deletingANeverUploadedTripHidesItsPlacesAndBookingsInTheTrash() throws {
@@ -275,23 +275,23 @@ struct StoreTests {
         let fixture = try StoreFixture()
         let trip = try fixture.insertTrip(id: "3f2a9c4e-1b7d-4c8e-9f00-aa11bb22cc33")
         try fixture.insertTrip(id: "3f2b0000-0000-4000-8000-000000000000")
-        #expect(try fixture.store.resolveID(.trip, "3f2a") == trip.id)
-        #expect(try fixture.store.resolveID(.trip, "3F2A9C") == trip.id)
-        #expect(try fixture.store.resolveID(.trip, "3f2a9c4e-1b7d") == trip.id)
-        #expect(try fixture.store.resolveID(.trip, trip.id) == trip.id)
-        #expect(try fixture.store.resolveID(.trip, trip.id.uppercased()) == trip.id)
+        #expect(try fixture.store.resolveID(Trip.self, "3f2a") == trip.id)
+        #expect(try fixture.store.resolveID(Trip.self, "3F2A9C") == trip.id)
+        #expect(try fixture.store.resolveID(Trip.self, "3f2a9c4e-1b7d") == trip.id)
+        #expect(try fixture.store.resolveID(Trip.self, trip.id.text) == trip.id)
+        #expect(try fixture.store.resolveID(Trip.self, trip.id.text.uppercased()) == trip.id)
     }
 
     @Test func ambiguousPrefixListsTheCandidates() throws {
         let fixture = try StoreFixture()
         let first = try fixture.insertTrip(id: "3f2a0000-0000-4000-8000-000000000001")
         let second = try fixture.insertTrip(id: "3f2a0000-0000-4000-8000-000000000002")
-        #expect(throws: StoreError.ambiguous(kind: .trip, prefix: "3f2a", candidates: [first.id, second.id])) {
-            try fixture.store.resolveID(.trip, "3f2a")
+        #expect(throws: StoreError.ambiguous(kind: .trip, prefix: "3f2a", candidates: [first.id.text, second.id.text])) {
+            try fixture.store.resolveID(Trip.self, "3f2a")
         }
-        let error = try #require(throws: StoreError.self) { try fixture.store.resolveID(.trip, "3F2A") }
+        let error = try #require(throws: StoreError.self) { try fixture.store.resolveID(Trip.self, "3F2A") }
         #expect(error.description.contains("give more characters"))
-        #expect(try fixture.store.resolveID(.trip, "3f2a0000-0000-4000-8000-000000000002") == second.id)
+        #expect(try fixture.store.resolveID(Trip.self, "3f2a0000-0000-4000-8000-000000000002") == second.id)
     }
 
     @Test func ambiguousPrefixListsAtMostFiveCandidates() throws {
@@ -299,7 +299,7 @@ struct StoreTests {
         let ids = (1...7).map { "abcd0000-0000-4000-8000-00000000000\($0)" }
         for id in ids { try fixture.insertTrip(id: id) }
         #expect(throws: StoreError.ambiguous(kind: .trip, prefix: "abcd", candidates: Array(ids.prefix(5)) + ["…"])) {
-            try fixture.store.resolveID(.trip, "abcd")
+            try fixture.store.resolveID(Trip.self, "abcd")
         }
     }
 
@@ -307,7 +307,7 @@ struct StoreTests {
     func malformedIDIsAnInvalidArgument(text: String) throws {
         let fixture = try StoreFixture()
         try fixture.insertTrip(id: "aaaa0000-0000-4000-8000-000000000001")
-        let error = try #require(throws: StoreError.self) { try fixture.store.resolveID(.trip, text) }
+        let error = try #require(throws: StoreError.self) { try fixture.store.resolveID(Trip.self, text) }
         guard case .invalidArgument(let message) = error else {
             Issue.record("expected .invalidArgument, got \(error)")
             return
@@ -318,7 +318,7 @@ struct StoreTests {
     @Test func prefixMatchingNothingIsNotFound() throws {
         let fixture = try StoreFixture()
         try fixture.insertTrip(id: "aaaa0000-0000-4000-8000-000000000001")
-        #expect(throws: StoreError.notFound(kind: .trip, id: "ab")) { try fixture.store.resolveID(.trip, "ab") }
+        #expect(throws: StoreError.notFound(kind: .trip, id: "ab")) { try fixture.store.resolveID(Trip.self, "ab") }
         #expect(throws: StoreError.notFound(kind: .place, id: "aaaa")) { try fixture.store.resolveID(.place, "aaaa") }
     }
 
@@ -328,10 +328,10 @@ struct StoreTests {
         let dead = try fixture.insertTrip(id: "cafe0000-0000-4000-8000-000000000002", state: .synchronized, remoteVersion: 1)
         try fixture.store.deleteTrip(id: dead.id)
 
-        #expect(try fixture.store.resolveID(.trip, "cafe") == live.id, "the tombstone does not make it ambiguous")
-        #expect(throws: StoreError.notFound(kind: .trip, id: dead.id)) { try fixture.store.resolveID(.trip, dead.id) }
-        #expect(try fixture.store.resolveID(.trip, dead.id, includingTombstones: true) == dead.id)
-        #expect(throws: StoreError.self) { try fixture.store.resolveID(.trip, "cafe", includingTombstones: true) }
+        #expect(try fixture.store.resolveID(Trip.self, "cafe") == live.id, "the tombstone does not make it ambiguous")
+        #expect(throws: StoreError.notFound(kind: .trip, id: dead.id.text)) { try fixture.store.resolveID(Trip.self, dead.id.text) }
+        #expect(try fixture.store.resolveID(Trip.self, dead.id.text, includingTombstones: true) == dead.id)
+        #expect(throws: StoreError.self) { try fixture.store.resolveID(Trip.self, "cafe", includingTombstones: true) }
     }
 
     @Test func resolveAnyIDFindsTheKind() throws {
@@ -339,7 +339,7 @@ struct StoreTests {
         let trip = try fixture.insertTrip(id: "11110000-0000-4000-8000-000000000001")
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Place", city: nil)
         #expect(try fixture.store.resolveAnyID("1111").kind == .trip)
-        #expect(try fixture.store.resolveAnyID(place.id) == (kind: .place, id: place.id))
+        #expect(try fixture.store.resolveAnyID(place.id.text) == (kind: .place, id: place.id.text))
         #expect(throws: StoreError.noRecord(id: "ffff")) { try fixture.store.resolveAnyID("ffff") }
     }
 

@@ -70,7 +70,7 @@ struct StreamingImportTests {
              "trips": [{"id": "\(Self.tripID)", "name": "Lisbon", "startDate": "2026-12-12", "endDate": "2026-12-15"}]}
             """.utf8)))
         #expect(summary == ImportSummary(trips: 1, places: 1, bookings: 1))
-        #expect(try fixture.store.bookings(tripId: Self.tripID).map(\.title) == ["Alfa"])
+        #expect(try fixture.store.bookings(tripId: RecordID(Self.tripID)).map(\.title) == ["Alfa"])
     }
 
     /// A live child before its trip, which comes later as a tombstone: refused once the trip is

@@ -55,7 +55,7 @@ struct StreamingOutputTests {
         _ = try fixture.store.addPlace(tripId: lisbon.id, name: "Belém Tower", city: "Lisbon")
         _ = try fixture.store.addBooking(BookingDraft(tripId: lisbon.id, kind: .flight, title: "TP 1351", startsAt: nil, reference: "X7K2QP"))
         let gone = try fixture.addTrip("Gone")
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: gone.id, remoteVersion: 3)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: gone.id.text, remoteVersion: 3)
         try fixture.store.deleteTrip(id: gone.id)
         for preferences in [Preferences(), Preferences(explicitValues: [.currency: .text("USD"), .cacheLimitMB: .number(5)])] {
             var streamed: [UInt8] = []

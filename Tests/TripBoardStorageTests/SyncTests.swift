@@ -11,7 +11,7 @@ struct SyncTests {
     /// A trip the server has acknowledged at `remoteVersion` 1.
     private func uploadedTrip(_ fixture: StoreFixture) throws -> Trip {
         let trip = try fixture.addTrip()
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 1)
         return try fixture.store.trip(id: trip.id)
     }
 
@@ -19,10 +19,10 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         #expect(try fixture.store.syncLedger.pendingChanges() == [
-            PendingChange(kind: .trip, id: trip.id, syncState: .pendingUpload, remoteVersion: nil, updatedAt: trip.updatedAt),
+            PendingChange(kind: .trip, id: trip.id.text, syncState: .pendingUpload, remoteVersion: nil, updatedAt: trip.updatedAt),
         ])
 
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3, expectedUpdatedAt: trip.updatedAt)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 3, expectedUpdatedAt: trip.updatedAt.utcStamp)
 
         let synchronized = try fixture.store.trip(id: trip.id)
         #expect(synchronized.syncState == .synchronized)
@@ -36,13 +36,13 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
-        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id.text, remoteVersion: 1)
 
         let edits: [(String, () throws -> (SyncState, Int64?, String))] = [
-            ("name", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Lisboa")); return (t.syncState, t.remoteVersion, t.updatedAt) }),
-            ("notes", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "n")); return (t.syncState, t.remoteVersion, t.updatedAt) }),
-            ("dates", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(endDate: try day("2026-12-20"))); return (t.syncState, t.remoteVersion, t.updatedAt) }),
-            ("visited", { let p = try fixture.store.setVisited(placeId: place.id); return (p.syncState, p.remoteVersion, p.updatedAt) }),
+            ("name", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Lisboa")); return (t.syncState, t.remoteVersion, t.updatedAt.utcStamp) }),
+            ("notes", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "n")); return (t.syncState, t.remoteVersion, t.updatedAt.utcStamp) }),
+            ("dates", { let t = try fixture.store.editTrip(id: trip.id, changes: TripChanges(endDate: try day("2026-12-20"))); return (t.syncState, t.remoteVersion, t.updatedAt.utcStamp) }),
+            ("visited", { let p = try fixture.store.setVisited(placeId: place.id); return (p.syncState, p.remoteVersion, p.updatedAt.utcStamp) }),
         ]
         for (what, edit) in edits {
             let stamp = fixture.clock.advance().utcStamp
@@ -51,7 +51,7 @@ struct SyncTests {
             #expect(version == 1, "\(what): the server's version is kept until it acknowledges again")
             #expect(updatedAt == stamp, "\(what)")
         }
-        #expect(try fixture.store.trip(id: trip.id).updatedAt == "2026-11-30T23:12:20.123Z")
+        #expect(try fixture.store.trip(id: trip.id).updatedAt.utcStamp == "2026-11-30T23:12:20.123Z")
         #expect(try fixture.store.syncLedger.pendingChanges().map(\.kind) == [.trip, .place])
     }
 
@@ -110,23 +110,23 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
-        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 1)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id.text, remoteVersion: 1)
         _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .flight, title: "TP 1351"))
         let stamp = fixture.clock.advance().utcStamp
 
         #expect(try fixture.store.deleteTrip(id: trip.id).syncState == .pendingDeletion)
 
         #expect(try fixture.store.trips() == [])
-        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) { try fixture.store.trip(id: trip.id) }
-        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) { try fixture.store.places(tripId: trip.id) }
-        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) { try fixture.store.deleteTrip(id: trip.id) }
-        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) {
+        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id.text)) { try fixture.store.trip(id: trip.id) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id.text)) { try fixture.store.places(tripId: trip.id) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id.text)) { try fixture.store.deleteTrip(id: trip.id) }
+        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id.text)) {
             try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Zombie"))
         }
-        #expect(try fixture.store.connection.integer("SELECT count(*) FROM bookings WHERE trashed_with = ?", [.text(trip.id)]) == 1,
+        #expect(try fixture.store.connection.integer("SELECT count(*) FROM bookings WHERE trashed_with = ?", [.text(trip.id.text)]) == 1,
                 "never uploaded: in the trash with its trip, not pending")
         #expect(try fixture.store.counts() == StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 2, pendingChanges: 2))
-        #expect(try Set(fixture.store.syncLedger.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0) \($0.updatedAt)" }) == [
+        #expect(try Set(fixture.store.syncLedger.pendingChanges().map { "\($0.kind) \($0.syncState) \($0.remoteVersion ?? 0) \($0.updatedAt.utcStamp)" }) == [
             "trip pendingDeletion 1 \(stamp)", "place pendingDeletion 1 \(stamp)",
         ])
     }
@@ -136,34 +136,34 @@ struct SyncTests {
         let trip = try fixture.addTrip()
         let place = try fixture.store.addPlace(tripId: trip.id, name: "Belém Tower", city: nil)
         let booking = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Hotel"))
-        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id, remoteVersion: 2)
-        try fixture.store.syncLedger.acknowledge(kind: .booking, id: booking.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .place, id: place.id.text, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .booking, id: booking.id.text, remoteVersion: 2)
 
         #expect(try fixture.store.deletePlace(id: place.id).syncState == .pendingDeletion)
         #expect(try fixture.store.deleteBooking(id: booking.id).syncState == .pendingDeletion)
 
         #expect(try fixture.store.places(tripId: trip.id) == [])
         #expect(try fixture.store.bookings(tripId: trip.id) == [])
-        #expect(throws: StoreError.notFound(kind: .place, id: place.id)) { try fixture.store.setVisited(placeId: place.id) }
-        #expect(throws: StoreError.notFound(kind: .place, id: place.id)) { try fixture.store.deletePlace(id: place.id) }
+        #expect(throws: StoreError.notFound(kind: .place, id: place.id.text)) { try fixture.store.setVisited(placeId: place.id) }
+        #expect(throws: StoreError.notFound(kind: .place, id: place.id.text)) { try fixture.store.deletePlace(id: place.id) }
         #expect(try fixture.store.counts().tombstones == 2)
-        #expect(try fixture.store.resolveAnyID(place.id) == (kind: .place, id: place.id), "sync commands still reach tombstones")
+        #expect(try fixture.store.resolveAnyID(place.id.text) == (kind: .place, id: place.id.text), "sync commands still reach tombstones")
     }
 
     @Test func acknowledgingAPurgedTombstoneRemovesItForGood() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
         try fixture.store.deleteTrip(id: trip.id)
-        try fixture.store.trash.queuePurge([(.trip, trip.id)])
+        try fixture.store.trash.queuePurge([(.trip, trip.id.text)])
         #expect(try fixture.store.trash.trashEntries() == [], "only its trash entry went")
         #expect(try fixture.store.syncLedger.pendingChanges().map(\.syncState) == [.pendingDeletion])
 
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 2)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 2)
 
         #expect(try fixture.rowCount("trips") == 0)
         #expect(try fixture.store.counts() == StoreCounts(trips: 0, places: 0, bookings: 0, attachments: 0, tombstones: 0, pendingChanges: 0))
-        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id)) {
-            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 3)
+        #expect(throws: StoreError.notFound(kind: .trip, id: trip.id.text)) {
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 3)
         }
     }
 
@@ -177,7 +177,7 @@ struct SyncTests {
         let edited = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "edited during upload"))
 
         let error = try #require(throws: StoreError.self) {
-            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1, expectedUpdatedAt: uploaded)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 1, expectedUpdatedAt: uploaded.utcStamp)
         }
         guard case .conflict(let message) = error else {
             Issue.record("expected .conflict, got \(error)")
@@ -190,14 +190,14 @@ struct SyncTests {
     @Test func remoteVersionNeverGoesBack() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 5)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 5)
         let edited = try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "x"))
 
         #expect(throws: StoreError.invalidData("trip \(trip.id) is already at remote version 5; refusing to go back to 4")) {
-            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 4)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 4)
         }
         #expect(try fixture.store.trip(id: trip.id) == edited)
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 6)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 6)
         #expect(try fixture.store.trip(id: trip.id).remoteVersion == 6)
     }
 
@@ -206,7 +206,7 @@ struct SyncTests {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
         #expect(throws: StoreError.invalidField(field: "remoteVersion", rule: "must be a positive integer")) {
-            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: version)
+            try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: version)
         }
         #expect(try fixture.store.trip(id: trip.id).syncState == .pendingUpload)
     }
@@ -224,7 +224,7 @@ struct SyncTests {
     @Test func markFailedKeepsTheRecordPendingAsFailed() throws {
         let fixture = try StoreFixture()
         let trip = try fixture.addTrip()
-        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id)
+        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id.text)
 
         let failed = try fixture.store.trip(id: trip.id)
         #expect(failed.syncState == .failed)
@@ -234,15 +234,15 @@ struct SyncTests {
 
         fixture.clock.advance()
         #expect(try fixture.store.editTrip(id: trip.id, changes: TripChanges(name: "Retry")).syncState == .pendingUpload)
-        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id)
-        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id, remoteVersion: 1)
+        try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id.text)
+        try fixture.store.syncLedger.acknowledge(kind: .trip, id: trip.id.text, remoteVersion: 1)
         #expect(try fixture.store.trip(id: trip.id).syncState == .synchronized)
     }
 
     @Test func markFailedRefusesARecordThatIsNotWaitingForUpload() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
-        let error = try #require(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id) }
+        let error = try #require(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id.text) }
         guard case .invalidData(let message) = error else {
             Issue.record("expected .invalidData, got \(error)")
             return
@@ -251,7 +251,7 @@ struct SyncTests {
         #expect(try fixture.store.trip(id: trip.id) == trip)
 
         try fixture.store.deleteTrip(id: trip.id)
-        #expect(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id) }
+        #expect(throws: StoreError.self) { try fixture.store.syncLedger.markFailed(kind: .trip, id: trip.id.text) }
         #expect(try fixture.store.syncLedger.pendingChanges().map(\.syncState) == [.pendingDeletion])
 
         let unknown = Identifier.make()
@@ -268,7 +268,7 @@ struct SyncTests {
         fixture.clock.advance()
         try fixture.store.editTrip(id: trip.id, changes: TripChanges(notes: "latest"))
 
-        #expect(try fixture.store.syncLedger.pendingChanges().map(\.id) == [booking.id, place.id, trip.id])
+        #expect(try fixture.store.syncLedger.pendingChanges().map(\.id) == [booking.id.text, place.id.text, trip.id.text])
     }
 
     @Test func stampsComeFromTheInjectedClockThroughStoreInit() throws {
@@ -276,6 +276,6 @@ struct SyncTests {
         let clock = TestClock(Timestamp(secondsSinceEpoch: 0))
         let store = Store(connection: fixture.store.connection, clock: { clock.now() })
         let trip = try store.addTrip(TripDraft(name: "Epoch", startDate: try day("1970-01-01"), endDate: try day("1970-01-01")))
-        #expect(trip.updatedAt == "1970-01-01T00:00:00.000Z")
+        #expect(trip.updatedAt.utcStamp == "1970-01-01T00:00:00.000Z")
     }
 }

@@ -8,7 +8,7 @@ import TripBoardTestSupport
 /// `JSON.encode` / `JSON.decode`: `Codable` without Foundation. Foundation's `JSONEncoder` and
 /// `JSONDecoder` are the oracle: same bytes, same values, same errors with the same coding paths.
 struct JSONCodingTests {
-    static let tripID = "7a1c0000-0000-4000-8000-000000000001"
+    static let tripID: Trip.ID = "7a1c0000-0000-4000-8000-000000000001"
 
     /// The failure a `DecodingError` describes, without its context.
     enum Failure: Equatable, Sendable {
@@ -27,24 +27,24 @@ struct JSONCodingTests {
         let trips = [
             Trip(id: Self.tripID, name: "Lisbon", startDate: try day("2026-12-12"), endDate: try day("2026-12-15"),
                  notes: "pastéis\n\tde nata — \"the\" best / 🥐", syncState: .pendingUpload, remoteVersion: nil,
-                 updatedAt: "2026-11-30T23:12:17.123Z"),
+                 updatedAt: Timestamp(stored: "2026-11-30T23:12:17.123Z")),
             Trip(id: "7a1c0000-0000-4000-8000-000000000009", name: "東京", startDate: try day("2027-04-01"),
                  endDate: try day("2027-04-09"), notes: "", syncState: .synchronized, remoteVersion: 9_007_199_254_740_993,
-                 updatedAt: "2026-12-01T09:00:00.000Z"),
+                 updatedAt: Timestamp(stored: "2026-12-01T09:00:00.000Z")),
         ]
         let places = [
             Place(id: "7a1c0000-0000-4000-8000-000000000002", tripId: Self.tripID, name: "Belém Tower", city: "Lisbon",
-                  visited: true, syncState: .failed, remoteVersion: 3, updatedAt: "2026-11-30T23:12:17.123Z"),
+                  visited: true, syncState: .failed, remoteVersion: 3, updatedAt: Timestamp(stored: "2026-11-30T23:12:17.123Z")),
             Place(id: "7a1c0000-0000-4000-8000-000000000003", tripId: Self.tripID, name: "Tram 28", city: nil,
-                  visited: false, syncState: .pendingUpload, remoteVersion: nil, updatedAt: "2026-11-30T23:12:17.123Z"),
+                  visited: false, syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: "2026-11-30T23:12:17.123Z")),
         ]
         let bookings = [
             Booking(id: "7a1c0000-0000-4000-8000-000000000004", tripId: Self.tripID, kind: .flight, title: "TP 1351",
-                    startsAt: "2026-12-12T07:35:00+01:00", reference: "X7K2QP", syncState: .synchronized, remoteVersion: 1,
-                    updatedAt: "2026-11-30T23:12:17.123Z"),
+                    startsAt: BookingTime("2026-12-12T07:35:00+01:00"), reference: "X7K2QP", syncState: .synchronized, remoteVersion: 1,
+                    updatedAt: Timestamp(stored: "2026-11-30T23:12:17.123Z")),
             Booking(id: "7a1c0000-0000-4000-8000-000000000005", tripId: Self.tripID, kind: .hotel, title: "Hotel",
                     startsAt: nil, reference: nil, syncState: .pendingDeletion, remoteVersion: 2,
-                    updatedAt: "2026-11-30T23:12:17.123Z"),
+                    updatedAt: Timestamp(stored: "2026-11-30T23:12:17.123Z")),
         ]
         return (trips, places, bookings)
     }
@@ -65,8 +65,8 @@ struct JSONCodingTests {
             document.places[index].remoteVersion = document.places[index].remoteVersion ?? 6
         }
         for index in document.bookings.indices {
-            document.bookings[index].startsAt = "2026-12-12T07:35:00+01:00"
-            document.bookings[index].endsAt = "2026-12-12T10:50:00+01:00"
+            document.bookings[index].startsAt = BookingTime("2026-12-12T07:35:00+01:00")
+            document.bookings[index].endsAt = BookingTime("2026-12-12T10:50:00+01:00")
             document.bookings[index].zone = "Europe/Lisbon"
             document.bookings[index].reference = document.bookings[index].reference ?? "HX48K2Q"
             document.bookings[index].seat = "14C"

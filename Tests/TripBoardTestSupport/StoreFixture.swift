@@ -30,8 +30,8 @@ package struct StoreFixture {
     /// Inserts a trip with a chosen id (for prefix tests), as an import would.
     @discardableResult
     package func insertTrip(id: String, name: String = "Fixed", state: SyncState = .pendingUpload, remoteVersion: Int64? = nil) throws -> Trip {
-        let trip = Trip(id: id, name: name, startDate: try day("2026-01-01"), endDate: try day("2026-01-02"), notes: "",
-                        syncState: state, remoteVersion: remoteVersion, updatedAt: clock.stamp)
+        let trip = Trip(id: RecordID(id), name: name, startDate: try day("2026-01-01"), endDate: try day("2026-01-02"), notes: "",
+                        syncState: state, remoteVersion: remoteVersion, updatedAt: clock.now())
         try store.connection.writeTransaction { try store.insert(trip) }
         return trip
     }

@@ -1,20 +1,22 @@
+public import TripBoardSystem
 package import TripBoardSQLite
 
 /// A flight, train, hotel, … booked for a trip.
-public struct Booking: Sendable, Equatable, Codable {
-    public var id: String
-    public var tripId: String
+public struct Booking: Sendable, Equatable, Codable, Identifiable {
+    public typealias ID = RecordID<Booking>
+    public var id: ID
+    public var tripId: Trip.ID
     public var kind: BookingKind
     public var title: String
-    /// ISO 8601 with the offset it was entered in: `2026-12-12T07:35:00+00:00`; or a date alone,
-    /// `2026-12-14`, for an all-day booking (`BookingTime`).
-    public var startsAt: String?
+    /// When it starts: a time with the offset it was entered in (`2026-12-12T07:35:00+00:00` in
+    /// JSON and the store), or a date alone (`2026-12-14`) for an all-day booking.
+    public var startsAt: BookingTime?
     public var reference: String?
     public var syncState: SyncState
     public var remoteVersion: Int64?
-    public var updatedAt: String
+    public var updatedAt: Timestamp
     /// When it ends (check-out, arrival), in the same forms as `startsAt`; never before it.
-    public var endsAt: String?
+    public var endsAt: BookingTime?
     /// The IANA zone its times are in (`Europe/Lisbon`), which says how to show them: `07:35 WET`.
     /// Nil: a fixed offset, the one `startsAt` was written with.
     public var zone: String?
@@ -24,8 +26,8 @@ public struct Booking: Sendable, Equatable, Codable {
     /// that the arrival shows as `11:20 JST`. Needs an end.
     public var endZone: String?
 
-    public init(id: String, tripId: String, kind: BookingKind, title: String, startsAt: String?, reference: String?,
-                syncState: SyncState, remoteVersion: Int64?, updatedAt: String, endsAt: String? = nil, zone: String? = nil,
+    public init(id: ID, tripId: Trip.ID, kind: BookingKind, title: String, startsAt: BookingTime?, reference: String?,
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: Timestamp, endsAt: BookingTime? = nil, zone: String? = nil,
                 seat: String? = nil, endZone: String? = nil) {
         self.id = id
         self.tripId = tripId
@@ -87,29 +89,29 @@ package enum BookingColumn: Int, RecordColumn {
 
     package func value(of booking: Booking) -> SQLValue {
         switch self {
-        case .id: .text(booking.id)
-        case .tripId: .text(booking.tripId)
+        case .id: .text(booking.id.text)
+        case .tripId: .text(booking.tripId.text)
         case .kind: .text(booking.kind.rawValue)
         case .title: .text(booking.title)
-        case .startsAt: .optional(booking.startsAt)
-        case .endsAt: .optional(booking.endsAt)
+        case .startsAt: .optional(booking.startsAt?.text)
+        case .endsAt: .optional(booking.endsAt?.text)
         case .zone: .optional(booking.zone)
         case .endZone: .optional(booking.endZone)
         case .reference: .optional(booking.reference)
         case .seat: .optional(booking.seat)
         case .syncState: .text(booking.syncState.rawValue)
         case .remoteVersion: .optional(booking.remoteVersion)
-        case .updatedAt: .text(booking.updatedAt)
+        case .updatedAt: .text(booking.updatedAt.utcStamp)
         }
     }
 
     @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Booking {
-        Booking(id: try values.text(Self.id), tripId: try values.text(Self.tripId), kind: try values.bookingKind(Self.kind),
-                title: try values.text(Self.title), startsAt: try values.optionalText(Self.startsAt),
+        Booking(id: try values.id(Self.id), tripId: try values.id(Self.tripId), kind: try values.bookingKind(Self.kind),
+                title: try values.text(Self.title), startsAt: try values.time(Self.startsAt),
                 reference: try values.optionalText(Self.reference), syncState: try values.syncState(Self.syncState),
-                remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt),
-                endsAt: try values.optionalText(Self.endsAt), zone: try values.optionalText(Self.zone),
+                remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.stamp(Self.updatedAt),
+                endsAt: try values.time(Self.endsAt), zone: try values.optionalText(Self.zone),
                 seat: try values.optionalText(Self.seat), endZone: try values.optionalText(Self.endZone))
     }
 

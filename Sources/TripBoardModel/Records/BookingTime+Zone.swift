@@ -44,9 +44,9 @@ extension BookingTime {
     }
 
     /// A stored time written again in `zone`'s offset at its instant; a date alone stays as it is.
-    public static func reexpressed(_ stored: String, in zone: TimeZoneRules) -> String {
-        guard case .instant(let timestamp)? = BookingTime(stored) else { return stored }
-        return BookingTime.instant(timestamp.withOffset(zone.offset(at: timestamp.secondsSinceEpoch))).text
+    public static func reexpressed(_ time: BookingTime, in zone: TimeZoneRules) -> BookingTime {
+        guard case .instant(let timestamp) = time else { return time }
+        return .instant(timestamp.withOffset(zone.offset(at: timestamp.secondsSinceEpoch)))
     }
 }
 
@@ -78,8 +78,8 @@ public struct BookingTimeText {
     }
 
     /// `stored` (a booking's `startsAt` or `endsAt`) for a person; nil for nil or an unreadable text.
-    public mutating func text(_ stored: String?, zone: String?, tripYear: Int?) -> String? {
-        guard let stored, let time = BookingTime(stored) else { return nil }
+    public mutating func text(_ time: BookingTime?, zone: String?, tripYear: Int?) -> String? {
+        guard let time else { return nil }
         let date = time.date
         var day = Self.day(date)
         if let tripYear, tripYear != date.year { day += " \(date.year)" }
@@ -95,7 +95,7 @@ public struct BookingTimeText {
     public mutating func write(stored: UnsafeRawBufferPointer, zone: String?, tripYear: Int?, into output: inout [UInt8]) {
         guard !stored.isEmpty else { return }
         guard let time = StoredTime(stored) else {
-            if let text = text(String(decoding: stored, as: UTF8.self), zone: zone, tripYear: tripYear) { output += text.utf8 }
+            if let text = text(BookingTime(String(decoding: stored, as: UTF8.self)), zone: zone, tripYear: tripYear) { output += text.utf8 }
             return
         }
         let date = time.date

@@ -6,7 +6,7 @@ public import TripBoardSystem
 /// The store keeps the text (`starts_at`, `ends_at`) and, to order and filter without parsing,
 /// seconds since the epoch: an all-day start counts from 00:00 UTC of its day, an all-day end
 /// to the end of its day (24:00 UTC), so a booking is over once its last day is.
-public enum BookingTime: Sendable, Equatable {
+public enum BookingTime: Sendable, Equatable, Codable, CustomStringConvertible {
     case instant(Timestamp)
     case allDay(CivilDate)
 
@@ -29,6 +29,32 @@ public enum BookingTime: Sendable, Equatable {
         case .allDay(let date): date.description
         }
     }
+
+    /// Times are equal when they are written alike: the same instant in the same offset (08:35+01:00
+    /// is not 07:35Z, which shows another clock), or the same day.
+    public static func == (lhs: BookingTime, rhs: BookingTime) -> Bool {
+        switch (lhs, rhs) {
+        case (.instant(let left), .instant(let right)): left == right && left.offsetSeconds == right.offsetSeconds
+        case (.allDay(let left), .allDay(let right)): left == right
+        default: false
+        }
+    }
+
+    /// In JSON, the stored form (`text`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let time = BookingTime(try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a date (YYYY-MM-DD) or an ISO 8601 time")
+        }
+        self = time
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
+
+    public var description: String { text }
 
     /// True for a date without a time.
     public var isAllDay: Bool { if case .allDay = self { true } else { false } }
@@ -57,12 +83,10 @@ public enum BookingTime: Sendable, Equatable {
         }
     }
 
-    /// The store's `starts_at_epoch` and `over_at_epoch` for a booking's stored `startsAt` and
-    /// `endsAt` texts: the start's epoch, and when the booking is over (see `Schema.bookingTimesAndSearch`).
-    public static func epochs(startsAt: String?, endsAt: String?) -> (start: Int64?, overAt: Int64?) {
-        let start = startsAt.flatMap { BookingTime($0) }
-        let end = endsAt.flatMap { BookingTime($0) }
-        return (start?.startEpoch, end?.endEpoch ?? start?.endEpoch)
+    /// The store's `starts_at_epoch` and `over_at_epoch` for a booking's `startsAt` and `endsAt`:
+    /// the start's epoch, and when the booking is over (see `Schema.bookingTimesAndSearch`).
+    public static func epochs(startsAt start: BookingTime?, endsAt end: BookingTime?) -> (start: Int64?, overAt: Int64?) {
+        (start?.startEpoch, end?.endEpoch ?? start?.endEpoch)
     }
 }
 
@@ -70,29 +94,31 @@ extension FieldRules {
     /// A booking's start or end (`startsAt`, `endsAt`): a `YYYY-MM-DD` date (all day) or an ISO
     /// 8601 time, local (`TZ`) without a zone, kept in the offset it was given in. A time, as
     /// written and in UTC, must fall within the years 0001–9999.
-    public static func bookingTime(_ text: String, field: String) throws -> String {
+    public static func bookingTime(_ text: String, field: String) throws -> String { try bookingTimeValue(text, field: field).text }
+
+    /// `bookingTime(_:field:)` as the time it names: what a model holds of text from outside.
+    public static func bookingTimeValue(_ text: String, field: String) throws -> BookingTime {
         guard let time = BookingTime(text) else {
             throw StoreError.invalidField(field: field, rule: "'\(text.prefix(40))' is not a date (YYYY-MM-DD) or an ISO 8601 time")
         }
         if case .instant(let timestamp) = time { _ = try instant(timestamp, field: field) }
-        return time.text
+        return time
     }
 
     /// A booking's end against its start: an end needs a start, and may not come before it — a
     /// time not before the start's instant; where either is a date, not on an earlier day.
-    public static func bookingTimes(startsAt: String?, endsAt: String?) throws {
-        guard let endsAt else { return }
-        guard let startsAt, let start = BookingTime(startsAt) else {
-            throw StoreError.invalidData("a booking with an end (endsAt \(endsAt)) needs a start (startsAt)")
+    public static func bookingTimes(startsAt start: BookingTime?, endsAt end: BookingTime?) throws {
+        guard let end else { return }
+        guard let start else {
+            throw StoreError.invalidData("a booking with an end (endsAt \(end)) needs a start (startsAt)")
         }
-        guard let end = BookingTime(endsAt) else { return }
         let before: Bool
         if case .instant(let startInstant) = start, case .instant(let endInstant) = end {
             before = endInstant.secondsSinceEpoch < startInstant.secondsSinceEpoch
         } else {
             before = end.date < start.date
         }
-        if before { throw StoreError.invalidData("the booking's end \(endsAt) is before its start \(startsAt)") }
+        if before { throw StoreError.invalidData("the booking's end \(end) is before its start \(start)") }
     }
 }
 
@@ -101,8 +127,8 @@ extension Booking {
     /// end is over once it starts); a date runs from the start of its day to the end of the last
     /// one, in the booking's zone (the end's own for the end), else `viewer`'s.
     public func span(viewer: TimeZoneRules) -> (start: Int64, over: Int64)? {
-        guard let start = startsAt.flatMap(BookingTime.init) else { return nil }
-        let end = endsAt.flatMap(BookingTime.init) ?? start
+        guard let start = startsAt else { return nil }
+        let end = endsAt ?? start
         // Read only for a date: a time carries its own offset (the widget reads no zone file for it).
         func instant(_ time: BookingTime, endOfDay: Bool) -> Int64 {
             switch time {

@@ -17,6 +17,26 @@ package protocol ColumnValues {
     func version<Column: RecordColumn>(_ column: Column) throws(Failure) -> Int64?
 }
 
+extension ColumnValues {
+    /// The id `column` holds, typed by the record it names (the text as it is: the rules hold
+    /// it to `FieldRules.id` on every write).
+    @inlinable
+    package func id<Column: RecordColumn, Record>(_ column: Column) throws(Failure) -> RecordID<Record> { RecordID(try text(column)) }
+
+    /// The moment `column` holds (`updatedAt`: the store's stamps are UTC, `…Z`). A row whose text
+    /// is no time (a damaged page; `container check` reports it) reads as the epoch.
+    @inlinable
+    package func stamp<Column: RecordColumn>(_ column: Column) throws(Failure) -> Timestamp {
+        Timestamp(stored: try text(column))
+    }
+
+    /// The booking time `column` holds, nil when it holds none (or, on a damaged page, no time).
+    @inlinable
+    package func time<Column: RecordColumn>(_ column: Column) throws(Failure) -> BookingTime? {
+        try optionalText(column).flatMap { BookingTime($0) }
+    }
+}
+
 /// A row selected with its kind's `selectList`, read as the models always have: a date that is
 /// not one reads as 1970-01-01, a state or kind that is none as `failed` or `other`.
 package struct RowValues: ColumnValues {
@@ -102,6 +122,27 @@ extension RecordColumn {
         values[Self.remoteVersion.rawValue] = .optional(version)
         values[Self.updatedAt.rawValue] = .text(stamp)
         return record(from: StoredValues(values: values))
+    }
+
+    /// The values `values` hold, one per column as `values(of:)` gives a record's: what
+    /// `validated(values:)` holds to the rules before a model is made of them (an import's
+    /// records, a pulled record's fields), since a model's typed fields hold only what the rules
+    /// let through.
+    package static func storedValues<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> [SQLValue] {
+        var stored: [SQLValue] = []
+        stored.reserveCapacity(allCases.count)
+        for column in allCases {
+            switch column.spec.form {
+            case .text: stored.append(.text(try values.text(column)))
+            case .optionalText: stored.append(.optional(try values.optionalText(column)))
+            case .date: stored.append(.text(try values.date(column).description))
+            case .bool: stored.append(.integer(try values.bool(column) ? 1 : 0))
+            case .syncState: stored.append(.text(try values.syncState(column).rawValue))
+            case .bookingKind: stored.append(.text(try values.bookingKind(column).rawValue))
+            case .version: stored.append(.optional(try values.version(column)))
+            }
+        }
+        return stored
     }
 
     /// The sync bookkeeping every kind has (its state, version and stamp), checked together last.

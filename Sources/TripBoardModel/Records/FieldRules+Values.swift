@@ -19,6 +19,11 @@ extension FieldRules {
         return id
     }
 
+    /// `id(_:field:)` for a typed id.
+    public static func id<Record>(_ id: RecordID<Record>, field: String = "id") throws -> RecordID<Record> {
+        RecordID(try self.id(id.text, field: field))
+    }
+
     /// A moment TripBoard stores (`updatedAt`, `createdAt`): ISO 8601, local (`TZ`) without a
     /// zone, returned in UTC with milliseconds (`2026-12-01T00:02:12.338Z`). It must fall within
     /// the years 0001–9999 in UTC, the years an ISO 8601 date has four digits for.
@@ -27,6 +32,12 @@ extension FieldRules {
         // A stamp already in the stored form (what exports and the store's own stamps hold) is
         // itself: the parser accepted its fields, and its four-digit UTC year is in range.
         return isStoredStamp(text) ? text : timestamp.utcStamp
+    }
+
+    /// `stamp(_:field:)` as the moment it names: what a model holds of text from outside (a pulled
+    /// record's `updatedAt`), held to the same rule first.
+    public static func stampTime(_ text: String, field: String = "updatedAt") throws -> Timestamp {
+        Timestamp(stored: try stamp(text, field: field))
     }
 
     /// True for text shaped `YYYY-MM-DDTHH:MM:SS.mmmZ`, digits where the digits go.

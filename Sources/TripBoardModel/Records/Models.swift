@@ -1,4 +1,4 @@
-import TripBoardSystem
+public import TripBoardSystem
 
 /// Where a record stands with the sync server. Changed in the same transaction as the edit.
 public enum SyncState: String, Sendable, Codable, CaseIterable {
@@ -38,9 +38,9 @@ public struct PendingChange: Sendable, Equatable, Codable {
     public var id: String
     public var syncState: SyncState
     public var remoteVersion: Int64?
-    public var updatedAt: String
+    public var updatedAt: Timestamp
 
-    public init(kind: RecordKind, id: String, syncState: SyncState, remoteVersion: Int64?, updatedAt: String) {
+    public init(kind: RecordKind, id: String, syncState: SyncState, remoteVersion: Int64?, updatedAt: Timestamp) {
         self.kind = kind
         self.id = id
         self.syncState = syncState

@@ -1,18 +1,20 @@
+public import TripBoardSystem
 package import TripBoardSQLite
 
 /// A place to see on a trip.
-public struct Place: Sendable, Equatable, Codable {
-    public var id: String
-    public var tripId: String
+public struct Place: Sendable, Equatable, Codable, Identifiable {
+    public typealias ID = RecordID<Place>
+    public var id: ID
+    public var tripId: Trip.ID
     public var name: String
     public var city: String?
     public var visited: Bool
     public var syncState: SyncState
     public var remoteVersion: Int64?
-    public var updatedAt: String
+    public var updatedAt: Timestamp
 
-    public init(id: String, tripId: String, name: String, city: String?, visited: Bool, syncState: SyncState,
-                remoteVersion: Int64?, updatedAt: String) {
+    public init(id: ID, tripId: Trip.ID, name: String, city: String?, visited: Bool, syncState: SyncState,
+                remoteVersion: Int64?, updatedAt: Timestamp) {
         self.id = id
         self.tripId = tripId
         self.name = name
@@ -53,21 +55,21 @@ package enum PlaceColumn: Int, RecordColumn {
 
     package func value(of place: Place) -> SQLValue {
         switch self {
-        case .id: .text(place.id)
-        case .tripId: .text(place.tripId)
+        case .id: .text(place.id.text)
+        case .tripId: .text(place.tripId.text)
         case .name: .text(place.name)
         case .city: .optional(place.city)
         case .visited: .integer(place.visited ? 1 : 0)
         case .syncState: .text(place.syncState.rawValue)
         case .remoteVersion: .optional(place.remoteVersion)
-        case .updatedAt: .text(place.updatedAt)
+        case .updatedAt: .text(place.updatedAt.utcStamp)
         }
     }
 
     @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Place {
-        Place(id: try values.text(Self.id), tripId: try values.text(Self.tripId), name: try values.text(Self.name),
+        Place(id: try values.id(Self.id), tripId: try values.id(Self.tripId), name: try values.text(Self.name),
               city: try values.optionalText(Self.city), visited: try values.bool(Self.visited), syncState: try values.syncState(Self.syncState),
-              remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt))
+              remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.stamp(Self.updatedAt))
     }
 }

@@ -2,19 +2,20 @@ public import TripBoardSystem
 package import TripBoardSQLite
 
 /// A trip: the unit the widget shows and everything else hangs from.
-public struct Trip: Sendable, Equatable, Codable {
-    public var id: String
+public struct Trip: Sendable, Equatable, Codable, Identifiable {
+    public typealias ID = RecordID<Trip>
+    public var id: ID
     public var name: String
     public var startDate: CivilDate
     public var endDate: CivilDate
     public var notes: String
     public var syncState: SyncState
     public var remoteVersion: Int64?
-    /// UTC, to the millisecond: `2026-11-30T23:12:17.123Z`.
-    public var updatedAt: String
+    /// When it last changed, to the millisecond (in JSON and the store, UTC: `2026-11-30T23:12:17.123Z`).
+    public var updatedAt: Timestamp
 
-    public init(id: String, name: String, startDate: CivilDate, endDate: CivilDate, notes: String,
-                syncState: SyncState, remoteVersion: Int64?, updatedAt: String) {
+    public init(id: ID, name: String, startDate: CivilDate, endDate: CivilDate, notes: String,
+                syncState: SyncState, remoteVersion: Int64?, updatedAt: Timestamp) {
         self.id = id
         self.name = name
         self.startDate = startDate
@@ -64,22 +65,22 @@ package enum TripColumn: Int, RecordColumn {
 
     package func value(of trip: Trip) -> SQLValue {
         switch self {
-        case .id: .text(trip.id)
+        case .id: .text(trip.id.text)
         case .name: .text(trip.name)
         case .startDate: .text(trip.startDate.description)
         case .endDate: .text(trip.endDate.description)
         case .notes: .text(trip.notes)
         case .syncState: .text(trip.syncState.rawValue)
         case .remoteVersion: .optional(trip.remoteVersion)
-        case .updatedAt: .text(trip.updatedAt)
+        case .updatedAt: .text(trip.updatedAt.utcStamp)
         }
     }
 
     @inlinable
     package static func record<Values: ColumnValues>(from values: Values) throws(Values.Failure) -> Trip {
-        Trip(id: try values.text(Self.id), name: try values.text(Self.name), startDate: try values.date(Self.startDate),
+        Trip(id: try values.id(Self.id), name: try values.text(Self.name), startDate: try values.date(Self.startDate),
              endDate: try values.date(Self.endDate), notes: try values.text(Self.notes), syncState: try values.syncState(Self.syncState),
-             remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.text(Self.updatedAt))
+             remoteVersion: try values.version(Self.remoteVersion), updatedAt: try values.stamp(Self.updatedAt))
     }
 
     /// The end may not be before the start (both ends are days of the trip).

@@ -27,10 +27,10 @@ public enum AttachmentDeletion {
             try files.withDeletionLock(timeout: lockTimeout) {
                 for row in queued {
                     try removeFile(of: row, files: files)
-                    cache?.removeThumbnail(of: row.id)
+                    cache?.removeThumbnail(of: row.id.text)
                 }
                 CrashPoint.reach("purge.unlinked")
-                try store.trash.finishAttachmentDeletions(ids: queued.map(\.id))
+                try store.trash.finishAttachmentDeletions(ids: queued.map(\.id.text))
             }
         } catch is LockBusyError {
             return Progress(postponed: queued.count)
@@ -43,7 +43,7 @@ public enum AttachmentDeletion {
     static func finish(_ row: Attachment, files: AttachmentFiles, store: Store, lockTimeout: Double = 5) throws {
         try files.withDeletionLock(timeout: lockTimeout) {
             try removeFile(of: row, files: files)
-            try store.trash.finishAttachmentDeletions(ids: [row.id])
+            try store.trash.finishAttachmentDeletions(ids: [row.id.text])
         }
     }
 

@@ -76,7 +76,7 @@ public enum AttachmentHashing {
             var recorded: [(id: String, byteCount: Int64, contentHash: String)] = []
             for (row, hash) in zip(batch, hashes) {
                 guard let hash else { outcome.unverifiable += 1; continue }
-                recorded.append((row.attachment.id, row.attachment.byteCount, hash))
+                recorded.append((row.attachment.id.text, row.attachment.byteCount, hash))
                 outcome.bytes += row.attachment.byteCount
             }
             outcome.hashed += try store.recordContentHashes(recorded)
@@ -125,7 +125,7 @@ public enum AttachmentHashing {
     public static func verifiedHash(of attachment: Attachment, files: AttachmentFiles, recordingIn store: Store?) throws -> String? {
         if let hex = attachment.contentHash.hex { return hex }
         guard let hash = try hash(attachment, files: files) else { return nil }
-        try store?.recordContentHashes([(attachment.id, attachment.byteCount, hash)])
+        try store?.recordContentHashes([(attachment.id.text, attachment.byteCount, hash)])
         return hash
     }
 }

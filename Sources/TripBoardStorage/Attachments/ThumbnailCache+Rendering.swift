@@ -14,7 +14,7 @@ extension ThumbnailCache {
     public func thumbnail(of attachment: Attachment, container: Container, worker: PDFWorker, size: Int = 200) throws -> [UInt8] {
         let files = try AttachmentFiles(container: container)
         try files.requireOpen(attachment.protection)
-        if let cached = try cachedPNG(for: attachment.id) { return cached }
+        if let cached = try cachedPNG(for: attachment.id.text) { return cached }
         var hash = attachment.contentHash
         if hash.isPending, attachment.state == .present,
            let hex = try AttachmentHashing.verifiedHash(of: attachment, files: files, recordingIn: try container.store) {
@@ -31,8 +31,8 @@ extension ThumbnailCache {
         guard let png = inspection.thumbnail?.pngBytes else {
             throw Self.renderingError(inspection, file: attachment.originalFilename)
         }
-        try store(png, for: attachment.id, protection: attachment.protection, staging: files.staging)
-        try trim(container: container, keeping: attachment.id)
+        try store(png, for: attachment.id.text, protection: attachment.protection, staging: files.staging)
+        try trim(container: container, keeping: attachment.id.text)
         return png
     }
 

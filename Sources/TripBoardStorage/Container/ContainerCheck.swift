@@ -103,7 +103,7 @@ public enum ContainerCheck {
             try pass.checkRows(rows)
             try pass.checkReturnedFiles(rows.filter { $0.state == .missing })
             try pass.checkAttachmentTree(named: Set(rows.map(\.relativePath)))
-            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != .deleting && $0.trashedAt == nil }.map(\.id)))
+            try pass.checkCache(liveIDs: Set(rows.filter { $0.state != .deleting && $0.trashedAt == nil }.map(\.id.text)))
             for line in try pass.files.purgeRecovered(shown) { pass.report.repairs.append("deleted \(line), as --purge-recovered asked") }
         } else if purgeRecovered {
             // A file there may be the bytes of a `missing` row, which cannot be read to tell.
@@ -174,14 +174,14 @@ extension ContainerCheck.Pass {
         let store = try container.store
         // A row whose path is not an attachment's own is reported with the rows that break a
         // rule (`checkStore`), and its path never touched: it could name the store itself.
-        for row in rows where (try? FieldRules.attachmentPath(row.relativePath, id: row.id)) != nil {
+        for row in rows where (try? FieldRules.attachmentPath(row.relativePath, id: row.id.text)) != nil {
             switch row.state {
             case .deleting:
                 if repair {
                     try AttachmentDeletion.finish(row, files: files, store: store)
                     report.repairs.append("finished deleting attachment \(row.id)")
                 } else {
-                    report.unfinishedDeletions.append(row.id)
+                    report.unfinishedDeletions.append(row.id.text)
                 }
                 continue
             case .missing:

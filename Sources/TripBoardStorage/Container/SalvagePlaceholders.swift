@@ -22,8 +22,8 @@ struct SalvagePlaceholders {
         var made: [String] = []
         // Bookings first: a recreated booking needs a trip, which the trips step then finds.
         for bookingID in try missingParents(child: "attachments", column: "booking_id", parent: "bookings") {
-            let booking = Booking(id: bookingID, tripId: try orphanTrip(), kind: .other, title: Self.bookingTitle, startsAt: nil,
-                                  reference: nil, syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp)
+            let booking = Booking(id: RecordID(bookingID), tripId: RecordID(try orphanTrip()), kind: .other, title: Self.bookingTitle, startsAt: nil,
+                                  reference: nil, syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: stamp))
             try connection.statement(BookingColumn.insert(into: "salvage.bookings"))
                 .run(BookingColumn.values(of: booking) + [.null, .null])
             try markPlaceholder("booking", bookingID)
@@ -70,8 +70,8 @@ struct SalvagePlaceholders {
 
     func insertTrip(id: String, name: String, start: String, end: String) throws {
         // The dates are the children's as stored, or today: kept as text, as they were.
-        var values = TripColumn.values(of: Trip(id: id, name: name, startDate: CivilDate(daysSinceEpoch: 0), endDate: CivilDate(daysSinceEpoch: 0),
-                                                notes: "", syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp))
+        var values = TripColumn.values(of: Trip(id: RecordID(id), name: name, startDate: CivilDate(daysSinceEpoch: 0), endDate: CivilDate(daysSinceEpoch: 0),
+                                                notes: "", syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: stamp)))
         values[Int(TripColumn.startDate.position)] = .text(start)
         values[Int(TripColumn.endDate.position)] = .text(end)
         try connection.statement(TripColumn.insert(into: "salvage.trips")).run(values)

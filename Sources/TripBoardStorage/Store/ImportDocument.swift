@@ -192,7 +192,7 @@ extension ImportDocument {
     static func record<Column: RecordColumn>(_ columns: Column.Type, _ value: JSONValue, _ path: [any CodingKey], index: Int,
                                              id: String?, now: String) throws -> Column.Record {
         let values = try ImportValues<Column>(value, path: path, newID: id ?? placeholderID, now: now)
-        return try naming("\(path[0].stringValue)[\(index)]") { try Column.validated(try Column.record(from: values)) }
+        return try naming("\(path[0].stringValue)[\(index)]") { try Column.validated(values: try Column.storedValues(from: values)) }
     }
 
     /// Runs `body`, turning a rule it breaks into one line that names the record at `path`:

@@ -22,8 +22,9 @@ extension Attachment {
            hex.utf8.count != 64 || !hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
             throw StoreError.invalidField(field: "contentHash", rule: "must be 64 lowercase hex digits (BLAKE2b-256)")
         }
-        attachment.createdAt = try FieldRules.stamp(createdAt, field: "createdAt")
-        (attachment.remoteVersion, attachment.updatedAt) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt)
+        attachment.createdAt = try FieldRules.instant(createdAt, field: "createdAt")
+        let (version, stamp) = try FieldRules.syncMetadata(syncState, remoteVersion, updatedAt.utcStamp)
+        (attachment.remoteVersion, attachment.updatedAt) = (version, Timestamp(stored: stamp))
         return attachment
     }
 }

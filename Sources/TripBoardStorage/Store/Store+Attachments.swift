@@ -1,12 +1,15 @@
 package import TripBoardSQLite
+public import TripBoardSystem
 public import TripBoardModel
 public import TripBoardDevice
 
 /// A file attached to a booking (a PDF ticket, a photo). The bytes live in the container at
 /// `relativePath`; this row is committed only after the file is durable there.
-public struct Attachment: Sendable, Equatable, Codable {
-    public var id: String
-    public var bookingId: String
+public struct Attachment: Sendable, Equatable, Codable, Identifiable, StoredRecord {
+    public typealias ID = RecordID<Attachment>
+    public static var recordKind: RecordKind { .attachment }
+    public var id: ID
+    public var bookingId: Booking.ID
     public var originalFilename: String
     public var contentType: String
     public var byteCount: Int64
@@ -17,13 +20,13 @@ public struct Attachment: Sendable, Equatable, Codable {
     public var pageCount: Int64?
     public var relativePath: String
     public var state: State
-    public var createdAt: String
+    public var createdAt: Timestamp
     public var syncState: SyncState
     public var remoteVersion: Int64?
-    public var updatedAt: String
+    public var updatedAt: Timestamp
     /// When it went to the trash (still on disk, restorable); `nil` when it is not in the trash.
     /// Not part of the JSON contract: a trashed attachment is never listed with the live ones.
-    public var trashedAt: String? = nil
+    public var trashedAt: Timestamp? = nil
     /// The protection class its file is sealed under, or is to be: a file written before
     /// attachments were sealed stays in the clear until `app container protect`, and one
     /// downloaded while the device was locked is sealed to `complete-unless-open` until the
@@ -52,9 +55,9 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// `contentHash` is `null` in the JSON contract while this lasts.
     public var hashIsUnverified: Bool { contentHash.isPending && state != .missing }
 
-    public init(id: String, bookingId: String, originalFilename: String, contentType: String, byteCount: Int64, contentHash: ContentHash,
-                pageCount: Int64?, relativePath: String, state: State, createdAt: String, syncState: SyncState,
-                remoteVersion: Int64?, updatedAt: String, trashedAt: String? = nil, protection: ProtectionClass = .completeUnlessOpen) {
+    public init(id: ID, bookingId: Booking.ID, originalFilename: String, contentType: String, byteCount: Int64, contentHash: ContentHash,
+                pageCount: Int64?, relativePath: String, state: State, createdAt: Timestamp, syncState: SyncState,
+                remoteVersion: Int64?, updatedAt: Timestamp, trashedAt: Timestamp? = nil, protection: ProtectionClass = .completeUnlessOpen) {
         self.id = id
         self.bookingId = bookingId
         self.originalFilename = originalFilename
@@ -75,17 +78,17 @@ public struct Attachment: Sendable, Equatable, Codable {
     /// Reads the JSON contract; a `null` `contentHash` (not hashed yet) is a pending hash.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(id: try container.decode(String.self, forKey: .id), bookingId: try container.decode(String.self, forKey: .bookingId),
+        self.init(id: try container.decode(ID.self, forKey: .id), bookingId: try container.decode(Booking.ID.self, forKey: .bookingId),
                   originalFilename: try container.decode(String.self, forKey: .originalFilename),
                   contentType: try container.decode(String.self, forKey: .contentType),
                   byteCount: try container.decode(Int64.self, forKey: .byteCount),
                   contentHash: ContentHash(stored: try container.decodeIfPresent(String.self, forKey: .contentHash) ?? ""),
                   pageCount: try container.decodeIfPresent(Int64.self, forKey: .pageCount),
                   relativePath: try container.decode(String.self, forKey: .relativePath), state: try container.decode(State.self, forKey: .state),
-                  createdAt: try container.decode(String.self, forKey: .createdAt),
+                  createdAt: try container.decode(Timestamp.self, forKey: .createdAt),
                   syncState: try container.decode(SyncState.self, forKey: .syncState),
                   remoteVersion: try container.decodeIfPresent(Int64.self, forKey: .remoteVersion),
-                  updatedAt: try container.decode(String.self, forKey: .updatedAt))
+                  updatedAt: try container.decode(Timestamp.self, forKey: .updatedAt))
         if let name = try container.decodeIfPresent(String.self, forKey: .protection) {
             guard let protection = ProtectionClass(fileClassName: name) else {
                 throw DecodingError.dataCorruptedError(forKey: .protection, in: container, debugDescription: "not a protection class")
@@ -144,11 +147,11 @@ extension Store {
     }
 
     package static func attachment(from row: Statement) -> Attachment {
-        Attachment(id: row.text(0), bookingId: row.text(1), originalFilename: row.text(2), contentType: row.text(3),
+        Attachment(id: Attachment.ID(row.text(0)), bookingId: Booking.ID(row.text(1)), originalFilename: row.text(2), contentType: row.text(3),
                    byteCount: row.integer(4), contentHash: ContentHash(stored: row.text(5)), pageCount: row.optionalInteger(6),
-                   relativePath: row.text(7), state: Attachment.State(column: row.text(8)), createdAt: row.text(9),
+                   relativePath: row.text(7), state: Attachment.State(column: row.text(8)), createdAt: Timestamp(stored: row.text(9)),
                    syncState: SyncState(rawValue: row.text(10)) ?? .failed, remoteVersion: row.optionalInteger(11),
-                   updatedAt: row.text(12), trashedAt: row.optionalText(13),
+                   updatedAt: Timestamp(stored: row.text(12)), trashedAt: row.optionalText(13).map(Timestamp.init(stored:)),
                    protection: ProtectionClass(fileClassName: row.text(14)) ?? .completeUnlessOpen)
     }
 
@@ -157,22 +160,22 @@ extension Store {
     /// durable at `relativePath`.
     package func insert(_ attachment: Attachment) throws {
         let attachment = try attachment.validated()
-        try requireUnusedID(attachment.id, for: .attachment)
+        try requireUnusedID(attachment.id.text, for: .attachment)
         try connection.statement("INSERT INTO attachments (\(Self.attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run([
-            .text(attachment.id), .text(attachment.bookingId), .text(attachment.originalFilename), .text(attachment.contentType),
+            .text(attachment.id.text), .text(attachment.bookingId.text), .text(attachment.originalFilename), .text(attachment.contentType),
             .integer(attachment.byteCount), .text(attachment.contentHash.stored), .optional(attachment.pageCount),
-            .text(attachment.relativePath), .text(attachment.state.rawValue), .text(attachment.createdAt),
-            .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt),
-            .optional(attachment.trashedAt), .text(attachment.protection.fileClassName),
+            .text(attachment.relativePath), .text(attachment.state.rawValue), .text(attachment.createdAt.utcStamp),
+            .text(attachment.syncState.rawValue), .optional(attachment.remoteVersion), .text(attachment.updatedAt.utcStamp),
+            .optional(attachment.trashedAt?.utcStamp), .text(attachment.protection.fileClassName),
         ])
     }
 
     /// The live attachment of `bookingId` with these exact bytes, if any (the same ticket shared twice).
-    public func attachment(bookingId: String, contentHash: String) throws -> Attachment? {
+    public func attachment(bookingId: Booking.ID, contentHash: String) throws -> Attachment? {
         try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments
             WHERE booking_id = ? AND content_hash = ? AND \(Store.liveAttachment)
-            """).rows([.text(bookingId), .text(contentHash)], Self.attachment(from:)).first
+            """).rows([.text(bookingId.text), .text(contentHash)], Self.attachment(from:)).first
     }
 
     /// Every attachment row that has a file, or is on its way to losing it — live, in the trash,
@@ -202,11 +205,11 @@ extension Store {
     }
 
     /// Live attachments, of one trip or all, oldest first.
-    public func attachments(tripId: String? = nil) throws -> [Attachment] { try attachmentRows(tripId: tripId).collect() }
+    public func attachments(tripId: Trip.ID? = nil) throws -> [Attachment] { try attachmentRows(tripId: tripId).collect() }
 
     /// `attachments(tripId:)` one at a time as they are read; the trip, if any, is looked up
     /// (`.notFound`) when the cursor is walked.
-    public func attachmentRows(tripId: String? = nil) -> StoreCursor<Attachment> {
+    public func attachmentRows(tripId: Trip.ID? = nil) -> StoreCursor<Attachment> {
         StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             guard let tripId else {
                 return (try connection.statement("""
@@ -220,13 +223,13 @@ extension Store {
                 SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
                 WHERE b.trip_id = ? AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
                 ORDER BY a.created_at, a.id
-                """), [.text(tripId)])
+                """), [.text(tripId.text)])
         }, transform: Self.attachment(from:)))
     }
 
     /// The live attachments (of `tripId`, or all) with the title of each one's booking and the
     /// name of its trip, streamed in the order of `attachmentRows`: `attachment list`'s rows.
-    public func attachmentListingRows(tripId: String? = nil) -> StoreCursor<AttachmentListing> {
+    public func attachmentListingRows(tripId: Trip.ID? = nil) -> StoreCursor<AttachmentListing> {
         let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
         let select = """
             SELECT \(columns), b.title, t.name FROM attachments a
@@ -236,51 +239,51 @@ extension Store {
         return StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             guard let tripId else { return (try connection.statement(select + " ORDER BY a.created_at, a.id"), []) }
             _ = try trip(id: tripId)
-            return (try connection.statement(select + " AND b.trip_id = ? ORDER BY a.created_at, a.id"), [.text(tripId)])
+            return (try connection.statement(select + " AND b.trip_id = ? ORDER BY a.created_at, a.id"), [.text(tripId.text)])
         }, transform: Self.attachmentListing(from:)))
     }
 
     /// The live attachment with exactly this id (deliberately like `booking(id:)`: one query a table).
-    public func attachment(id: String) throws -> Attachment {
+    public func attachment(id: Attachment.ID) throws -> Attachment {
         guard let found = try connection.statement("""
             SELECT \(Self.attachmentColumns) FROM attachments WHERE id = ? AND \(Store.liveAttachment)
-            """).rows([.text(id)], Self.attachment(from:)).first else {
-            throw StoreError.notFound(kind: .attachment, id: id)
+            """).rows([.text(id.text)], Self.attachment(from:)).first else {
+            throw StoreError.notFound(kind: .attachment, id: id.text)
         }
         return found
     }
 
     /// Deletes an attachment: it goes to the trash, its file kept until the purge (see `moveToTrash`).
     @discardableResult
-    public func deleteAttachment(id: String) throws -> TrashEntry { try trash.moveToTrash(.attachment, id: id) }
+    public func deleteAttachment(id: Attachment.ID) throws -> TrashEntry { try trash.moveToTrash(.attachment, id: id.text) }
 
     /// Records that a `missing` attachment's file is back in place with its recorded size and hash.
-    public func markAttachmentPresent(id: String) throws {
+    public func markAttachmentPresent(id: Attachment.ID) throws {
         try connection.writeTransaction {
             try connection.statement("UPDATE attachments SET state = 'present', updated_at = ? WHERE id = ? AND state = 'missing'")
-                .run([.text(stamp()), .text(id)])
+                .run([.text(stamp()), .text(id.text)])
         }
     }
 
     /// Records that an attachment's file is gone (never invented again): the row stays, `missing`.
-    public func markAttachmentMissing(id: String) throws {
+    public func markAttachmentMissing(id: Attachment.ID) throws {
         try connection.writeTransaction {
             try connection.statement("UPDATE attachments SET state = 'missing', updated_at = ? WHERE id = ? AND state = 'present'")
-                .run([.text(stamp()), .text(id)])
+                .run([.text(stamp()), .text(id.text)])
         }
     }
 }
 
 extension Store {
     /// The live attachment of any live booking of `tripId` with these exact bytes, if any.
-    public func attachment(tripId: String, contentHash: String) throws -> Attachment? {
+    public func attachment(tripId: Trip.ID, contentHash: String) throws -> Attachment? {
         let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
         return try connection.statement("""
             SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
             WHERE b.trip_id = ? AND a.content_hash = ? AND b.sync_state <> 'pendingDeletion' AND b.trashed_at IS NULL
               AND a.state <> 'deleting' AND a.sync_state <> 'pendingDeletion' AND a.trashed_at IS NULL
             ORDER BY a.created_at, a.id LIMIT 1
-            """).rows([.text(tripId), .text(contentHash)], Self.attachment(from:)).first
+            """).rows([.text(tripId.text), .text(contentHash)], Self.attachment(from:)).first
     }
 }
 

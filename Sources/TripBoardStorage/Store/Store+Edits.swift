@@ -84,7 +84,7 @@ extension Store {
     /// rule. A change makes the place pendingUpload with a new `updatedAt`; an edit that changes
     /// nothing leaves its sync state alone (as `editTrip`).
     @discardableResult
-    public func editPlace(id: String, changes: PlaceChanges) throws -> Place {
+    public func editPlace(id: Place.ID, changes: PlaceChanges) throws -> Place {
         try connection.writeTransaction {
             let current = try place(id: id)
             return try writeEdit(PlaceColumn.self, current, try PlaceColumn.validated(changes.entered.applied(to: current)))
@@ -92,10 +92,10 @@ extension Store {
     }
 
     /// The live place with exactly this id.
-    public func place(id: String) throws -> Place {
+    public func place(id: Place.ID) throws -> Place {
         guard let found = try connection.statement("SELECT \(RecordRows.placeColumns) FROM places WHERE id = ? AND \(RecordRows.live)")
-            .rows([.text(id)], RecordRows.place(from:)).first else {
-            throw StoreError.notFound(kind: .place, id: id)
+            .rows([.text(id.text)], RecordRows.place(from:)).first else {
+            throw StoreError.notFound(kind: .place, id: id.text)
         }
         return found
     }
@@ -104,7 +104,7 @@ extension Store {
     /// rule and the end checked against the start; the booking's order keys (`starts_at_epoch`,
     /// `over_at_epoch`) follow. Sync state as for `editPlace`.
     @discardableResult
-    public func editBooking(id: String, changes: BookingChanges) throws -> Booking {
+    public func editBooking(id: Booking.ID, changes: BookingChanges) throws -> Booking {
         try connection.writeTransaction {
             let current = try booking(id: id)
             var updated = try changes.entered.applied(to: current)
@@ -151,7 +151,7 @@ extension BookingDraft {
     public func checked() throws -> BookingDraft {
         // The trip may still be a prefix the store resolves (`booking add --trip f429`).
         var record = booking
-        record.tripId = ImportDocument.placeholderID
+        record.tripId = RecordID(ImportDocument.placeholderID)
         record = try record.validated()
         record.tripId = booking.tripId
         var draft = self

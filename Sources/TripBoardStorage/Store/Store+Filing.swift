@@ -5,7 +5,7 @@ extension Store {
     /// own) — in one write transaction: the trip, and an existing booking, must still be live
     /// (`.notFound` otherwise), and when `existingCopy` finds the same bytes already attached
     /// there (another import won the race), nothing is written and that copy is returned.
-    public func fileAttachment(_ attachment: Attachment, booking: Booking, creatingBooking: Bool, tripId: String,
+    public func fileAttachment(_ attachment: Attachment, booking: Booking, creatingBooking: Bool, tripId: Trip.ID,
                                existingCopy: () throws -> Attachment?) throws -> Attachment? {
         try connection.writeTransaction {
             _ = try trip(id: tripId)

@@ -1,6 +1,6 @@
 import TripBoardSQLite
 public import TripBoardModel
-import TripBoardSystem
+package import TripBoardSystem
 package import TripBoardDevice
 
 /// Putting right what was filed in the wrong place: an attachment moved to another booking, and
@@ -13,13 +13,13 @@ extension Store {
     /// attachment as it is now (unchanged when it is there already). Refused (`.invalidData`)
     /// when that booking already holds the same bytes: it would hold them twice.
     @discardableResult
-    public func moveAttachment(id: String, toBooking bookingId: String) throws -> Attachment {
+    public func moveAttachment(id: Attachment.ID, toBooking bookingId: Booking.ID) throws -> Attachment {
         try connection.writeTransaction {
             let attachment = try attachment(id: id)
             let target = try booking(id: bookingId)
             guard attachment.bookingId != target.id else { return attachment }
             if !attachment.contentHash.isPending, let copy = try self.attachment(bookingId: target.id, contentHash: attachment.contentHash.stored) {
-                throw StoreError.invalidData("booking \(target.id.prefix(8)) already has this file, as attachment \(copy.id.prefix(8))")
+                throw StoreError.invalidData("booking \(target.id.text.prefix(8)) already has this file, as attachment \(copy.id.text.prefix(8))")
             }
             try moveAttachments([(attachment.id, attachment.updatedAt)], to: target.id, at: stamp())
             return try self.attachment(id: id)
@@ -29,14 +29,14 @@ extension Store {
     /// Points the attachments `moved` (each with its `updatedAt` before the move) at `bookingId`,
     /// inside the caller's transaction: an edit of their `bookingId` (pendingUpload; a deletion
     /// waiting keeps its state), its time noted for the merge.
-    package func moveAttachments(_ moved: [(id: String, updatedAt: String)], to bookingId: String, at now: String) throws {
+    package func moveAttachments(_ moved: [(id: Attachment.ID, updatedAt: Timestamp)], to bookingId: Booking.ID, at now: String) throws {
         for (id, before) in moved {
             try connection.statement("""
                 UPDATE attachments SET booking_id = ?1, updated_at = ?3,
                     sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
                 WHERE id = ?2
-                """).run([.text(bookingId), .text(id), .text(now)])
-            try syncLedger.noteFieldEdits(.attachment, id: id, changed: ["bookingId"], before: before, at: now)
+                """).run([.text(bookingId.text), .text(id.text), .text(now)])
+            try syncLedger.noteFieldEdits(.attachment, id: id.text, changed: ["bookingId"], before: before.utcStamp, at: now)
         }
     }
 }
@@ -51,9 +51,9 @@ public struct BookingMerge: Sendable, Equatable {
     /// of another start than its own).
     public var fieldsLeft: [String]
     /// The attachments that moved to it.
-    public var attachmentsMoved: [String]
+    public var attachmentsMoved: [Attachment.ID]
     /// The other's attachments left with it (copies of bytes the kept one has), gone to the trash with it.
-    public var copiesLeft: [String]
+    public var copiesLeft: [Attachment.ID]
     /// The other booking's entry in the trash.
     public var trashed: TrashEntry
 }
@@ -64,14 +64,14 @@ extension Store {
     /// end only from the same start, and times are written in KEEP's zone, keeping their
     /// instants; a field it cannot take is listed in `fieldsLeft`) and one attachment of each
     /// file it does not hold; the other goes to the trash with what is left.
-    public func mergeBookings(keep keepID: String, other otherID: String) throws -> BookingMerge {
+    public func mergeBookings(keep keepID: Booking.ID, other otherID: Booking.ID) throws -> BookingMerge {
         guard keepID != otherID else { throw StoreError.invalidArgument("KEEP and OTHER are the same booking") }
         return try connection.writeTransaction {
             let keep = try booking(id: keepID)
             let other = try booking(id: otherID)
             guard keep.tripId == other.tripId else {
                 throw StoreError.invalidData("""
-                    bookings \(keep.id.prefix(8)) and \(other.id.prefix(8)) are in different trips; `app attachment move` \
+                    bookings \(keep.id.text.prefix(8)) and \(other.id.text.prefix(8)) are in different trips; `app attachment move` \
                     moves a ticket to a booking of another trip
                     """)
             }
@@ -86,9 +86,9 @@ extension Store {
                 // An end goes with its own start only: the other's end of another departure is not
                 // KEEP's; nor is the zone of another end.
                 let endOfAnotherStart = column == .endsAt
-                    && updated.startsAt.flatMap(BookingTime.init)?.startEpoch != other.startsAt.flatMap(BookingTime.init)?.startEpoch
+                    && updated.startsAt?.startEpoch != other.startsAt?.startEpoch
                 let zoneOfAnotherEnd = column == .endZone
-                    && updated.endsAt.flatMap(BookingTime.init)?.endEpoch != other.endsAt.flatMap(BookingTime.init)?.endEpoch
+                    && updated.endsAt?.endEpoch != other.endsAt?.endEpoch
                 if let zone = candidate.zone, let rules = try? TimeZoneRules.named(zone) {
                     // Its times keep their instants, written in its zone's offsets (taken or its own).
                     candidate.startsAt = candidate.startsAt.map { BookingTime.reexpressed($0, in: rules) }
@@ -112,7 +112,7 @@ extension Store {
             let ofTrip = try attachments(tripId: keep.tripId)
             // One of each file KEEP lacks: a second copy of the same bytes stays with OTHER too.
             var seen = Set(ofTrip.filter { $0.bookingId == keep.id && !$0.contentHash.isPending }.map(\.contentHash.stored))
-            var (moving, copies) = ([Attachment](), [String]())
+            var (moving, copies) = ([Attachment](), [Attachment.ID]())
             for attachment in ofTrip where attachment.bookingId == other.id {
                 if attachment.contentHash.isPending || seen.insert(attachment.contentHash.stored).inserted {
                     moving.append(attachment)
@@ -121,7 +121,7 @@ extension Store {
                 }
             }
             try moveAttachments(moving.map { ($0.id, $0.updatedAt) }, to: keep.id, at: now)
-            let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id, at: now)
+            let trashed = try trash.moveToTrashInTransaction(.booking, id: other.id.text, at: now)
             return BookingMerge(kept: kept, fieldsTaken: taken, fieldsLeft: left, attachmentsMoved: moving.map(\.id),
                                 copiesLeft: copies, trashed: trashed)
         }
@@ -132,7 +132,7 @@ extension Store {
     /// Records that the file of attachment `id` is sealed under `protection` now: an edit of its
     /// `protection` field (pendingUpload, its time noted), so that the class travels through
     /// sync as any field does. The caller has sealed the file first.
-    package func recordProtection(id: String, _ protection: ProtectionClass) throws {
+    package func recordProtection(id: Attachment.ID, _ protection: ProtectionClass) throws {
         try connection.writeTransaction {
             let attachment = try attachment(id: id)
             guard attachment.protection != protection else { return }
@@ -141,8 +141,8 @@ extension Store {
                 UPDATE attachments SET protection = ?2, updated_at = ?3,
                     sync_state = CASE WHEN sync_state = 'synchronized' THEN 'pendingUpload' ELSE sync_state END
                 WHERE id = ?1
-                """).run([.text(id), .text(protection.fileClassName), .text(now)])
-            try syncLedger.noteFieldEdits(.attachment, id: id, changed: ["protection"], before: attachment.updatedAt, at: now)
+                """).run([.text(id.text), .text(protection.fileClassName), .text(now)])
+            try syncLedger.noteFieldEdits(.attachment, id: id.text, changed: ["protection"], before: attachment.updatedAt.utcStamp, at: now)
         }
     }
 }

@@ -9,15 +9,15 @@ public import TripBoardModel
 public struct BookingDraft: Sendable, Equatable {
     package var booking: Booking
 
-    public init(tripId: String, kind: BookingKind, title: String, start: BookingTime?, end: BookingTime? = nil,
+    public init(tripId: Trip.ID, kind: BookingKind, title: String, start: BookingTime?, end: BookingTime? = nil,
                 reference: String? = nil, zone: String? = nil) {
-        booking = Booking(id: ImportDocument.placeholderID, tripId: tripId, kind: kind, title: title, startsAt: start?.text,
-                          reference: reference, syncState: .pendingUpload, remoteVersion: nil, updatedAt: ImportDocument.placeholderStamp,
-                          endsAt: end?.text, zone: zone)
+        booking = Booking(id: RecordID(ImportDocument.placeholderID), tripId: tripId, kind: kind, title: title, startsAt: start,
+                          reference: reference, syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: ImportDocument.placeholderStamp),
+                          endsAt: end, zone: zone)
     }
 
     /// A booking that starts at an instant (or is undated), with no end.
-    public init(tripId: String, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
+    public init(tripId: Trip.ID, kind: BookingKind, title: String, startsAt: Timestamp? = nil, reference: String? = nil) {
         self.init(tripId: tripId, kind: kind, title: title, start: startsAt.map { .instant($0) }, reference: reference)
     }
 
@@ -27,12 +27,12 @@ public struct BookingDraft: Sendable, Equatable {
     }
 
     public var start: BookingTime? {
-        get { booking.startsAt.flatMap { BookingTime($0) } }
-        set { booking.startsAt = newValue?.text }
+        get { booking.startsAt }
+        set { booking.startsAt = newValue }
     }
     public var end: BookingTime? {
-        get { booking.endsAt.flatMap { BookingTime($0) } }
-        set { booking.endsAt = newValue?.text }
+        get { booking.endsAt }
+        set { booking.endsAt = newValue }
     }
 }
 
@@ -40,9 +40,9 @@ extension Store {
     // MARK: - Places
 
     /// Adds a place to a live trip.
-    public func addPlace(tripId: String, name: String, city: String?) throws -> Place {
-        let place = try Place(id: Identifier.make(), tripId: tripId, name: name, city: city, visited: false,
-                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: stamp()).validated()
+    public func addPlace(tripId: Trip.ID, name: String, city: String?) throws -> Place {
+        let place = try Place(id: .make(), tripId: tripId, name: name, city: city, visited: false,
+                              syncState: .pendingUpload, remoteVersion: nil, updatedAt: now()).validated()
         try connection.writeTransaction {
             _ = try trip(id: tripId)
             try insert(place)
@@ -58,34 +58,34 @@ extension Store {
     /// Inserts a place `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).
     func insert(validated place: Place, idIsUnused: Bool = false) throws {
-        if !idIsUnused { try requireUnusedID(place.id, for: .place) }
-        try requireLiveTrip(place.tripId, forLive: .place, id: place.id, state: place.syncState)
+        if !idIsUnused { try requireUnusedID(place.id.text, for: .place) }
+        try requireLiveTrip(place.tripId, forLive: .place, id: place.id.text, state: place.syncState)
         try connection.statement(Self.placeInsert).run(PlaceColumn.values(of: place))
     }
 
     /// The live places of a live trip, in the order they were added.
-    public func places(tripId: String) throws -> [Place] { try placeRows(tripId: tripId).collect() }
+    public func places(tripId: Trip.ID) throws -> [Place] { try placeRows(tripId: tripId).collect() }
 
     /// `places(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `includingVisited` false: the places not visited yet only.
-    public func placeRows(tripId: String, includingVisited: Bool = true) -> StoreCursor<Place> {
+    public func placeRows(tripId: Trip.ID, includingVisited: Bool = true) -> StoreCursor<Place> {
         StoreCursor(RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
                 SELECT \(RecordRows.placeColumns) FROM places WHERE trip_id = ? AND \(RecordRows.live)\(includingVisited ? "" : " AND visited = 0")
                 ORDER BY rowid
-                """), [.text(tripId)])
+                """), [.text(tripId.text)])
         }, transform: RecordRows.place(from:)))
     }
 
     /// How many live places of a trip are marked visited.
-    public func visitedPlaceCount(tripId: String) throws -> Int {
-        Int(try connection.integer("SELECT count(*) FROM places WHERE trip_id = ? AND \(RecordRows.live) AND visited <> 0", [.text(tripId)]))
+    public func visitedPlaceCount(tripId: Trip.ID) throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM places WHERE trip_id = ? AND \(RecordRows.live) AND visited <> 0", [.text(tripId.text)]))
     }
 
     /// Marks a place visited (or not); a change makes it pendingUpload.
     @discardableResult
-    public func setVisited(placeId: String, _ visited: Bool = true) throws -> Place {
+    public func setVisited(placeId: Place.ID, _ visited: Bool = true) throws -> Place {
         try connection.writeTransaction {
             let current = try place(id: placeId)
             var updated = current
@@ -96,15 +96,15 @@ extension Store {
 
     /// Deletes a place: it goes to the trash (see `moveToTrash`).
     @discardableResult
-    public func deletePlace(id: String) throws -> TrashEntry { try trash.moveToTrash(.place, id: id) }
+    public func deletePlace(id: Place.ID) throws -> TrashEntry { try trash.moveToTrash(.place, id: id.text) }
 
     // MARK: - Bookings
 
     /// Adds a booking to a live trip.
     public func addBooking(_ draft: BookingDraft) throws -> Booking {
         var booking = draft.booking
-        booking.id = Identifier.make()
-        booking.updatedAt = stamp()
+        booking.id = .make()
+        booking.updatedAt = now()
         booking = try booking.validated()
         try connection.writeTransaction {
             _ = try trip(id: draft.tripId)
@@ -121,8 +121,8 @@ extension Store {
     /// Inserts a booking `validated()` returned; the checks that need the store still run (see
     /// `insert(validated:idIsUnused:)` for trips).
     func insert(validated booking: Booking, idIsUnused: Bool = false) throws {
-        if !idIsUnused { try requireUnusedID(booking.id, for: .booking) }
-        try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id, state: booking.syncState)
+        if !idIsUnused { try requireUnusedID(booking.id.text, for: .booking) }
+        try requireLiveTrip(booking.tripId, forLive: .booking, id: booking.id.text, state: booking.syncState)
         try connection.statement(Self.bookingInsert).run(BookingColumn.insertValues(of: booking))
     }
 
@@ -131,18 +131,18 @@ extension Store {
     static let bookingInsert = BookingColumn.insert(into: "bookings")
 
     /// The live bookings of a live trip, earliest first; undated ones last.
-    public func bookings(tripId: String) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }
+    public func bookings(tripId: Trip.ID) throws -> [Booking] { try bookingRows(tripId: tripId).collect() }
 
     /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `upcomingAt`: only those not over by then (undated ones never),
     /// as `BookingTime.epochs` counts it from the stored texts; `limit`: at most that many.
-    public func bookingRows(tripId: String, upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) -> StoreCursor<Booking> {
+    public func bookingRows(tripId: Trip.ID, upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) -> StoreCursor<Booking> {
         var cursor = RowCursor(connection: connection, prepare: { [self] in
             _ = try trip(id: tripId)
             return (try connection.statement("""
                 SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ? AND \(RecordRows.live)
                 ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
-                """), [.text(tripId)])
+                """), [.text(tripId.text)])
         }, transform: RecordRows.booking(from:))
         if let now { cursor.isIncluded = Self.isNotOver(at: now, viewer: viewer) }
         cursor.limit = limit
@@ -157,16 +157,16 @@ extension Store {
 
     /// The live booking with exactly this id (deliberately like `attachment(id:)`: one query a
     /// table, each with its own columns and row reader).
-    public func booking(id: String) throws -> Booking {
+    public func booking(id: Booking.ID) throws -> Booking {
         guard let found = try connection.statement("""
             SELECT \(RecordRows.bookingColumns) FROM bookings WHERE id = ? AND \(RecordRows.live)
-            """).rows([.text(id)], RecordRows.booking(from:)).first else {
-            throw StoreError.notFound(kind: .booking, id: id)
+            """).rows([.text(id.text)], RecordRows.booking(from:)).first else {
+            throw StoreError.notFound(kind: .booking, id: id.text)
         }
         return found
     }
 
     /// Deletes a booking: it goes to the trash with its attachments (see `moveToTrash`).
     @discardableResult
-    public func deleteBooking(id: String) throws -> TrashEntry { try trash.moveToTrash(.booking, id: id) }
+    public func deleteBooking(id: Booking.ID) throws -> TrashEntry { try trash.moveToTrash(.booking, id: id.text) }
 }

@@ -30,10 +30,10 @@ extension Store {
     /// deletes a trip's children with it, and acknowledging the trip's deletion deletes whatever is
     /// left under it. Nor may a live one join a trip in the trash: restoring the trip brings back
     /// exactly what went with it. A missing trip is left to the foreign key.
-    func requireLiveTrip(_ tripId: String, forLive kind: RecordKind, id: String, state: SyncState) throws {
+    func requireLiveTrip(_ tripId: Trip.ID, forLive kind: RecordKind, id: String, state: SyncState) throws {
         guard state != .pendingDeletion else { return }
         let trip = try connection.statement("SELECT sync_state, trashed_at IS NOT NULL FROM trips WHERE id = ?")
-            .rows([.text(tripId)]) { ($0.text(0), $0.integer(1) != 0) }.first
+            .rows([.text(tripId.text)]) { ($0.text(0), $0.integer(1) != 0) }.first
         if trip?.0 == SyncState.pendingDeletion.rawValue {
             throw StoreError.invalidData("\(kind.rawValue) \(id) is not deleted, but its trip \(tripId) is (a tombstone waiting for sync)")
         }

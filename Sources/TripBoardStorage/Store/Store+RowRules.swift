@@ -19,45 +19,48 @@ extension Store {
         }
         try connection.statement("SELECT \(RecordRows.tripColumns), trashed_at, trashed_with FROM trips").forEachRow { row in
             let trip = RecordRows.trip(from: row)
-            check("trip", trip.id) {
+            check("trip", trip.id.text) {
                 try Self.day(row.text(TripColumn.startDate), field: "startDate")
                 try Self.day(row.text(TripColumn.endDate), field: "endDate")
                 try Self.syncState(row.text(TripColumn.syncState))
-                try Self.canonical(trip.anyState, try trip.anyState.validated())
+                try Self.canonicalRow(row, TripColumn.self)
                 try Self.trashColumns(row.optionalText(TripColumn.count), row.optionalText(TripColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.placeColumns), trashed_at, trashed_with FROM places").forEachRow { row in
             let place = RecordRows.place(from: row)
-            check("place", place.id) {
+            check("place", place.id.text) {
                 try Self.syncState(row.text(PlaceColumn.syncState))
-                try Self.canonical(place.anyState, try place.anyState.validated())
+                try Self.canonicalRow(row, PlaceColumn.self)
                 try Self.trashColumns(row.optionalText(PlaceColumn.count), row.optionalText(PlaceColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(RecordRows.bookingColumns), trashed_at, trashed_with FROM bookings").forEachRow { row in
             let booking = RecordRows.booking(from: row)
-            check("booking", booking.id) {
+            check("booking", booking.id.text) {
                 guard BookingKind(rawValue: row.text(BookingColumn.kind)) != nil else {
                     throw StoreError.invalidField(field: "kind", rule: "is not a booking kind")
                 }
                 try Self.syncState(row.text(BookingColumn.syncState))
-                try Self.canonical(booking.anyState, try booking.anyState.validated())
+                try Self.canonicalRow(row, BookingColumn.self)
                 try Self.trashColumns(row.optionalText(BookingColumn.count), row.optionalText(BookingColumn.count + 1))
             }
         }
         try connection.statement("SELECT \(Self.attachmentColumns), trashed_with FROM attachments").forEachRow { row in
             var attachment = Self.attachment(from: row).anyState
-            check("attachment", attachment.id) {
+            check("attachment", attachment.id.text) {
                 // The deletion queue unlinks the file a row names: its path is checked first.
-                try FieldRules.attachmentPath(attachment.relativePath, id: attachment.id)
+                try FieldRules.attachmentPath(attachment.relativePath, id: attachment.id.text)
                 guard Attachment.State(rawValue: row.text(8)) != nil else { throw StoreError.invalidField(field: "state", rule: "is not an attachment state") }
                 try Self.syncState(row.text(10))
                 // No booking once its booking is gone and the row waits for its file's deletion
                 // (the table's CHECK says when): the id rule applies to a booking it names.
-                if row.optionalText(1) == nil { attachment.bookingId = attachment.id }
+                if row.optionalText(1) == nil { attachment.bookingId = Booking.ID(attachment.id.text) }
                 try Self.canonical(attachment, try attachment.validated())
-                try Self.trashColumns(attachment.trashedAt, row.optionalText(Self.attachmentColumnCount))
+                // The model holds moments, not their text: the stamps are checked as stored.
+                try Self.storedStamp(row.text(9), field: "createdAt")
+                try Self.storedStamp(row.text(12), field: "updatedAt")
+                try Self.trashColumns(row.optionalText(13), row.optionalText(Self.attachmentColumnCount))
             }
         }
         if problems.count < limit, let shared = try idSharedByTwoRecords() {
@@ -95,11 +98,29 @@ extension Store {
         return pairs.first { "\($0.value)" != "\($1.value)" }.map { $0.0.label ?? "a field" } ?? "a field"
     }
 
+    /// A record row (selected with `Column.selectList`) whose every value, as stored, is what
+    /// `validated()` makes of it — the sync state aside (a tombstone's is checked by `syncState`).
+    /// Compared as stored text, not as models: a model holds the moment a stamp names, and
+    /// `…T10:00:00.000+01:00` names the same one as `…T09:00:00.000Z`.
+    private static func canonicalRow<Column: RecordColumn>(_ row: Statement, _ columns: Column.Type) throws {
+        var stored = Column.storedValues(from: RowValues(row))
+        stored[Column.syncState.rawValue] = .text(SyncState.pendingUpload.rawValue)
+        let checked = Column.values(of: try Column.validated(values: stored))
+        if let column = Column.allCases.first(where: { stored[$0.rawValue] != checked[$0.rawValue] }) {
+            throw StoreError.invalidData("not in the form TripBoard keeps it (\(column.spec.field))")
+        }
+    }
+
+    /// A stamp as TripBoard keeps it: UTC, with milliseconds.
+    private static func storedStamp(_ text: String, field: String) throws {
+        if try FieldRules.stamp(text, field: field) != text {
+            throw StoreError.invalidField(field: field, rule: "is not a UTC stamp as TripBoard keeps it")
+        }
+    }
+
     /// `trashed_at` a stamp and `trashed_with` an id, where set.
     private static func trashColumns(_ at: String?, _ with: String?) throws {
-        if let at, try FieldRules.stamp(at, field: "trashedAt") != at {
-            throw StoreError.invalidField(field: "trashedAt", rule: "is not a UTC stamp as TripBoard keeps it")
-        }
+        if let at { try storedStamp(at, field: "trashedAt") }
         if let with, try FieldRules.id(with, field: "trashedWith") != with {
             throw StoreError.invalidField(field: "trashedWith", rule: "is not an id as TripBoard keeps it")
         }

@@ -131,17 +131,17 @@ extension Store {
                     try indexingInsertsOnce { try document.forEachRecord(now: now) { record in
                         switch record {
                         case .trip(let trip, let index):
-                            try refuseTakenID(trip.id, .trip, index, base)
+                            try refuseTakenID(trip.id.text, .trip, index, base)
                             try ImportDocument.naming("trips[\(index)]") { try insert(validated: trip, idIsUnused: true) }
                             summary.trips += 1
                         case .place(let place, let index):
-                            try refuseTakenID(place.id, .place, index, base)
-                            try refuseDeletedStoreTrip(place.tripId, .place, place.id, base)
+                            try refuseTakenID(place.id.text, .place, index, base)
+                            try refuseDeletedStoreTrip(place.tripId.text, .place, place.id.text, base)
                             try ImportDocument.naming("places[\(index)]") { try insert(validated: place, idIsUnused: true) }
                             summary.places += 1
                         case .booking(let booking, let index):
-                            try refuseTakenID(booking.id, .booking, index, base)
-                            try refuseDeletedStoreTrip(booking.tripId, .booking, booking.id, base)
+                            try refuseTakenID(booking.id.text, .booking, index, base)
+                            try refuseDeletedStoreTrip(booking.tripId.text, .booking, booking.id.text, base)
                             try ImportDocument.naming("bookings[\(index)]") { try insert(validated: booking, idIsUnused: true) }
                             summary.bookings += 1
                         }
@@ -213,7 +213,7 @@ extension Store {
                 """).rows([.integer(floor), .integer(base[.trip] ?? 0)]) { ($0.integer(0), $0.text(1), $0.text(2), $0.text(3)) }.first
             if let (rowid, id, tripId, state) = underTombstone {
                 try ImportDocument.naming("\(kind.table)[\(rowid - floor - 1)]") {
-                    try requireLiveTrip(tripId, forLive: kind, id: id, state: SyncState(rawValue: state) ?? .pendingUpload)
+                    try requireLiveTrip(RecordID(tripId), forLive: kind, id: id, state: SyncState(rawValue: state) ?? .pendingUpload)
                 }
             }
         }

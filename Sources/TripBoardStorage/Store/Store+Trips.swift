@@ -9,8 +9,8 @@ public struct TripDraft: Sendable, Equatable {
     package var trip: Trip
 
     public init(name: String, startDate: CivilDate, endDate: CivilDate, notes: String = "") {
-        trip = Trip(id: ImportDocument.placeholderID, name: name, startDate: startDate, endDate: endDate, notes: notes,
-                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: ImportDocument.placeholderStamp)
+        trip = Trip(id: RecordID(ImportDocument.placeholderID), name: name, startDate: startDate, endDate: endDate, notes: notes,
+                    syncState: .pendingUpload, remoteVersion: nil, updatedAt: Timestamp(stored: ImportDocument.placeholderStamp))
     }
 
     public subscript<Value>(dynamicMember field: WritableKeyPath<Trip, Value>) -> Value {
@@ -50,8 +50,8 @@ extension Store {
     /// Creates a trip (pendingUpload) and returns it.
     public func addTrip(_ draft: TripDraft) throws -> Trip {
         var trip = draft.trip
-        trip.id = Identifier.make()
-        trip.updatedAt = stamp()
+        trip.id = .make()
+        trip.updatedAt = now()
         trip = try trip.validated()
         try connection.writeTransaction { try insert(trip) }
         return trip
@@ -65,7 +65,7 @@ extension Store {
     /// one); the checks that need the store still run, but for `idIsUnused`: the caller knows no
     /// record has the id (an import into an empty store, its document free of repeated ids).
     func insert(validated trip: Trip, idIsUnused: Bool = false) throws {
-        if !idIsUnused { try requireUnusedID(trip.id, for: .trip) }
+        if !idIsUnused { try requireUnusedID(trip.id.text, for: .trip) }
         try connection.statement(Self.tripInsert).run(TripColumn.values(of: trip))
     }
 
@@ -101,11 +101,11 @@ extension Store {
     }
 
     /// The live trip with exactly this id.
-    public func trip(id: String) throws -> Trip {
+    public func trip(id: Trip.ID) throws -> Trip {
         let rows = try connection.statement(
             "SELECT \(RecordRows.tripColumns) FROM trips WHERE id = ? AND \(RecordRows.live)"
-        ).rows([.text(id)], RecordRows.trip(from:))
-        guard let trip = rows.first else { throw StoreError.notFound(kind: .trip, id: id) }
+        ).rows([.text(id.text)], RecordRows.trip(from:))
+        guard let trip = rows.first else { throw StoreError.notFound(kind: .trip, id: id.text) }
         return trip
     }
 
@@ -113,11 +113,11 @@ extension Store {
     /// another process has changed the trip since it was read. An edit that changes nothing writes
     /// nothing and leaves the sync state alone.
     @discardableResult
-    public func editTrip(id: String, changes: TripChanges, expectedUpdatedAt: String? = nil) throws -> Trip {
+    public func editTrip(id: Trip.ID, changes: TripChanges, expectedUpdatedAt: Timestamp? = nil) throws -> Trip {
         try connection.writeTransaction {
             let current = try trip(id: id)
             if let expectedUpdatedAt, current.updatedAt != expectedUpdatedAt {
-                throw StoreError.conflict("trip \(id) was changed by another process while you were editing it (at \(current.updatedAt)); nothing was changed")
+                throw StoreError.conflict("trip \(id) was changed by another process while you were editing it (at \(current.updatedAt.utcStamp)); nothing was changed")
             }
             return try writeEdit(TripColumn.self, current, try TripColumn.validated(changes.entered.applied(to: current)))
         }
@@ -126,5 +126,5 @@ extension Store {
     /// Deletes a trip: it goes to the trash with its live places, bookings and their attachments,
     /// in one transaction (see `moveToTrash`).
     @discardableResult
-    public func deleteTrip(id: String) throws -> TrashEntry { try trash.moveToTrash(.trip, id: id) }
+    public func deleteTrip(id: Trip.ID) throws -> TrashEntry { try trash.moveToTrash(.trip, id: id.text) }
 }

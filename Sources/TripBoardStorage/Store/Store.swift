@@ -63,7 +63,9 @@ public final class Store {
         try connection.readTransaction(body)
     }
 
-    /// The `updatedAt` stamp for a change made now.
+    /// The `updatedAt` of a change made now.
+    package func now() -> Timestamp { clock() }
+    /// `now()` as the store keeps it (`2026-11-30T23:12:17.123Z`), for statements that set it.
     package func stamp() -> String { clock().utcStamp }
 
     /// `RecordRows.live` for attachments, which also leave through the deletion queue (`deleting`).
@@ -91,6 +93,12 @@ public final class Store {
             if matches.contains(prefix) { return prefix }
             throw StoreError.ambiguous(kind: kind, prefix: text, candidates: matches.prefix(5) + (matches.count > 5 ? ["…"] : []))
         }
+    }
+
+    /// `resolveID(_:_:includingTombstones:)` for a kind of record with typed ids.
+    public func resolveID<Record: StoredRecord>(_ kind: Record.Type, _ text: String,
+                                                includingTombstones: Bool = false) throws -> RecordID<Record> {
+        RecordID(try resolveID(Record.recordKind, text, includingTombstones: includingTombstones))
     }
 
     /// Finds which kind of record an id (or unique prefix) names, tombstones included.

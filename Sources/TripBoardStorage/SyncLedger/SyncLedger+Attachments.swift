@@ -67,10 +67,10 @@ extension SyncLedger {
             }
             let relativePath = ContainerLayout.attachmentsDirectory + "/" + String(record.id.prefix(2)) + "/" + record.id + "."
                 + Self.fileExtension(contentType: contentType, filename: filename)
-            try store.insert(Attachment(id: record.id, bookingId: bookingId, originalFilename: filename, contentType: contentType,
+            try store.insert(Attachment(id: RecordID(record.id), bookingId: RecordID(bookingId), originalFilename: filename, contentType: contentType,
                                   byteCount: byteCount, contentHash: ContentHash(stored: record.fields["contentHash"]?.stringValue ?? ""), pageCount: pageCount,
-                                  relativePath: relativePath, state: .missing, createdAt: record.updatedAt, syncState: record.syncState,
-                                  remoteVersion: record.remoteVersion, updatedAt: record.updatedAt, protection: protection ?? .completeUnlessOpen))
+                                  relativePath: relativePath, state: .missing, createdAt: try FieldRules.stampTime(record.updatedAt), syncState: record.syncState,
+                                  remoteVersion: record.remoteVersion, updatedAt: try FieldRules.stampTime(record.updatedAt), protection: protection ?? .completeUnlessOpen))
             return
         }
         if let pageCount, pageCount < 1 { throw StoreError.invalidField(field: "pageCount", rule: "must be at least 1") }

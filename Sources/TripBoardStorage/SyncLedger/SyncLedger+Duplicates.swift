@@ -87,8 +87,8 @@ extension SyncLedger {
                                            WHERE booking_id = ?1 AND content_hash <> '' AND \(Store.liveAttachment))
                 """
             let moved = try connection.statement("SELECT id, updated_at FROM attachments \(moving)")
-                .rows([.text(root(loser)), .text(loser)]) { (id: $0.text(0), updatedAt: $0.text(1)) }
-            try store.moveAttachments(moved, to: root(loser), at: now)
+                .rows([.text(root(loser)), .text(loser)]) { (id: Attachment.ID($0.text(0)), updatedAt: Timestamp(stored: $0.text(1))) }
+            try store.moveAttachments(moved, to: RecordID(root(loser)), at: now)
             _ = try store.trash.moveToTrashInTransaction(.booking, id: loser, at: now)
         }
         return pairs.count

@@ -139,15 +139,15 @@ extension SyncLedger {
         let values = SyncFieldValues(record: record)
         switch record.kind {
         case .trip:
-            let trip = try TripColumn.validated(TripColumn.record(from: values))
+            let trip = try TripColumn.validated(values: TripColumn.storedValues(from: values))
             if inserting { return try store.insert(validated: trip) }
             try store.update(TripColumn.self, trip)
         case .place:
-            let place = try PlaceColumn.validated(PlaceColumn.record(from: values))
+            let place = try PlaceColumn.validated(values: PlaceColumn.storedValues(from: values))
             if inserting { return try store.insert(validated: place) }
             try store.update(PlaceColumn.self, place)
         case .booking:
-            let booking = try BookingColumn.validated(BookingColumn.record(from: values))
+            let booking = try BookingColumn.validated(values: BookingColumn.storedValues(from: values))
             if inserting { return try store.insert(validated: booking) }
             try store.update(BookingColumn.self, booking)
         case .attachment:

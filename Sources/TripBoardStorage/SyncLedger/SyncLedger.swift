@@ -1,4 +1,5 @@
 import TripBoardSQLite
+import TripBoardSystem
 public import TripBoardModel
 
 /// What sync keeps in the store, beside the records: the account and its change token, the
@@ -44,7 +45,7 @@ extension SyncLedger {
         return StoreCursor(RowCursor(connection: connection, sql: RecordKind.allCases.map(select).joined(separator: " UNION ALL ") + " ORDER BY 5, 2") { row in
             PendingChange(kind: RecordKind(rawValue: row.text(0)) ?? .trip, id: row.text(1),
                           syncState: SyncState(rawValue: row.text(2)) ?? .failed,
-                          remoteVersion: row.optionalInteger(3), updatedAt: row.text(4))
+                          remoteVersion: row.optionalInteger(3), updatedAt: Timestamp(stored: row.text(4)))
         })
     }
 

@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardSystem
+public import TripBoardSystem
 public import TripBoardModel
 
 /// One entry of the trash: a record the user deleted, with what went with it, restorable until it
@@ -21,9 +21,9 @@ public struct TrashEntry: Sendable, Equatable, Encodable {
     public var parentId: String?
     public var parentName: String?
     /// When it was deleted (UTC, milliseconds); the order of `trash list`, newest first.
-    public var trashedAt: String
+    public var trashedAt: Timestamp
     /// When the next writer purges it for good: `trashedAt` + 30 days.
-    public var purgeAfter: String
+    public var purgeAfter: Timestamp
     public var contents: Contents
     /// `pendingDeletion` when the server had it (a tombstone it will be told about), else what it was.
     public var syncState: SyncState
@@ -127,7 +127,7 @@ extension StoreTrash {
             for kind in RecordKind.allCases {
                 entries += try connection.statement(Self.trashRootsQuery(kind)).rows { row in
                     TrashEntry(kind: kind, id: row.text(0), name: row.text(1), parentId: row.optionalText(2),
-                               parentName: row.optionalText(3), trashedAt: row.text(4), purgeAfter: Self.purgeTime(after: row.text(4)),
+                               parentName: row.optionalText(3), trashedAt: Timestamp(stored: row.text(4)), purgeAfter: Self.purgeTime(after: Timestamp(stored: row.text(4))),
                                contents: counts[row.text(0)] ?? .init(), syncState: SyncState(rawValue: row.text(5)) ?? .failed,
                                remoteVersion: row.optionalInteger(6))
                 }
@@ -151,10 +151,9 @@ extension StoreTrash {
             """
     }
 
-    /// `stamp` + 30 days, as a stamp.
-    static func purgeTime(after stamp: String) -> String {
-        guard let time = Timestamp(iso8601: stamp) else { return stamp }
-        return Timestamp(secondsSinceEpoch: time.secondsSinceEpoch + trashRetentionSeconds, milliseconds: time.milliseconds).utcStamp
+    /// `time` + 30 days.
+    static func purgeTime(after time: Timestamp) -> Timestamp {
+        Timestamp(secondsSinceEpoch: time.secondsSinceEpoch + trashRetentionSeconds, milliseconds: time.milliseconds)
     }
 
     /// Resolves an id or unique prefix typed for `trash restore`/`trash empty` to an entry of the

@@ -44,10 +44,10 @@ extension StoreVerification {
 
         package var id: String {
             switch self {
-            case .trip(let trip): trip.id
-            case .place(let place): place.id
-            case .booking(let booking): booking.id
-            case .attachment(let attachment): attachment.id
+            case .trip(let trip): trip.id.text
+            case .place(let place): place.id.text
+            case .booking(let booking): booking.id.text
+            case .attachment(let attachment): attachment.id.text
             }
         }
     }

@@ -201,3 +201,31 @@ public struct WrittenTime: Sendable, Equatable {
         Timestamp(secondsSinceEpoch: localSeconds - Int64(offset), offsetSeconds: offset, milliseconds: milliseconds)
     }
 }
+
+/// In JSON a timestamp is a stamp as the store keeps `updatedAt`: UTC with milliseconds,
+/// `2026-11-30T23:12:17.123Z` (the instant, whatever offset it was written in). Reading takes an
+/// ISO 8601 time that says its zone (`Z` or an offset): a stamp without one names no instant.
+extension Timestamp: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard WrittenTime(iso8601: text)?.offset != nil, let timestamp = Timestamp(iso8601: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 time with a zone")
+        }
+        self = timestamp
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(utcStamp)
+    }
+}
+
+extension Timestamp {
+    /// A stamp as the store keeps it (`updatedAt`, in UTC: `2026-11-30T23:12:17.123Z`), read as a
+    /// row is: text that is no time (a damaged page, which `container check` reports) reads as the
+    /// epoch.
+    public init(stored text: some StringProtocol) {
+        self = Timestamp(iso8601: text) ?? Timestamp(secondsSinceEpoch: 0)
+    }
+}
