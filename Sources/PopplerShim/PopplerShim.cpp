@@ -143,7 +143,7 @@ char *tripboard_pdf_page_text(const tripboard_pdf *pdf, int index, std::size_t *
     try {
         std::unique_ptr<poppler::page> page = loadPage(pdf, index);
         if (!page) return nullptr;
-        poppler::byte_array utf8 = page->text(poppler::rectf(), poppler::page::non_raw_non_physical_layout).to_utf8();
+        poppler::byte_array utf8 = page->text(poppler::rectf(), poppler::page::physical_layout).to_utf8();
         std::size_t count = utf8.size();
         // TextOutputDev ends every page with a form feed: the caller separates pages itself.
         while (count > 0 && (utf8[count - 1] == '\f' || utf8[count - 1] == '\n')) count--;

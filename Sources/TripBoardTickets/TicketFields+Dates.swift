@@ -49,7 +49,21 @@ extension TicketText {
     /// hotel the arrival labels count as the start. A date without a year (`12DEC`) takes its year
     /// from the issue date, when one is printed.
     func departure(forHotel isHotel: Bool) -> (date: CivilDate?, time: TicketFields.TimeOfDay?, yearless: TicketFields.DayMonth?) {
-        let labels = isHotel ? Self.hotelLabels : Self.travelLabels
+        let found = labelledDate(isHotel ? Self.hotelLabels : Self.travelLabels)
+        return (found.date, found.time, found.yearless)
+    }
+
+    /// A hotel stay's end: the date (and time) a check-out label (or a departure label, as some
+    /// hotels call it) introduces — nil when no date has one.
+    func checkOut() -> (date: CivilDate, time: TicketFields.TimeOfDay?)? {
+        let found = labelledDate(Self.checkOutScores)
+        guard let date = found.date, let score = found.dateScore, score > 0 else { return nil }
+        return (date, found.time)
+    }
+
+    /// The date (and time) whose nearest label scores best in `labels`, else the first one.
+    private func labelledDate(_ labels: [(TicketLabels, Int?)])
+        -> (date: CivilDate?, time: TicketFields.TimeOfDay?, yearless: TicketFields.DayMonth?, dateScore: Int?) {
         var bestDate: (value: TicketDate, score: Int)?
         var bestYearless: (value: YearlessTicketDate, score: Int)?
         var bestTime: (value: TicketFields.TimeOfDay, score: Int)?
@@ -78,12 +92,12 @@ extension TicketText {
                 index += 1
             }
         }
-        if let bestDate { return (bestDate.value.date, bestDate.value.time ?? bestTime?.value, nil) }
+        if let bestDate { return (bestDate.value.date, bestDate.value.time ?? bestTime?.value, nil, bestDate.score) }
         if let yearless = bestYearless?.value {
             return (issueDate.flatMap { yearless.resolved(onOrAfter: $0) }, yearless.time ?? bestTime?.value,
-                    TicketFields.DayMonth(day: yearless.day, month: yearless.month))
+                    TicketFields.DayMonth(day: yearless.day, month: yearless.month), nil)
         }
-        return (nil, bestTime?.value, nil)
+        return (nil, bestTime?.value, nil, nil)
     }
 
     /// A journey's arrival: the time — with its date, or a day and month, when printed — that
@@ -448,6 +462,11 @@ extension TicketText {
         "donnerstag", "freitag", "samstag", "sonntag", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo",
         "segunda", "terça", "quarta", "quinta", "sexta", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato",
         "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag", "ma", "wo", "vr", "za", "zo",
+    ]
+    /// Scores for a hotel's check-out, which some hotels call the departure.
+    static let checkOutScores: [(TicketLabels, Int?)] = [
+        (issueLabels, nil), (notDepartureLabels, nil), (checkInLabels, -1), (arrivalLabels, -1), (checkOutLabels, 3),
+        (departureLabels, 3),
     ]
     /// Scores for hotels, where the stay starts at check-in, also called arrival.
     static let hotelLabels: [(TicketLabels, Int?)] = [

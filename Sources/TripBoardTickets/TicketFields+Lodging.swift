@@ -15,7 +15,9 @@ extension TicketText {
     /// A hotel's address, from its label (`Address:`, `Adresse`, `Morada`, `Dirección`,
     /// `Indirizzo`, `Adres`, `Anschrift`, `住所`): the rest of the label's line, and the next line
     /// too when the label's line holds no more than the street (an address ends with its city).
-    func lodgingAddress() -> String? {
+    func lodgingAddress() -> String? { labelledAddress() ?? addressUnderName() }
+
+    private func labelledAddress() -> String? {
         let lines = lineRanges()
         guard let label = firstLabel(Self.addressLabels) else { return nil }
         var end = label.end
@@ -24,6 +26,31 @@ extension TicketText {
         var text = joined(end..<lines[line].upperBound)
         if line + 1 < lines.count, !lines[line + 1].isEmpty { text += ", " + joined(lines[line + 1]) }
         return text.isEmpty ? nil : text
+    }
+
+    /// An address printed without a label, as a letterhead prints it: the lines under the hotel's
+    /// name (`Hotel Sonne` over `Hohe Straße 12`, `50667 Köln`, `Deutschland`), up to four, with no
+    /// more than two blank lines before each (a producer that spaces its lines prints one between
+    /// every two), until a line with a label (`Check-in:`); nil unless they name a place the tables
+    /// know.
+    private func addressUnderName() -> String? {
+        let lines = lineRanges()
+        guard let name = lodgingName(),
+              let nameLine = lines.prefix(Self.headLines).firstIndex(where: { !$0.isEmpty && joined($0).hasSuffix(name) }) else { return nil }
+        var parts: [String] = []
+        var blanks = 0
+        for range in lines.dropFirst(nameLine + 1) {
+            if range.isEmpty {
+                blanks += 1
+                if blanks > 2 { break }
+                continue
+            }
+            guard parts.count < 4, !range.contains(where: { isSymbol($0, [":"]) }) else { break }
+            parts.append(joined(range))
+            blanks = 0
+        }
+        let address = parts.joined(separator: ", ")
+        return PlaceZones.place(in: address, fromRight: true) == nil ? nil : address
     }
 
     private static let addressLabels = TicketLabels(

@@ -90,8 +90,9 @@ extension TicketText {
             // "Train 2 of 3" is a count; real train numbers on a "train" label have three digits or more.
             (product, minimumDigits) = ("Train", 3)
             digitsIndex = skipNumberFillers(from: digitsIndex)
-        } else if token.folded == "alfa", self.token(at: index + 1)?.folded == "pendular" {
-            (product, digitsIndex) = ("Alfa Pendular", index + 2)
+        } else if let second = self.token(at: index + 1), second.line == token.line,
+                  let name = Self.twoWordTrainNames[token.folded + " " + second.folded] {
+            (product, digitsIndex) = (name, index + 2)
         } else {
             return nil
         }
@@ -163,7 +164,16 @@ extension TicketText {
         // Japan's Shinkansen by their service names, and North America's.
         "nozomi": "Nozomi", "hikari": "Hikari", "kodama": "Kodama", "mizuho": "Mizuho", "sakura": "Sakura",
         "hayabusa": "Hayabusa", "komachi": "Komachi", "kagayaki": "Kagayaki", "amtrak": "Amtrak", "acela": "Acela",
+        "keystone": "Keystone", "downeaster": "Downeaster",
         "のぞみ": "Nozomi", "ひかり": "Hikari", "こだま": "Kodama",
+    ]
+    /// Services named in two words: Portugal's, and Amtrak's (`Northeast Regional 171`).
+    private static let twoWordTrainNames: [String: String] = [
+        "alfa pendular": "Alfa Pendular", "northeast regional": "Northeast Regional", "empire service": "Empire Service",
+        "pacific surfliner": "Pacific Surfliner", "capitol corridor": "Capitol Corridor", "coast starlight": "Coast Starlight",
+        "silver meteor": "Silver Meteor", "silver star": "Silver Star", "lake shore": "Lake Shore", "auto train": "Auto Train",
+        "california zephyr": "California Zephyr", "empire builder": "Empire Builder", "sunset limited": "Sunset Limited",
+        "texas eagle": "Texas Eagle", "southwest chief": "Southwest Chief",
     ]
     private static let genericTrainWords: Set<String> = ["train", "zug", "treno", "tren", "comboio", "trem"]
     private static let trainBrandSuffixes: Set<String> = ["inoui", "lyria"]

@@ -31,6 +31,8 @@ extension TicketText {
                 continue
             }
             let word = word(at: index)
+            // `MEMMO-123`: a reference printed in groups is the whole of it, not its first group.
+            if allowsNumbers, wordsSeen == 0, let number = confirmationNumber(at: index), number != word.text { return number }
             if Self.isReferenceShaped(word.text),
                wordsSeen == 0 || isLaterReference(word.text, at: index, labelLine: labelLine) {
                 return word.text
@@ -51,8 +53,8 @@ extension TicketText {
     }
 
     /// A confirmation number starting at `index`: 6–20 capitals and digits in one word or in
-    /// groups glued together by single `.` or `-`, with at least four digits, not a date
-    /// (`12.12.2026`) and ending its word.
+    /// groups glued together by single `.` or `-` — with at least four digits in one word, one
+    /// in groups (`MEMMO-123`) — not a date (`12.12.2026`) and ending its word.
     private func confirmationNumber(at index: Int) -> String? {
         var end = index
         var groups: [String] = []
@@ -70,7 +72,7 @@ extension TicketText {
         }
         let characters = groups.joined().utf8
         let digits = characters.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-        guard (6...20).contains(characters.count), digits >= 4,
+        guard (6...20).contains(characters.count), digits >= (groups.count > 1 ? 1 : 4),
               characters.allSatisfy({ ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }),
               !(groups.count == 3 && groups.allSatisfy { $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
                 && date(at: index) != nil) else { return nil }

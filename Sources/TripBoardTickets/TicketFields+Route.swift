@@ -7,22 +7,32 @@ extension TicketText {
 
     // MARK: - Two places around a separator
 
-    /// The first `A → B`. Arrows may join names; hyphens, dashes and "to" join only IATA codes,
-    /// because between names they also join headings ("Booking – Confirmation", "Welcome to Paris").
+    /// The first `A → B`. Arrows may join names; hyphens, dashes and "to" join IATA codes, and
+    /// names only when both are places the tables know (`NEW YORK (PENN STATION), NY - WASHINGTON,
+    /// DC`), because between other names they join headings ("Booking – Confirmation", "Welcome to Paris").
     private func separatedRoute() -> (origin: String, destination: String)? {
         for index in tokens.indices {
             guard let (separatorEnd, allowsNames) = separator(at: index) else { continue }
             // "Lisboa Oriente 08:39 → 11:45 Faro": the times beside the arrow are not part of the route.
             let before = index >= 3 && time(at: index - 3, afterDate: false)?.end == index ? index - 3 : index
             let after = time(at: separatorEnd, afterDate: false)?.end ?? separatorEnd
-            guard let origin = place(endingBefore: before, allowsNames: allowsNames),
-                  let destination = place(startingAt: after, allowsNames: allowsNames),
-                  tokens[before - 1].line == tokens[index].line, tokens[after].line == tokens[index].line,
-                  origin.name != destination.name
-            else { continue }
-            return (origin.name, destination.name)
+            if let route = places(around: index, before: before, after: after, allowsNames: allowsNames) { return route }
+            if !allowsNames, let route = places(around: index, before: before, after: after, allowsNames: true),
+               PlaceZones.place(in: route.origin) != nil, PlaceZones.place(in: route.destination) != nil {
+                return route
+            }
         }
         return nil
+    }
+
+    /// The places ending at `before` and starting at `after`, on the line of the separator at `index`.
+    private func places(around index: Int, before: Int, after: Int, allowsNames: Bool) -> (origin: String, destination: String)? {
+        guard let origin = place(endingBefore: before, allowsNames: allowsNames),
+              let destination = place(startingAt: after, allowsNames: allowsNames),
+              tokens[before - 1].line == tokens[index].line, tokens[after].line == tokens[index].line,
+              origin.name != destination.name
+        else { return nil }
+        return (origin.name, destination.name)
     }
 
     /// The separator at `index`: the index after it, and whether it may stand between names.
@@ -45,6 +55,9 @@ extension TicketText {
             return (tokens[index - 2].text, index - 3)
         }
         if isAirportCode(index - 1) { return (tokens[index - 1].text, index - 1) }
+        var index = index
+        // `NEW YORK (PENN STATION), NY`: a state's or country's two capitals after a comma end the name.
+        if let last = token(at: index - 1), last.isUppercaseASCII, last.text.utf8.count == 2, isSymbol(index - 2, [","]) { index -= 2 }
         guard allowsNames, let last = token(at: index - 1) else { return nil }
         var start = index
         var words = 0
@@ -152,12 +165,14 @@ extension TicketText {
 
     // MARK: - Pieces
 
-    /// Three capitals standing alone that are not a month, weekday, currency or common word.
+    /// Three capitals standing alone that are not a month, weekday, currency or common word, nor
+    /// the first word of a place's name in capitals (`NEW YORK`, `SAN SEBASTIÁN`).
     func isAirportCode(_ index: Int) -> Bool {
         guard let token = token(at: index), token.isUppercaseASCII, token.text.utf8.count == 3,
-              startsWord(index), endsWord(index)
+              startsWord(index), endsWord(index), !Self.airportCodeLookalikes.contains(token.text)
         else { return false }
-        return !Self.airportCodeLookalikes.contains(token.text)
+        guard let next = self.token(at: index + 1), next.line == token.line, next.kind == .letters else { return true }
+        return PlaceZones.named(token.text + " " + next.text) == nil
     }
 
     /// True when a word of a name starts at `index`: "Dieu" in "Part-Dieu" and "l" in "Int'l" do not.

@@ -24,10 +24,11 @@ public struct TicketFields: Sendable, Equatable, Codable {
     public var departureDate: CivilDate?
     /// The departure (or check-in) time, local to the departure station.
     public var departureTime: TimeOfDay?
-    /// A journey's arrival date, when one is printed beside the arrival (not for a hotel).
+    /// A journey's arrival date, when one is printed beside the arrival; a hotel's check-out date.
     public var arrivalDate: CivilDate?
     /// A journey's arrival time, local to where it arrives: a time right after an arrival label
-    /// (`Arrival 11:20`, `Ankunft 13:05`, `到着 11:33`); the last such, an itinerary's end.
+    /// (`Arrival 11:20`, `Ankunft 13:05`, `到着 11:33`); the last such, an itinerary's end. A
+    /// hotel's check-out time, when one is printed with its date.
     public var arrivalTime: TimeOfDay?
     /// The place named on the arrival's line (`Praha`, `HND`), when a known one is.
     public var arrivalPlace: String?
@@ -107,6 +108,10 @@ public struct TicketFields: Sendable, Equatable, Codable {
         case .hotel?:
             fields.hotelName = ticket.lodgingName()
             fields.hotelAddress = ticket.lodgingAddress()
+            // The stay ends at check-out, on the hotel's clock.
+            if let checkOut = ticket.checkOut(), departure.date.map({ checkOut.date > $0 }) ?? false {
+                (fields.arrivalDate, fields.arrivalTime) = (checkOut.date, checkOut.time)
+            }
         // A car hire's "child seat" is no seat; a document of no kind is no ticket.
         case .car?, nil: break
         default: fields.seat = ticket.seat()

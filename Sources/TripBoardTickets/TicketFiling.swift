@@ -380,13 +380,19 @@ public struct TicketFiling {
         let store = try container.store
         var startsAt: BookingTime?
         var zone: String?
+        var checkOut: BookingTime?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
             let local = (try? chosen?.name.map { try TimeZoneRules.named($0) } ?? nil) ?? TimeZoneRules.local()
             startsAt = Self.printedTime(date.description + "T" + time, in: local)
             if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
+            // A hotel's check-out is on its check-in's clock: a time, or its day when none is printed.
+            if fields.kind == .hotel, let out = fields.arrivalDate {
+                checkOut = out > date ? fields.arrivalTime.map { Self.printedTime(out.description + "T" + $0.description, in: local) }
+                    ?? .allDay(out) : nil
+            }
         }
-        let (endsAt, endZone) = Self.arrival(of: fields, startsAt: startsAt, zone: zone)
+        let (endsAt, endZone) = fields.kind == .hotel ? (checkOut, zone) : Self.arrival(of: fields, startsAt: startsAt, zone: zone)
         let fallbackTitle = filename.hasSuffix(".pdf") || filename.hasSuffix(".PDF") ? String(filename.dropLast(4)) : filename
         return try Booking(id: .make(), tripId: tripId, kind: fields.kind ?? .other,
                            title: fields.suggestedTitle ?? (fallbackTitle.isEmpty ? "Ticket" : fallbackTitle),
@@ -442,24 +448,40 @@ public struct TicketFiling {
     }
 
     /// The booking of the trip this ticket is for, when one is already there — typed in by hand,
-    /// or filed from another copy of the confirmation: the same reference and the same start (its
-    /// wall clock, or its date when the ticket prints no time; any start when the booking has
-    /// none), or the same flight or train number on the same date. Only a single match counts;
-    /// two or more, or none, and the ticket makes a booking of its own.
+    /// or filed from another copy of the confirmation: the same reference and the same start, or
+    /// the same flight or train number on the same date. The same start is the same wall clock in
+    /// the booking's own calendar (its date when the ticket prints no time; any start when the
+    /// booking has none), or the same instant where the ticket names the place it starts from (a
+    /// train typed in at 22:30 New York time is the 04:30 Köln departure of the next day). Only a
+    /// single match counts; two or more, or none, and the ticket makes a booking of its own.
     func matchingBooking(for fields: TicketFields, tripId: Trip.ID) throws -> Booking? {
         guard fields.reference != nil || (fields.number != nil && fields.departureDate != nil) else { return nil }
-        let matches = try container.store.bookings(tripId: tripId).filter { Self.booking($0, matches: fields) }
+        let instant = Self.printedStart(of: fields)
+        let matches = try container.store.bookings(tripId: tripId).filter { Self.booking($0, matches: fields, startingAt: instant) }
         return matches.count == 1 ? matches[0] : nil
     }
 
-    static func booking(_ booking: Booking, matches fields: TicketFields) -> Bool {
+    /// When the journey starts, where the ticket names the place it starts from (an airport's
+    /// code, a known station or city) and prints a date and time; nil otherwise.
+    static func printedStart(of fields: TicketFields) -> Timestamp? {
+        guard let date = fields.departureDate, let time = fields.departureTime, let origin = fields.origin,
+              let zone = PlaceZones.airport(origin) ?? PlaceZones.place(in: origin)?.zone,
+              let rules = try? TimeZoneRules.named(zone),
+              case .instant(let start)? = printedTime(date.description + "T" + time.description, in: rules) else { return nil }
+        return start
+    }
+
+    static func booking(_ booking: Booking, matches fields: TicketFields, startingAt instant: Timestamp? = nil) -> Bool {
         // The booking's own calendar: its date and wall-clock time in the offset it was written in.
         let date = booking.startsAt?.date.description
         let time: String? = if case .instant(let start)? = booking.startsAt { start.clockText } else { nil }
-        let sameDate = fields.departureDate.map { date == $0.description } ?? false
+        let sameInstant: Bool = if let instant, case .instant(let start)? = booking.startsAt {
+            start.secondsSinceEpoch == instant.secondsSinceEpoch
+        } else { false }
+        let sameDate = sameInstant || fields.departureDate.map { date == $0.description } ?? false
         if let reference = fields.reference, let own = booking.reference,
            normalized(own) == normalized(reference) {
-            guard let date else { return true }
+            guard let date, !sameInstant else { return true }
             guard let ticketDate = fields.departureDate else { return true }
             guard date == ticketDate.description else { return false }
             return fields.departureTime.map { time == nil || time == $0.description } ?? true

@@ -55,7 +55,7 @@ import Testing
         let near = try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Near",
                                        "--starts-at", "2026-12-13T15:00", "--zone", "Europe/Lisbon")
         _ = far
-        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Lisboa Santa Apolonia - Porto Campanha", "Date 14 DEC 2026 Departure 09:09"]
+        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Zorvath Central - Quelmir Norte", "Date 14 DEC 2026 Departure 09:09"]
         let answer = try Self.share(container, train, trip: trip)
         let booking = try #require(answer["booking"] as? [String: Any])
         #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00+00:00" && booking["zone"] as? String == "Europe/Lisbon", "\(booking)")
@@ -106,7 +106,7 @@ import Testing
     @Test func otherwiseTheSharersZoneAndTheOutputSaysSo() throws {
         let container = try TestContainer()
         let trip = try container.addTrip()
-        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Lisboa Santa Apolonia - Porto Campanha", "Date 14 DEC 2026 Departure 09:09"]
+        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Zorvath Central - Quelmir Norte", "Date 14 DEC 2026 Departure 09:09"]
         let pdf = try container.input(TicketPDF.make(lines: train), as: "train.pdf")
         let result = try container.share([pdf, "--trip", trip], environment: Self.fromNewYork)
         #expect(result.status == 0 && result.stdout.contains("  zone:       America/New_York (TZ, this computer's"), "\(result)")

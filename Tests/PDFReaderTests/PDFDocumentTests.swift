@@ -89,7 +89,7 @@ struct PDFDocumentTests {
         #expect(document.text(firstPages: 1000).split(separator: "\u{0C}").count == Fixture.pageCount)
     }
 
-    /// The text is `pdftotext`'s (same reading order, same blank lines between blocks), on PDFs
+    /// The text is `pdftotext -layout`'s (the same physical layout, line for line), on PDFs
     /// of three other producers: `pdftotext` ends each page with a form feed where the document
     /// puts one between pages, and the last lines' newlines are not kept.
     @Test func textIsWhatPdftotextPrints() throws {
@@ -108,7 +108,7 @@ struct PDFDocumentTests {
     }
 
     static func pdftotext(_ path: String, pages: Int) throws -> String {
-        let outcome = try ChildProcess.run(executable: "/usr/bin/pdftotext", arguments: ["-enc", "UTF-8", "-l", String(pages), path, "-"],
+        let outcome = try ChildProcess.run(executable: "/usr/bin/pdftotext", arguments: ["-layout", "-enc", "UTF-8", "-l", String(pages), path, "-"],
                                            environment: [:], timeout: 60)
         try #require(outcome.termination == .exited(0), "pdftotext \(path): \(outcome.termination)")
         return String(decoding: outcome.output, as: UTF8.self)

@@ -113,7 +113,7 @@ struct TicketFieldsTests {
             3 nights, 1 room, 2 adults
             Booked on 1 Dec 2026
             """,
-            expected: fields(.hotel, "HX48K2Q", nil, nil, nil, "2026-12-12", "15:00", hotel: "Hotel Avenida Palace"),
+            expected: fields(.hotel, "HX48K2Q", nil, nil, nil, "2026-12-12", "15:00", hotel: "Hotel Avenida Palace", checkOut: "2026-12-15"),
             title: "Hotel Avenida Palace"),
         Sample(name: "hotel that calls check-in arrival", text: """
             Pensão Lisboa
@@ -121,7 +121,7 @@ struct TicketFieldsTests {
             Arrival: 12.12.2026    Departure: 15.12.2026
             Room: Double, 3 nights
             """,
-            expected: fields(.hotel, nil, nil, nil, nil, "2026-12-12", nil, hotel: "Pensão Lisboa"),
+            expected: fields(.hotel, nil, nil, nil, nil, "2026-12-12", nil, hotel: "Pensão Lisboa", checkOut: "2026-12-15"),
             title: "Pensão Lisboa"),
         Sample(name: "FlixBus ticket", text: """
             FlixBus
@@ -513,13 +513,14 @@ struct TicketFieldsTests {
 
     static func fields(_ kind: BookingKind?, _ reference: String?, _ number: String?, _ origin: String?,
                        _ destination: String?, _ date: String?, _ time: String?, hotel: String? = nil, seat: String? = nil,
-                       arrival: (date: String?, time: String)? = nil, arrivalPlace: String? = nil,
+                       arrival: (date: String?, time: String)? = nil, checkOut: String? = nil, arrivalPlace: String? = nil,
                        arrivalDayMonth: (day: Int, month: Int)? = nil) -> TicketFields {
         var fields = TicketFields(kind: kind, reference: reference, number: number, origin: origin, destination: destination,
                                   departureDate: date.flatMap { CivilDate($0) },
                                   departureTime: time.flatMap { TicketFields.TimeOfDay($0) }, hotelName: hotel, seat: seat)
         fields.arrivalDate = arrival?.date.flatMap { CivilDate($0) }
         fields.arrivalTime = arrival.flatMap { TicketFields.TimeOfDay($0.time) }
+        if let checkOut { fields.arrivalDate = CivilDate(checkOut) }
         fields.arrivalPlace = arrivalPlace
         fields.arrivalDayMonth = arrivalDayMonth.map { TicketFields.DayMonth(day: $0.day, month: $0.month) }
         return fields
@@ -565,5 +566,30 @@ struct TicketFieldsTests {
     ] as [(String, String?)])
     func confirmationNumbers(text: String, reference: String?) {
         #expect(TicketFields.extract(from: "Hotel\n" + text).reference == reference, "\(text)")
+    }
+}
+
+/// Routes that name their places in capitals, or join them with a hyphen, as Amtrak prints them.
+struct TicketRouteNamesTests {
+    @Test func threeCapitalsThatBeginAPlacesNameAreTheName() {
+        let fields = TicketFields.extract(from: "AMTRAK\nFrom NEW YORK (PENN STATION), NY To WASHINGTON, DC\nDEC 14, 2026  DEPARTS 7:05 AM")
+        #expect(fields.origin == "NEW YORK (PENN STATION)" && fields.destination == "WASHINGTON", "not the airport NEW: \(fields)")
+    }
+
+    @Test func aHyphenJoinsTwoKnownPlacesButNoHeading() {
+        let amtrak = TicketFields.extract(from: "AMTRAK\nNEW YORK (PENN STATION), NY - WASHINGTON, DC\nDEC 14, 2026  DEPARTS 7:05 AM")
+        #expect(amtrak.origin == "NEW YORK (PENN STATION)" && amtrak.destination == "WASHINGTON", "\(amtrak)")
+        let heading = TicketFields.extract(from: "Booking - Confirmation\nTrain IC 523\nDate 14 DEC 2026 Departure 09:09")
+        #expect(heading.origin == nil && heading.destination == nil, "\(heading)")
+    }
+
+    @Test func amtraksTrainsAreNamedInTwoWords() {
+        #expect(TicketFields.extract(from: "AMTRAK\nNortheast Regional 171\nDEC 14, 2026 DEPARTS 7:05 AM").number == "Northeast Regional 171")
+        #expect(TicketFields.extract(from: "CP\nAlfa Pendular 123\n14 DEC 2026 09:09").number == "Alfa Pendular 123")
+    }
+
+    @Test func aReferenceInGroupsIsWhole() {
+        #expect(TicketFields.extract(from: "Reservation number: MEMMO-123\nCheck-in: 28 Mar 2027 15:00").reference == "MEMMO-123")
+        #expect(TicketFields.extract(from: "Booking reference: X7K2QP\nFlight TP 1351").reference == "X7K2QP")
     }
 }
