@@ -110,6 +110,25 @@ struct SchemaMigrationTests {
     }
 
     /// Deleting a booking row never takes attachment rows (and so their files) with it.
+    /// Step 3 made an old all-day booking over at its start (00:00 UTC of its day); step 18 makes
+    /// it over at its day's end, as every booking written since is, and leaves the others alone.
+    @Test func anOldAllDayBookingIsOverAtItsDaysEnd() throws {
+        let temporary = try TemporaryDirectory()
+        let connection = try Self.v1Store(temporary)
+        try connection.execute("""
+            INSERT INTO bookings VALUES ('77777777-7777-4777-8777-777777777777', '\(Self.trip)', 'hotel', 'Stay', '2026-12-13', 1797120000,
+                                         NULL, 'pendingUpload', NULL, '\(Self.stamp)');
+            """)
+        try Schema.migrate(connection, steps: Array(Schema.migrations.prefix(17)))
+        let overAt = "SELECT over_at_epoch FROM bookings WHERE id = ?"
+        #expect(try connection.integer(overAt, [.text("77777777-7777-4777-8777-777777777777")]) == 1_797_120_000, "step 3 left it at its start")
+        try Schema.migrate(connection)
+        #expect(try connection.integer(overAt, [.text("77777777-7777-4777-8777-777777777777")]) == 1_797_206_400, "24:00 UTC of 13 Dec")
+        #expect(try connection.integer(overAt, [.text(Self.booking)]) == 1_796_974_500, "a time is over at its start")
+        let written = BookingTime.epochs(startsAt: BookingTime("2026-12-13"), endsAt: nil)
+        #expect(written.overAt == 1_797_206_400, "what a booking written today holds")
+    }
+
     @Test func aBookingWithALiveAttachmentCannotBeDeletedInSQL() throws {
         let temporary = try TemporaryDirectory()
         let connection = try Self.v1Store(temporary)

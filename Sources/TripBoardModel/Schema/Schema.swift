@@ -109,6 +109,8 @@ package enum Schema {
         bookingEndZone,
         // 16 → 17: the protection class an attachment's file is sealed under (docs/security.md)
         attachmentProtection,
+        // 17 → 18: an all-day booking from before version 3 is over at its day's end (docs/storage.md)
+        allDayOverAtItsDaysEnd,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.
