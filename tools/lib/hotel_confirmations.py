@@ -73,17 +73,24 @@ def with_fpdf2(lines, path):
     pdf.output(path)
 
 
-def with_libreoffice(lines, path):
+def libreoffice_convert(name, content, path, infilter=None):
+    """Writes `content` to a file called `name` and has LibreOffice Writer convert it to the PDF `path`."""
     soffice = shutil.which("soffice")
     if soffice is None:
         raise ImportError("soffice (libreoffice-writer-nogui) is not installed")
     with tempfile.TemporaryDirectory() as work:
-        text = os.path.join(work, "confirmation.txt")
-        with open(text, "w", encoding="utf-8") as file:
-            file.write("\n".join(lines) + "\n")
-        subprocess.run([soffice, f"-env:UserInstallation=file://{work}/profile", "--headless", "--convert-to",
-                        "pdf:writer_pdf_Export", "--outdir", work, text], check=True, capture_output=True, timeout=120)
-        shutil.move(os.path.join(work, "confirmation.pdf"), path)
+        source = os.path.join(work, name)
+        with open(source, "w", encoding="utf-8") as file:
+            file.write(content)
+        subprocess.run([soffice, f"-env:UserInstallation=file://{work}/profile", "--headless"]
+                       + ([f"--infilter={infilter}"] if infilter else [])
+                       + ["--convert-to", "pdf:writer_pdf_Export", "--outdir", work, source],
+                       check=True, capture_output=True, timeout=120)
+        shutil.move(os.path.join(work, os.path.splitext(name)[0] + ".pdf"), path)
+
+
+def with_libreoffice(lines, path):
+    libreoffice_convert("confirmation.txt", "\n".join(lines) + "\n", path)
 
 
 PRODUCERS = {"reportlab": with_reportlab, "fpdf2": with_fpdf2, "libreoffice": with_libreoffice}

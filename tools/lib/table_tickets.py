@@ -14,10 +14,9 @@ What each must give is in EXPECTED (`TableTicketTests` carries the same table).
 import datetime
 import html
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
+
+from hotel_confirmations import libreoffice_convert
 
 # name → (lines above the table, table rows (label, value), lines below)
 TICKETS = {
@@ -120,20 +119,11 @@ def fpdf2_ticket(above, rows, below, path):
 
 
 def libreoffice_ticket(above, rows, below, path):
-    soffice = shutil.which("soffice")
-    if soffice is None:
-        raise ImportError("soffice (libreoffice-writer-nogui) is not installed")
     paragraphs = lambda lines: "".join(f"<p>{html.escape(line)}</p>" for line in lines if line)
     table = "".join(f"<tr><td>{html.escape(label)}</td><td>{html.escape(value)}</td></tr>" for label, value in rows)
     body = paragraphs(above) + (f"<table border='1' cellpadding='4'>{table}</table>" if rows else "") + paragraphs(below)
-    with tempfile.TemporaryDirectory() as work:
-        source = os.path.join(work, "ticket.html")
-        with open(source, "w", encoding="utf-8") as file:
-            file.write(f"<html><head><meta charset='utf-8'></head><body>{body}</body></html>")
-        subprocess.run([soffice, f"-env:UserInstallation=file://{work}/profile", "--headless",
-                        "--infilter=HTML (StarWriter)", "--convert-to", "pdf:writer_pdf_Export", "--outdir", work, source],
-                       check=True, capture_output=True, timeout=120)
-        shutil.move(os.path.join(work, "ticket.pdf"), path)
+    libreoffice_convert("ticket.html", f"<html><head><meta charset='utf-8'></head><body>{body}</body></html>", path,
+                        infilter="HTML (StarWriter)")
 
 
 PRODUCERS = {"reportlab": reportlab_ticket, "fpdf2": fpdf2_ticket, "libreoffice": libreoffice_ticket}
