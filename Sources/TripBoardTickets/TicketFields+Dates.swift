@@ -22,6 +22,9 @@ struct TicketArrival: Sendable, Equatable {
     /// The line's text after the time, and before the label: where a place may be named.
     var placeAfter = ""
     var placeBefore = ""
+    /// Whether an arrival was read before it: the end of an itinerary's last leg, which the
+    /// route printed for the first leg does not place.
+    var followsAnother = false
 }
 
 /// A day and month printed without a year, as boarding passes print them (`12DEC`).
@@ -137,6 +140,7 @@ extension TicketText {
             let lineRange = lineRange(of: label.start)
             arrival.placeAfter = joined(arrival.end..<lineRange.upperBound)
             arrival.placeBefore = joined(lineRange.lowerBound..<label.start)
+            arrival.followsAnother = found != nil
             found = arrival
             from = arrival.end
         }
@@ -435,9 +439,10 @@ extension TicketText {
         "departure", "departure date", "date of departure", "depart", "departs", "departing", "dep", "abfahrt",
         "partida", "départ", "salida", "partenza", "vertrek", "outbound", "出発", "発車")
     private static let checkInLabels = TicketLabels("check-in", "checkin", "check in", "check-in date", "anreise", "entrada",
+                                                    "inchecken",
                                                     "チェックイン")
     private static let checkOutLabels = TicketLabels(
-        "check-out", "checkout", "check out", "check-out date", "return", "return date", "closes", "abreise", "saída",
+        "check-out", "checkout", "check out", "check-out date", "return", "return date", "closes", "abreise", "saída", "uitchecken",
         "チェックアウト")
     private static let boardingLabels = TicketLabels("boarding", "boards", "embarque", "imbarco", "instappen")
     private static let plainDateLabels = TicketLabels("date", "travel date", "date of travel", "date du voyage", "datum",

@@ -194,7 +194,7 @@ extension TicketText {
     private static let lodgingWords: Set<String> = [
         "hotel", "hôtel", "hotels", "hostel", "inn", "resort", "pousada", "suites", "lodge", "motel", "guesthouse",
         "aparthotel", "residence", "residencial", "albergue", "pension", "gasthof", "gasthaus", "hostal", "parador",
-        "auberge", "pensão", "pensao", "pensión", "pensione", "palace", "palácio", "palacio", "palazzo",
+        "auberge", "albergo", "pensão", "pensao", "pensión", "pensione", "palace", "palácio", "palacio", "palazzo",
         "ryokan", "minshuku", "apartment", "apartments", "apartamento", "apartamentos", "appartement", "appartamento",
         "旅館", "ホテル",
     ]

@@ -21,11 +21,11 @@ extension TicketText {
     }
 
     /// The value after a label ending before `index`: the first fitting word among the next three,
-    /// on the label's line or the next (where poppler puts a value printed under its label).
+    /// on the label's line or the next with text (where a value printed under its label is).
     private func referenceValue(after index: Int, labelLine: Int, allowsNumbers: Bool) -> String? {
         var index = skipReferenceFillers(from: index)
         var wordsSeen = 0
-        while wordsSeen < 3, let token = token(at: index), token.line <= labelLine + 1 {
+        while wordsSeen < 3, let token = token(at: index), token.line <= labelLine + 2 {
             guard token.isWord else {
                 index += 1
                 continue

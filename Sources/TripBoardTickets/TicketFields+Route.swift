@@ -5,6 +5,17 @@ extension TicketText {
         separatedRoute() ?? labelledRoute()
     }
 
+    /// Where the journey starts when no route is printed: the first place a departure label
+    /// introduces that the tables know (`Partida 02/06/2027 09:09 Lisboa Santa Apolónia`).
+    func labelledDeparture() -> String? {
+        var search = 0
+        while let label = firstLabel(Self.departureStationLabels, from: search) {
+            search = label.end
+            if let place = labelledPlace(after: label), PlaceZones.place(in: place.name) != nil { return place.name }
+        }
+        return nil
+    }
+
     // MARK: - Two places around a separator
 
     /// The first `A → B`. Arrows may join names; hyphens, dashes and "to" join IATA codes, and
@@ -152,6 +163,8 @@ extension TicketText {
     private func labelledPlace(after label: (start: Int, end: Int)) -> (name: String, end: Int)? {
         var index = label.end
         while isSymbol(index, [":", "-", "–"]) { index += 1 }
+        // A weekday before the date: `Abfahrt So, 14.03.2027 09:13 Frankfurt(Main)Hbf`.
+        while let token = token(at: index), Self.weekdayWords.contains(token.folded) || isSymbol(index, [",", "."]) { index += 1 }
         // A date or a time between the label and the place: `Départ 07h43 Paris Gare de Lyon`.
         if let date = date(at: index) {
             index = date.end
@@ -159,7 +172,7 @@ extension TicketText {
             index = end
         }
         while isSymbol(index, [":", "-", "–", ","]) { index += 1 }
-        guard let token = token(at: index), token.line <= tokens[label.start].line + 1 else { return nil }
+        guard let token = token(at: index), token.line <= tokens[label.start].line + 2 else { return nil }
         return place(startingAt: index, allowsNames: true)
     }
 
@@ -227,6 +240,7 @@ extension TicketText {
         (TicketLabels("departure", "départ", "abfahrt", "partenza", "salida", "partida", "vertrek", "出発"),
          TicketLabels("arrival", "arrivée", "ankunft", "arrivo", "llegada", "chegada", "aankomst", "到着")),
     ]
+    private static let departureStationLabels = routeLabelPairs[2].0
     /// Words that end a name read forwards: "Lisbon to Paris", "Paris on 12 Dec", "Lyon via Dijon".
     private static let nameStopWords: Set<String> = ["to", "via", "on", "at", "dep", "arr", "departure", "arrival"]
     /// Labels that precede a name on its line: "Outbound Lisbon → Paris".

@@ -5,7 +5,7 @@ extension TicketText {
     ///
     /// A seat is a word of 1–3 digits, and perhaps one capital letter, right after a seat label
     /// ("SEAT 14C", "Sitzplatz 45", "Place 061", "座席 7A") on its line, or — when the label ends
-    /// its line, heading a column — the word of the next line nearest under it. Anything else
+    /// its line, heading a column — the word of the next line with text nearest under it. Anything else
     /// after a label ("Place of issue", "Seat reservation") is no seat, and the next label is
     /// tried. The words that also name streets and squares ("Platz", "Place", "Lugar", "Posto")
     /// count only where a seat label stands: first on their line, after a separator, or after a
@@ -33,7 +33,8 @@ extension TicketText {
               token.kind == .symbol && Self.seatFillerSymbols.contains(token.text) || Self.seatFillerWords.contains(token.folded) {
             index += 1
         }
-        guard let token = token(at: index), token.isWord, token.line <= labelLine + 1 else { return nil }
+        // The next line with text: a producer that spaces its lines leaves a blank one between.
+        guard let token = token(at: index), token.isWord, token.line <= labelLine + 2 else { return nil }
         if token.line > labelLine {
             guard let under = wordNearest(column: tokens[labelStart].column, onLineOf: index) else { return nil }
             index = under

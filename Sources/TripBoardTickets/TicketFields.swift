@@ -86,22 +86,27 @@ public struct TicketFields: Sendable, Equatable, Codable {
             String(found.text.filter { $0 != " " }) == reference ? nil : found
         }
         let route = ticket.route()
+        let origin = route?.origin ?? ticket.labelledDeparture()
         // The country the journey departs from decides a slashed date that both readings fit.
-        ticket.departsFromTheUnitedStates = route.flatMap { PlaceZones.airport($0.origin) ?? PlaceZones.place(in: $0.origin)?.zone }
+        ticket.departsFromTheUnitedStates = origin.flatMap { PlaceZones.airport($0) ?? PlaceZones.place(in: $0)?.zone }
             .map { PlaceZones.unitedStatesZones.contains($0) }
         let likelyKind = ticket.likelyKind(service: service)
         let departure = ticket.departure(forHotel: likelyKind == .hotel)
-        var fields = TicketFields(reference: reference, number: service?.text, origin: route?.origin,
+        var fields = TicketFields(reference: reference, number: service?.text, origin: origin,
                                   destination: route?.destination, departureDate: departure.date,
                                   departureTime: departure.time)
         fields.kind = likelyKind ?? (fields == TicketFields() ? nil : .other)
         fields.departureDayMonth = departure.date == nil ? departure.yearless : nil
         if fields.kind != .hotel, fields.kind != nil {
             // Where a journey ends: a time labelled as the arrival, with its date when one is printed.
-            if let arrival = ticket.arrival() {
+            // The last leg's arrival names its own place, or is left out: the route's destination
+            // is the first leg's, and no end is better than a wrong one.
+            if let arrival = ticket.arrival(),
+               case let place = Self.place(named: arrival.placeAfter) ?? Self.place(named: arrival.placeBefore),
+               place != nil || !arrival.followsAnother {
                 (fields.arrivalDate, fields.arrivalTime) = (arrival.date, arrival.time)
                 (fields.arrivalDayMonth, fields.arrivalDayOffset) = (arrival.dayMonth, arrival.dayOffset)
-                fields.arrivalPlace = Self.place(named: arrival.placeAfter) ?? Self.place(named: arrival.placeBefore)
+                fields.arrivalPlace = place
             }
         }
         switch fields.kind {
@@ -218,8 +223,12 @@ extension TicketText {
         (.hotel, [
             (TicketLabels("hotel"), 3), (TicketLabels("ryokan", "hostel", "pousada", "guesthouse", "bed and breakfast", "b&b", "apartments",
                                                                "aparthotel", "旅館"), 3),
-            (TicketLabels("check-in", "checkin", "anreise", "チェックイン"), 1),
-            (TicketLabels("check-out", "checkout"), 1), (TicketLabels("nights", "night"), 1),
+            // The kinds of lodging in the seven languages and Japanese: `Hôtel des Arts` with
+            // `Arrivée`/`Départ` is a stay, not a journey.
+            (TicketLabels("hôtel", "hostal", "albergo", "pensão", "pensión", "pensione", "gasthof", "gasthaus", "auberge",
+                          "parador", "albergue", "minshuku", "motel", "ホテル"), 3),
+            (TicketLabels("check-in", "checkin", "anreise", "inchecken", "チェックイン"), 1),
+            (TicketLabels("check-out", "checkout", "uitchecken"), 1), (TicketLabels("nights", "night"), 1),
             (TicketLabels("room", "rooms"), 1),
         ]),
         (.other, [

@@ -347,9 +347,10 @@ public struct TicketFiling {
         if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
             return TicketZone(name: zone, source: .departureAirport, from: origin)
         }
-        // A hotel is where its stay begins — its name's city, else its address's (which ends with
-        // its city, before its country); a journey begins where it departs.
-        let named = fields.kind == .hotel ? [fields.hotelName, fields.hotelAddress] : [fields.origin]
+        // A hotel is where its stay begins — its address's city (which ends it, before its
+        // country), else its name's (`Hotel Paris` in Lisbon is in Lisbon); a journey begins
+        // where it departs.
+        let named = fields.kind == .hotel ? [fields.hotelAddress, fields.hotelName] : [fields.origin]
         for case let text? in named {
             if let (place, zone) = PlaceZones.place(in: text, fromRight: fields.kind == .hotel) {
                 return TicketZone(name: zone, source: .ticketPlace, from: place)

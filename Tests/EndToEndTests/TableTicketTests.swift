@@ -89,4 +89,18 @@ import Testing
         #expect(answer["bookingMatched"] as? Bool == true)
         #expect(try container.sqlite("SELECT count(*) FROM bookings").trimmedStdout == "1")
     }
+
+    /// A hotel is where its address is, whatever city its name names: `Hotel Paris` in Lisbon.
+    @Test func aHotelsAddressDecidesOverItsName() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2027-09-15", end: "2027-09-25")
+        let lines = ["Booking confirmation", "Hotel Paris", "Rua Augusta 100", "1100-053 Lisboa", "Portugal",
+                     "Confirmation number: 55120931", "Check-in: 20 Sep 2027 14:00", "Check-out: 22 Sep 2027 12:00"]
+        let pdf = try container.input(TicketPDF.make(lines: lines), as: "paris.pdf")
+        let result = try container.share([pdf, "--trip", trip, "--json"], environment: Self.fromNewYork)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2027-09-20T14:00:00+01:00" && booking["zone"] as? String == "Europe/Lisbon", "\(booking)")
+        #expect(booking["endsAt"] as? String == "2027-09-22T12:00:00+01:00", "\(booking)")
+    }
 }

@@ -593,3 +593,54 @@ struct TicketRouteNamesTests {
         #expect(TicketFields.extract(from: "Booking reference: X7K2QP\nFlight TP 1351").reference == "X7K2QP")
     }
 }
+
+/// What an independent run of 78 tickets found the reader missing, each read now.
+struct TicketLayoutTests {
+    @Test func aWeekdayBetweenTheDepartureLabelAndItsDateLeavesTheStation() {
+        let fields = TicketFields.extract(from: """
+            ICE 123
+            Abfahrt         So, 14.03.2027 09:13   Frankfurt(Main)Hbf
+            Ankunft         So, 14.03.2027 10:17   Köln Hbf
+            """)
+        #expect(fields.origin == "Frankfurt(Main)Hbf" && fields.destination == "Köln Hbf", "\(fields)")
+    }
+
+    @Test func aDepartureStationWithoutAnArrivalIsTheOrigin() {
+        let fields = TicketFields.extract(from: "CP Comboios de Portugal\nAlfa Pendular 131\nPartida 02/06/2027 09:09 Lisboa Santa Apolónia")
+        #expect(fields.origin == "Lisboa Santa Apolónia" && fields.destination == nil, "\(fields)")
+    }
+
+    @Test func theLastLegsArrivalWithoutItsPlaceIsLeftOut() {
+        let fields = TicketFields.extract(from: """
+            Flight 1: UA 940 FRA → ORD
+            Departure: 14 Apr 2027 10:40   Arrival: 14 Apr 2027 13:05
+            Flight 2: UA 1234 ORD → SFO
+            Departure: 14 Apr 2027 15:30   Arrival: 14 Apr 2027 18:10
+            """)
+        #expect(fields.arrivalTime == nil && fields.arrivalDate == nil, "the route's ORD is the first leg's: \(fields)")
+        let placed = TicketFields.extract(from: """
+            Flight 1: UA 940 FRA → ORD
+            Departure: 14 Apr 2027 10:40   Arrival: 14 Apr 2027 13:05 Chicago (ORD)
+            Departure: 14 Apr 2027 15:30   Arrival: 14 Apr 2027 18:10 San Francisco (SFO)
+            """)
+        #expect(placed.arrivalTime?.description == "18:10" && placed.arrivalPlace == "SFO", "\(placed)")
+    }
+
+    @Test func aLodgingWordInItsOwnLanguageMakesAStay() {
+        let fields = TicketFields.extract(from: """
+            Hôtel des Arts
+            8 rue de Londres
+            75009 Paris
+            Arrivée : jeudi 4 novembre 2027 15h00
+            Départ : samedi 6 novembre 2027 11h00
+            Numéro de confirmation : 3318842
+            """)
+        #expect(fields.kind == .hotel && fields.hotelName == "Hôtel des Arts", "\(fields)")
+        #expect(fields.departureDate?.description == "2027-11-04" && fields.departureTime?.description == "15:00", "\(fields)")
+        #expect(fields.arrivalDate?.description == "2027-11-06" && fields.arrivalTime?.description == "11:00", "check-out: \(fields)")
+    }
+
+    @Test func aSeatUnderItsHeadingAcrossABlankLine() {
+        #expect(TicketFields.extract(from: "IBERIA BOARDING PASS\nIB 3166 MAD → ORY\n\nGate         Seat\n\n14           12A").seat == "12A")
+    }
+}
