@@ -53,7 +53,7 @@ struct SalvagePlaceholders {
             SELECT min(substr(starts_at, 1, 10)), max(substr(starts_at, 1, 10)) FROM salvage.bookings
             WHERE trip_id = ?1 AND starts_at IS NOT NULL
             """).rows([.text(tripID)]) { ($0.optionalText(0), $0.optionalText(1)) }
-        let today = String(stamp.prefix(10))
+        let today = Timestamp(stored: stamp).withOffset(0).localDate.description
         guard let (start, end) = rows.first, let start, let end else { return (today, today) }
         return (start, end)
     }
@@ -63,7 +63,7 @@ struct SalvagePlaceholders {
         if let existing = try connection.statement("SELECT id FROM salvage.trips WHERE name = ?1")
             .rows([.text(Self.orphanTripName)], { $0.text(0) }).first { return existing }
         let id = Identifier.make()
-        let today = String(stamp.prefix(10))
+        let today = Timestamp(stored: stamp).withOffset(0).localDate.description
         try insertTrip(id: id, name: Self.orphanTripName, start: today, end: today)
         return id
     }
