@@ -94,6 +94,35 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public func iso8601(includingMilliseconds: Bool = false, utcDesignator: Bool = false) -> String {
         let local = secondsSinceEpoch + Int64(offsetSeconds)
         let date = localDate
+        // The forms the store keeps, written byte by byte (an import writes one per record).
+        if (0...9999).contains(date.year), abs(offsetSeconds) < 100 * 3600 {
+            let secondOfDay = Int(local - Int64(date.daysSinceEpoch) * 86_400)
+            return String(unsafeUninitializedCapacity: 29) { buffer in
+                var index = 0
+                func digits(_ value: Int, _ width: Int) {
+                    var divisor = width == 4 ? 1000 : width == 3 ? 100 : 10
+                    while divisor > 0 {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(value / divisor % 10)
+                        index += 1
+                        divisor /= 10
+                    }
+                }
+                func byte(_ character: Unicode.Scalar) {
+                    buffer[index] = UInt8(character.value)
+                    index += 1
+                }
+                digits(date.year, 4); byte("-"); digits(date.month, 2); byte("-"); digits(date.day, 2); byte("T")
+                digits(secondOfDay / 3600, 2); byte(":"); digits(secondOfDay / 60 % 60, 2); byte(":"); digits(secondOfDay % 60, 2)
+                if includingMilliseconds { byte("."); digits(milliseconds, 3) }
+                if offsetSeconds == 0 && utcDesignator {
+                    byte("Z")
+                } else {
+                    let magnitude = abs(offsetSeconds)
+                    byte(offsetSeconds < 0 ? "-" : "+"); digits(magnitude / 3600, 2); byte(":"); digits(magnitude / 60 % 60, 2)
+                }
+                return index
+            }
+        }
         let secondOfDay = Int(local - Int64(date.daysSinceEpoch) * 86_400)
         var text = date.description + "T" + CivilDate.pad(secondOfDay / 3600, 2) + ":"
             + CivilDate.pad(secondOfDay / 60 % 60, 2) + ":" + CivilDate.pad(secondOfDay % 60, 2)
@@ -226,6 +255,24 @@ extension Timestamp {
     /// row is: text that is no time (a damaged page, which `container check` reports) reads as the
     /// epoch.
     public init(stored text: some StringProtocol) {
-        self = Timestamp(iso8601: text) ?? Timestamp(secondsSinceEpoch: 0)
+        self = Timestamp(storedStamp: text) ?? Timestamp(iso8601: text) ?? Timestamp(secondsSinceEpoch: 0)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` exactly, read without a copy: what every row of the store holds.
+    private init?(storedStamp text: some StringProtocol) {
+        var text = String(text)
+        let parsed = text.withUTF8 { bytes -> Timestamp? in
+            guard bytes.count == 24, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z") else { return nil }
+            let raw = UnsafeRawBufferPointer(bytes)
+            guard let date = CivilDate(utf8: UnsafeRawBufferPointer(rebasing: raw[0..<10])),
+                  let hour = CivilDate.number(raw, 11..<13), let minute = CivilDate.number(raw, 14..<16),
+                  let second = CivilDate.number(raw, 17..<19), let milliseconds = CivilDate.number(raw, 20..<23),
+                  hour < 24, minute < 60, second < 60 else { return nil }
+            return Timestamp(secondsSinceEpoch: Int64(date.daysSinceEpoch) * 86_400 + Int64(hour * 3600 + minute * 60 + second),
+                             milliseconds: milliseconds)
+        }
+        guard let parsed else { return nil }
+        self = parsed
     }
 }
