@@ -174,7 +174,8 @@ public struct TicketFields: Sendable, Equatable, Codable {
         if let destination { return (noun ?? "Trip") + " to " + destination }
         if let origin { return (noun ?? "Trip") + " from " + origin }
         if let reference { return noun.map { $0 + " booking " + reference } ?? "Booking " + reference }
-        return kind.map { _ in noun ?? "Booking" }
+        // A document of no kind with nothing to name it by: the file's name says more than "Booking".
+        return noun
     }
 
     /// What to call a booking of `kind` in a title; nil when the kind says nothing.

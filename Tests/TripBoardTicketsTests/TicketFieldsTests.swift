@@ -150,7 +150,7 @@ struct TicketFieldsTests {
             Sat 12 Dec 2026 21:00   Doors 20:00
             Row F   Seat 12
             """,
-            expected: fields(.other, nil, nil, nil, nil, "2026-12-12", "21:00", seat: "F/12"), title: "Booking"),
+            expected: fields(.other, nil, nil, nil, nil, "2026-12-12", "21:00", seat: "F/12"), title: nil),
         Sample(name: "empty page", text: "", expected: TicketFields(), title: nil),
     ]
 
@@ -462,7 +462,7 @@ struct TicketFieldsTests {
         (TicketFields(kind: .hotel, reference: "HX48K2Q"), "Hotel booking HX48K2Q"),
         (TicketFields(kind: .other, reference: "X7K2QP"), "Booking X7K2QP"),
         (TicketFields(kind: .train), "Train"),
-        (TicketFields(kind: .other), "Booking"),
+        (TicketFields(kind: .other), nil),
         (TicketFields(), nil),
     ] as [(TicketFields, String?)])
     func suggestsATitle(fields: TicketFields, title: String?) {
