@@ -202,6 +202,10 @@ extension AppCommand {
     static func listItems(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
+        // Before the first unlock since the computer started nothing of the keychain can be read,
+        // and a list of items all "locked" would say less than this (69, as `keychain get` is).
+        // A lock that cannot be read (another device's keybag) is the keychain's to report.
+        if (try? deviceLock(context)?.status().state) == .lockedSinceStart { throw DeviceError.notUnlockedSinceStart }
         let keychain = try context.keychain()
         let items = try keychain.list()
         let others = try keychain.otherDevicesItemCount()

@@ -82,7 +82,15 @@ struct DeviceLockTests {
         try device.dropKeyring()
         status = try device.status()
         #expect(status["state"] as? String == "locked-since-start" && status["readableClasses"] as? [String] == ["always"])
+        // The keychain says so rather than list every item as locked, with --json too.
+        for json in [false, true] {
+            let list = try json ? device.app("keychain", "list", "--json") : device.app("keychain", "list")
+            #expect(list.status == 69 && list.stdout.isEmpty
+                    && list.stderr == "error: the device has not been unlocked since it started; `app device unlock`\n", "\(list)")
+        }
         #expect(try device.app("device", "unlock", stdin: "river-stone\n").status == 0)
+        let unlocked = try device.app("keychain", "list")
+        #expect(unlocked.status != 69, "unlocked: no longer refused for the lock (this device has no container: 66) \(unlocked)")
         #expect(try device.state() == "unlocked")
         #expect(device.file("keybag.json") == keybag, "locking and unlocking never write the keybag")
 

@@ -85,8 +85,13 @@ import TripBoardTestSupport
             try a.ok("device", "unlock", stdin: Self.passcode + "\n")
         }
 
-        // get and list
-        let listed = try Self.listing(a).items
+        // get and list: before the first unlock the list itself is refused (69), as every get is
+        var listed: [String: [String: Any]] = [:]
+        if state == .beforeFirstUnlock {
+            Self.expectLockedRefusal(try a.app("keychain", "list", "--json"), state, "list")
+        } else {
+            listed = try Self.listing(a).items
+        }
         for accessibility in Self.accessibilities {
             let service = Self.service(accessibility)
             let got = try a.app("keychain", "get", service, "ana")
@@ -96,6 +101,7 @@ import TripBoardTestSupport
                 Self.expectLockedRefusal(got, state, "get \(accessibility)")
                 #expect(!got.stdout.contains("v1"))
             }
+            guard state != .beforeFirstUnlock else { continue }
             #expect(listed[service]?["accessibility"] as? String == accessibility)
             #expect(listed[service]?["status"] as? String == (Self.readable(accessibility, in: state) ? "available" : "locked"),
                     "list \(accessibility) in \(state): \(listed[service] ?? [:])")
@@ -165,10 +171,15 @@ import TripBoardTestSupport
             let deleted = try a.app("keychain", "delete", Self.service(accessibility), "ana")
             #expect(deleted.status == 0, "delete \(accessibility) in \(state): \(deleted)")
         }
-        #expect(try Self.listing(a).items.isEmpty)
+        if state == .beforeFirstUnlock {
+            Self.expectLockedRefusal(try a.app("keychain", "list"), state, "list after the deletions")
+        } else {
+            #expect(try Self.listing(a).items.isEmpty)
+        }
 
         // Unlocked again, A sends its deletions; B follows.
         if !Self.unlocked(state) { try a.ok("device", "unlock", stdin: Self.passcode + "\n") }
+        #expect(try Self.listing(a).items.isEmpty)
         try a.sync()
         try b.sync()
         #expect(try Self.listing(b).items.isEmpty, "the deletions reached B")
