@@ -176,5 +176,6 @@ extension TicketText {
         "texas eagle": "Texas Eagle", "southwest chief": "Southwest Chief",
     ]
     private static let genericTrainWords: Set<String> = ["train", "zug", "treno", "tren", "comboio", "trem"]
-    private static let trainBrandSuffixes: Set<String> = ["inoui", "lyria"]
+    /// Words between a train's name and its number: `TGV INOUI 6201`, `Lake Shore Limited 49`.
+    private static let trainBrandSuffixes: Set<String> = ["inoui", "lyria", "limited"]
 }

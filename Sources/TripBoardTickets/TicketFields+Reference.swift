@@ -114,6 +114,7 @@ extension TicketText {
         "référence dossier", "buchungscode", "buchungsnummer", "reservierungsnummer", "auftragsnummer",
         "número de reserva", "número de confirmação", "número de confirmación", "número da reserva",
         "numéro de réservation", "numéro de confirmation", "codice pnr", "codice prenotazione", "numero di prenotazione",
+        "numero prenotazione",
         "boekingsnummer", "reserveringsnummer", "boekingscode", "予約番号", "確認番号")
     private static let genericReferenceLabels = TicketLabels("reference", "ref", "référence", "réf", "referência", "referencia",
                                                              "riferimento", "referentie")

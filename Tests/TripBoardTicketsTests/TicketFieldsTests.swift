@@ -644,3 +644,15 @@ struct TicketLayoutTests {
         #expect(TicketFields.extract(from: "IBERIA BOARDING PASS\nIB 3166 MAD → ORY\n\nGate         Seat\n\n14           12A").seat == "12A")
     }
 }
+
+/// Two more that the independent run found empty.
+struct TicketLabelTests {
+    @Test func anItalianConfirmationNumberWithoutItsPreposition() {
+        #expect(TicketFields.extract(from: "Albergo del Sole\nNumero prenotazione: 4012.345.678\nArrivo: 21/07/2027 14:00").reference
+                == "4012.345.678")
+    }
+
+    @Test func amtraksLimitedTrainsKeepTheirNumber() {
+        #expect(TicketFields.extract(from: "AMTRAK\nLake Shore Limited 49\nDEC 14, 2026 DEPARTS 9:30 PM").number == "Lake Shore 49")
+    }
+}
