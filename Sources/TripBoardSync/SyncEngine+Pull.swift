@@ -470,7 +470,7 @@ extension SyncEngine {
     private func hashCopiesNotHashedYet(like record: SyncRecord) throws {
         guard let bookingId = record.fields["bookingId"]?.stringValue, case .number(let text)? = record.fields["byteCount"],
               let byteCount = Int64(text), let hash = record.fields["contentHash"]?.stringValue, !hash.isEmpty else { return }
-        for candidate in try store.unverifiedAttachments(bookingId: RecordID(bookingId), tripId: RecordID(""), byteCount: byteCount)
+        for candidate in try store.unverifiedAttachments(bookingId: RecordID(bookingId), tripId: nil, byteCount: byteCount)
         where candidate.remoteVersion == nil && candidate.syncState == .pendingUpload {
             do {
                 _ = try AttachmentHashing.verifiedHash(of: candidate, files: files, recordingIn: store)

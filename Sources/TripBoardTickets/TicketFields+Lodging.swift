@@ -15,7 +15,8 @@ extension TicketText {
     /// A hotel's address, from its label (`Address:`, `Adresse`, `Morada`, `Dirección`,
     /// `Indirizzo`, `Adres`, `Anschrift`, `住所`): the rest of the label's line, and the next line
     /// too when the label's line holds no more than the street (an address ends with its city).
-    func lodgingAddress() -> String? { labelledAddress() ?? addressUnderName() }
+    /// Without a label, the lines under `name`, the hotel's name as `lodgingName` read it.
+    func lodgingAddress(under name: String?) -> String? { labelledAddress() ?? name.flatMap(addressUnder) }
 
     private func labelledAddress() -> String? {
         let lines = lineRanges()
@@ -33,10 +34,9 @@ extension TicketText {
     /// more than two blank lines before each (a producer that spaces its lines prints one between
     /// every two), until a line with a label (`Check-in:`); nil unless they name a place the tables
     /// know.
-    private func addressUnderName() -> String? {
+    private func addressUnder(_ name: String) -> String? {
         let lines = lineRanges()
-        guard let name = lodgingName(),
-              let nameLine = lines.prefix(Self.headLines).firstIndex(where: { !$0.isEmpty && joined($0).hasSuffix(name) }) else { return nil }
+        guard let nameLine = lines.prefix(Self.headLines).firstIndex(where: { !$0.isEmpty && joined($0).hasSuffix(name) }) else { return nil }
         var parts: [String] = []
         var blanks = 0
         for range in lines.dropFirst(nameLine + 1) {

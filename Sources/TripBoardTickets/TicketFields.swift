@@ -112,7 +112,7 @@ public struct TicketFields: Sendable, Equatable, Codable {
         switch fields.kind {
         case .hotel?:
             fields.hotelName = ticket.lodgingName()
-            fields.hotelAddress = ticket.lodgingAddress()
+            fields.hotelAddress = ticket.lodgingAddress(under: fields.hotelName)
             // The stay ends at check-out, on the hotel's clock.
             if let checkOut = ticket.checkOut(), departure.date.map({ checkOut.date > $0 }) ?? false {
                 (fields.arrivalDate, fields.arrivalTime) = (checkOut.date, checkOut.time)

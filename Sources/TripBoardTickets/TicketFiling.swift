@@ -137,11 +137,11 @@ public enum TicketFilingError: Error, Sendable, Equatable, CustomStringConvertib
                 "\(candidates.count) trips contain \(date)"
             case (let date?, _): "no trip contains \(date)"
             }
-            let listed = candidates.prefix(5).map { "\($0.id.text.prefix(8)) \($0.name) (\($0.startDate)–\($0.endDate))" }
+            let listed = candidates.prefix(5).map { "\($0.id.short) \($0.name) (\($0.startDate)–\($0.endDate))" }
             let more = candidates.count > 5 ? ", …" : ""
             return "\(reason); choose one with --trip" + (listed.isEmpty ? "" : ": " + listed.joined(separator: ", ") + more)
         case .bookingNotInTrip(let bookingId, let tripId):
-            return "booking \(bookingId.text.prefix(8)) belongs to another trip than \(tripId.text.prefix(8)); drop --trip or pick a booking of that trip"
+            return "booking \(bookingId.short) belongs to another trip than \(tripId.short); drop --trip or pick a booking of that trip"
         }
     }
 }

@@ -38,7 +38,7 @@ public struct AttachmentProtection {
     @discardableResult
     public func protect(_ attachment: Attachment, as protection: ProtectionClass) throws -> Outcome {
         guard attachment.state == .present else {
-            throw StoreError.invalidData("attachment \(attachment.id.text.prefix(8)) has no file here (it is \(attachment.state.rawValue)); nothing was changed")
+            throw StoreError.invalidData("attachment \(attachment.id.short) has no file here (it is \(attachment.state.rawValue)); nothing was changed")
         }
         // Both classes open, the row's too: a locked device changes no class, not even of a file
         // an earlier build left in the clear.
@@ -63,14 +63,14 @@ public struct AttachmentProtection {
     func reseal(_ attachment: Attachment, as protection: ProtectionClass) throws {
         let source = try files.open(relativePath: attachment.relativePath)
         guard source.plaintextLength == attachment.byteCount else {
-            throw StoreError.invalidData("the file of attachment \(attachment.id.text.prefix(8)) is not the size its row records; `app container check` reports it; nothing was changed")
+            throw StoreError.invalidData("the file of attachment \(attachment.id.short) is not the size its row records; `app container check` reports it; nothing was changed")
         }
         let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: attachment.byteCount, protection: protection,
                                      prefix: "protect")
         var replaced = false
         defer { if !replaced { files.discard(staged) } }
         guard staged.byteCount == attachment.byteCount, attachment.contentHash.admits(staged.contentHash) else {
-            throw StoreError.invalidData("the file of attachment \(attachment.id.text.prefix(8)) does not match its recorded hash; `app container check` reports it; nothing was changed")
+            throw StoreError.invalidData("the file of attachment \(attachment.id.short) does not match its recorded hash; `app container check` reports it; nothing was changed")
         }
         CrashPoint.reach("protect.staged")
         try files.replace(relativePath: attachment.relativePath, with: staged)

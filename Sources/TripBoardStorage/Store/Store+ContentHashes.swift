@@ -34,7 +34,7 @@ extension Store {
     /// Live unverified rows of `bookingId` (or, without one, of any booking of `tripId`) with
     /// exactly `byteCount` bytes: the candidates a deduplication must hash on the spot, since an
     /// empty hash can equal nothing.
-    public func unverifiedAttachments(bookingId: Booking.ID?, tripId: Trip.ID, byteCount: Int64) throws -> [Attachment] {
+    public func unverifiedAttachments(bookingId: Booking.ID?, tripId: Trip.ID?, byteCount: Int64) throws -> [Attachment] {
         let columns = Self.attachmentColumns.split(separator: ",").map { "a." + String($0).trimmingWhitespace() }.joined(separator: ", ")
         return try connection.statement("""
             SELECT \(columns) FROM attachments a JOIN bookings b ON b.id = a.booking_id
@@ -42,7 +42,7 @@ extension Store {
               AND a.trashed_at IS NULL AND b.trashed_at IS NULL AND b.sync_state <> 'pendingDeletion'
               AND (a.booking_id = ?1 OR (?1 IS NULL AND b.trip_id = ?2))
             ORDER BY a.created_at, a.id
-            """).rows([bookingId.map { SQLValue.text($0.text) } ?? .null, .text(tripId.text), .integer(byteCount)], Self.attachment(from:))
+            """).rows([bookingId.map { SQLValue.text($0.text) } ?? .null, tripId.map { SQLValue.text($0.text) } ?? .null, .integer(byteCount)], Self.attachment(from:))
     }
 
     /// Records the hashes of files read in full, in one write transaction (or in the caller's:

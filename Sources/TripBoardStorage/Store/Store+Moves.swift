@@ -19,7 +19,7 @@ extension Store {
             let target = try booking(id: bookingId)
             guard attachment.bookingId != target.id else { return attachment }
             if !attachment.contentHash.isPending, let copy = try self.attachment(bookingId: target.id, contentHash: attachment.contentHash.stored) {
-                throw StoreError.invalidData("booking \(target.id.text.prefix(8)) already has this file, as attachment \(copy.id.text.prefix(8))")
+                throw StoreError.invalidData("booking \(target.id.short) already has this file, as attachment \(copy.id.short)")
             }
             try moveAttachments([(attachment.id, attachment.updatedAt)], to: target.id, at: stamp())
             return try self.attachment(id: id)
@@ -71,7 +71,7 @@ extension Store {
             let other = try booking(id: otherID)
             guard keep.tripId == other.tripId else {
                 throw StoreError.invalidData("""
-                    bookings \(keep.id.text.prefix(8)) and \(other.id.text.prefix(8)) are in different trips; `app attachment move` \
+                    bookings \(keep.id.short) and \(other.id.short) are in different trips; `app attachment move` \
                     moves a ticket to a booking of another trip
                     """)
             }

@@ -66,7 +66,7 @@ public final class Store {
     /// The `updatedAt` of a change made now.
     package func now() -> Timestamp { clock() }
     /// `now()` as the store keeps it (`2026-11-30T23:12:17.123Z`), for statements that set it.
-    package func stamp() -> String { clock().utcStamp }
+    package func stamp() -> String { now().utcStamp }
 
     /// `RecordRows.live` for attachments, which also leave through the deletion queue (`deleting`).
     static let liveAttachment = "state <> 'deleting' AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
