@@ -66,9 +66,15 @@ let package = Package(
             name: "TripBoardSystem",
             dependencies: ["CSystem"]
         ),
+        // The sealed-page VFS (C, over SQLite's unix VFS and libsodium): every page of a sealed
+        // database's main file and WAL sealed with XChaCha20-Poly1305 (docs/security.md).
+        .target(
+            name: "SealedPages",
+            dependencies: ["CSQLite", "CSodium"]
+        ),
         .target(
             name: "TripBoardSQLite",
-            dependencies: ["CSQLite", "TripBoardSystem"]
+            dependencies: ["CSQLite", "SealedPages", "TripBoardSystem", "TripBoardKeys"]
         ),
         // The small module of keys and sealing (SecureBytes, BLAKE2b, XChaCha20-Poly1305,
         // secretstream, X25519 sealed boxes, key derivation): what the device's keys and the sealed

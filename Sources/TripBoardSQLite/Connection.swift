@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import SealedPages
 
 /// One SQLite connection, closed when released. Not thread-safe: one connection per thread.
 ///
@@ -30,10 +31,19 @@ public final class Connection {
     /// Set by `setCheckpointOnClose(true)`: a writer's connection to a verified store.
     private var checkpointsOnClose = false
 
+    /// The sealed-page VFS, registered once per process.
+    private static let sealedPagesRegistered: Int32 = tripboard_sealed_register()
+
     /// Opens `path`. Opening is lazy in SQLite: a file of garbage opens fine and fails on first read.
     /// `uri`: `path` is a `file:` URI (e.g. with `immutable=1`).
-    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, uri: Bool = false) throws {
+    /// `sealing`: the database's pages are sealed under this key (`PageKey`): the connection
+    /// reads and writes through the sealed-page VFS, keeps temporary files in memory, and, when
+    /// it creates the file, reserves the bytes each page's seal takes.
+    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, uri: Bool = false, sealing: PageKey? = nil) throws {
         _ = Self.configured
+        if sealing != nil, Self.sealedPagesRegistered != SQLITE_OK {
+            throw SQLiteError(extendedCode: Self.sealedPagesRegistered, message: "the sealed-page VFS could not be registered", sql: nil)
+        }
         var flags = SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0)
         switch mode {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
@@ -41,7 +51,19 @@ public final class Connection {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        var code = sqlite3_open_v2(path, &handle, flags, sealing == nil ? nil : TRIPBOARD_SEALED_VFS)
+        if code == SQLITE_OK, let handle, let sealing {
+            code = sealing.apply(to: handle)
+            if code == SQLITE_OK {
+                // Before the first page exists: room for the nonce and the tag on every page (a
+                // no-op for a file that has pages already; the VFS refuses a page 1 without it).
+                var reserve = Int32(PageKey.reservedBytes)
+                code = sqlite3_file_control(handle, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
+            }
+            if code == SQLITE_OK {
+                code = sqlite3_exec(handle, "PRAGMA temp_store = MEMORY", nil, nil, nil)
+            }
+        }
         guard code == SQLITE_OK, let handle else {
             let error = SQLiteError(connection: handle, code: code)
             sqlite3_close_v2(handle)
@@ -50,9 +72,13 @@ public final class Connection {
         self.handle = handle
         self.path = path
         self.mode = mode
+        self.isSealed = sealing != nil
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
     }
+
+    /// Whether this connection reads and writes sealed pages.
+    public let isSealed: Bool
 
     deinit {
         statementCache.removeAll()

@@ -65,8 +65,13 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// or the `-shm` index could not (`SQLITE_IOERR_SHMSIZE`, which SQLite reports for ENOSPC there).
     public var isDiskFull: Bool { code == .full || extendedCode == SQLITE_IOERR | (19 << 8) }
 
-    /// True when the file is not a usable database: garbage bytes, a damaged page, a bad header.
-    public var isCorruption: Bool { code == .notADatabase || code == .corrupt }
+    /// True when the file is not a usable database: garbage bytes, a damaged page, a bad header,
+    /// or a sealed page that does not open (`SQLITE_IOERR_DATA`, the sealed-page VFS's answer).
+    public var isCorruption: Bool { code == .notADatabase || code == .corrupt || isSealedPageFailure }
+
+    /// True when a sealed page did not authenticate (`SQLITE_IOERR_DATA`): altered, torn, moved
+    /// from another place or another file, or sealed under another key.
+    public var isSealedPageFailure: Bool { extendedCode == SQLITE_IOERR | (32 << 8) }
 
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"
