@@ -30,6 +30,8 @@ let package = Package(
         .executable(name: "pdf-worker", targets: ["pdf-worker"]),
         .executable(name: "container-migration", targets: ["container-migration"]),
         .executable(name: "sync-agent", targets: ["sync-agent"]),
+        // The sealed-page VFS as a SQLite loadable extension, for `app container sqlite`.
+        .library(name: "TripBoardSealedPages", type: .dynamic, targets: ["SealedPagesExtension"]),
     ],
     targets: [
         .systemLibrary(
@@ -73,6 +75,10 @@ let package = Package(
             dependencies: ["CSQLite", "CSodium"]
         ),
         .target(
+            name: "SealedPagesExtension",
+            dependencies: ["SealedPages", "CSQLite", "CSodium"]
+        ),
+        .target(
             name: "TripBoardSQLite",
             dependencies: ["CSQLite", "SealedPages", "TripBoardSystem", "TripBoardKeys"]
         ),
@@ -105,7 +111,7 @@ let package = Package(
         // the next-trip query. All the widget needs besides the command line (docs/architecture.md).
         .target(
             name: "TripBoardModel",
-            dependencies: ["TripBoardSystem", "TripBoardSQLite"]
+            dependencies: ["TripBoardSystem", "TripBoardSQLite", "TripBoardKeys", "TripBoardDevice"]
         ),
         .target(
             name: "TripBoardStorage",
@@ -149,7 +155,7 @@ let package = Package(
         // (docs/architecture.md).
         .target(
             name: "TripBoardWidget",
-            dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardCommandLine"]
+            dependencies: ["TripBoardSystem", "TripBoardModel", "TripBoardCommandLine", "TripBoardDevice"]
         ),
         // Ticket filing: what a ticket's text says (dates, route, reference, lodging) and the
         // importer that runs `pdf-worker` on a shared PDF and files it through the store.

@@ -56,6 +56,54 @@ struct sealed_file {
 
 static sqlite3_vfs *lower;
 
+// MARK: - A key waiting for a path (VACUUM INTO's output)
+
+static pthread_mutex_t expected_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char *expected_path;
+static page_keys *expected_keys;
+
+int tripboard_sealed_expect(const char *path, const tripboard_page_key *key) {
+    pthread_mutex_lock(&expected_mutex);
+    if (expected_path != NULL) {
+        pthread_mutex_unlock(&expected_mutex);
+        return SQLITE_BUSY;
+    }
+    expected_keys = sodium_malloc(sizeof(page_keys));
+    expected_path = expected_keys ? strdup(path) : NULL;
+    if (expected_path == NULL) {
+        if (expected_keys) sodium_free(expected_keys);
+        expected_keys = NULL;
+        pthread_mutex_unlock(&expected_mutex);
+        return SQLITE_NOMEM;
+    }
+    memcpy(expected_keys->key, key->key, KEY_BYTES);
+    memcpy(expected_keys->file_id, key->file_id, ID_BYTES);
+    expected_keys->page_size = key->page_size;
+    pthread_mutex_unlock(&expected_mutex);
+    return SQLITE_OK;
+}
+
+void tripboard_sealed_forget(void) {
+    pthread_mutex_lock(&expected_mutex);
+    free(expected_path);
+    expected_path = NULL;
+    if (expected_keys) sodium_free(expected_keys);
+    expected_keys = NULL;
+    pthread_mutex_unlock(&expected_mutex);
+}
+
+/// A copy of the keys waiting for `path`, or NULL.
+static page_keys *expected_for(const char *path) {
+    page_keys *copy = NULL;
+    pthread_mutex_lock(&expected_mutex);
+    if (expected_path != NULL && path != NULL && strcmp(expected_path, path) == 0) {
+        copy = sodium_malloc(sizeof(page_keys));
+        if (copy) memcpy(copy, expected_keys, sizeof(page_keys));
+    }
+    pthread_mutex_unlock(&expected_mutex);
+    return copy;
+}
+
 // MARK: - The page format
 
 static void associated_data(uint8_t out[8 + ID_BYTES + 4], const uint8_t file_id[ID_BYTES], uint32_t page_number) {
@@ -290,10 +338,19 @@ static int wal_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_i
                 file->last_frame_page = big_endian(in);
                 rc = file->real->pMethods->xWrite(file->real, in, take, offset);
             } else {
-                // SQLite writes a frame's page whole, right after its header (the VFS says writes
-                // are powersafe, so it never splits one at a sector).
+                // SQLite writes a frame's page whole (the VFS says writes are powersafe, so it
+                // never splits one at a sector): right after its header, or alone when a page is
+                // changed again in the transaction that wrote its frame (the frame is rewritten
+                // in place, its header's checksums after): its number is then the header's on disk.
                 take = size;
-                if (within != FRAME_HEADER || amount < size || file->last_frame_offset != start) return SQLITE_IOERR_WRITE;
+                if (within != FRAME_HEADER || amount < size) return SQLITE_IOERR_WRITE;
+                if (file->last_frame_offset != start) {
+                    uint8_t number[4];
+                    rc = file->real->pMethods->xRead(file->real, number, 4, start);
+                    if (rc != SQLITE_OK) return rc == SQLITE_IOERR_SHORT_READ ? SQLITE_IOERR_WRITE : rc;
+                    file->last_frame_offset = start;
+                    file->last_frame_page = big_endian(number);
+                }
                 rc = write_sealed(file, in, file->last_frame_page, offset);
             }
         }
@@ -473,6 +530,7 @@ static int sealed_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *ba
         file->keys = file->main->keys;
     } else {
         file->kind = KIND_MAIN;
+        file->keys = expected_for(name);
         randombytes_buf(file->nonce_prefix, sizeof file->nonce_prefix);
     }
     file->last_frame_offset = -1;

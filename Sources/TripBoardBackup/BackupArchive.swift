@@ -1,3 +1,4 @@
+import TripBoardSQLite
 import TripBoardStorage
 import TripBoardDevice
 import TripBoardKeychain
@@ -32,7 +33,8 @@ struct BackupArchive {
         try tar.addFile(ContainerLayout.manifestFile, contents: snapshot.manifest, modificationTime: now)
         try tar.addDirectory(ContainerLayout.storeDirectory, modificationTime: now)
         try recordUnverifiedHashes()
-        try addCopy(snapshot.staging, snapshot.storeName, as: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile)
+        try addCopy(snapshot.staging, snapshot.storeName, as: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile,
+                    sealing: snapshot.storeSealing)
         if let preferences = snapshot.preferences {
             try tar.addDirectory(ContainerLayout.preferencesDirectory, modificationTime: now)
             try tar.addFile(ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile, contents: preferences,
@@ -40,7 +42,8 @@ struct BackupArchive {
         }
         if snapshot.keychain != nil {
             try tar.addDirectory(ContainerLayout.keychainDirectory, modificationTime: now)
-            try addCopy(snapshot.staging, snapshot.keychainName, as: ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile)
+            try addCopy(snapshot.staging, snapshot.keychainName, as: ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile,
+                        sealing: snapshot.keychainSealing)
         }
         try tar.addDirectory(ContainerLayout.attachmentsDirectory, modificationTime: now)
         var summary = BackupSummary(file: "", bytes: 0, createdAt: Timestamp.now().utcStamp, counts: snapshot.counts, attachmentFiles: 0,
@@ -75,10 +78,13 @@ struct BackupArchive {
     }
 
     /// A database copy from `tmp/`, under its container name.
-    private mutating func addCopy(_ directory: Directory, _ name: String, as path: String) throws {
+    /// A database copy into the archive: in the clear, each page opened as it is read when the
+    /// copy is sealed (the archive's store opens with `sqlite3` after `age -d | tar x`).
+    private mutating func addCopy(_ directory: Directory, _ name: String, as path: String, sealing: PageKey?) throws {
         let file = try directory.openFileForReading(name)
         let status = try file.status()
-        try tar.addFile(path, size: status.size, modificationTime: status.modificationTime, contents: file) { chunk in advance(chunk.count) }
+        let contents: any ByteSource = sealing.map { OpenedPages(input: file, key: $0) } ?? file
+        try tar.addFile(path, size: status.size, modificationTime: status.modificationTime, contents: contents) { chunk in advance(chunk.count) }
     }
 
     /// Every attachment file the snapshot's rows name, hashed while it is archived: a file that

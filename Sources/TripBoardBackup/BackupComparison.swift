@@ -29,7 +29,9 @@ public struct BackupComparison: Sendable, Codable {
         let (here, there) = (try livePreferences.load(), try stagedPreferences.load())
         preferencesChanged = PreferenceKey.allCases.filter { here[$0] != there[$0] }.map(\.rawValue)
         let stagedKeychain = try staged.status(of: ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile) == nil ? nil
-            : try Connection(path: staged.path + "/" + ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile, mode: .readOnly)
+            : try Connection(path: staged.path + "/" + ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile, mode: .readOnly,
+                             sealing: try DatabaseKeyFile.read(in: try staged.directory(ContainerLayout.keychainDirectory),
+                                                               database: ContainerLayout.keychainFile, keys: staged.options.fileKeys))
         keychain = try Self.keychainDifference(here: liveKeychain.map { try Keychain.itemStamps(in: $0.connection) } ?? [:],
                                                there: stagedKeychain.map(Keychain.itemStamps(in:)) ?? [:])
         differs = records.values.contains(where: \.differs) || !preferencesChanged.isEmpty || keychain.differs

@@ -8,8 +8,9 @@ import TripBoardModel
 
 /// The parts of a backup taken at one moment before the archive is written: the store and the
 /// keychain copied through SQLite's backup API into `tmp/` (each file alone is then the whole
-/// database: rollback journal, no `-wal`), the manifest and the preferences as bytes. Removed
-/// when the backup ends, whatever happened.
+/// database: rollback journal, no `-wal`), sealed under ephemeral keys when the container's are
+/// sealed, the manifest and the preferences as bytes. Removed when the backup ends, whatever
+/// happened.
 final class BackupSnapshot {
     let container: Container
     let keychain: Keychain?
@@ -18,6 +19,10 @@ final class BackupSnapshot {
     let storeName = Directory.uniqueTemporaryName(for: "backup-store.sqlite")
     let keychainName = Directory.uniqueTemporaryName(for: "backup-keychain.sqlite")
     private(set) var store: Connection?
+    /// The ephemeral keys the copies in `tmp/` are sealed under when the container's databases
+    /// are sealed (nil: a database an earlier build left in the clear, copied as it is).
+    private(set) var storeSealing: PageKey?
+    private(set) var keychainSealing: PageKey?
     private(set) var manifest: [UInt8] = []
     private(set) var preferences: [UInt8]?
     /// What reading the preferences had to say (a file over the limit, moved aside).
@@ -36,8 +41,9 @@ final class BackupSnapshot {
     /// its rows name (and no file of them can vanish: the caller holds deletions back).
     func take() throws {
         try createPrivateFile(storeName)
-        try container.store.connection.backup(to: staging.childPath(storeName))
-        let copy = try Connection(path: staging.childPath(storeName), mode: .readWrite)
+        storeSealing = try container.store.connection.isSealed ? PageKey.random() : nil
+        try container.store.connection.backup(to: staging.childPath(storeName), sealing: storeSealing)
+        let copy = try Connection(path: staging.childPath(storeName), mode: .readWrite, sealing: storeSealing)
         try copy.execute("PRAGMA journal_mode = DELETE")
         store = copy
         counts = try Store(connection: copy).counts()
@@ -49,7 +55,8 @@ final class BackupSnapshot {
         warnings = preferencesFile.warnings
         if let keychain {
             try createPrivateFile(keychainName)
-            keychainState = try keychain.writeBackupCopy(to: staging.childPath(keychainName), passphrase: passphrase)
+            keychainSealing = keychain.connection.isSealed ? try PageKey.random() : nil
+            keychainState = try keychain.writeBackupCopy(to: staging.childPath(keychainName), passphrase: passphrase, sealing: keychainSealing)
         }
     }
 

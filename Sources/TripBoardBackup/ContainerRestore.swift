@@ -55,7 +55,7 @@ public struct ContainerRestore {
     /// Restores the backup in `file` (opened by the caller).
     public func run(from file: FileDescriptor) throws -> RestoreSummary {
         let started = MonotonicClock.now()
-        var summary = try staged(from: file) { place, stagingName, summary in
+        var summary = try staged(from: file) { place, stagingName, summary, _ in
             if dryRun {
                 try place.parent.removeTree(stagingName)
             } else {
@@ -75,10 +75,12 @@ public struct ContainerRestore {
         var restore = self
         restore.dryRun = true
         restore.replace = false
-        var comparison = try restore.staged(from: file) { place, stagingName, summary in
+        var comparison = try restore.staged(from: file) { place, stagingName, summary, transient in
             var setup = options
             setup.createsContainer = false
             setup.storeRequirement = .required
+            // Its databases' key files are sealed under the staging's transient keys.
+            setup.fileKeys = DeviceAndTransientFileKeys(device: options.fileKeys, transient: transient)
             // Brought to this build's schema in the staging directory, as a restore would.
             let staged = try Container.openForWriting(at: place.parent.childPath(stagingName), options: setup)
             // What expired in the backup's trash is gone from it as from the live container,
@@ -97,7 +99,7 @@ public struct ContainerRestore {
     /// staging directory to `finish`; on any failure before `finish` is done, the staging
     /// directory is removed.
     private func staged<T>(from file: FileDescriptor,
-                           _ finish: (RestoreTarget, String, inout RestoreSummary) throws -> T) throws -> T {
+                           _ finish: (RestoreTarget, String, inout RestoreSummary, EphemeralFileKeys) throws -> T) throws -> T {
         // A dry run over a container reports that the restore would need --replace.
         let found = try RestoreTarget(path: target, replace: replace || dryRun)
         let total = try file.status().size
@@ -115,8 +117,12 @@ public struct ContainerRestore {
         try place.removeLeftoversOfEarlierRestores()
         let stagingName = try place.makeStaging(stamp: options.clock().utcStamp)
         do {
-            var summary = try build(in: place, stagingName: stagingName, age: age, total: total)
-            return try finish(place, stagingName, &summary)
+            // Staged under keys of this process's memory: nothing is written in the device
+            // directory before every check has passed (a refused restore, a dry run write nothing
+            // there), and no byte of a ticket or a database page is in the clear on disk meanwhile.
+            let transient = try EphemeralFileKeys()
+            var summary = try build(in: place, stagingName: stagingName, age: age, total: total, transient: transient)
+            return try finish(place, stagingName, &summary, transient)
         } catch {
             // Staged files only: once the exchange happened, the staging name holds the old
             // container, and that error says so.
@@ -128,15 +134,12 @@ public struct ContainerRestore {
 
     /// Fills the staging directory, verifies it, and (unless a dry run) sets it up as a container
     /// for this device.
-    private func build(in place: RestoreTarget, stagingName: String, age: AgeReader, total: Int64) throws -> RestoreSummary {
+    private func build(in place: RestoreTarget, stagingName: String, age: AgeReader, total: Int64,
+                       transient: EphemeralFileKeys) throws -> RestoreSummary {
         let stagingRoot = try place.parent.openDirectory(stagingName)
         // The files end sealed under this device's class keys: a locked device is told so before
         // anything is read (a restore needs them open to seal each file as its row says).
         if !dryRun, let refusal = try options.fileKeys.refusal(.complete) { throw refusal }
-        // Staged under keys of this process's memory: nothing is written in the device
-        // directory before every check has passed (a refused restore, a dry run write nothing
-        // there), and no byte of a ticket is in the clear on disk meanwhile.
-        let transient = try EphemeralFileKeys()
         let staging = RestoreStaging(root: stagingRoot, keys: transient)
         // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
         // this one unpacks, writes and hashes.
@@ -157,6 +160,9 @@ public struct ContainerRestore {
         // An archive need not hold every directory of the layout (caches/ and tmp/ never travel).
         try Container.createLayoutDirectories(in: stagingRoot)
         summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain, backupKey: backupKey, transient: transient)
+        // The databases' key files from the transient keys to the device's, last: the restored
+        // container opens with this device's keys alone.
+        try staging.resealKeyFiles(under: options.fileKeys)
         try stagingRoot.synchronizeFileSystem()
         CrashPoint.reach("restore.built")
         return summary

@@ -5,6 +5,7 @@ import TripBoardSodium
 import TripBoardKeys
 import TripBoardSystem
 import TripBoardModel
+import TripBoardSQLite
 
 /// Why a restore was refused. Nothing was written anywhere: the target is as it was, and the
 /// staging directory the restore built is gone.
@@ -100,7 +101,10 @@ enum RestoreLayout {
 /// is written, to `complete-unless-open` under keys of this process's memory (`EphemeralFileKeys`:
 /// nothing is written in the device directory before the restore is accepted); once it is, the
 /// restore seals each again under the device's keys as its row says
-/// (`AttachmentProtection.resealEverything`).
+/// (`AttachmentProtection.resealEverything`). No page of the store or the keychain's database
+/// does either: each is sealed as it is written (`SealingPagesWriter`) under a new page key
+/// per database, whose key file (`DatabaseKeyFile`) is sealed under the same transient keys and,
+/// once the restore is accepted, again under the device's.
 final class RestoreStaging {
     let root: Directory
     let keys: any FileKeys
@@ -111,6 +115,12 @@ final class RestoreStaging {
     /// container by hand): no row's plaintext, said as such by the verification.
     private(set) var sealedInArchive: Set<String> = []
     private(set) var bytesWritten: Int64 = 0
+    /// The page keys of the staged databases, by their path in the container.
+    private(set) var pageKeys: [String: PageKey] = [:]
+
+    /// The container paths of the databases staged sealed (a `-wal` goes with its database).
+    static let databases = [ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile,
+                            ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile]
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
 
     init(root: Directory, keys: any FileKeys) {
@@ -124,6 +134,7 @@ final class RestoreStaging {
     }
 
     /// Reads every entry of `tar` into the staging directory; `progress` is told the bytes so far.
+    /// Then each staged database's key file, under the transient keys.
     func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
         while let entry = try tar.nextEntry() {
             if entry.kind == .directory {
@@ -133,7 +144,51 @@ final class RestoreStaging {
             if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
             try write(entry, from: tar, progress: progress)
         }
+        for (path, key) in pageKeys.sorted(by: { $0.key < $1.key }) {
+            let components = path.split(separator: "/").map(String.init)
+            // A new staging directory: nothing there to keep (and a plain rename, not renameat2).
+            try DatabaseKeyFile.write(key, in: try directory(for: Array(components.dropLast())), database: components.last!, keys: keys, replacing: true)
+        }
     }
+
+    /// Seals each staged database's key file again under `keys` (the device's, once the restore
+    /// is accepted), replacing the transient one.
+    func resealKeyFiles(under keys: any FileKeys) throws {
+        for (path, key) in pageKeys.sorted(by: { $0.key < $1.key }) {
+            let components = path.split(separator: "/").map(String.init)
+            try DatabaseKeyFile.write(key, in: try directory(for: Array(components.dropLast())), database: components.last!, keys: keys, replacing: true)
+        }
+    }
+
+    /// The writer that seals `path`'s pages, when it is a database or its WAL.
+    private func pageSealing(_ path: String, output: FileDescriptor) throws -> SealingPagesWriter? {
+        let database = path.hasSuffix("-wal") ? String(path.dropLast(4)) : path
+        guard Self.databases.contains(database) else { return nil }
+        if path != database, pageKeys[database] == nil, sealedPlainly.contains(database) {
+            throw RestoreError.damagedStore(detail: "\(path) stands beside a database from a build before sealed stores; make the backup again with `app backup`")
+        }
+        return SealingPagesWriter(output: output, kind: path == database ? .database : .writeAheadLog) { [unowned self] pageSize in
+            if let key = pageKeys[database] {
+                guard key.pageSize == pageSize else {
+                    throw RestoreError.damagedStore(detail: "\(path)'s page size is not its database's")
+                }
+                return key
+            }
+            let key = try PageKey.random(pageSize: pageSize)
+            pageKeys[database] = key
+            return key
+        }
+    }
+
+    /// Why `path` could not be staged, in words: a container's sealed database copied into an
+    /// archive by hand is said as such.
+    static func notADatabase(_ path: String, _ error: SQLiteError) -> String {
+        guard error.code == .notADatabase else { return "\(path): \(error.message)" }
+        return "\(path) is not a database in the clear (a container's sealed file, copied by hand?); make backups with `app backup`"
+    }
+
+    /// Databases whose pages had to be rebuilt (no room for the seal): no `-wal` may join them.
+    private var sealedPlainly: Set<String> = []
 
     /// Opens (creating, 0700) the directories along `components`.
     @discardableResult
@@ -149,6 +204,7 @@ final class RestoreStaging {
         let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
         let sealing = isAttachment ? try SealedFileWriter(output: output, key: try keys.sealingKey(.completeUnlessOpen)) : nil
+        let pages = try pageSealing(entry.path, output: output)
         // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
         let hasher = isAttachment ? Blake2bHasher() : nil
         var total: Int64 = 0
@@ -156,12 +212,24 @@ final class RestoreStaging {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             if isAttachment && total == 0 && SealedFile.isSealed(chunk) { sealedInArchive.insert(entry.path) }
             if let hasher { chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
-            if let sealing { try sealing.write(chunk) } else { try output.write(all: chunk) }
+            if let sealing {
+                try sealing.write(chunk)
+            } else if let pages {
+                do { try pages.write(chunk) } catch let error as SQLiteError { throw RestoreError.damagedStore(detail: Self.notADatabase(entry.path, error)) }
+            } else {
+                try output.write(all: chunk)
+            }
             total += Int64(count)
             bytesWritten += Int64(count)
             progress(bytesWritten)
         }
         try sealing?.finish()
+        do {
+            try pages?.finish()
+        } catch let error as SQLiteError {
+            throw RestoreError.damagedStore(detail: Self.notADatabase(entry.path, error))
+        }
+        if pages?.rebuilt == true { sealedPlainly.insert(entry.path) }
         if components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory {
             recoveredFiles += 1
         } else if let hasher {

@@ -39,7 +39,8 @@ struct RestoreVerification {
         _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
         try checkPreferences()
         try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
-        let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
+        // Sealed as it was staged: its key file opens with the staging's transient keys.
+        let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory), keys: staging.keys)
         try checkStore(connection)
         // An older build's store is brought to this build's schema here, in the staging
         // directory (each step in its transaction, as opening an older container does), so that
@@ -64,7 +65,7 @@ struct RestoreVerification {
         // The keychain last: its Argon2id unwrap is the slowest check.
         let keychainPath = ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile
         guard try Container.status(of: keychainPath, in: root) != nil else { return (summary, nil) }
-        return (summary, try Keychain.checkBackupCopy(at: root.childPath(keychainPath), passphrase: passphrase))
+        return (summary, try Keychain.checkBackupCopy(at: root.childPath(keychainPath), passphrase: passphrase, sealing: staging.pageKeys[keychainPath]))
     }
 
     /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them
@@ -88,7 +89,8 @@ struct RestoreVerification {
     /// indexes, triggers and views exactly those this build makes at that version.
     private func checkSchema(storeDirectory: Directory) throws {
         do {
-            let look = try Connection(path: storeDirectory.childPath(ContainerLayout.storeFile), mode: .readOnly)
+            let look = try Connection(path: storeDirectory.childPath(ContainerLayout.storeFile), mode: .readOnly,
+                                      sealing: staging.pageKeys[ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile])
             try look.refuseUntrustedSchema()
             let version = try look.userVersion()
             if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }

@@ -3,6 +3,21 @@ import TripBoardSystem
 import TripBoardModel
 import TripBoardCommandLine
 import TripBoardMigration
+import TripBoardDevice
+import TripBoardSQLite
+
+/// Where `app container sqlite` finds what it runs.
+enum SQLiteShell {
+    static let extensionFile = "libTripBoardSealedPages.so"
+    static let vfsName = "tripboard-sealed"
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func extensionPath(beside executable: String) -> String { parent(of: executable) + "/" + extensionFile }
+}
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {
@@ -43,10 +58,13 @@ struct ContainerInfo: Encodable {
         /// The tickets, the files kept in `attachments/recovered/`, and the thumbnails:
         /// `{"sealed": {CLASS: N}, "clear": N}`.
         var attachments, recovered, thumbnails: ProtectionCensus.Files
-        /// `none`: the store's pages are in the clear (sealing it is the next step of the design).
-        var store = "none"
-        /// `none` for the database; each item's value is sealed under its accessibility.
-        var keychainDatabase = "none"
+        /// The store's pages: `until-first-unlock` (sealed page by page under that class: its key
+        /// file is there), `none` (in the clear: an earlier build's, until `container protect`),
+        /// `absent`.
+        var store: String
+        /// The keychain's database, likewise (each item's value is sealed under its
+        /// accessibility besides).
+        var keychainDatabase: String
         /// `none`: preferences are not sensitive (as UserDefaults).
         var preferences = "none"
         /// Whether `app container protect` has something to seal or remove.
@@ -73,7 +91,7 @@ extension AppCommand {
                         complete-unless-open. Each file is sealed into tmp/, checked against its row and renamed over the \
                         old one: a kill at any point leaves every file whole, and running it again finishes the work. Files \
                         whose class is closed wait: exit 69 says how many (`app device unlock`, then run it again).
-                        """, run: protectContainer),
+                        """, run: protectContainer, store: .none),
             AppCommandSpec(words: ["container", "diagnose"],
                         options: [
                             .value("--output", "FILE", "write the report to FILE (atomically, mode 0600) instead of standard output", completion: .file),
@@ -94,6 +112,17 @@ extension AppCommand {
                         in store/damaged-<stamp>/ (never deleted). Attachments stay where they are. Resumes an \
                         interrupted salvage; on a sound store it changes nothing.
                         """, run: salvageStore, store: .none),
+            AppCommandSpec(words: ["container", "sqlite"],
+                        options: [
+                            .flag("--keychain", "the keychain's database instead of the store"),
+                            .flag("--readonly", "open it read-only (sqlite3's -readonly)"),
+                        ],
+                        arguments: [
+                            .repeated("ARG", "passed to sqlite3 after the database: SQL to run, dot-commands, or sqlite3's own options after --"),
+                        ],
+                        summary: """
+                        Runs the sqlite3 shell on the container's store (or, with --keychain, the keychain's database)                         through TripBoard's sealed-page VFS: the supported way to read or change a sealed database with                         SQL. The page key is opened with this device's keys and handed to sqlite3 on a pipe, never in                         argv or the environment; the shell replaces this process and takes no container lock (it                         behaves as any other SQLite client). Needs the device unlocked since it started (69 otherwise)                         and libTripBoardSealedPages.so beside `app`.
+                        """, run: sqliteShell, store: .none, chores: []),
             AppCommandSpec(words: ["container", "init"],
                         options: [.json],
                         arguments: [
@@ -149,6 +178,59 @@ extension AppCommand {
         if let kept = report.damagedStoreKeptIn {
             console.print("  the damaged store is kept in \(kept)/ (TripBoard never deletes it)")
             console.print("  then run `app container check --repair`: files no row names any more go to attachments/recovered/")
+        }
+    }
+
+    static func sqliteShell(_ context: CommandContext) throws {
+        let keychain = context.arguments.flag("--keychain")
+        let readOnly = context.arguments.flag("--readonly")
+        var passed: [String] = []
+        while let argument = context.arguments.nextPositional() { passed.append(argument) }
+        try context.finishArguments()
+        // Not opened as a container (no lock, no setup, no migration): what a foreign tool sees.
+        let path = try context.containerPath
+        let root: Directory
+        do {
+            root = try Directory.openResolvingLinks(path: path)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            throw CommandLineError(.noInput, "there is no container at \(path)")
+        }
+        let (directoryName, database) = keychain
+            ? (ContainerLayout.keychainDirectory, ContainerLayout.keychainFile)
+            : (ContainerLayout.storeDirectory, ContainerLayout.storeFile)
+        guard try root.status(of: directoryName)?.kind == .directory else {
+            throw CommandLineError(.noInput, "\(root.childPath(directoryName + "/" + database)) does not exist")
+        }
+        let directory = try root.openDirectory(directoryName)
+        // A database that is missing while its key file is there is made by sqlite3, sealed
+        // under that key (a store rebuilt by hand).
+        guard try directory.status(of: database)?.kind == .regular || directory.status(of: DatabaseKeyFile.name(for: database)) != nil else {
+            throw CommandLineError(.noInput, "\(directory.childPath(database)) does not exist")
+        }
+        guard let sqlite3 = ProcessImage.find("sqlite3", searchPath: context.environment["PATH"] ?? "/usr/bin:/bin") else {
+            throw CommandLineError(.unavailable, "sqlite3 is not on PATH (Debian: apt-get install sqlite3)")
+        }
+        let key = try DatabaseKeyFile.read(in: directory, database: database, keys: try FileProtection.keys(environment: context.environment))
+        var arguments = [sqlite3]
+        var uri = "file:" + SQLiteURI.escapedPath(directory.childPath(database))
+        if key != nil {
+            let library = SQLiteShell.extensionPath(beside: try ChildProcess.currentExecutablePath())
+            guard try Directory.open(path: SQLiteShell.parent(of: library)).status(of: SQLiteShell.extensionFile)?.kind == .regular else {
+                throw CommandLineError(.unavailable, "\(library) is missing: the sealed-page extension is installed beside app")
+            }
+            arguments += ["-cmd", ".load '\(library)' sqlite3_tripboardsealedpages_init"]
+            uri += "?vfs=" + SQLiteShell.vfsName
+        }
+        arguments += ["-cmd", ".open \(readOnly ? "--readonly " : "")'\(uri)'", ":memory:"] + passed
+        guard let key else {
+            try ProcessImage.replace(executable: sqlite3, arguments: arguments, environment: context.environment)
+        }
+        var payload = key.key.withUnsafeBytes { Array($0) } + key.fileID
+        defer { for index in payload.indices { payload[index] = 0 } }
+        try payload.withUnsafeBytes { bytes in
+            try ProcessImage.replace(executable: sqlite3, arguments: arguments, environment: context.environment,
+                                     payload: bytes, descriptorVariable: "TRIPBOARD_PAGE_KEY_FD")
         }
     }
 
@@ -208,7 +290,11 @@ extension AppCommand {
         let protection = info.protection
         console.print("protection:  attachments " + describe(protection.attachments) + "; thumbnails " + describe(protection.thumbnails)
                       + (protection.recovered.sealedCount + protection.recovered.clear > 0 ? "; recovered/ " + describe(protection.recovered) : ""))
-        console.print("             store and keychain database in the clear (keychain items sealed); preferences in the clear by design")
+        func said(_ protection: String) -> String {
+            protection == "none" ? "in the clear" : protection == "absent" ? "not made yet" : "sealed (\(protection))"
+        }
+        console.print("             store \(said(protection.store)); keychain database \(said(protection.keychainDatabase)) (its items sealed); "
+                      + "preferences in the clear by design")
         if protection.needsProtect { console.print("             `app container protect` seals what is in the clear") }
     }
 
@@ -223,26 +309,41 @@ extension AppCommand {
     /// The census of the container's files (none when the store cannot be opened: it names them).
     static func protectionSummary(_ container: Container) throws -> ContainerInfo.Protection {
         let census = (try? container.store).flatMap { _ in try? AttachmentProtection(container: container).census() } ?? ProtectionCensus()
+        func databaseClass(_ directory: String, _ name: String) -> String {
+            let path = directory + "/" + name
+            guard ((try? container.status(of: path)) ?? nil) != nil else { return "absent" }
+            return ((try? container.status(of: path + DatabaseKeyFile.suffix)) ?? nil) != nil ? DatabaseKeyFile.protection.fileClassName : "none"
+        }
+        let store = databaseClass(ContainerLayout.storeDirectory, ContainerLayout.storeFile)
+        let keychain = databaseClass(ContainerLayout.keychainDirectory, ContainerLayout.keychainFile)
         return ContainerInfo.Protection(attachments: census.attachments, recovered: census.recovered, thumbnails: census.thumbnails,
-                                        needsProtect: census.needsProtect)
+                                        store: store, keychainDatabase: keychain,
+                                        needsProtect: census.needsProtect || store == "none" || keychain == "none")
     }
 
     static func protectContainer(_ context: CommandContext) throws {
         let json = context.wantsJSON()
         try context.finishArguments()
+        // The databases first, under the exclusive lock with no connection of this process to
+        // them; then the container as every command opens it, for the files.
+        let databases = try sealDatabases(try context.container())
+        context.closeContainer()
+        context.storeRequirement = .required
         let container = try context.container()
         let files = try AttachmentFiles(container: container)
         let bar = ProgressBar(isEnabled: StandardStream.error.isTerminal && !context.console.isQuiet)
         // A purge that would unlink a file being sealed waits (the rename would bring it back).
-        let outcome = try files.holdingDeletionsBack(timeout: container.options.lockTimeout) {
+        var outcome = try files.holdingDeletionsBack(timeout: container.options.lockTimeout) {
             try AttachmentProtection(container: container).reconcile(includingClear: true) { done, total in
                 bar.update(MigrationProgress(step: "protect", done: Int64(done), total: Int64(total)))
             }
         }
         bar.finish()
+        outcome.sealedDatabases = databases
         if json {
             try context.console.printJSON(outcome)
         } else {
+            for database in databases { context.console.print("sealed \(database)") }
             context.console.print("sealed \(outcome.sealed) file\(outcome.sealed == 1 ? "" : "s")"
                                   + (outcome.clearThumbnailsRemoved > 0 ? "; removed \(outcome.clearThumbnailsRemoved) thumbnail\(outcome.clearThumbnailsRemoved == 1 ? "" : "s") in the clear" : ""))
             for path in outcome.damaged { context.console.print("not sealed (not what its row says; `app container check`): " + path) }
@@ -252,6 +353,22 @@ extension AppCommand {
         }
         if !outcome.damaged.isEmpty {
             throw CommandLineError(.dataError, "\(outcome.damaged.count) file\(outcome.damaged.count == 1 ? " is" : "s are") not what \(outcome.damaged.count == 1 ? "its row says" : "their rows say") and stay as they are; `app container check` reports them")
+        }
+    }
+
+    /// Seals the store and the keychain's database where an earlier build left them in the
+    /// clear (`DatabaseSealing`), under the exclusive lock; their container paths.
+    static func sealDatabases(_ container: Container) throws -> [String] {
+        try container.withExclusiveLock {
+            var sealed: [String] = []
+            for (directoryName, database) in [(ContainerLayout.storeDirectory, ContainerLayout.storeFile),
+                                              (ContainerLayout.keychainDirectory, ContainerLayout.keychainFile)] {
+                let directory = try container.directory(directoryName)
+                if try DatabaseSealing.seal(database, in: directory, keys: container.options.fileKeys) {
+                    sealed.append(directoryName + "/" + database)
+                }
+            }
+            return sealed
         }
     }
 

@@ -4,6 +4,7 @@ import TripBoardSync
 import TripBoardSystem
 import TripBoardModel
 import TripBoardCommandLine
+import TripBoardDevice
 
 /// `app sync watch [--json]`: syncs at once, then again whenever the server announces a change
 /// in the zone (LISTEN/NOTIFY), another process commits to this store, or a minute passes —
@@ -79,16 +80,16 @@ extension AppCommand {
         context.console.diagnostic("stopped watching")
     }
 
-    /// `body`'s result once the device has been unlocked since it started: before that the zone
-    /// key (after-first-unlock) cannot be opened, so the watch says so once and waits, asking the
-    /// kernel again every second, as a phone's background task waits for the first unlock. nil:
-    /// SIGINT or SIGTERM came first.
+    /// `body`'s result once the device has been unlocked since it started: before that neither
+    /// the store nor the zone key (both until-first-unlock) can be opened, so the watch says so
+    /// once and waits, asking the kernel again every second, as a phone's background task waits
+    /// for the first unlock. nil: SIGINT or SIGTERM came first.
     private static func afterFirstUnlock<T>(_ context: CommandContext, watcher: ChangeWatcher, _ body: () throws -> T) throws -> T? {
         var said = false
         while true {
             do {
                 return try body()
-            } catch KeychainError.deviceLocked(_, _, sinceStart: true) {
+            } catch let error where awaitsFirstUnlock(error) {
                 if !said {
                     context.console.diagnostic("the device has not been unlocked since it started: waiting for `app device unlock`")
                     context.console.flush()
@@ -97,6 +98,14 @@ extension AppCommand {
                 if watcher.wait(timeout: 1) == .terminated { return nil }
             }
         }
+    }
+
+    /// Whether `error` says the device has not been unlocked since it started: the store's key
+    /// (`DeviceError`) or the zone key (`KeychainError`).
+    private static func awaitsFirstUnlock(_ error: any Error) -> Bool {
+        if case KeychainError.deviceLocked(_, _, sinceStart: true)? = error as? KeychainError { return true }
+        if case DeviceError.notUnlockedSinceStart? = error as? DeviceError { return true }
+        return false
     }
 
     /// One sync of the watch, printing a line when it moved something. A failure worth another

@@ -29,8 +29,9 @@ struct AppCommandSpec {
     /// (`[["--upcoming"], ["--past"], ["--from", "--to"]]`; see `ExclusiveGroup`).
     init(words: [String], options: [OptionSpec] = [], arguments: [PositionalSpec] = [], oneOf: [[[String]]] = [],
          summary: String, run: @escaping (CommandContext) throws -> Void, createsContainer: Bool = false,
-         store: StoreRequirement = .required, takesSecrets: Bool = false) {
+         store: StoreRequirement = .required, takesSecrets: Bool = false, chores: Set<Chore> = Chore.ofAWriter) {
         self.words = words
+        self.chores = chores
         grammar = Grammar(options: options, positionals: arguments, exclusiveGroups: oneOf.map(ExclusiveGroup.init))
         self.summary = summary
         self.run = run

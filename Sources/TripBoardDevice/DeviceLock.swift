@@ -403,6 +403,12 @@ public final class DeviceLock {
         return made
     }
 
+    /// `.keybagMissing` when this device made a keybag (its marker is there) that is gone now.
+    func missingKeybag() throws -> DeviceError? {
+        guard try keybagBytes() == nil, try directory.status(of: Self.keybagMadeFileName) != nil else { return nil }
+        return .keybagMissing(path: directory.childPath(Keybag.fileName))
+    }
+
     func write(_ keybag: Keybag) throws {
         try directory.writeAtomically(try keybag.encoded(device: device), to: Keybag.fileName, staging: directory)
         if try directory.status(of: Self.keybagMadeFileName) == nil {

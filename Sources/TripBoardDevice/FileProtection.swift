@@ -70,7 +70,11 @@ public final class FileProtection: FileKeys {
                 return nil
             }
         }
-        guard let key else { throw DeviceError.sealedElsewhere(path: path) }
+        guard let key else {
+            // A keybag this device made and has lost is said as such, not as another device's.
+            if let missing = try withLock(creating: false, { lock in try lock?.missingKeybag() }) { throw missing }
+            throw DeviceError.sealedElsewhere(path: path)
+        }
         guard protection == .completeUnlessOpen else { return FileOpeningKey(material: .classKey(key)) }
         return FileOpeningKey(material: .keyPair(publicKey: try SealedBox.publicKey(of: key), privateKey: key))
     }

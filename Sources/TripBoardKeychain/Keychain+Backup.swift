@@ -1,6 +1,6 @@
 public import TripBoardStorage
 public import TripBoardDevice
-import TripBoardSQLite
+public import TripBoardSQLite
 import TripBoardModel
 import TripBoardSodium
 public import TripBoardKeys
@@ -29,9 +29,10 @@ extension Keychain {
     /// Writes the copy to `path` (a new file in the container's `tmp/`) through the backup API —
     /// one consistent snapshot, then switched to a rollback journal so that the file alone is the
     /// database — and adds the backup wrap.
-    public func writeBackupCopy(to path: String, passphrase: SecureBytes) throws -> KeychainBackupState {
-        try connection.backup(to: path)
-        let copy = try Connection(path: path, mode: .readWrite)
+    /// `sealing`: the copy's ephemeral page key (the keychain database is sealed).
+    public func writeBackupCopy(to path: String, passphrase: SecureBytes, sealing: PageKey? = nil) throws -> KeychainBackupState {
+        try connection.backup(to: path, sealing: sealing)
+        let copy = try Connection(path: path, mode: .readWrite, sealing: sealing)
         try copy.execute("PRAGMA journal_mode = DELETE")
         let thisDeviceOnly = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly'"))
         let migratable = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
@@ -72,8 +73,9 @@ extension Keychain {
     /// version, `integrity_check`; and the backup's wrap of the container key opens with
     /// `passphrase` (one that does not is a keychain from another backup). Returns the key
     /// unwrapped (nil when the backup holds no wrap), so the restore derives it once.
-    public static func checkBackupCopy(at path: String, passphrase: SecureBytes) throws -> BackupKey? {
-        let copy = try Connection(path: path, mode: .readOnly)
+    /// `sealing`: the page key the copy was staged under.
+    public static func checkBackupCopy(at path: String, passphrase: SecureBytes, sealing: PageKey? = nil) throws -> BackupKey? {
+        let copy = try Connection(path: path, mode: .readOnly, sealing: sealing)
         try copy.refuseUntrustedSchema()
         let version = try copy.userVersion()
         guard version <= KeychainSchema.currentVersion else {

@@ -126,10 +126,13 @@ enum KeychainSchema {
         if let ready = try openIfReady(container) { return ready }
         try container.withExclusiveLock {
             let directory = try container.directory(directory)
+            try DatabaseSealing.finishInterrupted(fileName, in: directory)
             if try directory.status(of: fileName) == nil {
                 _ = try directory.openFile(fileName, .readWrite, creating: .newFile, mode: 0o600)
             }
-            let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
+            // A new keychain database is sealed from its creation, as the store is.
+            let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion,
+                                                               keys: container.options.fileKeys, sealingIfNew: true)
             try connection.enableWriteAheadLog()
             try Schema.migrate(connection, steps: migrations)
         }
@@ -141,8 +144,9 @@ enum KeychainSchema {
 
     private static func openIfReady(_ container: Container) throws -> Connection? {
         let directory = try container.directory(directory)
-        guard try directory.status(of: fileName) != nil else { return nil }
-        let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion)
+        guard try directory.status(of: fileName) != nil, try !DatabaseSealing.isInterrupted(in: directory) else { return nil }
+        let connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, supported: currentVersion,
+                                                           keys: container.options.fileKeys)
         let version = try Schema.version(of: connection, path: directory.childPath(fileName), supported: currentVersion)
         guard version == currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
         try Container.configure(connection, durability: .full)

@@ -171,7 +171,7 @@ public enum ContainerMigration {
         let (root, lock) = try Container.lockExclusively(at: options.containerPath, options: options.container)
         // Decided again under the lock: another run may have started or finished meanwhile.
         if let settled = try settledByState(options, holding: lock) { return settled }
-        let destinationStore = try Self.destinationStore(root: root)
+        let destinationStore = try Self.destinationStore(root: root, keys: options.container.fileKeys)
         let trips = try destinationStore?.verification.rowCounts().trips ?? 0
         if trips > 0 && !options.merge {
             throw MigrationError.destinationHasTrips(container: options.containerPath, legacy: options.legacyPath, trips: trips)
@@ -244,7 +244,7 @@ public enum ContainerMigration {
                     } else {
                         // Its own connection to the legacy store: the planner's is in use on the other thread.
                         let builder = try MigrationStoreBuilder(legacy: LegacyStore(directory: legacyRoot).connection,
-                                                                migrationDirectory: migrationDirectory)
+                                                                migrationDirectory: migrationDirectory, keys: options.container.fileKeys)
                         try builder.convertRecordsBeforeFiles(migratedAt: migratedAt)
                         prebuilt = builder
                     }
@@ -335,11 +335,11 @@ public enum ContainerMigration {
     }
 
     /// The destination store for reading, if there is one; under the exclusive lock.
-    private static func destinationStore(root: Directory) throws -> Store? {
+    private static func destinationStore(root: Directory, keys: any FileKeys) throws -> Store? {
         guard try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory else { return nil }
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         guard try Container.storeFileKind(in: storeDirectory) != nil else { return nil }
-        let connection = try Container.openStoreConnection(storeDirectory: storeDirectory)
+        let connection = try Container.openStoreConnection(storeDirectory: storeDirectory, keys: keys)
         return try Schema.version(of: connection) == 0 ? nil : Store(connection: connection)
     }
 
@@ -347,7 +347,7 @@ public enum ContainerMigration {
     private static func dryRun(_ options: MigrationOptions, legacy: LegacyStore, legacyRoot: Directory) throws -> MigrationSummary {
         var trips = 0
         var root: Directory?
-        if let container = try ReadOnlyContainer.open(at: options.containerPath, lockTimeout: options.container.lockTimeout) {
+        if let container = try ReadOnlyContainer.open(at: options.containerPath, lockTimeout: options.container.lockTimeout, keys: options.container.fileKeys) {
             trips = try container.read { try RecordRows.count(.trip, in: $0) }.1 ?? 0
             root = container.root
         }

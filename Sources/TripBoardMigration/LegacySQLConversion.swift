@@ -47,7 +47,7 @@ enum LegacySQLConversion {
     /// the store is published.
     static func attach(legacyCopy copyPath: String, to connection: Connection) throws {
         try register(on: connection)
-        try connection.statement("ATTACH DATABASE ?1 AS legacy").run([.text(copyPath)])
+        try connection.attachInTheClear(copyPath, as: "legacy")
     }
 
     /// Trips, places and bookings (they need nothing from the plan but `migratedAt`).
@@ -61,7 +61,7 @@ enum LegacySQLConversion {
     /// attached as `plan` for the statement (sizes and destinations by attachment id; hashes are
     /// left empty — unverified — for the hashing pass).
     static func convertAttachments(fileListPath: String, migratedAt: String, in connection: Connection) throws {
-        try connection.statement("ATTACH DATABASE ?1 AS plan").run([.text(fileListPath)])
+        try connection.attachInTheClear(fileListPath, as: "plan")
         try connection.statement(statements[3]).run([.text(migratedAt)])
         try connection.execute("DETACH DATABASE plan")
     }

@@ -56,14 +56,18 @@ final class LegacyStore {
         guard status.kind == .regular else {
             throw MigrationError.notLegacyStore(path: path, reason: "it is not a regular file")
         }
+        // TripBoard 1 never sealed its store: a key file beside it makes it a container's.
+        if try directory.status(of: DatabaseKeyFile.name(for: fileName)) != nil {
+            throw MigrationError.notLegacyStore(path: path, reason: "it is a TripBoard container's sealed store, not TripBoard 1's data")
+        }
         do {
             if try directory.status(of: fileName + "-wal") == nil {
                 // Everything committed is in the main file: read it through an immutable connection,
                 // which creates no -wal or -shm, so a refused store is left exactly as it was.
-                connection = try Connection(path: "file:\(ReadOnlyContainer.uriEscaped(path))?immutable=1", mode: .readOnly, uri: true)
+                connection = try Connection(path: "file:\(SQLiteURI.escapedPath(path))?immutable=1", mode: .readOnly, uri: true)
             } else {
                 // Committed transactions may be only in -wal: SQLite reads them when it opens the store.
-                connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName)
+                connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, keys: nil)
             }
             let version = try Schema.version(of: connection, path: path, supported: LegacyLayout.schemaVersion)
             guard version == LegacyLayout.schemaVersion else {

@@ -65,6 +65,9 @@ extension MigrationRun {
         let name = MigrationJournal.builtStoreFile
         try migrationDirectory.openFile(name, .readWrite).synchronize()
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory, create: true)
+        // Its key file first (over any a crash left there: the container has no store), then
+        // the store: a store is never in place without its key.
+        try migrationDirectory.rename(DatabaseKeyFile.name(for: name), to: storeDirectory, as: DatabaseKeyFile.name(for: ContainerLayout.storeFile))
         try migrationDirectory.rename(name, to: storeDirectory, as: ContainerLayout.storeFile)
         try storeDirectory.synchronize()
         try migrationDirectory.synchronize()
@@ -76,7 +79,8 @@ extension MigrationRun {
     /// record-by-record conversion, which takes its own.
     private func buildStore(legacy: LegacyStore,
                             publish: (Connection) throws -> Void = { _ in }) throws -> (added: MigrationCounts, digest: String) {
-        let builder = try prebuilt ?? MigrationStoreBuilder(legacy: legacy.connection, migrationDirectory: migrationDirectory)
+        let builder = try prebuilt ?? MigrationStoreBuilder(legacy: legacy.connection, migrationDirectory: migrationDirectory,
+                                                            keys: options.container.fileKeys)
         prebuilt = nil
         CrashPoint.reach("migration.store-staged")
         let result: (added: MigrationCounts, digest: String)

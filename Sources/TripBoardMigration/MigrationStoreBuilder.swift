@@ -2,6 +2,7 @@ import TripBoardStorage
 import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
+import TripBoardDevice
 
 /// The new store, built whole in `migration/new-store.sqlite` from the backup-API copy of the
 /// legacy store (`migration/legacy-copy.sqlite`), before the store step publishes it.
@@ -25,12 +26,16 @@ final class MigrationStoreBuilder {
     /// Deletes what an earlier attempt left, copies `legacy` through the backup API, and creates
     /// the new store with its tables (no secondary index yet). Runs on any one thread:
     /// `legacy` must be a connection no other thread uses meanwhile.
-    init(legacy: Connection, migrationDirectory: Directory) throws {
+    /// The new store is sealed from its first page (`DatabaseKeyFile`, sealed under `keys`): it
+    /// becomes the container's store as it is. It opens with `uri` so that TripBoard 1's copy and
+    /// the plan's file list, in the clear, can be attached beside it.
+    init(legacy: Connection, migrationDirectory: Directory, keys: any FileKeys) throws {
         self.migrationDirectory = migrationDirectory
         try Self.removeFiles(in: migrationDirectory)
         copy = try Self.copyLegacyStore(legacy, into: migrationDirectory)
         try Self.createPrivateFile(MigrationJournal.builtStoreFile, in: migrationDirectory)
-        connection = try Connection(path: migrationDirectory.childPath(MigrationJournal.builtStoreFile), mode: .readWrite)
+        let key = try DatabaseKeyFile.create(in: migrationDirectory, database: MigrationJournal.builtStoreFile, keys: keys)
+        connection = try Connection(path: migrationDirectory.childPath(MigrationJournal.builtStoreFile), mode: .readWrite, uri: true, sealing: key)
         // The connection is this builder's alone: its settings need no restoring.
         try connection.execute("""
             PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF;
@@ -83,7 +88,7 @@ final class MigrationStoreBuilder {
     /// The copy and the built store, with their SQLite companions.
     static func removeFiles(in migrationDirectory: Directory) throws {
         for name in [MigrationJournal.stagingStoreFile, MigrationJournal.builtStoreFile] {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try migrationDirectory.removeFile(name + suffix) }
+            for suffix in ["", "-wal", "-shm", "-journal", DatabaseKeyFile.suffix] { try migrationDirectory.removeFile(name + suffix) }
         }
     }
 

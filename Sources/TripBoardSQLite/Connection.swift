@@ -73,12 +73,45 @@ public final class Connection {
         self.path = path
         self.mode = mode
         self.isSealed = sealing != nil
+        self.sealing = sealing
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
     }
 
     /// Whether this connection reads and writes sealed pages.
     public let isSealed: Bool
+
+    /// Attaches the database at `path` as `schema`. A sealed connection attaches through the
+    /// sealed-page VFS, so `sealing` is the attached database's key (required then); an unsealed
+    /// one attaches in the clear (`sealing` must be nil).
+    public func attach(_ path: String, as schema: String, sealing: PageKey?) throws {
+        precondition((sealing != nil) == isSealed, "an attached database is sealed as its connection is")
+        // ATTACH reads the schema at once: the VFS must hold the key when SQLite opens the file.
+        if let sealing {
+            try sealing.whileExpected(at: path) { try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)]) }
+        } else {
+            try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)])
+        }
+        if let sealing {
+            var code = sealing.apply(to: handle, schema: schema)
+            var reserve = Int32(PageKey.reservedBytes)
+            if code == SQLITE_OK { code = sqlite3_file_control(handle, schema, SQLITE_FCNTL_RESERVE_BYTES, &reserve) }
+            if code != SQLITE_OK {
+                try? execute("DETACH DATABASE \(schema)")
+                throw SQLiteError(connection: handle, code: code)
+            }
+        }
+    }
+
+    /// Attaches the database at `path` as `schema`, in the clear (through SQLite's `unix` VFS)
+    /// whatever this connection's VFS: a sealed store's builder reading TripBoard 1's copy. The
+    /// connection must have been opened with `uri: true`.
+    public func attachInTheClear(_ path: String, as schema: String) throws {
+        try statement("ATTACH DATABASE ? AS \(schema)").run([.text("file:" + SQLiteURI.escapedPath(path) + "?vfs=unix")])
+    }
+
+    /// The page key this connection's main database was opened with (nil: in the clear).
+    public let sealing: PageKey?
 
     deinit {
         statementCache.removeAll()
@@ -253,8 +286,29 @@ public final class Connection {
 
     /// Copies the whole database into `destinationPath` through the online backup API, which
     /// reads a consistent snapshot including what is still only in the `-wal` file.
-    public func backup(to destinationPath: String) throws {
-        try backup(into: Connection(path: destinationPath, mode: .readWriteCreate))
+    /// `sealing`: the copy's pages are sealed under this key (a snapshot in the container's
+    /// `tmp/` under an ephemeral key: the copy of a sealed store is never in the clear on disk).
+    public func backup(to destinationPath: String, sealing: PageKey? = nil) throws {
+        try backup(into: Connection(path: destinationPath, mode: .readWriteCreate, sealing: sealing))
+    }
+
+    /// Writes a copy of this database — one in the clear, whose pages keep no room for a seal —
+    /// to `path` (a new, absolute path), sealed page by page under `key` with the reserve the
+    /// seal needs: `VACUUM INTO` through the sealed-page VFS, which holds the key for that path
+    /// while SQLite makes the file. The copy is in rollback-journal mode and not yet fsynced
+    /// (`VACUUM INTO` does not sync): the caller makes it durable. This connection must be
+    /// opened with `uri: true`.
+    public func vacuumSealed(into path: String, key: PageKey) throws {
+        precondition(!isSealed, "a sealed database is copied with the backup API")
+        var reserve = Int32(PageKey.reservedBytes)
+        // Sets the reserve VACUUM gives its output (SQLite answers that the file's own page
+        // size and reserve are fixed, which is true and beside the point here).
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
+        let uri = "file:" + SQLiteURI.escapedPath(path) + "?vfs=tripboard-sealed"
+        _ = Self.sealedPagesRegistered
+        try key.whileExpected(at: path) {
+            try statement("VACUUM INTO ?").run([.text(uri)])
+        }
     }
 
     /// Replaces every page of `destination` with this database's, in one write transaction of
@@ -268,6 +322,25 @@ public final class Connection {
         let finish = sqlite3_backup_finish(backup)
         if code != SQLITE_DONE { throw SQLiteError(connection: destination.handle, code: code) }
         if finish != SQLITE_OK { throw SQLiteError(connection: destination.handle, code: finish) }
+    }
+}
+
+/// A path as a `file:` URI's path (sqlite.org/uri.html): every byte but letters, digits and
+/// `/._-` percent-encoded — so that neither the URI nor a shell's quoting of it (the sqlite3
+/// shell's `.open 'URI'`) can misread any path.
+public enum SQLiteURI {
+    public static func escapedPath(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return escaped
     }
 }
 

@@ -1,6 +1,7 @@
 internal import CSQLite
 internal import SealedPages
 public import TripBoardKeys
+public import TripBoardSystem
 
 /// What seals a database's pages (docs/security.md, "Sealed stores"): a 32-byte key, the file's
 /// 16-byte id (bound into every page with its number, so that a page of another file — another
@@ -60,14 +61,82 @@ public struct PageKey: Sendable {
         }
     }
 
-    /// Gives `handle`'s main file this key, before its first read.
-    func apply(to handle: OpaquePointer) -> Int32 {
+    /// Runs `body` while the sealed-page VFS holds this key for the main file at `path`: SQLite
+    /// opening that file itself (`VACUUM INTO`) reads and writes it sealed.
+    func whileExpected<T>(at path: String, _ body: () throws -> T) throws -> T {
+        let code = key.withUnsafeBytes { key in
+            fileID.withUnsafeBufferPointer { id in
+                var given = tripboard_page_key(key: key.baseAddress!.assumingMemoryBound(to: UInt8.self), file_id: id.baseAddress!,
+                                               page_size: Int32(pageSize))
+                return tripboard_sealed_expect(path, &given)
+            }
+        }
+        if code != SQLITE_OK { throw SQLiteError(extendedCode: code, message: "another sealed copy is being made in this process") }
+        defer { tripboard_sealed_forget() }
+        return try body()
+    }
+
+    /// Gives `handle`'s database `schema` (`main`, or an attached one) this key, before its
+    /// first read.
+    func apply(to handle: OpaquePointer, schema: String = "main") -> Int32 {
         key.withUnsafeBytes { key in
             fileID.withUnsafeBufferPointer { id in
                 var given = tripboard_page_key(key: key.baseAddress!.assumingMemoryBound(to: UInt8.self), file_id: id.baseAddress!,
                                                page_size: Int32(pageSize))
-                return sqlite3_file_control(handle, "main", TRIPBOARD_FCNTL_PAGE_KEY, &given)
+                return sqlite3_file_control(handle, schema, TRIPBOARD_FCNTL_PAGE_KEY, &given)
             }
+        }
+    }
+}
+
+/// The plaintext of a sealed database file, page by page: each page is read whole, opened and
+/// handed out (its reserved bytes as zeros), so that what comes out is an ordinary SQLite file
+/// (a backup archive's store). Memory stays flat: one buffer of 16 pages. The file must not be
+/// one SQLite has open in this process, and must hold whole pages only (a rollback-journal file
+/// the backup API wrote, not a live store: its WAL is not read).
+public final class OpenedPages: ByteSource {
+    private let input: FileDescriptor
+    private let key: PageKey
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    private var nextPage: UInt32 = 1
+
+    public init(input: FileDescriptor, key: PageKey) {
+        self.input = input
+        self.key = key
+        buffer = [UInt8](repeating: 0, count: key.pageSize * 16)
+    }
+
+    public func read(into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+        if start == end { try fill() }
+        let count = min(destination.count, end - start)
+        guard count > 0 else { return 0 }
+        buffer.withUnsafeBytes { source in
+            destination.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: count)
+        }
+        start += count
+        return count
+    }
+
+    private func fill() throws {
+        start = 0
+        end = 0
+        while end < buffer.count {
+            let read = try buffer.withUnsafeMutableBytes { try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[end...])) }
+            if read == 0 { break }
+            end += read
+        }
+        let size = key.pageSize
+        guard end % size == 0 else {
+            throw SQLiteError(extendedCode: SQLiteError.sealedPageFailureCode, message: "the sealed file ends inside a page")
+        }
+        for offset in stride(from: 0, to: end, by: size) {
+            let opened = buffer.withUnsafeMutableBytes { key.open(page: UnsafeMutableRawBufferPointer(rebasing: $0[offset..<(offset + size)]), number: nextPage) }
+            guard opened else {
+                throw SQLiteError(extendedCode: SQLiteError.sealedPageFailureCode, message: "page \(nextPage) of the sealed file does not open")
+            }
+            nextPage += 1
         }
     }
 }

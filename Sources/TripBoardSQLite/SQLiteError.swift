@@ -71,7 +71,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     /// True when a sealed page did not authenticate (`SQLITE_IOERR_DATA`): altered, torn, moved
     /// from another place or another file, or sealed under another key.
-    public var isSealedPageFailure: Bool { extendedCode == SQLITE_IOERR | (32 << 8) }
+    public var isSealedPageFailure: Bool { extendedCode == Self.sealedPageFailureCode }
+
+    /// `SQLITE_IOERR_DATA`.
+    static let sealedPageFailureCode: Int32 = SQLITE_IOERR | (32 << 8)
 
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"

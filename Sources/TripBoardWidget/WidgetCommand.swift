@@ -1,5 +1,6 @@
 package import TripBoardSystem
 package import TripBoardModel
+import TripBoardDevice
 public import TripBoardCommandLine
 
 /// The `widget` executable: prints the next trip. Read-only, fast, never creates a file, never
@@ -7,7 +8,8 @@ public import TripBoardCommandLine
 public enum WidgetCommand {
     /// The environment variables the widget reads; it looks at no others.
     public static let environmentNames = ["TRIPBOARD_CONTAINER", "XDG_DATA_HOME", "HOME", "LC_ALL", "LC_CTYPE", "LANG",
-                                          "NO_COLOR", "TERM", "TZ", "TRIPBOARD_DEVICE_DIR", "XDG_STATE_HOME", "TRIPBOARD_KEYRING"]
+                                          "NO_COLOR", "TERM", "TZ", "TRIPBOARD_DEVICE_DIR", "XDG_STATE_HOME", "TRIPBOARD_KEYRING",
+                                          "TRIPBOARD_MACHINE_ID_FILE"]
 
     /// How long the widget waits for the shared lock before showing "updating".
     package static let lockTimeout = 0.25
@@ -85,7 +87,8 @@ package final class Widget {
     package func answer() throws -> WidgetAnswer {
         if DeviceLockProbe.awaitsFirstUnlock(environment: environment) { return WidgetAnswer(status: .awaitingFirstUnlock) }
         if container == nil {
-            container = try ReadOnlyContainer.open(at: containerPath, lockTimeout: WidgetCommand.lockTimeout)
+            container = try ReadOnlyContainer.open(at: containerPath, lockTimeout: WidgetCommand.lockTimeout,
+                                                  keys: try FileProtection.keys(environment: environment))
         }
         guard let container else { return WidgetAnswer(status: .noTrip) }
         let now = fixedNow ?? Timestamp.now()

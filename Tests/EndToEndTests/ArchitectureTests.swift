@@ -25,7 +25,7 @@ struct ArchitectureTests {
             for word in words {
                 if word == "BASEMENT" { allowed.formUnion(basement) }
                 if short.contains(word) { allowed.insert("TripBoard" + word) }
-                if word.hasPrefix("C") || ["Glibc", "PopplerShim"].contains(word) { allowed.insert(word) }
+                if word.hasPrefix("C") || ["Glibc", "PopplerShim", "SealedPages"].contains(word) { allowed.insert(word) }
             }
             table[module] = allowed
         }

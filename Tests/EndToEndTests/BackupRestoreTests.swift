@@ -100,7 +100,8 @@ import Testing
         let other = try Self.device(test, "b")
         let restored = try restore(test, file, into: target, device: other)
         #expect(restored.status == 0, "\(restored)")
-        let row = try test.sqlite("SELECT server, zone, epoch, change_sequence, node FROM sync_account", database: target + "/store/TripBoard.sqlite")
+        let row = try test.sqlite("SELECT server, zone, epoch, change_sequence, node FROM sync_account", database: target + "/store/TripBoard.sqlite",
+                                  environment: other)
             .trimmedStdout.split(separator: "|").map(String.init)
         #expect(row.count == 5 && row[0...3] == ["host=/tmp/pg dbname=tb", "default", "e1", "42"], "\(row)")
         #expect(row.last != "0123456789abcdef" && row.last?.count == 16, "a new node: \(row)")

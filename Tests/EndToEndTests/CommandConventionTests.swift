@@ -54,10 +54,17 @@ import Testing
         let relativeHome = try Self.run("app", ["trip", "list"], in: cwd, environment: relative)
         #expect(relativeHome.status == 64 && relativeHome.stderr == hint + "\n", "a relative HOME counts as none: \(relativeHome)")
         #expect(test.files().isEmpty, "nothing is created: \(test.files())")
-        // A container named on the line needs no HOME.
-        let named = try Self.run("app", ["container", "init", cwd + "/named"], in: cwd)
+        // A container named on the line still needs a device, whose keys seal its store: without
+        // HOME, TRIPBOARD_DEVICE_DIR names it; without either the command is refused, creating nothing.
+        let deviceless = try Self.run("app", ["container", "init", cwd + "/named"], in: cwd)
+        #expect(deviceless.status == 64 && deviceless.stderr.contains("set TRIPBOARD_DEVICE_DIR"), "\(deviceless)")
+        #expect(test.files().isEmpty, "nothing is created: \(test.files())")
+        var device = Self.homeless
+        device["TRIPBOARD_DEVICE_DIR"] = cwd + "/device"
+        let named = try Self.run("app", ["container", "init", cwd + "/named"], in: cwd, environment: device)
         #expect(named.status == 0 && named.trimmedStdout == cwd + "/named", "\(named)")
-        let added = try Self.run("app", ["--container", cwd + "/named", "trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15"], in: cwd)
+        let added = try Self.run("app", ["--container", cwd + "/named", "trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15"],
+                                 in: cwd, environment: device)
         #expect(added.status == 0, "\(added)")
     }
 

@@ -16,7 +16,8 @@ import Testing
             .shell sleep 1
             COMMIT;
             """
-        let holder = try ProcessRunner.start("/usr/bin/sqlite3", [container.storePath], environment: container.environment,
+        // The foreign writer: the sqlite3 shell on the sealed store (`app container sqlite`).
+        let holder = try ProcessRunner.start("app", ["container", "sqlite"], environment: container.environment,
                                              stdin: Array(script.utf8))
         usleep(100_000)
         let shell = """
@@ -53,13 +54,10 @@ import Testing
         }
         let alone = try fsyncs("alone")
         let marker = container.root.appendingPathComponent("reading").path
-        let reader = try ProcessRunner.start("/usr/bin/python3", ["-c", """
-            import sqlite3, sys, time
-            db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
-            db.execute("SELECT count(*) FROM trips").fetchall()
-            open(sys.argv[2], "w").close()
-            time.sleep(60)
-            """, container.storePath, marker], environment: container.environment)
+        // Another process with the store open: the sqlite3 shell on it (read-only), idle.
+        let reader = try ProcessRunner.start("app", ["container", "sqlite", "--readonly", "--", "-cmd", "SELECT count(*) FROM trips;",
+                                                     "-cmd", ".shell touch '\(marker)'", "-cmd", ".shell sleep 60"],
+                                             environment: container.environment)
         defer { reader.kill() }
         waitUntilFileExists(marker, within: 30, polling: 10_000)
         // The first write after a checkpoint starts the WAL again from its header, which SQLite
@@ -87,7 +85,7 @@ import Testing
                 let result = process.wait()
                 if result.status != 0 { failures.append("round \(round): \(result)") }
             }
-            let count = try ProcessRunner.run("/usr/bin/sqlite3", [path + "/store/TripBoard.sqlite", "SELECT count(*) FROM trips"],
+            let count = try ProcessRunner.run("app", ["--container", path, "container", "sqlite", "SELECT count(*) FROM trips"],
                                               environment: environment)
             #expect(count.trimmedStdout == "10", "round \(round)")
         }

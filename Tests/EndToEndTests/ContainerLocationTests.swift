@@ -100,15 +100,17 @@ import Testing
         #expect(stat(shared + "/store", &info) == 0 && info.st_mode & 0o7777 == 0o700)
     }
 
-    /// docs/storage.md: a store copied into an empty directory, and a container whose manifest
-    /// was removed, are containers: set up again around their store.
+    /// docs/storage.md: a store copied (with its key file) into an empty directory, and a
+    /// container whose manifest was removed, are containers: set up again around their store.
     @Test func aCopiedStoreAndALostManifestStayUsable() throws {
         let test = try TestContainer()
         try test.addTrip("Kyoto")
         #expect(try test.sqlite("PRAGMA wal_checkpoint(TRUNCATE)").status == 0)
         let copy = test.root.path + "/copy"
         try FileManager.default.createDirectory(atPath: copy + "/store", withIntermediateDirectories: true)
+        // A sealed store goes with its key file (on the same device: its keys open it).
         try FileManager.default.copyItem(atPath: test.storePath, toPath: copy + "/store/TripBoard.sqlite")
+        try FileManager.default.copyItem(atPath: test.storePath + "-key", toPath: copy + "/store/TripBoard.sqlite-key")
         let fromCopy = try ProcessRunner.run("app", ["--container", copy, "trip", "list"], environment: ProcessRunner.environment(container: nil))
         #expect(fromCopy.status == 0 && fromCopy.stdout.contains("Kyoto"), "\(fromCopy)")
         try FileManager.default.removeItem(atPath: test.path + "/container.json")

@@ -40,7 +40,7 @@ import TripBoardSystem
     @Test func storeSwitchedOutOfWALByAForeignToolIsSwitchedBack() throws {
         let container = try TestContainer()
         try container.addTrip("Lisbon")
-        _ = try ProcessRunner.run("/usr/bin/sqlite3", [container.storePath, "PRAGMA journal_mode=DELETE"], environment: container.environment)
+        _ = try ProcessRunner.run("app", ["container", "sqlite", "PRAGMA journal_mode=DELETE"], environment: container.environment)
         let result = try container.app("trip", "list")
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("Lisbon"))

@@ -66,9 +66,14 @@ import TripBoardSystem
         }
         let open = Self.unlocked(state)
 
-        // share: complete-unless-open in every state; complete only while unlocked
+        // share: complete-unless-open in every state the store opens in — the store itself is
+        // until-first-unlock data, so before the first unlock since a start nothing is filed
         let (sharedNow, sharedNowID) = try Self.share(a, trip: trip, marker: "SHARED-IN-\(state)")
-        #expect(sharedNow.status == 0 && sharedNowID != nil, "share in \(state): \(sharedNow)")
+        if state == .beforeFirstUnlock {
+            KeychainAccessibilityTests.expectLockedRefusal(sharedNow, state, "share")
+        } else {
+            #expect(sharedNow.status == 0 && sharedNowID != nil, "share in \(state): \(sharedNow)")
+        }
         let (refusedOrNot, _) = try Self.share(a, trip: trip, marker: "COMPLETE-IN-\(state)", extra: ["--protection", "complete"])
         if open {
             #expect(refusedOrNot.status == 0, "share --protection complete in \(state): \(refusedOrNot)")
@@ -151,7 +156,9 @@ import TripBoardSystem
             try a.ok("device", "unlock", stdin: Self.passcode + "\n")
             #expect(try a.app("attachment", "export", completeTicket, "-").stdout.hasPrefix("%PDF-"))
             let after = try a.sync()
-            #expect((after["uploadsAwaitingUnlock"] as? Int ?? 0) == 0 && (after["blobsUploaded"] as? Int ?? 0) >= 1, "\(state): \(after)")
+            // (Before the first unlock nothing was filed: the store did not open.)
+            #expect((after["uploadsAwaitingUnlock"] as? Int ?? 0) == 0 && (after["blobsUploaded"] as? Int ?? 0) >= (state == .beforeFirstUnlock ? 0 : 1),
+                    "\(state): \(after)")
         }
         let needles = ["OPEN-TICKET", "COMPLETE-TICKET", "SHARED-IN", "FROM-B"].map { Data($0.utf8) } + [Data("%PDF-".utf8), Self.png]
         #expect(Self.plaintextFiles(a.container, needles).isEmpty, "\(state): \(Self.plaintextFiles(a.container, needles))")
@@ -266,11 +273,12 @@ import TripBoardSystem
         #expect(!FileManager.default.fileExists(atPath: container.root.path + "/out.png"))
         // A wrong device directory (a cron job's HOME) makes no keys of its own over the copy's
         // sealed tickets: a new ticket would be sealed where the real device cannot open it.
+        // The copy's store is sealed too: refused before anything is read or made.
         let again = try container.share([try container.input(pdf, as: "again.pdf"), "--trip", trip], environment: elsewhere)
-        #expect(again.status == 66 && again.stderrLines.count == 1 && again.stderr.contains("TRIPBOARD_DEVICE_DIR"), "\(again)")
+        #expect(again.status == 66 && again.stderrLines.count == 1 && again.stderr.contains("sealed on another device"), "\(again)")
         #expect(!FileManager.default.fileExists(atPath: elsewhere["TRIPBOARD_DEVICE_DIR"]! + "/device.key"), "no device made")
         let check = try container.app(arguments: ["container", "check"], environment: elsewhere)
-        #expect(check.status == 65 && check.stdout.contains("sealed on another device"), "\(check)")
+        #expect(check.status == 65 && (check.stdout + check.stderr).contains("sealed on another device"), "the check reports it: \(check)")
         #expect(try container.app(arguments: ["attachment", "export", id, "-"], environment: ["TRIPBOARD_CONTAINER": copy]).stdout.hasPrefix("%PDF-"),
                 "the device that sealed it opens the copy")
     }

@@ -166,16 +166,20 @@ import TripBoardTestSupport
             #expect(left.isEmpty, "nothing restored, nothing staged left: \(left)")
         }
 
-        // delete needs no key: allowed in every state
+        // delete needs no item's key, only the keychain's database, which is sealed
+        // until-first-unlock: allowed in every state but before the first unlock since a start
+        if state == .beforeFirstUnlock {
+            for accessibility in Self.accessibilities {
+                Self.expectLockedRefusal(try a.app("keychain", "delete", Self.service(accessibility), "ana"), state, "delete \(accessibility)")
+            }
+            Self.expectLockedRefusal(try a.app("keychain", "list"), state, "list")
+            try a.ok("device", "unlock", stdin: Self.passcode + "\n")
+        }
         for accessibility in Self.accessibilities {
             let deleted = try a.app("keychain", "delete", Self.service(accessibility), "ana")
             #expect(deleted.status == 0, "delete \(accessibility) in \(state): \(deleted)")
         }
-        if state == .beforeFirstUnlock {
-            Self.expectLockedRefusal(try a.app("keychain", "list"), state, "list after the deletions")
-        } else {
-            #expect(try Self.listing(a).items.isEmpty)
-        }
+        #expect(try Self.listing(a).items.isEmpty)
 
         // Unlocked again, A sends its deletions; B follows.
         if !Self.unlocked(state) { try a.ok("device", "unlock", stdin: Self.passcode + "\n") }

@@ -71,6 +71,9 @@ import Testing
                                            environment: deviceA)
         #expect(passphrase.status == 0, "\(passphrase)")
 
+        // A container whose databases are in the clear (a build's before sealed stores): a sealed
+        // one opens on its own device only (`KeychainDeviceScopeTests`).
+        try container.unsealDatabases(environment: deviceA)
         let copy = container.root.appendingPathComponent("copy").path
         #expect(try ProcessRunner.run("/bin/cp", ["-a", container.path, copy], environment: container.environment).status == 0)
         let deviceB = Self.deviceEnvironment(container, device: "device-b").merging(["TRIPBOARD_CONTAINER": copy]) { $1 }
@@ -193,7 +196,8 @@ import Testing
         #expect(!result.stdout.contains("typed-passphrase"), "the passphrase was echoed: \(result)")
         let listed = try container.app(arguments: ["keychain", "list"], environment: Self.deviceEnvironment(container))
         #expect(listed.status == 0)
-        // The passphrase took: recovery on another device works with it.
+        // The passphrase took: recovery on another device works with it (a copy in the clear).
+        try container.unsealDatabases(environment: Self.deviceEnvironment(container))
         let copy = container.root.appendingPathComponent("copy").path
         #expect(try ProcessRunner.run("/bin/cp", ["-a", container.path, copy], environment: environment).status == 0)
         let other = Self.deviceEnvironment(container, device: "other").merging(["TRIPBOARD_CONTAINER": copy]) { $1 }
@@ -203,7 +207,8 @@ import Testing
     @Test func theWidgetNeverOpensTheKeychain() throws {
         let container = try Self.makeContainer()
         let environment = Self.deviceEnvironment(container)
-        try container.addTrip()
+        #expect(try container.app(arguments: ["trip", "add", "--name", "Lisbon", "--start", "2026-12-12", "--end", "2026-12-15"],
+                                  environment: environment).status == 0)
         #expect(try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: "x", environment: environment).status == 0)
         let traced = try ProcessRunner.run("/usr/bin/strace", ["-f", "-e", "trace=open,openat", ProcessRunner.executable("widget")],
                                            environment: container.environment(environment))
@@ -212,6 +217,7 @@ import Testing
         // The container's keychain/ by its path: the executables' own path may contain "keychain"
         // (a checkout in a directory named for it), and the dynamic loader opens files there.
         #expect(!traced.stderr.contains(container.path + "/keychain") && !traced.stderr.contains("Keychain.sqlite"))
-        #expect(!traced.stderr.contains("device.key"))
+        // It reads the device's key and keybag: they open the sealed store's key file.
+        #expect(traced.stderr.contains("TripBoard.sqlite-key") && traced.stderr.contains("device.key"), "\(traced)")
     }
 }

@@ -13,7 +13,32 @@ import Testing
         #expect(try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: "a-secret", environment: deviceA).status == 0)
         #expect(try container.app(arguments: ["auth", "login", "--account", "ana@example.com"], stdin: "access\nrefresh\n",
                                   environment: deviceA).status == 0)
+        // A container two devices open is one whose databases are in the clear (a sealed one
+        // opens on its own device only: `aSealedContainerOpensOnItsOwnDeviceOnly`).
+        try container.unsealDatabases(environment: deviceA)
         return container
+    }
+
+    /// A sealed container (any container this build made, or protected) opened as another
+    /// device: every command is refused, 66 and one line, and nothing is destroyed or created.
+    @Test(arguments: Stranger.allCases)
+    func aSealedContainerOpensOnItsOwnDeviceOnly(stranger: Stranger) throws {
+        let container = try KeychainCommandTests.makeContainer()
+        let deviceA = KeychainCommandTests.deviceEnvironment(container, device: "device-a")
+        #expect(try container.app(arguments: ["keychain", "set", "api", "alice"], stdin: "a-secret", environment: deviceA).status == 0)
+        #expect(try container.app(arguments: ["trip", "add", "--name", "Kyoto", "--start", "2027-01-01", "--end", "2027-01-02"],
+                                  environment: deviceA).status == 0)
+        let environment = try Self.strangerEnvironment(container, stranger)
+        let strangerDirectory = try #require(environment["TRIPBOARD_DEVICE_DIR"])
+        let deviceDirectoryBefore = Self.entries(strangerDirectory)
+        let filesBefore = container.files()
+        for command in Self.reads + [["trip", "list"], ["keychain", "set", "api", "bob"]] {
+            let result = try container.app(arguments: command, stdin: "x", environment: environment)
+            #expect(result.status == 66 && result.stderrLines.count == 1 && result.stderr.contains("sealed on another device"), "\(command): \(result)")
+        }
+        #expect(Self.entries(strangerDirectory) == deviceDirectoryBefore, "nothing created in \(strangerDirectory)")
+        #expect(container.files() == filesBefore, "nothing in the container changed")
+        #expect(try container.app(arguments: ["keychain", "get", "api", "alice"], environment: deviceA).stdout == "a-secret")
     }
 
     static func entries(_ path: String) -> [String]? { try? FileManager.default.contentsOfDirectory(atPath: path).sorted() }

@@ -7,7 +7,8 @@ import Testing
 /// behind its record is refused until `keychain accept-rollback`.
 @Suite struct KeychainRollbackTests {
     static func generation(_ container: TestContainer) throws -> String {
-        try container.sqlite("SELECT generation FROM keychain_state", readOnly: true, database: container.keychainPath).trimmedStdout
+        try container.sqlite("SELECT generation FROM keychain_state", readOnly: true, database: container.keychainPath,
+                             environment: KeychainCommandTests.deviceEnvironment(container)).trimmedStdout
     }
 
     /// This device's record of the container's keychain (the only one in its device directory).

@@ -27,6 +27,9 @@ import Testing
                                   environment: home).status == 0)
         #expect(try container.app(arguments: ["keychain", "set-recovery-passphrase"], stdin: "correct horse battery",
                                   environment: home).status == 0)
+        // Recovered on another device: a container whose databases are in the clear (a sealed one
+        // opens on its own device only).
+        try container.unsealDatabases(environment: home)
         let tampered = try container.sqlite("UPDATE container_key_wraps SET password_hash_parameters = \(parameters) WHERE wrapped_by = 'passphrase'",
                                             database: container.keychainPath)
         #expect(tampered.status == 0, "\(tampered)")

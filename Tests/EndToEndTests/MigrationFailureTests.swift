@@ -85,7 +85,7 @@ import TripBoardModel
         let before = try Data(contentsOf: URL(fileURLWithPath: store + "/TripBoard.sqlite"))
         let result = try ProcessRunner.run("container-migration", ["--from", store], environment: setup.environment)
         #expect(result.status == 65 && result.stderrLines.count == 1, "\(result)")
-        #expect(result.stderr.contains("is not a version-1 TripBoard store (its user_version is \(Schema.currentVersion): it is a TripBoard container's store, not TripBoard 1's data)"),
+        #expect(result.stderr.contains("is not a version-1 TripBoard store (it is a TripBoard container's sealed store, not TripBoard 1's data)"),
                 "\(result)")
         #expect(!result.stderr.contains("update TripBoard"), "\(result)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/TripBoard.sqlite")) == before)

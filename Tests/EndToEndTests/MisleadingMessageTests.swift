@@ -82,7 +82,7 @@ import TripBoardStorage
         // The earlier name is taken and shown by its name now.
         #expect(table.stdout.contains("api      ana      after-first-unlock-this-device-only  available"), "\(table)")
         #expect(!table.stdout.contains("thisDeviceOnly"))
-        #expect(try container.sqlite("SELECT accessibility FROM items", database: container.keychainPath).trimmedStdout == "thisDeviceOnly",
+        #expect(try container.sqlite("SELECT accessibility FROM items", database: container.keychainPath, environment: environment).trimmedStdout == "thisDeviceOnly",
                 "the stored value, which the seal binds, stays")
     }
 

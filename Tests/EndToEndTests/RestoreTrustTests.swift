@@ -30,7 +30,8 @@ import Testing
         }
         let store = work + "/store/TripBoard.sqlite"
         let environment = ProcessRunner.environment(container: nil)
-        let copy = try ProcessRunner.run("/usr/bin/sqlite3", [test.storePath, ".backup '\(store)'"], environment: environment)
+        // The sealed store's pages, opened, into a plain copy (the backup API through the shell).
+        let copy = try test.sqlite(".backup '\(store)'")
         #expect(copy.status == 0, "\(copy)")
         let changed = try ProcessRunner.run("/usr/bin/sqlite3", [store, "PRAGMA journal_mode = DELETE; " + storeSQL], environment: environment)
         #expect(changed.status == 0, "\(changed)")

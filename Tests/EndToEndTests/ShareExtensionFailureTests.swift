@@ -147,7 +147,8 @@ import Testing
         // TripBoard 1's data there, so the ticket is filed.
         let other = try TestContainer()
         let otherTrip = try other.addTrip("Porto", start: "2026-12-01", end: "2026-12-31")
-        var elsewhere = setup.environment
+        // (The other container's own device: its store is sealed under that device's keys.)
+        var elsewhere = other.environment(["TRIPBOARD_LEGACY_DIR": setup.legacy])
         elsewhere["TRIPBOARD_CONTAINER"] = container.path
         let filed = try ProcessRunner.run("share-extension", [ticket, "--container", other.path, "--trip", otherTrip], environment: elsewhere)
         #expect(filed.status == 0, "\(filed)")

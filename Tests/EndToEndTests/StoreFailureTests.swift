@@ -20,7 +20,7 @@ import Testing
         // Commands that do not need the store work without it, and leave it as it is.
         #expect(try container.appOK("prefs", "get", "theme") == "system")
         #expect(try Data(contentsOf: URL(fileURLWithPath: container.storePath)) == garbage)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/store") == ["TripBoard.sqlite"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container.path + "/store").sorted() == ["TripBoard.sqlite", "TripBoard.sqlite-key"])
     }
 
     @Test func newerSchemaIsRefusedAndLeftAsIs() throws {

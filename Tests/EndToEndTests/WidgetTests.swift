@@ -124,7 +124,7 @@ import Testing
         try container.addTrip()
         // Remove -wal/-shm the way a foreign tool does when it closes last; the widget must still
         // read, and must not recreate them.
-        _ = try ProcessRunner.run("/usr/bin/sqlite3", [container.storePath, "SELECT count(*) FROM trips"], environment: container.environment)
+        _ = try ProcessRunner.run("app", ["container", "sqlite", "SELECT count(*) FROM trips"], environment: container.environment)
         let before = container.files()
         #expect(!before.keys.contains { $0.hasSuffix("-wal") })
         let result = try widget(container, ["--json", "--now", "2026-12-01T00:00:00Z"])
@@ -236,7 +236,7 @@ import Testing
 
         // 1,000 commits that do not change the answer: no output.
         let noise = (0..<1000).map { "INSERT INTO places (id, trip_id, name, updated_at) VALUES ('p\($0)', '\(other)', 'x', 'now');" }
-        let sqlite = try ProcessRunner.run("/usr/bin/sqlite3", [container.storePath],
+        let sqlite = try ProcessRunner.run("app", ["container", "sqlite"],
                                            environment: container.environment,
                                            stdin: Array(("PRAGMA synchronous=OFF;\n" + noise.joined(separator: "\n")).utf8))
         #expect(sqlite.status == 0, "\(sqlite)")

@@ -17,12 +17,20 @@ struct RawListTests {
         let path: String
         let store: Store
 
+        /// The device the container's store is sealed under: a directory of the fixture's own,
+        /// so that neither the fixture nor `app` touches the user's.
+        let environment: [String: String]
+
         init() throws {
             path = FileManager.default.temporaryDirectory.appendingPathComponent("tripboard-rawlist-\(UUID().uuidString)").path
-            store = try Container.openForWriting(at: path).store
+            environment = ["TRIPBOARD_CONTAINER": path, "TZ": "UTC", "TRIPBOARD_DEVICE_DIR": path + "-device", "TRIPBOARD_KEYRING": "session"]
+            store = try Container.openForWriting(at: path, options: ContainerOptions(processName: "app", environment: environment)).store
         }
 
-        deinit { try? FileManager.default.removeItem(atPath: path) }
+        deinit {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + "-device")
+        }
 
         /// A trip row as given; `name` and `notes` may be a blob cast to text (invalid UTF-8).
         func insertTrip(id: SQLValue, name: SQLValue, start: String, end: String, notes: SQLValue = .text(""),
@@ -35,7 +43,7 @@ struct RawListTests {
 
         func run(_ words: [String], now: String? = nil) -> (status: Int32, output: [UInt8]) {
             let console = Console(echoesErrors: false)
-            var environment = ["TRIPBOARD_CONTAINER": path, "TZ": "UTC"]
+            var environment = self.environment
             if let now { environment["TRIPBOARD_NOW"] = now }
             let status = AppCommand.main(arguments: words, environment: environment, console: console)
             return (status, console.outputBytes)

@@ -47,7 +47,7 @@ struct MigrationStateTests {
     @Test func theWidgetShowsUpdatingUntilTheCommitMarker() throws {
         let temporary = try TemporaryDirectory()
         let path = try makeContainer(temporary, committed: false)
-        let reader = try #require(try ReadOnlyContainer.open(at: path, lockTimeout: 0.25))
+        let reader = try #require(try ReadOnlyContainer.open(at: path, lockTimeout: 0.25, keys: TestClock.fileKeys))
         let (availability, value) = try reader.read { try $0.integer("SELECT count(*) FROM trips") }
         #expect(availability == .updating && value == nil)
         try temporary.write("{}", to: "container/migration/committed.json")

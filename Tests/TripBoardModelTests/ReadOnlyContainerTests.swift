@@ -22,7 +22,7 @@ struct ReadOnlyContainerTests {
     }
 
     private func openReader(_ temporary: TemporaryDirectory) throws -> ReadOnlyContainer {
-        try #require(try ReadOnlyContainer.open(at: temporary.child("container"), lockTimeout: Self.lockTimeout))
+        try #require(try ReadOnlyContainer.open(at: temporary.child("container"), lockTimeout: Self.lockTimeout, keys: TestClock.fileKeys))
     }
 
     /// Every path under the temporary directory, sorted.
@@ -50,7 +50,7 @@ struct ReadOnlyContainerTests {
         if directoryExists { try temporary.makeDirectory("container") }  // but no container.lock
         let before = listing(temporary)
 
-        #expect(try ReadOnlyContainer.open(at: temporary.child("container"), lockTimeout: Self.lockTimeout) == nil)
+        #expect(try ReadOnlyContainer.open(at: temporary.child("container"), lockTimeout: Self.lockTimeout, keys: TestClock.fileKeys) == nil)
         #expect(listing(temporary) == before)
     }
 
@@ -91,7 +91,7 @@ struct ReadOnlyContainerTests {
         let error = try #require(throws: StoreError.self) { try reader.read { _ in } }
 
         #expect(error == .missing(path: temporary.child("container/store/TripBoard.sqlite")))
-        #expect(try temporary.entries("container/store") == [])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite-key"])
     }
 
     // MARK: - Reading

@@ -266,3 +266,26 @@ struct SealedPagesFormatTests {
         #expect(try plain.integer("PRAGMA page_size") == 4096)
     }
 }
+
+extension SealedPagesTests {
+    /// A page changed again in the transaction that wrote its WAL frame is rewritten in place
+    /// (the page alone, then the checksums of the frames after it): the VFS finds its number in
+    /// the frame header on disk.
+    @Test func aFrameRewrittenInItsOwnTransactionStaysSealed() throws {
+        let temporary = try TemporaryDirectory()
+        let key = try PageKey.random()
+        let connection = try Connection(path: temporary.child("sealed.sqlite"), mode: .readWriteCreate, sealing: key)
+        try connection.enableWriteAheadLog()
+        try connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+        try connection.execute("PRAGMA cache_size = 2")  // spill pages to the WAL mid-transaction
+        try connection.writeTransaction {
+            for index in 0..<2000 {
+                try connection.statement("INSERT INTO t (note) VALUES (?)").run([.text("row \(index) " + String(repeating: "z", count: 300))])
+            }
+            try connection.execute("UPDATE t SET note = 'again ' || id")
+        }
+        let reader = try Connection(path: temporary.child("sealed.sqlite"), mode: .readOnly, sealing: key)
+        #expect(try reader.integer("SELECT count(*) FROM t WHERE note LIKE 'again %'") == 2000)
+        #expect(try reader.text("PRAGMA integrity_check") == "ok")
+    }
+}

@@ -17,7 +17,8 @@ struct ContainerTests {
 
     private func options(lockTimeout: Double = 5, processName: String = "app",
                          durability: Durability = .normal, clock: TestClock = TestClock()) -> ContainerOptions {
-        ContainerOptions(lockTimeout: lockTimeout, durability: durability, clock: { clock.now() }, processName: processName)
+        ContainerOptions(lockTimeout: lockTimeout, durability: durability, clock: { clock.now() }, processName: processName,
+                         fileKeys: TestClock.fileKeys)
     }
 
     /// Creates a container, adds a trip so the store has content, and releases it.
@@ -57,7 +58,7 @@ struct ContainerTests {
         for directory in ContainerLayout.directories {
             #expect(try temporary.permissions("container/" + directory) == 0o700, "\(directory), umask \(umask)")
         }
-        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-shm", "TripBoard.sqlite-wal"])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-key", "TripBoard.sqlite-shm", "TripBoard.sqlite-wal"])
         for file in ["container.lock", "container.json", "store/TripBoard.sqlite", "store/TripBoard.sqlite-wal", "store/TripBoard.sqlite-shm"] {
             #expect(try temporary.permissions("container/" + file) == 0o600, "\(file), umask \(umask)")
         }
@@ -183,7 +184,7 @@ struct ContainerTests {
         DispatchQueue.concurrentPerform(iterations: 4) { index in
             do {
                 let clock = TestClock()
-                let container = try Container.openForWriting(at: path, options: ContainerOptions(lockTimeout: 30, clock: { clock.now() }))
+                let container = try Container.openForWriting(at: path, options: ContainerOptions(lockTimeout: 30, clock: { clock.now() }, fileKeys: TestClock.fileKeys))
                 let trip = try container.store.addTrip(TripDraft(name: "Trip \(index)", startDate: date, endDate: date))
                 tripIDs.withLock { $0.append(trip.id.text) }
             } catch {
@@ -194,7 +195,7 @@ struct ContainerTests {
         let container = try Container.openForWriting(at: path, options: options())
         #expect(try Set(container.store.trips().map(\.id.text)) == Set(tripIDs.withLock { $0 }))
         #expect(try container.store.trips().count == 4)
-        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-shm", "TripBoard.sqlite-wal"])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-key", "TripBoard.sqlite-shm", "TripBoard.sqlite-wal"])
     }
 
     // MARK: - Locking
@@ -329,7 +330,7 @@ struct ContainerTests {
     @Test func newerSchemaIsRefusedAndLeftAsItWas() throws {
         let temporary = try TemporaryDirectory()
         try makeContainer(temporary)
-        try Connection(path: temporary.child(Self.storeRelativePath), mode: .readWrite).execute("PRAGMA user_version = 99")
+        try openDatabaseFile(temporary.child(Self.storeRelativePath)).execute("PRAGMA user_version = 99")
         let before = try snapshot(temporary)
 
         let error = try #require(throws: StoreError.self) {

@@ -179,10 +179,11 @@ struct PreferencesTests {
             (.mapStyle, ["satellite", "standard", "hybrid"].map(PreferenceValue.text)),
         ]
         let rounds = 40
+        let options = fixture.clock.options
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: writers.count) { index in
             do {
-                let container = try Container.openForWriting(at: path)
+                let container = try Container.openForWriting(at: path, options: options)
                 var file = try PreferencesFile(container: container)
                 let (key, values) = writers[index]
                 for round in 0..<rounds { try file.set(key, to: values[round % values.count]) }

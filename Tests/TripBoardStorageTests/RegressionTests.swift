@@ -98,7 +98,7 @@ struct RegressionTests {
         }
         #expect(path == temporary.child(Self.storeRelativePath))
         #expect(try temporary.bytes(Self.storeRelativePath) == [])
-        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite"], "no -wal, -shm or -journal")
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-key"], "no -wal, -shm or -journal")
     }
 
     enum Damage: String, Sendable, CaseIterable {
@@ -116,13 +116,15 @@ struct RegressionTests {
         try makeContainer(temporary)
         switch damage {
         case .newerSchema:
-            try Connection(path: temporary.child(Self.storeRelativePath), mode: .readWrite).execute("PRAGMA user_version = 99")
+            try openDatabaseFile(temporary.child(Self.storeRelativePath)).execute("PRAGMA user_version = 99")
         case .impossiblePageSize:
-            var bytes = try temporary.bytes(Self.storeRelativePath)
-            try #require(bytes[18] == 2 && bytes[19] == 2, "a WAL-mode store")
-            bytes[16] = 0x00
-            bytes[17] = 0x03
-            try temporary.write(bytes, to: Self.storeRelativePath)
+            let path = temporary.child(Self.storeRelativePath)
+            // The header inside the seal: damage SQLite finds, not the VFS.
+            try rewritePage(path, number: 1, key: try pageKey(ofDatabase: path)) { page in
+                precondition(page[18] == 2 && page[19] == 2, "a WAL-mode store")
+                page[16] = 0x00
+                page[17] = 0x03
+            }
         }
         try removeWALFiles(temporary)
         let storeBytes = try temporary.bytes(Self.storeRelativePath)
@@ -135,7 +137,7 @@ struct RegressionTests {
         default:
             Issue.record("\(damage): unexpected \(error)")
         }
-        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite"])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-key"])
         #expect(try temporary.bytes(Self.storeRelativePath) == storeBytes)
     }
 
@@ -162,7 +164,7 @@ struct RegressionTests {
         #expect(error.description.contains("symbolic link"))
         #expect(try temporary.bytes("elsewhere.sqlite") == target)
         #expect(try temporary.entries() == ["container", "elsewhere.sqlite"])
-        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite"])
+        #expect(try temporary.entries("container/store") == ["TripBoard.sqlite", "TripBoard.sqlite-key"])
     }
 
     // MARK: - Preferences

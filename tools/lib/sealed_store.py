@@ -98,16 +98,45 @@ def plain_database(key, file_id, main, wal, page_size=4096):
     return bytes(result)
 
 
+def page_key(database, class_keys):
+    """DATABASE's page key and file id, from its key file (`DATABASE-key`, a sealed file) opened
+    with `class_keys` (sealed_file.class_keys's answer)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sealed_file  # noqa: E402 (beside this file)
+    keybag_id, keys, public_key = class_keys
+    with open(database + "-key", "rb") as handle:
+        plain = sealed_file.open_sealed(handle.read(), keybag_id, keys, public_key)
+    return plain[:32], plain[32:48]
+
+
+def plain_copy(database, out, class_keys):
+    """Writes DATABASE (sealed: its key file beside it; in the clear otherwise, copied with its
+    WAL applied the same way) to OUT as a plain SQLite file. For tests and tools that read a
+    container's store with Python's sqlite3."""
+    with open(database, "rb") as handle:
+        main_bytes = handle.read()
+    wal_path = database + "-wal"
+    wal = open(wal_path, "rb").read() if os.path.exists(wal_path) else b""
+    if os.path.exists(database + "-key"):
+        key, file_id = page_key(database, class_keys)
+        plain = plain_database(key, file_id, main_bytes, wal)
+    else:
+        plain = main_bytes
+    with open(out, "wb") as handle:
+        handle.write(plain)
+    if not os.path.exists(database + "-key") and wal:
+        with open(out + "-wal", "wb") as handle:
+            handle.write(wal)
+
+
 def read_key_from_device(database):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import sealed_file  # noqa: E402 (beside this file)
     environment = os.environ
-    keybag_id, keys, public_key = sealed_file.class_keys(sealed_file.device_directory(environment),
-                                                         environment.get("TRIPBOARD_MACHINE_ID_FILE") or "/etc/machine-id",
-                                                         environment.get("TRIPBOARD_PASSCODE"))
-    with open(database + "-key", "rb") as handle:
-        plain = sealed_file.open_sealed(handle.read(), keybag_id, keys, public_key)
-    return plain[:32], plain[32:48]
+    class_keys = sealed_file.class_keys(sealed_file.device_directory(environment),
+                                        environment.get("TRIPBOARD_MACHINE_ID_FILE") or "/etc/machine-id",
+                                        environment.get("TRIPBOARD_PASSCODE"))
+    return page_key(database, class_keys)
 
 
 def main(arguments):

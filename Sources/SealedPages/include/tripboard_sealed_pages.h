@@ -31,6 +31,13 @@ typedef struct {
     int page_size;           /* 512 … 65536, a power of two */
 } tripboard_page_key;
 
+/// Gives `key` to the main database file at `path` (its full path, as SQLite names it) when it
+/// is next opened through the VFS: for a file SQLite opens itself, where no file control can
+/// reach it first (the output of `VACUUM INTO`). One path at a time per process is enough:
+/// SQLITE_OK, or SQLITE_BUSY when another path waits. `tripboard_sealed_forget` ends the wait.
+int tripboard_sealed_expect(const char *path, const tripboard_page_key *key);
+void tripboard_sealed_forget(void);
+
 /// Registers the VFS (once; later calls return the first result). SQLITE_OK or an error code.
 int tripboard_sealed_register(void);
 

@@ -1,5 +1,6 @@
 public import TripBoardSQLite
 package import TripBoardSystem
+public import TripBoardDevice
 
 /// The container as the widget sees it: never creates, writes, migrates or repairs anything.
 ///
@@ -28,17 +29,20 @@ public final class ReadOnlyContainer {
     /// True when the store's `-wal`/`-shm` were missing and the store was opened immutable.
     public private(set) var isImmutableSnapshot = false
     package let lockTimeout: Double
+    /// The device's keys, which open the store's key file (`DatabaseKeyFile`).
+    let keys: any FileKeys
 
-    private init(path: String, root: Directory, lock: FileLock?, lockTimeout: Double) {
+    private init(path: String, root: Directory, lock: FileLock?, lockTimeout: Double, keys: any FileKeys) {
         self.path = path
         self.root = root
         self.lock = lock
         self.lockTimeout = lockTimeout
+        self.keys = keys
     }
 
     /// Opens the container directory and its lock file if they exist; `nil` when there is no
-    /// container (nothing is created).
-    public static func open(at path: String, lockTimeout: Double) throws -> ReadOnlyContainer? {
+    /// container (nothing is created). `keys` open a sealed store's key file.
+    public static func open(at path: String, lockTimeout: Double, keys: any FileKeys) throws -> ReadOnlyContainer? {
         let root: Directory
         do {
             // Named by its canonical path, as a writer names it (see `Container.prepareRoot`).
@@ -57,7 +61,7 @@ public final class ReadOnlyContainer {
             // is there, which is read without the container lock rather than hidden.
             guard try root.status(of: ContainerLayout.manifestFile) != nil else { return nil }
         }
-        return ReadOnlyContainer(path: root.path, root: root, lock: lock, lockTimeout: lockTimeout)
+        return ReadOnlyContainer(path: root.path, root: root, lock: lock, lockTimeout: lockTimeout, keys: keys)
     }
 
     /// True when the container path no longer names the directory this reader opened: it was
@@ -81,6 +85,9 @@ public final class ReadOnlyContainer {
         // A container migration that has not reached its commit marker: the store may be empty or
         // half-filled, so show nothing rather than a partial answer.
         if try ContainerLayout.migrationIsUnfinished(in: root) { return (.updating, nil) }
+        // `container protect` is sealing the store (or was killed doing so): its key file may
+        // not be in place yet.
+        if try root.status(of: ContainerLayout.storeDirectory + "/sealing")?.kind == .directory { return (.updating, nil) }
         let first = try readOnce(body)
         // An immutable read takes no SQLite locks. If a writer appeared meanwhile (it recreates
         // -wal first), a checkpoint may have changed the main file under the read: read again,
@@ -148,13 +155,14 @@ public final class ReadOnlyContainer {
             return connection
         }
         self.connection = nil
+        let sealing = try DatabaseKeyFile.read(in: storeDirectory, database: ContainerLayout.storeFile, keys: keys)
         // TripBoard's writers keep -wal and -shm (SQLITE_FCNTL_PERSIST_WAL). If a foreign tool
         // removed them on close, a read-only connection would have to create them; instead read the
         // main file as immutable: with no -wal there is no committed data outside it.
         let connection: Connection
         do {
-            connection = try Connection(path: walMissing ? "file:\(Self.uriEscaped(storePath))?immutable=1" : storePath,
-                                        mode: .readOnly, busyTimeoutMilliseconds: 250, uri: walMissing)
+            connection = try Connection(path: walMissing ? "file:\(SQLiteURI.escapedPath(storePath))?immutable=1" : storePath,
+                                        mode: .readOnly, busyTimeoutMilliseconds: 250, uri: walMissing, sealing: sealing)
         } catch let error as SQLiteError {
             throw StoreError.unreadable(path: storePath, detail: error.message)
         }
@@ -171,16 +179,4 @@ public final class ReadOnlyContainer {
     /// `PRAGMA data_version` of the long-lived connection: changes when another connection commits.
     public func dataVersion() throws -> Int64? { try connection?.dataVersion() }
 
-    package static func uriEscaped(_ path: String) -> String {
-        var escaped = ""
-        for byte in path.utf8 {
-            switch byte {
-            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0x80...0xff:
-                escaped += "%" + String(byte, radix: 16, uppercase: true)
-            default:
-                escaped.unicodeScalars.append(Unicode.Scalar(byte))
-            }
-        }
-        return escaped
-    }
 }

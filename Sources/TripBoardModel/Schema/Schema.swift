@@ -167,7 +167,9 @@ extension Schema {
         do {
             version = try connection.userVersion()
         } catch let error as SQLiteError where error.isCorruption {
-            throw StoreError.corrupt(path: path, detail: error.message)
+            // A sealed database read without its key file has no header either.
+            let unsealed = !connection.isSealed && error.code == .notADatabase
+            throw StoreError.corrupt(path: path, detail: error.message + (unsealed ? " (or it is sealed and its key file \(DatabaseKeyFile.name(for: path.split(separator: "/").last.map(String.init) ?? path)) is missing)" : ""))
         } catch let error as SQLiteError where error.code == .cannotOpen || error.code == .permission {
             throw StoreError.unreadable(path: path, detail: error.message)
         }

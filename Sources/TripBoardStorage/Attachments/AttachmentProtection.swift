@@ -105,6 +105,9 @@ public struct AttachmentProtection {
         public var clearThumbnailsRemoved = 0
         /// Files that could not be sealed because they are not what their row says (`container check` reports them).
         public var damaged: [String] = []
+        /// The databases `app container protect` sealed page by page this run (container paths:
+        /// `store/TripBoard.sqlite`, `keychain/Keychain.sqlite`).
+        public var sealedDatabases: [String] = []
     }
 
     /// Seals every present attachment's file as its row says: those a locked device sealed to

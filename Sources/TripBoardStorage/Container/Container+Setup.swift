@@ -1,4 +1,5 @@
 import TripBoardSQLite
+import TripBoardDevice
 package import TripBoardSystem
 import TripBoardModel
 
@@ -34,6 +35,9 @@ extension Container {
         let staging = try root.openDirectory(ContainerLayout.stagingDirectory)
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
+        // A `container protect` killed between its two renames: the sealed store's key file
+        // is moved into place before anything reads the store.
+        try DatabaseSealing.finishInterrupted(ContainerLayout.storeFile, in: storeDirectory)
         if try storeFileKind(in: storeDirectory) == nil {
             if existing?.storeCreated == true { throw StoreError.missing(path: storePath) }
             // Created here, before SQLite opens it, so that the store (and the -wal and -shm that
@@ -41,7 +45,7 @@ extension Container {
             _ = try storeDirectory.openFile(ContainerLayout.storeFile, .readWrite, creating: .newFile, mode: 0o600)
             firstSetUp?.createdStore = true
         }
-        let notices = try createOrMigrateStore(storeDirectory: storeDirectory, existing: existing)
+        let notices = try createOrMigrateStore(storeDirectory: storeDirectory, existing: existing, keys: options.fileKeys)
         if existing?.storeCreated != true || existing?.layoutVersion != ContainerLayout.version {
             let manifest = Manifest(layoutVersion: ContainerLayout.version,
                                     createdAt: existing?.createdAt ?? options.clock().utcStamp,
@@ -63,9 +67,10 @@ extension Container {
 
     /// Opens the store, refuses one that must not be touched, switches it to WAL and brings its
     /// schema up to date (returning what its steps have to tell). The connection is closed before this returns.
-    private static func createOrMigrateStore(storeDirectory: Directory, existing: Manifest?) throws -> [String] {
+    /// A new store is sealed from its creation: its key file is made before its first page.
+    private static func createOrMigrateStore(storeDirectory: Directory, existing: Manifest?, keys: any FileKeys) throws -> [String] {
         let storePath = storeDirectory.childPath(ContainerLayout.storeFile)
-        let connection = try openStoreConnection(storeDirectory: storeDirectory)
+        let connection = try openStoreConnection(storeDirectory: storeDirectory, keys: keys, sealingIfNew: existing?.storeCreated != true)
         // Read the version before anything writes: a foreign or damaged file fails here untouched.
         let version = try Schema.version(of: connection)
         if version == 0 && existing?.storeCreated == true {
@@ -110,7 +115,7 @@ struct FirstSetUp {
     /// Best effort: whatever cannot be removed is left as it is (never anything but what setup made).
     func undo() {
         if createdStore, let storeDirectory = try? root.openDirectory(ContainerLayout.storeDirectory) {
-            for suffix in ["-wal", "-shm", ""] {
+            for suffix in ["-wal", "-shm", "", DatabaseKeyFile.suffix] {
                 try? storeDirectory.removeFile(ContainerLayout.storeFile + suffix)
             }
         }

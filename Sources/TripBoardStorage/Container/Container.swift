@@ -138,6 +138,10 @@ public final class Container {
     /// Opens the container at `path` for reading and writing, creating it (and its store) if it
     /// does not exist yet. Holds the shared lock until released.
     public static func openForWriting(at path: String, options: ContainerOptions = ContainerOptions()) throws -> Container {
+        // A container's store is sealed under this device's keys from its creation, and every
+        // store is read through them: without a device (no HOME, no TRIPBOARD_DEVICE_DIR) the
+        // command is refused before anything is created.
+        if let unavailable = options.fileKeys as? UnavailableFileKeys { throw unavailable.error }
         let root = try prepareRoot(path, creating: options.mayCreate && options.createsContainer)
         try refuseUnlessOpenable(root, options: options)
         let lockFile = try root.openFile(ContainerLayout.lockFile, .readWrite, creating: .ifAbsent, mode: 0o600)
@@ -246,6 +250,11 @@ public final class Container {
             return true
         case let error as SQLiteError:
             return error.isCorruption
+        case is DeviceError:
+            // The store's key file does not open here: another device's, the device not unlocked
+            // since it started, a damaged key file. (Not when there is no store: making one
+            // failed, and nothing of the container is usable.)
+            return ((try? root.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile)) ?? nil) != nil
         case ContainerError.unusable(let path, _):
             return path.hasPrefix(root.childPath(ContainerLayout.storeDirectory) + "/")
         case let error as FileSystemError:
@@ -448,9 +457,9 @@ public final class Container {
               try root.status(of: ContainerLayout.storeDirectory)?.kind == .directory
         else { return nil }
         let storeDirectory = try root.openDirectory(ContainerLayout.storeDirectory)
-        guard try storeFileKind(in: storeDirectory) != nil
+        guard try storeFileKind(in: storeDirectory) != nil, try !DatabaseSealing.isInterrupted(in: storeDirectory)
         else { return nil }
-        let connection = try openStoreConnection(storeDirectory: storeDirectory)
+        let connection = try openStoreConnection(storeDirectory: storeDirectory, keys: options.fileKeys)
         let version = try Schema.version(of: connection)
         // A foreign tool may have switched the store out of WAL: setup switches it back.
         guard version == Schema.currentVersion, try connection.text("PRAGMA journal_mode")?.lowercased() == "wal" else { return nil }
@@ -474,9 +483,18 @@ public final class Container {
 
     /// `supported`: the newest schema version of that database this build reads (the keychain
     /// has its own numbering).
+    /// `keys`: the device's, which open the database's key file (`DatabaseKeyFile`): a database
+    /// with one is read through the sealed-page VFS; nil for a database that is never sealed
+    /// (TripBoard 1's), whose key file is not looked for. `sealingIfNew`: an empty database without
+    /// a key file gets one now (a store or keychain being created, under the exclusive container lock).
     package static func openStoreConnection(storeDirectory: Directory, fileName: String = ContainerLayout.storeFile,
-                                            supported: Int64 = Schema.currentVersion) throws -> Connection {
+                                            supported: Int64 = Schema.currentVersion, keys: (any FileKeys)?,
+                                            sealingIfNew: Bool = false) throws -> Connection {
         let storePath = storeDirectory.childPath(fileName)
+        var sealing = try keys.flatMap { try DatabaseKeyFile.read(in: storeDirectory, database: fileName, keys: $0, refreshing: true) }
+        if sealing == nil, sealingIfNew, let keys, try storeDirectory.status(of: fileName)?.size == 0 {
+            sealing = try DatabaseKeyFile.create(in: storeDirectory, database: fileName, keys: keys)
+        }
         // SQLite opens the -wal and -shm itself: what stands there is looked at first, so that a
         // link is said as one (73), not as a store that cannot be opened.
         for suffix in ["-wal", "-shm"] {
@@ -491,8 +509,8 @@ public final class Container {
             // (with no -wal, everything committed is in the main file, so this read is complete).
             let preflight: Connection
             do {
-                preflight = try Connection(path: "file:\(ReadOnlyContainer.uriEscaped(storePath))?immutable=1",
-                                           mode: .readOnly, uri: true)
+                preflight = try Connection(path: "file:\(SQLiteURI.escapedPath(storePath))?immutable=1",
+                                           mode: .readOnly, uri: true, sealing: sealing)
             } catch let error as SQLiteError {
                 throw StoreError.unreadable(path: storePath, detail: error.message)
             }
@@ -500,7 +518,7 @@ public final class Container {
         }
         let connection: Connection
         do {
-            connection = try Connection(path: storePath, mode: .readWrite)
+            connection = try Connection(path: storePath, mode: .readWrite, sealing: sealing)
         } catch let error as SQLiteError {
             throw StoreError.unreadable(path: storePath, detail: error.message)
         }

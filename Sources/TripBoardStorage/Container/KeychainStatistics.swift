@@ -20,9 +20,10 @@ extension KeychainStatistics {
         let directory = try container.directory(ContainerLayout.keychainDirectory)
         guard try directory.status(of: ContainerLayout.keychainFile) != nil else { return nil }
         let path = directory.childPath(ContainerLayout.keychainFile)
+        let sealing = try DatabaseKeyFile.read(in: directory, database: ContainerLayout.keychainFile, keys: container.options.fileKeys)
         let connection = try directory.status(of: ContainerLayout.keychainFile + "-wal") == nil
-            ? try Connection(path: "file:\(ReadOnlyContainer.uriEscaped(path))?immutable=1", mode: .readOnly, uri: true)
-            : try Connection(path: path, mode: .readOnly)
+            ? try Connection(path: "file:\(SQLiteURI.escapedPath(path))?immutable=1", mode: .readOnly, uri: true, sealing: sealing)
+            : try Connection(path: path, mode: .readOnly, sealing: sealing)
         return try connection.readTransaction {
             let version = try connection.userVersion()
             guard version >= 1 else { return KeychainStatistics(schemaVersion: version, items: 0, thisDeviceOnly: 0, migratable: 0, hasRecoveryPassphrase: false) }

@@ -1,5 +1,6 @@
 import TripBoardSystem
 import TripBoardModel
+import TripBoardDevice
 
 /// The state of a container's store in one word, for reports (`container info`, `container
 /// diagnose`): what a person or a script needs to decide what to do next.
@@ -14,7 +15,8 @@ public enum StoreHealth: String, Sendable, Codable {
     case newerSchema
     /// Gone although the container had one.
     case missing
-    /// Cannot be opened for reading and writing (permissions), or not a regular file.
+    /// Cannot be opened for reading and writing (permissions), not a regular file, or sealed
+    /// under keys this device cannot use now (another device's, or before the first unlock).
     case unreadable
 
     /// How the store of `container` is, from the way it opened.
@@ -27,7 +29,7 @@ public enum StoreHealth: String, Sendable, Codable {
         case StoreError.damaged: self = .damaged
         case StoreError.newerSchema: self = .newerSchema
         case StoreError.missing: self = .missing
-        case StoreError.unreadable, ContainerError.unusable, is FileSystemError: self = .unreadable
+        case StoreError.unreadable, ContainerError.unusable, is FileSystemError, is DeviceError: self = .unreadable
         default: self = .corrupt
         }
     }

@@ -1,4 +1,5 @@
 import TripBoardSQLite
+import TripBoardDevice
 import TripBoardSystem
 import TripBoardModel
 
@@ -87,16 +88,17 @@ public enum StoreSalvage {
     /// needs salvaging (then nothing is written).
     static func build(stamp: String, in storeDirectory: Directory, container: Container) throws -> SalvageReport? {
         for name in try storeDirectory.entries() where name.hasPrefix(partialPrefix) { try storeDirectory.removeFile(name) }
-        let damaged = try openDamagedStore(storeDirectory)
+        let damaged = try openDamagedStore(storeDirectory, keys: container.options.fileKeys)
         if try isSound(damaged) { return nil }
         // From here until the salvaged store is in place, writers must stay away: between
         // unlinking the damaged store's -wal and renaming the new store over it, the main file
         // alone is not the store.
         try container.markStoreDamaged(detail: "a salvage was started (integrity_check failed, or the schema is not this build's)")
         let partialName = partialPrefix + stamp + ".partial"
-        try createNewStore(partialName, in: storeDirectory)
+        // Sealed under the damaged store's key: its key file is the salvaged store's once published.
+        try createNewStore(partialName, in: storeDirectory, sealing: damaged.sealing)
         var copier = SalvageCopier(connection: damaged, clock: container.options.clock)
-        try damaged.statement("ATTACH DATABASE ? AS salvage").run([.text(storeDirectory.childPath(partialName))])
+        try damaged.attach(storeDirectory.childPath(partialName), as: "salvage", sealing: damaged.sealing)
         try damaged.execute("PRAGMA salvage.journal_mode = MEMORY; PRAGMA salvage.synchronous = OFF")
         let report = try copier.copyEverything()
         try damaged.execute("DETACH DATABASE salvage")
@@ -123,11 +125,11 @@ public enum StoreSalvage {
 
     /// The damaged store, read-write so that the new store can be attached to it, with
     /// checkpoints on close off: nothing is ever written into it.
-    static func openDamagedStore(_ storeDirectory: Directory) throws -> Connection {
+    static func openDamagedStore(_ storeDirectory: Directory, keys: any FileKeys) throws -> Connection {
         guard try storeDirectory.status(of: ContainerLayout.storeFile)?.kind == .regular else {
             throw StoreError.missing(path: storeDirectory.childPath(ContainerLayout.storeFile))
         }
-        let connection = try Container.openStoreConnection(storeDirectory: storeDirectory)
+        let connection = try Container.openStoreConnection(storeDirectory: storeDirectory, keys: keys)
         do {
             let version = try connection.userVersion()
             guard version == Schema.currentVersion else {
@@ -142,9 +144,9 @@ public enum StoreSalvage {
 
     /// A new empty store at the current schema: rollback journal (so that nothing but the main
     /// file exists when it is published), mode 0600.
-    static func createNewStore(_ name: String, in storeDirectory: Directory) throws {
+    static func createNewStore(_ name: String, in storeDirectory: Directory, sealing: PageKey?) throws {
         _ = try storeDirectory.openFile(name, .readWrite, creating: .newFile, mode: 0o600)
-        let connection = try Connection(path: storeDirectory.childPath(name), mode: .readWrite)
+        let connection = try Connection(path: storeDirectory.childPath(name), mode: .readWrite, sealing: sealing)
         try connection.execute("PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF")
         try Schema.migrate(connection)
     }
@@ -155,7 +157,9 @@ public enum StoreSalvage {
         let keptName = damagedPrefix + stamp
         let kept = try storeDirectory.openDirectory(keptName, create: true)
         let suffixes = ["", "-wal", "-shm", "-journal"]
-        for suffix in suffixes where try storeDirectory.status(of: ContainerLayout.storeFile + suffix) != nil {
+        // The key file is linked too (the kept store opens with it) and stays: the salvaged store
+        // is sealed under the same key.
+        for suffix in suffixes + [DatabaseKeyFile.suffix] where try storeDirectory.status(of: ContainerLayout.storeFile + suffix) != nil {
             _ = try storeDirectory.link(ContainerLayout.storeFile + suffix, into: kept, as: ContainerLayout.storeFile + suffix)
         }
         try kept.synchronize()

@@ -179,7 +179,16 @@ queries = {
  "attachments": "SELECT id, booking_id, original_filename, content_type, byte_count, content_hash, page_count, relative_path, state, created_at, sync_state, remote_version FROM attachments",
 }
 committed = os.path.exists(os.path.join(container, "migration", "committed.json"))
+keys = None
 def read_store(path, legacy_schema):
+    if os.path.exists(path + "-key"):
+        # A sealed store: its pages opened by the second implementation into a plain copy.
+        import sealed_store, tempfile
+        global keys
+        if keys is None: keys = sealed_file.class_keys(device, machine_id)
+        copy = os.path.join(tempfile.mkdtemp(), "store.sqlite")
+        sealed_store.plain_copy(path, copy, keys)
+        path = copy
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     result = {"integrity": db.execute("PRAGMA integrity_check").fetchall(), "fk": db.execute("PRAGMA foreign_key_check").fetchall()}
     if not legacy_schema:

@@ -16,7 +16,8 @@ final class MigrationSetup: @unchecked Sendable {
     /// under the temp directory, so `rename` fails with `EXDEV`. `template`: a copy of this
     /// directory, already written from `fixture` (quicker than running Python again).
     init(_ fixture: LegacyFixture = .standard(), crossDevice: Bool = false, containerBase: String? = nil, template: String? = nil) throws {
-        container = try TestContainer(base: containerBase)
+        // One device for `app` and the migration alike: the store is sealed under its keys.
+        container = try TestContainer(base: containerBase, device: "migration")
         self.fixture = fixture
         if crossDevice {
             let base = "/dev/shm/tripboard-legacy-\(UUID().uuidString.prefix(8))"
@@ -27,7 +28,6 @@ final class MigrationSetup: @unchecked Sendable {
             legacyBase = nil
             legacy = container.root.appendingPathComponent("legacy").path
         }
-        try Data("machine-one\n".utf8).write(to: container.root.appendingPathComponent("machine-id"))
         if let template {
             try FileManager.default.copyItem(atPath: template, toPath: legacy)
         } else {
@@ -50,9 +50,7 @@ final class MigrationSetup: @unchecked Sendable {
 
     /// The device key and machine id for the keychain, and the legacy directory for the app.
     var environment: [String: String] {
-        container.environment(["TRIPBOARD_DEVICE_DIR": container.root.appendingPathComponent("device").path,
-                               "TRIPBOARD_MACHINE_ID_FILE": container.root.appendingPathComponent("machine-id").path,
-                               "TRIPBOARD_LEGACY_DIR": legacy])
+        container.environment(["TRIPBOARD_LEGACY_DIR": legacy])
     }
 
     /// Runs `container-migration ARGS` (with `--from` the legacy directory unless told otherwise).
@@ -69,7 +67,7 @@ final class MigrationSetup: @unchecked Sendable {
 
     /// The invariants; `final` after a finished migration, else those of an interrupted one.
     func problems(final: Bool, checkingKeychain: Bool = true) throws -> [String] {
-        let (device, machineID) = (container.root.appendingPathComponent("device").path, container.root.appendingPathComponent("machine-id").path)
+        let (device, machineID) = (container.extraEnvironment["TRIPBOARD_DEVICE_DIR"]!, container.extraEnvironment["TRIPBOARD_MACHINE_ID_FILE"]!)
         var problems = try fixture.problems(container: container.path, legacy: legacy, searchRoot: container.root.path, final: final,
                                             device: device, machineID: machineID)
         if final && checkingKeychain {

@@ -70,14 +70,38 @@ final class TestContainer: @unchecked Sendable {
         try appOK("trip", "add", "--name", name, "--start", start, "--end", end)
     }
 
-    /// Runs the sqlite3 CLI on the store (a foreign process, as a user or tool would). It keeps
-    /// `-wal` and `-shm` when it closes last, as TripBoard's writers do, so that looking at the
-    /// store does not change which files exist.
-    /// `database` is another database of the container, e.g. `keychainPath`.
-    func sqlite(_ sql: String, readOnly: Bool = false, database: String? = nil) throws -> ProcessResult {
+    /// Runs the sqlite3 shell on the store (a foreign process, as a user or tool would) the
+    /// supported way, `app container sqlite`, which opens a sealed store's key with the container's
+    /// device. It keeps `-wal` and `-shm` when it closes last, as TripBoard's writers do, so that
+    /// looking at the store does not change which files exist.
+    /// `database`: `keychainPath` for the keychain's database; any other path (a database
+    /// outside this container, in the clear) is opened by sqlite3 directly.
+    /// `environment`: merged into this container's (another device, whose keys sealed `database`).
+    func sqlite(_ sql: String, readOnly: Bool = false, database: String? = nil, environment extra: [String: String] = [:]) throws -> ProcessResult {
         let keepWAL = ["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1", "-cmd", ".output stdout"]
-        return try ProcessRunner.run("/usr/bin/sqlite3", keepWAL + (readOnly ? ["-readonly"] : []) + [database ?? storePath, sql],
+        let database = database ?? storePath
+        // A container's store or keychain (this one's or another's, e.g. a restored one): through
+        // `app`, with this container's device.
+        for (suffix, option) in [("/store/TripBoard.sqlite", [String]()), ("/keychain/Keychain.sqlite", ["--keychain"])] where database.hasSuffix(suffix) {
+            let options = ["--container", String(database.dropLast(suffix.count)), "container", "sqlite"] + option + (readOnly ? ["--readonly"] : [])
+            return try ProcessRunner.run("app", options + ["--"] + keepWAL + [sql], environment: environment(extra))
+        }
+        return try ProcessRunner.run("/usr/bin/sqlite3", keepWAL + (readOnly ? ["-readonly"] : []) + [database, sql],
                                      environment: ProcessRunner.environment(container: nil))
+    }
+
+    /// Puts the store and the keychain's database in the clear, as a build before sealed stores
+    /// left them (what `app container protect` seals): the only shape in which one container is
+    /// opened by two devices — a copy made then, or a wrong `HOME` — and the keychain's items
+    /// show their device scope. `environment`: the device whose keys sealed them.
+    func unsealDatabases(environment extra: [String: String] = [:]) throws {
+        for (path, option) in [(storePath, [String]()), (keychainPath, ["--keychain"])] where FileManager.default.fileExists(atPath: path + "-key") {
+            let plain = path + ".plain"
+            let copy = try ProcessRunner.run("app", ["container", "sqlite"] + option + [".backup '\(plain)'"], environment: environment(extra))
+            try #require(copy.status == 0, "\(copy)")
+            for suffix in ["", "-wal", "-shm", "-key"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            try FileManager.default.moveItem(atPath: plain, toPath: path)
+        }
     }
 
     /// `integrity_check` and `foreign_key_check` through the sqlite3 CLI: "ok" when clean.

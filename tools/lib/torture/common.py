@@ -88,6 +88,7 @@ def plaintext_hash(path, keys):
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sealed_file  # noqa: E402  (tools/lib: the second implementation of sealed files)
+import sealed_store  # noqa: E402  (tools/lib: the second implementation of sealed stores)
 
 
 # MARK: - Reporting
@@ -223,10 +224,15 @@ def kill_group(process, sig=signal.SIGKILL):
 class Box:
     """A fresh directory holding a container, a device directory and a machine-id file."""
 
-    def __init__(self, ctx, name, container=None):
+    def __init__(self, ctx, name, container=None, device_of=None):
+        """`device_of`: another box whose device this one is (a container that box made or
+        restored is sealed under that device's keys)."""
         self.ctx = ctx
         self.dir = tempfile.mkdtemp(prefix=name + "-", dir=ctx.work)
         self.container = container or os.path.join(self.dir, "container")
+        if device_of is not None:
+            self.device, self.machine_id = device_of.device, device_of.machine_id
+            return
         self.device = os.path.join(self.dir, "device")
         self.machine_id = os.path.join(self.dir, "machine-id")
         with open(self.machine_id, "w") as handle:
@@ -277,13 +283,27 @@ class Box:
     def share(self, *args, env=None, timeout=DEADLINE):
         return run(self.argv("share-extension", *args), self.env(env), None, timeout)
 
+    def sqlite_argv(self, db=None, options=()):
+        """The sqlite3 shell on `db` (the store by default) with `options` (sqlite3's): through
+        `app container sqlite` for the container's sealed store or keychain database (the
+        supported way to read them: docs/cli.md), sqlite3 itself for any other file. The
+        database goes last: what follows it is SQL."""
+        db = db or self.store
+        for database, flag in ((self.store, []), (self.keychain_db, ["--keychain"])):
+            if os.path.abspath(db) == os.path.abspath(database):
+                return self.argv("app", "container", "sqlite", *flag, "--", *options)
+        return ["sqlite3", *options, db]
+
+    def sqlite_env(self):
+        return self.env()
+
     def sqlite(self, sql, db=None, as_json=False, busy_ms=10000):
-        """The sqlite3 CLI on the store, keeping -wal and -shm when it closes last, as TripBoard does."""
-        argv = ["sqlite3", "-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1", "-cmd", ".output stdout",
-                "-cmd", f".timeout {busy_ms}"]
+        """The sqlite3 shell on the store, keeping -wal and -shm when it closes last, as TripBoard does."""
+        options = ["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1", "-cmd", ".output stdout",
+                   "-cmd", f".timeout {busy_ms}"]
         if as_json:
-            argv.append("-json")
-        return run(argv + [db or self.store, sql], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None, 60)
+            options.append("-json")
+        return run(self.sqlite_argv(db, options) + [sql], self.sqlite_env(), None, 60)
 
     def rows(self, sql, db=None):
         result = self.sqlite(sql, db, as_json=True)

@@ -73,16 +73,17 @@ def scenario_corrupt(ctx, report, rng):
         ("FIFOs in tmp/ and in the thumbnail cache", plant_staging_and_cache_fifos, {"*": {0}}),
         # The device's keys seal the tickets too (docs/security.md, Sealed files): what reads or
         # seals one is refused there as the keychain is, with one line and nothing written.
+        # The store's and the keychain database's key files are sealed files too (docs/security.md,
+        # Sealed stores): everything that opens a database is refused there.
         ("FIFO at the device key", lambda box: plant_fifo(box, os.path.join("..", "device", "device.key")),
-         {"*": {0}, "app keychain get": {73}, "app attachment export": {73}, "share-extension": {73}, "app container check --repair": {73, 65}}),
-        # Another device reads: a wrong TRIPBOARD_DEVICE_DIR (a cron job's $HOME) or another
-        # machine id. Reads find nothing and destroy nothing; the real device still reads all.
-        ("keychain read with another device directory", lambda box: as_another_device(box, "directory"),
-         {"*": {0}, "app keychain get": {66}, "app attachment export": {66}, "share-extension": {66},
-          "app container check --repair": {65}}),
-        ("keychain read with another machine id", lambda box: as_another_device(box, "machine id"),
-         {"*": {0}, "app keychain get": {66}, "app attachment export": {65, 66}, "share-extension": {65},
-          "app container check --repair": {65}}),
+         {"*": {73}, "app prefs list": {0}, "app container check --repair": {73, 65}}),
+        # Another device opens the container: a wrong TRIPBOARD_DEVICE_DIR (a cron job's $HOME) or
+        # another machine id. Its databases are sealed under the real device's keys: every command
+        # that needs one is refused (66), nothing is destroyed; the real device still reads all.
+        ("container opened with another device directory", lambda box: as_another_device(box, "directory"),
+         {"*": {66}, "app prefs list": {0}, "app container info": {0}, "app container check --repair": {65, 66}}),
+        ("container opened with another machine id", lambda box: as_another_device(box, "machine id"),
+         {"*": {66}, "app prefs list": {0}, "app container info": {0}, "app container check --repair": {65, 66}}),
         # Where the container is: through a symbolic link (works), or a directory of other files
         # (refused, left as it was).
         ("container reached through a symlinked path", reach_through_symlink, {"*": {0}}),

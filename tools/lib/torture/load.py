@@ -145,10 +145,10 @@ class Load:
         """The sqlite3 CLI taking the write lock now and then, holding it, and committing."""
         rng = random.Random(seed)
         while not self.stop.wait(rng.uniform(0.5, 2.5)):
-            process = subprocess.Popen(["sqlite3", "-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1",
-                                        "-cmd", ".output stdout", "-cmd", ".timeout 8000", self.box.store],
+            process = subprocess.Popen(self.box.sqlite_argv(options=["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1",
+                                                                     "-cmd", ".output stdout", "-cmd", ".timeout 8000"]),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       start_new_session=True)
+                                       env=self.box.sqlite_env(), start_new_session=True)
             try:
                 process.stdin.write(b"BEGIN IMMEDIATE;\nSELECT 'locked';\n")
                 process.stdin.flush()

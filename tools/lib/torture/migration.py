@@ -1,5 +1,6 @@
 """Scenario: the container migration killed at random, at scale."""
 from .common import *  # noqa: F401,F403
+import tempfile
 
 
 def legacy_expectations(legacy):
@@ -33,7 +34,10 @@ def migration_problems(exe, container, legacy, expected, environment):
     counts, hashes = expected
     problems = []
     keys = sealed_file.class_keys(environment["TRIPBOARD_DEVICE_DIR"], environment["TRIPBOARD_MACHINE_ID_FILE"])
-    db = sqlite3.connect(f"file:{os.path.join(container, 'store', 'TripBoard.sqlite')}?mode=ro", uri=True)
+    # The sealed store, opened by the second implementation into a plain copy (tools/lib/sealed_store.py).
+    plain = os.path.join(tempfile.mkdtemp(), "store.sqlite")
+    sealed_store.plain_copy(os.path.join(container, "store", "TripBoard.sqlite"), plain, keys)
+    db = sqlite3.connect(f"file:{plain}?mode=ro", uri=True)
     try:
         if db.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
             problems.append("integrity_check failed")

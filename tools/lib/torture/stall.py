@@ -93,9 +93,9 @@ def scenario_stall(ctx, report, rng):
         return process, None
 
     def sqlite_holder():
-        process = subprocess.Popen(["sqlite3", "-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1",
-                                    "-cmd", ".output stdout", box.store], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   start_new_session=True)
+        process = subprocess.Popen(box.sqlite_argv(options=["-cmd", ".output /dev/null", "-cmd", ".filectrl persist_wal 1",
+                                                            "-cmd", ".output stdout"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   env=box.sqlite_env(), start_new_session=True)
         process.stdin.write(b"BEGIN IMMEDIATE;\nSELECT 'locked';\n")
         process.stdin.flush()
         process.stdout.readline()
