@@ -162,7 +162,7 @@ public struct ContainerRestore {
         summary.keychain = try setUp(stagingPath: stagingRoot.path, hasKeychain: hasKeychain, backupKey: backupKey, transient: transient)
         // The databases' key files from the transient keys to the device's, last: the restored
         // container opens with this device's keys alone.
-        try staging.resealKeyFiles(under: options.fileKeys)
+        try staging.writeKeyFiles(under: options.fileKeys)
         try stagingRoot.synchronizeFileSystem()
         CrashPoint.reach("restore.built")
         return summary

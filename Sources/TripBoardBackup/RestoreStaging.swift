@@ -144,16 +144,13 @@ final class RestoreStaging {
             if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
             try write(entry, from: tar, progress: progress)
         }
-        for (path, key) in pageKeys.sorted(by: { $0.key < $1.key }) {
-            let components = path.split(separator: "/").map(String.init)
-            // A new staging directory: nothing there to keep (and a plain rename, not renameat2).
-            try DatabaseKeyFile.write(key, in: try directory(for: Array(components.dropLast())), database: components.last!, keys: keys, replacing: true)
-        }
+        try writeKeyFiles(under: keys)
     }
 
-    /// Seals each staged database's key file again under `keys` (the device's, once the restore
-    /// is accepted), replacing the transient one.
-    func resealKeyFiles(under keys: any FileKeys) throws {
+    /// Seals each staged database's key file under `keys` — the transient ones while staging,
+    /// the device's once the restore is accepted — replacing the one there: a new staging
+    /// directory has nothing to keep (and a plain rename is no renameat2).
+    func writeKeyFiles(under keys: any FileKeys) throws {
         for (path, key) in pageKeys.sorted(by: { $0.key < $1.key }) {
             let components = path.split(separator: "/").map(String.init)
             try DatabaseKeyFile.write(key, in: try directory(for: Array(components.dropLast())), database: components.last!, keys: keys, replacing: true)

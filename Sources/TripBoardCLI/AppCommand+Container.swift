@@ -6,18 +6,9 @@ import TripBoardMigration
 import TripBoardDevice
 import TripBoardSQLite
 
-/// Where `app container sqlite` finds what it runs.
-enum SQLiteShell {
-    static let extensionFile = "libTripBoardSealedPages.so"
-    static let vfsName = "tripboard-sealed"
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func extensionPath(beside executable: String) -> String { parent(of: executable) + "/" + extensionFile }
-}
+/// The sealed-page VFS as a loadable extension, which `app container sqlite` has the sqlite3 shell
+/// load: installed beside `app`.
+let sealedPagesExtension = "libTripBoardSealedPages.so"
 
 /// `container info --json`: documented in docs/cli.md.
 struct ContainerInfo: Encodable {
@@ -215,12 +206,13 @@ extension AppCommand {
         var arguments = [sqlite3]
         var uri = "file:" + SQLiteURI.escapedPath(directory.childPath(database))
         if key != nil {
-            let library = SQLiteShell.extensionPath(beside: try ChildProcess.currentExecutablePath())
-            guard try Directory.open(path: SQLiteShell.parent(of: library)).status(of: SQLiteShell.extensionFile)?.kind == .regular else {
+            let directory = try ChildProcess.currentExecutableDirectory()
+            let library = directory + "/" + sealedPagesExtension
+            guard try Directory.open(path: directory).status(of: sealedPagesExtension)?.kind == .regular else {
                 throw CommandLineError(.unavailable, "\(library) is missing: the sealed-page extension is installed beside app")
             }
             arguments += ["-cmd", ".load '\(library)' sqlite3_tripboardsealedpages_init"]
-            uri += "?vfs=" + SQLiteShell.vfsName
+            uri += "?vfs=" + PageKey.vfsName
         }
         arguments += ["-cmd", ".open \(readOnly ? "--readonly " : "")'\(uri)'", ":memory:"] + passed
         guard let key else {

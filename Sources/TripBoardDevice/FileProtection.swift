@@ -61,6 +61,11 @@ public final class FileProtection: FileKeys {
         }
     }
 
+    /// The keybag file's id: no class key is asked of the kernel.
+    public func sealingKeybag(_ protection: ProtectionClass) throws -> String {
+        try withLock(creating: true) { lock in try lock!.keybagMadeIfAbsent().id }
+    }
+
     public func openingKey(_ protection: ProtectionClass, keybag: String, path: String) throws -> FileOpeningKey {
         let key: SecureBytes? = try withLock(creating: false) { lock in
             guard let lock else { return nil }
@@ -173,6 +178,8 @@ public struct DeviceAndTransientFileKeys: FileKeys {
     }
 
     public func sealingKey(_ protection: ProtectionClass) throws -> FileSealingKey { try device.sealingKey(protection) }
+
+    public func sealingKeybag(_ protection: ProtectionClass) throws -> String { try device.sealingKeybag(protection) }
 
     public func openingKey(_ protection: ProtectionClass, keybag: String, path: String) throws -> FileOpeningKey {
         keybag == transient.keybag ? try transient.openingKey(protection, keybag: keybag, path: path)

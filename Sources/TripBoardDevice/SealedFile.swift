@@ -159,6 +159,9 @@ public struct FileOpeningKey: Sendable {
 public protocol FileKeys: Sendable {
     /// The key that seals a new file under `protection`.
     func sealingKey(_ protection: ProtectionClass) throws -> FileSealingKey
+    /// The keybag (hex id) a file sealed under `protection` now would name, without the key
+    /// itself: what tells a file sealed under an earlier keybag (`DatabaseKeyFile` refreshes it).
+    func sealingKeybag(_ protection: ProtectionClass) throws -> String
     /// The key that opens a file sealed under `protection` by the keybag `keybag`; `path` names
     /// the file in errors. Throws `DeviceError.locked` (and its kin) when the class is closed,
     /// `DeviceError.sealedElsewhere` when this device does not have that keybag.
@@ -169,6 +172,11 @@ public protocol FileKeys: Sendable {
     /// Whether this device has its class keys already (a keybag): sealing would otherwise make
     /// them, which is refused over a container whose files another device sealed.
     func hasKeys() throws -> Bool
+}
+
+extension FileKeys {
+    /// The sealing key's keybag: keys held in memory have no cheaper way to say it.
+    public func sealingKeybag(_ protection: ProtectionClass) throws -> String { try sealingKey(protection).keybag }
 }
 
 // MARK: - Writing

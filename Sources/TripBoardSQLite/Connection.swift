@@ -72,34 +72,28 @@ public final class Connection {
         self.handle = handle
         self.path = path
         self.mode = mode
-        self.isSealed = sealing != nil
         self.sealing = sealing
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
     }
 
     /// Whether this connection reads and writes sealed pages.
-    public let isSealed: Bool
+    public var isSealed: Bool { sealing != nil }
 
     /// Attaches the database at `path` as `schema`. A sealed connection attaches through the
     /// sealed-page VFS, so `sealing` is the attached database's key (required then); an unsealed
     /// one attaches in the clear (`sealing` must be nil).
     public func attach(_ path: String, as schema: String, sealing: PageKey?) throws {
         precondition((sealing != nil) == isSealed, "an attached database is sealed as its connection is")
-        // ATTACH reads the schema at once: the VFS must hold the key when SQLite opens the file.
-        if let sealing {
-            try sealing.whileExpected(at: path) { try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)]) }
-        } else {
-            try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)])
-        }
-        if let sealing {
-            var code = sealing.apply(to: handle, schema: schema)
-            var reserve = Int32(PageKey.reservedBytes)
-            if code == SQLITE_OK { code = sqlite3_file_control(handle, schema, SQLITE_FCNTL_RESERVE_BYTES, &reserve) }
-            if code != SQLITE_OK {
-                try? execute("DETACH DATABASE \(schema)")
-                throw SQLiteError(connection: handle, code: code)
-            }
+        guard let sealing else { return try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)]) }
+        // ATTACH reads the schema at once: the VFS is given the key when SQLite opens the file.
+        try sealing.whileExpected(at: path) { try statement("ATTACH DATABASE ? AS \(schema)").run([.text(path)]) }
+        var reserve = Int32(PageKey.reservedBytes)
+        let code = sqlite3_file_control(handle, schema, SQLITE_FCNTL_RESERVE_BYTES, &reserve)
+        if code != SQLITE_OK {
+            // Best effort: the error that matters is the one thrown.
+            try? execute("DETACH DATABASE \(schema)")
+            throw SQLiteError(connection: handle, code: code)
         }
     }
 
@@ -304,7 +298,7 @@ public final class Connection {
         // Sets the reserve VACUUM gives its output (SQLite answers that the file's own page
         // size and reserve are fixed, which is true and beside the point here).
         _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve)
-        let uri = "file:" + SQLiteURI.escapedPath(path) + "?vfs=tripboard-sealed"
+        let uri = "file:" + SQLiteURI.escapedPath(path) + "?vfs=" + PageKey.vfsName
         _ = Self.sealedPagesRegistered
         try key.whileExpected(at: path) {
             try statement("VACUUM INTO ?").run([.text(uri)])

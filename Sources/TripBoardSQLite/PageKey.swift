@@ -19,6 +19,8 @@ public struct PageKey: Sendable {
     public static let defaultPageSize = 4096
     /// Bytes at the end of each page that hold its nonce and tag.
     public static let reservedBytes = Int(TRIPBOARD_SEALED_RESERVE)
+    /// The VFS's name (`TRIPBOARD_SEALED_VFS`): what a `file:` URI names with `vfs=`.
+    public static let vfsName = "tripboard-sealed"
     public static let keyLength = 32
     public static let fileIDLength = 16
 
@@ -32,8 +34,7 @@ public struct PageKey: Sendable {
     /// A new random key and file id (a database sealed from its creation, or a snapshot's
     /// ephemeral key).
     public static func random(pageSize: Int = PageKey.defaultPageSize) throws -> PageKey {
-        PageKey(key: try SecureBytes(randomCount: keyLength), fileID: try SecureBytes(randomCount: fileIDLength).withUnsafeBytes { Array($0) },
-                pageSize: pageSize)
+        PageKey(key: try SecureBytes(randomCount: keyLength), fileID: Sodium.randomBytes(count: fileIDLength), pageSize: pageSize)
     }
 
     /// Opens `page` (one sealed page of this file, numbered from 1) in place; false when it does
@@ -49,10 +50,11 @@ public struct PageKey: Sendable {
         }
     }
 
-    /// Seals `page` (one plaintext page, numbered from 1) in place with a random nonce.
+    /// Seals `page` (one plaintext page, numbered from 1) in place with a random nonce (no secret:
+    /// it is stored in the page).
     public func seal(page: UnsafeMutableRawBufferPointer, number: UInt32) throws {
         precondition(page.count == pageSize, "one whole page")
-        let nonce = try SecureBytes(randomCount: 24).withUnsafeBytes { Array($0) }
+        let nonce = Sodium.randomBytes(count: 24)
         key.withUnsafeBytes { key in
             fileID.withUnsafeBufferPointer { id in
                 tripboard_seal_page(key.baseAddress!.assumingMemoryBound(to: UInt8.self), id.baseAddress!, number,
@@ -76,14 +78,13 @@ public struct PageKey: Sendable {
         return try body()
     }
 
-    /// Gives `handle`'s database `schema` (`main`, or an attached one) this key, before its
-    /// first read.
-    func apply(to handle: OpaquePointer, schema: String = "main") -> Int32 {
+    /// Gives `handle`'s main database this key, before its first read.
+    func apply(to handle: OpaquePointer) -> Int32 {
         key.withUnsafeBytes { key in
             fileID.withUnsafeBufferPointer { id in
                 var given = tripboard_page_key(key: key.baseAddress!.assumingMemoryBound(to: UInt8.self), file_id: id.baseAddress!,
                                                page_size: Int32(pageSize))
-                return sqlite3_file_control(handle, schema, TRIPBOARD_FCNTL_PAGE_KEY, &given)
+                return sqlite3_file_control(handle, "main", TRIPBOARD_FCNTL_PAGE_KEY, &given)
             }
         }
     }

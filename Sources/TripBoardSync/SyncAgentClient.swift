@@ -18,8 +18,7 @@ public final class SyncAgentClient {
     public init(environment: [String: String] = ProcessSetup.environment([SyncAgentClient.environmentVariable, "LD_LIBRARY_PATH"])) throws {
         var path = environment[Self.environmentVariable] ?? ""
         if path.isEmpty {
-            let running = try ChildProcess.currentExecutablePath()
-            path = running.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/sync-agent"
+            path = try ChildProcess.currentExecutableDirectory() + "/sync-agent"
         }
         executablePath = path
         var childEnvironment: [String: String] = [:]

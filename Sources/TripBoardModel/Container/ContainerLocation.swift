@@ -25,6 +25,9 @@ public enum ContainerLayout {
     public static let manifestFile = "container.json"
     public static let storeDirectory = "store"
     public static let storeFile = "TripBoard.sqlite"
+    /// Beside a database `app container protect` is sealing: its sealed copy and key file until
+    /// both are in place (`DatabaseSealing`).
+    public static let sealingDirectory = "sealing"
     public static let preferencesDirectory = "preferences"
     public static let preferencesFile = "preferences.json"
     public static let attachmentsDirectory = "attachments"

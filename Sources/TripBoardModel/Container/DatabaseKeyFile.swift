@@ -50,7 +50,7 @@ public enum DatabaseKeyFile {
         var key = Array(plaintext[..<PageKey.keyLength])
         for index in plaintext.indices { plaintext[index] = 0 }
         let pageKey = PageKey(key: try SecureBytes(wiping: &key), fileID: fileID)
-        if refreshing, reader.header.protection != .completeUnlessOpen, try keys.sealingKey(reader.header.protection).keybag != reader.header.keybag {
+        if refreshing, reader.header.protection != .completeUnlessOpen, try keys.sealingKeybag(reader.header.protection) != reader.header.keybag {
             try write(pageKey, in: directory, database: database, keys: keys, replacing: true)
         }
         return pageKey

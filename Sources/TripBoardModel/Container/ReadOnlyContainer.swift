@@ -87,7 +87,7 @@ public final class ReadOnlyContainer {
         if try ContainerLayout.migrationIsUnfinished(in: root) { return (.updating, nil) }
         // `container protect` is sealing the store (or was killed doing so): its key file may
         // not be in place yet.
-        if try root.status(of: ContainerLayout.storeDirectory + "/sealing")?.kind == .directory { return (.updating, nil) }
+        if try root.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.sealingDirectory)?.kind == .directory { return (.updating, nil) }
         let first = try readOnce(body)
         // An immutable read takes no SQLite locks. If a writer appeared meanwhile (it recreates
         // -wal first), a checkpoint may have changed the main file under the read: read again,

@@ -34,13 +34,12 @@ public struct PDFWorker: Sendable {
         if let path = environment[environmentVariable], !path.isEmpty {
             return PDFWorker(executablePath: path, timeout: timeout)
         }
-        let running: String
+        let directory: String
         do {
-            running = try ChildProcess.currentExecutablePath()
+            directory = try ChildProcess.currentExecutableDirectory()
         } catch {
             throw .workerMissing(path: "pdf-worker", detail: error.description)
         }
-        let directory = running.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         return PDFWorker(executablePath: directory + "/pdf-worker", timeout: timeout)
     }
 

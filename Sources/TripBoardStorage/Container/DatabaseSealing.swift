@@ -19,7 +19,7 @@ import TripBoardModel
 /// the next run (or the next setup of the container: `finishInterrupted`) moves into place. A
 /// sealed database is never without its key longer than that.
 package enum DatabaseSealing {
-    package static let workDirectory = "sealing"
+    static let workDirectory = ContainerLayout.sealingDirectory
 
     /// Seals `database` in `directory` when it is in the clear, finishing an interrupted run
     /// first; under the exclusive container lock, with no connection of this process to it.
@@ -66,7 +66,7 @@ package enum DatabaseSealing {
     /// Moves the key file of a sealed copy already renamed into place, or removes the copy of
     /// a run killed before its swap (the database is still in the clear: it is made again).
     package static func finishInterrupted(_ database: String, in directory: Directory) throws {
-        guard try directory.status(of: workDirectory)?.kind == .directory else { return }
+        guard try isInterrupted(in: directory) else { return }
         let work = try directory.openDirectory(workDirectory)
         let keyFile = DatabaseKeyFile.name(for: database)
         if try work.status(of: database) == nil, try work.status(of: keyFile) != nil, try directory.status(of: keyFile) == nil {

@@ -126,6 +126,12 @@ public enum ChildProcess {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The directory of the running executable, where its helpers are installed beside it
+    /// (`pdf-worker`, `sync-agent`, the sealed-page extension).
+    public static func currentExecutableDirectory() throws(FileSystemError) -> String {
+        try currentExecutablePath().split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    }
+
     // MARK: - Private
 
     /// Starts the child; `standardInput`, when given, becomes its fd 0 instead of `/dev/null`.
