@@ -31,15 +31,29 @@ extension SyncEngine {
     /// never saw (a later incarnation another device deleted: delete beats edit), is believed; a
     /// deletion of an incarnation this device knows replaced is a replay, and a tombstone without
     /// a sealed deletion, past the sequence this device had reached when it first ran this build,
-    /// is no device's: both are refused while this device holds the record live.
+    /// is no device's: both are refused while this device holds the record live. Deleted here
+    /// too, the server's deletion stands for this device's only if a device holding the record
+    /// live would believe it; else this device's own sealed deletion goes again.
     func judgeDeletion(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord?, kind: RecordKind) throws -> DeletionVerdict {
-        guard let local, !local.isTombstone, !local.isInTrash else {
-            // Nothing live here to take: believed (a deletion here too is acknowledged).
+        guard let local else {
+            // Nothing here to take: believed.
             return .believe(incarnation: fields[Self.deletionField]?.value.stringValue)
         }
         guard let sealed = fields[Self.deletionField] else {
             if let sequence = remote.sequence, sequence <= unsealedBefore { return .believe(incarnation: nil) }
+            // Deleted here as well, the deletion no device sealed would otherwise acknowledge
+            // this device's: its sealed deletion never reaches the server, and a device holding
+            // the record live refuses the server's and sends the record again, for good.
             return .refuse(.unsealedDeletion)
+        }
+        if local.isTombstone || local.isInTrash {
+            // Deleted here too: acknowledged, unless it deletes an incarnation this device knows
+            // replaced (a replay, which a device holding this one live refuses).
+            guard let deleted = sealed.value.stringValue, deleted != (try currentIncarnation(of: local)),
+                  try ledger.isDead(kind, id: remote.id, incarnation: deleted) else {
+                return .believe(incarnation: sealed.value.stringValue)
+            }
+            return .superseded
         }
         guard let deleted = sealed.value.stringValue else {
             throw SyncError.damagedServerData("\(kind.rawValue) \(remote.id): its deletion names no incarnation")
@@ -114,12 +128,17 @@ extension SyncEngine {
         try ledger.incarnation(local.kind, id: local.id) ?? SyncLedger.legacyIncarnation
     }
 
-    /// A deletion not applied while this device holds the record live: counted when refused
-    /// (`cause`); the record goes again, whole (the server's values forgotten, the stamps known
-    /// kept: `Store.markSentWhole`), against the server's version.
+    /// A deletion not applied: counted when refused (`cause`); this device's state goes again
+    /// against the server's version — the record, whole (the server's values forgotten, the
+    /// stamps known kept: `Store.markSentWhole`), or, deleted here, its sealed deletion.
     func declineDeletion(_ remote: WireRecord, local: SyncRecord?, kind: RecordKind, version: Int64, refusing cause: RefusalCause?) throws {
         if let cause { report.refuse(cause) }
-        guard local != nil else { return }
+        guard let local else { return }
+        if local.isTombstone || local.isInTrash {
+            // Deleted here: this device's sealed deletion goes, against the server's version.
+            try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingDeletion, remoteVersion: version)
+            return
+        }
         try ledger.markSentWhole(kind, id: remote.id)
         try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
     }

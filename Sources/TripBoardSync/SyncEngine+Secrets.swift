@@ -148,11 +148,26 @@ extension SyncEngine {
         if remote.deleted {
             guard let (service, account) = names[remote.id] else { return }  // never had it
             if let tombstone = try keychain.syncTombstones().first(where: { $0.service == service && $0.account == account }) {
-                // Deleted on both sides: the server's deletion is acknowledged; that incarnation is over.
-                try keychain.noteDeadIncarnation(service: service, account: account, tombstone.incarnation ?? Keychain.legacySyncIncarnation)
-                if let sealed = try deletedSecretIncarnation(remote) {
-                    try keychain.noteDeletionSeen(service: service, account: account, stamp: sealed.stamp)
+                let deleting = tombstone.incarnation ?? Keychain.legacySyncIncarnation
+                let sealed = try deletedSecretIncarnation(remote)
+                // Deleted on both sides: the server's deletion stands for this device's only if a
+                // device holding the item would believe it (as for a record: `judgeDeletion`).
+                // One no device sealed, or one of an incarnation this device knows replaced, is
+                // not; this device's sealed deletion goes again, against the server's version.
+                let stands: Bool
+                if let sealed {
+                    stands = try sealed.incarnation == deleting || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
+                } else {
+                    stands = try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore()
                 }
+                guard stands else {
+                    if sealed == nil { report.refuse(.unsealedDeletion) }
+                    try keychain.setSyncTombstone(service: service, account: account, version: version, incarnation: tombstone.incarnation)
+                    return
+                }
+                // Acknowledged; that incarnation is over.
+                try keychain.noteDeadIncarnation(service: service, account: account, deleting)
+                if let sealed { try keychain.noteDeletionSeen(service: service, account: account, stamp: sealed.stamp) }
                 try keychain.deleteSyncTombstone(service: service, account: account)
                 return
             }

@@ -247,6 +247,58 @@ import TripBoardSystem
         }
     }
 
+    /// A deletion no device sealed, served to a device that deleted the trip too, does not stand
+    /// for that device's: it refuses it and sends its own sealed deletion, which the device
+    /// holding the trip live (edited before the deletion) believes — delete beats edit. It used
+    /// to acknowledge the forgery; the other device refused it and sent the trip again, and the
+    /// deleting device, reinstalled, could not say otherwise (found by the sync model, seed
+    /// 2151896647).
+    @Test func aDeletionNoDeviceSealedDoesNotStandForOneMadeHere() throws {
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
+        defer { withExtendedLifetime(server) {} }
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = '{}'")
+        try b.ok("trip", "edit", trip, "--notes", "pack the umbrella")
+        try a.ok("trip", "delete", trip)
+        let refused = try a.syncRefusing()
+        #expect((refused["refusedBecause"] as? [String: Int]) == ["unsealedDeletion": 1], "\(refused)")
+        #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE id = '\(trip)'") == "t|t",
+                "A sent its sealed deletion")
+        let pulled = try b.sync()
+        #expect(pulled["trashed"] as? Int == 1, "\(pulled)")
+        for device in [a, b] {
+            #expect(try !Self.tripListed(device, "Lisbon"))
+            #expect(try device.ok("trash", "list").contains("Lisbon"))
+            #expect(try device.app("sync", "now").status == 0)
+        }
+    }
+
+    /// Likewise a sealed deletion of a life that is over, served to a device that deleted the
+    /// life after it: not taken for this device's deletion, which goes again; the other device,
+    /// holding the later life live, believes that one.
+    @Test func aReplayedDeletionDoesNotStandForALaterOneMadeHere() throws {
+        let (server, a, b, trip) = try Self.lisbonOnBoth()
+        defer { withExtendedLifetime(server) {} }
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        try b.sync()
+        try Self.keepFields(server, id: trip, as: "deletion")
+        try b.ok("trash", "restore", trip)
+        try b.sync()
+        try a.sync()
+        #expect(try Self.tripListed(a, "Lisbon"))
+        try a.ok("trip", "delete", trip)
+        try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
+        try a.sync()
+        #expect(try server.psql("SELECT fields->'deletion' = (SELECT fields->'deletion' FROM public.kept WHERE name = 'deletion') "
+                                + "FROM tripboard.records WHERE id = '\(trip)'") == "f", "A sent its own deletion")
+        let pulled = try b.sync()
+        #expect(pulled["trashed"] as? Int == 1, "\(pulled)")
+        for device in [a, b] {
+            #expect(try !Self.tripListed(device, "Lisbon"))
+            #expect(try device.app("sync", "now").status == 0)
+        }
+    }
+
     /// Puts a trip row of 9 MiB in the default zone, as a hostile server may: every pull that
     /// reaches it fails (65). Returns its id.
     static func growARowPast8MiB(_ server: PostgresServer) throws -> String {
@@ -429,6 +481,25 @@ import TripBoardSystem
         #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE kind = 'secret'") == "t|t")
         try b.sync()
         #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "a sealed deletion is believed")
+    }
+
+    /// A keychain deletion waiting on A is not acknowledged by a deletion no device sealed: A
+    /// refuses it and sends its own, which B, holding the item, believes.
+    @Test func aKeychainDeletionNoDeviceSealedDoesNotStandForOneMadeHere() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
+        try a.sync()
+        try b.sync()
+        try Self.rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = '{}'")
+        try a.ok("keychain", "delete", "api.example", "traveller")
+        let refused = try a.syncRefusing()
+        #expect((refused["refusedBecause"] as? [String: Int]) == ["unsealedDeletion": 1], "\(refused)")
+        #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE kind = 'secret'") == "t|t",
+                "A sent its sealed deletion")
+        try b.sync()
+        #expect(try SyncKeychainTests.get(b, "api.example", "traveller").status != 0, "the sealed deletion is believed")
+        for device in [a, b] { #expect(try device.app("sync", "now").status == 0) }
     }
 
     /// The honest case the model found (seed 2517366560): A deletes the trip, its sync is killed
