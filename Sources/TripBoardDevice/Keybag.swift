@@ -228,6 +228,51 @@ extension Keybag {
         var classes: [Entry]
     }
 
+    /// Reading the document without `Codable`: every reader of the keybag (the widget first) pays
+    /// for it at start-up, and a decoder's generic containers cost more than the rest of the read
+    /// (docs/performance.md). The same shape as `Document`'s synthesized `Decodable`: unknown
+    /// members ignored, `null` for an absent optional.
+    private struct Shape: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static func document(_ value: JSONValue) throws -> Document {
+        func member(_ object: JSONValue, _ key: String) -> JSONValue? {
+            guard let found = object[key], found != .null else { return nil }
+            return found
+        }
+        func text(_ object: JSONValue, _ key: String) throws -> String {
+            guard case .string(let text)? = member(object, key) else { throw Shape(description: "'\(key)' is not a text") }
+            return text
+        }
+        func optionalText(_ object: JSONValue, _ key: String) throws -> String? {
+            member(object, key) == nil ? nil : try text(object, key)
+        }
+        func integer<T: FixedWidthInteger>(_ object: JSONValue, _ key: String, as type: T.Type) throws -> T? {
+            guard let found = member(object, key) else { return nil }
+            guard case .number(let digits) = found, let number = T(digits) else { throw Shape(description: "'\(key)' is not an integer") }
+            return number
+        }
+        func array(_ object: JSONValue, _ key: String) throws -> [JSONValue]? {
+            guard let found = member(object, key) else { return nil }
+            guard case .array(let elements) = found else { throw Shape(description: "'\(key)' is not an array") }
+            return elements
+        }
+        func entries(_ elements: [JSONValue]) throws -> [Entry] {
+            try elements.map { try Entry(class: text($0, "class"), nonce: text($0, "nonce"), wrapped: text($0, "wrapped"), check: optionalText($0, "check")) }
+        }
+        guard case .object = value else { throw Shape(description: "not an object") }
+        guard let format = try integer(value, "format", as: Int.self) else { throw Shape(description: "'format' is missing") }
+        guard let classes = try array(value, "classes") else { throw Shape(description: "'classes' is missing") }
+        return Document(format: format, id: try text(value, "id"), device: try text(value, "device"),
+                        passcode: try member(value, "passcode").map { try JSON.decode(PasswordHashParameters.self, from: $0) },
+                        autoLockSeconds: try integer(value, "autoLockSeconds", as: UInt32.self),
+                        completeUnlessOpenPublicKey: try text(value, "completeUnlessOpenPublicKey"),
+                        classes: try entries(classes),
+                        previous: try array(value, "previous").map { try $0.map { PreviousEntry(id: try text($0, "id"), classes: try entries(array($0, "classes") ?? [])) } },
+                        mac: try text(value, "mac"))
+    }
+
     /// The format the keybag is written in: 2 once every class has its check value (a format-1
     /// keybag read and written again without new wraps stays format 1).
     var writtenFormat: Int { checks.count == ProtectionClass.allCases.count ? 2 : 1 }
@@ -286,7 +331,7 @@ extension Keybag {
     public static func decode(_ bytes: [UInt8], path: String, device key: DeviceKey) throws -> Keybag {
         func damaged(_ reason: String) -> DeviceError { .damagedKeybag(path: path, reason: reason) }
         let document: Document
-        do { document = try JSON.decode(Document.self, from: bytes) } catch { throw damaged("not a keybag document: \(error)") }
+        do { document = try Self.document(try JSONValue.parse(bytes)) } catch { throw damaged("not a keybag document: \(error)") }
         guard document.format == 1 || document.format == format else {
             throw damaged("format \(document.format), this build reads formats 1 and \(format)")
         }

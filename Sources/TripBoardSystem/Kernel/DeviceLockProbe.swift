@@ -45,22 +45,16 @@ public enum DeviceLockProbe {
     /// The keybag's id, device and whether a passcode is set: `.some(nil)` when there is no
     /// keybag, nil when there is one that is not a small regular file of JSON with those fields.
     static func publicFields(directory path: String) -> (id: String, device: String, hasPasscode: Bool)?? {
-        /// Any value but null: the passcode's parameters are `DeviceLock`'s to check.
-        struct Present: Decodable {
-            init(from decoder: any Decoder) throws {}
-        }
-        struct Fields: Decodable {
-            var id: String
-            var device: String
-            var passcode: Present?
-        }
         do {
             guard let directory = try Directory.openIfPresent(path: path),
                   let file = try directory.openFileForReadingIfPresent(keybagFileName) else { return .some(nil) }
-            let fields = try JSON.decode(Fields.self, from: try file.readToEnd(limit: 64 << 10))
+            // Read from the parsed document, not through `Codable` (the widget's start-up).
+            let document = try JSONValue.parse(try file.readToEnd(limit: 64 << 10))
             let hex = { (text: String) in text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
-            guard hex(fields.id), hex(fields.device) else { return nil }
-            return (fields.id, fields.device, fields.passcode != nil)  // null decodes as nil
+            guard case .string(let id)? = document["id"], case .string(let device)? = document["device"], hex(id), hex(device) else { return nil }
+            // Any value but null: the passcode's parameters are `DeviceLock`'s to check.
+            let passcode = document["passcode"]
+            return (id, device, passcode != nil && passcode != .null)
         } catch {
             return nil
         }
