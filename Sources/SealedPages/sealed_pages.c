@@ -18,8 +18,10 @@
 #include "tripboard_sealed_pages.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sodium.h>
 
 enum { KEY_BYTES = 32, ID_BYTES = 16, NONCE_BYTES = 24, TAG_BYTES = 16, WAL_HEADER = 32, FRAME_HEADER = 24 };
@@ -228,6 +230,22 @@ static int main_read(sealed_file *file, uint8_t *out, int amount, sqlite3_int64 
     return short_read ? SQLITE_IOERR_SHORT_READ : SQLITE_OK;
 }
 
+// The crash point `store.checkpoint-page-written` (TRIPBOARD_CRASH_AT, as the Swift side's
+// `CrashPoint`; docs/cli.md): the process is killed right after it writes a whole page of a sealed
+// database's main file. A store in WAL mode writes its main file only when a checkpoint copies
+// frames back, so that is a kill mid-checkpoint, which no Swift code can reach (SQLite checkpoints
+// on its own, at a commit or as the last connection closes).
+static void reach_checkpoint_page_written(void) {
+    static _Atomic int selected = -1;
+    int value = selected;
+    if (value < 0) {
+        const char *name = getenv("TRIPBOARD_CRASH_AT");
+        value = name != NULL && strcmp(name, "store.checkpoint-page-written") == 0;
+        selected = value;
+    }
+    if (value) kill(getpid(), SIGKILL);
+}
+
 static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_int64 offset) {
     if (file->keys == NULL) return SQLITE_IOERR_WRITE;
     int size = file->keys->page_size;
@@ -238,6 +256,7 @@ static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_
         int rc;
         if (within == 0 && take == size) {
             rc = write_sealed(file, in, (uint32_t)(index + 1), index * size);
+            if (rc == SQLITE_OK) reach_checkpoint_page_written();
         } else {
             // A part of a page: the page as it is, changed, sealed again.
             uint8_t *page = sqlite3_malloc(size);

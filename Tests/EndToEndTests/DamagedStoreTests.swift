@@ -11,8 +11,8 @@ import TripBoardModel
 
     /// A container with `trips` trips (ids in order), each with one place and one booking, the
     /// store checkpointed so that every page is in the main file.
-    static func seeded(trips count: Int) throws -> (TestContainer, [String]) {
-        let container = try TestContainer()
+    static func seeded(trips count: Int, device: String? = nil) throws -> (TestContainer, [String]) {
+        let container = try TestContainer(device: device)
         try container.appOK("container", "init")
         var document: [String: Any] = [:]
         var tripIDs: [String] = []
