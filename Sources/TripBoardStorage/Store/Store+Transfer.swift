@@ -113,6 +113,12 @@ extension Store {
     /// by one transaction get rowids above the largest one before it (the tables have no
     /// AUTOINCREMENT, and SQLite gives a new row the largest rowid + 1), in insertion order.
     public func importRecords(_ document: ImportDocument) throws -> ImportSummary {
+        try importRecords(document, indexBatchRows: Self.indexBatchRows)
+    }
+
+    /// `importRecords`, the search index filled `indexBatchRows` rows a statement at the end
+    /// (tests use a small number, to index in several).
+    package func importRecords(_ document: ImportDocument, indexBatchRows: Int64) throws -> ImportSummary {
         let now = stamp()
         var summary = ImportSummary(trips: 0, places: 0, bookings: 0)
         // A page cache of a known size for the transaction: memory stays flat.
@@ -128,7 +134,7 @@ extension Store {
                         base[kind] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(kind.table)")
                     }
                     // The search index is filled once, at the end (`indexingInsertsOnce`).
-                    try indexingInsertsOnce { try document.forEachRecord(now: now) { record in
+                    try indexingInsertsOnce(batchRows: indexBatchRows) { try document.forEachRecord(now: now) { record in
                         switch record {
                         case .trip(let trip, let index):
                             try refuseTakenID(trip.id.text, .trip, index, base)
@@ -155,12 +161,12 @@ extension Store {
         return summary
     }
 
-    /// The page cache of an import's transaction, whatever the connection had: 2 MiB, about
-    /// SQLite's default (2,000 KiB) and `sqlite3`'s. Its peak memory is this process's floor plus
-    /// the cache once the store outgrows it (a 10,000-trip store already does). 8 MiB was measured
-    /// and not kept: as fast at 100,000 trips (0.83× `sqlite3` against 0.81×), 6% faster at
-    /// 1,000,000, for 7 MB more at peak (docs/performance.md).
-    static let importPageCacheKibibytes = 2 << 10
+    /// The page cache of an import's transaction, whatever the connection had: 8 MiB. Its peak
+    /// memory is this process's floor plus the cache once the store outgrows it, flat from there.
+    /// In a sealed store a page the cache lets go is sealed into the WAL and opened again when the
+    /// random-order id index needs it back: with SQLite's own 2 MiB a 100,000-trip import took
+    /// 8.5 s, with 8 MiB 4.5 s, with 16 MiB 3.7 s for 9 MB more (docs/performance.md).
+    static let importPageCacheKibibytes = 8 << 10
 
     /// Refuses an id any record already has: inserted earlier by this import (then both places
     /// are named) or in the store before it. Ids are unique across kinds.
