@@ -256,7 +256,7 @@ public enum ContainerMigration {
             try requireSpace(MigrationPlanner.neededBytes(storeBytes: plan.storeBytes, fileBytes: plan.fileBytes,
                                                           fileCount: Int64(plan.fileCount)), in: root, options)
             // Once every refusal is behind, the first write outside migration/: committed frames
-            // move from the legacy -wal into its main file (the backup API would read them either way).
+            // move from the legacy -wal into its main file (the copy would read them either way).
             try legacy.checkpoint()
             return (plan, list, prebuilt)
         } catch {

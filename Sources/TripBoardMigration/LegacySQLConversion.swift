@@ -45,9 +45,13 @@ enum LegacySQLConversion {
     /// Registers the conversion functions on `connection` and attaches the legacy copy at
     /// `copyPath` as `legacy`. It stays attached: the connection is the built store's, closed when
     /// the store is published.
-    static func attach(legacyCopy copyPath: String, to connection: Connection) throws {
+    static func attach(legacyCopy copy: LegacyStore, to connection: Connection) throws {
         try register(on: connection)
-        try connection.attachInTheClear(copyPath, as: "legacy")
+        if let key = copy.connection.sealing {
+            try connection.attach(copy.path, as: "legacy", sealing: key)
+        } else {
+            try connection.attachInTheClear(copy.path, as: "legacy")
+        }
     }
 
     /// Trips, places and bookings (they need nothing from the plan but `migratedAt`).

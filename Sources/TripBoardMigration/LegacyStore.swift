@@ -46,7 +46,8 @@ final class LegacyStore {
     /// Opens the store `fileName` in `directory` (the legacy location, or the migration's copy of
     /// it) and checks that it is version 1 with the version-1 tables. Nothing is written: a
     /// refused store keeps every byte (checkpoint on close is off).
-    init(directory: Directory, fileName: String = LegacyLayout.storeFile) throws {
+    /// `sealing`: the migration's own copy, sealed under a key of this run's (no key file).
+    init(directory: Directory, fileName: String = LegacyLayout.storeFile, sealing: PageKey? = nil) throws {
         self.directory = directory
         let path = directory.childPath(fileName)
         self.path = path
@@ -57,14 +58,15 @@ final class LegacyStore {
             throw MigrationError.notLegacyStore(path: path, reason: "it is not a regular file")
         }
         // TripBoard 1 never sealed its store: a key file beside it makes it a container's.
-        if try directory.status(of: DatabaseKeyFile.name(for: fileName)) != nil {
+        if sealing == nil, try directory.status(of: DatabaseKeyFile.name(for: fileName)) != nil {
             throw MigrationError.notLegacyStore(path: path, reason: "it is a TripBoard container's sealed store, not TripBoard 1's data")
         }
         do {
             if try directory.status(of: fileName + "-wal") == nil {
                 // Everything committed is in the main file: read it through an immutable connection,
                 // which creates no -wal or -shm, so a refused store is left exactly as it was.
-                connection = try Connection(path: "file:\(SQLiteURI.escapedPath(path))?immutable=1", mode: .readOnly, uri: true)
+                connection = try Connection(path: "file:\(SQLiteURI.escapedPath(path))?immutable=1", mode: .readOnly, uri: true,
+                                            sealing: sealing)
             } else {
                 // Committed transactions may be only in -wal: SQLite reads them when it opens the store.
                 connection = try Container.openStoreConnection(storeDirectory: directory, fileName: fileName, keys: nil)

@@ -17,7 +17,7 @@ public enum MigrationJournal {
     static let journalFile = ContainerLayout.migrationJournalFile
     static let planFile = "plan.json"
     static let commitMarkerFile = ContainerLayout.migrationCommitMarkerFile
-    /// The backup-API copy of the legacy store, deleted once the store is published.
+    /// The sealed copy of the legacy store (`MigrationStoreBuilder.copyLegacyStore`), deleted once the store is published.
     static let stagingStoreFile = "legacy-copy.sqlite"
     /// The new store, built from the copy before it is published into the container's store.
     static let builtStoreFile = "new-store.sqlite"

@@ -4,8 +4,8 @@ import TripBoardSystem
 import TripBoardModel
 
 extension MigrationRun {
-    /// The store step: the legacy store is copied through SQLite's online backup API (which reads
-    /// what is still only in its `-wal`) into `migration/legacy-copy.sqlite`, and the copy's records
+    /// The store step: the legacy store is copied by `VACUUM INTO` (which reads what is still only
+    /// in its `-wal`), sealed, into `migration/legacy-copy.sqlite`, and the copy's records
     /// are converted to the current schema. Three ways to publish them, by what the container has:
     ///
     /// - no store yet (the usual first launch): the new store is built whole

@@ -4,8 +4,8 @@ import TripBoardSystem
 import TripBoardModel
 import TripBoardDevice
 
-/// The new store, built whole in `migration/new-store.sqlite` from the backup-API copy of the
-/// legacy store (`migration/legacy-copy.sqlite`), before the store step publishes it.
+/// The new store, built whole in `migration/new-store.sqlite` from the sealed copy of the legacy
+/// store (`migration/legacy-copy.sqlite`), before the store step publishes it.
 ///
 /// It needs no durability of its own — a crash leaves files the next attempt deletes — so it has
 /// no journal and no fsync. The schema is `Schema`'s; the secondary indexes are dropped while the
@@ -23,7 +23,7 @@ final class MigrationStoreBuilder {
     private let indexes: [(name: String, sql: String)]
     private var convertedBeforeFiles = false
 
-    /// Deletes what an earlier attempt left, copies `legacy` through the backup API, and creates
+    /// Deletes what an earlier attempt left, copies `legacy` (sealed, `copyLegacyStore`), and creates
     /// the new store with its tables (no secondary index yet). Runs on any one thread:
     /// `legacy` must be a connection no other thread uses meanwhile.
     /// The new store is sealed from its first page (`DatabaseKeyFile`, sealed under `keys`): it
@@ -50,7 +50,7 @@ final class MigrationStoreBuilder {
     /// Trips, places and bookings, converted inside SQLite.
     func convertRecordsBeforeFiles(migratedAt: String) throws {
         guard !convertedBeforeFiles else { return }
-        try LegacySQLConversion.attach(legacyCopy: copy.path, to: connection)
+        try LegacySQLConversion.attach(legacyCopy: copy, to: connection)
         try LegacySQLConversion.convertTripsPlacesAndBookings(migratedAt: migratedAt, in: connection)
         convertedBeforeFiles = true
     }
@@ -92,13 +92,21 @@ final class MigrationStoreBuilder {
         }
     }
 
-    /// `migration/legacy-copy.sqlite`, made through the online backup API, which reads what is
-    /// still only in the legacy `-wal`.
+    /// `migration/legacy-copy.sqlite`: TripBoard 1's store copied with `VACUUM INTO`, which reads
+    /// a consistent snapshot (what is still only in the legacy `-wal` included), into pages sealed
+    /// under a key only this run holds in memory (`PageKey.random`, written nowhere): the copy in
+    /// the container reveals nothing, and a run that stops leaves one that the next run deletes
+    /// and makes again (`removeFiles`), as it always did.
     static func copyLegacyStore(_ legacy: Connection, into migrationDirectory: Directory) throws -> LegacyStore {
         let name = MigrationJournal.stagingStoreFile
+        let key = try PageKey.random()
         try createPrivateFile(name, in: migrationDirectory)
-        try legacy.backup(to: migrationDirectory.childPath(name))
-        return try LegacyStore(directory: migrationDirectory, fileName: name)
+        // `VACUUM INTO` names its sealed target by URI: a connection that reads URIs (the legacy
+        // store's immutable one is; one opened beside its -wal is read again through one).
+        let source = legacy.path.hasPrefix("file:")
+            ? legacy : try Connection(path: "file:" + SQLiteURI.escapedPath(legacy.path), mode: .readOnly, uri: true)
+        try source.vacuumSealed(into: migrationDirectory.childPath(name), key: key)
+        return try LegacyStore(directory: migrationDirectory, fileName: name, sealing: key)
     }
 
     /// Created with mode 0600 before SQLite opens it, as the container's own store is.

@@ -193,7 +193,8 @@ import TripBoardModel
     }
 
     /// Crash at every named point (SIGKILL, no cleanup), check that one complete copy of
-    /// everything exists, that the widget shows "updating" until the commit marker, then re-run.
+    /// everything exists (the working copy of the old store sealed), that the widget shows
+    /// "updating" until the commit marker, then re-run.
     @Test(arguments: ["plan", "store-staged", "store", "attachments-partial", "attachments", "preferences-partial",
                       "preferences", "verify", "commit", "delete-partial"], [false, true])
     func crashAtEachStepThenResume(point: String, crossDevice: Bool) throws {
@@ -201,6 +202,13 @@ import TripBoardModel
         let crashed = try setup.migrate(environment: ["TRIPBOARD_CRASH_AT": "migration." + point])
         #expect(crashed.wasSignaled && crashed.status == SIGKILL, "\(point): \(crashed)")
         #expect(try setup.problems(final: false) == [], "after a crash at \(point)")
+        if point == "store-staged" {
+            // The working copy of TripBoard 1's store is sealed under a key the killed run held in
+            // memory alone: no SQLite header, no trip name, nothing any reader can open.
+            let copy = try Data(contentsOf: URL(fileURLWithPath: setup.container.path + "/migration/legacy-copy.sqlite"))
+            #expect(copy.count > 0 && !copy.starts(with: Data("SQLite format 3".utf8)), "\(copy.prefix(16) as NSData)")
+            #expect(copy.range(of: Data("Trip 1".utf8)) == nil && copy.range(of: Data("Place 1".utf8)) == nil, "a record in the clear")
+        }
         let committed = ["commit", "delete-partial"].contains(point)
         let widget = try ProcessRunner.run("widget", ["--now", "2026-12-01T08:00:00Z"], environment: setup.environment)
         #expect(widget.status == (committed ? 0 : 75), "\(point): \(widget)")
