@@ -137,6 +137,15 @@ extension SyncEngine {
         id.utf8.count == 64 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
+    /// Whether a pulled keychain deletion is one a device holding the item as `deleting` (its
+    /// incarnation) believes: sealed to that incarnation or one this device never knew replaced,
+    /// or an earlier build's unsealed tombstone from before this keychain first ran this build.
+    private func isBelieved(_ sealed: (incarnation: String, stamp: String)?, deleting: String, _ remote: WireRecord,
+                            service: String, account: String, keychain: Keychain) throws -> Bool {
+        guard let sealed else { return try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore() }
+        return try sealed.incarnation == deleting || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
+    }
+
     /// One record, inside the keychain's transaction. The merge rules are the store's: the later
     /// stamp wins a value edited on both sides, and delete beats edit.
     private func applySecret(_ remote: WireRecord, _ opened: OpenedSecret?, names: [String: (service: String, account: String)],
@@ -154,13 +163,7 @@ extension SyncEngine {
                 // device holding the item would believe it (as for a record: `judgeDeletion`).
                 // One no device sealed, or one of an incarnation this device knows replaced, is
                 // not; this device's sealed deletion goes again, against the server's version.
-                let stands: Bool
-                if let sealed {
-                    stands = try sealed.incarnation == deleting || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
-                } else {
-                    stands = try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore()
-                }
-                guard stands else {
+                guard try isBelieved(sealed, deleting: deleting, remote, service: service, account: account, keychain: keychain) else {
                     if sealed == nil { report.refuse(.unsealedDeletion) }
                     try keychain.setSyncTombstone(service: service, account: account, version: version, incarnation: tombstone.incarnation)
                     return
@@ -183,13 +186,7 @@ extension SyncEngine {
             // where this keychain was when it first ran this build), or one of an incarnation
             // this device knows replaced, is refused and the item sent again.
             let current = local.incarnation ?? Keychain.legacySyncIncarnation
-            let believed: Bool
-            if let sealed {
-                believed = try sealed.incarnation == current || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
-            } else {
-                believed = try (remote.sequence ?? .max) <= keychain.unsealedDeletionsBefore()
-            }
-            guard believed else {
+            guard try isBelieved(sealed, deleting: current, remote, service: service, account: account, keychain: keychain) else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
                 // A deletion of a replaced incarnation is counted only when seen before (a replay):
                 // `DeletionVerdict.superseded`.

@@ -276,16 +276,8 @@ import TripBoardSystem
     /// life after it: not taken for this device's deletion, which goes again; the other device,
     /// holding the later life live, believes that one.
     @Test func aReplayedDeletionDoesNotStandForALaterOneMadeHere() throws {
-        let (server, a, b, trip) = try Self.lisbonOnBoth()
+        let (server, a, b, trip) = try Self.lisbonDeletedThenRestored()
         defer { withExtendedLifetime(server) {} }
-        try a.ok("trip", "delete", trip)
-        try a.sync()
-        try b.sync()
-        try Self.keepFields(server, id: trip, as: "deletion")
-        try b.ok("trash", "restore", trip)
-        try b.sync()
-        try a.sync()
-        #expect(try Self.tripListed(a, "Lisbon"))
         try a.ok("trip", "delete", trip)
         try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
         try a.sync()
@@ -388,19 +380,26 @@ import TripBoardSystem
     /// A genuine, sealed deletion replayed after the trip was brought back from the trash (a new
     /// incarnation) cannot take it again: the device that made it knows it (`sync_deletions_seen`)
     /// and refuses it (65, `replayedDeletion`), and the trip stays live on both.
-    @Test func aReplayedDeletionCannotTakeARestoredTrip() throws {
-        let (server, a, b, trip) = try Self.lisbonOnBoth()
-        defer { withExtendedLifetime(server) {} }
+    /// Lisbon deleted on A and synced by both, its sealed deletion kept as `deletion` (to serve
+    /// again), then brought back from B's trash and synced by both.
+    static func lisbonDeletedThenRestored() throws -> (PostgresServer, SyncDevice, SyncDevice, String) {
+        let (server, a, b, trip) = try lisbonOnBoth()
         try a.ok("trip", "delete", trip)
         try a.sync()
         try b.sync()
         #expect(try server.psql("SELECT deleted, fields ? 'deletion' FROM tripboard.records WHERE id = '\(trip)'") == "t|t",
                 "the tombstone carries a sealed deletion")
-        try Self.keepFields(server, id: trip, as: "deletion")
+        try keepFields(server, id: trip, as: "deletion")
         try b.ok("trash", "restore", trip)
         try b.sync()
         try a.sync()
-        #expect(try Self.tripListed(a, "Lisbon"))
+        #expect(try tripListed(a, "Lisbon"))
+        return (server, a, b, trip)
+    }
+
+    @Test func aReplayedDeletionCannotTakeARestoredTrip() throws {
+        let (server, a, b, trip) = try Self.lisbonDeletedThenRestored()
+        defer { withExtendedLifetime(server) {} }
         try Self.rewrite(server, where: "id = '\(trip)'", set: "deleted = true, fields = (SELECT fields FROM public.kept WHERE name = 'deletion')")
         let replayed = try a.syncRefusing()
         #expect(replayed["trashed"] as? Int == 0 && (replayed["refusedBecause"] as? [String: Int]) == ["replayedDeletion": 1], "\(replayed)")

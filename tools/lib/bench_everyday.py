@@ -9,6 +9,8 @@
 """
 import os
 
+from plain_store import plain_copy
+
 # Store.searchSQL with its two parameters written in (kept in step with Store+Search.swift).
 SEARCH_SQL = """SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
        coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),
@@ -42,7 +44,7 @@ def bench(args, release, containers, alternate, result, run_once, now):
                               f"app trip list --upcoming ({size:,})", f"app trip list --upcoming ({min(containers):,})",
                               a, b, "within 10%"))
     size = 100_000 if 100_000 in containers else max(containers)
-    store = os.path.join(containers[size], "store", "TripBoard.sqlite")
+    store = plain_copy(app, containers[size], containers[size] + "-plain.sqlite")  # the peer's, in the clear
     for text in ["trip 4242", "x7k2qp", "trip"]:
         sql = SEARCH_SQL.format(query=fts_query(text).replace("'", "''"))
         a, b = alternate(runs, lambda: run_once([app, "--container", containers[size], "search", *text.split()]),

@@ -21,6 +21,8 @@ import shutil
 import statistics
 import subprocess
 
+from plain_store import plain_copy
+
 TRIP_ID = "7a1c0000-0000-4000-8000-000000000001"
 LIVE = "sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
 EXPORTED = "(trashed_at IS NULL OR sync_state = 'pendingDeletion')"
@@ -67,13 +69,16 @@ COMMIT;
 
 
 def make_store(release, work, count):
+    """A container filled by `sqlite3` through `app container sqlite` (its store is sealed), and
+    the same store in the clear beside it for the peer."""
     path = os.path.join(work, f"lists-{count}")
     shutil.rmtree(path, ignore_errors=True)
-    subprocess.run([os.path.join(release, "app"), "--container", path, "container", "init"], check=True,
+    app = os.path.join(release, "app")
+    subprocess.run([app, "--container", path, "container", "init"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    store = os.path.join(path, "store", "TripBoard.sqlite")
-    subprocess.run(["sqlite3", store], input=FILL_SQL.format(trip=TRIP_ID, count=count), text=True, check=True)
-    return path, store
+    subprocess.run([app, "--container", path, "container", "sqlite"], input=FILL_SQL.format(trip=TRIP_ID, count=count),
+                   text=True, check=True)
+    return path, plain_copy(app, path, path + "-plain.sqlite")
 
 
 def bench(args, release, work, alternate, result, run_once):
