@@ -224,9 +224,14 @@ extension SyncLedger {
     package func markSentWhole(_ kind: RecordKind, id: String, forgetting: Bool = true) throws {
         if forgetting {
             // The blob's name goes too: a server that lost the record may have lost its file,
-            // which the push then uploads again (one it still has is not sent twice).
-            let names = SyncRecord.fieldNames(kind).filter { $0 != "blob" }.map { "'\($0)'" }.joined(separator: ", ")
+            // which the push then uploads again (one it still has is not sent twice). Its stamp
+            // stays, so the name sent again is stamped above the one this device held, never
+            // below (the sync model, seed 1741678424: a stamp made again from the record's time
+            // went back a millisecond).
+            let names = SyncRecord.fieldNames(kind).map { "'\($0)'" }.joined(separator: ", ")
             try clearShadow(kind, id: id, keeping: "field IN (\(names))")
+            try connection.statement("UPDATE sync_shadow SET value = '' WHERE kind = ? AND id = ? AND field = 'blob'")
+                .run([.text(kind.rawValue), .text(id)])
         }
         try connection.statement("INSERT OR IGNORE INTO sync_send_whole (kind, id) VALUES (?, ?)").run([.text(kind.rawValue), .text(id)])
     }
