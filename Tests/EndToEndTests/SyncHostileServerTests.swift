@@ -461,15 +461,22 @@ import TripBoardSystem
         for device in [a, b] { #expect(try Self.tripListed(device, "Lisbon")) }
     }
 
-    /// A migratable keychain item the server marks deleted (no sealed deletion) is not deleted
-    /// anywhere: refused (65), sent again; and a genuine deletion still reaches the other device.
-    @Test func aKeychainDeletionNoDeviceSealedIsRefused() throws {
+    /// A keychain item set on A and synced by both, then marked deleted by the server itself
+    /// (no sealed deletion).
+    static func itemOnBothMarkedDeleted() throws -> (PostgresServer, SyncDevice, SyncDevice) {
         let (server, a, b) = try SyncTests.twoDevices()
-        defer { withExtendedLifetime(server) {} }
         try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
         try a.sync()
         try b.sync()
-        try Self.rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = '{}'")
+        try rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = '{}'")
+        return (server, a, b)
+    }
+
+    /// A migratable keychain item the server marks deleted (no sealed deletion) is not deleted
+    /// anywhere: refused (65), sent again; and a genuine deletion still reaches the other device.
+    @Test func aKeychainDeletionNoDeviceSealedIsRefused() throws {
+        let (server, a, b) = try Self.itemOnBothMarkedDeleted()
+        defer { withExtendedLifetime(server) {} }
         try b.syncRefusing()
         #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE kind = 'secret'") == "f", "B sent the item again")
         #expect(try a.app("sync", "now").status == 0)
@@ -485,12 +492,8 @@ import TripBoardSystem
     /// A keychain deletion waiting on A is not acknowledged by a deletion no device sealed: A
     /// refuses it and sends its own, which B, holding the item, believes.
     @Test func aKeychainDeletionNoDeviceSealedDoesNotStandForOneMadeHere() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b) = try Self.itemOnBothMarkedDeleted()
         defer { withExtendedLifetime(server) {} }
-        try SyncKeychainTests.set(a, "api.example", "traveller", "token-1")
-        try a.sync()
-        try b.sync()
-        try Self.rewrite(server, where: "kind = 'secret'", set: "deleted = true, fields = '{}'")
         try a.ok("keychain", "delete", "api.example", "traveller")
         let refused = try a.syncRefusing()
         #expect((refused["refusedBecause"] as? [String: Int]) == ["unsealedDeletion": 1], "\(refused)")
