@@ -42,16 +42,12 @@ enum LegacySQLConversion {
         """,
     ]
 
-    /// Registers the conversion functions on `connection` and attaches the legacy copy at
-    /// `copyPath` as `legacy`. It stays attached: the connection is the built store's, closed when
-    /// the store is published.
+    /// Registers the conversion functions on `connection` and attaches the legacy copy as
+    /// `legacy`, under the copy's own key (both are sealed). It stays attached: the connection is
+    /// the built store's, closed when the store is published.
     static func attach(legacyCopy copy: LegacyStore, to connection: Connection) throws {
         try register(on: connection)
-        if let key = copy.connection.sealing {
-            try connection.attach(copy.path, as: "legacy", sealing: key)
-        } else {
-            try connection.attachInTheClear(copy.path, as: "legacy")
-        }
+        try connection.attach(copy.path, as: "legacy", sealing: copy.connection.sealing)
     }
 
     /// Trips, places and bookings (they need nothing from the plan but `migratedAt`).

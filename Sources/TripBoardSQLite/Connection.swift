@@ -98,7 +98,7 @@ public final class Connection {
     }
 
     /// Attaches the database at `path` as `schema`, in the clear (through SQLite's `unix` VFS)
-    /// whatever this connection's VFS: a sealed store's builder reading TripBoard 1's copy. The
+    /// whatever this connection's VFS: a sealed store's builder reading the migration's file plan. The
     /// connection must have been opened with `uri: true`.
     public func attachInTheClear(_ path: String, as schema: String) throws {
         try statement("ATTACH DATABASE ? AS \(schema)").run([.text("file:" + SQLiteURI.escapedPath(path) + "?vfs=unix")])

@@ -7,15 +7,16 @@ import TripBoardModel
 /// write the insert triggers are suspended and the new rows indexed at the end with one
 /// statement per table — the same rows, text and detail the triggers would have written.
 extension Store {
-    /// Runs `body` — which inserts rows and deletes none — inside the caller's write transaction
-    /// with the search index's insert triggers dropped, then indexes every live row inserted
-    /// meanwhile (past each table's largest rowid before it) (one not indexed already: an
-    /// update trigger indexes a row it changes) and creates the triggers again from their own
-    /// text, as they were. A failure rolls all of it back with the transaction.
     /// The rows the search index takes per statement at the end of a bulk write.
     package static let indexBatchRows: Int64 = 10_000
 
-    func indexingInsertsOnce<T>(batchRows: Int64 = indexBatchRows, _ body: () throws -> T) throws -> T {
+    /// Runs `body` — which inserts rows and deletes none — inside the caller's write transaction
+    /// with the search index's insert triggers dropped, then indexes every live row inserted
+    /// meanwhile (past each table's largest rowid before it) (one not indexed already: an
+    /// update trigger indexes a row it changes), `batchRows` rows a statement, and creates the
+    /// triggers again from their own text, as they were. A failure rolls all of it back with the
+    /// transaction.
+    func indexingInsertsOnce<T>(batchRows: Int64, _ body: () throws -> T) throws -> T {
         let triggers = try connection.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name IN (?1, ?2, ?3)")
             .rows(Schema.searchedOnInsert.map { .text($0.trigger) }) { ($0.text(0), $0.text(1)) }
         guard triggers.count == Schema.searchedOnInsert.count else { return try body() }
