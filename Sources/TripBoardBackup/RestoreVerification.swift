@@ -41,6 +41,12 @@ struct RestoreVerification {
         try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
         // Sealed as it was staged: its key file opens with the staging's transient keys.
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory), keys: staging.keys)
+        // Every check below reads the whole store, `integrity_check` many times over.
+        return try connection.withPageCache(kibibytes: Store.checkPageCacheKibibytes) { try verify(connection) }
+    }
+
+    private func verify(_ connection: Connection) throws -> (RestoreSummary, Keychain.BackupKey?) {
+        let root = staging.root
         try checkStore(connection)
         // An older build's store is brought to this build's schema here, in the staging
         // directory (each step in its transaction, as opening an older container does), so that

@@ -129,7 +129,8 @@ public final class Connection {
 
     /// Runs `body` with SQLite's page cache set to `kibibytes`, then puts the default (2 MB) back:
     /// raised for a large transaction (it touches more index pages than the default holds, and
-    /// spilling them to the WAL mid-transaction costs more than the memory), lowered for a sort
+    /// spilling them to the WAL mid-transaction costs more than the memory) or a whole-store check
+    /// (which reads index pages out of order many times over), lowered for a sort
     /// whose memory must not grow with the rows (the sorter spills to a temporary file past it).
     public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
         try execute("PRAGMA cache_size = -\(kibibytes)")

@@ -269,6 +269,36 @@ struct StoreTests {
         #expect(try fixture.store.counts() == StoreCounts(trips: 2, places: 1, bookings: 1, attachments: 0, tombstones: 0, pendingChanges: 4))
     }
 
+    /// `counts()` makes one pass per table: what it says equals each condition counted alone,
+    /// over live, trashed, tombstoned, synchronized and pending rows of every counted table.
+    @Test func countsEqualEachConditionCountedAlone() throws {
+        let fixture = try StoreFixture()
+        var trips: [Trip] = []
+        for index in 0..<8 {
+            let trip = try fixture.insertTrip(id: "0000000\(index)-0000-4000-8000-000000000000", name: "Trip \(index)",
+                                              state: index < 4 ? .synchronized : .pendingUpload, remoteVersion: index < 4 ? 1 : nil)
+            _ = try fixture.store.addPlace(tripId: trip.id, name: "Place \(index)", city: nil)
+            _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Hotel \(index)"))
+            trips.append(trip)
+        }
+        try fixture.store.connection.execute("UPDATE places SET sync_state = 'synchronized', remote_version = 1 WHERE rowid % 2 = 0")
+        _ = try fixture.store.deleteTrip(id: trips[0].id)  // synchronized: a tombstone
+        _ = try fixture.store.deleteTrip(id: trips[5].id)  // never uploaded: to the trash
+        _ = try fixture.store.deletePlace(id: try fixture.store.places(tripId: trips[2].id)[0].id)
+        _ = try fixture.store.deleteBooking(id: try fixture.store.bookings(tripId: trips[6].id)[0].id)
+
+        let connection = fixture.store.connection
+        func count(_ table: String, _ condition: String) throws -> Int { Int(try connection.integer("SELECT count(*) FROM \(table) WHERE \(condition)")) }
+        let tables = ["trips", "places", "bookings", "attachments"]
+        let expected = StoreCounts(
+            trips: try count("trips", RecordRows.live), places: try count("places", RecordRows.live),
+            bookings: try count("bookings", RecordRows.live), attachments: try count("attachments", Store.liveAttachment),
+            tombstones: try tables.reduce(0) { $0 + (try count($1, "sync_state = 'pendingDeletion'")) },
+            pendingChanges: try tables.reduce(0) { $0 + (try count($1, SyncLedger.pending)) })
+        #expect(try fixture.store.counts() == expected)
+        #expect(expected.trips == 6 && expected.tombstones >= 1 && expected.pendingChanges > 0, "the mix holds each kind of row")
+    }
+
     // MARK: - Ids and prefixes
 
     @Test func resolveIDAcceptsAUniquePrefixInAnyCase() throws {

@@ -161,12 +161,13 @@ extension Store {
         return summary
     }
 
-    /// The page cache of an import's transaction, whatever the connection had: 8 MiB. Its peak
+    /// The page cache of an import's transaction, whatever the connection had: 12 MiB. Its peak
     /// memory is this process's floor plus the cache once the store outgrows it, flat from there.
     /// In a sealed store a page the cache lets go is sealed into the WAL and opened again when the
-    /// random-order id index needs it back: with SQLite's own 2 MiB a 100,000-trip import took
-    /// 8.5 s, with 8 MiB 4.5 s, with 16 MiB 3.7 s for 9 MB more (docs/performance.md).
-    static let importPageCacheKibibytes = 8 << 10
+    /// random-order id index needs it back: importing 100,000 trips and 20,000 bookings took 1.16×
+    /// the time of the build before sealing with 8 MiB, 1.01× with 12 MiB (peak RSS 23.5 MB),
+    /// 0.96× with 16 MiB (28.5 MB); SQLite's own 2 MiB took twice as long (docs/performance.md).
+    static let importPageCacheKibibytes = 12 << 10
 
     /// Refuses an id any record already has: inserted earlier by this import (then both places
     /// are named) or in the store before it. Ids are unique across kinds.
