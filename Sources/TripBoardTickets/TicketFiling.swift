@@ -150,9 +150,10 @@ public enum TicketFilingError: Error, Sendable, Equatable, CustomStringConvertib
 /// file durable before the row that names it: docs/storage.md §4.3):
 ///
 /// 1. references checked (unknown trip or booking: refused before a byte is written);
-/// 2. the bytes streamed into `tmp/`, hashed with BLAKE2b, capped;
-/// 3. `%PDF-` checked, then the staged copy parsed by `pdf-worker` (limits, timeout), which also
-///    renders the thumbnail into `tmp/`, while this process fsyncs the staged copy;
+/// 2. the bytes read once, capped: into a memory file, hashed with BLAKE2b and sealed into `tmp/`
+///    as they come, `%PDF-` checked in the first 1024 bytes;
+/// 3. the memory file parsed by `pdf-worker` (limits, timeout), which also renders the thumbnail
+///    into `tmp/`, while this process finishes the hash and the seal and fsyncs the staged copy;
 /// 4. the booking chosen (`--booking`) or built from the ticket's fields, in `--trip` or the trip
 ///    whose dates contain the ticket's date; the same bytes already there → reported, not stored;
 /// 5. the file renamed to `attachments/<xx>/<id>.pdf` and both directories fsynced;
@@ -188,17 +189,18 @@ public struct TicketFiling {
         let originalFilename = try FieldRules.filename(request.originalFilename, field: "name")
 
         let files = try AttachmentFiles(container: container)
-        // The plaintext goes to memory only: read once into a memory file, sealed against
-        // changes, then read by the worker while this process hashes it, seals it into tmp/ and
-        // fsyncs it — the parse, the hash and the sealing on two cores, done before publishing.
+        // The plaintext goes to memory only: read once, each chunk written into a memory file
+        // for the worker while a second thread hashes it and a third seals it into tmp/; the
+        // memory file is then sealed against changes and parsed while the hash and the seal
+        // finish and the sealed copy is fsynced — all done before publishing.
         let copy = try FileDescriptor.memoryFile(name: "tripboard-share")
-        let plain = try files.copyIntoMemory(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes, memory: copy)
-        guard plain.byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
-        guard PDFWorkerLimits.hasHeader(plain.head) else { throw PDFImportError.notPDF(file: request.sourceName) }
-        // The class's key once the file is known to be worth filing (a first share makes the
-        // device's keys: not for an empty file); a closed class refuses here.
-        let stage = try files.sealingStage(protection: request.protection, prefix: "import")
-        defer { stage.discard() }
+        let staging = try files.stageShared(from: source, sourceName: request.sourceName, maximumBytes: request.maximumBytes, memory: copy) { head, byteCount in
+            guard byteCount > 0 else { throw TicketFilingError.empty(source: request.sourceName) }
+            guard PDFWorkerLimits.hasHeader(head) else { throw PDFImportError.notPDF(file: request.sourceName) }
+            // The class's key once the file is known to be worth filing (a first share makes the
+            // device's keys: not for an empty file); a closed class refuses here.
+            return try files.sealingStage(protection: request.protection, prefix: "import")
+        }
         try copy.sealContents()
         var sealing: Result<StagedFile, any Error> = .failure(FileSystemError(code: .io, systemCall: "seal", path: files.staging.path, detail: "not run"))
         let inspection: PDFInspection
@@ -206,7 +208,7 @@ public struct TicketFiling {
             inspection = try worker.inspect(
                 memoryFile: copy, displayName: request.sourceName, thumbnail: true, thumbnailSize: request.thumbnailSize, textPages: 2,
                 maximumBytes: Int(clamping: request.maximumBytes),
-                whileRunning: { sealing = Result { try files.seal(memory: copy, byteCount: plain.byteCount, into: stage) } })
+                whileRunning: { sealing = Result { try staging.finish() } })
         } catch {
             // A PDF the worker refuses: its sealed copy is not kept either.
             if case .success(let staged) = sealing { files.discard(staged) }

@@ -52,6 +52,97 @@ struct AttachmentFilesTests {
         #expect(try fixture.stagingEntries().isEmpty)
     }
 
+    /// Reads in the pieces it is given, as a pipe may deliver a share.
+    final class PiecewiseSource: ByteSource {
+        let bytes: [UInt8]
+        var pieces: [Int]
+        var offset = 0
+
+        init(_ bytes: [UInt8], pieces: [Int]) {
+            self.bytes = bytes
+            self.pieces = pieces
+        }
+
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let piece = pieces.isEmpty ? buffer.count : pieces.removeFirst()
+            let count = min(piece, buffer.count, bytes.count - offset)
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.withUnsafeBytes { $0 }[offset..<(offset + count)]))
+            offset += count
+            return count
+        }
+    }
+
+    /// Up to `count` bytes of `memory` from its start.
+    static func contents(of memory: FileDescriptor, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        try bytes.withUnsafeMutableBytes { buffer in
+            while done < count {
+                let read = try memory.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), atOffset: Int64(done))
+                if read == 0 { break }
+                done += read
+            }
+        }
+        return Array(bytes[..<done])
+    }
+
+    /// A share read once: the memory file holds every byte, the staged copy is sealed and opens
+    /// to them, its hash is theirs, and `stageFor` saw exactly the first 1024 bytes — whether
+    /// they came in one read or in pieces, and whether the file is one chunk or several (the
+    /// sealing thread starts at the second).
+    @Test(arguments: [[Int](), [3, 5, 1000, 20], [1023, 1], [1024], [1025]])
+    func aShareIsCopiedHashedAndSealedInOnePass(pieces: [Int]) throws {
+        let fixture = try Fixture()
+        for bytes in [Self.pdf, Self.pdf + Array(repeating: 0x25, count: 900_000), Array(Self.pdf.prefix(700))] {
+            let memory = try FileDescriptor.memoryFile(name: "share-test")
+            var seen: [([UInt8], Int64)] = []
+            let staging = try fixture.files.stageShared(from: PiecewiseSource(bytes, pieces: pieces), sourceName: "source.pdf",
+                                                        maximumBytes: 1 << 21, memory: memory) { head, count in
+                seen.append((head, count))
+                return try fixture.files.sealingStage(protection: .completeUnlessOpen, prefix: "import")
+            }
+            #expect(staging.byteCount == Int64(bytes.count))
+            #expect(seen.count == 1 && seen[0].0 == Array(bytes.prefix(1024)) && seen[0].1 >= Int64(min(1024, bytes.count)))
+            let staged = try staging.finish()
+            #expect(staged.contentHash == Sodium.hexString(blake2b(bytes)))
+            #expect(staged.byteCount == Int64(bytes.count) && staged.head == Array(bytes.prefix(1024)))
+            #expect(try Self.contents(of: memory, count: bytes.count + 1) == bytes)
+            let sealed = try fixture.fixture.temporary.bytes("container/tmp/" + staged.stagingName)
+            #expect(SealedFile.isSealed(sealed) && Data(sealed).range(of: Data("%PDF".utf8)) == nil)
+            let id = Identifier.make()
+            let path = try fixture.files.publish(staged, id: id, fileExtension: "pdf")
+            #expect(try fixture.files.open(relativePath: path).readToEnd(limit: 1 << 21) == bytes)
+        }
+        #expect(try fixture.stagingEntries().isEmpty)
+    }
+
+    /// Refused before the stage (by `stageFor`), past the size limit after the sealing thread
+    /// has started, or dropped unfinished: nothing is left in `tmp/`.
+    @Test func aRefusedOrAbandonedShareLeavesNothingStaged() throws {
+        let fixture = try Fixture()
+        struct NotWanted: Error {}
+        let big = Self.pdf + Array(repeating: 0x25, count: 900_000)
+        #expect(throws: NotWanted.self) {
+            _ = try fixture.files.stageShared(from: PiecewiseSource(big, pieces: []), sourceName: "s", maximumBytes: 1 << 21,
+                                              memory: try FileDescriptor.memoryFile(name: "share-test")) { _, _ in throw NotWanted() }
+        }
+        #expect(throws: AttachmentError.self) {
+            _ = try fixture.files.stageShared(from: PiecewiseSource(big, pieces: []), sourceName: "s", maximumBytes: 800_000,
+                                              memory: try FileDescriptor.memoryFile(name: "share-test")) { _, _ in
+                try fixture.files.sealingStage(protection: .completeUnlessOpen, prefix: "import")
+            }
+        }
+        #expect(try fixture.stagingEntries().isEmpty)
+        do {
+            let staging = try fixture.files.stageShared(from: PiecewiseSource(big, pieces: []), sourceName: "s", maximumBytes: 1 << 21,
+                                                        memory: try FileDescriptor.memoryFile(name: "share-test")) { _, _ in
+                try fixture.files.sealingStage(protection: .completeUnlessOpen, prefix: "import")
+            }
+            #expect(staging.byteCount == Int64(big.count))
+        }
+        #expect(try fixture.stagingEntries().isEmpty, "dropped unfinished: its sealed copy is removed")
+    }
+
     @Test func publishedFilesAreShardedPrivateAndVerifiable() throws {
         let fixture = try Fixture()
         let staged = try fixture.files.stage(from: try fixture.source(Self.pdf), sourceName: "source.pdf", maximumBytes: 1 << 20, protection: .completeUnlessOpen)

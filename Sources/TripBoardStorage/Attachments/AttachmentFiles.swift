@@ -25,6 +25,58 @@ public struct StagedFile: Sendable, Equatable {
     }
 }
 
+/// A shared file being staged (`AttachmentFiles.stageShared`): every byte is in the caller's
+/// memory file, while its hash and its sealed copy in `tmp/` may still be under way on threads
+/// of their own. `finish()` waits for both, fsyncs the copy and returns it; one dropped
+/// unfinished (or whose finishing fails) leaves nothing in `tmp/`.
+public final class SharedFileStaging {
+    public let byteCount: Int64
+    private let hasher: BackgroundHasher
+    private var sealing: WriteBehindSink?
+    private let stage: SealingStage
+    private var finished = false
+
+    init(byteCount: Int64, hasher: BackgroundHasher, sealing: WriteBehindSink?, stage: SealingStage) {
+        self.byteCount = byteCount
+        self.hasher = hasher
+        self.sealing = sealing
+        self.stage = stage
+    }
+
+    deinit {
+        guard !finished else { return }
+        hasher.finish()
+        sealing = nil
+        stage.discard()
+    }
+
+    /// Waits for the hash and the seal, then fsyncs the sealed copy.
+    public func finish() throws -> StagedFile {
+        precondition(!finished, "SharedFileStaging.finish called twice")
+        finished = true
+        let digest = hasher.finish()
+        do {
+            try sealing?.finish()
+            sealing = nil
+            return try stage.finish(contentHash: Sodium.hexString(digest), synchronize: true)
+        } catch {
+            stage.discard()
+            throw error
+        }
+    }
+}
+
+@available(*, unavailable)
+extension SharedFileStaging: Sendable {}
+
+/// A sealing stage as the sink of a `WriteBehindSink`, whose thread alone writes to it until
+/// the sink is finished.
+private final class StageSink: ByteSink {
+    let stage: SealingStage
+    init(_ stage: SealingStage) { self.stage = stage }
+    func write(all buffer: UnsafeRawBufferPointer) throws { try stage.write(buffer) }
+}
+
 /// What `AttachmentFiles.check` found for one attachment's file.
 public enum AttachmentFileState: String, Sendable, Codable {
     case ok, missing, wrongSize, wrongHash, notAFile
@@ -103,31 +155,56 @@ public struct AttachmentFiles {
         return (total, head)
     }
 
-    /// A shared ticket's plaintext, in memory: `source` copied into `memory` (an in-memory file,
-    /// `FileDescriptor.memoryFile`), refusing more than `maximumBytes`; its size and first 1024
-    /// bytes. Nothing reaches a disk, and nothing but the copy is done: the worker can start on it
-    /// at once (`seal(memory:…)` hashes and seals it meanwhile).
-    public func copyIntoMemory(from source: any ByteSource, sourceName: String, maximumBytes: Int64,
-                               memory: FileDescriptor) throws -> (byteCount: Int64, head: [UInt8]) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
-        defer {
-            Sodium.wipe(buffer)
-            buffer.deallocate()
+    /// A shared ticket in one pass over its bytes: each chunk read from `source` is written to
+    /// `memory` (an in-memory file, `FileDescriptor.memoryFile`: the PDF worker's copy) on this
+    /// thread, hashed on a second and sealed into `tmp/` on a third — so a 100 MB file costs
+    /// about the largest of the three, not their sum. More than `maximumBytes` is refused.
+    ///
+    /// `stageFor` is asked for the sealing stage once the first 1024 bytes are read (or every
+    /// byte, when there are fewer), with those bytes and the count so far, and may refuse the
+    /// file (empty, not a PDF) before any key is asked for. Returns once `memory` holds every
+    /// byte, while the hash and the seal may still run: the worker starts on the copy meanwhile,
+    /// and `SharedFileStaging.finish()` waits for both. Nothing reaches a disk in the clear; on
+    /// any failure nothing is left in `tmp/`.
+    public func stageShared(from source: any ByteSource, sourceName: String, maximumBytes: Int64, memory: FileDescriptor,
+                            stageFor: ([UInt8], Int64) throws -> SealingStage) throws -> SharedFileStaging {
+        let hasher = BackgroundHasher(bufferBytes: Self.chunkBytes)
+        var head: [UInt8] = []
+        var stage: SealingStage?
+        var sealing: WriteBehindSink?
+        do {
+            let (total, _) = try Self.readAll(source, sourceName: sourceName, maximumBytes: maximumBytes, into: hasher.nextBuffer) { chunk in
+                try memory.write(all: chunk)
+                hasher.submitFilled(chunk.count)
+                if let sealing { return try sealing.write(all: chunk) }
+                if let stage {
+                    // The second chunk starts the sealing thread: a file of one chunk (most
+                    // tickets) is sealed on this thread and never pays for one.
+                    let sink = WriteBehindSink(downstream: StageSink(stage), bufferSize: Self.chunkBytes)
+                    sealing = sink
+                    return try sink.write(all: chunk)
+                }
+                // Every byte before this chunk is in `head` (fewer than 1024 of them).
+                let before = head.count
+                head += chunk.prefix(1024 - before)
+                guard head.count == 1024 else { return }
+                let opened = try stageFor(head, Int64(before + chunk.count))
+                stage = opened
+                try head.prefix(before).withUnsafeBytes { try opened.write($0) }
+                try opened.write(chunk)
+            }
+            if stage == nil {
+                let opened = try stageFor(head, total)
+                stage = opened
+                try head.withUnsafeBytes { try opened.write($0) }
+            }
+            return SharedFileStaging(byteCount: total, hasher: hasher, sealing: sealing, stage: stage!)
+        } catch {
+            hasher.finish()
+            sealing = nil  // abandons its thread and waits for it
+            stage?.discard()
+            throw error
         }
-        return try Self.readAll(source, sourceName: sourceName, maximumBytes: maximumBytes, into: { buffer }) { try memory.write(all: $0) }
-    }
-
-    /// Seals the `byteCount` bytes of `memory` into `stage`, hashing them on a second thread, and
-    /// finishes it, fsynced: the second half of a share, run while the PDF worker reads the same
-    /// bytes (read by offset: the descriptor is the worker's standard input meanwhile).
-    public func seal(memory: FileDescriptor, byteCount: Int64, into stage: SealingStage) throws -> StagedFile {
-        let (total, contentHash, _) = try Self.copy(from: PositionalSource(file: memory), sourceName: memory.path, maximumBytes: byteCount) {
-            try stage.write($0)
-        }
-        guard total == byteCount else {
-            throw FileSystemError(code: .io, systemCall: "pread", path: memory.path, detail: "\(total) bytes where \(byteCount) were written")
-        }
-        return try stage.finish(contentHash: contentHash, synchronize: true)
     }
 
     /// A sealing stage in `tmp/` under `protection` for bytes that come in pieces, hashed by the
