@@ -10,13 +10,15 @@ imported with `app import` on device A:
   same server rows in (`\\copy tripboard.records from FILE`); before each run the server's tables
   are emptied and A's container and device directory are copied back from before its first push;
 - push, the same work by hand: the same `\\copy` in, then `sqlite3` running, in one transaction on A's
-  container from before its first push, what the push writes on the device: every record
-  acknowledged (`sync_state`, `remote_version`) and the server's copy of each field kept
-  (`sync_shadow`), the statements made from A's store after one push;
+  container from before its first push, what the push writes on the device, set-based: every record
+  acknowledged (`sync_state`, `remote_version`: one `UPDATE … FROM json_each` a table) and the
+  server's copy of each field kept (`sync_shadow`: one `INSERT … SELECT`), read from A's store
+  after one push;
 - first sync: a new device B (`sync setup` done, nothing pulled) running `sync now`, against
-  `psql` copying the same rows out (`\\copy (SELECT …) to FILE`) plus `sqlite3` running the same
-  records as an INSERT script in one transaction into an empty store of the same schema (its
-  triggers included); peak RSS through GNU time (the largest of `app` and `sync-agent`);
+  `psql` copying the same rows out (`\\copy (SELECT …) to FILE`) plus `sqlite3` writing the rows B
+  holds after a first sync — its records and their shadow rows — set-based (one `INSERT … SELECT`
+  over `json_each` a table, in one transaction, its triggers included) into an empty store of the
+  same schema; peak RSS through GNU time (the largest of `app` and `sync-agent`);
 - watch: both devices running `sync watch`, an `app trip edit` on A, until B's store has the new
   name (polled every 5 ms): median of 20 (`--quick`: 5);
 - with `--baseline DIR` (another build's executables, e.g. the previous commit's): the push and the
@@ -30,6 +32,7 @@ import sqlite3
 import statistics
 import subprocess
 import tempfile
+import json
 import time
 import uuid
 
@@ -119,41 +122,59 @@ def quote(text):
     return "NULL" if text is None else "'" + text.replace("'", "''") + "'"
 
 
-def write_inserts(path, document):
-    """The records as a pulling device would hold them, as INSERT statements in one transaction."""
-    stamp = "'2026-11-30T00:00:00.000Z'"
-    with open(path, "w") as file:
-        file.write("BEGIN IMMEDIATE;\n")
-        for t in document["trips"]:
-            file.write("INSERT INTO trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at) VALUES "
-                       f"({quote(t['id'])}, {quote(t['name'])}, {quote(t['startDate'])}, {quote(t['endDate'])}, {quote(t['notes'])}, "
-                       f"'synchronized', 1, {stamp});\n")
-        for p in document["places"]:
-            file.write("INSERT INTO places (id, trip_id, name, city, visited, sync_state, remote_version, updated_at) VALUES "
-                       f"({quote(p['id'])}, {quote(p['tripId'])}, {quote(p['name'])}, {quote(p['city'])}, {1 if p['visited'] else 0}, "
-                       f"'synchronized', 1, {stamp});\n")
-        for b in document["bookings"]:
-            epoch = int(time.mktime(time.strptime(b["startsAt"], "%Y-%m-%dT%H:%M:%SZ")))
-            file.write("INSERT INTO bookings (id, trip_id, kind, title, starts_at, starts_at_epoch, reference, sync_state, remote_version, "
-                       f"updated_at) VALUES ({quote(b['id'])}, {quote(b['tripId'])}, 'flight', {quote(b['title'])}, "
-                       f"{quote(b['startsAt'].replace('Z', '+00:00'))}, {epoch}, {quote(b['reference'])}, 'synchronized', 1, {stamp});\n")
-        file.write("COMMIT;\n")
-
-
-def write_bookkeeping(path, store):
-    """The device-side writes of a push of every record in `store` (a store after one push): each
-    record's acknowledgement and its fields' shadow rows, as statements in one transaction."""
+def dump_rows(path, store, tables):
+    """Every row of `tables` in `store` (a store in the clear), as one JSON object of arrays of
+    row objects by table, for `set_based_inserts`."""
     connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    # The columns a row is written with: generated ones (hidden 2 or 3) are SQLite's to fill.
+    columns = {table: [row["name"] for row in connection.execute("SELECT name, hidden FROM pragma_table_xinfo(?)", (table,))
+                       if row["hidden"] == 0] for table in tables}
+    document = {table: [dict(row) for row in connection.execute(f"SELECT {', '.join(columns[table])} FROM {table} ORDER BY rowid")]
+                for table in tables}
+    connection.close()
+    with open(path, "w") as file:
+        json.dump(document, file)
+    return columns
+
+
+def set_based_inserts(source, columns):
+    """One transaction inserting every row of `source` (from `dump_rows`), one INSERT … SELECT
+    over json_each a table: how sqlite3 would write the rows set-based."""
+    quoted = source.replace("'", "''")
+    statements = ["BEGIN IMMEDIATE;"]
+    for table, names in columns.items():
+        if not names:
+            continue
+        values = ", ".join(f"j.value ->> '{name}'" for name in names)
+        statements.append(f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) SELECT {values} "
+                          f"FROM json_each(readfile('{quoted}'), '$.{table}') AS j;")
+    statements.append("COMMIT;")
+    return "\n".join(statements) + "\n"
+
+
+def write_bookkeeping(path, store, source):
+    """The device-side writes of a push of every record in `store` (a store after one push):
+    each record acknowledged and its fields' shadow rows kept, set-based — one UPDATE … FROM
+    json_each per table and one INSERT … SELECT for the shadow, in one transaction — reading
+    `source`, written here."""
+    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    document = {table: [{"id": identifier, "v": version} for (identifier, version) in connection.execute(f"SELECT id, remote_version FROM {table}")]
+                for table in ("trips", "places", "bookings")}
+    document["shadow"] = [dict(zip(("kind", "id", "field", "value", "stamp"), row))
+                          for row in connection.execute("SELECT kind, id, field, value, stamp FROM sync_shadow")]
+    connection.close()
+    with open(source, "w") as file:
+        json.dump(document, file)
+    quoted = source.replace("'", "''")
     with open(path, "w") as file:
         file.write("BEGIN IMMEDIATE;\n")
         for table in ("trips", "places", "bookings"):
-            for (identifier, version) in connection.execute(f"SELECT id, remote_version FROM {table}"):
-                file.write(f"UPDATE {table} SET sync_state = 'synchronized', remote_version = {version} WHERE id = {quote(identifier)};\n")
-        for row in connection.execute("SELECT kind, id, field, value, stamp FROM sync_shadow"):
-            file.write("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES ("
-                       + ", ".join(quote(value) for value in row) + ");\n")
+            file.write(f"UPDATE {table} SET sync_state = 'synchronized', remote_version = j.value ->> 'v' "
+                       f"FROM json_each(readfile('{quoted}'), '$.{table}') AS j WHERE {table}.id = j.value ->> 'id';\n")
+        file.write("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) SELECT j.value ->> 'kind', j.value ->> 'id', "
+                   f"j.value ->> 'field', j.value ->> 'value', j.value ->> 'stamp' FROM json_each(readfile('{quoted}'), '$.shadow') AS j;\n")
         file.write("COMMIT;\n")
-    connection.close()
 
 
 class Device:
@@ -198,11 +219,9 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
     root = os.path.join(work, "sync")
     os.makedirs(root, exist_ok=True)
     document = records_document(count)
-    source, inserts = os.path.join(root, "records.json"), os.path.join(root, "inserts.sql")
-    import json
+    source = os.path.join(root, "records.json")
     with open(source, "w") as file:
         json.dump(document, file)
-    write_inserts(inserts, document)
 
     a, b = Device(release, os.path.join(root, "a")), Device(release, os.path.join(root, "b"))
     a.run("sync", "init-server", "--server", cluster.conninfo)
@@ -234,13 +253,14 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
     def fresh_table():
         cluster.psql("TRUNCATE tripboard.records", "VACUUM ANALYZE tripboard.records")
 
-    # What the push also writes on the device, as sqlite3 would: every record acknowledged and
-    # the server's copy of each of its fields kept (sync_shadow), read from A after one push.
+    # What the push also writes on the device, as sqlite3 would set-based: every record
+    # acknowledged and the server's copy of each of its fields kept (sync_shadow), read from A
+    # after one push.
     # A's store is sealed: the statements are read from, and the peer writes into, its copy in
     # the clear (`a_plain`, fresh before each run).
     bookkeeping = os.path.join(root, "bookkeeping.sql")
     a_plain_template, a_plain = os.path.join(root, "a-pushed-plain.sqlite"), os.path.join(root, "a-plain.sqlite")
-    write_bookkeeping(bookkeeping, plain_copy(a.command()[0], a.container, a_plain_template, a.env))
+    write_bookkeeping(bookkeeping, plain_copy(a.command()[0], a.container, a_plain_template, a.env), os.path.join(root, "bookkeeping.json"))
     a.restore(a_template)
     plain_copy(a.command()[0], a.container, a_plain_template, a.env)
 
@@ -262,10 +282,11 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
     push_a2, push_b2 = alternate(runs, lambda: run_once(a.command("sync", "now"), env=a.env, setup=fresh_a),
                                  lambda: run_once(["sh", "-c", copy_and_keep], setup=fresh_table_and_a))
     results.append(Result(f"push of {count:,} records, against the same rows copied in and the device's own bookkeeping",
-                          "app sync now", "psql \\copy … from FILE && sqlite3 STORE < bookkeeping.sql (one transaction)",
-                          push_a2, push_b2, "≤ 1.5× (proposed)",
+                          "app sync now", "psql \\copy … from FILE && sqlite3 STORE < bookkeeping.sql (set-based, one transaction)",
+                          push_a2, push_b2, "≤ 1.5×",
                           "B also acknowledges every record and keeps the server's copy of each field (sync_shadow) in A's store, "
-                          "as the push must for later merges; the statements are made from A's store after one push"))
+                          "as the push must for later merges: one UPDATE … FROM json_each per table and one INSERT … SELECT for the "
+                          "shadow, made from A's store after one push"))
 
     # Leave the server holding A's records (the last run may have been psql's), then device B.
     fresh_a()
@@ -273,6 +294,17 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
     b.run("sync", "setup", "--server", cluster.conninfo, "--zone", ZONE, stdin=PASSPHRASE + "\n")
     b_template = os.path.join(root, "b-joined")
     b.save(b_template)
+    # The rows B holds after a first sync — records and the server's copy of their fields — as
+    # sqlite3 would write them set-based (one INSERT … SELECT over json_each a table, in one
+    # transaction, the search triggers included) into an empty store in the clear.
+    b.run("sync", "now")
+    pulled_rows = os.path.join(root, "pulled-rows.json")
+    columns = dump_rows(pulled_rows, plain_copy(b.command()[0], b.container, os.path.join(root, "b-pulled-plain.sqlite"), b.env),
+                        ("trips", "places", "bookings", "sync_shadow"))
+    inserts = os.path.join(root, "inserts.sql")
+    with open(inserts, "w") as file:
+        file.write(set_based_inserts(pulled_rows, columns))
+    b.restore(b_template)
     peer = Device(release, os.path.join(root, "peer"))
     peer.run("container", "init")
     unseal(peer.command()[0], peer.container, peer.env)  # the peer's sqlite3 writes a store in the clear
@@ -290,8 +322,10 @@ def run(args, release, work, alternate, Result, run_once, cluster, count, runs):
         raise SystemExit(f"bench: the first sync of B holds {pulled} of {count} records")
     peak = statistics.median(x[1] for x in pull_a) / 1024
     results.append(Result(f"first sync of a new device: pull of {count:,} records", "app sync now (new device)",
-                          "psql \\copy (SELECT …) to FILE && sqlite3 STORE < inserts.sql (one transaction)", pull_a, pull_b,
-                          "≤ 1.5× wall, peak RSS ≤ 50 MB", f"A's peak RSS {peak:.1f} MB (median; the larger of app and sync-agent)"))
+                          "psql \\copy (SELECT …) to FILE && sqlite3 STORE < inserts.sql (set-based, one transaction)", pull_a, pull_b,
+                          "≤ 1.5× wall, peak RSS ≤ 50 MB", f"A's peak RSS {peak:.1f} MB (median; the larger of app and sync-agent); "
+                          "B writes the rows A holds after a first sync — records and their shadow rows — one INSERT … SELECT over "
+                          "json_each a table"))
 
     if getattr(args, "baseline", ""):
         results += against_baseline(args, root, cluster, source, count, runs, alternate, Result, run_once, a, a_template, b, b_template,
