@@ -15,11 +15,46 @@ public struct HybridStamp: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     public init?(_ text: String) {
+        // The written form (all a build writes), read byte by byte: a pull reads one per field.
+        var text = text
+        if let stamp = text.withUTF8(Self.writtenForm) {
+            self = stamp
+            return
+        }
         let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].utf8.count == 13, parts[1].utf8.count == 4, !parts[2].isEmpty, parts[2].utf8.count <= 32,
               let milliseconds = Int64(parts[0]), let counter = Int(parts[1], radix: 16),
               parts[2].utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
         self.init(milliseconds: milliseconds, counter: counter, node: String(parts[2]))
+    }
+
+    /// `PPPPPPPPPPPPP-CCCC-NODE` exactly (13 decimal digits, 4 hex digits, 1 to 32 lowercase hex
+    /// digits), or nil: then `init?(_:)` reads it as it always has (which also takes, for
+    /// example, a `+` before the digits).
+    private static func writtenForm(_ bytes: UnsafeBufferPointer<UInt8>) -> HybridStamp? {
+        guard bytes.count >= 20, bytes.count <= 50, bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-") else { return nil }
+        var milliseconds: Int64 = 0
+        for index in 0..<13 {
+            let digit = bytes[index] &- 0x30
+            guard digit < 10 else { return nil }
+            milliseconds = milliseconds * 10 + Int64(digit)
+        }
+        var counter = 0
+        for index in 14..<18 {
+            guard let digit = hexDigit(bytes[index], uppercase: true) else { return nil }
+            counter = counter << 4 | digit
+        }
+        for index in 19..<bytes.count where hexDigit(bytes[index], uppercase: false) == nil { return nil }
+        return HybridStamp(milliseconds: milliseconds, counter: counter, node: String(decoding: UnsafeBufferPointer(rebasing: bytes[19...]), as: UTF8.self))
+    }
+
+    private static func hexDigit(_ byte: UInt8, uppercase: Bool) -> Int? {
+        switch byte {
+        case 0x30...0x39: Int(byte - 0x30)
+        case 0x61...0x66: Int(byte - 0x61 + 10)
+        case 0x41...0x46 where uppercase: Int(byte - 0x41 + 10)
+        default: nil
+        }
     }
 
     public var description: String {

@@ -1,4 +1,5 @@
 package import TripBoardSQLite
+import Synchronization
 
 /// A record table's columns, declared once per kind (`TripColumn`, `PlaceColumn`,
 /// `BookingColumn`, each in its model's file): each case is a column and its model property, and
@@ -189,13 +190,15 @@ extension RecordColumn {
     package var syncField: String? { spec.syncField }
 
     /// Every column, in declaration order: what the store's and the widget's queries select.
-    package static var selectList: String { allCases.map(\.sqlName).joined(separator: ", ") }
+    package static var selectList: String { sqlText("select") { allCases.map(\.sqlName).joined(separator: ", ") } }
     /// How many columns `selectList` has: the position of whatever a query selects after them.
     package static var count: Int32 { Int32(allCases.count) }
     /// `INSERT INTO table (selectList, derived…) VALUES (…)` for one record (`insertValues(of:)`).
     package static func insert(into table: String) -> String {
-        let names = allCases.map(\.sqlName) + derived
-        return "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        sqlText("insert " + table) {
+            let names = allCases.map(\.sqlName) + derived
+            return "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        }
     }
     /// `record`'s values in declaration order.
     package static func values(of record: Record) -> [SQLValue] { allCases.map { $0.value(of: record) } }
@@ -203,8 +206,21 @@ extension RecordColumn {
     package static func insertValues(of record: Record) -> [SQLValue] { values(of: record) + derivedValues(of: record) }
     /// `UPDATE table SET every column but the first (the id), derived… WHERE id = ?` for one record.
     package static func update(_ table: String) -> String {
-        let names = allCases.dropFirst().map(\.sqlName) + derived
-        return "UPDATE \(table) SET \(names.map { $0 + " = ?" }.joined(separator: ", ")) WHERE \(allCases[0].sqlName) = ?"
+        sqlText("update " + table) {
+            let names = allCases.dropFirst().map(\.sqlName) + derived
+            return "UPDATE \(table) SET \(names.map { $0 + " = ?" }.joined(separator: ", ")) WHERE \(allCases[0].sqlName) = ?"
+        }
+    }
+
+    /// SQL text derived from this kind's declaration, made the first time it is asked for and
+    /// kept: the store asks for it for every record it reads or writes (a sync pulls thousands),
+    /// and making it walks every case's `spec`.
+    static func sqlText(_ name: String, _ make: () -> String) -> String {
+        let key = SQLTextKey(kind: ObjectIdentifier(Self.self), name: name)
+        if let made = sqlTexts.withLock({ $0[key] }) { return made }
+        let made = make()
+        sqlTexts.withLock { $0[key] = made }
+        return made
     }
     /// The values `update(_:)` binds for `record`.
     package static func updateValues(of record: Record) -> [SQLValue] {
@@ -265,3 +281,11 @@ extension RecordColumn {
     package static func derivedValues(of record: Record) -> [SQLValue] { [] }
 }
 
+
+/// `RecordColumn.sqlText`'s texts, by kind and name.
+private let sqlTexts = Mutex<[SQLTextKey: String]>([:])
+
+private struct SQLTextKey: Hashable {
+    let kind: ObjectIdentifier
+    let name: String
+}
