@@ -1,4 +1,4 @@
-"""The other lists that stream, run by tools/bench (`--only lists`; not in the default set: the
+"""The other lists that stream, run by tools/bench (`--only lists`, and in the default set; the
 million-record store takes minutes to fill and to list).
 
 Each list against `sqlite3 -readonly` running the very statements the app runs (list mode for
