@@ -55,8 +55,14 @@ extension SyncEngine {
                     let now = store.stamp()
                     let token = max(end, storeReached)
                     try store.writeTransaction {
-                        for record in theirs { try apply(record, at: now) }
-                        try applyHeldWhoseParentArrived(at: now)
+                        // A page of many records pays for the search index once, at its end
+                        // (`Store.indexingInsertsOnce`): FTS5 would otherwise write its pending
+                        // terms at every record's savepoint. A page of a few is not worth
+                        // the triggers dropped and made again.
+                        try store.indexingInsertsOnce(batchRows: Store.indexBatchRows, when: theirs.count >= Self.bulkIndexingRecords) {
+                            for record in theirs { try apply(record, at: now) }
+                            try applyHeldWhoseParentArrived(at: now)
+                        }
                         try ledger.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
                     }
                     CrashPoint.reach("sync.page-applied")

@@ -136,6 +136,8 @@ public final class SyncEngine {
     static let maximumRounds = 6
     /// The store's page cache while a pull applies pages or a push records answers (`Store.withSyncCache`).
     static let syncCacheKibibytes = 8 << 10
+    /// The records a pulled page must hold for its search indexing to be done once at its end.
+    static let bulkIndexingRecords = 64
     /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
     /// that asks for more (a newer client changed what records mean) is only read from here.
     /// 2: deletions are sealed to an incarnation; this build raises the zone to it, so that an

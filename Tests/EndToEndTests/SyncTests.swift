@@ -58,6 +58,54 @@ import TripBoardModel
         #expect(withPassword.status == 64 && !withPassword.stderr.contains("hunter2"), "\(withPassword)")
     }
 
+    /// What `search_index` holds, as text: each entry's title and detail (rowids differ between
+    /// devices), sorted.
+    static func searchIndex(_ device: SyncDevice) throws -> String {
+        try device.container.sqlite("SELECT title || '|' || detail FROM search_index ORDER BY 1").trimmedStdout
+    }
+
+    /// A page of many records is indexed for search once, at its end, with the insert triggers
+    /// suspended (`Store.indexingInsertsOnce`): after a first pull of 450 records, and after a
+    /// second that edits, deletes and adds, B's search index holds exactly what A's does, and
+    /// B's `app search` finds what A's finds.
+    @Test func aLargePullIsIndexedForSearchAsTheSenderIndexedIt() throws {
+        let (server, a, b) = try Self.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        var trips: [String] = [], places: [String] = [], bookings: [String] = []
+        for index in 0..<150 {
+            let trip = "5e1a0000-0000-4000-8000-\(String(format: "%012d", index))"
+            trips.append(#"{"id": "\#(trip)", "name": "Trip \#(index) Lisboa", "startDate": "2027-01-01", "endDate": "2027-01-03", "notes": "fado \#(index)"}"#)
+            places.append(#"{"tripId": "\#(trip)", "name": "Belém \#(index)", "city": \#(index % 2 == 0 ? "null" : "\"Porto\"")}"#)
+            bookings.append(#"{"tripId": "\#(trip)", "kind": "train", "title": "Alfa \#(index)", "reference": "R\#(index)"}"#)
+        }
+        let document = #"{"format": "tripboard-export", "formatVersion": 1, "trips": [\#(trips.joined(separator: ","))], "places": [\#(places.joined(separator: ","))], "bookings": [\#(bookings.joined(separator: ","))]}"#
+        let imported = try a.app("import", "-", stdin: document)
+        try #require(imported.status == 0, "\(imported)")
+        _ = try a.sync()
+        #expect(try b.sync()["pulled"] as? Int == 450)
+        #expect(try Self.searchIndex(b) == Self.searchIndex(a))
+        #expect(try Self.searchIndex(b).split(separator: "\n").count == 450)
+
+        // The second page: edits, deletions (trips and their children go to B's trash) and new records.
+        for index in stride(from: 0, to: 150, by: 3) {
+            try a.ok("trip", "edit", "5e1a0000-0000-4000-8000-\(String(format: "%012d", index))", "--name", "Trip \(index) Coimbra")
+        }
+        for index in stride(from: 1, to: 150, by: 5) { try a.ok("trip", "delete", "5e1a0000-0000-4000-8000-\(String(format: "%012d", index))") }
+        try SyncRobustnessTests.importTrips(80, on: a, prefix: "Braga")
+        _ = try a.sync()
+        _ = try b.sync()
+        #expect(try Self.searchIndex(b) == Self.searchIndex(a))
+        // Hits of equal rank come in rowid order, which differs between devices: compared as sets.
+        func hits(_ device: SyncDevice, _ word: String) throws -> [Substring] {
+            try device.ok("search", word, "--limit", "1000").split(separator: "\n").sorted()
+        }
+        for word in ["coimbra", "lisboa", "braga", "porto", "alfa", "r17", "fado 4"] {
+            #expect(try hits(b, word) == hits(a, word), "\(word)")
+            #expect(try hits(b, word).count > 1, "\(word) finds something")
+        }
+        #expect(try b.ok("container", "check").contains("consistent"))
+    }
+
     @Test func whatOneDeviceMakesTheOtherSees() throws {
         let (server, a, b) = try Self.twoDevices()
         defer { withExtendedLifetime(server) {} }

@@ -119,6 +119,43 @@ struct StoreSearchTests {
         #expect(try Self.titles(bulk.store, "after") == ["After the import"], "the insert trigger works again: \(added.id)")
     }
 
+    /// A bulk write may delete rows too (a pull acknowledges deletions and drops merged
+    /// duplicates): a row inserted into the rowid a deleted row freed — below the table's largest
+    /// rowid before the write — is indexed all the same, a deleted row's entry goes, an updated
+    /// row is indexed once, and the temporary trigger and table are gone afterwards.
+    @Test func aBulkWriteThatDeletesAndReusesRowidsIndexesWhatOneByOneWritesIndex() throws {
+        func write(_ fixture: StoreFixture, bulk: Bool) throws {
+            let kept = try fixture.addTrip("Kept Lisboa", notes: "fado")
+            let last = try fixture.addTrip("Last Porto", notes: "vinho")
+            try fixture.store.connection.writeTransaction {
+                try fixture.store.indexingInsertsOnce(batchRows: 2, when: bulk) {
+                    // The largest rowid goes: the next insert takes it again.
+                    try fixture.store.connection.execute("DELETE FROM trips WHERE id = '\(last.id.text)'")
+                    for index in 0..<5 {
+                        try fixture.store.insert(Trip(id: RecordID("7a1c0000-0000-4000-8000-\(String(format: "%012d", index))"),
+                                                      name: "New \(index) Braga", startDate: try day("2027-01-01"), endDate: try day("2027-01-02"),
+                                                      notes: "sardinha", syncState: .pendingUpload, remoteVersion: nil, updatedAt: fixture.clock.now()))
+                    }
+                    try fixture.store.connection.execute("UPDATE trips SET name = 'Kept Coimbra' WHERE id = '\(kept.id.text)'")
+                    try fixture.store.connection.execute("DELETE FROM trips WHERE name = 'New 4 Braga'")
+                }
+            }
+        }
+        let bulk = try StoreFixture(), oneByOne = try StoreFixture()
+        try write(bulk, bulk: true)
+        try write(oneByOne, bulk: false)
+        func index(_ store: Store) throws -> [String] {
+            try store.connection.statement("SELECT rowid || '|' || title || '|' || detail FROM search_index ORDER BY rowid").rows { $0.text(0) }
+        }
+        #expect(try index(bulk.store) == index(oneByOne.store))
+        #expect(try Self.titles(bulk.store, "braga").count == 4)
+        #expect(try Self.titles(bulk.store, "new 0") == ["New 0 Braga"], "the row in the freed rowid is indexed")
+        #expect(try Self.titles(bulk.store, "porto").isEmpty && Self.titles(bulk.store, "coimbra") == ["Kept Coimbra"])
+        #expect(try Schema.difference(of: bulk.store.connection) == nil, "the triggers are the schema's again")
+        #expect(try bulk.store.connection.integer("SELECT count(*) FROM sqlite_temp_schema") == 0, "no temporary object is left")
+        try bulk.store.connection.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')")
+    }
+
     /// A booking is found by its kind too (schema 14): a hotel booked under its own name, a train
     /// by its number; a changed kind is indexed again; a store of schema 13 is indexed anew.
     @Test func aBookingIsFoundByItsKind() throws {

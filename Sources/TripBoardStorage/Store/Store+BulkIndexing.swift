@@ -10,30 +10,40 @@ extension Store {
     /// The rows the search index takes per statement at the end of a bulk write.
     package static let indexBatchRows: Int64 = 10_000
 
-    /// Runs `body` — which inserts rows and deletes none — inside the caller's write transaction
-    /// with the search index's insert triggers dropped, then indexes every live row inserted
-    /// meanwhile (past each table's largest rowid before it) (one not indexed already: an
-    /// update trigger indexes a row it changes), `batchRows` rows a statement, and creates the
-    /// triggers again from their own text, as they were. A failure rolls all of it back with the
-    /// transaction.
-    func indexingInsertsOnce<T>(batchRows: Int64, _ body: () throws -> T) throws -> T {
+    /// Runs `body` — which may insert, update and delete rows — inside the caller's write
+    /// transaction with the search index's insert triggers dropped, then indexes every live row
+    /// inserted meanwhile that is not indexed already (an update trigger indexes a row it
+    /// changes): those past each table's largest rowid before it, `batchRows` rows a statement,
+    /// and those that took the rowid of a row deleted meanwhile (SQLite gives a new row the
+    /// largest rowid + 1, which a deletion can lower), which a temporary trigger records (a bulk
+    /// write that deletes nothing never fires it, so an import's memory stays flat). Then the
+    /// triggers are created again from their own text, as they were. A failure rolls all of it
+    /// back with the transaction.
+    package func indexingInsertsOnce<T>(batchRows: Int64, when enabled: Bool = true, _ body: () throws -> T) throws -> T {
+        guard enabled else { return try body() }
         let triggers = try connection.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name IN (?1, ?2, ?3)")
             .rows(Schema.searchedOnInsert.map { .text($0.trigger) }) { ($0.text(0), $0.text(1)) }
         guard triggers.count == Schema.searchedOnInsert.count else { return try body() }
         var before: [String: Int64] = [:]
+        try connection.execute("CREATE TEMP TABLE bulk_reused_rows (bulk_offset INTEGER NOT NULL, bulk_row INTEGER NOT NULL, PRIMARY KEY (bulk_offset, bulk_row))")
         for searched in Schema.searchedOnInsert {
-            before[searched.table] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(searched.table)")
+            let largest = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(searched.table)")
+            before[searched.table] = largest
             try connection.execute("DROP TRIGGER \(searched.trigger)")
+            try connection.execute("""
+                CREATE TEMP TRIGGER bulk_reused_\(searched.table) AFTER INSERT ON \(searched.table) WHEN new.rowid <= \(largest)
+                BEGIN INSERT OR IGNORE INTO bulk_reused_rows (bulk_offset, bulk_row) VALUES (\(searched.offset), new.rowid); END
+                """)
         }
         let result = try body()
         for searched in Schema.searchedOnInsert {
             let table = searched.table
+            let unindexed = "\(RecordRows.live) AND NOT EXISTS (SELECT 1 FROM search_index WHERE search_index.rowid = \(table).rowid * 4 + \(searched.offset))"
             let last = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(table)")
             let statement = try connection.statement("""
                 INSERT INTO search_index (rowid, title, detail)
                 SELECT rowid * 4 + \(searched.offset), \(searched.title), \(searched.detail) FROM \(table)
-                WHERE rowid > ?1 AND rowid <= ?2 AND \(RecordRows.live)
-                  AND NOT EXISTS (SELECT 1 FROM search_index WHERE search_index.rowid = \(table).rowid * 4 + \(searched.offset))
+                WHERE rowid > ?1 AND rowid <= ?2 AND \(unindexed)
                 """)
             // A statement per `batchRows` rows: FTS5 writes its pending terms once per
             // statement (cheap at this size), and what a statement keeps to undo itself — its
@@ -45,7 +55,14 @@ extension Store {
                 try statement.run([.integer(from), .integer(to)])
                 from = to
             }
+            try connection.execute("""
+                INSERT INTO search_index (rowid, title, detail)
+                SELECT rowid * 4 + \(searched.offset), \(searched.title), \(searched.detail) FROM \(table)
+                WHERE rowid IN (SELECT bulk_row FROM bulk_reused_rows WHERE bulk_offset = \(searched.offset)) AND \(unindexed)
+                """)
+            try connection.execute("DROP TRIGGER temp.bulk_reused_\(table)")
         }
+        try connection.execute("DROP TABLE temp.bulk_reused_rows")
         for (_, sql) in triggers { try connection.execute(sql) }
         return result
     }
