@@ -553,17 +553,3 @@ public enum AttachmentError: Error, Sendable, Equatable, CustomStringConvertible
         return bytes == 1 ? "1 byte" : "\(bytes) bytes"
     }
 }
-
-/// A file read from its start by offset (`pread`), leaving the descriptor's own offset alone.
-final class PositionalSource: ByteSource {
-    let file: FileDescriptor
-    private var offset: Int64 = 0
-
-    init(file: FileDescriptor) { self.file = file }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let count = try file.read(into: buffer, atOffset: offset)
-        offset += Int64(count)
-        return count
-    }
-}
