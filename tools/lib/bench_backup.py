@@ -26,12 +26,14 @@ AGE_PTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "age-pty.py")
 PATHS = "attachments container.json keychain preferences store"
 
 
-def make_container(release, work, name, attachments, store_megabytes):
+def make_container(release, work, name, attachments, store_megabytes, device):
+    """A version-1 directory migrated into a container on the bench's `device`: the migration
+    seals the store and the files under that device's keys, which every `app` run then uses."""
     legacy = os.path.join(work, name + "-legacy")
     container = os.path.join(work, name)
     bench_migration.write_legacy(legacy, attachments, store_megabytes)
     subprocess.run([os.path.join(release, "container-migration"), "--from", legacy, "--container", container],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **device))
     return container
 
 
@@ -52,8 +54,8 @@ def bench(args, release, work, alternate, Result):
     os.makedirs(base, exist_ok=True)
     device = {"TRIPBOARD_DEVICE_DIR": os.path.join(base, "device")}
     try:
-        container = make_container(release, base, "container", attachments, store_megabytes)
-        small = make_container(release, base, "small", max(10, attachments // 10), max(1, store_megabytes // 10))
+        container = make_container(release, base, "container", attachments, store_megabytes, device)
+        small = make_container(release, base, "small", max(10, attachments // 10), max(1, store_megabytes // 10), device)
         subprocess.run([os.path.join(release, "app"), "--container", container, "keychain", "set", "api", "ana"],
                        input="a-token\n", text=True, check=True, env=dict(os.environ, **device))
         size = sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(container) for name in names)
@@ -103,7 +105,12 @@ def bench(args, release, work, alternate, Result):
             results.append(Result(f"`app restore`: {attachments:,} attachments, against the baseline build", "app restore FILE",
                                   "the baseline's app restore FILE", a, b, "≤ 1.05×", "the same archive; both run every check "
                                   "their build has (this one: the exact schema, every row's rules, the keychain before writing)"))
-        checked = os.path.join(base, "checked")
+        checked, reference = os.path.join(base, "checked"), os.path.join(base, "reference")
+        # The container's files are sealed: B compares what it extracts with the tickets' plaintext
+        # as the user has it, taken once (untimed) from the same archive.
+        discard(reference)
+        os.makedirs(reference)
+        on_terminal(f"age -d '{ours_file}' | tar -x -C '{reference}'", base)
 
         def ours_verify():
             subprocess.run(["sync"], check=True)
@@ -114,7 +121,7 @@ def bench(args, release, work, alternate, Result):
             os.makedirs(checked)
             subprocess.run(["sync"], check=True)
             return on_terminal(f"age -d '{ours_file}' | tar -x -C '{checked}' && "
-                               f"diff -rq '{checked}/attachments' '{container}/attachments'", base)
+                               f"diff -rq '{checked}/attachments' '{reference}/attachments'", base)
 
         a, b = alternate(runs, ours_verify, theirs_verify)
         discard(checked)
