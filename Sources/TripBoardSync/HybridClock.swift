@@ -32,7 +32,7 @@ public struct HybridStamp: Sendable, Hashable, Comparable, CustomStringConvertib
     /// digits), or nil: then `init?(_:)` reads it as it always has (which also takes, for
     /// example, a `+` before the digits).
     private static func writtenForm(_ bytes: UnsafeBufferPointer<UInt8>) -> HybridStamp? {
-        guard bytes.count >= 20, bytes.count <= 50, bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-") else { return nil }
+        guard bytes.count >= 20, bytes.count <= 51, bytes[13] == UInt8(ascii: "-"), bytes[18] == UInt8(ascii: "-") else { return nil }
         var milliseconds: Int64 = 0
         for index in 0..<13 {
             let digit = bytes[index] &- 0x30
