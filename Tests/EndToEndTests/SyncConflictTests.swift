@@ -71,6 +71,44 @@ import TripBoardStorage
         #expect(try second.container.sqlite("SELECT count(*) FROM sync_conflicts").trimmedStdout == "1")
     }
 
+    /// An edit that loses on one device and then, with that device's edit, on another is still
+    /// listed on its own device, which pulls only the last merge: a push carries on the losing
+    /// values the record already told of (`lostEdits`), with its own. Before, C's push replaced
+    /// B's `lostEdits`, and A never heard that its name lost (torture seed 996832742).
+    @Test func anEditThatLosesTwiceIsListedOnItsDevice() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        let trip = try a.ok("trip", "add", "--name", "Porto", "--start", "2026-12-01", "--end", "2026-12-04")
+        try a.sync()
+        try b.sync()
+        try c.sync()
+
+        let format = ISO8601DateFormatter()
+        func at(_ seconds: Double) -> [String: String] { ["TRIPBOARD_NOW": format.string(from: Date().addingTimeInterval(seconds))] }
+        try a.ok("trip", "edit", trip, "--name", "Porto (A)", environment: at(60))
+        try b.ok("trip", "edit", trip, "--name", "Porto (B)", environment: at(70))
+        try c.ok("trip", "edit", trip, "--name", "Porto (C)", "--notes", "Ribeira", environment: at(80))
+        try a.sync()
+        #expect(try b.sync()["conflictsKept"] as? Int == 1, "B's name beats A's")
+        #expect(try c.sync()["conflictsKept"] as? Int == 1, "C's name beats B's")
+        #expect(try a.sync()["conflictsKept"] as? Int == 1, "A pulls C's version only, and hears of its own loss there")
+        #expect(try b.sync()["conflictsKept"] as? Int == 1)
+
+        for (device, lost) in [(a, "Porto (A)"), (b, "Porto (B)")] {
+            let listed = try #require(try device.json("sync", "conflicts") as? [[String: Any]])
+            let here = listed.filter { $0["lostOn"] as? String == "here" }
+            #expect(here.count == 1 && here.first?["lost"] as? String == lost && here.first?["kept"] as? String == "Porto (C)", "\(listed)")
+        }
+        let merged = try #require(try c.json("sync", "conflicts") as? [[String: Any]])
+        #expect(merged.map { $0["lost"] as? String } == ["Porto (B)"] && merged.first?["lostOn"] as? String == "elsewhere", "\(merged)")
+        // Told once: syncing again keeps nothing twice, and every device ends on C's name.
+        for device in [a, b, c] { #expect(try device.sync()["conflictsKept"] as? Int == 0) }
+        for device in [a, b, c] { #expect(try SyncTests.tripName(device, trip) == "Porto (C)") }
+        #expect(try a.container.sqlite("SELECT count(*) FROM sync_conflicts").trimmedStdout == "1")
+    }
+
     /// Fields edited on one side only, or the same value typed on both, are no conflict.
     @Test func editsThatDoNotCompeteKeepNothing() throws {
         let (server, a, b) = try SyncTests.twoDevices()
