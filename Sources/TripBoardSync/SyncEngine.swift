@@ -582,6 +582,9 @@ public final class SyncEngine {
         try store.writeTransaction {
             applied = 0
             conflicts = 0
+            // Deletions and records that told of losing values one at a time, in the batch's
+            // order; then the rest set-based, a few statements per kind (`acknowledgeApplied`).
+            var inSets: [RecordKind: [(entry: OutgoingEntry, version: Int64)]] = [:]
             for result in results {
                 guard result.status == .applied else {
                     conflicts += 1
@@ -590,7 +593,17 @@ public final class SyncEngine {
                 }
                 applied += 1
                 guard let entry = byID[result.kind + "/" + result.id], let kind = RecordKind(rawValue: result.kind) else { continue }
-                try recordApplied(entry, kind: kind, version: result.version)
+                if entry.deleted || entry.fields[Self.lostEditsField] != nil {
+                    try recordApplied(entry, kind: kind, version: result.version)
+                } else {
+                    inSets[kind, default: []].append((entry, result.version))
+                }
+            }
+            for kind in RecordKind.allCases {
+                guard let list = inSets[kind] else { continue }
+                for (entry, version) in try acknowledgeApplied(list, kind: kind) {
+                    try recordApplied(entry, kind: kind, version: version)
+                }
             }
             try ledger.removeOutgoing(mutationID: mutationID)
             try ledger.setLastMutation(mutationID)
@@ -607,6 +620,52 @@ public final class SyncEngine {
     func pushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
         guard case .pushed(let answer) = try agent.response(bytes, answering: .push) else { throw agent.unexpectedAnswer() }
         return answer
+    }
+
+    /// `recordApplied` for live records of one kind that told of no losing value, set-based: the
+    /// ones unchanged here since their batch was made are acknowledged, their shadows written and
+    /// their "send whole" marks dropped in one statement each. Returns the others (gone, edited,
+    /// trashed or deleted meanwhile, already newer), for `recordApplied` one at a time.
+    private func acknowledgeApplied(_ applied: [(entry: OutgoingEntry, version: Int64)],
+                                    kind: RecordKind) throws -> [(entry: OutgoingEntry, version: Int64)] {
+        var rows = JSONWriter(pretty: false, capacity: applied.count * 72)
+        rows.beginArray()
+        for (entry, version) in applied {
+            rows.beginArray()
+            rows.string(entry.id)
+            rows.integer(version)
+            rows.string(entry.updatedAt)
+            rows.endArray()
+        }
+        rows.endArray()
+        let acknowledged = try ledger.acknowledgePushed(kind, rows: String(decoding: rows.bytes, as: UTF8.self))
+        var rest: [(entry: OutgoingEntry, version: Int64)] = []
+        var shadows = JSONWriter(pretty: false, capacity: acknowledged.count * 400)
+        var ids = JSONWriter(pretty: false, capacity: acknowledged.count * 40)
+        shadows.beginArray()
+        ids.beginArray()
+        for (entry, version) in applied {
+            guard acknowledged.contains(entry.id) else {
+                rest.append((entry, version))
+                continue
+            }
+            ids.string(entry.id)
+            for (field, value) in entry.fields {
+                shadows.beginArray()
+                shadows.string(entry.id)
+                shadows.string(field)
+                shadows.string(value.value)
+                shadows.string(value.stamp)
+                shadows.endArray()
+            }
+        }
+        shadows.endArray()
+        ids.endArray()
+        if !acknowledged.isEmpty {
+            try ledger.setShadows(kind, rows: String(decoding: shadows.bytes, as: UTF8.self))
+            try ledger.sentWhole(kind, ids: String(decoding: ids.bytes, as: UTF8.self))
+        }
+        return rest
     }
 
     /// The server has `entry` at `version`: the existing acknowledgement path, unless the record

@@ -190,6 +190,15 @@ extension SyncLedger {
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
     }
 
+    /// `setShadow` for many records of one kind: `rows` is a JSON array of `[id, field, value,
+    /// stamp]`, one statement.
+    package func setShadows(_ kind: RecordKind, rows: String) throws {
+        try connection.statement("""
+            INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp)
+            SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2)
+            """).run([.text(kind.rawValue), .text(rows)])
+    }
+
     /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
     /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
     /// (`keeping`: an SQL condition on the rows to keep.)
@@ -206,6 +215,12 @@ extension SyncLedger {
     /// it is no longer to be sent whole (`markSentWhole`).
     package func sentWhole(_ kind: RecordKind, id: String) throws {
         try connection.statement("DELETE FROM sync_send_whole WHERE kind = ? AND id = ?").run([.text(kind.rawValue), .text(id)])
+    }
+
+    /// `sentWhole` for many records of one kind: `ids` is a JSON array of their ids.
+    package func sentWhole(_ kind: RecordKind, ids: String) throws {
+        try connection.statement("DELETE FROM sync_send_whole WHERE kind = ?1 AND id IN (SELECT value FROM json_each(?2))")
+            .run([.text(kind.rawValue), .text(ids)])
     }
 
     /// Whether this device knows any record as the server has it (a shadow row).

@@ -102,6 +102,22 @@ extension SyncLedger {
         return .changedSince
     }
 
+    /// `recordPushed` for many records of one kind at once, in the caller's write transaction:
+    /// `rows` is a JSON array of `[id, remoteVersion, updatedAt]`. Acknowledges, set-based, each
+    /// one that is here, not in the trash, not a deletion, unchanged since the batch was made
+    /// (`updated_at` as given) and below that version, and returns their ids; the others (gone,
+    /// edited, trashed or deleted meanwhile, already newer) are left as they were, for
+    /// `recordPushed` one at a time.
+    package func acknowledgePushed(_ kind: RecordKind, rows: String) throws -> Set<String> {
+        Set(try connection.statement("""
+            UPDATE \(kind.table) AS t SET sync_state = 'synchronized', remote_version = j.value ->> 1
+            FROM json_each(?1) AS j
+            WHERE t.id = j.value ->> 0 AND t.updated_at = j.value ->> 2 AND t.trashed_at IS NULL
+              AND t.sync_state <> 'pendingDeletion' AND (t.remote_version IS NULL OR t.remote_version < j.value ->> 1)
+            RETURNING id
+            """).rows([.text(rows)]) { $0.text(0) })
+    }
+
     private typealias AcknowledgementRow = (state: SyncState?, remoteVersion: Int64?, updatedAt: String, inTrash: Bool)
 
     private func acknowledgementRow(_ kind: RecordKind, id: String) throws -> AcknowledgementRow? {
