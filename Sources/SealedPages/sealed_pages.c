@@ -46,6 +46,12 @@ struct sealed_file {
     uint64_t nonce_counter;
     uint8_t *scratch; /* one page */
     int scratch_size;
+    /* KIND_MAIN: the last WAL page its connection read alone, as it was sealed (`copy`) and as
+       opened (`copy + page size`), the buffer it was opened into and its page number: a
+       checkpoint writes that buffer to the main file next, and the sealed bytes go as they are. */
+    uint8_t *copy;
+    const uint8_t *copy_into;
+    uint32_t copy_page;
     /* The last frame header written (a WAL page is written right after its header). */
     sqlite3_int64 last_frame_offset;
     uint32_t last_frame_page;
@@ -246,6 +252,16 @@ static void reach_checkpoint_page_written(void) {
     if (value) kill(getpid(), SIGKILL);
 }
 
+/// Whether `in`, to be written as page `page_number`, is the WAL page its connection just read
+/// alone, unchanged: then its sealed bytes (`file->copy`) are what sealing it again would give
+/// but for the nonce, and are written as they are (a checkpoint copies frames so).
+static int is_copy_of_wal_page(sealed_file *file, const uint8_t *in, uint32_t page_number, int size) {
+    int same = file->copy_into == in && file->copy_page == page_number
+        && memcmp(in, file->copy + size, (size_t)(size - TRIPBOARD_SEALED_RESERVE)) == 0;
+    file->copy_into = NULL;
+    return same;
+}
+
 static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_int64 offset) {
     if (file->keys == NULL) return SQLITE_IOERR_WRITE;
     int size = file->keys->page_size;
@@ -255,7 +271,11 @@ static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_
         int take = size - within < amount ? size - within : amount;
         int rc;
         if (within == 0 && take == size) {
-            rc = write_sealed(file, in, (uint32_t)(index + 1), index * size);
+            if (file->copy_into != NULL && is_copy_of_wal_page(file, in, (uint32_t)(index + 1), size)) {
+                rc = file->real->pMethods->xWrite(file->real, file->copy, size, index * size);
+            } else {
+                rc = write_sealed(file, in, (uint32_t)(index + 1), index * size);
+            }
             if (rc == SQLITE_OK) reach_checkpoint_page_written();
         } else {
             // A part of a page: the page as it is, changed, sealed again.
@@ -281,6 +301,25 @@ static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_
 
 static uint32_t big_endian(const uint8_t *bytes) {
     return ((uint32_t)bytes[0] << 24) | ((uint32_t)bytes[1] << 16) | ((uint32_t)bytes[2] << 8) | bytes[3];
+}
+
+/// `read_opened` for a WAL page read alone and whole into `page`, keeping for
+/// `is_copy_of_wal_page` its sealed bytes and its plaintext. Without memory for that, or at a
+/// short read, it is `read_opened` (nothing kept: the page is sealed again if it is written).
+static int read_opened_keeping_copy(sealed_file *file, uint8_t *page, uint32_t page_number, sqlite3_int64 offset) {
+    sealed_file *owner = file->main;
+    int size = file->keys->page_size;
+    owner->copy_into = NULL;
+    if (owner->copy == NULL && (owner->copy = sqlite3_malloc(2 * size)) == NULL) return read_opened(file, page, page_number, offset, NULL);
+    int rc = file->real->pMethods->xRead(file->real, owner->copy, size, offset);
+    if (rc == SQLITE_IOERR_SHORT_READ) return read_opened(file, page, page_number, offset, NULL);
+    if (rc != SQLITE_OK) return rc;
+    memcpy(page, owner->copy, (size_t)size);
+    if (tripboard_open_page(file->keys->key, file->keys->file_id, page_number, page, size) != 0) return SQLITE_IOERR_DATA;
+    memcpy(owner->copy + size, page, (size_t)size);
+    owner->copy_into = page;
+    owner->copy_page = page_number;
+    return SQLITE_OK;
 }
 
 static int wal_read(sealed_file *file, uint8_t *out, int amount, sqlite3_int64 offset) {
@@ -321,7 +360,11 @@ static int wal_read(sealed_file *file, uint8_t *out, int amount, sqlite3_int64 o
                     if (rc != SQLITE_OK) return rc;
                     uint8_t *page = whole ? out : file->scratch;
                     int failed = 0;
-                    rc = read_opened(file, page, big_endian(number), start + FRAME_HEADER, recovering ? &failed : NULL);
+                    if (whole && !recovering) {
+                        rc = read_opened_keeping_copy(file, page, big_endian(number), start + FRAME_HEADER);
+                    } else {
+                        rc = read_opened(file, page, big_endian(number), start + FRAME_HEADER, recovering ? &failed : NULL);
+                    }
                     if (failed) randombytes_buf(page, (size_t)size);
                     if (!whole && rc != SQLITE_IOERR_SHORT_READ) memcpy(out, page + in_page, (size_t)take);
                     if (!whole && rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)take);
@@ -390,6 +433,9 @@ static int sealed_close(sqlite3_file *base) {
     file->keys = NULL;
     sqlite3_free(file->scratch);
     file->scratch = NULL;
+    sqlite3_free(file->copy);
+    file->copy = NULL;
+    file->copy_into = NULL;
     return rc;
 }
 
@@ -436,6 +482,10 @@ static int sealed_file_control(sqlite3_file *base, int op, void *argument) {
         memcpy(file->keys->key, given->key, KEY_BYTES);
         memcpy(file->keys->file_id, given->file_id, ID_BYTES);
         file->keys->page_size = size;
+        // A page kept under the keys before is no copy of anything under these (nor its size).
+        sqlite3_free(file->copy);
+        file->copy = NULL;
+        file->copy_into = NULL;
         return SQLITE_OK;
     }
     if (op == SQLITE_FCNTL_MMAP_SIZE) {

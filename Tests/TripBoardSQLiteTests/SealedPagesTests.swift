@@ -198,6 +198,52 @@ struct SealedPagesTests {
         #expect(try reader.text("PRAGMA integrity_check") == "ok")
     }
 
+    /// A checkpoint writes each page as its last committed WAL frame holds it, sealed bytes and
+    /// all (the VFS checks the frame as it reads it, and copies it without sealing it again);
+    /// the store then reads back whole, and a frame damaged in the WAL still fails the checkpoint.
+    @Test(arguments: [false, true])
+    func aCheckpointCopiesSealedFramesAsTheyAre(damaged: Bool) throws {
+        let temporary = try TemporaryDirectory()
+        let key = try PageKey.random()
+        try makeSealed(temporary, key: key, rows: 600, checkpoint: false)
+        let path = temporary.child("sealed.sqlite")
+        let size = PageKey.defaultPageSize
+        var wal = Array(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        var last: [Int: Range<Int>] = [:]  // page number → its last frame's sealed bytes
+        var pending: [Int: Range<Int>] = [:]
+        var offset = 32
+        while offset + 24 + size <= wal.count {
+            let number = wal[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let commit = wal[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+            pending[number] = offset + 24..<offset + 24 + size
+            if commit != 0 {
+                last.merge(pending) { _, new in new }
+                pending = [:]
+            }
+            offset += 24 + size
+        }
+        #expect(last.count > 10, "the WAL holds the transactions: \(last.count) pages")
+        // Opened (and the WAL recovered into its index) before any damage: a frame damaged then
+        // is not a torn tail that recovery would end the log before.
+        let connection = try Connection(path: path, mode: .readWrite, sealing: key)
+        #expect(try connection.integer("SELECT count(*) FROM t") == 601)
+        if damaged {
+            let page = try #require(last.keys.max())
+            wal[last[page]!.lowerBound + 100] ^= 0x01
+            try Data(wal).write(to: URL(fileURLWithPath: path + "-wal"))
+            expectSealedPageFailure { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            return
+        }
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let main = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        for (number, frame) in last.sorted(by: { $0.key < $1.key }) {
+            let same = main[(number - 1) * size..<number * size].elementsEqual(wal[frame])
+            #expect(same, "page \(number) as its frame sealed it")
+        }
+        try readEverything(path, key: key)
+        #expect(try count(temporary, key: key) == 601)
+    }
+
     /// Sorts and temporary tables stay in memory: SQLite would otherwise spill them to
     /// `/var/tmp` in the clear.
     @Test func temporaryFilesStayInMemory() throws {
