@@ -623,8 +623,8 @@ public final class SyncEngine {
     }
 
     /// `recordApplied` for live records of one kind that told of no losing value, set-based: the
-    /// ones unchanged here since their batch was made are acknowledged, their shadows written and
-    /// their "send whole" marks dropped in one statement each. Returns the others (gone, edited,
+    /// ones unchanged here since their batch was made are acknowledged and their "send whole"
+    /// marks dropped in one statement each, their shadows written 64 rows to a statement. Returns the others (gone, edited,
     /// trashed or deleted meanwhile, already newer), for `recordApplied` one at a time.
     private func acknowledgeApplied(_ applied: [(entry: OutgoingEntry, version: Int64)],
                                     kind: RecordKind) throws -> [(entry: OutgoingEntry, version: Int64)] {
@@ -640,9 +640,9 @@ public final class SyncEngine {
         rows.endArray()
         let acknowledged = try ledger.acknowledgePushed(kind, rows: String(decoding: rows.bytes, as: UTF8.self))
         var rest: [(entry: OutgoingEntry, version: Int64)] = []
-        var shadows = JSONWriter(pretty: false, capacity: acknowledged.count * 400)
+        var shadows: [(id: String, fields: [String: ShadowField])] = []
+        shadows.reserveCapacity(acknowledged.count)
         var ids = JSONWriter(pretty: false, capacity: acknowledged.count * 40)
-        shadows.beginArray()
         ids.beginArray()
         for (entry, version) in applied {
             guard acknowledged.contains(entry.id) else {
@@ -650,19 +650,11 @@ public final class SyncEngine {
                 continue
             }
             ids.string(entry.id)
-            for (field, value) in entry.fields {
-                shadows.beginArray()
-                shadows.string(entry.id)
-                shadows.string(field)
-                shadows.string(value.value)
-                shadows.string(value.stamp)
-                shadows.endArray()
-            }
+            shadows.append((entry.id, entry.fields))
         }
-        shadows.endArray()
         ids.endArray()
         if !acknowledged.isEmpty {
-            try ledger.setShadows(kind, rows: String(decoding: shadows.bytes, as: UTF8.self))
+            try ledger.setShadows(kind, shadows)
             try ledger.sentWhole(kind, ids: String(decoding: ids.bytes, as: UTF8.self))
         }
         return rest

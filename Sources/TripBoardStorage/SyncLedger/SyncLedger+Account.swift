@@ -190,13 +190,29 @@ extension SyncLedger {
         try connection.statement("INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES \(rows)").run(values)
     }
 
-    /// `setShadow` for many records of one kind: `rows` is a JSON array of `[id, field, value,
-    /// stamp]`, one statement.
-    package func setShadows(_ kind: RecordKind, rows: String) throws {
-        try connection.statement("""
-            INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp)
-            SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2)
-            """).run([.text(kind.rawValue), .text(rows)])
+    /// `setShadow` for many records of one kind: 64 rows to a statement, the rest one by one.
+    package func setShadows(_ kind: RecordKind, _ records: [(id: String, fields: [String: ShadowField])]) throws {
+        let perStatement = 64
+        let sql = "INSERT OR REPLACE INTO sync_shadow (kind, id, field, value, stamp) VALUES "
+        let full = try connection.statement(sql + Array(repeating: "(?, ?, ?, ?, ?)", count: perStatement).joined(separator: ", "))
+        let kindText = SQLValue.text(kind.rawValue)
+        var values: [SQLValue] = []
+        values.reserveCapacity(perStatement * 5)
+        for (id, fields) in records {
+            for (field, value) in fields {
+                values.append(kindText)
+                values.append(.text(id))
+                values.append(.text(field))
+                values.append(.text(value.value))
+                values.append(.text(value.stamp))
+                if values.count == perStatement * 5 {
+                    try full.run(values)
+                    values.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        let one = try connection.statement(sql + "(?, ?, ?, ?, ?)")
+        for start in stride(from: 0, to: values.count, by: 5) { try one.run(Array(values[start..<start + 5])) }
     }
 
     /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
