@@ -1,5 +1,6 @@
 package import TripBoardSystem
 package import TripBoardModel
+import TripBoardSQLite
 
 /// A trip, place or booking as sync sees it: its fields as JSON values, by the names the server
 /// knows them by, and its sync metadata. A trip's start and end dates are one field, `dates`, so
@@ -89,8 +90,15 @@ extension SyncLedger {
     /// A trip, place or booking as its declaration makes it a sync record: each column with a
     /// sync field gives that field (the columns of one field make an object of their parts).
     private func syncRecord<Column: RecordColumn>(_ columns: Column.Type, _ kind: RecordKind, id: String) throws -> SyncRecord? {
-        try connection.statement("SELECT \(Column.selectList), trashed_at, trashed_with FROM \(kind.table) WHERE id = ?")
-            .rows([.text(id)]) { row -> SyncRecord in
+        try syncRecords(Column.self, kind, "WHERE id = ?", [.text(id)]).first
+    }
+
+    /// The rows of `kind` that `suffix` (a WHERE clause, an order, a limit) selects, as sync
+    /// records, in its order.
+    private func syncRecords<Column: RecordColumn>(_ columns: Column.Type, _ kind: RecordKind, _ suffix: String,
+                                                   _ values: [SQLValue]) throws -> [SyncRecord] {
+        try connection.statement("SELECT \(Column.selectList), trashed_at, trashed_with FROM \(kind.table) \(suffix)")
+            .rows(values) { row -> SyncRecord in
                 var fields: [String: JSONValue] = [:]
                 var parts: [String: [(key: String, value: JSONValue)]] = [:]
                 for column in Column.allCases {
@@ -104,11 +112,11 @@ extension SyncLedger {
                     if let part = column.spec.syncPart { parts[field, default: []].append((part, value)) } else { fields[field] = value }
                 }
                 for (field, members) in parts { fields[field] = .object(members.sorted { $0.key < $1.key }) }
-                return SyncRecord(kind: kind, id: id, fields: fields,
+                return SyncRecord(kind: kind, id: row.text(Column.id), fields: fields,
                                   syncState: SyncState(rawValue: row.text(Column.syncState)) ?? .failed,
                                   remoteVersion: row.optionalInteger(Column.remoteVersion), updatedAt: row.text(Column.updatedAt),
                                   trashedAt: row.optionalText(Column.count), trashedWith: row.optionalText(Column.count + 1))
-            }.first
+            }
     }
 
     /// The records the server must hear about (`Store.pending`), trips first so that a place's
@@ -117,19 +125,33 @@ extension SyncLedger {
     package func pendingSyncRecords(limit: Int, excluding: Set<String> = []) throws -> [SyncRecord] {
         var records: [SyncRecord] = []
         for kind in SyncRecord.kinds where records.count < limit {
-            let ids = try connection.statement(Self.pendingInPushOrder(kind))
-                .rows([.integer(Int64(limit - records.count + excluding.count))]) { $0.text(0) }
-                .filter { !excluding.contains(kind.rawValue + "/" + $0) }
-                .prefix(limit - records.count)
-            records += try ids.compactMap { try syncRecord(kind, id: $0) }
+            // Trips, places and bookings are read whole in the index's order (one lookup each),
+            // those of a batch in flight left out by the query; an attachment's record also reads
+            // its file's name and hash.
+            let prefix = kind.rawValue + "/"
+            var inFlight = JSONWriter(pretty: false)
+            inFlight.beginArray()
+            for key in excluding where key.hasPrefix(prefix) { inFlight.string(String(key.dropFirst(prefix.count))) }
+            inFlight.endArray()
+            let bound: [SQLValue] = [.integer(Int64(limit - records.count)), .text(String(decoding: inFlight.bytes, as: UTF8.self))]
+            let order = Self.pendingInPushOrder(kind)
+            switch kind {
+            case .trip: records += try syncRecords(TripColumn.self, kind, order, bound)
+            case .place: records += try syncRecords(PlaceColumn.self, kind, order, bound)
+            case .booking: records += try syncRecords(BookingColumn.self, kind, order, bound)
+            case .attachment:
+                records += try connection.statement("SELECT id FROM \(kind.table) \(order)").rows(bound) { $0.text(0) }
+                    .compactMap { try attachmentSyncRecord(id: $0) }
+            }
         }
         return records
     }
 
-    /// The ids of the oldest pending records of `kind`, at most `?1`: the first entries of its
-    /// `*_pending` index (schema 8), not a sort of every pending record.
+    /// What selects the oldest pending records of `kind` but those whose ids are in the JSON
+    /// array `?2` (a batch in flight), at most `?1`: the first entries of its `*_pending` index
+    /// (schema 8), not a sort of every pending record.
     static func pendingInPushOrder(_ kind: RecordKind) -> String {
-        "SELECT id FROM \(kind.table) WHERE \(pending(kind)) ORDER BY updated_at, id LIMIT ?1"
+        "WHERE \(pending(kind)) AND id NOT IN (SELECT value FROM json_each(?2)) ORDER BY updated_at, id LIMIT ?1"
     }
 
     /// Writes `record`'s fields and metadata over its row, or inserts it, checked by the same
