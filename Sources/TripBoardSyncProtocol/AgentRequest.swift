@@ -1,3 +1,5 @@
+public import TripBoardSystem
+
 /// One request to the agent: its operation (`AgentOperation`, which says what each does) and
 /// exactly what that operation needs. On the wire it is one JSON object, `operation` and the
 /// payload's members side by side (`AgentRequestFields`).
@@ -210,5 +212,94 @@ struct AgentRequestFields: Codable {
     private func need<Value>(_ value: Value?, _ what: String) throws(IncompleteAgentRequest) -> Value {
         guard let value else { throw IncompleteAgentRequest(message: "\(operation.rawValue) needs \(what)") }
         return value
+    }
+}
+
+extension AgentRequest {
+    /// The request a parsed frame holds, as `JSON.decode(AgentRequest.self, from:)` reads it, but
+    /// with a push's records (thousands of them) read straight from the parsed values
+    /// (`WireRecord(wire:)`) rather than through the decoder, which was most of the agent's time
+    /// in a push. Any member that is not what its type needs is an error, as it is there.
+    public static func decoding(_ value: JSONValue) throws -> AgentRequest {
+        guard case .object(let members) = value, let index = members.lastIndex(where: { $0.key == "records" }),
+              case .array(let elements) = members[index].value else {
+            return try JSON.decode(AgentRequest.self, from: value)
+        }
+        var fields = try JSON.decode(AgentRequestFields.self, from: .object(members.filter { $0.key != "records" }))
+        fields.records = try elements.map(WireRecord.init(wire:))
+        return try fields.request()
+    }
+}
+
+extension WireRecord {
+    /// A record from its parsed JSON object, member by member as its `Codable` form reads it:
+    /// `kind`, `id` and `deleted` required, the numbers optional (absent or null), `fields` an
+    /// object of sealed fields; other members ignored; a member given twice, the last.
+    init(wire value: JSONValue) throws {
+        guard case .object(let members) = value else { throw Self.malformed("a record is not an object") }
+        var kind: String?, id: String?, deleted: Bool?, fields: [String: SealedField]?, blob: String?
+        var version: Int64?, expectedVersion: Int64?, sequence: Int64?, written: Int64?
+        for (key, member) in members {
+            switch key {
+            case "kind": kind = try Self.string(member, key)
+            case "id": id = try Self.string(member, key)
+            case "deleted":
+                guard case .bool(let flag) = member else { throw Self.malformed("deleted is not true or false") }
+                deleted = flag
+            case "version": version = try Self.optionalInteger(member, key)
+            case "expectedVersion": expectedVersion = try Self.optionalInteger(member, key)
+            case "sequence": sequence = try Self.optionalInteger(member, key)
+            case "written": written = try Self.optionalInteger(member, key)
+            case "blob": blob = member == .null ? nil : try Self.string(member, key)
+            case "fields":
+                guard case .object(let sealed) = member else { throw Self.malformed("fields is not an object") }
+                var opened: [String: SealedField] = [:]
+                opened.reserveCapacity(sealed.count)
+                for (name, field) in sealed { opened[name] = try SealedField(wire: field) }
+                fields = opened
+            default: continue
+            }
+        }
+        guard let kind, let id, let deleted, let fields else { throw Self.malformed("a record lacks its kind, id, deleted or fields") }
+        self.init(kind: kind, id: id, version: version, expectedVersion: expectedVersion, sequence: sequence, deleted: deleted,
+                  fields: fields, blob: blob, written: written)
+    }
+
+    static func malformed(_ what: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: [], debugDescription: what))
+    }
+
+    static func string(_ value: JSONValue, _ key: String) throws -> String {
+        guard case .string(let text) = value else { throw malformed("\(key) is not a string") }
+        return text
+    }
+
+    /// An `Int64` as the decoder reads one: its text, or a whole number written otherwise; null is nil.
+    static func optionalInteger(_ value: JSONValue, _ key: String) throws -> Int64? {
+        switch value {
+        case .null: return nil
+        case .number(let text):
+            if let exact = Int64(text) { return exact }
+            if let number = Double(text), number == number.rounded(), let exact = Int64(exactly: number) { return exact }
+            throw malformed("\(key) is not an integer")
+        default: throw malformed("\(key) is not a number")
+        }
+    }
+}
+
+extension SealedField {
+    init(wire value: JSONValue) throws {
+        guard case .object(let members) = value else { throw WireRecord.malformed("a sealed field is not an object") }
+        var stamp: String?, nonce: String?, ciphertext: String?
+        for (key, member) in members {
+            switch key {
+            case "stamp": stamp = try WireRecord.string(member, key)
+            case "nonce": nonce = try WireRecord.string(member, key)
+            case "ciphertext": ciphertext = try WireRecord.string(member, key)
+            default: continue
+            }
+        }
+        guard let stamp, let nonce, let ciphertext else { throw WireRecord.malformed("a sealed field lacks its stamp, nonce or ciphertext") }
+        self.init(stamp: stamp, nonce: nonce, ciphertext: ciphertext)
     }
 }

@@ -90,7 +90,7 @@ public enum AgentMain {
     private static func answer(to frame: [UInt8], _ service: AgentService) throws -> [UInt8]? {
         let request: AgentRequest
         do {
-            request = try JSON.decode(AgentRequest.self, from: try JSONValue.parse(frame, maximumValues: AgentLimits.requestValues))
+            request = try AgentRequest.decoding(try JSONValue.parse(frame, maximumValues: AgentLimits.requestValues))
         } catch let incomplete as IncompleteAgentRequest {
             return try JSON.encode(AgentResponse.failed(.badRequest, incomplete.message), pretty: false)
         } catch {

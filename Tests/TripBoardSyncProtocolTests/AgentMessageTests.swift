@@ -93,6 +93,43 @@ import TripBoardSystem
         #expect(String(decoding: byHand, as: UTF8.self).hasPrefix(#"{"mutationId":"m","operation":"push","zone":"z\"1","records":[{"#))
     }
 
+    /// The agent reads a push's records straight from the parsed frame (`AgentRequest.decoding`):
+    /// every frame here, well formed or not, reads as the decoder reads it — the same request,
+    /// or an error where the decoder has one (an incomplete request where it has that).
+    @Test func aPushsRecordsReadAsTheDecoderReadsThem() throws {
+        let sealed = #"{"stamp":"s","nonce":"n","ciphertext":"c"}"#
+        let push = { (records: String) in #"{"operation":"push","zone":"z","mutationId":"m","records":"# + records + "}" }
+        var frames = Self.requests.map(\.1) + [
+            push(#"[{"kind":"trip","id":"t","deleted":false,"fields":{"name":\#(sealed)}}]"#),
+            push(#"[{"kind":"trip","id":"t","deleted":true,"fields":{},"version":null,"expectedVersion":4,"sequence":2.0,"written":1e3,"blob":null,"extra":[1]}]"#),
+            push(#"[{"kind":"trip","id":"t","id":"u","deleted":false,"fields":{"a":\#(sealed),"a":{"stamp":"2","nonce":"n","ciphertext":"c"}}}]"#),
+            push(#"[{"kind":"attachment","id":"a","deleted":false,"fields":{},"blob":"b"}]"#),
+            push("[]"), push("null"),
+            #"{"operation":"push","zone":"z","records":[{"kind":"trip","id":"t","deleted":false,"fields":{}}]}"#,
+            #"{"operation":"push","zone":"z","mutationId":"m","records":[],"records":[{"kind":"trip","id":"t","deleted":false,"fields":{}}]}"#,
+            #"{"operation":"nameBlobs","zone":"z","records":[{"kind":"attachment","id":"a","deleted":false,"fields":{},"blob":"b"}]}"#,
+        ]
+        for bad in [#"{"id":"t","deleted":false,"fields":{}}"#, #"{"kind":"trip","id":"t","fields":{}}"#, #"{"kind":"trip","id":"t","deleted":false}"#,
+                    #"{"kind":1,"id":"t","deleted":false,"fields":{}}"#, #"{"kind":"trip","id":"t","deleted":"no","fields":{}}"#,
+                    #"{"kind":"trip","id":"t","deleted":false,"fields":[]}"#, #"{"kind":"trip","id":"t","deleted":false,"fields":{"a":{"stamp":"s"}}}"#,
+                    #"{"kind":"trip","id":"t","deleted":false,"fields":{"a":{"stamp":"s","nonce":1,"ciphertext":"c"}}}"#,
+                    #"{"kind":"trip","id":"t","deleted":false,"fields":{},"version":"3"}"#, #"{"kind":"trip","id":"t","deleted":false,"fields":{},"version":1.5}"#,
+                    #"{"kind":"trip","id":"t","deleted":false,"fields":{},"version":1e30}"#, #"{"kind":"trip","id":"t","deleted":false,"fields":{},"blob":7}"#,
+                    #"[]"#, #""trip""#, "null"] {
+            frames.append(push("[" + bad + "]"))
+        }
+        for frame in frames {
+            let value = try JSONValue.parse(Array(frame.utf8))
+            let expected: Result<AgentRequest, any Error> = Result { try JSON.decode(AgentRequest.self, from: value) }
+            let read: Result<AgentRequest, any Error> = Result { try AgentRequest.decoding(value) }
+            switch (expected, read) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(frame)")
+            case (.failure(let a), .failure(let b)): #expect((a is IncompleteAgentRequest) == (b is IncompleteAgentRequest), "\(frame): \(a) / \(b)")
+            default: Issue.record("\(frame): the decoder gives \(expected), the fast read \(read)")
+            }
+        }
+    }
+
     /// An operation the agent knows, without what it needs, is an incomplete request (answered
     /// as a bad one); a defaulted member may be left out, as clients of earlier builds did.
     @Test func whatAnOperationNeedsMustBeThere() throws {
