@@ -136,6 +136,10 @@ public final class SyncEngine {
     static let maximumRounds = 6
     /// The store's page cache while a pull applies pages or a push records answers (`Store.withSyncCache`).
     static let syncCacheKibibytes = 8 << 10
+    /// The store's page cache while a push makes batches and records answers: the set-based
+    /// acknowledgement seeks each record's row and its id in random order, and a large push's
+    /// rows and indexes outgrow `syncCacheKibibytes` (a page missed is a page opened again).
+    static let pushCacheKibibytes = 24 << 10
     /// The records a pulled page must hold for its search indexing to be done once at its end.
     static let bulkIndexingRecords = 64
     /// What this client's sync understands, compared with a zone's `min_client_version`: a zone
@@ -276,7 +280,7 @@ public final class SyncEngine {
                     pullFailure = error
                 }
             }
-            let (recordsPushed, recordConflicts) = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            let (recordsPushed, recordConflicts) = try ledger.withSyncCache(kibibytes: Self.pushCacheKibibytes) { try pushPending() }
             if !pushConflicts.isEmpty {
                 defer { pushConflicts = [] }
                 try settleConflicts(pushConflicts)
@@ -293,7 +297,7 @@ public final class SyncEngine {
            try reuploading > 0 || !ledger.pendingSyncRecords(limit: 1).isEmpty || secretsWaiting() {
             // What the comparison found to send again (or would not take, this device's own value
             // going again) goes now, not at the next sync.
-            _ = try ledger.withSyncCache(kibibytes: Self.syncCacheKibibytes) { try pushPending() }
+            _ = try ledger.withSyncCache(kibibytes: Self.pushCacheKibibytes) { try pushPending() }
             _ = try pushSecrets()
         }
         if !placeholders.isEmpty || report.placeholdersReplaced > 0 {
