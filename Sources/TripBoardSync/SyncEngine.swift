@@ -628,8 +628,9 @@ public final class SyncEngine {
 
     /// `recordApplied` for live records of one kind that told of no losing value, set-based: the
     /// ones unchanged here since their batch was made are acknowledged and their "send whole"
-    /// marks dropped in one statement each, their shadows written 64 rows to a statement. Returns the others (gone, edited,
-    /// trashed or deleted meanwhile, already newer), for `recordApplied` one at a time.
+    /// marks dropped in one statement each, their shadows written 64 rows to a statement.
+    /// Returns the others (gone, edited, trashed or deleted meanwhile, already newer), for
+    /// `recordApplied` one at a time.
     private func acknowledgeApplied(_ applied: [(entry: OutgoingEntry, version: Int64)],
                                     kind: RecordKind) throws -> [(entry: OutgoingEntry, version: Int64)] {
         var rows = JSONWriter(pretty: false, capacity: applied.count * 72)

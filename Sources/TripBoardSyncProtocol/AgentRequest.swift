@@ -234,23 +234,22 @@ extension AgentRequest {
 extension WireRecord {
     /// A record from its parsed JSON object, member by member as its `Codable` form reads it:
     /// `kind`, `id` and `deleted` required, the numbers optional (absent or null), `fields` an
-    /// object of sealed fields; other members ignored; a member given twice, the last.
+    /// object of sealed fields; other members ignored; a member given twice, the last. Each
+    /// value is read by the decoder's own rules for its type (`ValueDecoder.decode`).
     init(wire value: JSONValue) throws {
         guard case .object(let members) = value else { throw Self.malformed("a record is not an object") }
         var kind: String?, id: String?, deleted: Bool?, fields: [String: SealedField]?, blob: String?
         var version: Int64?, expectedVersion: Int64?, sequence: Int64?, written: Int64?
         for (key, member) in members {
             switch key {
-            case "kind": kind = try Self.string(member, key)
-            case "id": id = try Self.string(member, key)
-            case "deleted":
-                guard case .bool(let flag) = member else { throw Self.malformed("deleted is not true or false") }
-                deleted = flag
-            case "version": version = try Self.optionalInteger(member, key)
-            case "expectedVersion": expectedVersion = try Self.optionalInteger(member, key)
-            case "sequence": sequence = try Self.optionalInteger(member, key)
-            case "written": written = try Self.optionalInteger(member, key)
-            case "blob": blob = member == .null ? nil : try Self.string(member, key)
+            case "kind": kind = try Self.read(String.self, member)
+            case "id": id = try Self.read(String.self, member)
+            case "deleted": deleted = try Self.read(Bool.self, member)
+            case "version": version = try Self.read(Int64?.self, member)
+            case "expectedVersion": expectedVersion = try Self.read(Int64?.self, member)
+            case "sequence": sequence = try Self.read(Int64?.self, member)
+            case "written": written = try Self.read(Int64?.self, member)
+            case "blob": blob = try Self.read(String?.self, member)
             case "fields":
                 guard case .object(let sealed) = member else { throw Self.malformed("fields is not an object") }
                 var opened: [String: SealedField] = [:]
@@ -269,21 +268,14 @@ extension WireRecord {
         .dataCorrupted(.init(codingPath: [], debugDescription: what))
     }
 
-    static func string(_ value: JSONValue, _ key: String) throws -> String {
-        guard case .string(let text) = value else { throw malformed("\(key) is not a string") }
-        return text
+    /// `value` as the decoder reads a `T`.
+    static func read<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> T {
+        try ValueDecoder.decode(type, from: value, path: [])
     }
 
-    /// An `Int64` as the decoder reads one: its text, or a whole number written otherwise; null is nil.
-    static func optionalInteger(_ value: JSONValue, _ key: String) throws -> Int64? {
-        switch value {
-        case .null: return nil
-        case .number(let text):
-            if let exact = Int64(text) { return exact }
-            if let number = Double(text), number == number.rounded(), let exact = Int64(exactly: number) { return exact }
-            throw malformed("\(key) is not an integer")
-        default: throw malformed("\(key) is not a number")
-        }
+    /// `value` as the decoder reads an optional `T`: null is nil.
+    static func read<T: Decodable>(_ type: T?.Type, _ value: JSONValue) throws -> T? {
+        value == .null ? nil : try ValueDecoder.decode(T.self, from: value, path: [])
     }
 }
 
@@ -293,9 +285,9 @@ extension SealedField {
         var stamp: String?, nonce: String?, ciphertext: String?
         for (key, member) in members {
             switch key {
-            case "stamp": stamp = try WireRecord.string(member, key)
-            case "nonce": nonce = try WireRecord.string(member, key)
-            case "ciphertext": ciphertext = try WireRecord.string(member, key)
+            case "stamp": stamp = try WireRecord.read(String.self, member)
+            case "nonce": nonce = try WireRecord.read(String.self, member)
+            case "ciphertext": ciphertext = try WireRecord.read(String.self, member)
             default: continue
             }
         }
