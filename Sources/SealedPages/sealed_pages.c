@@ -46,9 +46,11 @@ struct sealed_file {
     uint64_t nonce_counter;
     uint8_t *scratch; /* one page */
     int scratch_size;
-    /* KIND_MAIN: the last WAL page its connection read alone, as it was sealed (`copy`) and as
-       opened (`copy + page size`), the buffer it was opened into and its page number: a
-       checkpoint writes that buffer to the main file next, and the sealed bytes go as they are. */
+    /* KIND_MAIN: while its connection holds the checkpoint lock (`checkpointing`), the last WAL
+       page it read alone, as it was sealed (`copy`) and as opened (`copy + page size`), the
+       buffer it was opened into and its page number: a checkpoint writes that buffer to the main
+       file next, and the sealed bytes go as they are. Other reads keep nothing. */
+    int checkpointing;
     uint8_t *copy;
     const uint8_t *copy_into;
     uint32_t copy_page;
@@ -360,7 +362,7 @@ static int wal_read(sealed_file *file, uint8_t *out, int amount, sqlite3_int64 o
                     if (rc != SQLITE_OK) return rc;
                     uint8_t *page = whole ? out : file->scratch;
                     int failed = 0;
-                    if (whole && !recovering) {
+                    if (whole && !recovering && file->main->checkpointing) {
                         rc = read_opened_keeping_copy(file, page, big_endian(number), start + FRAME_HEADER);
                     } else {
                         rc = read_opened(file, page, big_endian(number), start + FRAME_HEADER, recovering ? &failed : NULL);
@@ -463,8 +465,19 @@ static int sealed_device(sqlite3_file *base) {
 static int sealed_shm_map(sqlite3_file *base, int region, int size, int extend, void volatile **out) {
     return REAL(base)->pMethods->xShmMap(REAL(base), region, size, extend, out);
 }
+/// SQLite's checkpoint lock: slot 1 of the -shm's locks (`WAL_CKPT_LOCK` in wal.c).
+enum { CHECKPOINT_LOCK = 1 };
+
 static int sealed_shm_lock(sqlite3_file *base, int offset, int count, int flags) {
-    return REAL(base)->pMethods->xShmLock(REAL(base), offset, count, flags);
+    int rc = REAL(base)->pMethods->xShmLock(REAL(base), offset, count, flags);
+    sealed_file *file = (sealed_file *)base;
+    if (rc == SQLITE_OK && offset <= CHECKPOINT_LOCK && CHECKPOINT_LOCK < offset + count) {
+        // Held exclusively, the connection is checkpointing (or recovering, whose reads keep
+        // nothing): its WAL reads keep their page for `is_copy_of_wal_page`.
+        file->checkpointing = (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE);
+        if (!file->checkpointing) file->copy_into = NULL;
+    }
+    return rc;
 }
 static void sealed_shm_barrier(sqlite3_file *base) { REAL(base)->pMethods->xShmBarrier(REAL(base)); }
 static int sealed_shm_unmap(sqlite3_file *base, int delete_flag) { return REAL(base)->pMethods->xShmUnmap(REAL(base), delete_flag); }
