@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Makes one backup fixture of Tests/Fixtures/backups/: a container filled with the same records
 by the given build (`--bin`, a directory holding its `app` and `share-extension`), backed up with
 that build's own `app backup`. One such archive per store schema, each made by a build of the

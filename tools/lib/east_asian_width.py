@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes Sources/TripBoardCommandLine/EastAsianWidth.swift: the ranges of Unicode scalars whose
 East Asian Width is Wide or Fullwidth (UAX #11), which a terminal shows two columns wide, from
 Python's own `unicodedata` (the Unicode version is named in the file). Tables use them to align

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the hotel confirmations of Tests/Fixtures/hotel-confirmations/: the same texts laid out
 by three PDF producers other than TripBoard's own test drawer — ReportLab and fpdf2 (PyPI) and
 LibreOffice Writer (`soffice --headless --convert-to pdf`) — so the ticket reader is checked on

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the tickets of Tests/Fixtures/table-tickets/: journeys printed as two-column tables
 (a label in one cell, its value in the cell beside it), hotel confirmations whose address has no
 label, and an Amtrak e-ticket — in English, German, French, Spanish, Portuguese and Greek place

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes a ticket PDF: Helvetica text lines on page 1, a correct cross-reference table, and
 optionally an unreferenced padding stream to reach a given size (for the import benchmarks).
 
