@@ -167,4 +167,19 @@ import TripBoardTestSupport
         #expect(throws: CryptoError.authenticationFailed) { try SealedBox.open(damaged, publicKey: pair.publicKey, privateKey: pair.privateKey) }
         #expect(try SealedBox.publicKey(of: pair.privateKey) == pair.publicKey)
     }
+
+    /// The public keys remembered for recent private keys are always the right ones: asked for
+    /// more keys than are remembered, in turn and again, each gives the key its pair was made with.
+    @Test func aPrivateKeysPublicKeyIsTheSameRememberedOrNot() throws {
+        let pairs = try (0..<7).map { _ in try SealedBox.makeKeyPair() }
+        for round in 0..<3 {
+            for pair in round == 1 ? pairs.reversed() : pairs {
+                #expect(try SealedBox.publicKey(of: pair.privateKey) == pair.publicKey)
+                #expect(try SealedBox.publicKey(of: pair.privateKey) == pair.publicKey, "asked again at once")
+            }
+        }
+        // A copy of a private key in other memory is the same key.
+        let copy = try SecureBytes(copying: pairs[0].privateKey.withUnsafeBytes { Array($0) })
+        #expect(try SealedBox.publicKey(of: copy) == pairs[0].publicKey)
+    }
 }
