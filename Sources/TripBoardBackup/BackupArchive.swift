@@ -19,6 +19,11 @@ struct BackupArchive {
     let total: Int64
     let progress: (Int64, Int64) -> Void
     private var done: Int64 = 0
+    /// Every attachment's bytes are hashed on one thread for the whole archive (the archive's
+    /// encryption runs on another, `WriteBehindSink`): reading and writing do not wait on BLAKE2b.
+    private let hashing = HashingQueue()
+    /// The attachments archived whose digest has not been compared with their row yet, in order.
+    private var unchecked: [(id: String, path: String, hash: String)] = []
 
     init(tar: TarWriter, files: AttachmentFiles, snapshot: BackupSnapshot, total: Int64, progress: @escaping (Int64, Int64) -> Void) {
         self.tar = tar
@@ -49,7 +54,9 @@ struct BackupArchive {
         var summary = BackupSummary(file: "", bytes: 0, createdAt: Timestamp.now().utcStamp, counts: snapshot.counts, attachmentFiles: 0,
                                     attachmentBytes: 0, missingAttachments: 0, recoveredFiles: 0, preferences: snapshot.preferences != nil,
                                     keychain: snapshot.keychainState, durationSeconds: 0)
+        defer { hashing.finish() }
         try addAttachments(into: &summary, modificationTime: now)
+        try compareDigests(hashing.finish())
         try addRecoveredFiles(into: &summary, modificationTime: now)
         try tar.finish()
         return summary
@@ -127,17 +134,23 @@ struct BackupArchive {
         guard file.plaintextLength == byteCount else {
             throw BackupError.attachmentMismatch(id: id, path: path, detail: "holds \(file.plaintextLength.map(String.init) ?? "an impossible number of") bytes, its row says \(byteCount)")
         }
-        // Hashed on a thread of its own (the archive's encryption runs on another, WriteBehindSink):
-        // reading and writing the archive does not wait on BLAKE2b.
-        let hasher = BackgroundHasher()
-        defer { hasher.finish() }
         try tar.addFile(path, size: byteCount, modificationTime: status.modificationTime, contents: file) { chunk in
-            hasher.submit(Array(chunk))
+            hashing.submit(chunk)
             advance(chunk.count)
         }
-        guard Sodium.hexString(hasher.finish()) == hash else {
-            throw BackupError.attachmentMismatch(id: id, path: path, detail: "does not match its recorded hash")
+        hashing.endFile()
+        unchecked.append((id, path, hash))
+        // The digests done meanwhile: a file that is not its row's fails the backup soon after
+        // it is archived, not at the end of a long run.
+        try compareDigests(hashing.takeDigests())
+    }
+
+    /// Compares `digests`, the next ones in archive order, with the rows of their files.
+    private mutating func compareDigests(_ digests: [[UInt8]]) throws {
+        for (digest, file) in zip(digests, unchecked) where Sodium.hexString(digest) != file.hash {
+            throw BackupError.attachmentMismatch(id: file.id, path: file.path, detail: "does not match its recorded hash")
         }
+        unchecked.removeFirst(digests.count)
     }
 
     /// `attachments/recovered/`: files no row names, kept for the user, so backed up as they are.
