@@ -140,7 +140,11 @@ public struct ContainerRestore {
         // The files end sealed under this device's class keys: a locked device is told so before
         // anything is read (a restore needs them open to seal each file as its row says).
         if !dryRun, let refusal = try options.fileKeys.refusal(.complete) { throw refusal }
-        let staging = RestoreStaging(root: stagingRoot, keys: transient)
+        // Tickets are sealed to this device's `complete-unless-open` key as they are staged when
+        // it has a keybag already (its public key: nothing to unlock, nothing written): only the
+        // files whose rows ask another class are sealed a second time.
+        let attachmentKeys: any FileKeys = (try? options.fileKeys.hasKeys()) == true ? options.fileKeys : transient
+        let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys)
         // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
         // this one unpacks, writes and hashes.
         let decrypted = ReadAheadSource(upstream: age)
@@ -182,7 +186,7 @@ public struct ContainerRestore {
         // A writer's chore, as every command that writes runs it: what expired in the backup's
         // trash is purged before the restored container is published.
         Trash.tidyUp(container: container)
-        // Every file sealed again under this device's keys, as its row says.
+        // Every file sealed under this device's keys, as its row says.
         try AttachmentProtection(container: container).resealEverything()
         try container.store.syncLedger.takeNewSyncIdentity()
         guard hasKeychain else { return nil }

@@ -98,16 +98,21 @@ enum RestoreLayout {
 /// row once the store is in.
 ///
 /// No ticket byte reaches the disk in the clear: every file under `attachments/` is sealed as it
-/// is written, to `complete-unless-open` under keys of this process's memory (`EphemeralFileKeys`:
-/// nothing is written in the device directory before the restore is accepted); once it is, the
-/// restore seals each again under the device's keys as its row says
+/// is written, to `complete-unless-open` under `attachmentKeys`: the device's when it has a
+/// keybag (that class seals to its public key, which needs nothing unlocked and writes nothing),
+/// else keys of this process's memory (`EphemeralFileKeys`: nothing is written in the device
+/// directory before the restore is accepted). Once it is, the restore seals again under the
+/// device's keys each file whose row asks another class, or that the transient keys sealed
 /// (`AttachmentProtection.resealEverything`). No page of the store or the keychain's database
 /// does either: each is sealed as it is written (`SealingPagesWriter`) under a new page key
 /// per database, whose key file (`DatabaseKeyFile`) is sealed under the same transient keys and,
 /// once the restore is accepted, again under the device's.
 final class RestoreStaging {
     let root: Directory
+    /// What seals the databases' key files while staging: keys of this process's memory.
     let keys: any FileKeys
+    /// What seals the attachments' files while staging.
+    let attachmentKeys: any FileKeys
     /// Attachment path → (bytes, BLAKE2b) of what the archive held.
     private(set) var attachments: [String: (Int64, String)] = [:]
     private(set) var recoveredFiles = 0
@@ -122,10 +127,16 @@ final class RestoreStaging {
     static let databases = [ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile,
                             ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile]
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+    /// The attachments' bytes are hashed on a thread of their own, one for the whole archive (it
+    /// is read and decrypted on a second, `ReadAheadSource`; this one unpacks, seals and writes).
+    private let hashing = HashingQueue()
+    /// The attachments staged, in the order `hashing` gives their digests: path, bytes.
+    private var hashed: [(String, Int64)] = []
 
-    init(root: Directory, keys: any FileKeys) {
+    init(root: Directory, keys: any FileKeys, attachmentKeys: any FileKeys) {
         self.root = root
         self.keys = keys
+        self.attachmentKeys = attachmentKeys
     }
 
     deinit {
@@ -136,6 +147,7 @@ final class RestoreStaging {
     /// Reads every entry of `tar` into the staging directory; `progress` is told the bytes so far.
     /// Then each staged database's key file, under the transient keys.
     func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
+        defer { hashing.finish() }
         while let entry = try tar.nextEntry() {
             if entry.kind == .directory {
                 try directory(for: entry.path.split(separator: "/").map(String.init))
@@ -144,6 +156,8 @@ final class RestoreStaging {
             if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
             try write(entry, from: tar, progress: progress)
         }
+        for ((path, count), digest) in zip(hashed, hashing.finish()) { attachments[path] = (count, Sodium.hexString(digest)) }
+        hashed = []
         try writeKeyFiles(under: keys)
     }
 
@@ -200,15 +214,15 @@ final class RestoreStaging {
         let parent = try directory(for: Array(components.dropLast()))
         let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
-        let sealing = isAttachment ? try SealedFileWriter(output: output, key: try keys.sealingKey(.completeUnlessOpen)) : nil
+        let sealing = isAttachment ? try SealedFileWriter(output: output, key: try attachmentKeys.sealingKey(.completeUnlessOpen)) : nil
         let pages = try pageSealing(entry.path, output: output)
-        // Hashed on this thread: the archive is read and decrypted on the second (ReadAheadSource).
-        let hasher = isAttachment ? Blake2bHasher() : nil
+        let isRecovered = isAttachment && components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory
+        let isHashed = isAttachment && !isRecovered
         var total: Int64 = 0
         while case let count = try tar.readContent(into: buffer), count > 0 {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             if isAttachment && total == 0 && SealedFile.isSealed(chunk) { sealedInArchive.insert(entry.path) }
-            if let hasher { chunk.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
+            if isHashed { hashing.submit(chunk) }
             if let sealing {
                 try sealing.write(chunk)
             } else if let pages {
@@ -227,10 +241,11 @@ final class RestoreStaging {
             throw RestoreError.damagedStore(detail: Self.notADatabase(entry.path, error))
         }
         if pages?.rebuilt == true { sealedPlainly.insert(entry.path) }
-        if components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory {
+        if isRecovered {
             recoveredFiles += 1
-        } else if let hasher {
-            attachments[entry.path] = (total, Sodium.hexString(hasher.finalize()))
+        } else if isHashed {
+            hashing.endFile()
+            hashed.append((entry.path, total))
         }
     }
 }

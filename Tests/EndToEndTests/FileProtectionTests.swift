@@ -133,6 +133,17 @@ import TripBoardSystem
             #expect(try a.app("attachment", "export", completeTicket, "-", environment: there).stdout.hasPrefix("%PDF-"))
             let classes = try a.container.sqlite("SELECT protection FROM attachments ORDER BY protection", database: target + "/store/TripBoard.sqlite")
             #expect(classes.stdoutLines == ["complete", "complete-unless-open"], "\(classes)")
+            // Each file ends sealed in its row's class under this device's keybag (sealed once
+            // for `complete-unless-open`: to the device's public key as it was staged).
+            let keybagFile = a.container.extraEnvironment["TRIPBOARD_DEVICE_DIR"]! + "/keybag.json"
+            let keybag = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: keybagFile))) as? [String: Any])
+            let rows = try a.container.sqlite("SELECT protection, relative_path FROM attachments", database: target + "/store/TripBoard.sqlite")
+            for row in rows.stdoutLines {
+                let (protection, path) = (String(row.split(separator: "|")[0]), String(row.split(separator: "|")[1]))
+                let head = try Data(contentsOf: URL(fileURLWithPath: target + "/" + path)).prefix(26)
+                #expect(head.prefix(8) == Data("TBSEALED".utf8) && head[9] == (protection == "complete" ? 1 : 2), "\(state): \(path) as \(protection)")
+                #expect(head[10..<26].map { String(format: "%02x", $0) }.joined() == keybag["id"] as? String, "\(state): \(path)'s keybag")
+            }
         } else {
             KeychainAccessibilityTests.expectLockedRefusal(restored, state, "restore")
             #expect(!FileManager.default.fileExists(atPath: target))

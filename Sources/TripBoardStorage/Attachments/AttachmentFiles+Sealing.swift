@@ -55,7 +55,12 @@ public final class AttachmentReader: ByteSource {
     /// The class a file is sealed under, from its first bytes alone (no key): nil for a file in
     /// the clear or one too short to be sealed.
     static func sealedClass(of file: FileDescriptor) throws -> ProtectionClass? {
-        SealedFile.Header.parse(try file.read(upTo: SealedFile.prefixBytesToParse))?.protection
+        try sealedHeader(of: file)?.protection
+    }
+
+    /// A sealed file's header from its first bytes alone (no key): nil for a file in the clear.
+    static func sealedHeader(of file: FileDescriptor) throws -> SealedFile.Header? {
+        SealedFile.Header.parse(try file.read(upTo: SealedFile.prefixBytesToParse))
     }
 }
 

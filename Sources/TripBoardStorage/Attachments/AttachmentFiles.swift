@@ -376,8 +376,14 @@ public struct AttachmentFiles {
     /// The class the file at `relativePath` is sealed under, read from its header alone (no key
     /// needed); nil for a file in the clear.
     public func sealedClass(relativePath: String) throws -> ProtectionClass? {
+        try sealedHeader(relativePath: relativePath)?.protection
+    }
+
+    /// The header of the sealed file at `relativePath` (its class and keybag: no key needed);
+    /// nil for a file in the clear.
+    public func sealedHeader(relativePath: String) throws -> SealedFile.Header? {
         let (directory, name) = try parent(of: relativePath)
-        return try AttachmentReader.sealedClass(of: directory.openFileForReading(name))
+        return try AttachmentReader.sealedHeader(of: directory.openFileForReading(name))
     }
 
     /// The size and BLAKE2b-256 (lowercase hex) of what `file` holds from its current offset,

@@ -146,18 +146,21 @@ public struct AttachmentProtection {
         return outcome
     }
 
-    /// Seals every file again under this container's keys (a restore's staged files, sealed
-    /// under keys of its memory, `EphemeralFileKeys`): each attachment's file as its row says,
-    /// each kept in `attachments/recovered/` under `complete-unless-open`. A file that is not
+    /// Seals every file under this container's keys that is not sealed so already (a restore's
+    /// staged files, sealed to this device's `complete-unless-open` key or under keys of the
+    /// restore's memory, `EphemeralFileKeys`): each attachment's file as its row says, each file
+    /// kept in `attachments/recovered/` under `complete-unless-open`. A file already sealed in
+    /// its class under the keybag that seals that class now is left as it is. A file that is not
     /// what its row says is `StoreError.invalidData`.
     public func resealEverything() throws {
-        for attachment in try container.store.presentAttachments() {
+        for attachment in try container.store.presentAttachments() where try !isSealedAsKeysSealNow(attachment.relativePath, attachment.protection) {
             try reseal(attachment, as: attachment.protection)
         }
         let names = try files.recoveredFiles()
         guard !names.isEmpty else { return }
         let directory = try files.recoveredDirectory()
-        for (name, _) in names {
+        for (name, _) in names where try !isSealedAsKeysSealNow(ContainerLayout.attachmentsDirectory + "/" + AttachmentFiles.recoveredDirectory + "/" + name,
+                                                                   .completeUnlessOpen) {
             let source = try files.openRecovered(name)
             guard let length = source.plaintextLength else { continue }
             let staged = try files.stage(from: source, sourceName: source.path, maximumBytes: length, protection: .completeUnlessOpen,
@@ -168,6 +171,13 @@ public struct AttachmentProtection {
             placed = true
         }
         try directory.synchronize()
+    }
+
+    /// Whether the file at `relativePath` is sealed under `protection` by the keybag that seals
+    /// that class now (read from its header: no key is used).
+    private func isSealedAsKeysSealNow(_ relativePath: String, _ protection: ProtectionClass) throws -> Bool {
+        guard let header = try files.sealedHeader(relativePath: relativePath), header.protection == protection else { return false }
+        return try header.keybag == files.keys.sealingKeybag(protection)
     }
 
     /// Seals the files in `attachments/recovered/` that are in the clear (kept for the user, no
