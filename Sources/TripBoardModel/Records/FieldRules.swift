@@ -88,11 +88,18 @@ public enum FieldRules {
     }
 
     /// True when `value` has a control character (general category Cc) other than the ASCII
-    /// ones in `allowed`. ASCII text, the usual case, is checked byte by byte.
+    /// ones in `allowed`. ASCII text, the usual case, is checked byte by byte in one pass over
+    /// the string's own storage (a restore checks every row of a backup's store this way).
     private static func containsControl(_ value: String, allowing allowed: [UInt8]) -> Bool {
-        if value.utf8.allSatisfy({ $0 < 0x80 }) {
-            return value.utf8.contains { ($0 < 0x20 || $0 == 0x7f) && !allowed.contains($0) }
+        // nil: a byte outside ASCII was met, so the scalars decide.
+        let inASCII: Bool?? = value.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte < 0x20 || byte == 0x7f, !allowed.contains(byte) { return true }
+            }
+            return false
         }
+        if case let decided?? = inASCII { return decided }
         return value.unicodeScalars.contains {
             $0.properties.generalCategory == .control && !($0.isASCII && allowed.contains(UInt8($0.value)))
         }
