@@ -22,27 +22,23 @@ import Glibc
 ///
 /// The thread holds a reference to the hasher until `finish()` closes the queue: a hasher that
 /// is abandoned without `finish()` keeps its thread waiting, so callers `defer` it.
-/// Used from one thread (the copier) besides its own; the queue is guarded by a pthread mutex.
+/// Used from one thread (the copier) besides its own; the queue is a `WaitingQueue`.
 package final class BackgroundHasher: @unchecked Sendable {
-    // @unchecked: every field the two threads share is read and written under `mutex`; `hasher`
-    // is touched by the caller only before the thread starts (pthread_create orders it) or after
-    // `finish()` has joined it, and by the thread in between.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var queue: [Chunk] = []
+    // @unchecked: `idle` is read and written only in `queue`'s lock; `hasher` is touched by the
+    // caller only before the thread starts (pthread_create orders it) or after `finish()` has
+    // joined it, and by the thread in between.
+    private let queue: WaitingQueue<Chunk>
     /// The lent buffers (`init(capacity:bufferBytes:)`), one more than the queue holds: the
     /// caller fills one while the others wait or are hashed.
     private let ring: [UnsafeMutableRawBufferPointer]
-    /// Indexes into `ring` that neither the caller nor the thread holds. Under `mutex`.
+    /// Indexes into `ring` that neither the caller nor the thread holds. Under `queue`'s lock.
     private var idle: [Int]
     /// The buffer `nextBuffer()` last handed out, until `submitFilled(_:)`. Caller's thread only.
     private var lent: Int?
-    private var closed = false
     private var thread = pthread_t()
     private var state = State.first
     private var digest: [UInt8]?
     private let hasher = Blake2bHasher()
-    private let capacity: Int
 
     /// Bytes to hash: a copy the queue owns, or the first `count` bytes of a lent buffer.
     private enum Chunk {
@@ -62,30 +58,22 @@ package final class BackgroundHasher: @unchecked Sendable {
     }
 
     package init(capacity: Int = 4) {
-        self.capacity = capacity
+        queue = WaitingQueue(capacity: capacity)
         ring = []
         idle = []
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(changed, nil)
     }
 
     /// A hasher that lends `capacity + 1` buffers of `bufferBytes` (`nextBuffer()`), allocated
     /// once, uninitialised: memory stays flat and no chunk is copied.
     package init(capacity: Int = 4, bufferBytes: Int) {
         precondition(capacity > 0 && bufferBytes > 0, "a ring needs a buffer and room in the queue")
-        self.capacity = capacity
+        queue = WaitingQueue(capacity: capacity)
         ring = (0...capacity).map { _ in UnsafeMutableRawBufferPointer.allocate(byteCount: bufferBytes, alignment: 64) }
         idle = Array(ring.indices.reversed())
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(changed, nil)
     }
 
     deinit {
         for buffer in ring { buffer.deallocate() }
-        pthread_cond_destroy(changed)
-        pthread_mutex_destroy(mutex)
-        changed.deallocate()
-        mutex.deallocate()
     }
 
     /// A lent buffer that nothing else reads, to fill and pass to `submitFilled(_:)`; waits
@@ -93,11 +81,8 @@ package final class BackgroundHasher: @unchecked Sendable {
     /// unhashed. Only for a hasher made with `init(capacity:bufferBytes:)`.
     package func nextBuffer() -> UnsafeMutableRawBufferPointer {
         precondition(!ring.isEmpty, "nextBuffer() needs a hasher made with bufferBytes")
-        pthread_mutex_lock(mutex)
-        if let unused = lent { idle.append(unused) }
-        while idle.isEmpty { pthread_cond_wait(changed, mutex) }
-        let index = idle.removeLast()
-        pthread_mutex_unlock(mutex)
+        if let unused = lent { queue.locked { idle.append(unused) } }
+        let index = queue.wait(until: { !idle.isEmpty }, then: { idle.removeLast() })
         lent = index
         return ring[index]
     }
@@ -113,18 +98,16 @@ package final class BackgroundHasher: @unchecked Sendable {
             if count > 0 {
                 UnsafeRawBufferPointer(rebasing: ring[index][..<count]).withMemoryRebound(to: UInt8.self) { hasher.update($0) }
             }
-            pthread_mutex_lock(mutex)
-            idle.append(index)
-            pthread_mutex_unlock(mutex)
+            queue.locked { idle.append(index) }
             return
         }
-        enqueue(.lent(index: index, count: count))
+        queue.put(.lent(index: index, count: count))
     }
 
     /// Queues `chunk` for hashing; waits while `capacity` chunks are already waiting.
     package func submit(_ chunk: [UInt8]) {
         guard startThreadIfNeeded() else { return hasher.update(chunk) }
-        enqueue(.owned(chunk))
+        queue.put(.owned(chunk))
     }
 
     /// Waits for every queued chunk to be hashed and returns the digest.
@@ -132,10 +115,7 @@ package final class BackgroundHasher: @unchecked Sendable {
     package func finish() -> [UInt8] {
         if let digest { return digest }
         if state == .threaded {
-            pthread_mutex_lock(mutex)
-            closed = true
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
+            queue.close()
             pthread_join(thread, nil)
         }
         state = .onCallersThread
@@ -173,34 +153,14 @@ package final class BackgroundHasher: @unchecked Sendable {
     }
 
     private func hashUntilClosed() {
-        while true {
-            pthread_mutex_lock(mutex)
-            while queue.isEmpty && !closed { pthread_cond_wait(changed, mutex) }
-            if queue.isEmpty {
-                pthread_mutex_unlock(mutex)
-                return
-            }
-            let chunk = queue.removeFirst()
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
+        while let chunk = queue.take() {
             switch chunk {
             case .owned(let bytes):
                 hasher.update(bytes)
             case .lent(let index, let count):
                 UnsafeRawBufferPointer(rebasing: ring[index][..<count]).withMemoryRebound(to: UInt8.self) { hasher.update($0) }
-                pthread_mutex_lock(mutex)
-                idle.append(index)
-                pthread_cond_broadcast(changed)
-                pthread_mutex_unlock(mutex)
+                queue.locked { idle.append(index) }
             }
         }
-    }
-
-    private func enqueue(_ chunk: Chunk) {
-        pthread_mutex_lock(mutex)
-        while queue.count >= capacity { pthread_cond_wait(changed, mutex) }
-        queue.append(chunk)
-        pthread_cond_broadcast(changed)
-        pthread_mutex_unlock(mutex)
     }
 }

@@ -13,23 +13,19 @@ import Glibc
 ///     queue.takeDigests()           // those finished since the last take, without waiting
 ///     let rest = queue.finish()     // waits for the thread; the digests not taken yet
 ///
-/// Used from one thread (the copier) besides its own; the queue is guarded by a pthread mutex.
-/// When no thread can be started, every chunk is hashed on the caller's thread.
+/// Used from one thread (the copier) besides its own; the queue is a `WaitingQueue`. When no
+/// thread can be started, every chunk is hashed on the caller's thread.
 package final class HashingQueue: @unchecked Sendable {
-    // @unchecked: `queue`, `digests`, `taken` and `closed` are read and written under `mutex`; `hasher` is
-    // the thread's while it runs (the caller's only when no thread could start, or after the join).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var queue: [Item] = []
+    // @unchecked: `digests` and `taken` are read and written in `queue`'s lock; `hasher` is the
+    // thread's while it runs (the caller's only when no thread could start, or after the join).
+    private let queue: WaitingQueue<Item>
     private var digests: [[UInt8]] = []
     /// How many of `digests` the caller has taken.
     private var taken = 0
-    private var closed = false
     private var thread = pthread_t()
     private var threaded = false
     private var finished = false
     private var hasher = Blake2bHasher()
-    private let capacity: Int
 
     private enum Item {
         case bytes([UInt8])
@@ -37,10 +33,7 @@ package final class HashingQueue: @unchecked Sendable {
     }
 
     package init(capacity: Int = 8) {
-        precondition(capacity > 0, "a queue needs room for a chunk")
-        self.capacity = capacity
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(changed, nil)
+        queue = WaitingQueue(capacity: capacity)
         let context = Unmanaged.passRetained(self).toOpaque()
         let created = pthread_create(&thread, nil, { context in
             let queue = Unmanaged<HashingQueue>.fromOpaque(context!).takeRetainedValue()
@@ -54,18 +47,11 @@ package final class HashingQueue: @unchecked Sendable {
         }
     }
 
-    deinit {
-        pthread_cond_destroy(changed)
-        pthread_mutex_destroy(mutex)
-        changed.deallocate()
-        mutex.deallocate()
-    }
-
     /// Adds a copy of `bytes` to the current file's hash.
     package func submit(_ bytes: UnsafeRawBufferPointer) {
         precondition(!finished, "HashingQueue.submit after finish")
         guard threaded else { return bytes.withMemoryRebound(to: UInt8.self) { hasher.update($0) } }
-        enqueue(.bytes(Array(bytes)))
+        queue.put(.bytes(Array(bytes)))
     }
 
     /// Ends the current file: its digest is the next in order, and the next chunk starts another.
@@ -76,15 +62,13 @@ package final class HashingQueue: @unchecked Sendable {
             hasher = Blake2bHasher()
             return
         }
-        enqueue(.end)
+        queue.put(.end)
     }
 
     /// The digests of the files finished since the last call (or since the start), in order,
     /// without waiting.
     package func takeDigests() -> [[UInt8]] {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return take()
+        queue.locked { take() }
     }
 
     /// Waits for everything queued to be hashed, then returns the digests not taken yet, in order
@@ -92,17 +76,14 @@ package final class HashingQueue: @unchecked Sendable {
     @discardableResult
     package func finish() -> [[UInt8]] {
         if !finished && threaded {
-            pthread_mutex_lock(mutex)
-            closed = true
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
+            queue.close()
             pthread_join(thread, nil)
         }
         finished = true
         return take()
     }
 
-    /// Under `mutex` (or once the thread is joined): the digests after `taken`.
+    /// In `queue`'s lock (or once the thread is joined): the digests after `taken`.
     private func take() -> [[UInt8]] {
         let new = Array(digests[taken...])
         taken = digests.count
@@ -110,34 +91,15 @@ package final class HashingQueue: @unchecked Sendable {
     }
 
     private func hashUntilClosed() {
-        while true {
-            pthread_mutex_lock(mutex)
-            while queue.isEmpty && !closed { pthread_cond_wait(changed, mutex) }
-            if queue.isEmpty {
-                pthread_mutex_unlock(mutex)
-                return
-            }
-            let item = queue.removeFirst()
-            pthread_cond_broadcast(changed)
-            pthread_mutex_unlock(mutex)
+        while let item = queue.take() {
             switch item {
             case .bytes(let bytes):
                 hasher.update(bytes)
             case .end:
                 let digest = hasher.finalize()
                 hasher = Blake2bHasher()
-                pthread_mutex_lock(mutex)
-                digests.append(digest)
-                pthread_mutex_unlock(mutex)
+                queue.locked { digests.append(digest) }
             }
         }
-    }
-
-    private func enqueue(_ item: Item) {
-        pthread_mutex_lock(mutex)
-        while queue.count >= capacity { pthread_cond_wait(changed, mutex) }
-        queue.append(item)
-        pthread_cond_broadcast(changed)
-        pthread_mutex_unlock(mutex)
     }
 }
