@@ -62,6 +62,16 @@ struct QueryPlanTests {
                 == ["SEARCH places USING INDEX places_by_trip (trip_id=?)"])
     }
 
+    /// `booking list --trip T`: the dated bookings in the index's order, then the undated ones;
+    /// neither statement sorts (a sort holds every row of the trip in memory).
+    @Test func aTripsBookingsAreListedWithoutASort() throws {
+        let fixture = try Self.storeWithATrash()
+        #expect(try Self.plan(Store.datedBookingsOfTrip, fixture.store, "'x'")
+                == ["SEARCH bookings USING INDEX bookings_by_trip (trip_id=? AND starts_at_epoch>?)"])
+        #expect(try Self.plan(Store.undatedBookingsOfTrip, fixture.store, "'x'")
+                == ["SEARCH bookings USING INDEX bookings_by_trip (trip_id=? AND starts_at_epoch=?)"])
+    }
+
     @Test func liveListsAndCountsUseThePartialIndexes() throws {
         let fixture = try Self.storeWithATrash()
         #expect(try Self.plan("SELECT count(*) FROM trips WHERE \(RecordRows.live)", fixture.store)

@@ -136,18 +136,35 @@ extension Store {
     /// `bookings(tripId:)` one at a time as they are read; the trip is looked up (`.notFound`)
     /// when the cursor is walked. `upcomingAt`: only those not over by then (undated ones never),
     /// as `BookingTime.epochs` counts it from the stored texts; `limit`: at most that many.
+    ///
+    /// Two statements, the dated bookings in `bookings_by_trip`'s order (`trip_id`,
+    /// `starts_at_epoch`, then the rowid every index ends with), then the undated ones: neither
+    /// sorts, so a trip of a million bookings is listed in flat memory (one statement ordered by
+    /// `starts_at_epoch IS NULL` first sorted them all in memory: temporary data never goes to
+    /// disk, where it would be in the clear).
     public func bookingRows(tripId: Trip.ID, upcomingAt now: Timestamp? = nil, viewer: TimeZoneRules = .local(), limit: Int? = nil) -> StoreCursor<Booking> {
-        var cursor = RowCursor(connection: connection, prepare: { [self] in
+        let dated: RowCursor<Booking>.Part = { [self] in
             _ = try trip(id: tripId)
-            return (try connection.statement("""
-                SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ? AND \(RecordRows.live)
-                ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid
-                """), [.text(tripId.text)])
-        }, transform: RecordRows.booking(from:))
+            return (try connection.statement(Self.datedBookingsOfTrip), [.text(tripId.text)])
+        }
+        let undated: RowCursor<Booking>.Part = { [connection] in (try connection.statement(Self.undatedBookingsOfTrip), [.text(tripId.text)]) }
+        // An undated booking is never upcoming: with `upcomingAt`, the dated ones alone.
+        var cursor = RowCursor(connection: connection, parts: now == nil ? [dated, undated] : [dated], transform: RecordRows.booking(from:))
         if let now { cursor.isIncluded = Self.isNotOver(at: now, viewer: viewer) }
         cursor.limit = limit
         return StoreCursor(cursor)
     }
+
+    /// A trip's live bookings with a start, earliest first (`bookingRows(tripId:)`); `?1`: the trip.
+    static let datedBookingsOfTrip = """
+        SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ?1 AND \(RecordRows.live) AND starts_at_epoch IS NOT NULL
+        ORDER BY starts_at_epoch, rowid
+        """
+    /// A trip's live bookings without a start, in the order they were added.
+    static let undatedBookingsOfTrip = """
+        SELECT \(RecordRows.bookingColumns) FROM bookings WHERE trip_id = ?1 AND \(RecordRows.live) AND starts_at_epoch IS NULL
+        ORDER BY rowid
+        """
 
     /// Whether a booking row is not over at `now`, judged from its texts (`Booking.span`): an
     /// all-day booking lasts to the end of its last day in its own zone, else `viewer`'s.
