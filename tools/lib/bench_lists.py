@@ -33,8 +33,9 @@ BOOKING_COLUMNS = "id, trip_id, kind, title, starts_at, reference, sync_state, r
 # The statements the app runs (kept in step with Store+PlacesAndBookings.swift, Store+Lists.swift,
 # Store+Sync.swift and Store+Transfer.swift), their parameters written in.
 PLACE_SQL = f"SELECT {PLACE_COLUMNS} FROM places WHERE trip_id = '{TRIP_ID}' AND {LIVE} ORDER BY rowid"
-BOOKING_SQL = (f"SELECT {BOOKING_COLUMNS} FROM bookings WHERE trip_id = '{TRIP_ID}' AND {LIVE} "
-               "ORDER BY starts_at_epoch IS NULL, starts_at_epoch, rowid")
+_BOOKINGS = f"SELECT {BOOKING_COLUMNS} FROM bookings WHERE trip_id = '{TRIP_ID}' AND {LIVE}"
+BOOKING_SQL = (f"{_BOOKINGS} AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid; "
+               f"{_BOOKINGS} AND starts_at_epoch IS NULL ORDER BY rowid")
 _ACROSS = (f"SELECT {BOOKING_COLUMNS}, (SELECT name FROM trips WHERE trips.id = bookings.trip_id), "
            "(SELECT start_date FROM trips WHERE trips.id = bookings.trip_id) FROM bookings")
 ACROSS_SQL = (f"{_ACROSS} WHERE {LIVE} AND starts_at_epoch IS NOT NULL ORDER BY starts_at_epoch, rowid LIMIT -1; "
