@@ -34,6 +34,8 @@ struct BackupArchive {
     }
 
     mutating func writeEverything() throws -> BackupSummary {
+        // The hashing thread is joined however this ends (it holds the queue until then).
+        defer { hashing.finish() }
         let now = Timestamp.now().secondsSinceEpoch
         try tar.addFile(ContainerLayout.manifestFile, contents: snapshot.manifest, modificationTime: now)
         try tar.addDirectory(ContainerLayout.storeDirectory, modificationTime: now)
@@ -54,8 +56,14 @@ struct BackupArchive {
         var summary = BackupSummary(file: "", bytes: 0, createdAt: Timestamp.now().utcStamp, counts: snapshot.counts, attachmentFiles: 0,
                                     attachmentBytes: 0, missingAttachments: 0, recoveredFiles: 0, preferences: snapshot.preferences != nil,
                                     keychain: snapshot.keychainState, durationSeconds: 0)
-        defer { hashing.finish() }
-        try addAttachments(into: &summary, modificationTime: now)
+        do {
+            try addAttachments(into: &summary, modificationTime: now)
+        } catch {
+            // The first attachment that is not its row's is the one named, as when each was
+            // compared before the next was read: an earlier file's hash comes before this error.
+            try compareDigests(hashing.finish())
+            throw error
+        }
         try compareDigests(hashing.finish())
         try addRecoveredFiles(into: &summary, modificationTime: now)
         try tar.finish()

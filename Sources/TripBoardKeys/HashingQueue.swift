@@ -13,6 +13,8 @@ import Glibc
 ///     queue.takeDigests()           // those finished since the last take, without waiting
 ///     let rest = queue.finish()     // waits for the thread; the digests not taken yet
 ///
+/// The thread holds a reference to the queue until `finish()` closes it: a queue abandoned
+/// without `finish()` keeps its thread waiting, so callers `defer` it.
 /// Used from one thread (the copier) besides its own; the queue is a `WaitingQueue`. When no
 /// thread can be started, every chunk is hashed on the caller's thread.
 package final class HashingQueue: @unchecked Sendable {

@@ -82,7 +82,7 @@ public enum SealedBox {
     }
 }
 
-/// Public keys of the process's recent private keys, each under a BLAKE2b-256 MAC of its private
+/// Public keys of the process's recently used private keys, each under a BLAKE2b-256 MAC of its private
 /// key (keyed by 32 random bytes drawn when first used): a tag names a private key without
 /// revealing it, and a tag from another process, or another run, names nothing here.
 final class KnownPublicKeys: Sendable {
@@ -105,8 +105,14 @@ final class KnownPublicKeys: Sendable {
         return hasher.finalize()
     }
 
+    /// The public key under `tag`, moved to the front (the least recently used goes first).
     func publicKey(tag: [UInt8]) -> [UInt8]? {
-        entries.withLock { entries in entries.first { $0.tag == tag }?.publicKey }
+        entries.withLock { entries in
+            guard let index = entries.firstIndex(where: { $0.tag == tag }) else { return nil }
+            let entry = entries.remove(at: index)
+            entries.insert(entry, at: 0)
+            return entry.publicKey
+        }
     }
 
     func remember(_ publicKey: [UInt8], tag: [UInt8]) {

@@ -4,7 +4,7 @@ import Glibc
 /// guarded by a pthread mutex and one condition: `put` waits while it is full, `take` while it is
 /// empty and open. State a user keeps beside it (buffers lent and given back) is read and written
 /// in `locked` and waited for with `wait(until:then:)`, under the same mutex.
-package final class WaitingQueue<Item>: @unchecked Sendable {
+package final class WaitingQueue<Item: Sendable>: @unchecked Sendable {
     // @unchecked: `items` and `closed` are touched only under `mutex`.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

@@ -458,6 +458,26 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).allSatisfy { !$0.hasPrefix("backup.age.") }, "no temporary file left")
     }
 
+    /// Hashes are compared on a thread of their own, a little after each file is archived: a
+    /// file that is not its row's is still the one named when a later file fails as well.
+    @Test func theFirstFileThatDoesNotMatchItsRowIsTheOneNamed() throws {
+        let test = try TestContainer(device: "a")
+        let device = try Self.device(test, "a")
+        let (trip, _) = try Self.seed(test, device: device)
+        let other = TicketPDF.make(lines: ["BOARDING PASS", "A SECOND TICKET"])
+        #expect(try test.share([try test.input(other, as: "second.pdf"), "--trip", trip], environment: device).status == 0)
+        let paths = try test.sqlite("SELECT relative_path FROM attachments ORDER BY relative_path").stdoutLines
+        try #require(paths.count == 2)
+        let (first, last) = (paths[0], paths[1])
+        let zeros = String(repeating: "0", count: 64)
+        #expect(try test.sqlite("UPDATE attachments SET content_hash = '\(zeros)' WHERE relative_path = '\(first)'").status == 0)
+        try FileManager.default.removeItem(atPath: test.path + "/" + last)
+        let file = test.root.path + "/backup.age"
+        let result = try backup(test, to: file, device: device)
+        #expect(result.status == 65 && result.stderr.contains(first) && result.stderr.contains("recorded hash"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
     @Test func theWidgetWatchingAContainerSeesTheRestoredOne() throws {
         let test = try TestContainer(device: "a")
         let device = try Self.device(test, "a")
