@@ -1,3 +1,4 @@
+import TripBoardSQLite
 import TripBoardSystem
 import TripBoardModel
 package import TripBoardDevice
@@ -10,10 +11,15 @@ package import TripBoardDevice
 /// once its blob is downloaded and verified.
 extension SyncLedger {
     func attachmentSyncRecord(id: String) throws -> SyncRecord? {
+        try attachmentSyncRecords("WHERE id = ?1", [.text(id)]).first
+    }
+
+    /// The attachments `suffix` (a WHERE clause and an order) selects, as sync records.
+    func attachmentSyncRecords(_ suffix: String, _ values: [SQLValue]) throws -> [SyncRecord] {
         try connection.statement("""
             SELECT booking_id, original_filename, content_type, byte_count, content_hash, page_count, sync_state, remote_version,
-                   updated_at, trashed_at, trashed_with, state, relative_path, protection FROM attachments WHERE id = ?
-            """).rows([.text(id)]) { row -> SyncRecord in
+                   updated_at, trashed_at, trashed_with, state, relative_path, protection, id FROM attachments \(suffix)
+            """).rows(values) { row -> SyncRecord in
             let hash = ContentHash(stored: row.optionalText(4) ?? "")
             let fields: [String: JSONValue] = [
                 "bookingId": .optionalString(row.optionalText(0)), "originalFilename": .string(row.text(1)),
@@ -23,10 +29,10 @@ extension SyncLedger {
                 "pageCount": row.optionalInteger(5).map { .number(String($0)) } ?? .null,
                 "protection": .string(row.text(13)),
             ]
-            return SyncRecord(kind: .attachment, id: id, fields: fields, syncState: SyncState(rawValue: row.text(6)) ?? .failed,
+            return SyncRecord(kind: .attachment, id: row.text(14), fields: fields, syncState: SyncState(rawValue: row.text(6)) ?? .failed,
                               remoteVersion: row.optionalInteger(7), updatedAt: row.text(8), trashedAt: row.optionalText(9),
                               trashedWith: row.optionalText(10), fileState: Attachment.State(column: row.text(11)), relativePath: row.text(12))
-        }.first
+        }
     }
 
     /// The attachments whose server copy names blob `name` (by their shadow).

@@ -93,6 +93,23 @@ extension SyncLedger {
         try syncRecords(Column.self, kind, "WHERE id = ?", [.text(id)]).first
     }
 
+    /// The records of `kind` among `ids`, in any state, in id order: one statement for the lot
+    /// (a comparison of two stores reads them a batch at a time, not one lookup each).
+    package func syncRecords(_ kind: RecordKind, ids: [String]) throws -> [SyncRecord] {
+        var list = JSONWriter(pretty: false)
+        list.beginArray()
+        for id in ids { list.string(id) }
+        list.endArray()
+        let suffix = "WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
+        let values: [SQLValue] = [.text(String(decoding: list.bytes, as: UTF8.self))]
+        return switch kind {
+        case .trip: try syncRecords(TripColumn.self, kind, suffix, values)
+        case .place: try syncRecords(PlaceColumn.self, kind, suffix, values)
+        case .booking: try syncRecords(BookingColumn.self, kind, suffix, values)
+        case .attachment: try attachmentSyncRecords(suffix, values)
+        }
+    }
+
     /// The rows of `kind` that `suffix` (a WHERE clause, an order, a limit) selects, as sync
     /// records, in its order.
     private func syncRecords<Column: RecordColumn>(_ columns: Column.Type, _ kind: RecordKind, _ suffix: String,

@@ -24,8 +24,9 @@ public struct RecordDifference: Sendable, Equatable, Codable {
 
 extension StoreVerification {
     /// How the records this store holds differ from those of `other`, kind by kind (trips,
-    /// places, bookings, attachments). Each store is read in one transaction, ids in order, one
-    /// record at a time: memory holds the two lists of ids, not the records.
+    /// places, bookings, attachments). Each store is read in one transaction, ids in order, the
+    /// records both hold `comparisonBatch` at a time: memory holds the two lists of ids and one
+    /// batch of records, not all of them.
     public func userRecordDifferences(from other: Store) throws -> [RecordKind: RecordDifference] {
         try connection.readTransaction {
             try other.connection.readTransaction {
@@ -42,6 +43,20 @@ extension StoreVerification {
         let here = try userVisibleIDs(kind), there = try other.verification.userVisibleIDs(kind)
         var difference = RecordDifference()
         func note(_ id: String) { if difference.examples.count < 5 { difference.examples.append(id) } }
+        // The ids both hold, compared a batch at a time (one statement a batch on each side).
+        var both: [String] = []
+        func compareBoth() throws {
+            let views = try userViews(kind, ids: both), otherViews = try other.verification.userViews(kind, ids: both)
+            for id in both {
+                if views[id] == otherViews[id] {
+                    difference.same += 1
+                } else {
+                    difference.changed += 1
+                    note(id)
+                }
+            }
+            both.removeAll(keepingCapacity: true)
+        }
         var (i, j) = (0, 0)
         while i < here.count || j < there.count {
             if j == there.count || (i < here.count && here[i] < there[j]) {
@@ -53,17 +68,17 @@ extension StoreVerification {
                 note(there[j])
                 j += 1
             } else {
-                if try userView(kind, id: here[i]) == other.verification.userView(kind, id: there[j]) {
-                    difference.same += 1
-                } else {
-                    difference.changed += 1
-                    note(here[i])
-                }
+                both.append(here[i])
+                if both.count == Self.comparisonBatch { try compareBoth() }
                 (i, j) = (i + 1, j + 1)
             }
         }
+        if !both.isEmpty { try compareBoth() }
         return difference
     }
+
+    /// Records read a statement at a time when two stores are compared.
+    static let comparisonBatch = 500
 
     /// The ids a user can see of `kind` (live or in the trash; not a deletion waiting for the
     /// server, nor an attachment being deleted), in byte order.
@@ -74,12 +89,15 @@ extension StoreVerification {
             """).rows { $0.text(0) }
     }
 
-    /// What a user sees of one record, as canonical JSON text.
-    private func userView(_ kind: RecordKind, id: String) throws -> String? {
-        guard let record = try store.syncLedger.syncRecord(kind, id: id) else { return nil }
-        var fields = record.fields
-        fields["inTrash"] = .bool(record.isInTrash)
-        if kind == .attachment { fields["hasFile"] = .bool(record.fileState == .present) }
-        return JSONValue.object(fields.sorted { $0.key < $1.key }).canonicalText
+    /// What a user sees of each of `ids` this store holds, as canonical JSON text, by id.
+    private func userViews(_ kind: RecordKind, ids: [String]) throws -> [String: String] {
+        var views: [String: String] = [:]
+        for record in try store.syncLedger.syncRecords(kind, ids: ids) {
+            var fields = record.fields
+            fields["inTrash"] = .bool(record.isInTrash)
+            if kind == .attachment { fields["hasFile"] = .bool(record.fileState == .present) }
+            views[record.id] = JSONValue.object(fields.sorted { $0.key < $1.key }).canonicalText
+        }
+        return views
     }
 }
