@@ -28,6 +28,14 @@ extension StoreVerification {
     /// records both hold `comparisonBatch` at a time: memory holds the two lists of ids and one
     /// batch of records, not all of them.
     public func userRecordDifferences(from other: Store) throws -> [RecordKind: RecordDifference] {
+        // In id order each record is on another table page, opened again on every miss: both
+        // stores get the page cache of the whole-store checks meanwhile.
+        try connection.withPageCache(kibibytes: Store.checkPageCacheKibibytes) {
+            try other.connection.withPageCache(kibibytes: Store.checkPageCacheKibibytes) { try differences(from: other) }
+        }
+    }
+
+    private func differences(from other: Store) throws -> [RecordKind: RecordDifference] {
         try connection.readTransaction {
             try other.connection.readTransaction {
                 var differences: [RecordKind: RecordDifference] = [:]
