@@ -36,6 +36,20 @@ import TripBoardWidget
         try arguments.finish()
     }
 
+    /// Only commands whose words all stand in the line, in order, are parsed for: each command
+    /// is still found by its words with options before, between and after them.
+    @Test func everyCommandIsFoundByItsWordsAmongOptions() throws {
+        #expect(AppCommand.isSubsequence(["trip", "add"], of: ["--name", "x", "trip", "--json", "add"]))
+        #expect(!AppCommand.isSubsequence(["trip", "add"], of: ["add", "trip"]))
+        #expect(AppCommand.isSubsequence([], of: []))
+        for command in AppCommand.commands {
+            var words = ["--container", "/c"]
+            for word in command.words { words += [word, "-q"] }
+            let found = try #require(Self.selected(words), "\(command.words)")
+            #expect(found.0.words == command.words, "\(words)")
+        }
+    }
+
     @Test func aValueThatIsAnOptionOfTheCommandIsRefusedButTheEqualsFormPassesIt() throws {
         let (_, refused) = try #require(Self.selected(["trip", "add", "--name", "--start", "2026-12-12", "--end", "2026-12-13"]))
         #expect(refused.mistake?.message == "--name needs a value")
