@@ -1,4 +1,4 @@
-import Glibc
+import TripBoardSystem
 
 /// BLAKE2b-256 of many files, one after the other, on one thread of its own for the whole run:
 /// the copier submits each file's chunks and then `endFile()`, and goes on with the next file
@@ -24,7 +24,7 @@ package final class HashingQueue: @unchecked Sendable {
     private var digests: [[UInt8]] = []
     /// How many of `digests` the caller has taken.
     private var taken = 0
-    private var thread = pthread_t()
+    private var thread: RelayThread?
     private var threaded = false
     private var finished = false
     private var hasher = Blake2bHasher()
@@ -36,17 +36,8 @@ package final class HashingQueue: @unchecked Sendable {
 
     package init(capacity: Int = 8) {
         queue = WaitingQueue(capacity: capacity)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { context in
-            let queue = Unmanaged<HashingQueue>.fromOpaque(context!).takeRetainedValue()
-            queue.hashUntilClosed()
-            return nil
-        }, context)
-        if created == 0 {
-            threaded = true
-        } else {
-            Unmanaged<HashingQueue>.fromOpaque(context).release()
-        }
+        thread = RelayThread.start { [self] in hashUntilClosed() }
+        threaded = thread != nil
     }
 
     /// Adds a copy of `bytes` to the current file's hash.
@@ -79,7 +70,7 @@ package final class HashingQueue: @unchecked Sendable {
     package func finish() -> [[UInt8]] {
         if !finished && threaded {
             queue.close()
-            pthread_join(thread, nil)
+            thread?.join()
         }
         finished = true
         return take()
