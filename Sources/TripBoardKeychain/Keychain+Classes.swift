@@ -109,7 +109,7 @@ extension Keychain {
             let earlierRows = try connection.statement("""
                 SELECT \(ItemRow.columns) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND protection IS NOT NULL
                     AND keybag_id IN (SELECT value FROM json_each(?))
-                """).rows([.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(earlierKeybags))]) { ItemRow(reading: $0) }
+                """).rows([.text(Self.deviceKeyID(device)), .text(JSONWriter.array(of: earlierKeybags))]) { ItemRow(reading: $0) }
             for case let row? in earlierRows {
                 try reseal(row, device: device)
                 CrashPoint.reach("keychain.converting")
@@ -132,14 +132,10 @@ extension Keychain {
         let items = try connection.integer("""
             SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ? AND protection IS NOT NULL
                 AND keybag_id IN (SELECT value FROM json_each(?))
-            """, [.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(earlier))])
+            """, [.text(Self.deviceKeyID(device)), .text(JSONWriter.array(of: earlier))])
         let current = try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: keybag.id, .complete)) != nil
         let wraps = try !current && earlier.contains { try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: $0, .complete)) != nil }
         return (items, wraps)
-    }
-
-    static func jsonArray(_ strings: [String]) throws -> String {
-        String(decoding: try JSON.encode(strings, pretty: false), as: UTF8.self)
     }
 
     /// A this-device-only item sealed under an earlier keybag, sealed again under the current
@@ -228,7 +224,7 @@ extension Keychain {
         let items = try connection.statement("""
             SELECT service, account FROM items WHERE accessibility = 'thisDeviceOnly' AND key_id = ?
                 AND keybag_id IN (SELECT value FROM json_each(?)) ORDER BY service, account
-            """).rows([.text(Self.deviceKeyID(device)), .text(try Self.jsonArray(keybags))]) { ($0.text(0), $0.text(1)) }
+            """).rows([.text(Self.deviceKeyID(device)), .text(JSONWriter.array(of: keybags))]) { ($0.text(0), $0.text(1)) }
         let wrapped = try keybags.contains { try wrap(wrappingKeyID: Self.classWrapID(device: device, keybag: $0, .complete)) != nil }
         let migratable = wrapped ? Int(try connection.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'")) : 0
         return KeybagDependents(thisDeviceOnly: items.map { (service: $0.0, account: $0.1) }, migratable: migratable)

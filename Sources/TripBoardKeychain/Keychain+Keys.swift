@@ -241,7 +241,7 @@ extension Keychain {
             replaced += [Self.classWrapID(device: device, keybag: id, .complete), Self.classWrapID(device: device, keybag: id, .untilFirstUnlock)]
         }
         try connection.statement("DELETE FROM container_key_wraps WHERE wrapped_by = 'device' AND wrapping_key_id IN (SELECT value FROM json_each(?))")
-            .run([.text(try Self.jsonArray(replaced))])
+            .run([.text(JSONWriter.array(of: replaced))])
         try storeWrap(of: root, id: id, wrappedBy: "device", wrappingKeyID: Self.classWrapID(device: device, keybag: keybag, .complete),
                       wrappingKey: try Self.classWrappingKey(classKey: complete, device: device, .complete), parameters: nil)
         try storeWrap(of: try Self.classContainerKey(root: root, .untilFirstUnlock), id: id, wrappedBy: "device",

@@ -96,12 +96,8 @@ extension SyncLedger {
     /// The records of `kind` among `ids`, in any state, in id order: one statement for the lot
     /// (a comparison of two stores reads them a batch at a time, not one lookup each).
     package func syncRecords(_ kind: RecordKind, ids: [String]) throws -> [SyncRecord] {
-        var list = JSONWriter(pretty: false)
-        list.beginArray()
-        for id in ids { list.string(id) }
-        list.endArray()
         let suffix = "WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
-        let values: [SQLValue] = [.text(String(decoding: list.bytes, as: UTF8.self))]
+        let values: [SQLValue] = [.text(JSONWriter.array(of: ids))]
         return switch kind {
         case .trip: try syncRecords(TripColumn.self, kind, suffix, values)
         case .place: try syncRecords(PlaceColumn.self, kind, suffix, values)
@@ -146,11 +142,8 @@ extension SyncLedger {
             // those of a batch in flight left out by the query; an attachment's record also reads
             // its file's name and hash.
             let prefix = kind.rawValue + "/"
-            var inFlight = JSONWriter(pretty: false)
-            inFlight.beginArray()
-            for key in excluding where key.hasPrefix(prefix) { inFlight.string(String(key.dropFirst(prefix.count))) }
-            inFlight.endArray()
-            let bound: [SQLValue] = [.integer(Int64(limit - records.count)), .text(String(decoding: inFlight.bytes, as: UTF8.self))]
+            let inFlight = JSONWriter.array(of: excluding.lazy.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+            let bound: [SQLValue] = [.integer(Int64(limit - records.count)), .text(inFlight)]
             let order = Self.pendingInPushOrder(kind)
             switch kind {
             case .trip: records += try syncRecords(TripColumn.self, kind, order, bound)

@@ -61,6 +61,15 @@ public struct JSONWriter {
 
     @inlinable public mutating func endArray() { close(UInt8(ascii: "]")) }
 
+    /// `strings` as one compact JSON array: a list to bind to SQLite's `json_each(?)`.
+    public static func array(of strings: some Sequence<String>) -> String {
+        var writer = JSONWriter(pretty: false)
+        writer.beginArray()
+        for string in strings { writer.string(string) }
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     /// The next member's key, a plain ASCII name that needs no escape.
     @inlinable public mutating func key(_ name: StaticString) {
         separator()
