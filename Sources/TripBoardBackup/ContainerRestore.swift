@@ -142,7 +142,9 @@ public struct ContainerRestore {
         if !dryRun, let refusal = try options.fileKeys.refusal(.complete) { throw refusal }
         // Tickets are sealed to this device's `complete-unless-open` key as they are staged when
         // it has a keybag already (its public key: nothing to unlock, nothing written): only the
-        // files whose rows ask another class are sealed a second time.
+        // files whose rows ask another class are sealed a second time. A device whose keys cannot
+        // be asked (none named, a keybag that does not read) stages under the transient keys, as
+        // before: a restore has had its keys asked just above, and a dry run needs none.
         let attachmentKeys: any FileKeys = (try? options.fileKeys.hasKeys()) == true ? options.fileKeys : transient
         let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys)
         // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
