@@ -146,6 +146,19 @@ extension SyncEngine {
         return try sealed.incarnation == deleting || !keychain.isDeadIncarnation(service: service, account: account, sealed.incarnation)
     }
 
+    /// Whether `local`, which a deletion of another incarnation meets, is an item set on this
+    /// device after that deletion and never acknowledged by the server (no version: neither pulled
+    /// nor pushed). Names are the record's id, so a device that never held the deleted item can
+    /// make one of the same name; no device could have replaced it, so the deletion cannot be of
+    /// it, and the later of the two stamps decides, as between two values.
+    private func isSetHereAfter(_ sealed: (incarnation: String, stamp: String)?, _ local: KeychainSyncItem, current: String,
+                                keychain: Keychain) throws -> Bool {
+        guard local.version == nil, local.pending, let sealed, sealed.incarnation != current,
+              let deletedAt = HybridStamp(sealed.stamp),
+              try !keychain.isDeadIncarnation(service: local.service, account: local.account, sealed.incarnation) else { return false }
+        return localStamp(updatedAt: local.updatedAt, after: nil) > deletedAt
+    }
+
     /// One record, inside the keychain's transaction. The merge rules are the store's: the later
     /// stamp wins a value edited on both sides, and delete beats edit.
     private func applySecret(_ remote: WireRecord, _ opened: OpenedSecret?, names: [String: (service: String, account: String)],
@@ -186,6 +199,12 @@ extension SyncEngine {
             // where this keychain was when it first ran this build), or one of an incarnation
             // this device knows replaced, is refused and the item sent again.
             let current = local.incarnation ?? Keychain.legacySyncIncarnation
+            if try isSetHereAfter(sealed, local, current: current, keychain: keychain) {
+                // Made on this device after that deletion and never on the server: not the item
+                // deleted (its name only). It stays, and goes to the server against the deletion's version.
+                try keychain.setSyncConflictVersion(service: service, account: account, version)
+                return
+            }
             guard try isBelieved(sealed, deleting: current, remote, service: service, account: account, keychain: keychain) else {
                 try keychain.setSyncState(service: service, account: account, pending: true, version: version, stamp: nil, digest: nil)
                 // A deletion of a replaced incarnation is counted only when seen before (a replay):

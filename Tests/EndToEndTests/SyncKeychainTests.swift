@@ -260,6 +260,41 @@ import TripBoardSystem
         #expect(try Self.secretRecords(server) == "1|0")
     }
 
+    /// B never held A's item. A deletes it; B then makes an item of the same name. The deletion
+    /// is not of B's item: it reaches the server and A, whether B's pull meets the deletion
+    /// (`pulledFirst`) or B's push meets it. The sync model found the second (seed 2227541982).
+    /// An item B made before A's deletion loses to it, as an older value would.
+    @Test(arguments: [(true, true), (false, true), (true, false), (false, false)])
+    func anItemMadeWhereTheDeletedOneNeverWasIsNotDeleted(pulledFirst: Bool, madeAfter: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        if !madeAfter { try Self.set(b, "vpn.example.net", "ana", "made-on-B", now: Date().addingTimeInterval(-600)) }
+        try Self.set(a, "vpn.example.net", "ana", "made-on-A")
+        try a.sync()
+        try a.ok("keychain", "delete", "vpn.example.net", "ana")
+        try a.sync()
+        #expect(try Self.secretRecords(server) == "0|1")
+        if !pulledFirst {
+            // B pulls the deletion of an item it never had, then makes one: its push meets the deletion.
+            try b.sync()
+        }
+        if madeAfter { try Self.set(b, "vpn.example.net", "ana", "made-on-B") }
+        let synced = try b.sync()
+        try a.sync()
+        if madeAfter {
+            #expect(synced["secretsDeleted"] as? Int ?? 0 == 0, "\(synced)")
+            #expect(try Self.get(b, "vpn.example.net", "ana").trimmedStdout == "made-on-B")
+            #expect(try Self.get(a, "vpn.example.net", "ana").trimmedStdout == "made-on-B")
+            #expect(try Self.secretRecords(server) == "1|0")
+        } else {
+            #expect(try Self.get(b, "vpn.example.net", "ana").status == 66)
+            #expect(try Self.get(a, "vpn.example.net", "ana").status == 66)
+            #expect(try Self.secretRecords(server) == "0|1")
+        }
+        #expect(try Self.pendingKeychainItems(a) == 0 && Self.pendingKeychainItems(b) == 0)
+        #expect(synced["refused"] as? Int ?? 0 == 0, "\(synced)")
+    }
+
     /// A keychain of schema 2 (before keychain sync) on a device that already syncs: its
     /// migratable items wait for the server once it is upgraded, and the first sync sends them.
     @Test func aKeychainOfSchemaTwoSendsItsMigratableItemsOnTheFirstSync() throws {
