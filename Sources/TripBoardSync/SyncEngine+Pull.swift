@@ -301,9 +301,10 @@ extension SyncEngine {
             local.syncState = .synchronized
         }
         var (merged, kept, knownHere, sendWhole) = try mergeFields(of: local, with: fields, version: version, at: now)
-        if kind == .attachment && !local.isInTrash, let parentTrashed {
+        if kind == .attachment && !local.isInTrash, let parentTrashed = try merged.parent.map({ try trashPlace(of: $0) }) ?? nil {
             // Moved there to a booking deleted here: it joins the booking in the trash, and its
-            // deletion is sent — delete beats edit, as for a record added there.
+            // deletion is sent — delete beats edit, as for a record added there. The booking is
+            // the merged one: moved here later (a merge of bookings), it stays where it went.
             merged.syncState = .pendingDeletion
             if let entry = parentTrashed { try ledger.placeInTrash(kind, id: remote.id, with: entry, at: now) }
         }

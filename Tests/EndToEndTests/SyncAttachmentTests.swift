@@ -255,4 +255,43 @@ import TripBoardKeys
         #expect(try server.psql("SELECT count(*) FROM tripboard.blobs") == "1")
         #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'attachment'") == "2")
     }
+
+    /// B merges the ticket's booking into another (the attachment moves, the old booking goes to
+    /// the trash) while the server serves the attachment with its old booking: edited on A
+    /// meanwhile, or read again by a reconcile once the horizon passed. The attachment follows
+    /// the merged booking, not the one the server names: edited elsewhere, it used to join the
+    /// old booking in the trash, and its deletion went to every device (the sync model, seed
+    /// 3792725341).
+    @Test(arguments: [false, true])
+    func aTicketMovedByAMergeStaysWhenTheServerServesItsOldBooking(editedElsewhere: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (_, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        let old = try #require(attachment["bookingId"] as? String)
+        let trip = try a.container.sqlite("SELECT trip_id FROM bookings WHERE id = '\(old)'").trimmedStdout
+        let kept = try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Thalys 9312")
+        try a.sync()
+        try b.sync()
+        try b.ok("booking", "merge", kept, old)
+        #expect(try b.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout == "\(kept)|1")
+        if editedElsewhere {
+            try a.ok("attachment", "protect", id, "until-first-unlock")
+            try a.sync()
+        } else {
+            try server.psql("UPDATE tripboard.zones SET change_sequence = change_sequence + 1, purged_through = change_sequence + 1")
+        }
+        let merged = try b.sync()
+        #expect(merged["trashed"] as? Int ?? 0 == 0 && merged["pending"] as? Int == 0, "\(merged)")
+        if !editedElsewhere { #expect(merged["reconciled"] as? String == "horizonPassed", "\(merged)") }
+        try a.sync()
+        for device in [a, b] {
+            #expect(try device.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout == "\(kept)|1")
+            #expect(try device.container.sqlite("SELECT count(*) FROM bookings WHERE trashed_at IS NULL").trimmedStdout == "1")
+        }
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == "f")
+        if editedElsewhere {
+            #expect(try b.container.sqlite("SELECT protection FROM attachments").trimmedStdout == "until-first-unlock")
+        }
+    }
 }
