@@ -163,7 +163,11 @@ extension SyncEngine {
             } ?? false
             let renumberedDeletion = remote.deleted && !deletedHere && (version == current || unseenDeletion)
             let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
-            guard renumberedDeletion || newStamps || laterIncarnation else {
+            // Deleted on both sides, the server's deletion numbered below the version this device's
+            // waits against (the server went back): acknowledged (`applyDeletion`), else this
+            // device's push would meet the server's version at every run, for good.
+            let deletedBothLower = remote.deleted && local.isTombstone && version < current
+            guard renumberedDeletion || newStamps || laterIncarnation || deletedBothLower else {
                 // Our own push coming back, or the same content at a version the server numbered
                 // lower (it went back): the next push goes against the server's version — a
                 // deletion waiting here too, which beats the live copy whatever it holds (else it
@@ -323,14 +327,18 @@ extension SyncEngine {
     /// trash), else moved to the trash — delete beats edit.
     private func applyDeletion(of local: SyncRecord, version: Int64, at now: String, deleting sealed: (value: JSONValue, stamp: HybridStamp)?) throws {
         let (kind, id) = (local.kind, local.id)
-        try ledger.clearShadow(kind, id: id)
+        try ledger.clearShadow(kind, id: id, keeping: SyncLedger.keptThroughDeletion)
         // The ledger: this incarnation (and the one named, if another) is over, whatever a purge
         // of the trash does later; and this deletion is one seen, should it be served again.
         try ledger.noteDead(kind, id: id, incarnation: try currentIncarnation(of: local))
         if let deleted = sealed?.value.stringValue { try ledger.noteDead(kind, id: id, incarnation: deleted) }
         if let sealed { try ledger.noteDeletionSeen(kind, id: id, stamp: sealed.stamp.description) }
         if local.isTombstone || local.isInTrash {
-            // Deleted on both sides (or already in the trash here): the server's deletion is acknowledged.
+            // Deleted on both sides (or already in the trash here): the server's deletion is
+            // acknowledged — at the server's number, below the one held here when it went back.
+            if let current = local.remoteVersion, version < current {
+                try ledger.setSyncMetadata(kind, id: id, state: local.syncState, remoteVersion: version)
+            }
             if try !ledger.recordAcknowledgement(kind: kind, id: id, remoteVersion: version) {
                 try ledger.setSyncMetadata(kind, id: id, state: local.syncState, remoteVersion: version)
             }

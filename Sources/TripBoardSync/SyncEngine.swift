@@ -404,7 +404,7 @@ public final class SyncEngine {
                 record -> (SyncRecord, [String: ShadowField], [String: String], String?, Bool) in
                 if record.isTombstone { return (record, [:], [:], try ledger.incarnation(record.kind, id: record.id), false) }
                 let shadow = try ledger.shadow(record.kind, id: record.id)
-                let whole = try shadow.isEmpty || (anyWhole && ledger.isToSendWhole(record.kind, id: record.id))
+                let whole = try SyncLedger.isOnlyKept(shadow) || (anyWhole && ledger.isToSendWhole(record.kind, id: record.id))
                 return (record, shadow, anyEdits ? try ledger.fieldEdits(record.kind, id: record.id) : [:],
                         anyMadeHere && whole ? try ledger.incarnation(record.kind, id: record.id) : nil, whole)
             }
@@ -416,8 +416,11 @@ public final class SyncEngine {
                 let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
                                                 incarnation: incarnation ?? SyncLedger.legacyIncarnation)
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
-                // The deletion's stamp, so that once the server has it this device knows it as seen.
-                let seen = fields.mapValues { ShadowField(value: "", stamp: $0.stamp) }
+                // The deletion's stamp, so that once the server has it this device knows it as seen,
+                // and the incarnation it deletes (JSON), which is then over.
+                let deleted = String(decoding: JSONValue.string(incarnation ?? SyncLedger.legacyIncarnation).serialized(pretty: false, sortedKeys: true),
+                                     as: UTF8.self)
+                let seen = fields.mapValues { ShadowField(value: deleted, stamp: $0.stamp) }
                 entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: true, fields: seen))
                 continue
             }
@@ -681,9 +684,12 @@ public final class SyncEngine {
         case .acknowledged, .changedSince: break
         }
         if entry.deleted {
-            try ledger.clearShadow(kind, id: entry.id)
-            // The server has the deletion: that incarnation is over, in the ledger a purge keeps.
-            try ledger.noteDead(kind, id: entry.id, incarnation: try ledger.incarnation(kind, id: entry.id) ?? SyncLedger.legacyIncarnation)
+            try ledger.clearShadow(kind, id: entry.id, keeping: SyncLedger.keptThroughDeletion)
+            // The server has the deletion: that incarnation is over, in the ledger a purge keeps —
+            // the one the deletion named (a restore since may have made another), or, for a batch
+            // an earlier build saved (no value: not JSON), the record's current one.
+            let named = entry.fields[Self.deletionField].flatMap { try? JSONValue.parse(Array($0.value.utf8)).stringValue }
+            try ledger.noteDead(kind, id: entry.id, incarnation: try named ?? ledger.incarnation(kind, id: entry.id) ?? SyncLedger.legacyIncarnation)
             if let stamp = entry.fields[Self.deletionField]?.stamp { try ledger.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
         } else {
             try ledger.setShadow(kind, id: entry.id, fields: entry.fields)

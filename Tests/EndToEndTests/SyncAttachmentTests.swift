@@ -279,7 +279,7 @@ import TripBoardKeys
             try a.ok("attachment", "protect", id, "until-first-unlock")
             try a.sync()
         } else {
-            try server.psql("UPDATE tripboard.zones SET change_sequence = change_sequence + 1, purged_through = change_sequence + 1")
+            _ = try server.psql("UPDATE tripboard.zones SET change_sequence = change_sequence + 1, purged_through = change_sequence + 1")
         }
         let merged = try b.sync()
         #expect(merged["trashed"] as? Int ?? 0 == 0 && merged["pending"] as? Int == 0, "\(merged)")
@@ -293,5 +293,42 @@ import TripBoardKeys
         if editedElsewhere {
             #expect(try b.container.sqlite("SELECT protection FROM attachments").trimmedStdout == "until-first-unlock")
         }
+    }
+
+    /// A's trip was deleted there when B filed a ticket into it: the ticket arrives on A straight
+    /// into the trash with the trip, its file never fetched, and A sends its deletion. Restored on
+    /// A with the trip, it goes back up naming the blob its file is in, and A fetches the file:
+    /// nothing stays pending. It used to wait for good for a file A never had (the sync model,
+    /// seed 862173165).
+    @Test func aTicketRestoredBeforeItsFileEverCameIsFetched() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Paris", start: "2026-12-10", end: "2026-12-14")
+        try a.sync()
+        try b.sync()
+        try a.ok("trip", "delete", trip)
+        let booking = try b.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Thalys 9312")
+        let pdf = TicketPDF.make(lines: TicketPDF.boardingPass, padding: 1_500_000, salt: "restored")
+        let shared = try b.container.shareOK(try b.container.input(pdf, as: "thalys.pdf"), "--booking", booking)
+        let id = try #require((shared["attachment"] as? [String: Any])?["id"] as? String)
+        try b.sync()
+        try a.sync()
+        try a.sync()
+        #expect(try a.container.sqlite("SELECT state, trashed_at IS NOT NULL, sync_state FROM attachments").trimmedStdout == "missing|1|synchronized")
+        #expect(try server.psql("SELECT bool_and(deleted) FROM tripboard.records") == "t")
+
+        try a.ok("trash", "restore", trip)
+        let restored = try a.sync()
+        #expect(restored["pending"] as? Int == 0 && restored["blobsDownloaded"] as? Int == 1, "\(restored)")
+        #expect(try a.ok("sync", "pending") == "Everything is synchronized.")
+        let listed = try #require(try a.json("attachment", "list") as? [[String: Any]])
+        #expect(listed.count == 1 && listed.first?["id"] as? String == id && listed.first?["state"] as? String == "present", "\(listed)")
+        let relative = try #require(listed.first?["relativePath"] as? String)
+        #expect(try a.container.unsealed("container/" + relative) == pdf)
+
+        try b.sync()
+        #expect(try b.container.sqlite("SELECT state, trashed_at IS NULL FROM attachments").trimmedStdout == "present|1")
+        #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
+        #expect(try server.psql("SELECT count(*) FILTER (WHERE NOT deleted) FROM tripboard.records") == "3")
     }
 }

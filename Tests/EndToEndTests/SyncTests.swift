@@ -241,6 +241,48 @@ import TripBoardModel
         #expect(try a.content() == b.content())
     }
 
+    /// B deletes the trip and restores it before any sync: an undo that never left B, not a new
+    /// life of the trip. A's later deletion takes it on B too (it used to be refused there as the
+    /// deletion of a life B's restore had ended, and B sent the trip back for good: the sync
+    /// model, seed 1888725761). Whether B syncs in between (`bSyncsBetween`) changes nothing.
+    @Test(arguments: [true, false])
+    func aDeletionUndoneBeforeItLeftIsNoNewLife(bSyncsBetween: Bool) throws {
+        let (server, a, b) = try Self.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.container.addTrip("Oslo", start: "2026-12-01", end: "2026-12-04")
+        try a.ok("place", "add", "--trip", trip, "--name", "Vigeland Park")
+        try a.sync()
+        try b.sync()
+
+        try b.ok("trip", "delete", trip)
+        try b.ok("trash", "restore", trip)
+        #expect(try b.container.sqlite("SELECT count(*) FROM sync_incarnations").trimmedStdout == "0", "no new incarnation")
+        if bSyncsBetween {
+            let between = try b.sync()
+            #expect(between["pushed"] as? Int ?? 0 == 0, "nothing changed: \(between)")
+            try a.sync()
+        }
+        try a.ok("trip", "delete", trip)
+        try a.sync()
+        let pulled = try b.sync()
+        #expect(pulled["trashed"] as? Int == 1 && pulled["refused"] as? Int ?? 0 == 0, "\(pulled)")
+        try a.sync()
+        for device in [a, b] {
+            #expect(try device.ok("trip", "list").hasPrefix("No trips yet"))
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        #expect(try server.psql("SELECT bool_and(deleted) FROM tripboard.records") == "t")
+
+        // A deletion that reached the server, restored: a new life, which a replay of the old
+        // deletion cannot take (`SyncHostileServerTests`), and which the other device sees.
+        try b.ok("trash", "restore", trip)
+        #expect(try b.container.sqlite("SELECT count(*) FROM sync_incarnations").trimmedStdout == "2", "the trip and its place")
+        try b.sync()
+        try a.sync()
+        #expect(try a.ok("place", "list", "--trip", trip).contains("Vigeland Park"))
+        #expect(try a.content() == b.content())
+    }
+
     /// Killed right after the server committed a batch and before the device recorded it: the
     /// next run sends the same batch (same mutation id) and the server answers what it did.
     @Test func aBatchSentAgainAfterAKillIsAppliedOnce() throws {

@@ -218,6 +218,17 @@ extension SyncLedger {
     /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
     /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
     /// (`keeping`: an SQL condition on the rows to keep.)
+    /// What a deletion leaves of a record's shadow: an attachment's blob name, so that a restore
+    /// can name the blob it never fetched (the name is keyed by the file's bytes), sending the
+    /// record and fetching the file. A shadow of nothing else is sent whole (`isOnlyKept`).
+    package static let keptThroughDeletion = "field = 'blob'"
+
+    /// Whether a shadow holds nothing but what a deletion keeps: the server knows none of the
+    /// record's fields.
+    package static func isOnlyKept(_ shadow: [String: ShadowField]) -> Bool {
+        shadow.keys.allSatisfy { $0 == "blob" }
+    }
+
     package func clearShadow(_ kind: RecordKind, id: String, pinningIncarnation: Bool = true, keeping: String = "0") throws {
         if pinningIncarnation { try connection.statement("""
             INSERT OR IGNORE INTO sync_incarnations (kind, id, incarnation)
@@ -295,6 +306,15 @@ extension SyncLedger {
         guard let row = try connection.statement("SELECT mutation_id, request, local FROM sync_outgoing ORDER BY created_at LIMIT 1")
             .rows({ ($0.text(0), $0.text(1), $0.text(2)) }).first else { return nil }
         return (row.0, Array(row.1.utf8), Array(row.2.utf8))
+    }
+
+    /// Whether a saved batch (sent or not, its answer not recorded yet) carries the deletion of
+    /// the record: the server may have it.
+    package func deletionInFlight(_ kind: RecordKind, id: String) throws -> Bool {
+        try connection.integer("""
+            SELECT EXISTS (SELECT 1 FROM sync_outgoing, json_each(sync_outgoing.local) AS entry
+                           WHERE entry.value ->> 'kind' = ? AND entry.value ->> 'id' = ? AND entry.value ->> 'deleted')
+            """, [.text(kind.rawValue), .text(id)]) == 1
     }
 
     /// Removes the saved batch `mutationID`, inside the transaction that records its answers.

@@ -47,13 +47,13 @@ extension SyncLedger {
 
     /// Attachments a pulled deletion of their booking (or trip) took to the trash as the server
     /// had them (`moveToTrashInTransaction(pulled:)`), once the pull has caught up: one that the
-    /// server has live still (its shadow: no deletion of its own came, which clears it) and that
-    /// was not moved to a live booking meanwhile becomes a deletion to send.
+    /// server has live still (its shadow: no deletion of its own came, which clears it but for
+    /// the blob's name) and that was not moved to a live booking meanwhile becomes a deletion to send.
     /// Asked after every pull: the write lock is taken only when there is one.
     package func sendOwedAttachmentDeletions() throws {
         let owed = """
             trashed_at IS NOT NULL AND trashed_with <> id AND sync_state = 'synchronized' AND remote_version IS NOT NULL
-              AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id)
+              AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id AND s.field <> 'blob')
             """
         guard try connection.statement("SELECT 1 FROM attachments WHERE \(owed) LIMIT 1").rows({ _ in true }).first == true else { return }
         try connection.writeTransaction {

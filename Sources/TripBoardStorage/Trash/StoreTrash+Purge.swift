@@ -16,12 +16,21 @@ extension StoreTrash {
             }
             try requireRestorablePlace(of: entry)
             for (member, scope) in Self.memberScopes(of: kind, liveOnly: false) {
+                // A deletion that never left this device (unsent, in no saved batch) is undone: the
+                // server and every other device still hold this incarnation, and a deletion of it
+                // made elsewhere still takes it (delete beats edit). One that may have left comes
+                // back as a new incarnation: a deletion of the old one, replayed, cannot take it.
+                var unsent = Set<String>()
+                for candidate in try connection.statement("""
+                    SELECT id FROM \(member.table) WHERE \(scope) AND trashed_with = ?2 AND sync_state = 'pendingDeletion'
+                    """).rows([.text(now), .text(id)], { $0.text(0) }) where try !store.syncLedger.deletionInFlight(member, id: candidate) {
+                    unsent.insert(candidate)
+                }
                 let restored = try connection.statement("""
                     UPDATE \(member.table) SET trashed_at = NULL, trashed_with = NULL, sync_state = 'pendingUpload', updated_at = ?1
                     WHERE \(scope) AND trashed_with = ?2 RETURNING id
                     """).rows([.text(now), .text(id)]) { $0.text(0) }
-                // Each comes back as a new incarnation: a deletion of the old one, replayed, cannot take it.
-                for restoredID in restored { try store.syncLedger.endIncarnation(member, id: restoredID) }
+                for restoredID in restored where !unsent.contains(restoredID) { try store.syncLedger.endIncarnation(member, id: restoredID) }
             }
             return entry
         }
