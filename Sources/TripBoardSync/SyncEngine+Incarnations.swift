@@ -12,6 +12,9 @@ extension SyncEngine {
     /// incarnation it deletes.
     static let incarnationField = "incarnation"
     static let deletionField = "deletion"
+    /// The sealed field of a deletion that went with another record's (a trip's places, bookings
+    /// and tickets; a booking's tickets): that record's id, the trash entry it went in.
+    static let deletedWithField = "deletedWith"
 
     /// What a pulled deletion may do here.
     enum DeletionVerdict {
@@ -76,6 +79,35 @@ extension SyncEngine {
             return late
         }
         return .believe(incarnation: deleted)
+    }
+
+    /// Whether a believed deletion that went with another record's (`deletedWith`) no longer
+    /// reaches `local` here: it was moved out from under that record (a ticket moved to a booking
+    /// of another trip, before the device that deleted the trip had seen the move). Its deletion
+    /// was of what that record held there; here the record is elsewhere, and stays. A deletion
+    /// this device has seen before is not weighed again.
+    func isMovedOutOfDeletion(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord) throws -> Bool {
+        guard !local.isTombstone, !local.isInTrash, let with = fields[Self.deletedWithField]?.value.stringValue, with != remote.id,
+              let sealed = fields[Self.deletionField], try !ledger.sawDeletion(local.kind, id: remote.id, stamp: sealed.stamp.description)
+        else { return false }
+        guard let parent = local.parent else { return false }
+        if parent.id == with { return false }
+        guard parent.kind == .booking else { return true }
+        // A ticket: under the deleted trip if its booking is.
+        guard let booking = try ledger.syncRecord(.booking, id: parent.id) else { return false }
+        return booking.tripId != with
+    }
+
+    /// `local`, moved out from under a record deleted elsewhere (`isMovedOutOfDeletion`), stays:
+    /// the deletion is seen, the life it ended is over and this record's next one goes to the
+    /// server whole, against the deletion's version, so that the devices that applied the
+    /// deletion take it back out of their trash under its new place.
+    func keepMovedOut(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord, kind: RecordKind, version: Int64) throws {
+        if let sealed = fields[Self.deletionField] { try ledger.noteDeletionSeen(kind, id: remote.id, stamp: sealed.stamp.description) }
+        try ledger.endIncarnation(kind, id: remote.id)
+        try ledger.markSentWhole(kind, id: remote.id)
+        try ledger.setSyncMetadata(kind, id: remote.id, state: .pendingUpload, remoteVersion: version)
+        report.keptMovedOut += 1
     }
 
     /// What `admitIncarnation` made of a pulled live record.

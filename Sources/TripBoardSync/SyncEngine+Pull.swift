@@ -126,12 +126,16 @@ extension SyncEngine {
         try open(Self.lostEditsField)
         try open(Self.incarnationField)
         try open(Self.deletionField)
+        try open(Self.deletedWithField)
         let local = try ledger.syncRecord(kind, id: remote.id)
         // Incarnations first: a deletion no device sealed, or one of an incarnation this device
         // knows replaced, and a live copy of an incarnation that is over, are refused.
         if remote.deleted {
             switch try judgeDeletion(remote, fields: fields, local: local, kind: kind) {
-            case .believe: break
+            case .believe:
+                if let local, try isMovedOutOfDeletion(remote, fields: fields, local: local) {
+                    return try keepMovedOut(remote, fields: fields, local: local, kind: kind, version: version)
+                }
             case .refuse(let cause): return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: cause)
             case .superseded: return try declineDeletion(remote, local: local, kind: kind, version: version, refusing: nil)
             }
@@ -162,7 +166,12 @@ extension SyncEngine {
                 try !ledger.sawDeletion(kind, id: remote.id, stamp: $0.stamp.description)
             } ?? false
             let renumberedDeletion = remote.deleted && !deletedHere && (version == current || unseenDeletion)
-            let newStamps = !remote.deleted && !deletedHere ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
+            // A ticket a pulled deletion of its booking took to the trash (still `synchronized`)
+            // is weighed as a live one: a copy with new stamps may have moved it elsewhere first,
+            // numbered with the version held here by a server that lost the record.
+            let trashedWithItsBooking = local.isInTrash && !local.isTombstone && local.syncState == .synchronized
+            let newStamps = !remote.deleted && (!deletedHere || trashedWithItsBooking)
+                ? try bringsNewStamps(fields, kind: kind, id: remote.id) : false
             // Deleted on both sides, the server's deletion numbered below the version this device's
             // waits against (the server went back): acknowledged (`applyDeletion`), else this
             // device's push would meet the server's version at every run, for good.

@@ -26,6 +26,9 @@ public struct SyncReport: Sendable, Equatable, Codable {
     public var merged = 0
     /// Records deleted on another device and moved to the trash here (delete beats edit).
     public var trashed = 0
+    /// Records whose deletion went with a trip's or booking's deleted on another device, but
+    /// which were moved out from under it here: kept, and sent as a new life.
+    public var keptMovedOut = 0
     /// Records a salvage had recreated in place of lost ones (`container salvage`) that the
     /// server's copies replaced, or that held nothing any more and were removed.
     public var placeholdersReplaced = 0
@@ -414,7 +417,8 @@ public final class SyncEngine {
             if record.isTombstone {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
                 let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
-                                                incarnation: incarnation ?? SyncLedger.legacyIncarnation)
+                                                incarnation: incarnation ?? SyncLedger.legacyIncarnation,
+                                                with: record.trashedWith == record.id ? nil : record.trashedWith)
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
                 // The deletion's stamp, so that once the server has it this device knows it as seen,
                 // and the incarnation it deletes (JSON), which is then over.
@@ -478,11 +482,19 @@ public final class SyncEngine {
     /// deletes (this device's current one unless given; the legacy one for a record an earlier
     /// build synced), stamped with the deletion's time. The server cannot make one, nor move one
     /// to another record or incarnation.
-    func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String? = nil) throws -> [String: SealedField] {
+    /// `with`: the record whose deletion this one went with (its trash entry), sealed as
+    /// `deletedWith`, so that a device where the record was moved elsewhere keeps it.
+    func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String? = nil,
+                        with entry: String? = nil) throws -> [String: SealedField] {
         let deleted = try incarnation ?? ledger.incarnation(kind, id: id) ?? SyncLedger.legacyIncarnation
         let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: updatedAt, after: nil).description
-        return [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
+        var fields = [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
+        if let entry {
+            fields[Self.deletedWithField] = try key.seal(canonical: JSONValue.string(entry).serialized(pretty: false, sortedKeys: true),
+                                                         kind: kind, id: id, field: Self.deletedWithField, stamp: stamp)
+        }
+        return fields
     }
 
     /// Records edited and edited back: the server already has these values, so they are

@@ -331,4 +331,77 @@ import TripBoardKeys
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
         #expect(try server.psql("SELECT count(*) FILTER (WHERE NOT deleted) FROM tripboard.records") == "3")
     }
+
+    /// A moves a ticket from a booking of Paris to one of Lyon and has not synced when B, which
+    /// never saw the move, deletes Paris: B's deletion of the ticket went with the trip's. On A
+    /// the ticket is under Lyon, so that deletion no longer reaches it: A keeps it and sends it
+    /// again (a new life), and B takes it back out of its trash under Lyon. It used to go to A's
+    /// trash too (the sync model, seed 3695203037). A ticket still under Paris on A goes with it.
+    @Test(arguments: [true, false])
+    func aTicketMovedOutOfATripDeletedElsewhereStays(moved: Bool) throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let (pdf, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        let paris = try a.container.sqlite("SELECT id FROM trips").trimmedStdout
+        let lyon = try a.container.addTrip("Lyon", start: "2027-01-10", end: "2027-01-12")
+        let hotel = try a.ok("booking", "add", "--trip", lyon, "--kind", "hotel", "--title", "Hôtel des Célestins")
+        try a.sync()
+        try b.sync()
+        if moved { try a.ok("attachment", "move", id, "--booking", hotel) }
+        try b.ok("trip", "delete", paris)
+        try b.sync()
+        let pulled = try a.sync()
+        #expect(pulled["refused"] as? Int ?? 0 == 0, "\(pulled)")
+        try b.sync()
+        try a.sync()
+        for device in [a, b] {
+            let state = try device.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout
+            #expect(state == (moved ? "\(hotel)|1" : "\(try #require(attachment["bookingId"] as? String))|0"), "\(state)")
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+            #expect(try device.ok("trip", "list").contains("Lyon") && !device.ok("trip", "list").contains("Paris"))
+        }
+        if moved {
+            #expect(pulled["keptMovedOut"] as? Int == 1, "\(pulled)")
+            #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == "f")
+            let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
+            let relative = try #require(listed.first?["relativePath"] as? String)
+            #expect(try b.container.unsealed("container/" + relative) == pdf)
+        } else {
+            #expect(pulled["keptMovedOut"] as? Int ?? 0 == 0, "\(pulled)")
+        }
+    }
+
+    /// A merges the ticket's booking into another (the ticket moves, the old booking goes to the
+    /// trash) and the server is then restored from a dump older than all of it: A sends it all
+    /// again, numbered from 1, as B holds it. B pulls the old booking's deletion (its ticket goes
+    /// to the trash with it) and then the ticket under the new booking, at the version B holds:
+    /// it comes out of the trash there. It used to be passed over as deleted here, and B then sent
+    /// its deletion to every device (the sync model, seed 1863512531).
+    @Test func aTicketMovedThenSentAgainToAServerThatLostItComesOutOfTheTrash() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let dump = server.directory + "/before-ticket.dump"
+        try server.backUp(to: dump)
+        let (_, attachment) = try Self.shareTicket(on: a)
+        let id = try #require(attachment["id"] as? String)
+        let old = try #require(attachment["bookingId"] as? String)
+        let trip = try a.container.sqlite("SELECT trip_id FROM bookings WHERE id = '\(old)'").trimmedStdout
+        let kept = try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Thalys 9312")
+        try a.sync()
+        try b.sync()
+        try a.ok("booking", "merge", kept, old)
+        try server.restore(from: dump)
+        let resent = try a.sync()
+        #expect(resent["reconciled"] as? String == "serverLostChanges", "\(resent)")
+        #expect(try server.psql("SELECT version FROM tripboard.records WHERE id = '\(id)'") == "1")
+        let pulled = try b.sync()
+        #expect(pulled["pending"] as? Int == 0, "\(pulled)")
+        try a.sync()
+        for device in [a, b] {
+            #expect(try device.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout == "\(kept)|1")
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == "f")
+    }
 }
