@@ -22,6 +22,15 @@ import TripBoardKeys
         return (pdf, try #require(shared["attachment"] as? [String: Any]))
     }
 
+    /// `shareTicket` on `device`: the bytes, and the ids of the attachment, its booking and its trip.
+    static func sharedTicket(on device: SyncDevice) throws -> (pdf: Data, id: String, booking: String, trip: String) {
+        let (pdf, attachment) = try shareTicket(on: device)
+        let id = try #require(attachment["id"] as? String)
+        let booking = try #require(attachment["bookingId"] as? String)
+        let trip = try device.container.sqlite("SELECT trip_id FROM bookings WHERE id = '\(booking)'").trimmedStdout
+        return (pdf, id, booking, trip)
+    }
+
     @Test func aTicketTravelsSealedAndArrivesVerifiedAndItsDeletionFollows() throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
@@ -266,10 +275,7 @@ import TripBoardKeys
     func aTicketMovedByAMergeStaysWhenTheServerServesItsOldBooking(editedElsewhere: Bool) throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
-        let (_, attachment) = try Self.shareTicket(on: a)
-        let id = try #require(attachment["id"] as? String)
-        let old = try #require(attachment["bookingId"] as? String)
-        let trip = try a.container.sqlite("SELECT trip_id FROM bookings WHERE id = '\(old)'").trimmedStdout
+        let (_, id, old, trip) = try Self.sharedTicket(on: a)
         let kept = try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Thalys 9312")
         try a.sync()
         try b.sync()
@@ -341,9 +347,7 @@ import TripBoardKeys
     func aTicketMovedOutOfATripDeletedElsewhereStays(moved: Bool) throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
-        let (pdf, attachment) = try Self.shareTicket(on: a)
-        let id = try #require(attachment["id"] as? String)
-        let paris = try a.container.sqlite("SELECT id FROM trips").trimmedStdout
+        let (pdf, id, booking, paris) = try Self.sharedTicket(on: a)
         let lyon = try a.container.addTrip("Lyon", start: "2027-01-10", end: "2027-01-12")
         let hotel = try a.ok("booking", "add", "--trip", lyon, "--kind", "hotel", "--title", "Hôtel des Célestins")
         try a.sync()
@@ -357,7 +361,7 @@ import TripBoardKeys
         try a.sync()
         for device in [a, b] {
             let state = try device.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout
-            #expect(state == (moved ? "\(hotel)|1" : "\(try #require(attachment["bookingId"] as? String))|0"), "\(state)")
+            #expect(state == (moved ? "\(hotel)|1" : "\(booking)|0"), "\(state)")
             #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
             #expect(try device.ok("trip", "list").contains("Lyon") && !device.ok("trip", "list").contains("Paris"))
         }
@@ -383,10 +387,7 @@ import TripBoardKeys
         defer { withExtendedLifetime(server) {} }
         let dump = server.directory + "/before-ticket.dump"
         try server.backUp(to: dump)
-        let (_, attachment) = try Self.shareTicket(on: a)
-        let id = try #require(attachment["id"] as? String)
-        let old = try #require(attachment["bookingId"] as? String)
-        let trip = try a.container.sqlite("SELECT trip_id FROM bookings WHERE id = '\(old)'").trimmedStdout
+        let (_, id, old, trip) = try Self.sharedTicket(on: a)
         let kept = try a.ok("booking", "add", "--trip", trip, "--kind", "train", "--title", "Thalys 9312")
         try a.sync()
         try b.sync()

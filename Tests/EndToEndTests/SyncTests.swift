@@ -199,16 +199,22 @@ import TripBoardModel
         #expect(try Self.tripName(b, trip) == "Nizza")
     }
 
-    /// A deletes the trip while B renames it. Delete wins on both; B's edited version is in B's
-    /// trash, and in A's too when A learned of the edit before its deletion reached the server.
-    @Test(arguments: [true, false])
-    func deleteBeatsAConcurrentEdit(deletionPushedFirst: Bool) throws {
-        let (server, a, b) = try Self.twoDevices()
-        defer { withExtendedLifetime(server) {} }
+    /// Two devices with the trip Oslo and its place Vigeland Park on both; returns the trip's id.
+    static func osloOnBoth() throws -> (PostgresServer, SyncDevice, SyncDevice, String) {
+        let (server, a, b) = try twoDevices()
         let trip = try a.container.addTrip("Oslo", start: "2026-12-01", end: "2026-12-04")
         try a.ok("place", "add", "--trip", trip, "--name", "Vigeland Park")
         try a.sync()
         try b.sync()
+        return (server, a, b, trip)
+    }
+
+    /// A deletes the trip while B renames it. Delete wins on both; B's edited version is in B's
+    /// trash, and in A's too when A learned of the edit before its deletion reached the server.
+    @Test(arguments: [true, false])
+    func deleteBeatsAConcurrentEdit(deletionPushedFirst: Bool) throws {
+        let (server, a, b, trip) = try Self.osloOnBoth()
+        defer { withExtendedLifetime(server) {} }
 
         try a.ok("trip", "delete", trip)
         try b.ok("trip", "edit", trip, "--name", "Oslo in the snow")
@@ -247,12 +253,8 @@ import TripBoardModel
     /// model, seed 1888725761). Whether B syncs in between (`bSyncsBetween`) changes nothing.
     @Test(arguments: [true, false])
     func aDeletionUndoneBeforeItLeftIsNoNewLife(bSyncsBetween: Bool) throws {
-        let (server, a, b) = try Self.twoDevices()
+        let (server, a, b, trip) = try Self.osloOnBoth()
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.container.addTrip("Oslo", start: "2026-12-01", end: "2026-12-04")
-        try a.ok("place", "add", "--trip", trip, "--name", "Vigeland Park")
-        try a.sync()
-        try b.sync()
 
         try b.ok("trip", "delete", trip)
         try b.ok("trash", "restore", trip)
