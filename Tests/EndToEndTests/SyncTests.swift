@@ -285,6 +285,27 @@ import TripBoardModel
         #expect(try a.content() == b.content())
     }
 
+    /// B deletes the trip and a sync is killed once the batch carrying the deletion is saved: the
+    /// deletion may have left, so restoring the trip then makes a new life, which the batch sent
+    /// again on the next run cannot take. The trip ends live on both.
+    @Test func aRestoreWhileTheDeletionIsInFlightIsANewLife() throws {
+        let (server, a, b, trip) = try Self.osloOnBoth()
+        defer { withExtendedLifetime(server) {} }
+        try b.ok("trip", "delete", trip)
+        let killed = try b.app("sync", "now", environment: [CrashPoint.environmentVariable: "sync.batch-saved"])
+        #expect(killed.wasSignaled, "\(killed)")
+        try b.ok("trash", "restore", trip)
+        #expect(try b.container.sqlite("SELECT count(*) FROM sync_incarnations").trimmedStdout == "2", "the trip and its place")
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        for device in [a, b] {
+            #expect(try device.ok("place", "list", "--trip", trip).contains("Vigeland Park"))
+            #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
+        }
+        #expect(try server.psql("SELECT count(*) FILTER (WHERE deleted) FROM tripboard.records") == "0")
+    }
+
     /// Killed right after the server committed a batch and before the device recorded it: the
     /// next run sends the same batch (same mutation id) and the server answers what it did.
     @Test func aBatchSentAgainAfterAKillIsAppliedOnce() throws {

@@ -313,7 +313,7 @@ extension SyncLedger {
     package func deletionInFlight(_ kind: RecordKind, id: String) throws -> Bool {
         try connection.integer("""
             SELECT EXISTS (SELECT 1 FROM sync_outgoing, json_each(sync_outgoing.local) AS entry
-                           WHERE entry.value ->> 'kind' = ? AND entry.value ->> 'id' = ? AND entry.value ->> 'deleted')
+                           WHERE json_extract(entry.value, '$.kind') = ? AND json_extract(entry.value, '$.id') = ? AND json_extract(entry.value, '$.deleted'))
             """, [.text(kind.rawValue), .text(id)]) == 1
     }
 
