@@ -13,7 +13,8 @@ extension SyncEngine {
     static let incarnationField = "incarnation"
     static let deletionField = "deletion"
     /// The sealed field of a deletion that went with another record's (a trip's places, bookings
-    /// and tickets; a booking's tickets): that record's id, the trash entry it went in.
+    /// and tickets; a booking's tickets): that record's id, the trash entry it went in, and the
+    /// stamp of the field that put the record under it (`parentFieldStamp`).
     static let deletedWithField = "deletedWith"
 
     /// What a pulled deletion may do here.
@@ -83,19 +84,35 @@ extension SyncEngine {
 
     /// Whether a believed deletion that went with another record's (`deletedWith`) no longer
     /// reaches `local` here: it was moved out from under that record (a ticket moved to a booking
-    /// of another trip, before the device that deleted the trip had seen the move). Its deletion
-    /// was of what that record held there; here the record is elsewhere, and stays. A deletion
-    /// this device has seen before is not weighed again.
+    /// of another trip) later than the place the deleting device had it in — that device had not
+    /// seen the move. Its deletion was of what that record held there; here the record is
+    /// elsewhere, and stays. A device that has only not seen a move *into* the deleted record
+    /// holds an older place, and believes the deletion. One seen before is not weighed again.
     func isMovedOutOfDeletion(_ remote: WireRecord, fields: OpenedFields, local: SyncRecord) throws -> Bool {
-        guard !local.isTombstone, !local.isInTrash, let with = fields[Self.deletedWithField]?.value.stringValue, with != remote.id,
+        guard !local.isTombstone, !local.isInTrash, case .array(let told)? = fields[Self.deletedWithField]?.value, told.count == 2,
+              let with = told[0].stringValue, with != remote.id, let theirs = told[1].stringValue.flatMap(HybridStamp.init),
               let sealed = fields[Self.deletionField], try !ledger.sawDeletion(local.kind, id: remote.id, stamp: sealed.stamp.description)
         else { return false }
-        guard let parent = local.parent else { return false }
-        if parent.id == with { return false }
-        guard parent.kind == .booking else { return true }
-        // A ticket: under the deleted trip if its booking is.
-        guard let booking = try ledger.syncRecord(.booking, id: parent.id) else { return false }
-        return booking.tripId != with
+        guard let parent = local.parent, parent.id != with else { return false }
+        if parent.kind == .booking {
+            // A ticket: under the deleted trip if its booking is.
+            guard let booking = try ledger.syncRecord(.booking, id: parent.id), booking.tripId != with else { return false }
+        }
+        guard let mine = try parentFieldStamp(of: local) else { return false }
+        return mine > theirs
+    }
+
+    /// The stamp of the field naming `record`'s parent (`tripId`; an attachment's `bookingId`) as
+    /// this device has it: its own edit's when it changed the field, else the server's.
+    func parentFieldStamp(of record: SyncRecord) throws -> HybridStamp? {
+        let field = record.kind == .attachment ? "bookingId" : "tripId"
+        guard record.kind != .trip else { return nil }
+        let known = try ledger.shadow(record.kind, id: record.id)[field]
+        if let edited = try ledger.fieldEdits(record.kind, id: record.id)[field], let value = record.fields[field],
+           value.canonicalText != known?.value {
+            return localStamp(updatedAt: edited, after: known?.stamp)
+        }
+        return known.flatMap { HybridStamp($0.stamp) }
     }
 
     /// `local`, moved out from under a record deleted elsewhere (`isMovedOutOfDeletion`), stays:

@@ -418,7 +418,9 @@ public final class SyncEngine {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
                 let fields = try sealedDeletion(record.kind, id: record.id, updatedAt: record.updatedAt,
                                                 incarnation: incarnation ?? SyncLedger.legacyIncarnation,
-                                                with: record.trashedWith == record.id ? nil : record.trashedWith)
+                                                with: try record.trashedWith.flatMap { entry in
+                                                    try entry == record.id ? nil : parentFieldStamp(of: record).map { (entry, $0) }
+                                                })
                 wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: true, fields: fields))
                 // The deletion's stamp, so that once the server has it this device knows it as seen,
                 // and the incarnation it deletes (JSON), which is then over.
@@ -482,16 +484,18 @@ public final class SyncEngine {
     /// deletes (this device's current one unless given; the legacy one for a record an earlier
     /// build synced), stamped with the deletion's time. The server cannot make one, nor move one
     /// to another record or incarnation.
-    /// `with`: the record whose deletion this one went with (its trash entry), sealed as
-    /// `deletedWith`, so that a device where the record was moved elsewhere keeps it.
+    /// `with`: the record whose deletion this one went with (its trash entry) and the stamp of the
+    /// field that put this one under it, sealed as `deletedWith`, so that a device where the
+    /// record was moved elsewhere later keeps it (`isMovedOutOfDeletion`).
     func sealedDeletion(_ kind: RecordKind, id: String, updatedAt: String, incarnation: String? = nil,
-                        with entry: String? = nil) throws -> [String: SealedField] {
+                        with entry: (id: String, parentStamp: HybridStamp)? = nil) throws -> [String: SealedField] {
         let deleted = try incarnation ?? ledger.incarnation(kind, id: id) ?? SyncLedger.legacyIncarnation
         let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: updatedAt, after: nil).description
         var fields = [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
         if let entry {
-            fields[Self.deletedWithField] = try key.seal(canonical: JSONValue.string(entry).serialized(pretty: false, sortedKeys: true),
+            let told = JSONValue.array([.string(entry.id), .string(entry.parentStamp.description)])
+            fields[Self.deletedWithField] = try key.seal(canonical: told.serialized(pretty: false, sortedKeys: true),
                                                          kind: kind, id: id, field: Self.deletedWithField, stamp: stamp)
         }
         return fields

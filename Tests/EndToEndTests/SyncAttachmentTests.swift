@@ -340,11 +340,14 @@ import TripBoardKeys
 
     /// A moves a ticket from a booking of Paris to one of Lyon and has not synced when B, which
     /// never saw the move, deletes Paris: B's deletion of the ticket went with the trip's. On A
-    /// the ticket is under Lyon, so that deletion no longer reaches it: A keeps it and sends it
-    /// again (a new life), and B takes it back out of its trash under Lyon. It used to go to A's
-    /// trash too (the sync model, seed 3695203037). A ticket still under Paris on A goes with it.
-    @Test(arguments: [true, false])
-    func aTicketMovedOutOfATripDeletedElsewhereStays(moved: Bool) throws {
+    /// the ticket is under Lyon, moved later than where B had it, so that deletion no longer
+    /// reaches it: A keeps it and sends it again (a new life), and B takes it back out of its
+    /// trash under Lyon. It used to go to A's trash too (the sync model, seed 3695203037). Not
+    /// moved, it goes with Paris. Moved *into* Lyon after B deleted Lyon, it goes with Lyon on A,
+    /// and B, which still has it under Paris, believes that deletion: its place there is older
+    /// than the move (seed 178374062).
+    @Test(arguments: ["out of Paris", "not moved", "into Lyon"])
+    func aTicketMovedOutOfATripDeletedElsewhereStays(how: String) throws {
         let (server, a, b) = try SyncTests.twoDevices()
         defer { withExtendedLifetime(server) {} }
         let (pdf, id, booking, paris) = try Self.sharedTicket(on: a)
@@ -352,27 +355,33 @@ import TripBoardKeys
         let hotel = try a.ok("booking", "add", "--trip", lyon, "--kind", "hotel", "--title", "Hôtel des Célestins")
         try a.sync()
         try b.sync()
-        if moved { try a.ok("attachment", "move", id, "--booking", hotel) }
-        try b.ok("trip", "delete", paris)
+        let deleted = how == "into Lyon" ? lyon : paris
+        if how == "out of Paris" { try a.ok("attachment", "move", id, "--booking", hotel) }
+        try b.ok("trip", "delete", deleted)
         try b.sync()
+        if how == "into Lyon" { try a.ok("attachment", "move", id, "--booking", hotel) }
         let pulled = try a.sync()
         #expect(pulled["refused"] as? Int ?? 0 == 0, "\(pulled)")
-        try b.sync()
+        let back = try b.sync()
         try a.sync()
         for device in [a, b] {
             let state = try device.container.sqlite("SELECT booking_id, trashed_at IS NULL FROM attachments").trimmedStdout
-            #expect(state == (moved ? "\(hotel)|1" : "\(booking)|0"), "\(state)")
+            let expected = switch how {
+            case "out of Paris": "\(hotel)|1"
+            case "not moved": "\(booking)|0"
+            default: device === a ? "\(hotel)|0" : "\(booking)|0"
+            }
+            #expect(state == expected, "\(how): \(state)")
             #expect(try device.ok("sync", "pending") == "Everything is synchronized.")
-            #expect(try device.ok("trip", "list").contains("Lyon") && !device.ok("trip", "list").contains("Paris"))
+            #expect(try !device.ok("trip", "list").contains(how == "into Lyon" ? "Lyon" : "Paris"))
         }
-        if moved {
-            #expect(pulled["keptMovedOut"] as? Int == 1, "\(pulled)")
-            #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == "f")
+        #expect(try server.psql("SELECT deleted FROM tripboard.records WHERE id = '\(id)'") == (how == "out of Paris" ? "f" : "t"))
+        #expect(pulled["keptMovedOut"] as? Int ?? 0 == (how == "out of Paris" ? 1 : 0), "\(pulled)")
+        #expect(back["keptMovedOut"] as? Int ?? 0 == 0, "\(back)")
+        if how == "out of Paris" {
             let listed = try #require(try b.json("attachment", "list") as? [[String: Any]])
             let relative = try #require(listed.first?["relativePath"] as? String)
             #expect(try b.container.unsealed("container/" + relative) == pdf)
-        } else {
-            #expect(pulled["keptMovedOut"] as? Int ?? 0 == 0, "\(pulled)")
         }
     }
 
