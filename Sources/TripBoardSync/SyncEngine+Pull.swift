@@ -396,8 +396,11 @@ extension SyncEngine {
         for field in SyncRecord.fieldNames(kind) {
             guard let theirs = fields[field] else { continue }
             let seen = localShadow[field].flatMap { HybridStamp($0.stamp) }
-            if let seen, theirs.stamp < seen, let known = localShadow[field], let mine = local.fields[field] {
+            if let seen, theirs.stamp < seen, let known = localShadow[field] {
                 knownHere[field] = known
+                // A field only the shadow holds (an attachment's blob name, the same for the same
+                // bytes): what this device knew stays, its stamp never lowered.
+                guard let mine = local.fields[field] else { continue }
                 let differs = mine.canonicalText != theirs.value.canonicalText
                 if differs { refused = true }
                 if edited.contains(field) {
