@@ -105,8 +105,7 @@ extension SyncEngine {
     /// The stamp of the field naming `record`'s parent (`tripId`; an attachment's `bookingId`) as
     /// this device has it: its own edit's when it changed the field, else the server's.
     func parentFieldStamp(of record: SyncRecord) throws -> HybridStamp? {
-        let field = record.kind == .attachment ? "bookingId" : "tripId"
-        guard record.kind != .trip else { return nil }
+        guard let field = SyncRecord.parentField(of: record.kind)?.field else { return nil }
         let known = try ledger.shadow(record.kind, id: record.id)[field]
         if let edited = try ledger.fieldEdits(record.kind, id: record.id)[field], let value = record.fields[field],
            value.canonicalText != known?.value {

@@ -238,13 +238,8 @@ extension SyncEngine {
     /// booking an attachment's `bookingId` names (the server's value, or this device's when the
     /// server sent none).
     static func parent(of kind: RecordKind, fields: OpenedFields, local: SyncRecord?) -> (kind: RecordKind, id: String)? {
-        let (field, parentKind): (String, RecordKind)
-        switch kind {
-        case .trip: return nil
-        case .place, .booking: (field, parentKind) = ("tripId", .trip)
-        case .attachment: (field, parentKind) = ("bookingId", .booking)
-        }
-        guard let id = fields[field]?.value.stringValue ?? local?.fields[field]?.stringValue else { return nil }
+        guard let (field, parentKind) = SyncRecord.parentField(of: kind),
+              let id = fields[field]?.value.stringValue ?? local?.fields[field]?.stringValue else { return nil }
         return (parentKind, id)
     }
 

@@ -703,8 +703,8 @@ public final class SyncEngine {
             try ledger.clearShadow(kind, id: entry.id, keeping: SyncLedger.keptThroughDeletion)
             // The server has the deletion: that incarnation is over, in the ledger a purge keeps —
             // the one the deletion named (a restore since may have made another), or, for a batch
-            // an earlier build saved (no value: not JSON), the record's current one.
-            let named = entry.fields[Self.deletionField].flatMap { try? JSONValue.parse(Array($0.value.utf8)).stringValue }
+            // an earlier build saved (an empty value), the record's current one.
+            let named = try entry.fields[Self.deletionField].flatMap { $0.value.isEmpty ? nil : try JSONValue.parse(Array($0.value.utf8)).stringValue }
             try ledger.noteDead(kind, id: entry.id, incarnation: try named ?? ledger.incarnation(kind, id: entry.id) ?? SyncLedger.legacyIncarnation)
             if let stamp = entry.fields[Self.deletionField]?.stamp { try ledger.noteDeletionSeen(kind, id: entry.id, stamp: stamp) }
         } else {

@@ -215,20 +215,21 @@ extension SyncLedger {
         for start in stride(from: 0, to: values.count, by: 5) { try one.run(Array(values[start..<start + 5])) }
     }
 
-    /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
-    /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
-    /// (`keeping`: an SQL condition on the rows to keep.)
     /// What a deletion leaves of a record's shadow: an attachment's blob name, so that a restore
     /// can name the blob it never fetched (the name is keyed by the file's bytes), sending the
     /// record and fetching the file. A shadow of nothing else is sent whole (`isOnlyKept`).
-    package static let keptThroughDeletion = "field = 'blob'"
+    package static let fieldKeptThroughDeletion = "blob"
+    package static let keptThroughDeletion = "field = '\(fieldKeptThroughDeletion)'"
 
     /// Whether a shadow holds nothing but what a deletion keeps: the server knows none of the
     /// record's fields.
     package static func isOnlyKept(_ shadow: [String: ShadowField]) -> Bool {
-        shadow.keys.allSatisfy { $0 == "blob" }
+        shadow.keys.allSatisfy { $0 == fieldKeptThroughDeletion }
     }
 
+    /// Forgets what the server has of the record. Its incarnation, when only the shadow holds it,
+    /// is kept (`incarnation`) unless the caller writes a shadow that names it (`pinningIncarnation`).
+    /// (`keeping`: an SQL condition on the rows to keep.)
     package func clearShadow(_ kind: RecordKind, id: String, pinningIncarnation: Bool = true, keeping: String = "0") throws {
         if pinningIncarnation { try connection.statement("""
             INSERT OR IGNORE INTO sync_incarnations (kind, id, incarnation)

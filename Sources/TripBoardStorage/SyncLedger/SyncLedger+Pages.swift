@@ -53,7 +53,8 @@ extension SyncLedger {
     package func sendOwedAttachmentDeletions() throws {
         let owed = """
             trashed_at IS NOT NULL AND trashed_with <> id AND sync_state = 'synchronized' AND remote_version IS NOT NULL
-              AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id AND s.field <> 'blob')
+              AND EXISTS (SELECT 1 FROM sync_shadow s WHERE s.kind = 'attachment' AND s.id = attachments.id
+                  AND s.field <> '\(Self.fieldKeptThroughDeletion)')
             """
         guard try connection.statement("SELECT 1 FROM attachments WHERE \(owed) LIMIT 1").rows({ _ in true }).first == true else { return }
         try connection.writeTransaction {

@@ -54,13 +54,20 @@ package struct SyncRecord {
     package var isTombstone: Bool { syncState == .pendingDeletion }
     package var isInTrash: Bool { trashedAt != nil }
     package var tripId: String? { fields["tripId"].flatMap(\.stringValue) }
-    /// The record this one belongs to (trash entries go with it): a place's or booking's trip, an attachment's booking.
-    package var parent: (kind: RecordKind, id: String)? {
+    /// The field naming the record a `kind` belongs to, and that record's kind: a place's or
+    /// booking's `tripId`, an attachment's `bookingId`; nil for a trip.
+    package static func parentField(of kind: RecordKind) -> (field: String, kind: RecordKind)? {
         switch kind {
         case .trip: nil
-        case .place, .booking: tripId.map { (.trip, $0) }
-        case .attachment: fields["bookingId"].flatMap(\.stringValue).map { (.booking, $0) }
+        case .place, .booking: ("tripId", .trip)
+        case .attachment: ("bookingId", .booking)
         }
+    }
+
+    /// The record this one belongs to (trash entries go with it): a place's or booking's trip, an attachment's booking.
+    package var parent: (kind: RecordKind, id: String)? {
+        guard let (field, parentKind) = Self.parentField(of: kind), let id = fields[field]?.stringValue else { return nil }
+        return (parentKind, id)
     }
 }
 
