@@ -38,7 +38,8 @@ import TripBoardSystem
         return found
     }
 
-    static let png = Data([0x89, 0x50, 0x4e, 0x47])
+    /// The whole eight-byte PNG signature: a shorter needle turns up in ciphertext by chance.
+    static let png = Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
     @Test(arguments: State.allCases)
     func eachOperationInEachState(state: State) throws {
@@ -90,7 +91,7 @@ import TripBoardSystem
             if open {
                 #expect(exported.status == 0 && drawn.status == 0, "\(state): \(exported) \(drawn)")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: out)).prefix(5) == Data("%PDF-".utf8))
-                #expect(try Data(contentsOf: URL(fileURLWithPath: thumbnail)).prefix(4) == Self.png)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: thumbnail)).prefix(8) == Self.png)
             } else {
                 KeychainAccessibilityTests.expectLockedRefusal(exported, state, "export")
                 KeychainAccessibilityTests.expectLockedRefusal(drawn, state, "thumbnail")
@@ -200,7 +201,7 @@ import TripBoardSystem
         // The ticket is whole inside, and its thumbnail too.
         let relative = try container.sqlite("SELECT relative_path FROM attachments WHERE id = '\(id)'").trimmedStdout
         #expect(try container.unsealed("container/" + relative) == pdf)
-        #expect(try container.cachedThumbnail(id).prefix(4) == Self.png)
+        #expect(try container.cachedThumbnail(id).prefix(8) == Self.png)
 
         // An earlier build's container: files and a thumbnail in the clear, one kept in recovered/.
         let clear = try Self.writtenByAnEarlierBuild(container, pdf: pdf, trip: trip, count: 3)

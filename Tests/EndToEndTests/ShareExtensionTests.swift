@@ -86,7 +86,7 @@ func blake2bHex(_ data: Data) -> String { Sodium.hexString(blake2b(Array(data)))
         let thumbnail = "caches/thumbnails/\(id).png.sealed"
         let png = try container.cachedThumbnail(id)
         #expect(png.prefix(8) == Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
-        #expect(try container.bytes("container/" + thumbnail).range(of: Data("PNG".utf8)) == nil)
+        #expect(try container.bytes("container/" + thumbnail).range(of: Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) == nil)
         for path in [container.path + "/" + relative, container.path + "/" + thumbnail] {
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(path)")
