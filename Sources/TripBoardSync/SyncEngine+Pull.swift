@@ -258,6 +258,14 @@ extension SyncEngine {
 
     private func merge(_ remote: WireRecord, version: Int64, fields: OpenedFields,
                        into local: SyncRecord?, kind: RecordKind, at now: String) throws {
+        // A trip, place or booking new here (every record of a first sync) checks everything
+        // before its one INSERT, which SQLite undoes whole when it fails; what follows writes the
+        // sync tables only. It needs no savepoint of its own (`inRecordWithoutSavepoint`).
+        if local == nil && kind != .attachment {
+            return try ledger.inRecordWithoutSavepoint {
+                try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
+            }
+        }
         try ledger.inRecordSavepoint {
             try mergeUnguarded(remote, version: version, fields: fields, into: local, kind: kind, at: now)
         }
@@ -463,7 +471,13 @@ extension SyncEngine {
                                 remoteVersion: version, updatedAt: min(updatedAt, now))
         // Its parent in the trash here, or deleted and emptied from it with its deletion not yet
         // told: the child goes where that deletion's children went (its deletion is sent).
-        let trashedWith = try record.parent.map { try trashPlace(of: $0) } ?? nil
+        // The parent decides where the record goes; one not here holds the record (`ParentMissing`),
+        // told before anything is written (no savepoint may be there to undo it).
+        var trashedWith: String?? = nil
+        if let parent = record.parent {
+            guard let owner = try ledger.syncRecord(parent.kind, id: parent.id) else { throw ParentMissing() }
+            trashedWith = Self.trashPlace(of: owner, id: parent.id)
+        }
         if trashedWith != nil { record.syncState = .pendingDeletion }
         try ledger.writeSyncRecord(record, inserting: true)
         if let entry = trashedWith ?? nil {
@@ -479,7 +493,12 @@ extension SyncEngine {
     /// trash, its deletion not yet told); `nil` when the parent is live or not here.
     private func trashPlace(of parent: (kind: RecordKind, id: String)) throws -> String?? {
         guard let owner = try ledger.syncRecord(parent.kind, id: parent.id) else { return nil }
-        if owner.isInTrash { return .some(owner.trashedWith ?? parent.id) }
+        return Self.trashPlace(of: owner, id: parent.id)
+    }
+
+    /// `trashPlace(of:)` for the parent `owner`, whose id is `id`.
+    private static func trashPlace(of owner: SyncRecord, id: String) -> String?? {
+        if owner.isInTrash { return .some(owner.trashedWith ?? id) }
         return owner.isTombstone ? .some(nil) : nil
     }
 

@@ -3,7 +3,16 @@ package import TripBoardModel
 
 /// A pulled record's trip (or booking) is not in the store: its write was undone (the foreign
 /// key refused it), and the engine holds the record until the parent arrives.
-package struct ParentMissing: Error {}
+package struct ParentMissing: Error {
+    package init() {}
+}
+
+/// A pulled record applied without a savepoint failed after it had written: the page's transaction
+/// is undone, and the sync fails with `cause`.
+package struct RecordPartlyWritten: Error, CustomStringConvertible {
+    package let cause: any Error
+    package var description: String { "a pulled record failed half-written (\(cause)); the page was not applied" }
+}
 
 /// What the sync engine (TripBoardSync) needs around the store's sync writes: a pulled page, or a
 /// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it.
@@ -23,6 +32,24 @@ extension SyncLedger {
             try connection.execute("RELEASE sync_record")
             // SQLITE_CONSTRAINT_FOREIGNKEY: the record's trip (or booking) is not here.
             if let error = error as? SQLiteError, error.extendedCode == 787 { throw ParentMissing() }
+            throw error
+        }
+    }
+
+    /// Runs `body`, the writes of one pulled record whose first write is one statement that SQLite
+    /// undoes whole when it fails, and before which every check throws (its parent's absence
+    /// too: `ParentMissing`): `inRecordSavepoint` without the savepoint, which cost a first sync
+    /// of 100,000 records a statement journal of every page each record touched. A failure after
+    /// something was written (none is expected: what follows writes the sync tables) fails the
+    /// page, whose transaction is undone. Written is judged by `sqlite3_total_changes`, which
+    /// also counts the search index's own statements inside a statement that then failed: a
+    /// failing write under a search trigger fails the page too, never the other way round.
+    package func inRecordWithoutSavepoint<T>(_ body: () throws -> T) throws -> T {
+        let before = connection.totalChanges
+        do {
+            return try body()
+        } catch {
+            guard connection.totalChanges == before else { throw RecordPartlyWritten(cause: error) }
             throw error
         }
     }
