@@ -1,3 +1,4 @@
+import TripBoardModel
 import TripBoardStorage
 import TripBoardSystem
 import TripBoardCommandLine
@@ -45,17 +46,36 @@ extension AppCommand {
         let json = context.wantsJSON()
         let source = try context.arguments.positional("FILE to import (or - for stdin)")
         try context.finishArguments()
-        let document = try ImportDocument.parse(try openImport(source))
+        let openSource = try openImport(source)
         var preferenceValues: [PreferenceKey: PreferenceValue] = [:]
-        for (name, value) in document.preferences ?? [:] {
-            do {
-                preferenceValues[try preferenceKey(name)] = try preferenceKey(name).validate(value)
-            } catch {
-                throw CommandLineError(.dataError, "the import's preference \(name.prefix(40)) is not valid: \(errorMessage(for: error)); nothing was imported")
+        func checkPreferences(_ preferences: [String: PreferenceValue]?) throws {
+            for (name, value) in preferences ?? [:] {
+                do {
+                    preferenceValues[try preferenceKey(name)] = try preferenceKey(name).validate(value)
+                } catch {
+                    throw CommandLineError(.dataError, "the import's preference \(name.prefix(40)) is not valid: \(errorMessage(for: error)); nothing was imported")
+                }
             }
         }
-        let container = try context.container()
-        let summary = try container.store.importRecords(document)
+        let container: Container
+        let summary: ImportSummary
+        if try importsInOnePass(context) {
+            // The container is set up and nothing is due before it opens: the document is read
+            // once, its records inserted as they are checked, in a transaction its first problem
+            // undoes. The trash's tidy-up waits for the import to succeed.
+            let chores = context.chores
+            context.chores.remove(.trashPurge)
+            container = try context.container()
+            summary = try container.store.importRecords(reading: openSource, checkPreferences: checkPreferences).summary
+            if chores.contains(.trashPurge) { Trash.tidyUp(container: container) }
+        } else {
+            // A container to create (or a migration to run) first: the document is checked in a
+            // first pass, so that a bad one creates nothing.
+            let document = try ImportDocument.parse(openSource)
+            try checkPreferences(document.preferences)
+            container = try context.container()
+            summary = try container.store.importRecords(document)
+        }
         if !preferenceValues.isEmpty {
             // The records are committed: a failure now must say so, or a retry would add them twice.
             do {
@@ -71,6 +91,15 @@ extension AppCommand {
         }
         if json { return try context.console.printJSON(summary) }
         context.console.diagnostic("imported \(summary.trips) trips, \(summary.places) places, \(summary.bookings) bookings")
+    }
+
+    /// Whether `app import` may open the container before it has read the document: the
+    /// container is set up (its manifest is there) and no first-launch migration is due.
+    static func importsInOnePass(_ context: CommandContext) throws -> Bool {
+        let path = try context.containerPath
+        guard try Container.hasManifest(at: path) else { return false }
+        return try FirstLaunchMigration.due(containerPath: path, containerIsExplicit: context.containerIsExplicit,
+                                            environment: context.environment) == nil
     }
 
     /// Where `--output FILE` goes: its directory, opened now (before the container is), and its name.

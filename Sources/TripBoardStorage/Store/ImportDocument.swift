@@ -45,14 +45,14 @@ public struct ImportDocument {
         } catch let error as JSONSyntaxError {
             throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
         }
-        try refuse(shapeErrors: state.shapeErrors, ruleErrors: state.ruleErrors, format: state.format, formatVersion: state.formatVersion)
+        try state.refuse()
         return ImportDocument(openSource: openSource, preferences: state.preferences,
                               recordCount: state.counts.values.reduce(0, +), occurrences: state.occurrences)
     }
 
     /// What `parse` has seen so far: per top-level member its count and first problem of each
     /// kind, and the values it keeps.
-    private struct ParseState {
+    fileprivate struct ParseState {
         var occurrences: [String: Int] = [:]
         var shapeErrors: [String: DecodingError] = [:]
         var ruleErrors: [String: StoreError] = [:]
@@ -91,15 +91,20 @@ public struct ImportDocument {
             }
         }
 
-        mutating func record(_ key: String, _ index: Int, _ value: JSONValue) {
+        /// Checks the record `value` at `key[index]`, noting its first problem; returns it as the
+        /// store keeps it (a missing id `newID()`, the placeholder by default; a missing `updatedAt` `now`)
+        /// when it has none.
+        @discardableResult
+        mutating func record(_ key: String, _ index: Int, _ value: JSONValue, newID: @escaping () -> String = { placeholderID },
+                             now: String = placeholderStamp) -> Record? {
             counts[key, default: 0] += 1
-            guard shapeErrors[key] == nil else { return }
+            guard shapeErrors[key] == nil else { return nil }
             do {
                 let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
                 switch key {
-                case "trips": _ = try ImportDocument.record(TripColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
-                case "places": _ = try ImportDocument.record(PlaceColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
-                default: _ = try ImportDocument.record(BookingColumn.self, value, path, index: index, id: nil, now: placeholderStamp)
+                case "trips": return .trip(try ImportDocument.record(TripColumn.self, value, path, index: index, newID: newID, now: now), index: index)
+                case "places": return .place(try ImportDocument.record(PlaceColumn.self, value, path, index: index, newID: newID, now: now), index: index)
+                default: return .booking(try ImportDocument.record(BookingColumn.self, value, path, index: index, newID: newID, now: now), index: index)
                 }
             } catch let error as DecodingError {
                 shapeErrors[key] = error
@@ -108,12 +113,72 @@ public struct ImportDocument {
             } catch {
                 if ruleErrors[key] == nil { ruleErrors[key] = .invalidData("\(key)[\(index)]: \(error); nothing was imported") }
             }
+            return nil
         }
+
+        /// No problem found so far.
+        var isClean: Bool { shapeErrors.isEmpty && ruleErrors.isEmpty }
+
+        func refuse() throws {
+            try ImportDocument.refuse(shapeErrors: shapeErrors, ruleErrors: ruleErrors, format: format, formatVersion: formatVersion)
+        }
+    }
+
+    /// What `readOnce` found, once the whole document is read.
+    struct OnePass {
+        fileprivate let state: ParseState
+        /// A record member (`trips`, …) appeared twice: only the last counts, and the records of
+        /// the earlier one may have been handed over. The caller undoes them and imports in two
+        /// passes (`parse`, then `forEachRecord`).
+        let repeatedMember: Bool
+        /// The first error `insert` threw: the store refused a record whose own rules hold (its id
+        /// taken, its trip deleted). `parse`'s problems come before it (`refuse`).
+        let insertError: StoreError?
+        var preferences: [String: PreferenceValue]? { state.preferences }
+
+        /// The document's first problem, as `parse` reports it.
+        func refuse() throws { try state.refuse() }
+    }
+
+    /// Reads the document in `source` once, checking it as `parse` does and handing each record to
+    /// `insert` (as `forEachRecord` would) while nothing is wrong: from the first problem on —
+    /// the document's or a refusal `insert` throws as a `StoreError` — the records are only
+    /// checked, so that the problem reported is the one `parse` would report first. Any other
+    /// error `insert` throws ends the reading. The caller's transaction undoes what was inserted
+    /// when the result holds a problem.
+    static func readOnce(_ source: any ByteSource, now: String, insert: (Record) throws -> Void) throws -> OnePass {
+        var reader = JSONStreamReader(source: source)
+        var state = ParseState()
+        var repeated = false
+        var insertError: StoreError?
+        do {
+            try reader.walk(begin: { key in
+                state.begin(key)
+                guard recordKeys.contains(key) else { return .whole }
+                if state.occurrences[key, default: 0] > 1 { repeated = true }
+                return .elements
+            }, value: { key, value in
+                try state.member(key, value)
+            }, element: { key, index, value in
+                guard let record = state.record(key, index, value, newID: Identifier.make, now: now),
+                      !repeated, insertError == nil, state.isClean else { return }
+                do {
+                    try insert(record)
+                } catch let error as StoreError {
+                    insertError = error
+                }
+            }, notAnObject: { _ in
+                state.shapeErrors[""] = .typeMismatch([String: Any].self, .init(codingPath: [], debugDescription: "expected an object"))
+            })
+        } catch let error as JSONSyntaxError {
+            throw StoreError.invalidData("the import is not valid JSON (\(error)); nothing was imported")
+        }
+        return OnePass(state: state, repeatedMember: repeated, insertError: insertError)
     }
 
     /// The first problem `parse` found, in the order a whole-document decode would report it:
     /// the shape (by member), then the format and its version, then the records' rules.
-    private static func refuse(shapeErrors: [String: DecodingError], ruleErrors: [String: StoreError], format: String?,
+    fileprivate static func refuse(shapeErrors: [String: DecodingError], ruleErrors: [String: StoreError], format: String?,
                                formatVersion: Int?) throws {
         for key in ["", "format", "formatVersion", "trips", "places", "bookings", "preferences"] {
             if let error = shapeErrors[key] {
@@ -151,9 +216,9 @@ public struct ImportDocument {
                 guard seen[key] == occurrences[key] else { return }
                 let path: [any CodingKey] = [MemberKey(key), IndexKey(index)]
                 switch key {
-                case "trips": try body(.trip(try Self.record(TripColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
-                case "places": try body(.place(try Self.record(PlaceColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
-                default: try body(.booking(try Self.record(BookingColumn.self, value, path, index: index, id: Identifier.make(), now: now), index: index))
+                case "trips": try body(.trip(try Self.record(TripColumn.self, value, path, index: index, newID: Identifier.make, now: now), index: index))
+                case "places": try body(.place(try Self.record(PlaceColumn.self, value, path, index: index, newID: Identifier.make, now: now), index: index))
+                default: try body(.booking(try Self.record(BookingColumn.self, value, path, index: index, newID: Identifier.make, now: now), index: index))
                 }
             }, notAnObject: { _ in })
         } catch let error as JSONSyntaxError {
@@ -186,24 +251,25 @@ public struct ImportDocument {
 
 extension ImportDocument {
     /// The record `value` holds, at `path` (`trips[3]`), as the store keeps it: its shape checked
-    /// first (`ImportValues`), then what it leaves out filled in — a missing id becomes `id` (the
-    /// placeholder when nil), a missing `updatedAt` `now` — then its rules (`validated()`). A
+    /// first (`ImportValues`), then what it leaves out filled in — a missing id becomes `newID()`,
+    /// a missing `updatedAt` `now` — then its rules (`validated()`). A
     /// broken rule names `trips[3].field`.
     static func record<Column: RecordColumn>(_ columns: Column.Type, _ value: JSONValue, _ path: [any CodingKey], index: Int,
-                                             id: String?, now: String) throws -> Column.Record {
-        let values = try ImportValues<Column>(value, path: path, newID: id ?? placeholderID, now: now)
+                                             newID: @escaping () -> String, now: String) throws -> Column.Record {
+        let values = try ImportValues<Column>(value, path: path, newID: newID, now: now)
         return try naming("\(path[0].stringValue)[\(index)]") { try Column.validated(values: try Column.storedValues(from: values)) }
     }
 
     /// Runs `body`, turning a rule it breaks into one line that names the record at `path`:
     /// `trips[3].updatedAt falls in the year 10000 …; nothing was imported`.
-    static func naming<T>(_ path: String, _ body: () throws -> T) throws -> T {
+    /// `path` is made only for a message: an import names every record it inserts.
+    static func naming<T>(_ path: @autoclosure () -> String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch StoreError.invalidField(let field, let rule) {
-            throw StoreError.invalidData("\(path).\(field) \(rule); nothing was imported")
+            throw StoreError.invalidData("\(path()).\(field) \(rule); nothing was imported")
         } catch StoreError.invalidData(let message), StoreError.invalidArgument(let message) {
-            throw StoreError.invalidData("\(path): \(message); nothing was imported")
+            throw StoreError.invalidData("\(path()): \(message); nothing was imported")
         }
     }
 }

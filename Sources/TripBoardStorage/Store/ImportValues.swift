@@ -10,17 +10,20 @@ import TripBoardModel
 struct ImportValues<Kind: RecordColumn>: ColumnValues {
     typealias Failure = any Error
     private var members: [JSONValue?]
-    private let newID: String
+    /// The id a record that leaves its id out gets: `newID` is called only then (an export gives
+    /// every record its id, and `Identifier.make` costs two `getrandom` calls).
+    private var newID: String
     private let now: String
 
-    init(_ value: JSONValue, path: [any CodingKey], newID: String, now: String) throws(DecodingError) {
+    init(_ value: JSONValue, path: [any CodingKey], newID: @escaping () -> String, now: String) throws(DecodingError) {
         guard case .object(let pairs) = value else {
             throw .typeMismatch([String: Any].self, .init(codingPath: path, debugDescription: "expected an object"))
         }
         members = Array(repeating: nil, count: Kind.allCases.count)
         for pair in pairs { if let column = Kind(stringValue: pair.key) { members[column.rawValue] = pair.value } }
-        self.newID = newID
         self.now = now
+        self.newID = ""
+        if Kind.allCases.contains(where: { $0.spec.whenMissing == .newID && text(of: $0) == nil }) { self.newID = newID() }
         for column in Kind.allCases { try Self.checkShape(members[column.rawValue], column, path) }
     }
 

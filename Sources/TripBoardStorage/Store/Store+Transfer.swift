@@ -1,5 +1,5 @@
 import TripBoardSQLite
-import TripBoardSystem
+public import TripBoardSystem
 public import TripBoardModel
 
 /// `app export` / `app import`: everything but secrets and caches, as one JSON document.
@@ -119,6 +119,52 @@ extension Store {
     /// `importRecords`, the search index filled `indexBatchRows` rows a statement at the end
     /// (tests use a small number, to index in several).
     package func importRecords(_ document: ImportDocument, indexBatchRows: Int64) throws -> ImportSummary {
+        try inImportTransaction(indexBatchRows: indexBatchRows) { now, insert in try document.forEachRecord(now: now, insert) }
+    }
+
+    /// The import of the document `openSource` reads, in one pass: each record checked as
+    /// `ImportDocument.parse` checks it and inserted as it is read, in one transaction that the
+    /// document's first problem undoes, reported as `parse` and `importRecords` would report it
+    /// (the document's own problems, then `checkPreferences`'s, then the store's refusals). The
+    /// document's preferences are handed to `checkPreferences` before the commit, and returned.
+    /// A document that repeats a record member (only the last counts) is read twice, as
+    /// `parse` and `importRecords` do. Reading the document once saves about a sixth of an import.
+    public func importRecords(reading openSource: @escaping () throws -> any ByteSource,
+                              checkPreferences: ([String: PreferenceValue]?) throws -> Void) throws
+        -> (summary: ImportSummary, preferences: [String: PreferenceValue]?) {
+        try importRecords(reading: openSource, indexBatchRows: Self.indexBatchRows, checkPreferences: checkPreferences)
+    }
+
+    /// `importRecords(reading:)`, the search index filled `indexBatchRows` rows a statement.
+    package func importRecords(reading openSource: @escaping () throws -> any ByteSource, indexBatchRows: Int64,
+                               checkPreferences: ([String: PreferenceValue]?) throws -> Void) throws
+        -> (summary: ImportSummary, preferences: [String: PreferenceValue]?) {
+        var preferences: [String: PreferenceValue]?
+        do {
+            let summary = try inImportTransaction(indexBatchRows: indexBatchRows) { now, insert in
+                let pass = try ImportDocument.readOnce(try openSource(), now: now, insert: insert)
+                if pass.repeatedMember { throw RepeatedImportMember() }
+                try pass.refuse()
+                try checkPreferences(pass.preferences)
+                if let error = pass.insertError { throw error }
+                preferences = pass.preferences
+            }
+            return (summary, preferences)
+        } catch is RepeatedImportMember {
+            let document = try ImportDocument.parse(openSource)
+            try checkPreferences(document.preferences)
+            return (try importRecords(document, indexBatchRows: indexBatchRows), document.preferences)
+        }
+    }
+
+    /// Undoes a one-pass import whose document repeats a record member.
+    private struct RepeatedImportMember: Error {}
+
+    /// Runs `body` in the import's transaction, handing it the import's stamp and a function that
+    /// inserts one record (checked against the store); then refuses orphans. All or nothing.
+    private func inImportTransaction(indexBatchRows: Int64,
+                                     _ body: (_ now: String, _ insert: (ImportDocument.Record) throws -> Void) throws -> Void) throws
+        -> ImportSummary {
         let now = stamp()
         var summary = ImportSummary(trips: 0, places: 0, bookings: 0)
         // A page cache of a known size for the transaction: memory stays flat.
@@ -134,8 +180,8 @@ extension Store {
                         base[kind] = try connection.integer("SELECT coalesce(max(rowid), 0) FROM \(kind.table)")
                     }
                     // The search index is filled once, at the end (`indexingInsertsOnce`).
-                    try indexingInsertsOnce(batchRows: indexBatchRows) { try document.forEachRecord(now: now) { record in
-                        switch record {
+                    try indexingInsertsOnce(batchRows: indexBatchRows) { try body(now) { record in
+                        do { switch record {
                         case .trip(let trip, let index):
                             try refuseTakenID(trip.id.text, .trip, index, base)
                             try ImportDocument.naming("trips[\(index)]") { try insert(validated: trip, idIsUnused: true) }
@@ -150,6 +196,10 @@ extension Store {
                             try refuseDeletedStoreTrip(booking.tripId.text, .booking, booking.id.text, base)
                             try ImportDocument.naming("bookings[\(index)]") { try insert(validated: booking, idIsUnused: true) }
                             summary.bookings += 1
+                        } } catch SQLiteError.Code.constraint {
+                            // A refusal like the checks' (the statement undid itself): the
+                            // document's own problems are still reported first (`readOnce`).
+                            throw StoreError.invalidData("the import breaks a rule of the store; nothing was imported")
                         }
                     } }
                     try refuseOrphans(base)
