@@ -95,4 +95,21 @@ struct QueryPlanTests {
             AND sync_state <> 'pendingDeletion' AND trashed_at IS NULL
             """, fixture.store, "'x'", "1") == ["SEARCH attachments USING INDEX attachments_missing (content_hash=?)"])
     }
+
+    /// Search ranks bare rowids (one sort, in the co-routine), then reads each hit's row in that
+    /// order: the left joins keep the ranked hits the outer loop, and nothing sorts them again.
+    @Test func searchSortsOnlyTheRankedRowids() throws {
+        let fixture = try Self.storeWithATrash()
+        #expect(try Self.plan(SearchIndex.searchSQL, fixture.store, "'\"trip\"*'", "-1") == [
+            "CO-ROUTINE s",
+            "SCAN search_index VIRTUAL TABLE INDEX 0:M2",
+            "USE TEMP B-TREE FOR ORDER BY",
+            "SCAN s",
+            "SEARCH t USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+            "SEARCH p USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+            "SEARCH b USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+            "CORRELATED SCALAR SUBQUERY 1",
+            "SEARCH trips USING INDEX sqlite_autoindex_trips_1 (id=?)",
+        ])
+    }
 }

@@ -24,6 +24,51 @@ struct StoreSearchTests {
         #expect(try Self.titles(fixture.store, "porto").isEmpty)
     }
 
+    /// The statement before `searchSQL` ranked bare rowids first: every hit's whole row joined, then
+    /// all of them sorted. The reference for what `search` returns, and in what order.
+    static let wholeRowsSQL = """
+        SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
+               coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),
+               (SELECT name FROM trips WHERE id = coalesce(t.id, p.trip_id, b.trip_id))
+        FROM search_index s
+        LEFT JOIN trips t ON s.rowid % 4 = 0 AND t.rowid = s.rowid / 4
+        LEFT JOIN places p ON s.rowid % 4 = 1 AND p.rowid = s.rowid / 4
+        LEFT JOIN bookings b ON s.rowid % 4 = 2 AND b.rowid = s.rowid / 4
+        WHERE search_index MATCH ?1
+        ORDER BY s.rank, s.rowid LIMIT ?2
+        """
+
+    @Test func theHitsAndTheirOrderAreThoseOfSortingWholeRows() throws {
+        let fixture = try StoreFixture()
+        let words = ["lisbon", "porto", "hotel", "harbour", "tram", "belem", "x7k2qp", "night"]
+        // Words picked by a fixed stride, a few of them repeated: hits of many ranks, some equal.
+        var next = 0
+        func phrase(_ count: Int) -> String {
+            (0..<count).map { _ in next = (next * 5 + 3) % 1_009; return words[next % words.count] }.joined(separator: " ")
+        }
+        for index in 0..<120 {
+            let trip = try fixture.addTrip("Trip \(index) \(phrase(1 + index % 3))", notes: phrase(index % 7))
+            for place in 0..<(index % 3) {
+                _ = try fixture.store.addPlace(tripId: trip.id, name: "Place " + phrase(2), city: place == 0 ? phrase(1) : nil)
+            }
+            _ = try fixture.store.addBooking(BookingDraft(tripId: trip.id, kind: .hotel, title: "Hotel " + phrase(1), reference: "R\(index)"))
+            if index % 9 == 0 { try fixture.store.deleteTrip(id: trip.id) }
+        }
+        for text in words + ["trip", "trip 1", "hotel porto", "place", "r1", "nothing"] {
+            let query = try #require(SearchIndex.searchQuery(text))
+            for limit in [-1, 1, 7] {
+                let expected = try fixture.store.connection.statement(Self.wholeRowsSQL).rows([.text(query), .integer(Int64(limit))]) {
+                    [String($0.integer(0)), $0.text(1), $0.text(2), $0.text(3), $0.optionalText(4) ?? "", $0.text(5)]
+                }
+                let kinds: [RecordKind] = [.trip, .place, .booking]
+                let hits = try fixture.store.searchIndex.search(text, limit: limit < 0 ? nil : limit).map {
+                    [String(kinds.firstIndex(of: $0.kind)!), $0.id, $0.tripId, $0.title, $0.detail ?? "", $0.tripName]
+                }
+                #expect(hits == expected, "\(text), limit \(limit)")
+            }
+        }
+    }
+
     @Test(arguments: ["AND", "\"", "-x", "title:lisbon", "NEAR(a b)", "*", "lis*", "x OR"])
     func whatIsTypedIsNeverQuerySyntax(text: String) throws {
         let fixture = try StoreFixture()

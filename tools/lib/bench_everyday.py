@@ -14,13 +14,11 @@ from plain_store import plain_copy
 # Store.searchSQL with its two parameters written in (kept in step with Store+Search.swift).
 SEARCH_SQL = """SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
        coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),
-       (SELECT name FROM trips WHERE id = coalesce(t.id, p.trip_id, b.trip_id))
-FROM search_index s
+       CASE WHEN s.rowid % 4 = 0 THEN t.name ELSE (SELECT name FROM trips WHERE id = coalesce(p.trip_id, b.trip_id)) END
+FROM (SELECT rowid, rank FROM search_index WHERE search_index MATCH '{query}' ORDER BY rank, rowid LIMIT -1) s
 LEFT JOIN trips t ON s.rowid % 4 = 0 AND t.rowid = s.rowid / 4
 LEFT JOIN places p ON s.rowid % 4 = 1 AND p.rowid = s.rowid / 4
-LEFT JOIN bookings b ON s.rowid % 4 = 2 AND b.rowid = s.rowid / 4
-WHERE search_index MATCH '{query}'
-ORDER BY s.rank, s.rowid LIMIT -1"""
+LEFT JOIN bookings b ON s.rowid % 4 = 2 AND b.rowid = s.rowid / 4"""
 
 
 def fts_query(text):
