@@ -3,6 +3,7 @@ import Testing
 @testable import TripBoardStorage
 import TripBoardSQLite
 import TripBoardModel
+import TripBoardSystem
 import TripBoardTestSupport
 
 /// The search index: kept by triggers in the write's own transaction, live records only, words
@@ -153,6 +154,12 @@ struct StoreSearchTests {
             try store.connection.statement("SELECT title || '|' || detail FROM search_index ORDER BY title, detail").rows { $0.text(0) }
         }
         #expect(try index(bulk.store) == index(oneByOne.store))
+        // Read once, checked and inserted as it is read: the same.
+        let onePass = try StoreFixture()
+        _ = try onePass.addTrip("Before the import", notes: "fado")
+        _ = try onePass.store.importRecords(reading: { MemorySource(Array(document.utf8)) }, indexBatchRows: 7, checkPreferences: { _ in })
+        #expect(try index(onePass.store) == index(oneByOne.store))
+        #expect(try Schema.difference(of: onePass.store.connection) == nil)
         let live = (0..<60).filter { $0 % 7 != 3 }.count
         #expect(try index(bulk.store).count == 1 + 3 * live, "live records only")
         for word in ["fado", "lisboa", "belem", "porto", "alfa", "r17", "trip 3"] {
