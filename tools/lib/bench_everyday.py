@@ -4,14 +4,14 @@
   a limited list ordered by start walks `trips_live_by_start` from today − the longest trip and
   stops at 20, so it should not grow with the store (target: within 10%).
 - `app search TEXT` on the 100,000-trip store against `sqlite3 -readonly` running the very
-  statement the app runs (`Store.searchSQL`, with the FTS5 query the app makes of TEXT) — target ≤ 1.2×;
+  statement the app runs (`SearchIndex.searchSQL`, with the FTS5 query the app makes of TEXT) — target ≤ 1.2×;
   `trip` is the broad one, every trip a hit (peak RSS ≤ 1.5× sqlite3's).
 """
 import os
 
 from plain_store import plain_copy
 
-# Store.searchSQL with its two parameters written in (kept in step with Store+Search.swift).
+# SearchIndex.searchSQL with its two parameters written in (kept in step with Search/SearchIndex.swift).
 SEARCH_SQL = """SELECT s.rowid % 4, coalesce(t.id, p.id, b.id), coalesce(t.id, p.trip_id, b.trip_id),
        coalesce(t.name, p.name, b.title), coalesce(t.notes, p.city, b.reference),
        CASE WHEN s.rowid % 4 = 0 THEN t.name ELSE (SELECT name FROM trips WHERE id = coalesce(p.trip_id, b.trip_id)) END
