@@ -1,8 +1,9 @@
 import TripBoardSQLite
 package import TripBoardModel
 
-/// A pulled record's trip (or booking) is not in the store: its write was undone (the foreign
-/// key refused it), and the engine holds the record until the parent arrives.
+/// A pulled record's trip (or booking) is not in the store: found before the record's first write
+/// (a record new here), or its write undone with its savepoint (the foreign key refused it). The
+/// engine holds the record until the parent arrives.
 package struct ParentMissing: Error {
     package init() {}
 }
@@ -15,7 +16,8 @@ package struct RecordPartlyWritten: Error, CustomStringConvertible {
 }
 
 /// What the sync engine (TripBoardSync) needs around the store's sync writes: a pulled page, or a
-/// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it.
+/// batch's acknowledgements, is one write transaction; each pulled record is a savepoint in it,
+/// but for one new here that needs none (`inRecordWithoutSavepoint`).
 /// The engine composes these; the SQL stays here.
 extension SyncLedger {
     /// Runs `body`, the writes of one pulled record, in a savepoint of the page's transaction:
