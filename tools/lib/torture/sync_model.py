@@ -307,10 +307,11 @@ class FieldSet:
     (which puts back the values the device had). `wall` is the device's clock at the command (its
     TRIPBOARD_NOW): the stamp's time, unless the hybrid clock moved it later (`Run.stamp_bounds`)."""
 
-    def __init__(self, value, wall, device, step, how, tick):
+    def __init__(self, value, wall, device, step, how, tick, known):
         self.value, self.wall, self.device, self.step, self.how = value, wall, device, step, how
         self.tick = tick  # the run's order of events (`Run.next_tick`): finer than steps
         self.upper = wall
+        self.known = known  # events the device had seen when it set the value
 
 
 class Record:
@@ -324,9 +325,10 @@ class Event:
     """A deletion or a restore (of records, measured: what left or came back on the device), or a
     keychain write. `known`: every event the device had seen when it made this one."""
 
-    def __init__(self, number, kind, device, step, wall, ids=(), item=None, value=None):
+    def __init__(self, number, kind, device, step, wall, ids=(), item=None, value=None, target=None):
         self.number, self.kind, self.device, self.step, self.wall = number, kind, device, step, wall
         self.ids, self.item, self.value = set(ids), item, value
+        self.target = target  # a deletion's record; the others in `ids` went with it
         self.known = frozenset()
 
 
@@ -688,7 +690,8 @@ class Run:
     def add_record(self, device, kind, row, wall, parent):
         record = Record(kind, row["id"], parent, self.step, device.name, frozenset(device.known))
         for field, value in record_fields(kind, row).items():
-            record.sets[field] = [FieldSet(value, device.stamp_time(wall), device.name, self.step, "create", self.next_tick())]
+            record.sets[field] = [FieldSet(value, device.stamp_time(wall), device.name, self.step, "create", self.next_tick(),
+                                           frozenset(device.known))]
         self.records[record.id] = record
         self.view(device)[kind][record.id] = record_fields(kind, row)
         self.new_event(device, "create", wall, ids={record.id})
@@ -697,7 +700,8 @@ class Run:
     def set_field(self, device, record_id, field, value, wall, how="edit"):
         record = self.records[record_id]
         sets = record.sets.setdefault(field, [])
-        sets.append(FieldSet(value, device.stamp_time(wall), device.name, self.step, how, self.next_tick()))
+        sets.append(FieldSet(value, device.stamp_time(wall), device.name, self.step, how, self.next_tick(),
+                             frozenset(device.known)))
 
     def order(self, record_id):
         """Records in the order the run made them, so that a replay picks the same ones (ids are
@@ -846,7 +850,7 @@ class Run:
                     self.problem("every command exits as documented",
                                  f"step {self.step} {device.name}: booking merge {keep[:8]} {other[:8]} exited 0 but took {len(gone)} records")
                 self.new_event(device, "edit", wall, ids={keep, *answer["attachmentsMoved"]})
-                self.new_event(device, "delete", wall, ids=gone)
+                self.new_event(device, "delete", wall, ids=gone, target=other)
             self.note(f"{device.name}  booking merge {keep[:8]} {other[:8]} → {result.status}")
             return
         if action in ("trip delete", "place delete", "booking delete", "attachment delete"):
@@ -866,7 +870,7 @@ class Run:
                     self.problem("every command exits as documented",
                                  f"step {self.step} {device.name}: {kind} delete {record_id[:8]} exited 0 but took {len(gone)} "
                                  f"records ({'not itself' if record_id not in gone else ''}) and brought back {len(back)}")
-                self.new_event(device, "delete", wall, ids=gone)
+                self.new_event(device, "delete", wall, ids=gone, target=record_id)
             self.note(f"{device.name}  {kind} delete {record_id[:8]} → {result.status} ({len(gone)} records to the trash)")
             return
         if action == "trash restore":
@@ -1163,7 +1167,8 @@ class Run:
                               if deletions else "; nothing deleted it"))
             # ... and nothing comes back.
             revived = self.restores_of(record, lineage=True)
-            gone = [d for d in deletions if all(r.number in d.known for r in revived) and not self.forgotten(d)]
+            gone = [d for d in deletions if all(r.number in d.known for r in revived) and not self.forgotten(d)
+                    and not self.moved_out(record, d)]
             if is_live and gone:
                 self.problem("nothing deleted comes back",
                              f"{where} is live, though deleted by {gone[0].device} at step {gone[0].step} after every "
@@ -1294,6 +1299,15 @@ class Run:
         by_device = {device.name: device for device in self.devices}
         sent = [tick for tick in by_device[earlier.device].sync_ticks if tick > earlier.tick]
         return bool(sent) and any(sent[0] < tick < later.tick for tick in by_device[later.device].sync_ticks)
+
+    def moved_out(self, record, deletion):
+        """A ticket the deletion took with its booking or trip, which a device that had not seen
+        the deletion moved to a booking the deletion did not take: where the move's stamp is the
+        later one the ticket is kept and sent again under its new booking (docs/sync.md, Sealed
+        deletion: `keptMovedOut`), so the deletion does not make it one that must be gone."""
+        return deletion.target != record.id and any(
+            entry.value not in deletion.ids and deletion.number not in entry.known
+            for entry in record.sets.get("bookingId", ()))
 
     def forgotten(self, deletion):
         """A deletion no one can give back to a server restored from an older dump: the server no
