@@ -1,4 +1,5 @@
 import TripBoardStorage
+import TripBoardModel
 import TripBoardCommandLine
 
 extension AppCommand {
@@ -30,13 +31,30 @@ extension AppCommand {
         guard SearchIndex.searchQuery(text) != nil else {
             throw CommandLineError.usage(words.isEmpty ? "missing TEXT to search for" : "nothing to search for in '\(text.prefix(40))': give a word")
         }
-        // Printed as they are read: memory stays flat in the number of hits.
+        // Printed as they are read, from the rows' bytes: memory stays flat in the number of hits.
         let hits = try context.store().searchIndex.searchRows(text, limit: limit)
-        if json { return try context.console.printJSONArray(hits) }
-        try context.console.printTable(header: ["KIND", "ID", "TRIP", "TITLE", "DETAIL"], emptyMessage: "Nothing found.", hits) { hit in
-            let firstLine = hit.detail.map { String($0.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") } ?? ""
-            return [hit.kind.rawValue, String(hit.id.prefix(8)), hit.kind == .trip ? "" : hit.tripName, hit.title,
-                    firstLine.count > 60 ? String(firstLine.prefix(59)) + "…" : firstLine]
-        }
+        if json { return try context.console.printJSONArray(rowsOf: hits, RecordBytes.searchHitJSON) }
+        try context.console.printTable(header: searchHeader, emptyMessage: "Nothing found.", rowsOf: hits, row: searchHitCells)
     }
+
+    static let searchHeader = ["KIND", "ID", "TRIP", "TITLE", "DETAIL"]
+
+    /// A `search` line's cells from a row of `SearchIndex.searchSQL`: its kind, short id, trip
+    /// name (none for a trip), title and the first line of its detail cut to `detailCharacters`
+    /// (`TableRow.firstLine`), as bytes.
+    static func searchHitCells(_ row: borrowing StoreRow, _ cells: inout TableRow) {
+        typealias Column = SearchIndex.HitColumn
+        let kind = SearchIndex.hitKind(row.integer(Column.kind.rawValue))
+        cells.append(ascii: RecordBytes.kindName(kind))
+        row.withText(Column.id.rawValue) { cells.append(prefix: 8, ofUTF8: $0) }
+        if kind == .trip {
+            cells.append(ascii: "")
+        } else {
+            row.withText(Column.tripName.rawValue) { cells.append(utf8: $0) }
+        }
+        row.withText(Column.title.rawValue) { cells.append(utf8: $0) }
+        row.withText(Column.detail.rawValue) { cells.append(firstLineOf: $0, characters: detailCharacters) }
+    }
+
+    static let detailCharacters = 60
 }

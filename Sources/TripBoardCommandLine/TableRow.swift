@@ -100,6 +100,29 @@ package struct TableRow {
         appendASCII(UnsafeRawBufferPointer(rebasing: cell.prefix(characters)))
     }
 
+    /// The first line of `text` (up to its first line feed), cut to `characters` characters when
+    /// longer: its first `characters - 1` and "…". A note or a reference shown in one column.
+    package static func firstLine(of text: String, characters: Int) -> String {
+        let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return line.count > characters ? String(line.prefix(characters - 1)) + "…" : String(line)
+    }
+
+    /// A cell of `firstLine(of:characters:)` from UTF-8 bytes: the bytes before the first line feed
+    /// when they are ASCII without a carriage return (each byte a character) and not too many.
+    package mutating func append(firstLineOf cell: UnsafeRawBufferPointer, characters: Int) {
+        var end = 0
+        while end < cell.count, cell[end] != 0x0a {
+            guard cell[end] < 0x80, cell[end] != 0x0d else {
+                return append(Self.firstLine(of: String(decoding: cell, as: UTF8.self), characters: characters))
+            }
+            end += 1
+        }
+        guard end <= characters else {
+            return append(Self.firstLine(of: String(decoding: cell, as: UTF8.self), characters: characters))
+        }
+        appendASCII(UnsafeRawBufferPointer(rebasing: cell.prefix(end)))
+    }
+
     /// A cell from a fixed word (a state's name).
     package mutating func append(ascii word: StaticString) {
         appendASCII(UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))

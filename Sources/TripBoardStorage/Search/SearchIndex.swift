@@ -70,11 +70,26 @@ extension SearchIndex {
         guard let query = Self.searchQuery(text) else {
             throw StoreError.invalidArgument("nothing to search for in '\(text.prefix(40))': give a word")
         }
-        let kinds: [RecordKind] = [.trip, .place, .booking]
         return StoreCursor(RowCursor(connection: connection, sql: Self.searchSQL, [.text(query), .integer(Int64(limit ?? -1))]) { row in
-            let detail = row.optionalText(4)
-            return SearchHit(kind: kinds[Int(row.integer(0))], id: row.text(1), tripId: row.text(2), tripName: row.text(5),
-                             title: row.text(3), detail: detail?.isEmpty == true ? nil : detail)
+            let detail = row.optionalText(HitColumn.detail.rawValue)
+            return SearchHit(kind: Self.hitKind(row.integer(HitColumn.kind.rawValue)), id: row.text(HitColumn.id.rawValue),
+                             tripId: row.text(HitColumn.tripId.rawValue), tripName: row.text(HitColumn.tripName.rawValue),
+                             title: row.text(HitColumn.title.rawValue), detail: detail?.isEmpty == true ? nil : detail)
         })
+    }
+
+    /// The columns of `searchSQL`, in order.
+    package enum HitColumn: Int32 {
+        case kind, id, tripId, title, detail, tripName
+    }
+
+    /// A hit's kind from `searchSQL`'s first column (`rowid % 4`): 1 a place, 2 a booking, else a
+    /// trip — an index row the triggers did not write, whose other columns are then NULL.
+    package static func hitKind(_ column: Int64) -> RecordKind {
+        switch column {
+        case 1: .place
+        case 2: .booking
+        default: .trip
+        }
     }
 }

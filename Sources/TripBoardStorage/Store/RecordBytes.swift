@@ -103,6 +103,40 @@ package enum RecordBytes {
         json(row, bookingMembers, &writer)
     }
 
+    /// A hit of `SearchIndex.searchRows` as the next value: `SearchHit`'s members, sorted, a
+    /// detail that is NULL or empty as `null`.
+    package static func searchHitJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
+        typealias Column = SearchIndex.HitColumn
+        writer.beginObject()
+        writer.key("detail")
+        if row.isNull(Column.detail.rawValue) {
+            writer.null()
+        } else {
+            row.withText(Column.detail.rawValue) { $0.isEmpty ? writer.null() : writer.string(utf8: $0) }
+        }
+        writer.key("id")
+        row.withText(Column.id.rawValue) { writer.string(utf8: $0) }
+        writer.key("kind")
+        writer.string(ascii: kindName(SearchIndex.hitKind(row.integer(Column.kind.rawValue))))
+        writer.key("title")
+        row.withText(Column.title.rawValue) { writer.string(utf8: $0) }
+        writer.key("tripId")
+        row.withText(Column.tripId.rawValue) { writer.string(utf8: $0) }
+        writer.key("tripName")
+        row.withText(Column.tripName.rawValue) { writer.string(utf8: $0) }
+        writer.endObject()
+    }
+
+    /// A record kind's name (its `rawValue`), which needs no `String` to print.
+    package static func kindName(_ kind: RecordKind) -> StaticString {
+        switch kind {
+        case .trip: "trip"
+        case .place: "place"
+        case .booking: "booking"
+        case .attachment: "attachment"
+        }
+    }
+
     /// A pending change (`SyncLedger.pendingChangeRows`: kind, id, sync state, remote version,
     /// updated at) as the next value: `PendingChange`'s members, sorted.
     package static func pendingChangeJSON(_ row: borrowing StoreRow, _ writer: inout JSONWriter) {
