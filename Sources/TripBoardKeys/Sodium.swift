@@ -90,10 +90,14 @@ public enum Sodium {
     /// MAC input of every seal, so that no two sequences of fields encode alike.
     public static func lengthPrefixed(_ fields: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.reduce(0) { $0 + 4 + $1.utf8.count })
         for field in fields {
-            let utf8 = Array(field.utf8)
-            let count = UInt32(utf8.count)
-            bytes += [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)] + utf8
+            let count = UInt32(field.utf8.count)
+            bytes.append(UInt8(count >> 24))
+            bytes.append(UInt8(count >> 16 & 0xff))
+            bytes.append(UInt8(count >> 8 & 0xff))
+            bytes.append(UInt8(count & 0xff))
+            bytes.append(contentsOf: field.utf8)
         }
         return bytes
     }

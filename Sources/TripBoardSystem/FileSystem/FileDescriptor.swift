@@ -78,12 +78,14 @@ public final class FileDescriptor: Sendable {
 
     /// Reads up to `maximumCount` bytes; an empty result means end of file.
     public func read(upTo maximumCount: Int) throws(FileSystemError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: maximumCount)
-        let count = buffer.withUnsafeMutableBytes { raw in
-            retryingOnInterrupt { Glibc.read(rawValue, raw.baseAddress, maximumCount) }
+        // Not zeroed first: only the bytes read are kept (a large `maximumCount` cost a memset of
+        // all of it per read).
+        var count = 0
+        let buffer = [UInt8](unsafeUninitializedCapacity: maximumCount) { raw, initialized in
+            count = retryingOnInterrupt { Glibc.read(rawValue, raw.baseAddress, maximumCount) }
+            initialized = max(count, 0)
         }
         if count < 0 { throw .fromErrno("read", path: path) }
-        buffer.removeLast(maximumCount - count)
         return buffer
     }
 

@@ -175,16 +175,24 @@ package struct JSONParser {
     package mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII needs no validation, and is made a `String` from the
+        // buffer in place (validating a slice goes through the unspecialized generic path:
+        // about 1,600 instructions a string, an eighth of a first sync's).
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                let end = index
+                let text = ascii
+                    ? bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+                    : String(validating: bytes[start..<end], as: UTF8.self)
+                guard let text else { throw error("invalid UTF-8 in a string") }
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var buffer = Array(bytes[start..<index])
