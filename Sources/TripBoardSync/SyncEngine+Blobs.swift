@@ -85,7 +85,7 @@ extension SyncEngine {
             var message = try stream.push(UnsafeRawBufferPointer(rebasing: buffer[..<count]),
                                           associatedData: key.blobAssociatedData(name: name, index: index, count: chunkCount), isFinal: isFinal)
             if index == 0 { message = header + message }
-            _ = try agent.send(.blobChunk(index: index, data: String(decoding: Base64.encodeUnpadded(message), as: UTF8.self)))
+            _ = try agent.send(.blobChunk(index: index, data: Base64.encodePublicUnpadded(message)))
         }
         var extra: UInt8 = 0
         guard try withUnsafeMutableBytes(of: &extra, { try file.read(into: $0) }) == 0 else { throw SyncError.attachmentChanged(id: record.id) }
@@ -203,7 +203,7 @@ extension SyncEngine {
         var stream: SecretStream?
         var total: Int64 = 0
         for index in 0..<chunkCount {
-            guard let chunk = index == 0 ? first : try blobChunk(name, index: index), chunk.chunkCount == chunkCount, let data = chunk.data, var bytes = Base64.decodeUnpadded(Array(data.utf8)) else { return false }
+            guard let chunk = index == 0 ? first : try blobChunk(name, index: index), chunk.chunkCount == chunkCount, let data = chunk.data, var bytes = Base64.decodePublicUnpadded(Array(data.utf8)) else { return false }
             if index == 0 {
                 guard bytes.count >= SecretStream.headerLength,
                       let opened = try? SecretStream.decrypting(key: key.blobKey, header: Array(bytes.prefix(SecretStream.headerLength))) else { return false }

@@ -190,6 +190,8 @@ public struct ZoneKey: Sendable {
         Keychain.encode(["tripboard-sync-field/v1", zone, kind, id, field, stamp])
     }
 
-    static func base64(_ bytes: [UInt8]) -> String { String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self) }
-    static func bytes(base64 text: String) -> [UInt8]? { Base64.decodeUnpadded(Array(text.utf8)) }
+    /// A nonce or ciphertext as the server holds it: no secret, so encoded by the fast encoder.
+    static func base64(_ bytes: [UInt8]) -> String { Base64.encodePublicUnpadded(bytes) }
+    /// A nonce or ciphertext as the server holds it: no secret, so decoded by the fast decoder.
+    static func bytes(base64 text: String) -> [UInt8]? { Base64.decodePublicUnpadded(Array(text.utf8)) }
 }

@@ -13,7 +13,7 @@ extension AgentService {
             return try blobBegin(zone: zone, name: name, chunkCount: chunkCount, byteCount: byteCount, connection)
         case .blobChunk(let index, let data):
             guard let current = upload, index == current.next, current.next < current.chunkCount,
-                  let bytes = Base64.decodeUnpadded(Array(data.utf8)) else {
+                  let bytes = Base64.decodePublicUnpadded(Array(data.utf8)) else {
                 return .failed(.badRequest, "blobChunk needs the next chunk of an upload, in base64")
             }
             try connection.query("INSERT INTO tripboard.blob_chunks (zone, name, chunk_index, bytes) VALUES ($1, $2, $3, $4::bytea)",
@@ -81,7 +81,7 @@ extension AgentService {
         }
         guard let hex = row[1] else { return .blobChunk(BlobChunk(chunkCount: count, data: nil)) }
         guard let bytes = Sodium.bytes(hex: hex) else { return .failed(.server, "blob \(name) on the server has an unreadable chunk") }
-        return .blobChunk(BlobChunk(chunkCount: count, data: String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self)))
+        return .blobChunk(BlobChunk(chunkCount: count, data: Base64.encodePublicUnpadded(bytes)))
     }
 
     /// In a push's transaction, before its records are written: touches every blob its applied

@@ -163,11 +163,45 @@ struct AgePrimitivesTests {
         // RFC 4648, section 10, with the `=` padding removed.
         #expect(String(decoding: Base64.encodeUnpadded(Array(plain.utf8)), as: UTF8.self) == encoded)
         #expect(Base64.decodeUnpadded(Array(encoded.utf8)) == Array(plain.utf8))
+        #expect(Base64.decodePublicUnpadded(Array(encoded.utf8)) == Array(plain.utf8))
+        #expect(Base64.encodePublicUnpadded(Array(plain.utf8)) == encoded)
     }
 
-    @Test(arguments: ["Zg==", "Zm8=", "Zh", "Zm9", "Z", "Zm 9v", "Zm9v\n", "Zm-v", "Zm_v", "Zm9v\u{0}"])
+    /// The table-driven encoder against libsodium's, on random bytes of every length to 100.
+    @Test func thePublicEncoderAgreesWithLibsodium() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...100 {
+            for _ in 0..<20 {
+                let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                #expect(Base64.encodePublicUnpadded(bytes) == String(decoding: Base64.encodeUnpadded(bytes), as: UTF8.self))
+            }
+        }
+    }
+
+    @Test(arguments: ["Zg==", "Zm8=", "Zh", "Zm9", "Z", "Zm 9v", "Zm9v\n", "Zm-v", "Zm_v", "Zm9v\u{0}", "Zm9vé", "Zé9v", "Zm9vYmF\u{80}"])
     func base64RefusesPaddingNonCanonicalAndForeignCharacters(text: String) {
-        // "Zh" and "Zm9" carry non-zero leftover bits: they decode, but are not canonical.
+        // "Zh" and "Zm9" carry non-zero leftover bits: they decode, but are not canonical. A byte
+        // from 0x80 up is no character of the alphabet either.
         #expect(Base64.decodeUnpadded(Array(text.utf8)) == nil, "\(text.debugDescription)")
+        #expect(Base64.decodePublicUnpadded(Array(text.utf8)) == nil, "\(text.debugDescription)")
+    }
+
+    /// The table-driven decoder against libsodium's constant-time one, on random text: mostly
+    /// the alphabet (so that many decode), now and then a byte outside it; every length to 40.
+    @Test func thePublicDecoderAgreesWithLibsodiumOnRandomText() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var decoded = 0
+        for round in 0..<20_000 {
+            let length = round % 41
+            let text: [UInt8] = (0..<length).map { _ in
+                Int.random(in: 0..<50, using: &generator) == 0 ? UInt8.random(in: 0...255, using: &generator)
+                    : alphabet[Int.random(in: 0..<64, using: &generator)]
+            }
+            let expected = Base64.decodeUnpadded(text)
+            #expect(Base64.decodePublicUnpadded(text) == expected, "\(text)")
+            if expected != nil { decoded += 1 }
+        }
+        #expect(decoded > 2_000)
     }
 }
