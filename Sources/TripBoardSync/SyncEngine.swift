@@ -641,8 +641,7 @@ public final class SyncEngine {
 
     /// The answer to a push, from its bytes (`SyncAgentClient.collect`).
     func pushAnswer(_ bytes: [UInt8]) throws -> PushAnswer {
-        guard case .pushed(let answer) = try agent.response(bytes, answering: .push) else { throw agent.unexpectedAnswer() }
-        return answer
+        try WireJSON.pushAnswer(bytes, agent)
     }
 
     /// `recordApplied` for live records of one kind that told of no losing value, set-based: the
