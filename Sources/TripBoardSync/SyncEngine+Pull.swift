@@ -60,7 +60,7 @@ extension SyncEngine {
                         // terms at every record's savepoint. A page of a few is not worth
                         // the triggers dropped and made again.
                         try store.indexingInsertsOnce(batchRows: Store.indexBatchRows, when: theirs.count >= Self.bulkIndexingRecords) {
-                            for record in theirs { try apply(record, at: now) }
+                            try withPageShadows { for record in theirs { try apply(record, at: now) } }
                             try applyHeldWhoseParentArrived(at: now)
                         }
                         try ledger.setChangeToken(epoch: zone.epoch, sequence: token, record: theirs.last?.versioned)
@@ -106,6 +106,27 @@ extension SyncEngine {
         report.duplicatesMerged += try store.writeTransaction { try ledger.mergePushedDuplicates(at: store.stamp()) }
     }
 
+    /// Runs `body`, which applies the records of a pulled page, with the shadows of those new
+    /// here written at its end, set-based (`PageShadows`), rather than four statements each.
+    func withPageShadows(_ body: () throws -> Void) throws {
+        pageShadows = PageShadows()
+        defer { pageShadows = nil }
+        try body()
+        try flushPageShadows()
+    }
+
+    /// Writes the shadows `withPageShadows` holds: before its end too, when a record of theirs
+    /// comes again in the same page (a server that serves one twice), so that it is merged
+    /// against its shadow.
+    func flushPageShadows() throws {
+        guard let pending = pageShadows, !pending.isEmpty else { return }
+        pageShadows = PageShadows()
+        for (kind, records) in pending.byKind {
+            try ledger.clearShadows(kind, ids: records.map(\.id), pinning: records.filter(\.pinning).map(\.id))
+            try ledger.setShadows(kind, records.map { ($0.id, $0.fields) })
+        }
+    }
+
     /// Applies one server record inside the page's transaction. Nothing the user made is lost:
     /// a deletion from the server moves a live record to the trash; a local deletion keeps the
     /// server's edited version in the trash.
@@ -115,6 +136,7 @@ extension SyncEngine {
             report.skipped += 1
             return
         }
+        if pageShadows?.holds(kind, id: remote.id) == true { try flushPageShadows() }
         var fields: OpenedFields = [:]
         func open(_ field: String) throws {
             guard let sealed = remote.fields[field] else { return }
@@ -247,6 +269,7 @@ extension SyncEngine {
     /// the page's transaction; again until none is left, since an applied booking may be what a
     /// held attachment waited for.
     func applyHeldWhoseParentArrived(at now: String) throws {
+        try flushPageShadows()
         while true {
             let ready = try ledger.takeHeldWhoseParentArrived()
             if ready.isEmpty { return }
@@ -284,7 +307,11 @@ extension SyncEngine {
         guard var local else {
             guard !remote.deleted else { return }
             try insertNew(remote, version: version, fields: fields, kind: kind, at: now)
-            try keepShadow()
+            if pageShadows != nil {
+                pageShadows?.add(kind, id: remote.id, fields: served, pinning: served[Self.incarnationField] == nil)
+            } else {
+                try keepShadow()
+            }
             report.pulled += 1
             return
         }
@@ -475,7 +502,7 @@ extension SyncEngine {
         // told before anything is written (no savepoint may be there to undo it).
         var trashedWith: String?? = nil
         if let parent = record.parent {
-            guard let owner = try ledger.syncRecord(parent.kind, id: parent.id) else { throw ParentMissing() }
+            guard let owner = try ledger.standing(parent.kind, id: parent.id) else { throw ParentMissing() }
             trashedWith = Self.trashPlace(of: owner, id: parent.id)
         }
         if trashedWith != nil { record.syncState = .pendingDeletion }
@@ -492,14 +519,14 @@ extension SyncEngine {
     /// entry the parent is in; `.some(nil)`, nowhere (the parent was deleted and emptied from the
     /// trash, its deletion not yet told); `nil` when the parent is live or not here.
     private func trashPlace(of parent: (kind: RecordKind, id: String)) throws -> String?? {
-        guard let owner = try ledger.syncRecord(parent.kind, id: parent.id) else { return nil }
+        guard let owner = try ledger.standing(parent.kind, id: parent.id) else { return nil }
         return Self.trashPlace(of: owner, id: parent.id)
     }
 
-    /// `trashPlace(of:)` for the parent `owner`, whose id is `id`.
-    private static func trashPlace(of owner: SyncRecord, id: String) -> String?? {
-        if owner.isInTrash { return .some(owner.trashedWith ?? id) }
-        return owner.isTombstone ? .some(nil) : nil
+    /// `trashPlace(of:)` for the parent standing as `owner`, whose id is `id`.
+    private static func trashPlace(of owner: (inTrash: Bool, trashedWith: String?, tombstone: Bool), id: String) -> String?? {
+        if owner.inTrash { return .some(owner.trashedWith ?? id) }
+        return owner.tombstone ? .some(nil) : nil
     }
 
     /// This device's copies on the same booking, of the same size, never uploaded, whose bytes are
@@ -519,5 +546,22 @@ extension SyncEngine {
                 continue
             }
         }
+    }
+}
+
+/// The shadows of a pulled page's records new here (`SyncEngine.withPageShadows`): for each,
+/// the server's fields, and whether its incarnation, when only an earlier shadow holds it, is
+/// pinned before that shadow goes (`SyncLedger.clearShadow`).
+struct PageShadows {
+    private(set) var byKind: [RecordKind: [(id: String, fields: [String: ShadowField], pinning: Bool)]] = [:]
+    private var keys: Set<String> = []
+
+    var isEmpty: Bool { keys.isEmpty }
+
+    func holds(_ kind: RecordKind, id: String) -> Bool { keys.contains(kind.rawValue + "/" + id) }
+
+    mutating func add(_ kind: RecordKind, id: String, fields: [String: ShadowField], pinning: Bool) {
+        keys.insert(kind.rawValue + "/" + id)
+        byKind[kind, default: []].append((id, fields, pinning))
     }
 }

@@ -189,6 +189,9 @@ public final class SyncEngine {
     /// Records a salvage recreated in place of lost ones (`kind/id` → when), loaded once per run:
     /// never sent, replaced by the server's copy when it comes.
     var placeholders: [String: String] = [:]
+    /// The shadows of records new here, written for a whole pulled page at its end
+    /// (`withPageShadows`); nil outside a page, where each record's is written with it.
+    var pageShadows: PageShadows?
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
                 account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,

@@ -137,6 +137,42 @@ import TripBoardSystem
         for device in [a, b] { #expect(try SyncServerMemoryTests.notes(device, id).notes == "door code 9876 (changed)") }
     }
 
+    /// A record served twice in one page — its current copy, then the older one under the next
+    /// version and change sequence, a row the operator added after dropping the table's key — is
+    /// judged against what the first copy told the device, though a page writes the shadows of
+    /// records new here only at its end: the older value is refused, the newer one stays.
+    @Test func aRecordServedTwiceInOnePageIsJudgedAgainstItsFirstCopy() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "door code 1234")
+        let id = try #require(trip.split(separator: "\n").last.map(String.init))
+        try a.sync()
+        try Self.keepFields(server, id: id, as: "old")
+        try a.ok("trip", "edit", id, "--notes", "door code 9876 (changed)")
+        try a.sync()
+        _ = try server.psql("""
+            ALTER TABLE tripboard.records DROP CONSTRAINT records_pkey;
+            UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
+            INSERT INTO tripboard.records (zone, kind, id, version, change_sequence, deleted, fields, byte_count)
+            SELECT zone, kind, id, version + 1, (SELECT change_sequence FROM tripboard.zones WHERE name = 'default'), deleted,
+                   (SELECT fields FROM public.kept WHERE name = 'old'), byte_count
+            FROM tripboard.records WHERE id = '\(id)'
+            """)
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE id = '\(id)'") == "2")
+        // The pull refuses the older copy and commits; the push that would send the newer value
+        // again then meets the table without its key (the server's error: 69).
+        let result = try b.app("sync", "now")
+        #expect(result.status == 69 && result.stderr.contains("no unique or exclusion constraint"), "\(result)")
+        #expect(try SyncServerMemoryTests.notes(b, id).notes == "door code 9876 (changed)")
+        // The operator puts the table back: nothing older is left on either device.
+        _ = try server.psql("""
+            DELETE FROM tripboard.records WHERE id = '\(id)' AND version = (SELECT max(version) FROM tripboard.records WHERE id = '\(id)');
+            ALTER TABLE tripboard.records ADD PRIMARY KEY (zone, kind, id)
+            """)
+        for device in [b, a] { #expect(try device.app("sync", "now").status == 0) }
+        for device in [a, b] { #expect(try SyncServerMemoryTests.notes(device, id).notes == "door code 9876 (changed)") }
+    }
+
     /// A field set to A, then B, then back to A: the server serves the first A again (the same
     /// value, an older stamp), then B. The harmless first replay must not lower what the device
     /// knows of the field, or B — newer than the first A, older than the A it holds — would be

@@ -239,6 +239,23 @@ extension SyncLedger {
         try sentWhole(kind, id: id)
     }
 
+    /// `clearShadow` for many records of one kind, set-based: the incarnations of those in
+    /// `pinning` kept, then every shadow row of `ids` forgotten and their "send whole" marks
+    /// dropped.
+    package func clearShadows(_ kind: RecordKind, ids: [String], pinning: [String]) throws {
+        if !pinning.isEmpty {
+            try connection.statement("""
+                INSERT OR IGNORE INTO sync_incarnations (kind, id, incarnation)
+                SELECT kind, id, json_extract(value, '$') FROM sync_shadow
+                WHERE kind = ?1 AND id IN (SELECT value FROM json_each(?2)) AND field = 'incarnation'
+                """).run([.text(kind.rawValue), .text(JSONWriter.array(of: pinning))])
+        }
+        let list = JSONWriter.array(of: ids)
+        try connection.statement("DELETE FROM sync_shadow WHERE kind = ?1 AND id IN (SELECT value FROM json_each(?2))")
+            .run([.text(kind.rawValue), .text(list)])
+        try sentWhole(kind, ids: list)
+    }
+
     /// The server has the record again (a pull wrote its shadow, or a push of it was answered):
     /// it is no longer to be sent whole (`markSentWhole`).
     package func sentWhole(_ kind: RecordKind, id: String) throws {
