@@ -30,6 +30,20 @@ import TripBoardSystem
             """)
     }
 
+    /// Device A's trip Lisbon with `notes`, synced, its fields as the server has them kept as
+    /// `keptAs`, then its notes edited to `editedTo` and synced; B joined, never synced.
+    static func lisbonKeptThenEdited(notes: String, keptAs name: String, editedTo edited: String) throws
+        -> (PostgresServer, SyncDevice, SyncDevice, String) {
+        let (server, a, b) = try SyncTests.twoDevices()
+        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", notes)
+        let id = try #require(trip.split(separator: "\n").last.map(String.init))
+        try a.sync()
+        try keepFields(server, id: id, as: name)
+        try a.ok("trip", "edit", id, "--notes", edited)
+        try a.sync()
+        return (server, a, b, id)
+    }
+
     /// A deletion waiting on a device whose record the server numbered lower (a version that went
     /// back) goes against the server's version, on the next sync or the one after a compare: it
     /// used to meet a conflict at every push, for good, and the other devices kept the record
@@ -142,14 +156,8 @@ import TripBoardSystem
     /// judged against what the first copy told the device, though a page writes the shadows of
     /// records new here only at its end: the older value is refused, the newer one stays.
     @Test func aRecordServedTwiceInOnePageIsJudgedAgainstItsFirstCopy() throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, id) = try Self.lisbonKeptThenEdited(notes: "door code 1234", keptAs: "old", editedTo: "door code 9876 (changed)")
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "door code 1234")
-        let id = try #require(trip.split(separator: "\n").last.map(String.init))
-        try a.sync()
-        try Self.keepFields(server, id: id, as: "old")
-        try a.ok("trip", "edit", id, "--notes", "door code 9876 (changed)")
-        try a.sync()
         _ = try server.psql("""
             ALTER TABLE tripboard.records DROP CONSTRAINT records_pkey;
             UPDATE tripboard.zones SET change_sequence = change_sequence + 1 WHERE name = 'default';
@@ -180,14 +188,8 @@ import TripBoardSystem
     /// field edited here back to the value the server replays keeps its edit and sends it.
     @Test(arguments: [false, true])
     func aValueSetAgainCannotBeRolledBackInTwoSteps(editedHere: Bool) throws {
-        let (server, a, b) = try SyncTests.twoDevices()
+        let (server, a, b, id) = try Self.lisbonKeptThenEdited(notes: "A", keptAs: "first A", editedTo: "B")
         defer { withExtendedLifetime(server) {} }
-        let trip = try a.ok("trip", "add", "--name", "Lisbon", "--start", "2027-03-27", "--end", "2027-03-30", "--notes", "A")
-        let id = try #require(trip.split(separator: "\n").last.map(String.init))
-        try a.sync()
-        try Self.keepFields(server, id: id, as: "first A")
-        try a.ok("trip", "edit", id, "--notes", "B")
-        try a.sync()
         try Self.keepFields(server, id: id, as: "B")
         if editedHere {
             // B holds B from the server; its user sets A again (not yet sent).

