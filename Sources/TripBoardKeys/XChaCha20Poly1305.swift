@@ -35,6 +35,18 @@ public enum XChaCha20Poly1305 {
         return (nonce, ciphertext)
     }
 
+    /// `seal(plaintext:key:associatedData:)` under the next nonce of `nonces`: for many values
+    /// sealed in a row (a push's fields), without a system call each.
+    public static func seal(
+        plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8], nonces: inout NonceBuffer
+    ) throws(CryptoError) -> (nonce: [UInt8], ciphertext: [UInt8]) {
+        let nonce = nonces.next()
+        let ciphertext = try plaintext.withUnsafeBufferPointer { plaintext throws(CryptoError) in
+            try seal(plaintext, key: key, nonce: nonce, associatedData: associatedData)
+        }
+        return (nonce, ciphertext)
+    }
+
     /// Encrypts and authenticates a secret held in guarded memory, under a fresh random nonce, as the
     /// `[UInt8]` overload does; the plaintext is read in place, never copied into an array.
     public static func seal(
@@ -142,5 +154,29 @@ public enum XChaCha20Poly1305 {
         // which no array on this machine can be.
         precondition(result == 0, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
         return ciphertext
+    }
+}
+
+/// Random nonces for many seals in a row: 24 bytes each, cut from a buffer libsodium's CSPRNG
+/// fills 4,080 bytes at a time — one `getrandom` for 170 nonces, where a nonce each cost a push
+/// a system call a field (47,500 of them for 10,000 records). They are as random as nonces drawn
+/// one by one; the buffer holds nothing secret (a nonce is stored beside its ciphertext).
+/// Not copyable: two copies would hand out the same nonces.
+public struct NonceBuffer: ~Copyable {
+    private var bytes: [UInt8] = []
+    private var offset = 0
+    private static let refill = 170
+
+    public init() {}
+
+    /// The next nonce, never one handed out before.
+    public mutating func next() -> [UInt8] {
+        let length = XChaCha20Poly1305.nonceLength
+        if offset + length > bytes.count {
+            bytes = Sodium.randomBytes(count: length * Self.refill)
+            offset = 0
+        }
+        defer { offset += length }
+        return Array(bytes[offset..<offset + length])
     }
 }

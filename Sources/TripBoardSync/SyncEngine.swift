@@ -3,6 +3,7 @@ public import TripBoardSystem
 public import TripBoardStorage
 public import TripBoardSyncProtocol
 public import TripBoardModel
+import TripBoardKeys
 
 /// What one `sync now` did. `sync now --json` prints this object.
 /// Why a device did not believe what the server served (docs/sync.md, What the server can and
@@ -192,6 +193,8 @@ public final class SyncEngine {
     /// The shadows of records new here, written for a whole pulled page at its end
     /// (`withPageShadows`); nil outside a page, where each record's is written with it.
     var pageShadows: PageShadows?
+    /// The nonces a push's fields are sealed under (`sealChangedFields`).
+    var nonces = NonceBuffer()
 
     public init(store: Store, files: AttachmentFiles, key: ZoneKey, keychain: Keychain? = nil, agent: SyncAgentClient,
                 account: SyncAccount, zone: ZoneInfo, serverTime: Timestamp, serverHasLastMutation: Bool? = nil,
@@ -544,7 +547,7 @@ public final class SyncEngine {
                 stamp = localStamp(updatedAt: edits[field] ?? record.updatedAt, after: before?.stamp).description
                 if before == nil && edits[field] == nil { firstStamp = stamp }
             }
-            sealed[field] = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: field, stamp: stamp)
+            sealed[field] = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: field, stamp: stamp, nonces: &nonces)
             pushed[field] = ShadowField(value: text, stamp: stamp)
         }
         return (sealed, pushed)

@@ -118,6 +118,15 @@ public struct ZoneKey: Sendable {
         return SealedField(stamp: stamp, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
     }
 
+    /// `seal(canonical:kind:id:field:stamp:)` under the next nonce of `nonces` (a push's fields).
+    func seal(canonical: [UInt8], kind: RecordKind, id: String, field: String, stamp: String,
+              nonces: inout NonceBuffer) throws -> SealedField {
+        let sealed = try XChaCha20Poly1305.seal(plaintext: canonical, key: fieldKey,
+                                                associatedData: fieldAssociatedData(kind: kind.rawValue, id: id, field: field, stamp: stamp),
+                                                nonces: &nonces)
+        return SealedField(stamp: stamp, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
+    }
+
     /// The value of `sealed`, verified against where it claims to belong. A field moved to
     /// another record, field or stamp, or sealed under another key, does not open.
     func open(_ sealed: SealedField, kind: String, id: String, field: String) throws -> JSONValue {

@@ -49,6 +49,23 @@ struct SodiumTests {
 
     // MARK: - SecureBytes
 
+    /// A nonce buffer hands out 24-byte nonces, none twice, across many refills, and a value
+    /// sealed under one opens under its nonce.
+    @Test func aNonceBufferHandsOutEachNonceOnce() throws {
+        var nonces = NonceBuffer()
+        var seen = Set<[UInt8]>()
+        for _ in 0..<2_000 {
+            let nonce = nonces.next()
+            #expect(nonce.count == XChaCha20Poly1305.nonceLength)
+            #expect(seen.insert(nonce).inserted)
+        }
+        let key = try SecureBytes(randomCount: XChaCha20Poly1305.keyLength)
+        let sealed = try XChaCha20Poly1305.seal(plaintext: Array("Lisbon".utf8), key: key, associatedData: [1, 2], nonces: &nonces)
+        #expect(!seen.contains(sealed.nonce))
+        #expect(try XChaCha20Poly1305.openPublic(ciphertext: sealed.ciphertext, nonce: sealed.nonce, key: key, associatedData: [1, 2])
+                == Array("Lisbon".utf8))
+    }
+
     @Test func secureBytesCopiesTheSourceAndReadsBack() throws {
         let source: [UInt8] = Array(0..<40)
         let secure = try SecureBytes(copying: source)
