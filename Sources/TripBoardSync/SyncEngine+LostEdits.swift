@@ -33,7 +33,7 @@ extension SyncEngine {
         let value = JSONValue.array(entries)
         let canonical = value.serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: store.stamp(), after: shadow[Self.lostEditsField]?.stamp).description
-        let sealed = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: Self.lostEditsField, stamp: stamp)
+        let sealed = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: Self.lostEditsField, stamp: stamp, nonces: &nonces)
         return (sealed, ShadowField(value: String(decoding: canonical, as: UTF8.self), stamp: stamp))
     }
 

@@ -462,7 +462,7 @@ public final class SyncEngine {
                 let canonical = JSONValue.string(current).serialized(pretty: false, sortedKeys: true)
                 let stamp = sealed.values.map(\.stamp).max() ?? localStamp(updatedAt: record.updatedAt, after: nil).description
                 sealed[Self.incarnationField] = try key.seal(canonical: canonical, kind: record.kind, id: record.id,
-                                                             field: Self.incarnationField, stamp: stamp)
+                                                             field: Self.incarnationField, stamp: stamp, nonces: &nonces)
             }
             if let entries = untold[record.kind.rawValue + "/" + record.id] {
                 (sealed[Self.lostEditsField], pushed[Self.lostEditsField]) = try lostEdits(of: record, entries, shadow: shadow)
@@ -498,11 +498,11 @@ public final class SyncEngine {
         let deleted = try incarnation ?? ledger.incarnation(kind, id: id) ?? SyncLedger.legacyIncarnation
         let canonical = JSONValue.string(deleted).serialized(pretty: false, sortedKeys: true)
         let stamp = localStamp(updatedAt: updatedAt, after: nil).description
-        var fields = [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp)]
+        var fields = [Self.deletionField: try key.seal(canonical: canonical, kind: kind, id: id, field: Self.deletionField, stamp: stamp, nonces: &nonces)]
         if let entry {
             let told = JSONValue.array([.string(entry.id), .string(entry.parentStamp.description)])
             fields[Self.deletedWithField] = try key.seal(canonical: told.serialized(pretty: false, sortedKeys: true),
-                                                         kind: kind, id: id, field: Self.deletedWithField, stamp: stamp)
+                                                         kind: kind, id: id, field: Self.deletedWithField, stamp: stamp, nonces: &nonces)
         }
         return fields
     }

@@ -111,14 +111,8 @@ public struct ZoneKey: Sendable {
 
     /// `value` sealed for field `field` of record `kind` `id` at `stamp`.
     /// Seals a field's value, given in its canonical text (`JSONValue.canonicalText`'s bytes), under
-    /// its stamp (`HybridStamp.description`): a push keeps both in the shadow too.
-    func seal(canonical: [UInt8], kind: RecordKind, id: String, field: String, stamp: String) throws -> SealedField {
-        let sealed = try XChaCha20Poly1305.seal(plaintext: canonical, key: fieldKey,
-                                                associatedData: fieldAssociatedData(kind: kind.rawValue, id: id, field: field, stamp: stamp))
-        return SealedField(stamp: stamp, nonce: Self.base64(sealed.nonce), ciphertext: Self.base64(sealed.ciphertext))
-    }
-
-    /// `seal(canonical:kind:id:field:stamp:)` under the next nonce of `nonces` (a push's fields).
+    /// its stamp (`HybridStamp.description`): a push keeps both in the shadow too. The nonce is
+    /// the next of `nonces`, the engine's own (a system call per field cost a push 2%).
     func seal(canonical: [UInt8], kind: RecordKind, id: String, field: String, stamp: String,
               nonces: inout NonceBuffer) throws -> SealedField {
         let sealed = try XChaCha20Poly1305.seal(plaintext: canonical, key: fieldKey,

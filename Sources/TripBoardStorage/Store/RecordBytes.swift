@@ -30,7 +30,7 @@ package enum RecordBytes {
 
     private static let syncStateNames: [StaticString] = ["synchronized", "pendingUpload", "pendingDeletion", "failed"]
     private static let bookingKindNames: [StaticString] = ["flight", "train", "hotel", "car", "event", "other"]
-    private static let recordKindNames: [StaticString] = ["trip", "place", "booking", "attachment"]
+    private static let recordKindNames = RecordKind.allCases.map(kindName)
 
     /// The one of `names` the column's text is exactly (what `rawValue:` finds), else `fallback`.
     private static func name(_ row: borrowing StoreRow, _ column: Int32, among names: [StaticString], else fallback: StaticString) -> StaticString {
@@ -109,11 +109,7 @@ package enum RecordBytes {
         typealias Column = SearchIndex.HitColumn
         writer.beginObject()
         writer.key("detail")
-        if row.isNull(Column.detail.rawValue) {
-            writer.null()
-        } else {
-            row.withText(Column.detail.rawValue) { $0.isEmpty ? writer.null() : writer.string(utf8: $0) }
-        }
+        row.withText(Column.detail.rawValue) { $0.isEmpty ? writer.null() : writer.string(utf8: $0) }  // NULL lends no bytes
         writer.key("id")
         row.withText(Column.id.rawValue) { writer.string(utf8: $0) }
         writer.key("kind")
