@@ -44,7 +44,7 @@ final class BackupSnapshot {
         storeSealing = try container.store.connection.isSealed ? PageKey.random() : nil
         try container.store.connection.backup(to: staging.childPath(storeName), sealing: storeSealing)
         let copy = try Connection(path: staging.childPath(storeName), mode: .readWrite, sealing: storeSealing)
-        try copy.execute("PRAGMA journal_mode = DELETE")
+        try copy.execute("PRAGMA synchronous = OFF; PRAGMA journal_mode = DELETE")
         store = copy
         counts = try Store(connection: copy).counts()
         guard var manifest = try container.manifest() else { throw StoreError.notReady(path: container.path) }

@@ -87,10 +87,12 @@ public struct ContainerBackup {
             var summary: BackupSummary
             do {
                 let output = try destination.openFile(temporaryName, .writeOnly, creating: .newFile, mode: 0o600)
+                // Writeback starts as the archive grows: the closing fsync has little left.
+                let sink = WritingBackSink(file: output)
                 // The header's scrypt (about a second at 2^18) runs on a second thread beside the
                 // snapshot's copy and the keychain's Argon2id wrap.
                 let (passphrase, workFactor) = (passphrase, workFactor)
-                let header = BackgroundResult { try AgeWriter(passphrase: passphrase, output: output, workFactor: workFactor) }
+                let header = BackgroundResult { try AgeWriter(passphrase: passphrase, output: sink, workFactor: workFactor) }
                 try snapshot.take()
                 CrashPoint.reach("backup.snapshot")
                 let age = try header.value()

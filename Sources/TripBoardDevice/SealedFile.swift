@@ -184,7 +184,7 @@ extension FileKeys {
 /// Seals bytes into a file as they come: `write` them, then `finish`. Memory stays flat (one
 /// message's buffers). The caller makes the file durable and names it.
 public final class SealedFileWriter {
-    private let output: FileDescriptor
+    private let output: any ByteSink
     private let stream: SecretStream
     private var associatedData: [UInt8]
     private let plaintext: UnsafeMutableRawBufferPointer
@@ -197,10 +197,10 @@ public final class SealedFileWriter {
     public private(set) var sealedLength: Int64 = 0
 
     /// Writes the header to `output` (at its current offset) at once.
-    public init(output: FileDescriptor, key: FileSealingKey) throws {
+    public init(output: any ByteSink, key: FileSealingKey) throws {
         let (header, fileKey) = try SealedFile.makeHeader(key)
         let (stream, streamHeader) = try SecretStream.encrypting(key: fileKey)
-        try output.write(all: header + streamHeader)
+        try output.write(header + streamHeader)
         self.output = output
         self.stream = stream
         self.associatedData = header

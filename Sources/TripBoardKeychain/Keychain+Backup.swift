@@ -33,7 +33,7 @@ extension Keychain {
     public func writeBackupCopy(to path: String, passphrase: SecureBytes, sealing: PageKey? = nil) throws -> KeychainBackupState {
         try connection.backup(to: path, sealing: sealing)
         let copy = try Connection(path: path, mode: .readWrite, sealing: sealing)
-        try copy.execute("PRAGMA journal_mode = DELETE")
+        try copy.execute("PRAGMA synchronous = OFF; PRAGMA journal_mode = DELETE")
         let thisDeviceOnly = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly'"))
         let migratable = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'migratable'"))
         var unlockable = false

@@ -1,16 +1,22 @@
 internal import CSodium
+import Synchronization
 
 /// Key material (keys, passphrases, decrypted secrets) in memory that libsodium guards, modelled
 /// on swift-crypto's `SecureBytes`.
 ///
-/// The bytes live in a `sodium_malloc` region: guard pages on both sides (an overrun faults instead
-/// of reading a neighbour), a canary checked on free, locked in RAM where the system allows it so
-/// they are not written to swap, and excluded from core dumps. They are wiped and released with
-/// `sodium_free` when the last reference goes. Equality is constant-time, and the value never
-/// prints: `description`, `debugDescription` and `dump` show only the length.
+/// The bytes live in `sodium_malloc`'d pages: guard pages on both sides (an overrun of them
+/// faults instead of reading the rest of the heap), locked in RAM where the system allows it so
+/// they are not written to swap, and excluded from core dumps. They are wiped when the last
+/// reference goes. Equality is constant-time, and the value never prints: `description`,
+/// `debugDescription` and `dump` show only the length.
 ///
-/// Each instance costs three or four pages of address space and a few system calls: meant for
-/// keys and short secrets, not for bulk data.
+/// Secrets of up to ``slotBytes`` bytes (keys, nonces, a stream's state) take a slot of a shared
+/// guarded page (``SecureSlots``), as OpenSSL's secure heap does: a slot is wiped when released
+/// and reused, so a run that opens 10,000 sealed files maps no page per key — each
+/// `sodium_malloc` costs some ten system calls and, when freed, a TLB shootdown of the other
+/// cores. Slots of one page are not guarded from each other (an overrun of one key's slot reaches
+/// another key, never the ordinary heap). Longer secrets (passphrases, decrypted values) get a
+/// `sodium_malloc` region of their own, with its canary checked when freed.
 public final class SecureBytes: @unchecked Sendable {
     // @unchecked Sendable without a lock, because the bytes are immutable: they are written only
     // inside an initialiser, before any other reference to the instance exists, and the public API
@@ -25,6 +31,10 @@ public final class SecureBytes: @unchecked Sendable {
     private let bytes: UnsafeMutablePointer<UInt8>
     /// The number of bytes.
     public let count: Int
+    /// Whether the bytes are a slot of ``SecureSlots`` (else a `sodium_malloc` region).
+    private let isSlot: Bool
+    /// The longest secret that takes a shared slot.
+    public static let slotBytes = SecureSlots.slotBytes
     /// Whether the system agreed to lock the bytes in RAM (`mlock`), keeping them out of swap.
     /// False when `RLIMIT_MEMLOCK` is exhausted; the bytes are still guarded and wiped.
     public let isLockedInMemory: Bool
@@ -37,22 +47,30 @@ public final class SecureBytes: @unchecked Sendable {
     {
         precondition(count >= 0, "negative byte count")
         Sodium.initialize()
-        // sodium_malloc(0) is valid: it returns a pointer to zero usable bytes just before the
-        // trailing guard page, which keeps every pointer non-NULL for the C functions below.
-        guard let raw = sodium_malloc(count) else { throw .outOfMemory }
+        let raw: UnsafeMutableRawPointer
+        let locked: Bool
+        if count <= SecureSlots.slotBytes {
+            // A zero-byte secret takes a slot too: every pointer stays non-NULL for libsodium.
+            (raw, locked) = try SecureSlots.take()
+            isSlot = true
+        } else {
+            guard let region = sodium_malloc(count) else { throw .outOfMemory }
+            raw = region
+            // sodium_malloc already tries to mlock the region but ignores the result; asking
+            // again is harmless (Linux locks do not nest) and tells whether it really is locked.
+            locked = sodium_mlock(region, count) == 0
+            isSlot = false
+        }
         let bytes = raw.bindMemory(to: UInt8.self, capacity: count)
         do {
             try initialize(UnsafeMutableBufferPointer(start: bytes, count: count))
         } catch {
-            sodium_memzero(raw, count)
-            sodium_free(raw)
+            Self.release(raw, count: count, isSlot: isSlot, locked: locked)
             throw error
         }
         self.bytes = bytes
         self.count = count
-        // sodium_malloc already tries to mlock the region but ignores the result; asking again is
-        // harmless (Linux locks do not nest) and tells us whether the bytes really are locked.
-        self.isLockedInMemory = count == 0 || sodium_mlock(raw, count) == 0
+        self.isLockedInMemory = locked
     }
 
     /// `count` secret random bytes, e.g. a new key. The corresponding C function is `randombytes_buf`.
@@ -83,11 +101,18 @@ public final class SecureBytes: @unchecked Sendable {
         try self.init(copying: source)
     }
 
-    deinit {
-        // sodium_free also zeroes the region (through sodium_munlock) before unmapping it; the
-        // explicit wipe states the intent and does not depend on that detail.
-        sodium_memzero(bytes, count)
-        sodium_free(bytes)
+    deinit { Self.release(bytes, count: count, isSlot: isSlot, locked: isLockedInMemory) }
+
+    /// Wipes the bytes and gives them back.
+    private static func release(_ bytes: UnsafeMutableRawPointer, count: Int, isSlot: Bool, locked: Bool) {
+        if isSlot {
+            SecureSlots.give(bytes, locked: locked)
+        } else {
+            // sodium_free also zeroes the region (through sodium_munlock) before unmapping it;
+            // the explicit wipe states the intent and does not depend on that detail.
+            sodium_memzero(bytes, count)
+            sodium_free(bytes)
+        }
     }
 
     /// Calls `body` with a read-only view of the bytes, valid only during the call. Do not copy
@@ -129,4 +154,42 @@ extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible, Cu
     /// A mirror with no children, so `dump` and debuggers that use `Mirror` show no stored
     /// property (not even the address of the bytes).
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
+}
+
+// MARK: - Shared slots
+
+/// The slots short secrets live in: pages of ``slotBytes``-byte slots, each page one
+/// `sodium_malloc` region (guarded on both sides, locked in RAM, out of core dumps) that stays
+/// mapped for the life of the process. A slot is wiped whole when it is given back and goes on a
+/// free list, from which the next short secret takes it; a page is mapped only when the list is
+/// empty, so memory is one page per 64 secrets alive at once, at the most.
+package enum SecureSlots {
+    package static let slotBytes = 64
+    static let pageBytes = 4096
+
+    /// Free slots, as addresses (a pointer is not `Sendable`), each with whether its page is
+    /// locked in RAM.
+    private static let free = Mutex<[(address: UInt, locked: Bool)]>([])
+
+    /// A wiped slot, and whether it is locked in RAM.
+    static func take() throws(CryptoError) -> (UnsafeMutableRawPointer, Bool) {
+        if let slot = free.withLock({ $0.popLast() }) { return (UnsafeMutableRawPointer(bitPattern: slot.address)!, slot.locked) }
+        // A new page (sodium_malloc zeroes nothing: the slots are wiped here). Mapped outside
+        // the lock: two threads that both find the list empty map a page each.
+        guard let page = sodium_malloc(pageBytes) else { throw .outOfMemory }
+        sodium_memzero(page, pageBytes)
+        let locked = sodium_mlock(page, pageBytes) == 0
+        let base = UInt(bitPattern: page)
+        free.withLock { list in
+            for index in 1..<(pageBytes / slotBytes) { list.append((base + UInt(index * slotBytes), locked)) }
+        }
+        return (page, locked)
+    }
+
+    /// Wipes `slot` whole and makes it free again; `locked` is what ``take()`` said of it.
+    static func give(_ slot: UnsafeMutableRawPointer, locked: Bool) {
+        sodium_memzero(slot, slotBytes)
+        let address = UInt(bitPattern: slot)
+        free.withLock { $0.append((address, locked)) }
+    }
 }

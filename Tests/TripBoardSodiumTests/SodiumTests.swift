@@ -66,6 +66,42 @@ struct SodiumTests {
                 == Array("Lisbon".utf8))
     }
 
+    /// Short secrets share slots of guarded pages: a slot handed out is wiped (whatever it held
+    /// before), secrets alive at once never share one — thousands of them, made and dropped on
+    /// several threads at once — and each reads back what was written. Longer ones get regions
+    /// of their own; both kinds are locked in RAM here.
+    @Test func shortSecretsTakeWipedSlotsOfTheirOwn() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    for round in 0..<20 {
+                        var alive: [(SecureBytes, [UInt8])] = []
+                        for index in 0..<300 {
+                            let count = index % (SecureBytes.slotBytes + 1)
+                            let pattern = (0..<count).map { UInt8(truncatingIfNeeded: task &* 31 &+ round &* 7 &+ index &+ $0 | 1) }
+                            var wiped = true
+                            let secure = try! SecureBytes(count: count) { buffer in
+                                wiped = buffer.allSatisfy { $0 == 0 }
+                                _ = buffer.initialize(from: pattern)
+                            }
+                            #expect(wiped, "a slot is handed out wiped")
+                            alive.append((secure, pattern))
+                        }
+                        for (secure, pattern) in alive {
+                            #expect(secure.withUnsafeBytes { Array($0) } == pattern, "no two live secrets share bytes")
+                        }
+                        // Every slot goes back wiped: the next round writes over what this one left.
+                        alive.removeAll()
+                    }
+                }
+            }
+        }
+        let long = try SecureBytes(copying: Array(repeating: UInt8(7), count: SecureBytes.slotBytes + 1))
+        #expect(long.withUnsafeBytes { Array($0) } == Array(repeating: 7, count: SecureBytes.slotBytes + 1))
+        let short = try SecureBytes(randomCount: 32)
+        #expect(long.isLockedInMemory && short.isLockedInMemory)
+    }
+
     @Test func secureBytesCopiesTheSourceAndReadsBack() throws {
         let source: [UInt8] = Array(0..<40)
         let secure = try SecureBytes(copying: source)

@@ -14,6 +14,27 @@ struct FileSystemTests {
         #expect(error.description == "the disk is full (/c/preferences/preferences.json.tmp: No space left on device [write]); free some space and try again")
     }
 
+    /// A sink that starts writeback as it goes writes every byte in order from where the caller
+    /// left the file, whatever the sizes of the writes against its interval, and counts them.
+    @Test func aWritingBackSinkWritesEveryByteFromItsOffset() throws {
+        let temporary = try TemporaryDirectory()
+        let directory = try Directory.open(path: temporary.path)
+        let file = try directory.openFile("archive", .writeOnly, creating: .newFile, mode: 0o600)
+        let head = Array("header\n".utf8)
+        try file.write(head)
+        let sink = WritingBackSink(file: file, offset: Int64(head.count), interval: 1000)
+        var expected = head
+        for size in [1, 999, 1, 1000, 4096, 0, 3, 65_536, 7] {
+            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: expected.count &+ $0 &* 13) }
+            try sink.write(bytes)
+            expected += bytes
+        }
+        sink.startWriteBack()
+        try file.synchronize()
+        #expect(sink.written == Int64(expected.count - head.count))
+        #expect(try temporary.bytes("archive") == expected)
+    }
+
     @Test func writeAtomicallyCreatesAPrivateFileAndLeavesNoTempFile() throws {
         let temporary = try TemporaryDirectory()
         try temporary.makeDirectory("tmp")

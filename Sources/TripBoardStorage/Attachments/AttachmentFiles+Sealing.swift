@@ -70,7 +70,7 @@ public final class SealingStage {
     public let stagingName: String
     public let protection: ProtectionClass
     private let staging: Directory
-    private let file: FileDescriptor
+    private let file: WritingBackSink
     private let writer: SealedFileWriter
     private var head: [UInt8] = []
     private var done = false
@@ -82,7 +82,8 @@ public final class SealingStage {
     init(in staging: Directory, protection: ProtectionClass, keys: any FileKeys, prefix: String = "import") throws {
         let key = try keys.sealingKey(protection)
         let name = Directory.uniqueTemporaryName(for: prefix)
-        let file = try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600)
+        let file = WritingBackSink(file: try staging.openFile(name, .writeOnly, creating: .newFile, mode: 0o600),
+                                   interval: AttachmentFiles.writeBackBytes)
         do {
             writer = try SealedFileWriter(output: file, key: key)
         } catch {
@@ -97,28 +98,21 @@ public final class SealingStage {
 
     deinit { if !done { try? staging.removeFile(stagingName) } }
 
-    /// Seals `bytes`. Every 8 MiB written, writeback of them is started (`startWriteBack`), so
+    /// Seals `bytes`. Every 8 MiB written, writeback of them is started (`WritingBackSink`), so
     /// that the final fsync of a large file finds little left to write.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         if head.count < 1024 { head += bytes.prefix(1024 - head.count) }
         try writer.write(bytes)
-        if writer.sealedLength - writtenBack >= AttachmentFiles.writeBackBytes {
-            file.startWriteBack(offset: writtenBack, count: writer.sealedLength - writtenBack)
-            writtenBack = writer.sealedLength
-        }
     }
-
-    /// How much of the file writeback has been started for.
-    private var writtenBack: Int64 = 0
 
     /// Seals the last message and returns the staged file; fsynced first when `synchronize`,
     /// else writeback is started and the caller calls `AttachmentFiles.synchronize(_:)`.
     public func finish(contentHash: String, synchronize: Bool) throws -> StagedFile {
         try writer.finish()
         if synchronize {
-            try file.synchronize()
-        } else if writer.sealedLength > writtenBack {
-            file.startWriteBack(offset: writtenBack, count: writer.sealedLength - writtenBack)
+            try file.file.synchronize()
+        } else {
+            file.startWriteBack()
         }
         done = true
         return StagedFile(stagingName: stagingName, byteCount: writer.plaintextLength, contentHash: contentHash, head: head, protection: protection)

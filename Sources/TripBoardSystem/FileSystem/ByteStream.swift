@@ -23,6 +23,43 @@ public protocol ByteSink: AnyObject {
 /// writes handled), throwing ``FileSystemError``.
 extension FileDescriptor: ByteSource, ByteSink {}
 
+/// Writes to a file from its current offset and starts writeback of every `interval` bytes as
+/// they pass (``FileDescriptor/startWriteBack(offset:count:)``): the disk works while a long
+/// write goes on, so the closing `fsync` finds little left to do — a 1.3 GB backup's went from
+/// about a second to a few milliseconds. The descriptor stays the caller's, who makes it durable.
+public final class WritingBackSink: ByteSink {
+    public let file: FileDescriptor
+    private let interval: Int64
+    /// Bytes written through this sink, and how many of them writeback was started for.
+    public private(set) var written: Int64 = 0
+    private var writtenBack: Int64 = 0
+    private let start: Int64
+
+    /// `file` written from `offset` (where the caller left it).
+    public init(file: FileDescriptor, offset: Int64 = 0, interval: Int64 = 8 << 20) {
+        self.file = file
+        self.interval = interval
+        start = offset
+    }
+
+    public func write(all buffer: UnsafeRawBufferPointer) throws {
+        try file.write(all: buffer)
+        written += Int64(buffer.count)
+        if written - writtenBack >= interval { startWriteBack() }
+    }
+
+    /// Starts writeback of what was written since the last start (at the end of a file: the
+    /// tail that fell short of an interval).
+    public func startWriteBack() {
+        guard written > writtenBack else { return }
+        file.startWriteBack(offset: start + writtenBack, count: written - writtenBack)
+        writtenBack = written
+    }
+}
+
+@available(*, unavailable)
+extension WritingBackSink: Sendable {}
+
 // MARK: - Helpers
 
 extension ByteSource {
