@@ -42,7 +42,7 @@ final class BackupSnapshot {
     func take() throws {
         try createPrivateFile(storeName)
         storeSealing = try container.store.connection.isSealed ? PageKey.random() : nil
-        try container.store.connection.backup(to: staging.childPath(storeName), sealing: storeSealing)
+        try container.store.connection.scratchCopy(to: staging.childPath(storeName), sealing: storeSealing)
         let copy = try Connection(path: staging.childPath(storeName), mode: .readWrite, sealing: storeSealing)
         try copy.execute("PRAGMA synchronous = OFF; PRAGMA journal_mode = DELETE")
         store = copy

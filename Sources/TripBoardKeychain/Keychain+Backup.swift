@@ -31,7 +31,7 @@ extension Keychain {
     /// database — and adds the backup wrap.
     /// `sealing`: the copy's ephemeral page key (the keychain database is sealed).
     public func writeBackupCopy(to path: String, passphrase: SecureBytes, sealing: PageKey? = nil) throws -> KeychainBackupState {
-        try connection.backup(to: path, sealing: sealing)
+        try connection.scratchCopy(to: path, sealing: sealing)
         let copy = try Connection(path: path, mode: .readWrite, sealing: sealing)
         try copy.execute("PRAGMA synchronous = OFF; PRAGMA journal_mode = DELETE")
         let thisDeviceOnly = Int(try copy.integer("SELECT count(*) FROM items WHERE accessibility = 'thisDeviceOnly'"))

@@ -17,22 +17,20 @@ public final class SecretStream {
     /// The key length in bytes (32).
     public static var keyLength: Int { Int(crypto_secretstream_xchacha20poly1305_keybytes()) }
 
-    /// The state is allocated by size (`…_statebytes()`) and handed to C as an opaque pointer.
+    /// The state is allocated by size (`…_statebytes()`, 52 bytes) and handed to C as an opaque
+    /// pointer. It holds the stream's working key, so it lives where keys do: a slot of a locked,
+    /// guarded page (`SecureSlots`), wiped when the stream goes.
     private let state: UnsafeMutableRawPointer
-    private let stateByteCount: Int
+    private let isLocked: Bool
     private var isFinished = false
 
-    private init() {
+    private init() throws(CryptoError) {
         Sodium.initialize()
-        stateByteCount = crypto_secretstream_xchacha20poly1305_statebytes()
-        state = UnsafeMutableRawPointer.allocate(byteCount: stateByteCount, alignment: 16)
+        precondition(crypto_secretstream_xchacha20poly1305_statebytes() <= SecureSlots.slotBytes, "secretstream state larger than a slot")
+        (state, isLocked) = try SecureSlots.take()
     }
 
-    deinit {
-        // The state holds the stream's working key.
-        sodium_memzero(state, stateByteCount)
-        state.deallocate()
-    }
+    deinit { SecureSlots.give(state, locked: isLocked) }
 
     private var typedState: UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state> {
         state.assumingMemoryBound(to: crypto_secretstream_xchacha20poly1305_state.self)
@@ -41,7 +39,7 @@ public final class SecretStream {
     /// A stream to write under `key`, and its header (send it before the first message).
     public static func encrypting(key: SecureBytes) throws(CryptoError) -> (stream: SecretStream, header: [UInt8]) {
         try CryptoError.checkLength("secretstream key", key.count, keyLength...keyLength)
-        let stream = SecretStream()
+        let stream = try SecretStream()
         var header = [UInt8](repeating: 0, count: headerLength)
         let result = header.withUnsafeMutableBufferPointer { header in
             key.withUnsafePointer { key in crypto_secretstream_xchacha20poly1305_init_push(stream.typedState, header.baseAddress!, key) }
@@ -55,7 +53,7 @@ public final class SecretStream {
     public static func decrypting(key: SecureBytes, header: [UInt8]) throws(CryptoError) -> SecretStream {
         try CryptoError.checkLength("secretstream key", key.count, keyLength...keyLength)
         guard header.count == headerLength else { throw .authenticationFailed }
-        let stream = SecretStream()
+        let stream = try SecretStream()
         let result = header.withUnsafeBufferPointer { header in
             key.withUnsafePointer { key in crypto_secretstream_xchacha20poly1305_init_pull(stream.typedState, header.baseAddress!, key) }
         }

@@ -10,13 +10,14 @@ import Synchronization
 /// reference goes. Equality is constant-time, and the value never prints: `description`,
 /// `debugDescription` and `dump` show only the length.
 ///
-/// Secrets of up to ``slotBytes`` bytes (keys, nonces, a stream's state) take a slot of a shared
-/// guarded page (``SecureSlots``), as OpenSSL's secure heap does: a slot is wiped when released
-/// and reused, so a run that opens 10,000 sealed files maps no page per key — each
+/// Secrets of up to ``slotBytes`` bytes (keys, and short passphrases or decrypted values) take a
+/// slot of a shared guarded page (``SecureSlots``), as OpenSSL's secure heap does: a slot is wiped
+/// when released and reused, so a run that opens 10,000 sealed files maps no page per key — each
 /// `sodium_malloc` costs some ten system calls and, when freed, a TLB shootdown of the other
-/// cores. Slots of one page are not guarded from each other (an overrun of one key's slot reaches
-/// another key, never the ordinary heap). Longer secrets (passphrases, decrypted values) get a
-/// `sodium_malloc` region of their own, with its canary checked when freed.
+/// cores. Slots of one page are not guarded from each other: an overrun of one slot, or a use
+/// after release, reaches another key, never the ordinary heap (no pointer to the bytes outlives
+/// the `withUnsafeBytes` call that lends it). Longer secrets get a `sodium_malloc` region of
+/// their own, with its canary checked when freed.
 public final class SecureBytes: @unchecked Sendable {
     // @unchecked Sendable without a lock, because the bytes are immutable: they are written only
     // inside an initialiser, before any other reference to the instance exists, and the public API
@@ -162,10 +163,13 @@ extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible, Cu
 /// `sodium_malloc` region (guarded on both sides, locked in RAM, out of core dumps) that stays
 /// mapped for the life of the process. A slot is wiped whole when it is given back and goes on a
 /// free list, from which the next short secret takes it; a page is mapped only when the list is
-/// empty, so memory is one page per 64 secrets alive at once, at the most.
+/// empty, so memory is one locked page per 63 secrets alive at once, at the most.
 package enum SecureSlots {
     package static let slotBytes = 64
-    static let pageBytes = 4096
+    /// What each page's region asks of `sodium_malloc`: one page less a slot, which is where
+    /// libsodium puts its 16-byte canary, so that the region is one page (4 KiB locked) and the
+    /// slots, from offset 64, are 64-byte aligned.
+    static let regionBytes = 4096 - slotBytes
 
     /// Free slots, as addresses (a pointer is not `Sendable`), each with whether its page is
     /// locked in RAM.
@@ -176,12 +180,12 @@ package enum SecureSlots {
         if let slot = free.withLock({ $0.popLast() }) { return (UnsafeMutableRawPointer(bitPattern: slot.address)!, slot.locked) }
         // A new page (sodium_malloc zeroes nothing: the slots are wiped here). Mapped outside
         // the lock: two threads that both find the list empty map a page each.
-        guard let page = sodium_malloc(pageBytes) else { throw .outOfMemory }
-        sodium_memzero(page, pageBytes)
-        let locked = sodium_mlock(page, pageBytes) == 0
+        guard let page = sodium_malloc(regionBytes) else { throw .outOfMemory }
+        sodium_memzero(page, regionBytes)
+        let locked = sodium_mlock(page, regionBytes) == 0
         let base = UInt(bitPattern: page)
         free.withLock { list in
-            for index in 1..<(pageBytes / slotBytes) { list.append((base + UInt(index * slotBytes), locked)) }
+            for index in 1..<(regionBytes / slotBytes) { list.append((base + UInt(index * slotBytes), locked)) }
         }
         return (page, locked)
     }

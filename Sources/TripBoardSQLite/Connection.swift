@@ -283,9 +283,10 @@ public final class Connection {
     /// reads a consistent snapshot including what is still only in the `-wal` file.
     /// `sealing`: the copy's pages are sealed under this key (a snapshot in the container's
     /// `tmp/` under an ephemeral key: the copy of a sealed store is never in the clear on disk).
-    /// The copy is scratch, removed when its work ends: it is written without `fsync`
-    /// (`synchronous = OFF`; a crash leaves a `tmp/` leftover either way).
-    public func backup(to destinationPath: String, sealing: PageKey? = nil) throws {
+    /// The copy is scratch, read and removed by the work that made it: it is written without
+    /// `fsync` (`synchronous = OFF`; a crash leaves a `tmp/` leftover either way). A copy that
+    /// must survive a crash is `backup(into:)` a connection of the caller's.
+    public func scratchCopy(to destinationPath: String, sealing: PageKey? = nil) throws {
         let destination = try Connection(path: destinationPath, mode: .readWriteCreate, sealing: sealing)
         try destination.execute("PRAGMA synchronous = OFF")
         try backup(into: destination)

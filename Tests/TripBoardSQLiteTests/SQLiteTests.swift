@@ -400,7 +400,7 @@ struct SQLiteTests {
         }
         #expect(try #require(try FileManager.default.attributesOfItem(atPath: temporary.child("test.sqlite-wal"))[.size] as? Int) > 0)
 
-        try source.backup(to: temporary.child("copy.sqlite"))
+        try source.scratchCopy(to: temporary.child("copy.sqlite"))
 
         let copy = try Connection(path: temporary.child("copy.sqlite"), mode: .readOnly)
         #expect(try copy.integer("SELECT count(*) FROM t") == 500)

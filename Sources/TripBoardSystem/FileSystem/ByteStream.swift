@@ -1,3 +1,5 @@
+import Glibc
+
 /// Something bytes can be read from in order, a chunk at a time: a file or standard input
 /// (``FileDescriptor``), the plaintext of an age file (``AgeReader``).
 ///
@@ -35,11 +37,11 @@ public final class WritingBackSink: ByteSink {
     private var writtenBack: Int64 = 0
     private let start: Int64
 
-    /// `file` written from `offset` (where the caller left it).
-    public init(file: FileDescriptor, offset: Int64 = 0, interval: Int64 = 8 << 20) {
+    /// `file` written from its current offset (where the caller left it).
+    public init(file: FileDescriptor, interval: Int64 = 8 << 20) {
         self.file = file
         self.interval = interval
-        start = offset
+        start = max(0, Int64(lseek(file.rawValue, 0, SEEK_CUR)))
     }
 
     public func write(all buffer: UnsafeRawBufferPointer) throws {
