@@ -32,8 +32,6 @@ public final class SecureBytes: @unchecked Sendable {
     private let bytes: UnsafeMutablePointer<UInt8>
     /// The number of bytes.
     public let count: Int
-    /// Whether the bytes are a slot of ``SecureSlots`` (else a `sodium_malloc` region).
-    private let isSlot: Bool
     /// The longest secret that takes a shared slot.
     public static let slotBytes = SecureSlots.slotBytes
     /// Whether the system agreed to lock the bytes in RAM (`mlock`), keeping them out of swap.
@@ -53,20 +51,18 @@ public final class SecureBytes: @unchecked Sendable {
         if count <= SecureSlots.slotBytes {
             // A zero-byte secret takes a slot too: every pointer stays non-NULL for libsodium.
             (raw, locked) = try SecureSlots.take()
-            isSlot = true
         } else {
             guard let region = sodium_malloc(count) else { throw .outOfMemory }
             raw = region
             // sodium_malloc already tries to mlock the region but ignores the result; asking
             // again is harmless (Linux locks do not nest) and tells whether it really is locked.
             locked = sodium_mlock(region, count) == 0
-            isSlot = false
         }
         let bytes = raw.bindMemory(to: UInt8.self, capacity: count)
         do {
             try initialize(UnsafeMutableBufferPointer(start: bytes, count: count))
         } catch {
-            Self.release(raw, count: count, isSlot: isSlot, locked: locked)
+            Self.release(raw, count: count, locked: locked)
             throw error
         }
         self.bytes = bytes
@@ -102,11 +98,11 @@ public final class SecureBytes: @unchecked Sendable {
         try self.init(copying: source)
     }
 
-    deinit { Self.release(bytes, count: count, isSlot: isSlot, locked: isLockedInMemory) }
+    deinit { Self.release(bytes, count: count, locked: isLockedInMemory) }
 
-    /// Wipes the bytes and gives them back.
-    private static func release(_ bytes: UnsafeMutableRawPointer, count: Int, isSlot: Bool, locked: Bool) {
-        if isSlot {
+    /// Wipes the bytes and gives them back: to ``SecureSlots`` when `count` made them a slot.
+    private static func release(_ bytes: UnsafeMutableRawPointer, count: Int, locked: Bool) {
+        if count <= SecureSlots.slotBytes {
             SecureSlots.give(bytes, locked: locked)
         } else {
             // sodium_free also zeroes the region (through sodium_munlock) before unmapping it;

@@ -28,11 +28,7 @@ public enum XChaCha20Poly1305 {
     public static func seal(
         plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8]
     ) throws(CryptoError) -> (nonce: [UInt8], ciphertext: [UInt8]) {
-        let nonce = Sodium.randomBytes(count: nonceLength)
-        let ciphertext = try plaintext.withUnsafeBufferPointer { plaintext throws(CryptoError) in
-            try seal(plaintext, key: key, nonce: nonce, associatedData: associatedData)
-        }
-        return (nonce, ciphertext)
+        try seal(plaintext: plaintext, key: key, associatedData: associatedData, nonce: Sodium.randomBytes(count: nonceLength))
     }
 
     /// `seal(plaintext:key:associatedData:)` under the next nonce of `nonces`: for many values
@@ -40,7 +36,12 @@ public enum XChaCha20Poly1305 {
     public static func seal(
         plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8], nonces: inout NonceBuffer
     ) throws(CryptoError) -> (nonce: [UInt8], ciphertext: [UInt8]) {
-        let nonce = nonces.next()
+        try seal(plaintext: plaintext, key: key, associatedData: associatedData, nonce: nonces.next())
+    }
+
+    private static func seal(
+        plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8], nonce: [UInt8]
+    ) throws(CryptoError) -> (nonce: [UInt8], ciphertext: [UInt8]) {
         let ciphertext = try plaintext.withUnsafeBufferPointer { plaintext throws(CryptoError) in
             try seal(plaintext, key: key, nonce: nonce, associatedData: associatedData)
         }

@@ -269,7 +269,6 @@ extension SyncEngine {
     /// the page's transaction; again until none is left, since an applied booking may be what a
     /// held attachment waited for.
     func applyHeldWhoseParentArrived(at now: String) throws {
-        try flushPageShadows()
         while true {
             let ready = try ledger.takeHeldWhoseParentArrived()
             if ready.isEmpty { return }
@@ -524,7 +523,7 @@ extension SyncEngine {
     }
 
     /// `trashPlace(of:)` for the parent standing as `owner`, whose id is `id`.
-    private static func trashPlace(of owner: (inTrash: Bool, trashedWith: String?, tombstone: Bool), id: String) -> String?? {
+    private static func trashPlace(of owner: SyncLedger.Standing, id: String) -> String?? {
         if owner.inTrash { return .some(owner.trashedWith ?? id) }
         return owner.tombstone ? .some(nil) : nil
     }

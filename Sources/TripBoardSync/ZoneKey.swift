@@ -109,7 +109,6 @@ public struct ZoneKey: Sendable {
 
     // MARK: - Fields
 
-    /// `value` sealed for field `field` of record `kind` `id` at `stamp`.
     /// Seals a field's value, given in its canonical text (`JSONValue.canonicalText`'s bytes), under
     /// its stamp (`HybridStamp.description`): a push keeps both in the shadow too. The nonce is
     /// the next of `nonces`, the engine's own (a system call per field cost a push 2%).

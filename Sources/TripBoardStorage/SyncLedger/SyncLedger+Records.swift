@@ -98,11 +98,19 @@ extension SyncLedger {
     /// whether it is in the trash (and the entry it went with) and whether it is a tombstone.
     /// What a pulled child asks of its parent: reading the parent whole cost a first sync a
     /// sync record made per child (about 30,000 instructions).
-    package func standing(_ kind: RecordKind, id: String) throws -> (inTrash: Bool, trashedWith: String?, tombstone: Bool)? {
+    package func standing(_ kind: RecordKind, id: String) throws -> Standing? {
         precondition(kind != .attachment, "an attachment is nobody's parent")
         return try connection.statement("""
             SELECT trashed_at IS NOT NULL, trashed_with, sync_state = 'pendingDeletion' FROM \(kind.table) WHERE id = ?
-            """).rows([.text(id)]) { ($0.integer(0) != 0, $0.optionalText(1), $0.integer(2) != 0) }.first
+            """).rows([.text(id)]) { Standing(inTrash: $0.integer(0) != 0, trashedWith: $0.optionalText(1), tombstone: $0.integer(2) != 0) }.first
+    }
+
+    /// Where a record stands (`standing(_:id:)`).
+    package struct Standing {
+        package var inTrash: Bool
+        /// The trash entry it went with (nil: its own).
+        package var trashedWith: String?
+        package var tombstone: Bool
     }
 
     /// A trip, place or booking as its declaration makes it a sync record: each column with a
