@@ -45,7 +45,10 @@ struct KeychainGenerations {
         let lock = FileLock(descriptor: directory.descriptor)
         try lock.lock(.exclusive, timeout: lockTimeout)
         defer { lock.unlock() }
-        let recorded = try? read(keychainID, in: directory)  // a damaged record is replaced
+        // A damaged record is replaced; any other failure to read it (EIO, EMFILE, a link
+        // refused) leaves it alone: taking it for "no record" would lower a higher generation.
+        let recorded: Int64?
+        do { recorded = try read(keychainID, in: directory) } catch KeychainError.damagedGenerationRecord { recorded = nil }
         let generation = newValue(recorded)
         if recorded == generation { return }
         try directory.writeAtomically(Array("\(generation)\n".utf8), to: Self.fileName(for: keychainID), staging: directory)

@@ -162,6 +162,32 @@ struct KeychainTests {
         #expect(try fixture.keychain(device).rollback() == nil)
     }
 
+    /// Raising the record reads it first: a damaged record is replaced, but one that cannot be
+    /// read for another reason (here a symbolic link, which is never followed; in life EIO or
+    /// EMFILE) is left as it is and the raise fails — taken for "no record", a record of 100
+    /// would have been lowered to 3, and a keychain put back at 3 would no longer read as rolled back.
+    @Test func aRecordThatCannotBeReadIsNeverLowered() throws {
+        let fixture = try Fixture()
+        let device = try fixture.device()
+        let generations = try fixture.keychain(device).generations
+        let id = String(repeating: "ab", count: 16)
+        let record = generations.path(for: id)
+        try fixture.temporary.write("100\n", to: "elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: record, withDestinationPath: fixture.temporary.child("elsewhere"))
+        #expect(throws: (any Error).self) { try generations.raise(id, to: 3) }
+        #expect(throws: (any Error).self) { try generations.replace(id, with: 3) }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: record) == fixture.temporary.child("elsewhere"))
+        #expect(try String(contentsOfFile: fixture.temporary.child("elsewhere"), encoding: .utf8) == "100\n")
+
+        try FileManager.default.removeItem(atPath: record)
+        try "1O0\n".write(toFile: record, atomically: false, encoding: .utf8)
+        #expect(throws: KeychainError.damagedGenerationRecord(path: record)) { try generations.recorded(for: id) }
+        try generations.raise(id, to: 3)
+        #expect(try generations.recorded(for: id) == 3)
+        try generations.raise(id, to: 2)
+        #expect(try generations.recorded(for: id) == 3)
+    }
+
     @Test func migratableItemsAreLockedElsewhereUntilRecovered() throws {
         let fixture = try Fixture()
         let home = try fixture.keychain()
