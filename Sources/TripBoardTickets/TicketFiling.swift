@@ -343,10 +343,13 @@ public struct TicketFiling {
     }
 
     /// The zone the ticket's times are in (`TicketZone`'s order). The nearest booking is by the
-    /// distance of its start from the ticket's date.
+    /// distance of its start from the ticket's date. A zone this machine's database does not
+    /// hold (a booking synced from a device with newer rules, say) is passed over for the next
+    /// source: the times are read in the zone the output names, never in another one silently.
     func ticketZone(for fields: TicketFields, tripId: Trip.ID, option: String?) throws -> TicketZone {
         if let option { return TicketZone(name: option, source: .option) }
-        if let origin = fields.origin, let zone = PlaceZones.airport(origin) {
+        func loads(_ zone: String?) -> Bool { zone.map { (try? TimeZoneRules.named($0)) != nil } ?? false }
+        if let origin = fields.origin, let zone = PlaceZones.airport(origin), loads(zone) {
             return TicketZone(name: zone, source: .departureAirport, from: origin)
         }
         // A hotel is where its stay begins — its address's city (which ends it, before its
@@ -354,7 +357,7 @@ public struct TicketFiling {
         // where it departs.
         let named = fields.kind == .hotel ? [fields.hotelAddress, fields.hotelName] : [fields.origin]
         for case let text? in named {
-            if let (place, zone) = PlaceZones.place(in: text, fromRight: fields.kind == .hotel) {
+            if let (place, zone) = PlaceZones.place(in: text, fromRight: fields.kind == .hotel), loads(zone) {
                 return TicketZone(name: zone, source: .ticketPlace, from: place)
             }
         }
@@ -364,10 +367,11 @@ public struct TicketFiling {
                 guard booking.zone != nil, let start = booking.startsAt?.startEpoch else { return nil }
                 return (booking, abs(start - day))
             }
-            .min { ($0.1, $0.0.id) < ($1.1, $1.0.id) }
+            .sorted { ($0.1, $0.0.id) < ($1.1, $1.0.id) }
+            .first { loads($0.0.zone) }
         if let (booking, _) = nearest { return TicketZone(name: booking.zone, source: .tripBooking, from: booking.id.text) }
         for place in try container.store.places(tripId: tripId) {
-            if let city = place.city, let (_, zone) = PlaceZones.place(in: city) {
+            if let city = place.city, let (_, zone) = PlaceZones.place(in: city), loads(zone) {
                 return TicketZone(name: zone, source: .tripPlace, from: place.id.text)
             }
         }
@@ -386,7 +390,10 @@ public struct TicketFiling {
         var checkOut: BookingTime?
         if let date = fields.departureDate {
             let time = fields.departureTime?.description ?? "00:00"
-            let local = (try? chosen?.name.map { try TimeZoneRules.named($0) } ?? nil) ?? TimeZoneRules.local()
+            // `ticketZone` chose a zone that loads (or TZ's, already loaded): a failure now is an
+            // error, not a cue to read the times in another zone than the one the output names.
+            let named = chosen.flatMap { $0.source == .sharer ? nil : $0.name }
+            let local = try named.map { try TimeZoneRules.named($0) } ?? TimeZoneRules.local()
             startsAt = Self.printedTime(date.description + "T" + time, in: local)
             if startsAt != nil, local.isDatabaseZone, TimeZoneRules.isPortableZoneName(local.name) { zone = local.name }
             // A hotel's check-out is on its check-in's clock: a time, or its day when none is printed.

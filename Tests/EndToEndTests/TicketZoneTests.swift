@@ -63,6 +63,28 @@ import Testing
         #expect(zone["source"] as? String == "tripBooking" && zone["from"] as? String == near, "\(zone)")
     }
 
+    /// A booking's zone this machine's database does not hold (one synced from a device with
+    /// newer rules; here a `TZDIR` without it) is passed over: the times are read in the zone the
+    /// output names — the next source's, here TZ's — never in TZ's under the booking's name.
+    @Test func aNearestBookingsZoneThisMachineCannotLoadIsPassedOver() throws {
+        let container = try TestContainer()
+        let trip = try container.addTrip("Lisbon", start: "2026-12-10", end: "2026-12-20")
+        _ = try container.appOK("booking", "add", "--trip", trip, "--kind", "hotel", "--title", "Near",
+                                "--starts-at", "2026-12-13T15:00", "--zone", "Europe/Lisbon")
+        let database = container.root.path + "/zoneinfo"
+        try FileManager.default.createDirectory(atPath: database + "/America", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "/usr/share/zoneinfo/America/New_York", toPath: database + "/America/New_York")
+        let train = ["COMBOIOS DE PORTUGAL", "Train IC 523", "Zorvath Central - Quelmir Norte", "Date 14 DEC 2026 Departure 09:09"]
+        let pdf = try container.input(TicketPDF.make(lines: train), as: "train.pdf")
+        let result = try container.share([pdf, "--trip", trip, "--json"], environment: Self.fromNewYork.merging(["TZDIR": database]) { $1 })
+        try #require(result.status == 0, "\(result)")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let zone = try #require(answer["zone"] as? [String: Any])
+        #expect(zone["source"] as? String == "sharer" && zone["name"] as? String == "America/New_York", "\(zone)")
+        let booking = try #require(answer["booking"] as? [String: Any])
+        #expect(booking["startsAt"] as? String == "2026-12-14T09:09:00-05:00" && booking["zone"] as? String == "America/New_York", "\(booking)")
+    }
+
     /// A train ticket's departure station, and a hotel's name, name their city: its zone.
     @Test(arguments: [
         (["COMBOIOS DE PORTUGAL", "Train IC 523", "From Lisboa Santa Apolónia to Porto Campanhã", "Date 14 DEC 2026 Departure 09:09"],
