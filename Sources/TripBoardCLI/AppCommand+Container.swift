@@ -47,11 +47,13 @@ struct ContainerInfo: Encodable {
 
     struct Protection: Encodable {
         /// The tickets, the files kept in `attachments/recovered/`, and the thumbnails:
-        /// `{"sealed": {CLASS: N}, "clear": N}`.
-        var attachments, recovered, thumbnails: ProtectionCensus.Files
+        /// `{"sealed": {CLASS: N}, "clear": N}`; `null` when they cannot be counted.
+        var attachments, recovered, thumbnails: ProtectionCensus.Files?
+        /// Why the files cannot be counted, in one line; `null` when they were.
+        var filesProblem: String?
         /// The store's pages: `until-first-unlock` (sealed page by page under that class: its key
         /// file is there), `none` (in the clear: an earlier build's, until `container protect`),
-        /// `absent`.
+        /// `absent`; `unknown` when its directory cannot be read.
         var store: String
         /// The keychain's database, likewise (each item's value is sealed under its
         /// accessibility besides).
@@ -276,14 +278,26 @@ extension AppCommand {
         console.print("store:       \(info.paths.store) (\(info.sizes.store) bytes, wal \(info.sizes.storeWAL), shm \(info.sizes.storeSharedMemory))")
         if let problem = info.storeProblem { console.print("             \(info.storeState.rawValue.uppercased()): \(problem)") }
         console.print("preferences: \(info.paths.preferences) (\(info.sizes.preferences) bytes)")
-        guard let counts = info.counts else { return console.print("records:     unknown (the store cannot be read)") }
-        console.print("records:     \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
-        console.print("sync:        \(counts.pendingChanges) pending (\(counts.tombstones) deletions)")
+        if let counts = info.counts {
+            console.print("records:     \(counts.trips) trips, \(counts.places) places, \(counts.bookings) bookings, \(counts.attachments) attachments")
+            console.print("sync:        \(counts.pendingChanges) pending (\(counts.tombstones) deletions)")
+        } else {
+            console.print("records:     unknown (the store cannot be read)")
+        }
         let protection = info.protection
-        console.print("protection:  attachments " + describe(protection.attachments) + "; thumbnails " + describe(protection.thumbnails)
-                      + (protection.recovered.sealedCount + protection.recovered.clear > 0 ? "; recovered/ " + describe(protection.recovered) : ""))
+        if let attachments = protection.attachments, let thumbnails = protection.thumbnails, let recovered = protection.recovered {
+            console.print("protection:  attachments " + describe(attachments) + "; thumbnails " + describe(thumbnails)
+                          + (recovered.sealedCount + recovered.clear > 0 ? "; recovered/ " + describe(recovered) : ""))
+        } else {
+            console.print("protection:  files unknown (\(protection.filesProblem ?? "they cannot be counted"))")
+        }
         func said(_ protection: String) -> String {
-            protection == "none" ? "in the clear" : protection == "absent" ? "not made yet" : "sealed (\(protection))"
+            switch protection {
+            case "none": "in the clear"
+            case "absent": "not made yet"
+            case "unknown": "unknown (its directory cannot be read)"
+            default: "sealed (\(protection))"
+            }
         }
         console.print("             store \(said(protection.store)); keychain database \(said(protection.keychainDatabase)) (its items sealed); "
                       + "preferences in the clear by design")
@@ -298,19 +312,31 @@ extension AppCommand {
         return text
     }
 
-    /// The census of the container's files (none when the store cannot be opened: it names them).
+    /// The census of the container's files, or why there is none (the store cannot be opened:
+    /// it names them; a directory cannot be read). Never a count of zero for files not counted:
+    /// that would read as "nothing in the clear".
     static func protectionSummary(_ container: Container) throws -> ContainerInfo.Protection {
-        let census = (try? container.store).flatMap { _ in try? AttachmentProtection(container: container).census() } ?? ProtectionCensus()
+        var census: ProtectionCensus?
+        var filesProblem: String?
+        if (try? container.store) == nil {
+            filesProblem = "the store cannot be read, and it names them"  // its own problem is on the store line
+        } else {
+            do { census = try AttachmentProtection(container: container).census() } catch { filesProblem = errorMessage(for: error) }
+        }
         func databaseClass(_ directory: String, _ name: String) -> String {
             let path = directory + "/" + name
-            guard ((try? container.status(of: path)) ?? nil) != nil else { return "absent" }
-            return ((try? container.status(of: path + DatabaseKeyFile.suffix)) ?? nil) != nil ? DatabaseKeyFile.protection.fileClassName : "none"
+            do {
+                guard try container.status(of: path) != nil else { return "absent" }
+                return try container.status(of: path + DatabaseKeyFile.suffix) != nil ? DatabaseKeyFile.protection.fileClassName : "none"
+            } catch {
+                return "unknown"
+            }
         }
         let store = databaseClass(ContainerLayout.storeDirectory, ContainerLayout.storeFile)
         let keychain = databaseClass(ContainerLayout.keychainDirectory, ContainerLayout.keychainFile)
-        return ContainerInfo.Protection(attachments: census.attachments, recovered: census.recovered, thumbnails: census.thumbnails,
-                                        store: store, keychainDatabase: keychain,
-                                        needsProtect: census.needsProtect || store == "none" || keychain == "none")
+        return ContainerInfo.Protection(attachments: census?.attachments, recovered: census?.recovered, thumbnails: census?.thumbnails,
+                                        filesProblem: filesProblem, store: store, keychainDatabase: keychain,
+                                        needsProtect: census?.needsProtect == true || store == "none" || keychain == "none")
     }
 
     static func protectContainer(_ context: CommandContext) throws {

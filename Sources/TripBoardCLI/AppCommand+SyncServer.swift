@@ -243,10 +243,20 @@ extension AppCommand {
             try store.syncLedger.noteSyncEnded(error: nil)
             // A class an edit from another device changed, or a file downloaded while the device
             // was locked: sealed as its row says now, if its classes are open (else at the
-            // next unlock). Best effort: the sync itself is done.
+            // next unlock). The sync itself is done: what fails here is a warning, and the next
+            // sync or unlock tries again.
             let container = try context.container()
-            _ = try? AttachmentFiles(container: container).holdingDeletionsBack(timeout: container.options.lockTimeout) {
-                try AttachmentProtection(container: container).reconcile(includingClear: false)
+            do {
+                let outcome = try AttachmentFiles(container: container).holdingDeletionsBack(timeout: container.options.lockTimeout) {
+                    try AttachmentProtection(container: container).reconcile(includingClear: false)
+                }
+                if !outcome.damaged.isEmpty {
+                    context.console.warning("\(outcome.damaged.count) attachment file\(outcome.damaged.count == 1 ? " is" : "s are") not what "
+                                            + "\(outcome.damaged.count == 1 ? "its row says" : "their rows say") and stay as they are; `app container check` reports them")
+                }
+            } catch {
+                context.console.warning("the sync is done, but sealing its files as their rows say failed (\(errorMessage(for: error))); "
+                                        + "the next sync or unlock tries again")
             }
         } catch {
             try? store.syncLedger.noteSyncEnded(error: errorMessage(for: error))

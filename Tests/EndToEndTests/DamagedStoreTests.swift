@@ -71,6 +71,12 @@ import TripBoardModel
         let json = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
         #expect(json["storeState"] as? String == "corrupt", "\(info)")
         #expect(json["counts"] is NSNull && json["schemaVersion"] is NSNull)
+        // Files it could not count are unknown, never "0 sealed, 0 in the clear".
+        let protection = try #require(json["protection"] as? [String: Any])
+        #expect(protection["attachments"] is NSNull && protection["thumbnails"] is NSNull && protection["recovered"] is NSNull, "\(protection)")
+        #expect((protection["filesProblem"] as? String)?.isEmpty == false, "\(protection)")
+        let text = try container.appOK("container", "info")
+        #expect(text.contains("protection:  files unknown (") && !text.contains("0 sealed"), "\(text)")
         #expect((try Data(contentsOf: URL(fileURLWithPath: container.storePath))) == Data(repeating: 0x41, count: 8192), "left as it was")
     }
 

@@ -79,6 +79,30 @@ import TripBoardKeys
         #expect(try b.ok("sync", "pending") == "Everything is synchronized.")
     }
 
+    /// After a sync, the files are sealed as their rows say under the attachments' deletion lock.
+    /// When that step fails (here the lock is held past `TRIPBOARD_LOCK_TIMEOUT`) the sync still
+    /// stands, and a warning says so: it is never dropped without a word.
+    @Test func aSealingStepThatFailsAfterTheSyncIsAWarning() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        _ = try Self.sharedTicket(on: a)
+        try a.sync()
+        try FileManager.default.createDirectory(atPath: b.container.path + "/attachments", withIntermediateDirectories: true)
+        let holder = try ProcessRunner.start("/usr/bin/flock", ["--no-fork", "-x", b.container.path + "/attachments", "sleep", "20"],
+                                             environment: ProcessRunner.environment(container: nil))
+        defer { holder.kill(); _ = holder.wait() }
+        usleep(300_000)
+        let result = try b.container.app(arguments: ["sync", "now", "--json"], environment: ["TRIPBOARD_LOCK_TIMEOUT": "0.3"])
+        let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(result.status == 0 && report["blobsDownloaded"] as? Int == 1, "\(result)")
+        #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("warning: the sync is done, but sealing its files as their rows say failed ("),
+                "\(result)")
+        holder.kill()
+        _ = holder.wait()
+        let again = try b.container.app(arguments: ["sync", "now"])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
+
     /// A chunk altered on the server: the download does not verify, the row stays `missing`,
     /// nothing is at its path or left in `tmp/`; once the chunk is right again, the next sync fetches it.
     @Test func aBlobThatDoesNotVerifyLeavesTheAttachmentMissingNeverAHalfFile() throws {

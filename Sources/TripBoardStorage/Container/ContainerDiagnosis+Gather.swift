@@ -22,9 +22,9 @@ extension ContainerDiagnosis {
         if let store { integrity = Self.integrity(of: store, errors: &errors) }
         let versions = Versions(tripboard: tripboardVersion, sqlite: sqliteLibraryVersion, libsodium: Sodium.libraryVersion,
                                 kernel: ProcessSetup.kernelRelease())
-        let permissions = (try? container.root.status().permissions) ?? 0
+        let permissions = attempt("container root") { try container.root.status().permissions }
         let layout = Layout(layoutVersion: manifest?.layoutVersion, createdBy: manifest?.createdBy, createdAt: manifest?.createdAt,
-                            rootPermissions: String(permissions, radix: 8), storeState: attempt("store state") { try StoreHealth(of: container) } ?? .unreadable,
+                            rootPermissions: permissions.map { String($0, radix: 8) } ?? "unknown", storeState: attempt("store state") { try StoreHealth(of: container) } ?? .unreadable,
                             storeDamage: manifest?.storeDamage,
                             migration: attempt("migration journal") { try migrationState(container) } ?? .unknown)
         let files = try files(of: container, errors: &errors)
@@ -55,7 +55,12 @@ extension ContainerDiagnosis {
 
     /// Sizes and counts only: the walk never reads a file, and no name leaves this function.
     static func files(of container: Container, errors: inout [String]) throws -> Files {
-        func size(_ relative: String) -> Int64 { ((try? container.status(of: relative)) ?? nil)?.size ?? 0 }
+        func size(_ relative: String) -> Int64 {
+            do { return try container.status(of: relative)?.size ?? 0 } catch {
+                errors.append("size of " + relative + ": " + errorCode(error))
+                return 0
+            }
+        }
         let store = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
         var files = Files(storeBytes: size(store), storeWALBytes: size(store + "-wal"), storeSharedMemoryBytes: size(store + "-shm"),
                           preferencesBytes: size(ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile),
@@ -70,12 +75,19 @@ extension ContainerDiagnosis {
         } catch {
             errors.append("attachments: " + errorCode(error))
         }
-        if let thumbnails = try? container.directory(ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory) {
-            for name in (try? thumbnails.entries()) ?? [] {
-                guard let status = try? thumbnails.status(of: name), status.kind == .regular else { continue }
-                files.thumbnails += 1
-                files.thumbnailBytes += status.size
+        let thumbnailsPath = ContainerLayout.cachesDirectory + "/" + ContainerLayout.thumbnailsDirectory
+        do {
+            if try container.status(of: thumbnailsPath)?.kind == .directory {
+                let thumbnails = try container.directory(thumbnailsPath)
+                for name in try thumbnails.entries() {
+                    // nil: removed since the listing (a cache clear), not an error.
+                    guard let status = try thumbnails.status(of: name), status.kind == .regular else { continue }
+                    files.thumbnails += 1
+                    files.thumbnailBytes += status.size
+                }
             }
+        } catch {
+            errors.append("thumbnails: " + errorCode(error))
         }
         return files
     }
