@@ -147,14 +147,15 @@ public struct ContainerRestore {
         // before: a restore has had its keys asked just above, and a dry run needs none.
         let attachmentKeys: any FileKeys = (try? options.fileKeys.hasKeys()) == true ? options.fileKeys : transient
         let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys)
-        // Two stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts,
-        // this one unpacks, writes and hashes.
+        // Stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts, this
+        // one unpacks, seals and writes, a third hashes the tickets, and a fourth checks the
+        // store while the tickets are staged (`RestoreStaging.storeChecks`).
         let decrypted = ReadAheadSource(upstream: age)
         try staging.fill(from: TarReader(input: decrypted, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
         CrashPoint.reach("restore.staged")
         // Every check, the dry run's too, before anything is written outside the staging
         // directory (the device key, the keychain's generation): a refused restore writes nothing.
-        var (summary, backupKey) = try RestoreVerification(staging: staging, passphrase: passphrase).verify()
+        var (summary, backupKey) = try RestoreVerification(staging: staging, passphrase: passphrase).verify(storeChecks: staging.storeChecks)
         // The container key is wrapped under this device's class keys: a locked device is told so
         // now, by the dry run too, before anything is restored.
         if backupKey != nil { try Keychain.requireClassKeys(device: device, keyring: keyring) }

@@ -132,6 +132,17 @@ final class RestoreStaging {
     private let hashing = HashingQueue()
     /// The attachments staged, in the order `hashing` gives their digests: path, bytes.
     private var hashed: [(String, Int64)] = []
+    /// The store's checks (`RestoreVerification.checkStore`), begun on a thread of their own at
+    /// the first attachment when the store came before it whole, as `app backup` orders an
+    /// archive: they read the store alone, so they run while the tickets are staged, on the core
+    /// the staging leaves idle. `nil`: the verification runs them itself (an archive in another
+    /// order, a store in WAL mode, a store entry after the checks began).
+    private(set) var storeChecks: BackgroundWork<RestoreVerification.StoreChecked>?
+    /// The store is staged whole, not in WAL mode and without a `-wal`: its checks may begin.
+    private var storeReadyForChecks = false
+    /// A store entry came after the checks began: what they found is not the staged store's.
+    private var storeChangedAfterChecks = false
+    private static let storePath = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
 
     init(root: Directory, keys: any FileKeys, attachmentKeys: any FileKeys) {
         self.root = root
@@ -148,7 +159,25 @@ final class RestoreStaging {
     /// Then each staged database's key file, under the transient keys.
     func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
         defer { hashing.finish() }
+        do {
+            try fillEntries(from: tar, progress: progress)
+        } catch {
+            _ = try? storeChecks?.value()  // never left reading a directory that is about to go
+            storeChecks = nil
+            throw error
+        }
+        if storeChangedAfterChecks {
+            _ = try? storeChecks?.value()
+            storeChecks = nil
+        }
+        for ((path, count), digest) in zip(hashed, hashing.finish()) { attachments[path] = (count, Sodium.hexString(digest)) }
+        hashed = []
+        try writeKeyFiles(under: keys)
+    }
+
+    private func fillEntries(from tar: TarReader, progress: (Int64) -> Void) throws {
         while let entry = try tar.nextEntry() {
+            beginStoreChecksIfReady(before: entry)
             if entry.kind == .directory {
                 try directory(for: entry.path.split(separator: "/").map(String.init))
                 continue
@@ -156,9 +185,21 @@ final class RestoreStaging {
             if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
             try write(entry, from: tar, progress: progress)
         }
-        for ((path, count), digest) in zip(hashed, hashing.finish()) { attachments[path] = (count, Sodium.hexString(digest)) }
-        hashed = []
-        try writeKeyFiles(under: keys)
+    }
+
+    /// Begins the store's checks at the first attachment entry, if the store is ready for them;
+    /// notes a store entry that comes after they began.
+    private func beginStoreChecksIfReady(before entry: TarEntry) {
+        let components = entry.path.split(separator: "/")
+        if components.first == Substring(ContainerLayout.storeDirectory) && !RestoreLayout.isSharedMemory(entry.path) {
+            if storeChecks != nil { storeChangedAfterChecks = true }
+            storeReadyForChecks = false
+            return
+        }
+        guard components.first == Substring(ContainerLayout.attachmentsDirectory), storeChecks == nil, storeReadyForChecks,
+              let key = pageKeys[Self.storePath] else { return }
+        let path = root.childPath(Self.storePath)
+        storeChecks = BackgroundWork { try RestoreVerification.checkStore(at: path, key: key) }
     }
 
     /// Seals each staged database's key file under `keys` — the transient ones while staging,
@@ -241,6 +282,7 @@ final class RestoreStaging {
             throw RestoreError.damagedStore(detail: Self.notADatabase(entry.path, error))
         }
         if pages?.rebuilt == true { sealedPlainly.insert(entry.path) }
+        if entry.path == Self.storePath, let pages { storeReadyForChecks = !pages.headerSaysWAL }
         if isRecovered {
             recoveredFiles += 1
         } else if isHashed {

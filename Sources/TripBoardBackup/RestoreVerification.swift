@@ -15,13 +15,27 @@ struct RestoreVerification {
     let staging: RestoreStaging
     let passphrase: SecureBytes
 
+    /// What the checks of the store alone found (`checkStore(at:key:)`).
+    struct StoreChecked: Sendable {
+        /// The store's records, when its rows were checked against this build's rules; `nil` for
+        /// a store of an older schema, whose rows are checked once it is brought to this build's.
+        let counts: StoreCounts?
+    }
+
     /// The summary, and the container key the backup's keychain wraps (unwrapped once, here).
-    func verify() throws -> (RestoreSummary, Keychain.BackupKey?) {
+    /// `storeChecks`: `checkStore(at:key:)` of the staged store, run while the attachments were
+    /// staged (`RestoreStaging.storeChecks`); `nil`: run here.
+    func verify(storeChecks: BackgroundWork<StoreChecked>? = nil) throws -> (RestoreSummary, Keychain.BackupKey?) {
+        defer { _ = try? storeChecks?.value() }  // joined on every path: the staging directory may go next
+        return try Self.saidAsTheBackups { try verifyAll(storeChecks: storeChecks) }
+    }
+
+    /// Store errors said as the backup's: the path is in the staging directory, which is
+    /// removed, so the store's own advice ("move it aside") would name a file that is gone.
+    static func saidAsTheBackups<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try verifyAll()
+            return try body()
         } catch let error as StoreError {
-            // Said as the backup's: the path is in the staging directory, which is removed, so
-            // the store's own advice ("move it aside") would name a file that is gone.
             switch error {
             case .newerSchema(_, let found, let supported): throw RestoreError.newerSchema(found: found, supported: supported)
             case .corrupt(_, let detail), .unreadable(_, let detail), .damaged(_, _, let detail): throw RestoreError.damagedStore(detail: detail)
@@ -31,37 +45,39 @@ struct RestoreVerification {
         }
     }
 
-    private func verifyAll() throws -> (RestoreSummary, Keychain.BackupKey?) {
+    private func verifyAll(storeChecks: BackgroundWork<StoreChecked>?) throws -> (RestoreSummary, Keychain.BackupKey?) {
         let root = staging.root
-        guard try Container.status(of: ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile, in: root)?.kind == .regular else {
+        let storePath = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
+        guard try Container.status(of: storePath, in: root)?.kind == .regular else {
             throw RestoreError.noStore
         }
         _ = try Manifest.read(from: root)  // unparsable or newer: refused here (65)
         try checkPreferences()
-        try checkSchema(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory))
+        let checked = try storeChecks?.value() ?? Self.checkStore(at: root.childPath(storePath), key: staging.pageKeys[storePath])
         // Sealed as it was staged: its key file opens with the staging's transient keys.
         let connection = try Container.openStoreConnection(storeDirectory: try root.openDirectory(ContainerLayout.storeDirectory), keys: staging.keys)
-        // Every check below reads the whole store, `integrity_check` many times over.
-        return try connection.withPageCache(kibibytes: Store.checkPageCacheKibibytes) { try verify(connection) }
+        return try connection.withPageCache(kibibytes: Store.checkPageCacheKibibytes) { try verify(connection, checked: checked) }
     }
 
-    private func verify(_ connection: Connection) throws -> (RestoreSummary, Keychain.BackupKey?) {
+    private func verify(_ connection: Connection, checked: StoreChecked) throws -> (RestoreSummary, Keychain.BackupKey?) {
         let root = staging.root
-        try checkStore(connection)
-        // An older build's store is brought to this build's schema here, in the staging
-        // directory (each step in its transaction, as opening an older container does), so that
-        // its rows are read with today's columns and rules; its objects were checked against
-        // that older version's above.
-        do {
-            try Schema.migrate(connection)
-        } catch let error as SQLiteError {
-            throw RestoreError.damagedStore(detail: "it could not be brought to this build's schema: " + error.message)
+        let counts: StoreCounts
+        if let checkedCounts = checked.counts {
+            counts = checkedCounts
+        } else {
+            // An older build's store is brought to this build's schema here, in the staging
+            // directory (each step in its transaction, as opening an older container does), so
+            // that its rows are read with today's columns and rules; its objects were checked
+            // against that older version's (`checkStore`).
+            do {
+                try Schema.migrate(connection)
+            } catch let error as SQLiteError {
+                throw RestoreError.damagedStore(detail: "it could not be brought to this build's schema: " + error.message)
+            }
+            counts = try Self.checkRows(Store(connection: connection))
         }
-        // Every row as import and sync would have it (`Store.rowsBreakingRules`).
-        let broken = try Store(connection: connection).rowsBreakingRules(limit: 3)
-        if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
         var summary = RestoreSummary(container: "", dryRun: false, replacedContainerKeptAt: nil, wouldNeedReplace: false,
-                                     counts: try Store(connection: connection).counts(),
+                                     counts: counts,
                                      attachmentFiles: 0, attachmentBytes: 0, missingAttachments: 0, filesNoRowNames: 0,
                                      recoveredFiles: staging.recoveredFiles,
                                      preferences: try Container.status(of: ContainerLayout.preferencesDirectory + "/" + ContainerLayout.preferencesFile,
@@ -72,6 +88,50 @@ struct RestoreVerification {
         let keychainPath = ContainerLayout.keychainDirectory + "/" + ContainerLayout.keychainFile
         guard try Container.status(of: keychainPath, in: root) != nil else { return (summary, nil) }
         return (summary, try Keychain.checkBackupCopy(at: root.childPath(keychainPath), passphrase: passphrase, sealing: staging.pageKeys[keychainPath]))
+    }
+
+    /// The checks of the staged store that read nothing else, on a read-only connection of their
+    /// own (no file is written or made beside the store: `RestoreStaging` asks for them early
+    /// only for a store not in WAL mode): with SQLite's defensive settings (nothing of its schema
+    /// runs), its version must be one this build knows and its tables, indexes, triggers and
+    /// views exactly those this build makes at that version; then `integrity_check` and
+    /// `foreign_key_check`; then, at this build's schema, every row as import and sync would
+    /// have it (`Store.rowsBreakingRules`), and the counts.
+    static func checkStore(at path: String, key: PageKey?) throws -> StoreChecked {
+        try saidAsTheBackups {
+            let look: Connection
+            let version: Int64
+            do {
+                look = try Connection(path: path, mode: .readOnly, sealing: key)
+                try look.refuseUntrustedSchema()
+                version = try look.userVersion()
+                if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
+                if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
+                if let difference = try Schema.difference(of: look) {
+                    throw RestoreError.damagedStore(detail: "its schema is not the one this build makes: " + difference)
+                }
+            } catch let error as SQLiteError {
+                throw RestoreError.damagedStore(detail: error.message)
+            }
+            return try look.withPageCache(kibibytes: Store.checkPageCacheKibibytes) {
+                do {
+                    let problems = try look.statement("PRAGMA integrity_check(20)").rows { $0.text(0) }.filter { $0 != "ok" }
+                        + look.statement("PRAGMA foreign_key_check").rows { "a dangling reference in \($0.text(0)) row \($0.integer(1))" }
+                    if let problem = problems.first { throw RestoreError.damagedStore(detail: problem) }
+                } catch let error as SQLiteError where error.isCorruption {
+                    throw RestoreError.damagedStore(detail: error.message)
+                }
+                guard version == Schema.currentVersion else { return StoreChecked(counts: nil) }
+                return StoreChecked(counts: try checkRows(Store(connection: look)))
+            }
+        }
+    }
+
+    /// Every row as import and sync would have it (`Store.rowsBreakingRules`); then the counts.
+    private static func checkRows(_ store: Store) throws -> StoreCounts {
+        let broken = try store.rowsBreakingRules(limit: 3)
+        if !broken.isEmpty { throw RestoreError.damagedStore(detail: "a row breaks TripBoard's rules: " + broken.joined(separator: "; ")) }
+        return try store.counts()
     }
 
     /// The preferences, if any: at most 1 MiB and a JSON object, as every reader wants them
@@ -88,38 +148,6 @@ struct RestoreVerification {
             throw error
         }
         guard case .object? = try? JSONValue.parse(bytes) else { throw RestoreError.badPreferences(detail: "is not a JSON object") }
-    }
-
-    /// Before the store is opened as a container's: read-only, with SQLite's defensive settings
-    /// (nothing of its schema runs), its version must be one this build knows and its tables,
-    /// indexes, triggers and views exactly those this build makes at that version.
-    private func checkSchema(storeDirectory: Directory) throws {
-        do {
-            let look = try Connection(path: storeDirectory.childPath(ContainerLayout.storeFile), mode: .readOnly,
-                                      sealing: staging.pageKeys[ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile])
-            try look.refuseUntrustedSchema()
-            let version = try look.userVersion()
-            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
-            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
-            if let difference = try Schema.difference(of: look) {
-                throw RestoreError.damagedStore(detail: "its schema is not the one this build makes: " + difference)
-            }
-        } catch let error as SQLiteError {
-            throw RestoreError.damagedStore(detail: error.message)
-        }
-    }
-
-    private func checkStore(_ connection: Connection) throws {
-        do {
-            let version = try connection.userVersion()
-            if version > Schema.currentVersion { throw RestoreError.newerSchema(found: version, supported: Schema.currentVersion) }
-            if version == 0 { throw RestoreError.damagedStore(detail: "it holds no TripBoard schema") }
-            let problems = try connection.statement("PRAGMA integrity_check(20)").rows { $0.text(0) }.filter { $0 != "ok" }
-                + connection.statement("PRAGMA foreign_key_check").rows { "a dangling reference in \($0.text(0)) row \($0.integer(1))" }
-            if let problem = problems.first { throw RestoreError.damagedStore(detail: problem) }
-        } catch let error as SQLiteError where error.isCorruption {
-            throw RestoreError.damagedStore(detail: error.message)
-        }
     }
 
     /// Each row against what the archive held at its path; rows without a file become `missing`.

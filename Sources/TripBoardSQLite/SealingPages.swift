@@ -25,6 +25,9 @@ public final class SealingPagesWriter {
     private var walHeaderDone = false
     /// Whether the database's pages had to be rebuilt in memory to make room for the seal.
     public private(set) var rebuilt = false
+    /// Whether the database's header says WAL mode (its read or write version, byte 18 or 19, is
+    /// 2): a connection to it, even a read-only one, makes `-wal` and `-shm` files beside it.
+    public private(set) var headerSaysWAL = false
 
     public init(output: FileDescriptor, kind: Kind, makeKey: @escaping (Int) throws -> PageKey) {
         self.output = output
@@ -68,6 +71,7 @@ public final class SealingPagesWriter {
             }
             let stated = Int(pending[16]) << 8 | Int(pending[17])
             let pageSize = stated == 1 ? 65536 : stated
+            headerSaysWAL = pending[18] == 2 || pending[19] == 2
             guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else {
                 throw SQLiteError(extendedCode: SQLITE_NOTADB, message: "the database's page size is not a power of two")
             }
