@@ -137,7 +137,7 @@ final class RestoreStaging {
     /// archive: they read the store alone, so they run while the tickets are staged, on the core
     /// the staging leaves idle. `nil`: the verification runs them itself (an archive in another
     /// order, a store in WAL mode, a store entry after the checks began).
-    private(set) var storeChecks: BackgroundWork<RestoreVerification.StoreChecked>?
+    private(set) var storeChecks: BackgroundResult<RestoreVerification.StoreChecked>?
     /// The store is staged whole, not in WAL mode and without a `-wal`: its checks may begin.
     private var storeReadyForChecks = false
     /// A store entry came after the checks began: what they found is not the staged store's.
@@ -199,7 +199,7 @@ final class RestoreStaging {
         guard components.first == Substring(ContainerLayout.attachmentsDirectory), storeChecks == nil, storeReadyForChecks,
               let key = pageKeys[Self.storePath] else { return }
         let path = root.childPath(Self.storePath)
-        storeChecks = BackgroundWork { try RestoreVerification.checkStore(at: path, key: key) }
+        storeChecks = BackgroundResult { try RestoreVerification.checkStore(at: path, key: key) }
     }
 
     /// Seals each staged database's key file under `keys` — the transient ones while staging,

@@ -25,7 +25,7 @@ struct RestoreVerification {
     /// The summary, and the container key the backup's keychain wraps (unwrapped once, here).
     /// `storeChecks`: `checkStore(at:key:)` of the staged store, run while the attachments were
     /// staged (`RestoreStaging.storeChecks`); `nil`: run here.
-    func verify(storeChecks: BackgroundWork<StoreChecked>? = nil) throws -> (RestoreSummary, Keychain.BackupKey?) {
+    func verify(storeChecks: BackgroundResult<StoreChecked>? = nil) throws -> (RestoreSummary, Keychain.BackupKey?) {
         defer { _ = try? storeChecks?.value() }  // joined on every path: the staging directory may go next
         return try Self.saidAsTheBackups { try verifyAll(storeChecks: storeChecks) }
     }
@@ -45,7 +45,7 @@ struct RestoreVerification {
         }
     }
 
-    private func verifyAll(storeChecks: BackgroundWork<StoreChecked>?) throws -> (RestoreSummary, Keychain.BackupKey?) {
+    private func verifyAll(storeChecks: BackgroundResult<StoreChecked>?) throws -> (RestoreSummary, Keychain.BackupKey?) {
         let root = staging.root
         let storePath = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
         guard try Container.status(of: storePath, in: root)?.kind == .regular else {

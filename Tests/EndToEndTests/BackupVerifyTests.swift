@@ -91,6 +91,34 @@ import Testing
         #expect(report["differs"] as? Bool == true)
     }
 
+    /// More records than one batch of the comparison (each store's side of a batch is read on a
+    /// thread of its own): changes in the first, a middle and the last batch are each found, and
+    /// every other record is the same.
+    @Test func changesInEveryBatchOfALargeComparisonAreFound() throws {
+        let (test, device, _, _, _) = try seededAndBackedUp()
+        let ids = (0..<1_300).map { _ in UUID().uuidString.lowercased() }
+        let trips = ids.enumerated().map { index, id in
+            ["id": id, "name": "Trip \(index)", "startDate": "2027-01-01", "endDate": "2027-01-03"]
+        }
+        let document = try JSONSerialization.data(withJSONObject: ["format": "tripboard-export", "formatVersion": 1, "trips": trips])
+        let source = test.root.path + "/trips.json"
+        try document.write(to: URL(fileURLWithPath: source))
+        try test.appOK("import", source)
+        let file = test.root.path + "/large.age"
+        #expect(try test.app(arguments: ["backup", "--output", file], stdin: passphrase + "\n",
+                             environment: device.merging(BackupRestoreTests.fast) { $1 }).status == 0)
+        let sorted = ids.sorted()
+        let edited = [sorted[0], sorted[700], sorted[1_299]]
+        for id in edited { try test.appOK("trip", "edit", id, "--notes", "Changed after the backup") }
+        let json = try verify(test, file, device: device, json: true)
+        #expect(json.status == 3, "\(json)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let found = try #require((report["records"] as? [String: Any])?["trips"] as? [String: Any])
+        #expect(found["changed"] as? Int == 3 && found["same"] as? Int == 1_298 && found["onlyHere"] as? Int == 0
+                && found["onlyThere"] as? Int == 0, "\(found)")
+        #expect(Set(found["examples"] as? [String] ?? []) == Set(edited), "\(found)")
+    }
+
     /// A ticket filed since the backup, and one whose file was lost here since: both are
     /// attachment differences (the hash and the file are part of what a user sees).
     @Test func attachmentsAreComparedByHashAndFile() throws {

@@ -25,8 +25,8 @@ public struct RecordDifference: Sendable, Equatable, Codable {
 extension StoreVerification {
     /// How the records this store holds differ from those of `other`, kind by kind (trips,
     /// places, bookings, attachments). Each store is read in one transaction, ids in order, the
-    /// records both hold `comparisonBatch` at a time: memory holds the two lists of ids and one
-    /// batch of records, not all of them.
+    /// records both hold `comparisonBatch` at a time, each store's side of a batch on a thread of
+    /// its own: memory holds the two lists of ids and one batch of records, not all of them.
     public func userRecordDifferences(from other: Store) throws -> [RecordKind: RecordDifference] {
         // In id order each record is on another table page, opened again on every miss: both
         // stores get the page cache of the whole-store checks meanwhile.
@@ -54,7 +54,11 @@ extension StoreVerification {
         // The ids both hold, compared a batch at a time (one statement a batch on each side).
         var both: [String] = []
         func compareBoth() throws {
-            let views = try userViews(kind, ids: both), otherViews = try other.verification.userViews(kind, ids: both)
+            // The other store's side on a second thread meanwhile: each store has its own
+            // connection, used by one thread at a time (the other's until `value()` returns).
+            let batch = both
+            let theirs = BackgroundResult { try other.verification.userViews(kind, ids: batch) }
+            let views = try userViews(kind, ids: batch), otherViews = try theirs.value()
             for id in both {
                 if views[id] == otherViews[id] {
                     difference.same += 1
