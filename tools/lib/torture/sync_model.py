@@ -1203,7 +1203,13 @@ class Run:
                 # the losing value to its device.
                 # Nor where a lying server replayed old copies: it can keep the field that tells
                 # the losing device (`lostEdits`) from reaching it — availability, not integrity.
-                if not server_forgot and not self.counts["replays"]:
+                # Nor for a record whose row (or a parent's) the server emptied with a deletion of
+                # its own or an old one served again: the push that carried `lostEdits` is gone
+                # from it, and the copies devices send again in its place are their own (seed
+                # 1977288351: b's seat lost on d, then the row forged deleted before b pulled).
+                lineage = {record.id, *self.ancestors(record)}
+                forged_here = any(f["deleted"] and f["id"] in lineage for f in self.forgeries)
+                if not server_forgot and not self.counts["replays"] and not forged_here:
                     for entry in sets:
                         if entry.how != "edit" or entry.value == value:
                             continue
