@@ -175,10 +175,9 @@ extension Keychain {
             """).run([.text(service), .text(account), .integer(version), .text(clock().utcStamp), .optional(incarnation)])
     }
 
-    /// A reconcile found the server with an older version of a deleted item (the deletion is
-    /// sent against that one) or with none (nothing to tell it: the tombstone goes).
-    package func settleSyncTombstone(service: String, account: String, serverVersion: Int64?) throws {
-        guard let serverVersion else { return try deleteSyncTombstone(service: service, account: account) }
+    /// A reconcile found the server with another version of a deleted item: the deletion is sent
+    /// against that one. (One the server has none of is sent as a new deletion: `SyncEngine`.)
+    package func settleSyncTombstone(service: String, account: String, serverVersion: Int64) throws {
         try connection.statement("UPDATE sync_tombstones SET remote_version = ? WHERE service = ? AND account = ?")
             .run([.integer(serverVersion), .text(service), .text(account)])
     }

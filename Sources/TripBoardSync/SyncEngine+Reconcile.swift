@@ -145,11 +145,13 @@ extension SyncEngine {
             }
             for tombstone in try keychain.syncTombstones() {
                 let serverVersion = onServer[try key.secretID(service: tombstone.service, account: tombstone.account)]
-                if serverVersion == nil {
-                    // The deletion has nothing left to tell the server; the ledger keeps that the
-                    // incarnation is over, so a device sending it again live is refused.
+                guard let serverVersion else {
+                    // The server lost the item: the deletion goes as a new sealed one, which the
+                    // server keeps; the ledger keeps that the incarnation is over meanwhile.
                     try keychain.noteDeadIncarnation(service: tombstone.service, account: tombstone.account,
                                                      tombstone.incarnation ?? Keychain.legacySyncIncarnation)
+                    secretDeletionsTheServerLacks.insert(try key.secretID(service: tombstone.service, account: tombstone.account))
+                    continue
                 }
                 try keychain.settleSyncTombstone(service: tombstone.service, account: tombstone.account, serverVersion: serverVersion)
             }

@@ -383,8 +383,8 @@ extension SyncEngine {
             let deleted = tombstone.incarnation ?? Keychain.legacySyncIncarnation
             let stamp = localStamp(updatedAt: store.stamp(), after: nil)
             let sealed = try key.sealSecretField(try SecureBytes(copying: Array(deleted.utf8)), id: id, field: Self.deletionField, stamp: stamp)
-            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: tombstone.version, deleted: true,
-                                   fields: [Self.deletionField: sealed]))
+            wire.append(WireRecord(kind: Self.secretKind, id: id, expectedVersion: secretDeletionsTheServerLacks.contains(id) ? nil : tombstone.version,
+                                   deleted: true, fields: [Self.deletionField: sealed]))
             entries.append(SecretEntry(id: id, service: tombstone.service, account: tombstone.account, updatedAt: "", deleted: true,
                                        stamp: stamp.description, incarnation: deleted))
         }
@@ -442,14 +442,16 @@ extension SyncEngine {
                     conflicts += 1
                     switch (entry.deleted, result.version >= 1) {
                     case (true, true):
+                        secretDeletionsTheServerLacks.remove(entry.id)
                         try keychain.setSyncTombstone(service: entry.service, account: entry.account, version: result.version)
                     case (true, false):
-                        // The server has no such record (lost, or a zone made again): nothing to
-                        // delete there. The ledger keeps that the incarnation is over, so a device
-                        // sending the item again live is refused and meets this deletion again.
+                        // The server has no such record (lost, or a zone made again): the deletion
+                        // goes again as a new one, which the server keeps (a device whose ledger
+                        // knows the incarnation is over may be reinstalled before another sends
+                        // the item again live). The ledger keeps it meanwhile.
                         try keychain.noteDeadIncarnation(service: entry.service, account: entry.account,
                                                          entry.incarnation ?? Keychain.legacySyncIncarnation)
-                        try keychain.deleteSyncTombstone(service: entry.service, account: entry.account)
+                        secretDeletionsTheServerLacks.insert(entry.id)
                     case (false, true):
                         try keychain.setSyncConflictVersion(service: entry.service, account: entry.account, result.version)
                         differing.append((Self.secretKind, result.id))
@@ -491,10 +493,11 @@ extension SyncEngine {
             // deletion is one seen, should it be served again.
             try keychain.noteDeadIncarnation(service: entry.service, account: entry.account, entry.incarnation ?? Keychain.legacySyncIncarnation)
             if let stamp = entry.stamp { try keychain.noteDeletionSeen(service: entry.service, account: entry.account, stamp: stamp) }
+            let sentAsNew = secretDeletionsTheServerLacks.remove(entry.id) != nil
             guard let tombstone = try keychain.syncTombstones().first(where: { $0.service == entry.service && $0.account == entry.account }) else {
                 return
             }
-            if tombstone.version < version { try keychain.deleteSyncTombstone(service: entry.service, account: entry.account) }
+            if sentAsNew || tombstone.version < version { try keychain.deleteSyncTombstone(service: entry.service, account: entry.account) }
             return
         }
         guard let local else {

@@ -187,6 +187,11 @@ public final class SyncEngine {
     /// Records a batch created on the server that were deleted and purged here meanwhile: their
     /// deletions go in a batch of their own (`sendDeletionsOfPurged`).
     var purgedWhileInFlight: [WireRecord] = []
+    /// Keychain items (their record ids) whose waiting deletion the server has no row for (lost,
+    /// or a zone made again): sent as a new sealed deletion, as a record's is, so that the server
+    /// keeps it once this device's ledger is gone (a reinstall). A tombstone keeps no mark of
+    /// this across runs: a later run meets the missing row again and sends it the same way.
+    var secretDeletionsTheServerLacks: Set<String> = []
     /// Records a salvage recreated in place of lost ones (`kind/id` → when), loaded once per run:
     /// never sent, replaced by the server's copy when it comes.
     var placeholders: [String: String] = [:]

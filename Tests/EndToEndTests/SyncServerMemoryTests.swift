@@ -147,6 +147,30 @@ import TripBoardSystem
         }
     }
 
+    /// The server lost a keychain item's row, then A deletes the item: the deletion goes as a new
+    /// sealed one, which the server keeps. So when A is gone (reinstalled: its ledger with it)
+    /// and B's comparison finds the item missing from the server, B's copy meets that deletion
+    /// instead of bringing the item back (the sync model, seed 4041667500).
+    @Test func aKeychainDeletionOfARowTheServerLostIsKeptByTheServer() throws {
+        let (server, a, b) = try SyncTests.twoDevices()
+        defer { withExtendedLifetime(server) {} }
+        try a.ok("keychain", "set", "vpn.example.net", "ana", "--accessibility", "migratable", stdin: "first value\n")
+        try a.sync()
+        try b.sync()
+        #expect(try b.app("keychain", "get", "vpn.example.net", "ana").trimmedStdout == "first value")
+        _ = try server.psql("DELETE FROM tripboard.records WHERE kind = 'secret'")
+        try a.ok("keychain", "delete", "vpn.example.net", "ana")
+        try a.sync()
+        #expect(try server.psql("SELECT count(*) FROM tripboard.records WHERE kind = 'secret' AND deleted") == "1")
+        let compared = try b.app("sync", "now", "--compare", "--json")
+        #expect(compared.status == 0, "\(compared)")
+        #expect(try b.app("keychain", "get", "vpn.example.net", "ana").status != 0, "the deleted item came back on B")
+        let c = try SyncDevice()
+        #expect(try c.join(server).status == 0)
+        try c.sync()
+        #expect(try c.app("keychain", "get", "vpn.example.net", "ana").status != 0, "the deleted item reached a new device")
+    }
+
     /// One record's version lowered on the server: B's edit meets a version its feed never
     /// lists again; it is fetched, merged, and pushed against the server's version — no loop of
     /// conflicts — and A, which holds a higher version, still takes B's edit.
