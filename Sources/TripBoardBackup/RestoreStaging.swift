@@ -159,23 +159,6 @@ final class RestoreStaging {
     /// Then each staged database's key file, under the transient keys.
     func fill(from tar: TarReader, progress: (Int64) -> Void) throws {
         defer { hashing.finish() }
-        do {
-            try fillEntries(from: tar, progress: progress)
-        } catch {
-            _ = try? storeChecks?.value()  // never left reading a directory that is about to go
-            storeChecks = nil
-            throw error
-        }
-        if storeChangedAfterChecks {
-            _ = try? storeChecks?.value()
-            storeChecks = nil
-        }
-        for ((path, count), digest) in zip(hashed, hashing.finish()) { attachments[path] = (count, Sodium.hexString(digest)) }
-        hashed = []
-        try writeKeyFiles(under: keys)
-    }
-
-    private func fillEntries(from tar: TarReader, progress: (Int64) -> Void) throws {
         while let entry = try tar.nextEntry() {
             beginStoreChecksIfReady(before: entry)
             if entry.kind == .directory {
@@ -185,6 +168,12 @@ final class RestoreStaging {
             if RestoreLayout.isSharedMemory(entry.path) { continue }  // rebuilt by SQLite
             try write(entry, from: tar, progress: progress)
         }
+        // Dropped, the checks' `BackgroundResult` waits for its thread: none outlives the staging
+        // (on an error too, the staging goes, and its checks with it, before its directory does).
+        if storeChangedAfterChecks { storeChecks = nil }
+        for ((path, count), digest) in zip(hashed, hashing.finish()) { attachments[path] = (count, Sodium.hexString(digest)) }
+        hashed = []
+        try writeKeyFiles(under: keys)
     }
 
     /// Begins the store's checks at the first attachment entry, if the store is ready for them;

@@ -26,8 +26,7 @@ struct RestoreVerification {
     /// `storeChecks`: `checkStore(at:key:)` of the staged store, run while the attachments were
     /// staged (`RestoreStaging.storeChecks`); `nil`: run here.
     func verify(storeChecks: BackgroundResult<StoreChecked>? = nil) throws -> (RestoreSummary, Keychain.BackupKey?) {
-        defer { _ = try? storeChecks?.value() }  // joined on every path: the staging directory may go next
-        return try Self.saidAsTheBackups { try verifyAll(storeChecks: storeChecks) }
+        try Self.saidAsTheBackups { try verifyAll(storeChecks: storeChecks) }
     }
 
     /// Store errors said as the backup's: the path is in the staging directory, which is
