@@ -32,6 +32,20 @@ struct SyncTests {
         #expect(try fixture.store.counts().pendingChanges == 0)
     }
 
+    /// A saved batch goes without its pages being zeroed (a push wrote each page of its batches
+    /// twice), and the connection's `secure_delete` is what it was for everything else.
+    @Test(arguments: ["ON", "OFF", "FAST"])
+    func removingASavedBatchLeavesTheConnectionsSecureDeleteAsItWas(setting: String) throws {
+        let fixture = try StoreFixture()
+        let ledger = fixture.store.syncLedger
+        try fixture.store.connection.execute("PRAGMA secure_delete = \(setting)")
+        let before = try fixture.store.connection.integer("PRAGMA secure_delete")
+        try ledger.saveOutgoing(mutationID: "m1", request: Array(String(repeating: "x", count: 40_000).utf8), local: Array("[]".utf8))
+        try fixture.store.writeTransaction { try ledger.removeOutgoing(mutationID: "m1") }
+        #expect(try ledger.outgoing() == nil)
+        #expect(try fixture.store.connection.integer("PRAGMA secure_delete") == before)
+    }
+
     @Test func everyEditMakesTheRecordPendingUploadWithANewStamp() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)

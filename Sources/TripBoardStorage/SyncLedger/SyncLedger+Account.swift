@@ -336,8 +336,21 @@ extension SyncLedger {
     }
 
     /// Removes the saved batch `mutationID`, inside the transaction that records its answers.
+    /// Its pages go to the free list as they are (`secure_delete = FAST`): they hold what the same
+    /// transaction records (the batch's values, and their sealed copies), and zeroing each —
+    /// `secure_delete = ON`, the default of Debian's SQLite — wrote every page of a batch a second
+    /// time. The connection's setting is put back afterwards.
     package func removeOutgoing(mutationID: String) throws {
-        try connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+        let previous = try connection.integer("PRAGMA secure_delete")
+        try connection.execute("PRAGMA secure_delete = FAST")
+        let restore = "PRAGMA secure_delete = \(previous == 2 ? "FAST" : String(previous))"
+        do {
+            try connection.statement("DELETE FROM sync_outgoing WHERE mutation_id = ?").run([.text(mutationID)])
+        } catch {
+            try connection.execute(restore)
+            throw error
+        }
+        try connection.execute(restore)
     }
 }
 
