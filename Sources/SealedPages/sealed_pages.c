@@ -8,8 +8,10 @@
 //   is sealed as in the main file, bound to the page number in its frame header. A frame read
 //   together with its header is SQLite's recovery walking the log: a page there that does not
 //   open reads as random bytes, so the frame's checksum fails and SQLite ends the log before it, as
-//   it does after a torn write. A page read alone (a query, a checkpoint) that does not open is
-//   SQLITE_IOERR_DATA.
+//   it does after a torn write. A page a query reads alone that does not open is
+//   SQLITE_IOERR_DATA. A checkpoint copies each frame's sealed page to the main file as it is,
+//   unopened: the same bytes are that page there, and one that does not open is found when it is
+//   next read.
 // - the -shm file: passed through (page numbers and frame numbers, no page content).
 // - journals and temporary files: in memory, never on disk (a sealed database runs in WAL mode;
 //   a rollback journal is only needed for the instant before WAL is turned on).
@@ -47,9 +49,9 @@ struct sealed_file {
     uint8_t *scratch; /* one page */
     int scratch_size;
     /* KIND_MAIN: while its connection holds the checkpoint lock (`checkpointing`), the last WAL
-       page it read alone, as it was sealed (`copy`) and as opened (`copy + page size`), the
-       buffer it was opened into and its page number: a checkpoint writes that buffer to the main
-       file next, and the sealed bytes go as they are. Other reads keep nothing. */
+       page it read alone, handed over sealed: its bytes (`copy`), the buffer they went into and
+       the page number its frame header names. A checkpoint writes that buffer to the main file
+       next, as it is. Other reads keep nothing. */
     int checkpointing;
     uint8_t *copy;
     const uint8_t *copy_into;
@@ -254,14 +256,16 @@ static void reach_checkpoint_page_written(void) {
     if (value) kill(getpid(), SIGKILL);
 }
 
-/// Whether `in`, to be written as page `page_number`, is the WAL page its connection just read
-/// alone, unchanged: then its sealed bytes (`file->copy`) are what sealing it again would give
-/// but for the nonce, and are written as they are (a checkpoint copies frames so).
-static int is_copy_of_wal_page(sealed_file *file, const uint8_t *in, uint32_t page_number, int size) {
-    int same = file->copy_into == in && file->copy_page == page_number
-        && memcmp(in, file->copy + size, (size_t)(size - TRIPBOARD_SEALED_RESERVE)) == 0;
+/// A checkpoint's write of the WAL page its connection just read alone (`read_page_alone`), which
+/// is still sealed: written as it is when it is unchanged and goes to the page its frame was
+/// sealed for. Anything else — a WAL index that maps the frame to another page than its header
+/// names — is damage, refused.
+static int write_checkpoint_copy(sealed_file *file, const uint8_t *in, uint32_t page_number, sqlite3_int64 offset) {
+    int size = file->keys->page_size;
+    int same = file->copy_page == page_number && memcmp(in, file->copy, (size_t)size) == 0;
     file->copy_into = NULL;
-    return same;
+    if (!same) return SQLITE_IOERR_DATA;
+    return file->real->pMethods->xWrite(file->real, in, size, offset);
 }
 
 static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_int64 offset) {
@@ -273,8 +277,8 @@ static int main_write(sealed_file *file, const uint8_t *in, int amount, sqlite3_
         int take = size - within < amount ? size - within : amount;
         int rc;
         if (within == 0 && take == size) {
-            if (file->copy_into != NULL && is_copy_of_wal_page(file, in, (uint32_t)(index + 1), size)) {
-                rc = file->real->pMethods->xWrite(file->real, file->copy, size, index * size);
+            if (file->copy_into != NULL && file->copy_into == in) {
+                rc = write_checkpoint_copy(file, in, (uint32_t)(index + 1), index * size);
             } else {
                 rc = write_sealed(file, in, (uint32_t)(index + 1), index * size);
             }
@@ -305,22 +309,36 @@ static uint32_t big_endian(const uint8_t *bytes) {
     return ((uint32_t)bytes[0] << 24) | ((uint32_t)bytes[1] << 16) | ((uint32_t)bytes[2] << 8) | bytes[3];
 }
 
-/// `read_opened` for a WAL page read alone and whole into `page`, keeping for
-/// `is_copy_of_wal_page` its sealed bytes and its plaintext. Without memory for that, or at a
-/// short read, it is `read_opened` (nothing kept: the page is sealed again if it is written).
-static int read_opened_keeping_copy(sealed_file *file, uint8_t *page, uint32_t page_number, sqlite3_int64 offset) {
+/// A WAL page read alone and whole into `page` (a query's read, or a checkpoint's): the frame's
+/// header and page in one read, the page opened for the number its header names. While the
+/// connection checkpoints, the page is handed over sealed instead: the checkpoint writes it to
+/// the main file next (`write_checkpoint_copy`), where the same bytes open for the same page
+/// number, and SQLite reads nothing of it in between. A frame that does not open is found when
+/// its page is next read, from the main file. SQLITE_IOERR_SHORT_READ (zeros) past the end.
+static int read_page_alone(sealed_file *file, uint8_t *page, sqlite3_int64 start) {
     sealed_file *owner = file->main;
     int size = file->keys->page_size;
     owner->copy_into = NULL;
-    if (owner->copy == NULL && (owner->copy = sqlite3_malloc(2 * size)) == NULL) return read_opened(file, page, page_number, offset, NULL);
-    int rc = file->real->pMethods->xRead(file->real, owner->copy, size, offset);
-    if (rc == SQLITE_IOERR_SHORT_READ) return read_opened(file, page, page_number, offset, NULL);
+    int rc = scratch(file, FRAME_HEADER + size);
     if (rc != SQLITE_OK) return rc;
-    memcpy(page, owner->copy, (size_t)size);
-    if (tripboard_open_page(file->keys->key, file->keys->file_id, page_number, page, size) != 0) return SQLITE_IOERR_DATA;
-    memcpy(owner->copy + size, page, (size_t)size);
+    rc = file->real->pMethods->xRead(file->real, file->scratch, FRAME_HEADER + size, start);
+    if (rc == SQLITE_IOERR_SHORT_READ && is_zero(file->scratch + FRAME_HEADER, size)) {
+        memset(page, 0, (size_t)size);
+        return rc;
+    }
+    if (rc == SQLITE_IOERR_SHORT_READ) return SQLITE_IOERR_DATA;
+    if (rc != SQLITE_OK) return rc;
+    uint32_t number = big_endian(file->scratch);
+    memcpy(page, file->scratch + FRAME_HEADER, (size_t)size);
+    if (!owner->checkpointing) {
+        return tripboard_open_page(file->keys->key, file->keys->file_id, number, page, size) == 0 ? SQLITE_OK : SQLITE_IOERR_DATA;
+    }
+    if (owner->copy == NULL && (owner->copy = sqlite3_malloc(size)) == NULL) {
+        return tripboard_open_page(file->keys->key, file->keys->file_id, number, page, size) == 0 ? SQLITE_OK : SQLITE_IOERR_DATA;
+    }
+    memcpy(owner->copy, page, (size_t)size);
     owner->copy_into = page;
-    owner->copy_page = page_number;
+    owner->copy_page = number;
     return SQLITE_OK;
 }
 
@@ -347,29 +365,29 @@ static int wal_read(sealed_file *file, uint8_t *out, int amount, sqlite3_int64 o
             } else {
                 int in_page = within - FRAME_HEADER;
                 take = size - in_page < amount ? size - in_page : amount;
-                uint8_t number[4];
-                if (header_read != NULL) {
-                    memcpy(number, header_read, 4);
-                    rc = SQLITE_OK;
+                if (in_page == 0 && take == size && header_read == NULL && !recovering) {
+                    rc = read_page_alone(file, out, start);
                 } else {
-                    rc = file->real->pMethods->xRead(file->real, number, 4, start);
-                }
-                if (rc == SQLITE_IOERR_SHORT_READ) {
-                    memset(out, 0, (size_t)take);
-                } else if (rc == SQLITE_OK) {
-                    int whole = in_page == 0 && take == size;
-                    rc = whole ? SQLITE_OK : scratch(file, size);
-                    if (rc != SQLITE_OK) return rc;
-                    uint8_t *page = whole ? out : file->scratch;
-                    int failed = 0;
-                    if (whole && !recovering && file->main->checkpointing) {
-                        rc = read_opened_keeping_copy(file, page, big_endian(number), start + FRAME_HEADER);
+                    uint8_t number[4];
+                    if (header_read != NULL) {
+                        memcpy(number, header_read, 4);
+                        rc = SQLITE_OK;
                     } else {
-                        rc = read_opened(file, page, big_endian(number), start + FRAME_HEADER, recovering ? &failed : NULL);
+                        rc = file->real->pMethods->xRead(file->real, number, 4, start);
                     }
-                    if (failed) randombytes_buf(page, (size_t)size);
-                    if (!whole && rc != SQLITE_IOERR_SHORT_READ) memcpy(out, page + in_page, (size_t)take);
-                    if (!whole && rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)take);
+                    if (rc == SQLITE_IOERR_SHORT_READ) {
+                        memset(out, 0, (size_t)take);
+                    } else if (rc == SQLITE_OK) {
+                        int whole = in_page == 0 && take == size;
+                        rc = whole ? SQLITE_OK : scratch(file, size);
+                        if (rc != SQLITE_OK) return rc;
+                        uint8_t *page = whole ? out : file->scratch;
+                        int failed = 0;
+                        rc = read_opened(file, page, big_endian(number), start + FRAME_HEADER, recovering ? &failed : NULL);
+                        if (failed) randombytes_buf(page, (size_t)size);
+                        if (!whole && rc != SQLITE_IOERR_SHORT_READ) memcpy(out, page + in_page, (size_t)take);
+                        if (!whole && rc == SQLITE_IOERR_SHORT_READ) memset(out, 0, (size_t)take);
+                    }
                 }
                 header_read = NULL;
             }
@@ -472,8 +490,9 @@ static int sealed_shm_lock(sqlite3_file *base, int offset, int count, int flags)
     int rc = REAL(base)->pMethods->xShmLock(REAL(base), offset, count, flags);
     sealed_file *file = (sealed_file *)base;
     if (rc == SQLITE_OK && offset <= CHECKPOINT_LOCK && CHECKPOINT_LOCK < offset + count) {
-        // Held exclusively, the connection is checkpointing (or recovering, whose reads keep
-        // nothing): its WAL reads keep their page for `is_copy_of_wal_page`.
+        // Held exclusively, the connection is checkpointing (or recovering, whose reads of a
+        // frame with its header are opened as always): a page it reads alone is handed over
+        // sealed (`read_page_alone`).
         file->checkpointing = (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE);
         if (!file->checkpointing) file->copy_into = NULL;
     }
