@@ -46,6 +46,26 @@ struct SyncTests {
         #expect(try fixture.store.connection.integer("PRAGMA secure_delete") == before)
     }
 
+    /// A sync's push or pull checkpoints the WAL at 64 MiB, not at every commit, and the
+    /// connection is as it was afterwards, when the body throws too.
+    @Test(arguments: [false, true])
+    func aSyncCheckpointsTheLogLessOftenAndPutsTheSettingBack(throwing: Bool) throws {
+        struct Thrown: Error {}
+        let fixture = try StoreFixture()
+        let connection = fixture.store.connection
+        let before = try connection.integer("PRAGMA wal_autocheckpoint")
+        do {
+            try fixture.store.syncLedger.withSyncCache(kibibytes: 8 << 10) {
+                #expect(try connection.integer("PRAGMA wal_autocheckpoint") == Int64(SyncLedger.syncCheckpointPages))
+                if throwing { throw Thrown() }
+            }
+            #expect(!throwing)
+        } catch is Thrown {
+            #expect(throwing)
+        }
+        #expect(try connection.integer("PRAGMA wal_autocheckpoint") == before)
+    }
+
     @Test func everyEditMakesTheRecordPendingUploadWithANewStamp() throws {
         let fixture = try StoreFixture()
         let trip = try uploadedTrip(fixture)
