@@ -415,7 +415,7 @@ public final class SyncEngine {
             // Records to send whole again (`Store.markSentWhole`) are few: none spares the lookup.
             let anyWhole = try ledger.hasRecordsToSendWhole()
             return try ledger.pendingSyncRecords(limit: AgentLimits.batchRecords, excluding: excluding).map {
-                record -> (SyncRecord, [String: ShadowField], [String: String], String?, Bool) in
+                record -> (record: SyncRecord, shadow: [String: ShadowField], edits: [String: String], incarnation: String?, whole: Bool) in
                 if record.isTombstone { return (record, [:], [:], try ledger.incarnation(record.kind, id: record.id), false) }
                 let shadow = try ledger.shadow(record.kind, id: record.id)
                 let whole = try SyncLedger.isOnlyKept(shadow) || (anyWhole && ledger.isToSendWhole(record.kind, id: record.id))
@@ -423,7 +423,8 @@ public final class SyncEngine {
                         anyMadeHere && whole ? try ledger.incarnation(record.kind, id: record.id) : nil, whole)
             }
         }
-        for (record, shadow, edits, incarnation, whole) in candidates {
+        let presealed = try sealPlainRecords(candidates)
+        for (index, (record, shadow, edits, incarnation, whole)) in candidates.enumerated() {
             if bytes >= AgentLimits.batchBytes { break }
             if record.isTombstone {
                 // A deletion is sealed like an edit, bound to the incarnation it deletes.
@@ -458,7 +459,8 @@ public final class SyncEngine {
                 }
                 record.fields["blob"] = blobName.map(JSONValue.string)
             }
-            var (sealed, pushed) = try sealChangedFields(of: record, shadow: shadow, edits: edits, whole: whole)
+            var (sealed, pushed) = try presealed[index]
+                ?? Self.sealChangedFields(of: record, shadow: shadow, edits: edits, whole: whole, key: key, stamps: fieldStamps, nonces: &nonces)
             // Its incarnation: a record's first life is the unnamed one (no field, nothing to
             // store); one a restore brought back has a random one (`Store.endIncarnation`), sealed
             // with it when the server knows none of its fields (the deletion cleared them, or it
@@ -485,8 +487,10 @@ public final class SyncEngine {
         guard !wire.isEmpty else { return (nil, unchanged.count, waited) }
 
         let mutationID = Identifier.make()
+        // The two texts are made at once, the entries' on a thread of its own.
+        let local = entries.count < Self.sealOnOneThreadBelow ? nil : BackgroundResult { [entries] in WireJSON.entries(entries) }
         let encoded = WireJSON.records(wire)
-        try ledger.saveOutgoing(mutationID: mutationID, request: encoded, local: WireJSON.entries(entries))
+        try ledger.saveOutgoing(mutationID: mutationID, request: encoded, local: try local?.value() ?? WireJSON.entries(entries))
         CrashPoint.reach("sync.batch-saved")
         return (OutgoingBatch(mutationID: mutationID, wire: wire, entries: entries, encoded: encoded), unchanged.count, waited)
     }
@@ -528,9 +532,11 @@ public final class SyncEngine {
     /// as the shadow will keep them once the server has them; each stamped with its own edit's
     /// time (`edits`, `Store.fieldEdits`). With `whole` (the server knows none of its values)
     /// every field goes: one still as this device knew the server had it keeps that value's own
-    /// stamp — sent again, it is no newer than it was, and never older.
-    private func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField], edits: [String: String],
-                                   whole: Bool) throws -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
+    /// stamp — sent again, it is no newer than it was, and never older. A function of its
+    /// arguments only (any thread, its own `nonces`): `prepareBatch` seals a batch on two.
+    static func sealChangedFields(of record: SyncRecord, shadow: [String: ShadowField], edits: [String: String], whole: Bool,
+                                  key: ZoneKey, stamps: FieldStamps,
+                                  nonces: inout NonceBuffer) throws -> (sealed: [String: SealedField], pushed: [String: ShadowField]) {
         var sealed: [String: SealedField] = [:]
         var pushed: [String: ShadowField] = [:]
         guard record.syncState != .synchronized else { return (sealed, pushed) }
@@ -549,7 +555,7 @@ public final class SyncEngine {
             } else if before == nil, edits[field] == nil, let firstStamp {
                 stamp = firstStamp
             } else {
-                stamp = localStamp(updatedAt: edits[field] ?? record.updatedAt, after: before?.stamp).description
+                stamp = stamps.edit(updatedAt: edits[field] ?? record.updatedAt, after: before?.stamp).description
                 if before == nil && edits[field] == nil { firstStamp = stamp }
             }
             sealed[field] = try key.seal(canonical: canonical, kind: record.kind, id: record.id, field: field, stamp: stamp, nonces: &nonces)
@@ -557,6 +563,42 @@ public final class SyncEngine {
         }
         return (sealed, pushed)
     }
+
+    /// `sealChangedFields` for each live record of `candidates` but attachments (whose fields an
+    /// upload completes first), in order, the second half on a thread of its own: sealing is most
+    /// of making a batch, and the other core is otherwise idle while this one makes it. `nil` for
+    /// the records it leaves to the caller.
+    private func sealPlainRecords(_ candidates: [(record: SyncRecord, shadow: [String: ShadowField], edits: [String: String],
+                                                  incarnation: String?, whole: Bool)])
+        throws -> [(sealed: [String: SealedField], pushed: [String: ShadowField])?] {
+        let plain = candidates.indices.filter { !candidates[$0].record.isTombstone && candidates[$0].record.kind != .attachment }
+        var results = [(sealed: [String: SealedField], pushed: [String: ShadowField])?](repeating: nil, count: candidates.count)
+        guard !plain.isEmpty else { return results }
+        let key = key
+        let stamps = fieldStamps
+        func seal(_ indices: ArraySlice<Int>, nonces: inout NonceBuffer) throws -> [(sealed: [String: SealedField], pushed: [String: ShadowField])] {
+            try indices.map { index in
+                let candidate = candidates[index]
+                return try Self.sealChangedFields(of: candidate.record, shadow: candidate.shadow, edits: candidate.edits,
+                                                  whole: candidate.whole, key: key, stamps: stamps, nonces: &nonces)
+            }
+        }
+        let middle = plain.count < Self.sealOnOneThreadBelow ? plain.endIndex : plain.startIndex + plain.count / 2
+        let second = plain[middle...]
+        let background = second.isEmpty ? nil : BackgroundResult {
+            var nonces = NonceBuffer()
+            return try seal(second, nonces: &nonces)
+        }
+        let first = try seal(plain[..<middle], nonces: &nonces)
+        for (index, result) in zip(plain[..<middle], first) { results[index] = result }
+        if let background {
+            for (index, result) in zip(second, try background.value()) { results[index] = result }
+        }
+        return results
+    }
+
+    /// Fewer live records than this are sealed on this thread alone: a thread costs more than it saves.
+    static let sealOnOneThreadBelow = 64
 
     /// Sends the deletions owed for records purged here while the batch that created them on the
     /// server waited for its answer, as a batch saved first like any other (a kill before it is
@@ -741,11 +783,28 @@ public final class SyncEngine {
     /// record), clamped to the server's clock plus five minutes, and later than the value it
     /// replaced (`HybridStamp.edit`).
     func localStamp(updatedAt: String, after shadowStamp: String?) -> HybridStamp {
+        fieldStamps.edit(updatedAt: updatedAt, after: shadowStamp)
+    }
+
+    /// What `localStamp` reads of this engine, as a value another thread can use.
+    var fieldStamps: FieldStamps {
+        FieldStamps(clockOffset: clockOffset, serverMilliseconds: serverMilliseconds, node: account.node)
+    }
+}
+
+/// The stamps of local edits (`SyncEngine.localStamp`): the engine's learned clock offset, the
+/// server's clock and this device's node.
+struct FieldStamps: Sendable {
+    let clockOffset: Int64
+    let serverMilliseconds: Int64
+    let node: String
+
+    func edit(updatedAt: String, after shadowStamp: String?) -> HybridStamp {
         // The edit's time on the server's scale (this device's learned offset added), never
         // later than the server's clock allows.
-        let edited = (Self.milliseconds(updatedAt) ?? 0) + clockOffset
+        let edited = (SyncEngine.milliseconds(updatedAt) ?? 0) + clockOffset
         let wall = min(edited, serverMilliseconds + HybridStamp.maximumSkewMilliseconds)
-        return HybridStamp.edit(at: wall, node: account.node, after: shadowStamp.flatMap { HybridStamp($0) })
+        return HybridStamp.edit(at: wall, node: node, after: shadowStamp.flatMap { HybridStamp($0) })
     }
 }
 
