@@ -566,8 +566,8 @@ public final class SyncEngine {
 
     /// `sealChangedFields` for each live record of `candidates` but attachments (whose fields an
     /// upload completes first), in order, the second half on a thread of its own: sealing is most
-    /// of making a batch, and the other core is otherwise idle while this one makes it. `nil` for
-    /// the records it leaves to the caller.
+    /// of making a batch, which the push's own thread otherwise does while the other core is
+    /// partly idle. `nil` for the records it leaves to the caller.
     private func sealPlainRecords(_ candidates: [(record: SyncRecord, shadow: [String: ShadowField], edits: [String: String],
                                                   incarnation: String?, whole: Bool)])
         throws -> [(sealed: [String: SealedField], pushed: [String: ShadowField])?] {
