@@ -260,7 +260,7 @@ let package = Package(
         .testTarget(name: "TripBoardMigrationTests", dependencies: ["TripBoardMigration", "TripBoardModel", "TripBoardSystem", "TripBoardStorage", "TripBoardTestSupport"]),
         .testTarget(name: "TripBoardTicketsTests", dependencies: ["TripBoardTickets", "TripBoardModel", "TripBoardSystem", "TripBoardStorage"]),
         .testTarget(name: "TripBoardCommandLineTests", dependencies: ["TripBoardCommandLine"]),
-        .testTarget(name: "TripBoardSyncTests", dependencies: ["TripBoardSync"]),
+        .testTarget(name: "TripBoardSyncTests", dependencies: ["TripBoardSync", "TripBoardKeys", "TripBoardStorage", "TripBoardSystem", "TripBoardModel"]),
         .testTarget(name: "TripBoardSyncProtocolTests", dependencies: ["TripBoardSyncProtocol", "TripBoardSystem"]),
         .testTarget(
             name: "PDFReaderTests",

@@ -489,11 +489,16 @@ enum { CHECKPOINT_LOCK = 1 };
 static int sealed_shm_lock(sqlite3_file *base, int offset, int count, int flags) {
     int rc = REAL(base)->pMethods->xShmLock(REAL(base), offset, count, flags);
     sealed_file *file = (sealed_file *)base;
-    if (rc == SQLITE_OK && offset <= CHECKPOINT_LOCK && CHECKPOINT_LOCK < offset + count) {
+    if (offset <= CHECKPOINT_LOCK && CHECKPOINT_LOCK < offset + count) {
         // Held exclusively, the connection is checkpointing (or recovering, whose reads of a
         // frame with its header are opened as always): a page it reads alone is handed over
-        // sealed (`read_page_alone`).
-        file->checkpointing = (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE);
+        // sealed (`read_page_alone`). Released, it is not, whatever the unlock returned (SQLite
+        // does not look): a query's page must never be handed over sealed.
+        if (flags & SQLITE_SHM_UNLOCK) {
+            file->checkpointing = 0;
+        } else if (rc == SQLITE_OK) {
+            file->checkpointing = (flags & SQLITE_SHM_EXCLUSIVE) != 0;
+        }
         if (!file->checkpointing) file->copy_into = NULL;
     }
     return rc;

@@ -478,7 +478,7 @@ public final class SyncEngine {
                 unchanged.append(record)
                 continue
             }
-            bytes += sealed.reduce(0) { $0 + $1.key.utf8.count + $1.value.stamp.utf8.count + $1.value.nonce.utf8.count + $1.value.ciphertext.utf8.count + 48 }
+            bytes += Self.sealedBytes(sealed)
             wire.append(WireRecord(kind: record.kind.rawValue, id: record.id, expectedVersion: record.remoteVersion, deleted: false, fields: sealed,
                                    blob: blobName))
             entries.append(OutgoingEntry(kind: record.kind.rawValue, id: record.id, updatedAt: record.updatedAt, deleted: false, fields: pushed))
@@ -567,11 +567,20 @@ public final class SyncEngine {
     /// `sealChangedFields` for each live record of `candidates` but attachments (whose fields an
     /// upload completes first), in order, the second half on a thread of its own: sealing is most
     /// of making a batch, which the push's own thread otherwise does while the other core is
-    /// partly idle. `nil` for the records it leaves to the caller.
+    /// partly idle. Only as many as the batch's byte limit is likely to take (`sealedSizeEstimate`):
+    /// large records fill a batch long before its last candidate. `nil` for the records it leaves
+    /// to the caller.
     private func sealPlainRecords(_ candidates: [(record: SyncRecord, shadow: [String: ShadowField], edits: [String: String],
                                                   incarnation: String?, whole: Bool)])
         throws -> [(sealed: [String: SealedField], pushed: [String: ShadowField])?] {
-        let plain = candidates.indices.filter { !candidates[$0].record.isTombstone && candidates[$0].record.kind != .attachment }
+        var plain: [Int] = []
+        var estimate = 0
+        for index in candidates.indices where estimate < AgentLimits.batchBytes {
+            let record = candidates[index].record
+            guard !record.isTombstone, record.kind != .attachment else { continue }
+            plain.append(index)
+            estimate += Self.sealedSizeEstimate(of: record)
+        }
         var results = [(sealed: [String: SealedField], pushed: [String: ShadowField])?](repeating: nil, count: candidates.count)
         guard !plain.isEmpty else { return results }
         let key = key
@@ -599,6 +608,28 @@ public final class SyncEngine {
 
     /// Fewer live records than this are sealed on this thread alone: a thread costs more than it saves.
     static let sealOnOneThreadBelow = 64
+
+    /// The bytes of a record's sealed fields, as a batch's size is counted against
+    /// `AgentLimits.batchBytes` (each field's name, stamp, nonce and ciphertext, and its JSON).
+    static func sealedBytes(_ sealed: [String: SealedField]) -> Int {
+        sealed.reduce(0) { $0 + $1.key.utf8.count + $1.value.stamp.utf8.count + $1.value.nonce.utf8.count + $1.value.ciphertext.utf8.count + 48 }
+    }
+
+    /// About as many bytes as `record`'s fields take sealed (`sealedBytes`), from their values
+    /// alone: each value's text, in base64, beside its field's name, stamp, nonce and tag.
+    static func sealedSizeEstimate(of record: SyncRecord) -> Int {
+        func length(_ value: JSONValue) -> Int {
+            switch value {
+            case .null: 4
+            case .bool: 5
+            case .number(let text): text.utf8.count
+            case .string(let text): text.utf8.count + 2
+            case .array(let items): items.reduce(2) { $0 + length($1) + 1 }
+            case .object(let members): members.reduce(2) { $0 + $1.key.utf8.count + 4 + length($1.value) }
+            }
+        }
+        return record.fields.reduce(0) { $0 + $1.key.utf8.count + 120 + (length($1.value) + 16) * 4 / 3 }
+    }
 
     /// Sends the deletions owed for records purged here while the batch that created them on the
     /// server waited for its answer, as a batch saved first like any other (a kill before it is
