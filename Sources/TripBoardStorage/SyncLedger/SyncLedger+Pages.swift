@@ -71,6 +71,7 @@ extension SyncLedger {
         defer { try? connection.execute("PRAGMA temp_store = DEFAULT") }
         let checkpointPages = try connection.integer("PRAGMA wal_autocheckpoint")
         try connection.execute("PRAGMA wal_autocheckpoint = \(Self.syncCheckpointPages)")
+        // Best effort, as for `temp_store`: a connection left at 64 MiB only checkpoints less often.
         defer { try? connection.execute("PRAGMA wal_autocheckpoint = \(checkpointPages)") }
         return try connection.withPageCache(kibibytes: kibibytes, body)
     }
