@@ -330,10 +330,8 @@ static int read_page_alone(sealed_file *file, uint8_t *page, sqlite3_int64 start
     if (rc != SQLITE_OK) return rc;
     uint32_t number = big_endian(file->scratch);
     memcpy(page, file->scratch + FRAME_HEADER, (size_t)size);
-    if (!owner->checkpointing) {
-        return tripboard_open_page(file->keys->key, file->keys->file_id, number, page, size) == 0 ? SQLITE_OK : SQLITE_IOERR_DATA;
-    }
-    if (owner->copy == NULL && (owner->copy = sqlite3_malloc(size)) == NULL) {
+    // Opened, unless the connection checkpoints and there is memory to keep the sealed bytes.
+    if (!owner->checkpointing || (owner->copy == NULL && (owner->copy = sqlite3_malloc(size)) == NULL)) {
         return tripboard_open_page(file->keys->key, file->keys->file_id, number, page, size) == 0 ? SQLITE_OK : SQLITE_IOERR_DATA;
     }
     memcpy(owner->copy, page, (size_t)size);
