@@ -140,15 +140,16 @@ public struct ContainerRestore {
         // The files end sealed under this device's class keys: a locked device is told so before
         // anything is read (a restore needs them open to seal each file as its row says).
         if !dryRun, let refusal = try options.fileKeys.refusal(.complete) { throw refusal }
+        // A dry run keeps no ticket: each is hashed and checked as it goes by, never written.
         // Tickets are sealed to this device's `complete-unless-open` key as they are staged when
         // it has a keybag already (its public key: nothing to unlock, nothing written): only the
         // files whose rows ask another class are sealed a second time. A device whose keys cannot
         // be asked (none named, a keybag that does not read) stages under the transient keys, as
         // before: a restore has had its keys asked just above, and a dry run needs none.
         let attachmentKeys: any FileKeys = (try? options.fileKeys.hasKeys()) == true ? options.fileKeys : transient
-        let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys)
+        let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys, keepsAttachments: !dryRun)
         // Stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts, this
-        // one unpacks, seals and writes, a third hashes the tickets, and a fourth checks the
+        // one unpacks, seals and writes (a dry run: unpacks), a third hashes the tickets, and a fourth checks the
         // store while the tickets are staged (`RestoreStaging.storeChecks`).
         let decrypted = ReadAheadSource(upstream: age)
         try staging.fill(from: TarReader(input: decrypted, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }

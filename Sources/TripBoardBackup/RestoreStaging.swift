@@ -80,8 +80,14 @@ enum RestoreLayout {
                 && isShard(components[1]))
         }
         if files.contains(entry.path) { return true }
+        // A name a filesystem keeps (at most 255 bytes): refused here, a dry run (which makes no
+        // attachment file) and a restore refuse the same archives.
         return components.count == 3 && components[0] == ContainerLayout.attachmentsDirectory && isShard(components[1])
+            && components[2].utf8.count <= maximumNameBytes
     }
+
+    /// `NAME_MAX`: a container's own file names (a UUID and an extension) are far shorter.
+    static let maximumNameBytes = 255
 
     /// `ab` (an attachment shard: two lowercase hex digits) or `recovered`.
     static func isShard(_ name: String) -> Bool {
@@ -113,6 +119,13 @@ final class RestoreStaging {
     let keys: any FileKeys
     /// What seals the attachments' files while staging.
     let attachmentKeys: any FileKeys
+    /// False for a dry run (`restore --dry-run`, `backup verify`): each attachment's bytes are
+    /// hashed and counted for the checks against its row, and no file is made for them. Nothing
+    /// after the staging reads a ticket's file (the checks read its size and hash; the staged
+    /// store opens and migrates without them), and the archive's paths were checked by
+    /// `TarReader` and `RestoreLayout` as a restore's are, so the dry run's answer is the
+    /// restore's, without sealing, writing and then removing every ticket.
+    let keepsAttachments: Bool
     /// Attachment path → (bytes, BLAKE2b) of what the archive held.
     private(set) var attachments: [String: (Int64, String)] = [:]
     private(set) var recoveredFiles = 0
@@ -144,10 +157,11 @@ final class RestoreStaging {
     private var storeChangedAfterChecks = false
     private static let storePath = ContainerLayout.storeDirectory + "/" + ContainerLayout.storeFile
 
-    init(root: Directory, keys: any FileKeys, attachmentKeys: any FileKeys) {
+    init(root: Directory, keys: any FileKeys, attachmentKeys: any FileKeys, keepsAttachments: Bool) {
         self.root = root
         self.keys = keys
         self.attachmentKeys = attachmentKeys
+        self.keepsAttachments = keepsAttachments
     }
 
     deinit {
@@ -241,11 +255,13 @@ final class RestoreStaging {
 
     private func write(_ entry: TarEntry, from tar: TarReader, progress: (Int64) -> Void) throws {
         let components = entry.path.split(separator: "/").map(String.init)
-        let parent = try directory(for: Array(components.dropLast()))
-        let output = try parent.openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
         let isAttachment = components.first == ContainerLayout.attachmentsDirectory
-        let sealing = isAttachment ? try SealedFileWriter(output: output, key: try attachmentKeys.sealingKey(.completeUnlessOpen)) : nil
-        let pages = try pageSealing(entry.path, output: output)
+        // A dry run reads, hashes and checks each ticket as a restore does, and keeps none: no
+        // file made, sealed, written or removed (`keepsAttachments`).
+        let output = isAttachment && !keepsAttachments ? nil
+            : try directory(for: Array(components.dropLast())).openFile(components.last!, .writeOnly, creating: .newFile, mode: 0o600)
+        let sealing = try output.flatMap { isAttachment ? try SealedFileWriter(output: $0, key: try attachmentKeys.sealingKey(.completeUnlessOpen)) : nil }
+        let pages = try output.flatMap { try pageSealing(entry.path, output: $0) }
         let isRecovered = isAttachment && components.count == 3 && components[1] == AttachmentFiles.recoveredDirectory
         let isHashed = isAttachment && !isRecovered
         var total: Int64 = 0
@@ -258,7 +274,7 @@ final class RestoreStaging {
             } else if let pages {
                 do { try pages.write(chunk) } catch let error as SQLiteError { throw RestoreError.damagedStore(detail: Self.notADatabase(entry.path, error)) }
             } else {
-                try output.write(all: chunk)
+                try output?.write(all: chunk)
             }
             total += Int64(count)
             bytesWritten += Int64(count)

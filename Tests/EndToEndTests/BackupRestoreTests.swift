@@ -350,6 +350,38 @@ import Testing
         #expect(Self.snapshot(test.root.path) == before)
     }
 
+    /// A dry run and `backup verify` check every ticket without keeping one: stopped once the
+    /// archive is staged (`restore.staged`), the staging directory holds the store, sealed, and
+    /// no file under `attachments/`; let go, each says the backup is sound, the ticket counted.
+    @Test(arguments: [["restore", "--dry-run"], ["backup", "verify"]])
+    func aDryRunStagesNoTicket(command: [String]) throws {
+        let (test, device, file, _) = try backedUp()
+        var environment = ProcessRunner.environment(container: command[0] == "restore" ? test.root.path + "/restored" : test.path, extra: device)
+        environment["TRIPBOARD_CRASH_AT"] = "restore.staged:stop"
+        let arguments = command[0] == "restore" ? ["restore", file, "--dry-run"] : ["backup", "verify", file]
+        let run = try ProcessRunner.start("app", arguments, environment: environment, stdin: Array((Self.passphrase + "\n").utf8))
+        defer { run.kill(signal: SIGKILL) }
+        let pid = run.process.processIdentifier
+        func stopped() -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: ")").last?.dropFirst().first == "T"
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while !stopped() && Date() < deadline { usleep(10_000) }
+        #expect(stopped(), "\(command) reached restore.staged")
+        let staging = try #require(try FileManager.default.contentsOfDirectory(atPath: test.root.path).first { $0.contains(".restoring-") })
+        let staged = Self.snapshot(test.root.path + "/" + staging)
+        #expect(staged["store/TripBoard.sqlite"] != nil, "\(staged.keys)")
+        var isDirectory: ObjCBool = false
+        let files = staged.keys.filter { $0.hasPrefix("attachments/") }.filter {
+            FileManager.default.fileExists(atPath: test.root.path + "/" + staging + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+        #expect(files.isEmpty, "no ticket staged: \(files)")
+        kill(pid, SIGCONT)
+        let finished = run.wait()
+        #expect(finished.status == 0 && finished.stdout.contains("1 attachment file"), "\(finished)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).allSatisfy { !$0.contains(".restoring-") }, "staging removed")
+    }
+
     /// timeline: backup written → restore --replace killed at STEP → afterwards the path holds
     /// the old container or the new one, whole; a second restore finishes; nothing is lost.
     @Test(arguments: ["restore.staged", "restore.built", "restore.exchanged", "restore.published"])

@@ -19,7 +19,8 @@ import Testing
     /// `walSQL`: run after `storeSQL` on the copy in WAL mode, left in its `-wal`, which the
     /// archive holds last, after the tickets (as a tar of a live container may).
     static func craftedArchive(_ test: TestContainer, storeSQL: String, preferences: Data? = nil, keychain: String? = nil,
-                               storeBytes: Data? = nil, walSQL: String? = nil, name: String = "crafted") throws -> String {
+                               storeBytes: Data? = nil, walSQL: String? = nil, tickets: TicketChange? = nil,
+                               name: String = "crafted") throws -> String {
         let work = test.root.path + "/" + name
         try FileManager.default.createDirectory(atPath: work + "/store", withIntermediateDirectories: true)
         if let keychain {
@@ -41,7 +42,7 @@ import Testing
         let tarPath = work + ".tar", file = work + ".age"
         let script = """
             import os, tarfile, sys
-            container, work, out, wal_sql = sys.argv[1:5]
+            container, work, out, wal_sql, tickets = sys.argv[1:6]
             t = tarfile.open(out, 'w', format=tarfile.PAX_FORMAT)
             t.add(container + '/container.json', 'container.json')
             store = work + '/store/TripBoard.sqlite'
@@ -66,21 +67,35 @@ import Testing
                 for entry in sorted(os.listdir(container + '/attachments/' + shard)):
                     # The plaintext, as a backup holds it (the container's file is sealed).
                     data = sealed_file.open_sealed(open(container + '/attachments/' + shard + '/' + entry, 'rb').read(), *keys)
+                    if tickets == 'flipByte':
+                        data = data[:100] + bytes([data[100] ^ 0xff]) + data[101:]
                     info = tarfile.TarInfo('attachments/' + shard + '/' + entry)
                     info.size = len(data)
                     t.addfile(info, io.BytesIO(data))
+                    if tickets == 'longName':
+                        info = tarfile.TarInfo('attachments/' + shard + '/' + 'x' * 256)
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data))
             if wal_sql:
                 t.add(work + '/frozen.sqlite-wal', 'store/TripBoard.sqlite-wal')
             t.close()
             """
         var pythonEnvironment = environment
         pythonEnvironment["PYTHONPATH"] = LegacyFixture.toolsLibrary
-        let tar = try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, work, tarPath, walSQL ?? ""], environment: pythonEnvironment)
+        let tar = try ProcessRunner.run("/usr/bin/python3", ["-c", script, test.path, work, tarPath, walSQL ?? "", tickets?.rawValue ?? ""], environment: pythonEnvironment)
         #expect(tar.status == 0, "\(tar)")
         let sealed = try ProcessRunner.run("/usr/bin/python3", [BackupRestoreTests.agePTY, "/usr/bin/age", "-p", "-o", file, tarPath],
                                            environment: ProcessRunner.environment(container: nil, extra: ["AGE_PASSPHRASE": BackupRestoreTests.passphrase]))
         #expect(sealed.status == 0, "\(sealed)")
         return file
+    }
+
+    /// What `craftedArchive` does to the tickets it archives.
+    enum TicketChange: String {
+        /// One byte of each ticket flipped: no longer the bytes its row's hash names.
+        case flipByte
+        /// Beside each ticket, a copy under a 256-byte name, which no filesystem keeps.
+        case longName
     }
 
     static func restore(_ test: TestContainer, _ file: String, into target: String, device: [String: String], extra: [String] = []) throws -> ProcessResult {
@@ -115,6 +130,19 @@ import Testing
             #expect(result.status == 65 && result.stderrLines.count == 1 && saying.allSatisfy(result.stderr.contains), "\(extra): \(result)")
         }
         #expect(BackupRestoreTests.snapshot(test.root.path) == before, "a refused restore wrote something")
+    }
+
+    /// A ticket whose bytes are not its row's, and a file under a name no filesystem keeps, are
+    /// refused by the restore and by its dry run alike (65, one line, nothing written): the dry
+    /// run, which keeps no ticket (docs/backup.md), checks each as it goes by.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age")), arguments: [
+        (TicketChange.flipByte, "does not match its recorded hash"),
+        (TicketChange.longName, "is not a path this archive may contain"),
+    ])
+    func aTicketTheArchiveHoldsWronglyIsRefusedByTheDryRunToo(change: TicketChange, saying: String) throws {
+        let (test, device) = try Self.seeded()
+        try Self.expectRefused(try Self.craftedArchive(test, storeSQL: "SELECT 1;", tickets: change), test, device: device,
+                               saying: [saying])
     }
 
     static let newTrip = "INSERT INTO trips (id, name, start_date, end_date, notes, sync_state, remote_version, updated_at) VALUES "
