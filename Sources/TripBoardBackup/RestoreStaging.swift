@@ -101,7 +101,7 @@ enum RestoreLayout {
 /// A restore's staging directory being filled from the archive: every entry written under its
 /// container path (files 0600, directories 0700, created `O_EXCL`: the archive's duplicate
 /// checks and these agree), each attachment file hashed on the way for the check against its
-/// row once the store is in.
+/// row once the store is in (a dry run's attachments are hashed only: `keepsAttachments`).
 ///
 /// No ticket byte reaches the disk in the clear: every file under `attachments/` is sealed as it
 /// is written, to `complete-unless-open` under `attachmentKeys`: the device's when it has a
