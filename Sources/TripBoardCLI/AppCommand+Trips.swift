@@ -86,13 +86,14 @@ extension AppCommand {
         let json = context.wantsJSON()
         let query = try tripQuery(context)
         try context.finishArguments()
-        let trips = try context.store().tripRows(query)
+        let store = try context.store()
         // Printed from the rows' bytes, not from `Trip`s: the same output (`RawListTests`) at
-        // about the cost of `sqlite3` itself (docs/performance.md).
-        if json { return try context.console.printJSONArray(rowsOf: trips, RecordBytes.tripJSON) }
+        // about the cost of `sqlite3` itself (docs/performance.md); the table from the start
+        // index alone (`tripTableRows`).
+        if json { return try context.console.printJSONArray(rowsOf: store.tripRows(query), RecordBytes.tripJSON) }
         let empty = query.period != .all ? "No trips match."
             : "No trips yet. Add one with: app trip add --name NAME --start YYYY-MM-DD --end YYYY-MM-DD"
-        try context.console.printTable(header: tripListHeader, emptyMessage: empty, rowsOf: trips, row: tripListCells)
+        try context.console.printTable(header: tripListHeader, emptyMessage: empty, rowsOf: store.tripTableRows(query), row: tripListCells)
     }
 
     static let tripListHeader = ["ID", "NAME", "START", "END", "DAYS", "SYNC"]

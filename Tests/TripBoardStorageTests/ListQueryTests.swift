@@ -78,6 +78,25 @@ struct ListQueryTests {
                 == "SEARCH trips USING INDEX trips_live_by_start (start_date>? AND start_date<?)")
     }
 
+    /// A `trip list` table reads `trips_live_by_start` alone, whatever the period: every column it
+    /// shows is in the index (no table page per trip), and the rows are the full list's, in its order.
+    @Test func theTableOfTripsReadsTheStartIndexAlone() throws {
+        let fixture = try Self.calendar()
+        let today = try day("2026-12-10")
+        for period: TripQuery.Period in [.all, .upcoming, .past, .overlapping(from: try day("2026-12-12"), to: try day("2026-12-14"))] {
+            let query = TripQuery(period: period, today: today)
+            let table = try #require(Store.tripList(query, longest: 5, columns: RecordRows.tripTableColumns))
+            let plan = try Self.plan(table.sql, table.values, fixture.store)
+            #expect(plan.first?.hasPrefix("\(period == .all ? "SCAN" : "SEARCH") trips USING COVERING INDEX trips_live_by_start") == true,
+                    "\(period): \(plan)")
+            var shown: [String] = []
+            try fixture.store.tripTableRows(query).forEachRow { row in
+                row.withText(TripColumn.name.position) { shown.append(String(decoding: $0, as: UTF8.self)) }
+            }
+            #expect(shown == (try fixture.store.trips(query)).map(\.name), "\(period)")
+        }
+    }
+
     @Test func bookingsAcrossTripsComeInTimeOrderAndUpcomingOnesFromTheirIndex() throws {
         let fixture = try StoreFixture()
         let lisbon = try fixture.addTrip("Lisbon")

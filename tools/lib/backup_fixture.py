@@ -58,12 +58,18 @@ def main():
             stdin="token-ana\n")
         run("app", "backup", "--output", args.out, stdin=PASSPHRASE + "\n")
 
-        store = sqlite3.connect(f"file:{container}/store/TripBoard.sqlite?mode=ro", uri=True)
-        keychain = sqlite3.connect(f"file:{container}/keychain/Keychain.sqlite?mode=ro", uri=True)
+        def schema(database, *option):
+            """A database's `user_version`: read in place when it is in the clear (a build before
+            sealed stores), else through the build's own `app container sqlite`."""
+            try:
+                return sqlite3.connect(f"file:{container}/{database}?mode=ro", uri=True).execute("PRAGMA user_version").fetchone()[0]
+            except sqlite3.DatabaseError:
+                return int(run("app", "container", "sqlite", *option, "--readonly", "PRAGMA user_version;"))
+
         facts = {
             "commit": args.commit,
-            "storeSchema": store.execute("PRAGMA user_version").fetchone()[0],
-            "keychainSchema": keychain.execute("PRAGMA user_version").fetchone()[0],
+            "storeSchema": schema("store/TripBoard.sqlite"),
+            "keychainSchema": schema("keychain/Keychain.sqlite", "--keychain"),
             "passphrase": PASSPHRASE,
             "trips": {"lisbon": lisbon, "kyoto": kyoto, "trashed": gone},
             "place": place,

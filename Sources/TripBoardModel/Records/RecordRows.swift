@@ -12,6 +12,11 @@ package enum RecordRows {
     package static let live = "sync_state <> 'pendingDeletion' AND trashed_at IS NULL"
 
     package static let tripColumns = TripColumn.selectList
+    /// The columns a `trip list` table shows, at their `tripColumns` positions, the others NULL:
+    /// every one is in `trips_live_by_start`, so the list reads that index alone, no table page.
+    package static let tripTableColumns = TripColumn.allCases.map {
+        [.id, .name, .startDate, .endDate, .syncState].contains($0) ? $0.sqlName : "NULL"
+    }.joined(separator: ", ")
     package static let placeColumns = PlaceColumn.selectList
     package static let bookingColumns = BookingColumn.selectList
 

@@ -111,6 +111,8 @@ package enum Schema {
         attachmentProtection,
         // 17 → 18: an all-day booking from before version 3 is over at its day's end (docs/storage.md)
         allDayOverAtItsDaysEnd,
+        // 18 → 19: the trips' start index holds what `trip list` shows (docs/storage.md, Indexes)
+        tripListCovered,
     ]
 
     /// Step 10 changes no table: its work is `removeServerPassword`, in the step's transaction.

@@ -51,18 +51,30 @@ extension Store {
     /// The trips of `query`, streamed from the statement (`trip list` prints a million trips
     /// without holding them): the longest trip's length is read in the same snapshot.
     public func tripRows(_ query: TripQuery) -> StoreCursor<Trip> {
-        StoreCursor(RowCursor(connection: connection, prepare: { [self] in
+        StoreCursor(tripListCursor(query, columns: RecordRows.tripColumns, transform: RecordRows.trip(from:)))
+    }
+
+    /// The rows of `tripRows(query)` with only the columns a `trip list` table shows
+    /// (`RecordRows.tripTableColumns`, the others NULL), for `forEachRow`: read from
+    /// `trips_live_by_start` alone when the order is by start (`QueryPlanTests`).
+    public func tripTableRows(_ query: TripQuery) -> StoreCursor<Void> {
+        StoreCursor(tripListCursor(query, columns: RecordRows.tripTableColumns) { _ in })
+    }
+
+    private func tripListCursor<Element>(_ query: TripQuery, columns: String,
+                                         transform: @escaping (Statement) -> Element) -> RowCursor<Element> {
+        RowCursor(connection: connection, prepare: { [self] in
             let longest = try connection.statement(NextTrip.Query.longestTrip).rows { $0.isNull(0) ? nil : Int($0.real(0)) }.first ?? nil
-            guard let (sql, values) = Self.tripList(query, longest: longest) else {
-                return (try connection.statement("SELECT \(RecordRows.tripColumns) FROM trips WHERE 0"), [])
+            guard let (sql, values) = Self.tripList(query, longest: longest, columns: columns) else {
+                return (try connection.statement("SELECT \(columns) FROM trips WHERE 0"), [])
             }
             return (try connection.statement(sql), values)
-        }, transform: RecordRows.trip(from:)))
+        }, transform: transform)
     }
 
     /// The statement for `query` and its values, given the longest live trip's length in days
     /// (`nil`: there is no live trip); `nil` when no trip can match.
-    static func tripList(_ query: TripQuery, longest: Int?) -> (sql: String, values: [SQLValue])? {
+    static func tripList(_ query: TripQuery, longest: Int?, columns: String = RecordRows.tripColumns) -> (sql: String, values: [SQLValue])? {
         var conditions = [RecordRows.live]
         var values: [SQLValue] = []
         func bind(_ value: SQLValue) -> String {
@@ -95,7 +107,7 @@ extension Store {
         case (.updated, _): "updated_at DESC, id"
         }
         let limit = query.limit.map { " LIMIT \(bind(.integer(Int64($0))))" } ?? ""
-        return ("SELECT \(RecordRows.tripColumns) FROM trips WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)\(limit)", values)
+        return ("SELECT \(columns) FROM trips WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order)\(limit)", values)
     }
 
     /// Live bookings across every trip, earliest first (undated ones last, in the order they were
