@@ -149,8 +149,9 @@ public struct ContainerRestore {
         let attachmentKeys: any FileKeys = (try? options.fileKeys.hasKeys()) == true ? options.fileKeys : transient
         let staging = RestoreStaging(root: stagingRoot, keys: transient, attachmentKeys: attachmentKeys, keepsAttachments: !dryRun)
         // Stages on two cores, as `age -d | tar x`: the relay's thread reads and decrypts, this
-        // one unpacks, seals and writes (a dry run: unpacks), a third hashes the tickets, and a fourth checks the
-        // store while the tickets are staged (`RestoreStaging.storeChecks`).
+        // one unpacks, seals and writes (a dry run's tickets: unpacks only), a third hashes the
+        // tickets, and a fourth checks the store while the tickets are staged
+        // (`RestoreStaging.storeChecks`).
         let decrypted = ReadAheadSource(upstream: age)
         try staging.fill(from: TarReader(input: decrypted, isAllowed: RestoreLayout.isAllowed)) { progress(min($0, total), total) }
         CrashPoint.reach("restore.staged")

@@ -280,12 +280,7 @@ import Testing
         let first = try ProcessRunner.start("app", ["restore", file], environment: environment, stdin: Array((Self.passphrase + "\n").utf8))
         defer { first.kill(signal: SIGKILL) }
         let pid = first.process.processIdentifier
-        func stopped() -> Bool {
-            ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: ")").last?.dropFirst().first == "T"
-        }
-        let deadline = Date().addingTimeInterval(30)
-        while !stopped() && Date() < deadline { usleep(10_000) }
-        #expect(stopped(), "the first restore reached restore.staged")
+        #expect(first.waitUntilStopped(), "the first restore reached restore.staged")
         let staging = try #require(try FileManager.default.contentsOfDirectory(atPath: test.root.path).first { $0.hasPrefix(".restored.restoring-") })
         let staged = Self.snapshot(test.root.path + "/" + staging)
         #expect(staged.count > 3, "\(staged.keys)")
@@ -361,13 +356,7 @@ import Testing
         let arguments = command[0] == "restore" ? ["restore", file, "--dry-run"] : ["backup", "verify", file]
         let run = try ProcessRunner.start("app", arguments, environment: environment, stdin: Array((Self.passphrase + "\n").utf8))
         defer { run.kill(signal: SIGKILL) }
-        let pid = run.process.processIdentifier
-        func stopped() -> Bool {
-            ((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? "").split(separator: ")").last?.dropFirst().first == "T"
-        }
-        let deadline = Date().addingTimeInterval(30)
-        while !stopped() && Date() < deadline { usleep(10_000) }
-        #expect(stopped(), "\(command) reached restore.staged")
+        #expect(run.waitUntilStopped(), "\(command) reached restore.staged")
         let staging = try #require(try FileManager.default.contentsOfDirectory(atPath: test.root.path).first { $0.contains(".restoring-") })
         let staged = Self.snapshot(test.root.path + "/" + staging)
         #expect(staged["store/TripBoard.sqlite"] != nil, "\(staged.keys)")
@@ -376,7 +365,7 @@ import Testing
             FileManager.default.fileExists(atPath: test.root.path + "/" + staging + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
         }
         #expect(files.isEmpty, "no ticket staged: \(files)")
-        kill(pid, SIGCONT)
+        run.kill(signal: SIGCONT)
         let finished = run.wait()
         #expect(finished.status == 0 && finished.stdout.contains("1 attachment file"), "\(finished)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: test.root.path).allSatisfy { !$0.contains(".restoring-") }, "staging removed")

@@ -56,7 +56,8 @@ extension Store {
 
     /// The rows of `tripRows(query)` with only the columns a `trip list` table shows
     /// (`RecordRows.tripTableColumns`, the others NULL), for `forEachRow`: read from
-    /// `trips_live_by_start` alone when the order is by start (`QueryPlanTests`).
+    /// `trips_live_by_start` alone when the order is by start
+    /// (`ListQueryTests.theTableOfTripsReadsTheStartIndexAlone`).
     public func tripTableRows(_ query: TripQuery) -> StoreCursor<Void> {
         StoreCursor(tripListCursor(query, columns: RecordRows.tripTableColumns) { _ in })
     }

@@ -37,6 +37,17 @@ final class RunningProcess: @unchecked Sendable {
 
     func kill(signal: Int32 = SIGKILL) { Foundation.kill(process.processIdentifier, signal) }
 
+    /// True once the child is stopped (state `T` in /proc: a crash point's `:stop`), polling
+    /// every 10 ms for up to `seconds`; false if it never was.
+    func waitUntilStopped(within seconds: Double = 30) -> Bool {
+        func stopped() -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8)) ?? "").split(separator: ")").last?.dropFirst().first == "T"
+        }
+        let deadline = Date().addingTimeInterval(seconds)
+        while !stopped() && Date() < deadline { usleep(10_000) }
+        return stopped()
+    }
+
     /// Waits for the child, killing it after `timeout` seconds.
     func wait(timeout: Double = 60) -> ProcessResult {
         let deadline = Date().addingTimeInterval(timeout)
